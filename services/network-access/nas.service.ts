@@ -1,0 +1,104 @@
+import { asc, count, eq } from 'drizzle-orm';
+import type { ServiceSchema } from 'moleculer';
+import { requireAdmin } from '../../shared/auth/policy';
+import { encrypt } from '../../shared/auth/secrets';
+import { db } from '../../shared/db/client';
+import { isUniqueViolation } from '../../shared/db/errors';
+import { nas } from '../../shared/db/schema';
+import { conflict, notFound } from '../../shared/errors';
+import { pageOf, type Ctx } from '../../shared/http/context';
+import type { ActionResult } from '../../shared/http/route';
+import { isoTimestamp } from '../../shared/http/schemas';
+
+type NasRow = typeof nas.$inferSelect;
+
+interface NasInput {
+  name?: string;
+  ip_address?: string;
+  secret?: string;
+  coa_port?: number;
+  type?: string;
+  api_port?: number | null;
+  api_username?: string | null;
+  api_password?: string | null;
+  description?: string | null;
+}
+
+/** Secrets (RADIUS shared secret, API password) are write-only. */
+export function nasView(n: NasRow) {
+  return {
+    id: n.id,
+    name: n.shortname,
+    ip_address: n.nasname,
+    type: n.type,
+    coa_port: n.coaPort,
+    api_port: n.apiPort,
+    api_username: n.apiUsername,
+    has_api_password: !!n.apiPasswordEnc,
+    description: n.description,
+    created_at: isoTimestamp(n.createdAt),
+  };
+}
+
+function columns(p: NasInput): Partial<typeof nas.$inferInsert> {
+  const out: Partial<typeof nas.$inferInsert> = {};
+  if (p.name !== undefined) out.shortname = p.name;
+  if (p.ip_address !== undefined) out.nasname = p.ip_address;
+  if (p.secret !== undefined) out.secret = p.secret;
+  if (p.coa_port !== undefined) out.coaPort = p.coa_port;
+  if (p.type !== undefined) out.type = p.type;
+  if (p.api_port !== undefined) out.apiPort = p.api_port;
+  if (p.api_username !== undefined) out.apiUsername = p.api_username;
+  if (p.api_password !== undefined) out.apiPasswordEnc = p.api_password ? encrypt(p.api_password) : null;
+  if (p.description !== undefined) out.description = p.description;
+  return out;
+}
+
+async function uniqueIp<T>(write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict('nas ip_address already exists');
+    throw err;
+  }
+}
+
+export const nasService: ServiceSchema = {
+  name: 'nas',
+  actions: {
+    create: {
+      async handler(ctx: Ctx<NasInput>): Promise<ActionResult> {
+        requireAdmin(ctx.meta.auth);
+        const values = { type: 'mikrotik', ...columns(ctx.params) } as typeof nas.$inferInsert;
+        const [row] = await uniqueIp(() => db().insert(nas).values(values).returning());
+        return { data: nasView(row) };
+      },
+    },
+    list: {
+      async handler(ctx: Ctx<{ page?: number; limit?: number }>): Promise<ActionResult> {
+        requireAdmin(ctx.meta.auth);
+        const { page, limit, offset } = pageOf(ctx.params);
+        const rows = await db().select().from(nas).orderBy(asc(nas.id)).limit(limit).offset(offset);
+        const [{ total }] = await db().select({ total: count() }).from(nas);
+        return { data: rows.map(nasView), pagination: { page, limit, total } };
+      },
+    },
+    update: {
+      async handler(ctx: Ctx<NasInput & { id: number }>): Promise<ActionResult> {
+        requireAdmin(ctx.meta.auth);
+        const { id, ...input } = ctx.params;
+        const [row] = await uniqueIp(() => db().update(nas).set(columns(input)).where(eq(nas.id, id)).returning());
+        if (!row) throw notFound('nas not found');
+        return { data: nasView(row) };
+      },
+    },
+    remove: {
+      async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
+        requireAdmin(ctx.meta.auth);
+        const [row] = await db().delete(nas).where(eq(nas.id, ctx.params.id)).returning({ id: nas.id });
+        if (!row) throw notFound('nas not found');
+        return { data: { id: row.id, deleted: true } };
+      },
+    },
+  },
+};

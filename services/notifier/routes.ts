@@ -1,0 +1,3 @@
+import type { RouteDef } from '../../shared/http/route';
+
+export const routes: RouteDef[] = [];

@@ -1,0 +1,46 @@
+import crypto from 'node:crypto';
+import jwt from 'jsonwebtoken';
+import { ROLES, type Auth, type Role } from './claims';
+
+export interface TokenSubject {
+  managerId: number;
+  role: Role;
+  resellerId: number | null;
+  permissions: string[];
+}
+
+export function signToken(subject: TokenSubject, secret: string, ttlSeconds: number): { token: string; expiresAt: Date } {
+  const exp = Math.floor(Date.now() / 1000) + ttlSeconds;
+  const claims: Record<string, unknown> = {
+    sub: String(subject.managerId),
+    role: subject.role,
+    permissions: subject.permissions,
+    jti: crypto.randomUUID(),
+    exp,
+  };
+  if (subject.resellerId !== null) claims.reseller_id = subject.resellerId;
+  return { token: jwt.sign(claims, secret, { algorithm: 'HS256' }), expiresAt: new Date(exp * 1000) };
+}
+
+/** Verifies signature (HS256 only, so `alg: none` is refused), expiry and the claim shapes. */
+export function verifyToken(token: string, secret: string): Auth {
+  const payload = jwt.verify(token, secret, { algorithms: ['HS256'] });
+  if (typeof payload !== 'object' || payload === null) throw new Error('malformed token');
+  const { sub, role, reseller_id: resellerId, permissions, jti, exp } = payload as Record<string, unknown>;
+  const managerId = Number(sub);
+  if (!Number.isInteger(managerId) || managerId <= 0) throw new Error('bad sub claim');
+  if (typeof role !== 'string' || !(ROLES as readonly string[]).includes(role)) throw new Error('bad role claim');
+  if (resellerId !== undefined && resellerId !== null && !Number.isInteger(resellerId)) throw new Error('bad reseller_id claim');
+  if (role === 'reseller' && !Number.isInteger(resellerId)) throw new Error('reseller token without reseller_id');
+  if (!Array.isArray(permissions) || !permissions.every((p) => typeof p === 'string')) throw new Error('bad permissions claim');
+  if (typeof jti !== 'string' || !jti) throw new Error('bad jti claim');
+  if (typeof exp !== 'number') throw new Error('token without exp');
+  return {
+    managerId,
+    role: role as Role,
+    resellerId: Number.isInteger(resellerId) ? (resellerId as number) : null,
+    permissions: permissions as string[],
+    jti,
+    exp,
+  };
+}

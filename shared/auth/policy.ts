@@ -1,0 +1,103 @@
+/**
+ * The one place that decides who may do what, and over which reseller tree. Actions ask it; none
+ * re-implements a role, permission or scope rule.
+ *
+ * - admin: every permission, every tree.
+ * - reseller: the permissions in its token, over its own tree (itself and all descendants).
+ * - user: the permissions in its token; over its reseller's tree when it has one, else over all
+ *   (operator staff).
+ * - `subscribers.view_all` widens reads to every tree; writes keep the caller's own tree.
+ */
+import { eq, sql, type SQL } from 'drizzle-orm';
+import type { AnyPgColumn } from 'drizzle-orm/pg-core';
+import type { DbOrTx } from '../db/client';
+import { resellers } from '../db/schema';
+import { badRequest, forbidden, notFound, unauthorized } from '../errors';
+import type { Auth, Role } from './claims';
+
+export type Scope = { kind: 'all' } | { kind: 'tree'; rootId: number; rootPath: string };
+export type Access = 'read' | 'write';
+
+export const VIEW_ALL = 'subscribers.view_all';
+
+export function requireAuth(auth: Auth | undefined): Auth {
+  if (!auth) throw unauthorized();
+  return auth;
+}
+
+export function hasPermission(auth: Auth, permission: string): boolean {
+  return auth.role === 'admin' || auth.permissions.includes(permission);
+}
+
+export function requirePermission(auth: Auth | undefined, permission: string): Auth {
+  const a = requireAuth(auth);
+  if (!hasPermission(a, permission)) throw forbidden(`permission ${permission} required`);
+  return a;
+}
+
+export function requireRole(auth: Auth | undefined, ...roles: Role[]): Auth {
+  const a = requireAuth(auth);
+  if (!roles.includes(a.role)) throw forbidden(`requires role ${roles.join(' or ')}`);
+  return a;
+}
+
+export const requireAdmin = (auth: Auth | undefined) => requireRole(auth, 'admin');
+/** Writes on invoices and reseller-owned records: admin or reseller. */
+export const requireAdminOrReseller = (auth: Auth | undefined) => requireRole(auth, 'admin', 'reseller');
+
+export async function scopeFor(db: DbOrTx, auth: Auth, access: Access): Promise<Scope> {
+  if (auth.role === 'admin') return { kind: 'all' };
+  if (access === 'read' && auth.permissions.includes(VIEW_ALL)) return { kind: 'all' };
+  if (auth.resellerId === null) {
+    if (auth.role === 'user') return { kind: 'all' };
+    throw forbidden();
+  }
+  const [root] = await db.select({ path: resellers.path }).from(resellers).where(eq(resellers.id, auth.resellerId));
+  if (!root) throw forbidden('reseller of this token no longer exists');
+  return { kind: 'tree', rootId: auth.resellerId, rootPath: root.path };
+}
+
+/** SQL condition: `column` (a reseller id) lies in the scope. */
+export function inScope(scope: Scope, column: AnyPgColumn | SQL): SQL {
+  if (scope.kind === 'all') return sql`true`;
+  return sql`${column} in (select ${resellers.id} from ${resellers} where ${resellers.path} like ${scope.rootPath + '%'})`;
+}
+
+export async function resellerInScope(db: DbOrTx, scope: Scope, resellerId: number): Promise<boolean> {
+  if (scope.kind === 'all') return true;
+  const [row] = await db
+    .select({ path: resellers.path })
+    .from(resellers)
+    .where(eq(resellers.id, resellerId));
+  return !!row && row.path.startsWith(scope.rootPath);
+}
+
+/**
+ * The rule for one record: it exists (else 404 with `notFoundMessage`) and its reseller is in the
+ * caller's scope (else 403). `resellerId` undefined means the record was not found.
+ */
+export async function assertRecordInScope(
+  db: DbOrTx,
+  auth: Auth,
+  access: Access,
+  resellerId: number | undefined | null,
+  notFoundMessage: string,
+): Promise<Scope> {
+  if (resellerId === undefined || resellerId === null) throw notFound(notFoundMessage);
+  const scope = await scopeFor(db, auth, access);
+  if (!(await resellerInScope(db, scope, resellerId))) throw forbidden();
+  return scope;
+}
+
+/** The reseller a new record belongs to: the caller's own unless an admin (or an ancestor) names one in its tree. */
+export async function targetReseller(db: DbOrTx, auth: Auth, requested: number | undefined): Promise<number> {
+  if (requested === undefined) {
+    if (auth.resellerId !== null) return auth.resellerId;
+    throw forbidden('reseller_id is required for a caller without a reseller');
+  }
+  const scope = await scopeFor(db, auth, 'write');
+  const [row] = await db.select({ id: resellers.id }).from(resellers).where(eq(resellers.id, requested));
+  if (!row) throw badRequest('reseller_id not found');
+  if (!(await resellerInScope(db, scope, requested))) throw forbidden();
+  return requested;
+}

@@ -1,0 +1,79 @@
+/**
+ * Configuration comes from the environment only (README lists every variable). It is read once at
+ * start by `loadConfig` and then shared through `config()`.
+ */
+export interface Config {
+  port: number;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  embeddedPgPort: number | undefined;
+  transporter: string | undefined;
+  services: string[] | undefined;
+  jwtSecret: string;
+  jwtTtlSeconds: number;
+  encryptionKey: Buffer | undefined;
+  adminUsername: string;
+  adminPassword: string | undefined;
+  logLevel: string;
+  publicBaseUrl: string;
+  rateLimitPerMin: number;
+  publicRateLimitPerMin: number;
+  trustProxy: boolean;
+}
+
+export class ConfigError extends Error {}
+
+function intVar(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new ConfigError(`${name} must be a non-negative integer, got "${raw}"`);
+  return n;
+}
+
+/** ENCRYPTION_KEY is 32 bytes, given as 64 hex characters or base64. */
+export function parseEncryptionKey(raw: string): Buffer {
+  const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+  if (key.length !== 32) throw new ConfigError('ENCRYPTION_KEY must be 32 bytes (64 hex characters or base64)');
+  return key;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const jwtSecret = env.JWT_SECRET ?? '';
+  if (!jwtSecret) {
+    throw new ConfigError(
+      'JWT_SECRET is not set. Set it to a long random string, e.g. JWT_SECRET=$(openssl rand -hex 32) npm start',
+    );
+  }
+  const port = intVar(env, 'PORT', 3000);
+  return {
+    port,
+    dataDir: env.DATA_DIR || './data',
+    databaseUrl: env.DATABASE_URL || undefined,
+    embeddedPgPort: env.EMBEDDED_PG_PORT ? intVar(env, 'EMBEDDED_PG_PORT', 0) : undefined,
+    transporter: env.TRANSPORTER || undefined,
+    services: env.SERVICES ? env.SERVICES.split(',').map((s) => s.trim()).filter(Boolean) : undefined,
+    jwtSecret,
+    jwtTtlSeconds: intVar(env, 'JWT_TTL_SECONDS', 12 * 3600),
+    encryptionKey: env.ENCRYPTION_KEY ? parseEncryptionKey(env.ENCRYPTION_KEY) : undefined,
+    adminUsername: env.ADMIN_USERNAME || 'admin',
+    adminPassword: env.ADMIN_PASSWORD || undefined,
+    logLevel: env.LOG_LEVEL || 'info',
+    publicBaseUrl: (env.PUBLIC_BASE_URL || `http://localhost:${port}`).replace(/\/+$/, ''),
+    rateLimitPerMin: intVar(env, 'RATE_LIMIT_PER_MIN', 300),
+    publicRateLimitPerMin: intVar(env, 'PUBLIC_RATE_LIMIT_PER_MIN', 30),
+    trustProxy: env.TRUST_PROXY === 'true' || env.TRUST_PROXY === '1',
+  };
+}
+
+let current: Config | undefined;
+
+export function setConfig(cfg: Config): Config {
+  current = cfg;
+  return cfg;
+}
+
+export function config(): Config {
+  if (!current) throw new Error('configuration not loaded: call setConfig(loadConfig()) at start');
+  return current;
+}

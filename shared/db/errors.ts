@@ -1,0 +1,12 @@
+/** PostgreSQL error codes the services turn into API errors. Drizzle wraps driver errors in `cause`. */
+function pgCode(err: unknown): string | undefined {
+  let e = err as { code?: unknown; cause?: unknown } | undefined;
+  for (let i = 0; e && i < 4; i++) {
+    if (typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code)) return e.code;
+    e = e.cause as typeof e;
+  }
+  return undefined;
+}
+
+export const isUniqueViolation = (err: unknown) => pgCode(err) === '23505';
+export const isSerializationFailure = (err: unknown) => pgCode(err) === '40001' || pgCode(err) === '40P01';

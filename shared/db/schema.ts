@@ -1,0 +1,554 @@
+/**
+ * The one database schema. Money columns are integer minor units (bigint, read as JS numbers:
+ * exact up to 2^53, far above any ledger here). FreeRADIUS tables keep FreeRADIUS's own names so a
+ * stock rlm_sql_postgresql reads and writes them directly.
+ */
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  bigserial,
+  boolean,
+  char,
+  date,
+  index,
+  inet,
+  integer,
+  jsonb,
+  numeric,
+  pgTable,
+  primaryKey,
+  serial,
+  smallint,
+  text,
+  timestamp,
+  uniqueIndex,
+  varchar,
+} from 'drizzle-orm/pg-core';
+
+const money = (name: string) => bigint(name, { mode: 'number' });
+const createdAt = () => timestamp('created_at', { withTimezone: true }).notNull().defaultNow();
+const updatedAt = () => timestamp('updated_at', { withTimezone: true }).notNull().defaultNow();
+
+// ---------------------------------------------------------------- identity and resellers
+
+export const resellers = pgTable(
+  'resellers',
+  {
+    id: serial('id').primaryKey(),
+    name: text('name').notNull(),
+    parentId: integer('parent_id'),
+    /** Materialised path of ids, e.g. `/1/5/9/`: a tree is every row whose path starts with its root's. */
+    path: text('path').notNull(),
+    balance: money('balance').notNull().default(0),
+    commissionRate: numeric('commission_rate', { precision: 5, scale: 2 }).notNull().default('0'),
+    currency: char('currency', { length: 3 }).notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    index('resellers_parent_idx').on(t.parentId),
+    index('resellers_path_idx').using('btree', sql`${t.path} text_pattern_ops`),
+  ],
+);
+
+export const managers = pgTable(
+  'managers',
+  {
+    id: serial('id').primaryKey(),
+    username: text('username').notNull(),
+    passwordHash: text('password_hash').notNull(),
+    role: text('role').notNull(),
+    resellerId: integer('reseller_id'),
+    permissions: jsonb('permissions').$type<string[]>().notNull().default([]),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [uniqueIndex('managers_username_uq').on(t.username)],
+);
+
+export const tokenBlacklist = pgTable('token_blacklist', {
+  jti: text('jti').primaryKey(),
+  expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+  createdAt: createdAt(),
+});
+
+// ---------------------------------------------------------------- plans
+
+/** One fair-use tier: past `threshold_gb` of monthly usage the subscriber drops to `rate_limit`. */
+export interface FupTier {
+  level: number;
+  threshold_gb: number;
+  rate_limit: string;
+}
+
+export const services = pgTable(
+  'services',
+  {
+    id: serial('id').primaryKey(),
+    name: text('name').notNull(),
+    price: money('price').notNull(),
+    currency: char('currency', { length: 3 }).notNull(),
+    durationDays: integer('duration_days').notNull(),
+    dailyQuotaGb: numeric('daily_quota_gb', { precision: 12, scale: 3 }),
+    monthlyQuotaGb: numeric('monthly_quota_gb', { precision: 12, scale: 3 }),
+    rateLimit: text('rate_limit'),
+    fupTiers: jsonb('fup_tiers').$type<FupTier[]>().notNull().default([]),
+    poolName: text('pool_name'),
+    macBinding: boolean('mac_binding').notNull().default(false),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+    deletedAt: timestamp('deleted_at', { withTimezone: true }),
+  },
+  (t) => [uniqueIndex('services_name_uq').on(t.name).where(sql`${t.deletedAt} is null`)],
+);
+
+export const resellerServiceLimits = pgTable(
+  'reseller_service_limits',
+  {
+    id: serial('id').primaryKey(),
+    resellerId: integer('reseller_id').notNull(),
+    serviceId: integer('service_id').notNull(),
+    maxSubscribers: integer('max_subscribers'),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('reseller_service_limits_uq').on(t.resellerId, t.serviceId)],
+);
+
+/** Named address pools a static IP can be drawn from (`set_static_ip` with `pool_name`). */
+export const ipPools = pgTable('ip_pools', {
+  name: text('name').primaryKey(),
+  rangeStart: inet('range_start').notNull(),
+  rangeEnd: inet('range_end').notNull(),
+  createdAt: createdAt(),
+});
+
+// ---------------------------------------------------------------- subscribers
+
+export const subscribers = pgTable(
+  'subscribers',
+  {
+    id: serial('id').primaryKey(),
+    username: text('username').notNull(),
+    passwordEnc: text('password_enc').notNull(),
+    fullName: text('full_name'),
+    phone: text('phone'),
+    macAddress: text('mac_address'),
+    serviceId: integer('service_id').notNull(),
+    resellerId: integer('reseller_id').notNull(),
+    status: text('status').notNull().default('active'),
+    staticIp: inet('static_ip'),
+    region: text('region'),
+    building: text('building'),
+    address: text('address'),
+    nationality: text('nationality'),
+    country: text('country'),
+    notes: text('notes'),
+    price: money('price'),
+    overridePrice: boolean('override_price').notNull().default(false),
+    fupLevel: smallint('fup_level').notNull().default(0),
+    dailyQuotaUsed: bigint('daily_quota_used', { mode: 'number' }).notNull().default(0),
+    monthlyQuotaUsed: bigint('monthly_quota_used', { mode: 'number' }).notNull().default(0),
+    /** Per-subscriber overrides of the plan's quotas (bulk set_daily_quota / set_monthly_quota). */
+    dailyQuotaGb: numeric('daily_quota_gb', { precision: 12, scale: 3 }),
+    monthlyQuotaGb: numeric('monthly_quota_gb', { precision: 12, scale: 3 }),
+    extraQuotaBytes: bigint('extra_quota_bytes', { mode: 'number' }).notNull().default(0),
+    walletBalance: money('wallet_balance').notNull().default(0),
+    expiryDate: date('expiry_date').notNull(),
+    lastRenewedOn: date('last_renewed_on'),
+    /** Kept by a trigger on radacct so list filters need no scan of accounting. */
+    isOnline: boolean('is_online').notNull().default(false),
+    ipAddress: inet('ip_address'),
+    lastNasId: integer('last_nas_id'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+    deletedAt: timestamp('deleted_at', { withTimezone: true }),
+  },
+  (t) => [
+    uniqueIndex('subscribers_username_live_uq').on(t.username).where(sql`${t.deletedAt} is null`),
+    index('subscribers_reseller_idx').on(t.resellerId),
+    index('subscribers_service_idx').on(t.serviceId),
+    index('subscribers_expiry_idx').on(t.expiryDate),
+    index('subscribers_created_idx').on(t.createdAt),
+    index('subscribers_last_nas_idx').on(t.lastNasId),
+    index('subscribers_username_trgm').using('gin', sql`${t.username} gin_trgm_ops`),
+    index('subscribers_full_name_trgm').using('gin', sql`${t.fullName} gin_trgm_ops`),
+    index('subscribers_phone_trgm').using('gin', sql`${t.phone} gin_trgm_ops`),
+    index('subscribers_mac_trgm').using('gin', sql`${t.macAddress} gin_trgm_ops`),
+  ],
+);
+
+export const dailyUsage = pgTable(
+  'daily_usage',
+  {
+    subscriberId: integer('subscriber_id').notNull(),
+    date: date('date').notNull(),
+    downloadBytes: bigint('download_bytes', { mode: 'number' }).notNull().default(0),
+    uploadBytes: bigint('upload_bytes', { mode: 'number' }).notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.subscriberId, t.date] })],
+);
+
+export const bandwidthRules = pgTable(
+  'bandwidth_rules',
+  {
+    id: serial('id').primaryKey(),
+    subscriberId: integer('subscriber_id').notNull(),
+    direction: text('direction').notNull(),
+    rateKbps: integer('rate_kbps').notNull(),
+    startTime: text('start_time'),
+    endTime: text('end_time'),
+    days: jsonb('days').$type<number[]>(),
+    priority: integer('priority').notNull().default(8),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index('bandwidth_rules_subscriber_idx').on(t.subscriberId)],
+);
+
+// ---------------------------------------------------------------- billing
+
+export const invoices = pgTable(
+  'invoices',
+  {
+    id: serial('id').primaryKey(),
+    invoiceNumber: text('invoice_number').notNull(),
+    subscriberId: integer('subscriber_id').notNull(),
+    resellerId: integer('reseller_id').notNull(),
+    kind: text('kind').notNull().default('manual'),
+    amount: money('amount').notNull(),
+    taxRate: numeric('tax_rate', { precision: 5, scale: 2 }).notNull(),
+    taxAmount: money('tax_amount').notNull(),
+    total: money('total').notNull(),
+    paidAmount: money('paid_amount').notNull().default(0),
+    status: text('status').notNull().default('pending'),
+    currency: char('currency', { length: 3 }).notNull(),
+    issueDate: date('issue_date').notNull(),
+    dueDate: date('due_date').notNull(),
+    paidAt: timestamp('paid_at', { withTimezone: true }),
+    notes: text('notes'),
+    commissionRate: numeric('commission_rate', { precision: 5, scale: 2 }).notNull().default('0'),
+    commissionAmount: money('commission_amount').notNull().default(0),
+    consolidatedInto: integer('consolidated_into'),
+    publicTokenHash: text('public_token_hash'),
+    createdBy: integer('created_by'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    uniqueIndex('invoices_number_uq').on(t.invoiceNumber),
+    index('invoices_subscriber_idx').on(t.subscriberId, t.issueDate, t.id),
+    index('invoices_reseller_idx').on(t.resellerId, t.id),
+    index('invoices_status_idx').on(t.status, t.id),
+    index('invoices_issue_date_idx').on(t.issueDate),
+    index('invoices_number_trgm').using('gin', sql`${t.invoiceNumber} gin_trgm_ops`),
+  ],
+);
+
+export const invoiceItems = pgTable(
+  'invoice_items',
+  {
+    id: serial('id').primaryKey(),
+    invoiceId: integer('invoice_id').notNull(),
+    position: integer('position').notNull(),
+    description: text('description').notNull(),
+    qty: numeric('qty', { precision: 14, scale: 3 }).notNull(),
+    unitPrice: money('unit_price').notNull(),
+    amount: money('amount').notNull(),
+  },
+  (t) => [index('invoice_items_invoice_idx').on(t.invoiceId, t.position)],
+);
+
+/** Gap-free numbering: one row per (prefix, year), bumped inside the creating transaction. */
+export const invoiceSequences = pgTable(
+  'invoice_sequences',
+  {
+    prefix: text('prefix').notNull(),
+    year: integer('year').notNull(),
+    lastValue: integer('last_value').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.prefix, t.year] })],
+);
+
+/** The ledger: every movement of money, the source of revenue figures. */
+export const transactions = pgTable(
+  'transactions',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    type: text('type').notNull(),
+    amount: money('amount').notNull(),
+    currency: char('currency', { length: 3 }).notNull(),
+    subscriberId: integer('subscriber_id'),
+    username: text('username'),
+    resellerId: integer('reseller_id'),
+    invoiceId: integer('invoice_id'),
+    method: text('method'),
+    reference: text('reference'),
+    notes: text('notes'),
+    createdBy: integer('created_by'),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index('transactions_subscriber_idx').on(t.subscriberId),
+    index('transactions_reseller_idx').on(t.resellerId),
+    index('transactions_invoice_idx').on(t.invoiceId),
+    index('transactions_username_idx').on(t.username),
+  ],
+);
+
+export const invoicePayments = pgTable(
+  'invoice_payments',
+  {
+    id: serial('id').primaryKey(),
+    invoiceId: integer('invoice_id').notNull(),
+    transactionId: bigint('transaction_id', { mode: 'number' }).notNull(),
+    amount: money('amount').notNull(),
+    method: text('method').notNull(),
+    reference: text('reference'),
+    paidAt: timestamp('paid_at', { withTimezone: true }).notNull(),
+    notes: text('notes'),
+    createdBy: integer('created_by'),
+    createdAt: createdAt(),
+  },
+  (t) => [index('invoice_payments_invoice_idx').on(t.invoiceId)],
+);
+
+/** Subscriber prepaid credit; `subscribers.wallet_balance` is the running sum of these rows. */
+export const walletEntries = pgTable(
+  'wallet_entries',
+  {
+    id: serial('id').primaryKey(),
+    subscriberId: integer('subscriber_id').notNull(),
+    amount: money('amount').notNull(),
+    transactionId: bigint('transaction_id', { mode: 'number' }),
+    reason: text('reason').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index('wallet_entries_subscriber_idx').on(t.subscriberId)],
+);
+
+export const idempotencyKeys = pgTable(
+  'idempotency_keys',
+  {
+    managerId: integer('manager_id').notNull(),
+    key: text('key').notNull(),
+    route: text('route').notNull(),
+    requestHash: text('request_hash').notNull(),
+    statusCode: integer('status_code'),
+    response: jsonb('response'),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.managerId, t.key] })],
+);
+
+export const deliveries = pgTable(
+  'deliveries',
+  {
+    id: serial('id').primaryKey(),
+    invoiceId: integer('invoice_id'),
+    subscriberId: integer('subscriber_id'),
+    invoiceIds: jsonb('invoice_ids').$type<number[]>(),
+    provider: text('provider').notNull(),
+    phone: text('phone').notNull(),
+    status: text('status').notNull(),
+    providerMessageId: text('provider_message_id'),
+    error: text('error'),
+    attempts: integer('attempts').notNull().default(0),
+    createdBy: integer('created_by'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index('deliveries_invoice_idx').on(t.invoiceId)],
+);
+
+// ---------------------------------------------------------------- operations
+
+export const settings = pgTable('settings', {
+  key: text('key').primaryKey(),
+  value: jsonb('value').notNull(),
+  updatedAt: updatedAt(),
+});
+
+export const bulkJobs = pgTable('bulk_jobs', {
+  id: serial('id').primaryKey(),
+  managerId: integer('manager_id'),
+  action: text('action').notNull(),
+  ids: jsonb('ids').$type<number[]>().notNull(),
+  payload: jsonb('payload').notNull().default({}),
+  status: text('status').notNull().default('running'),
+  total: integer('total').notNull(),
+  processed: integer('processed').notNull().default(0),
+  succeeded: jsonb('succeeded').$type<number[]>().notNull().default([]),
+  failed: jsonb('failed').$type<{ id: number; reason: string }[]>().notNull().default([]),
+  createdAt: createdAt(),
+  finishedAt: timestamp('finished_at', { withTimezone: true }),
+});
+
+/** Router side effects written in the same transaction as the change; a relay publishes them. */
+export const outbox = pgTable(
+  'outbox',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    event: text('event').notNull(),
+    payload: jsonb('payload').notNull(),
+    createdAt: createdAt(),
+    publishedAt: timestamp('published_at', { withTimezone: true }),
+    attempts: integer('attempts').notNull().default(0),
+  },
+  (t) => [index('outbox_unpublished_idx').on(t.id).where(sql`${t.publishedAt} is null`)],
+);
+
+/** Events network-access has already acted on, so a redelivered outbox event is a no-op. */
+export const processedEvents = pgTable('processed_events', {
+  eventId: bigint('event_id', { mode: 'number' }).primaryKey(),
+  processedAt: timestamp('processed_at', { withTimezone: true }).notNull().defaultNow(),
+});
+
+export const auditLog = pgTable(
+  'audit_log',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    managerId: integer('manager_id'),
+    action: text('action').notNull(),
+    entity: text('entity').notNull(),
+    entityId: integer('entity_id'),
+    details: jsonb('details').notNull().default({}),
+    createdAt: createdAt(),
+  },
+  (t) => [index('audit_log_entity_idx').on(t.entity, t.entityId)],
+);
+
+// ---------------------------------------------------------------- FreeRADIUS (its own names)
+
+export const radcheck = pgTable(
+  'radcheck',
+  {
+    id: serial('id').primaryKey(),
+    username: text('username').notNull().default(''),
+    attribute: text('attribute').notNull().default(''),
+    op: varchar('op', { length: 2 }).notNull().default('=='),
+    value: text('value').notNull().default(''),
+  },
+  (t) => [index('radcheck_username').on(t.username, t.attribute)],
+);
+
+export const radreply = pgTable(
+  'radreply',
+  {
+    id: serial('id').primaryKey(),
+    username: text('username').notNull().default(''),
+    attribute: text('attribute').notNull().default(''),
+    op: varchar('op', { length: 2 }).notNull().default('='),
+    value: text('value').notNull().default(''),
+  },
+  (t) => [index('radreply_username').on(t.username, t.attribute)],
+);
+
+export const radgroupcheck = pgTable(
+  'radgroupcheck',
+  {
+    id: serial('id').primaryKey(),
+    groupname: text('groupname').notNull().default(''),
+    attribute: text('attribute').notNull().default(''),
+    op: varchar('op', { length: 2 }).notNull().default('=='),
+    value: text('value').notNull().default(''),
+  },
+  (t) => [index('radgroupcheck_groupname').on(t.groupname, t.attribute)],
+);
+
+export const radgroupreply = pgTable(
+  'radgroupreply',
+  {
+    id: serial('id').primaryKey(),
+    groupname: text('groupname').notNull().default(''),
+    attribute: text('attribute').notNull().default(''),
+    op: varchar('op', { length: 2 }).notNull().default('='),
+    value: text('value').notNull().default(''),
+  },
+  (t) => [index('radgroupreply_groupname').on(t.groupname, t.attribute)],
+);
+
+export const radusergroup = pgTable(
+  'radusergroup',
+  {
+    id: serial('id').primaryKey(),
+    username: text('username').notNull().default(''),
+    groupname: text('groupname').notNull().default(''),
+    priority: integer('priority').notNull().default(0),
+  },
+  (t) => [index('radusergroup_username').on(t.username)],
+);
+
+export const radacct = pgTable(
+  'radacct',
+  {
+    radacctid: bigserial('radacctid', { mode: 'number' }).primaryKey(),
+    acctsessionid: text('acctsessionid').notNull(),
+    acctuniqueid: text('acctuniqueid').notNull(),
+    username: text('username'),
+    realm: text('realm'),
+    nasipaddress: inet('nasipaddress').notNull(),
+    nasportid: text('nasportid'),
+    nasporttype: text('nasporttype'),
+    acctstarttime: timestamp('acctstarttime', { withTimezone: true }),
+    acctupdatetime: timestamp('acctupdatetime', { withTimezone: true }),
+    acctstoptime: timestamp('acctstoptime', { withTimezone: true }),
+    acctinterval: bigint('acctinterval', { mode: 'number' }),
+    acctsessiontime: bigint('acctsessiontime', { mode: 'number' }),
+    acctauthentic: text('acctauthentic'),
+    connectinfoStart: text('connectinfo_start'),
+    connectinfoStop: text('connectinfo_stop'),
+    acctinputoctets: bigint('acctinputoctets', { mode: 'number' }),
+    acctoutputoctets: bigint('acctoutputoctets', { mode: 'number' }),
+    calledstationid: text('calledstationid'),
+    callingstationid: text('callingstationid'),
+    acctterminatecause: text('acctterminatecause'),
+    servicetype: text('servicetype'),
+    framedprotocol: text('framedprotocol'),
+    framedipaddress: inet('framedipaddress'),
+    framedipv6address: inet('framedipv6address'),
+    framedipv6prefix: inet('framedipv6prefix'),
+    framedinterfaceid: text('framedinterfaceid'),
+    delegatedipv6prefix: inet('delegatedipv6prefix'),
+    class: text('class'),
+  },
+  (t) => [
+    uniqueIndex('radacct_acctuniqueid').on(t.acctuniqueid),
+    index('radacct_active_session_idx').on(t.username).where(sql`${t.acctstoptime} is null`),
+    index('radacct_username_start_idx').on(t.username, t.acctstarttime),
+    index('radacct_start_idx').on(t.acctstarttime),
+    index('radacct_nasip_idx').on(t.nasipaddress),
+  ],
+);
+
+export const radpostauth = pgTable('radpostauth', {
+  id: bigserial('id', { mode: 'number' }).primaryKey(),
+  username: text('username').notNull(),
+  pass: text('pass'),
+  reply: text('reply'),
+  calledstationid: text('calledstationid'),
+  callingstationid: text('callingstationid'),
+  authdate: timestamp('authdate', { withTimezone: true }).notNull().defaultNow(),
+  class: text('class'),
+});
+
+/** FreeRADIUS's client table, plus the columns network-access needs to reach the router. */
+export const nas = pgTable(
+  'nas',
+  {
+    id: serial('id').primaryKey(),
+    nasname: text('nasname').notNull(),
+    shortname: text('shortname').notNull(),
+    type: text('type').notNull().default('other'),
+    ports: integer('ports'),
+    secret: text('secret').notNull(),
+    server: text('server'),
+    community: text('community'),
+    description: text('description'),
+    coaPort: integer('coa_port').notNull().default(3799),
+    apiPort: integer('api_port'),
+    apiUsername: text('api_username'),
+    apiPasswordEnc: text('api_password_enc'),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('nas_nasname_uq').on(t.nasname)],
+);

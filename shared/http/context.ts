@@ -1,0 +1,25 @@
+import type { Context } from 'moleculer';
+import type { Auth } from '../auth/claims';
+import { requireAuth } from '../auth/policy';
+
+/** What the gateway puts in `ctx.meta`, and what an action may set for the response. */
+export interface Meta {
+  auth?: Auth;
+  ip?: string;
+  route?: string;
+  idempotencyKey?: string;
+  $statusCode?: number;
+  $responseHeaders?: Record<string, string>;
+}
+
+export type Ctx<P = Record<string, unknown>> = Context<P, Meta>;
+
+export function authOf(ctx: Ctx<unknown>): Auth {
+  return requireAuth(ctx.meta.auth);
+}
+
+export function pageOf(params: { page?: number; limit?: number }): { page: number; limit: number; offset: number } {
+  const page = params.page ?? 1;
+  const limit = params.limit ?? 50;
+  return { page, limit, offset: (page - 1) * limit };
+}

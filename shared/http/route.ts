@@ -1,0 +1,40 @@
+/**
+ * A route of the public HTTP API, declared by the service that owns it (services/<name>/routes.ts).
+ * The gateway builds its route table, its ajv validators and the OpenAPI document from these
+ * declarations, so what is validated and what is documented cannot drift apart.
+ */
+export type JsonSchema = Record<string, unknown>;
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+export interface RouteDef {
+  method: HttpMethod;
+  /** Express-style path, e.g. `/api/invoices/:id`. */
+  path: string;
+  /** The broker action that serves it. It receives path, query and body merged (path wins). */
+  action: string;
+  /** `public`: no token. `jwt`: a valid, unrevoked token. */
+  auth: 'public' | 'jwt';
+  /** Who may call it, as the OpenAPI document states it (the action enforces it through policy). */
+  access: string;
+  summary: string;
+  tag: string;
+  params?: JsonSchema;
+  query?: JsonSchema;
+  body?: JsonSchema;
+  /** Status of success (default 200) and the documented error statuses with their meaning. */
+  success?: number;
+  errors?: Record<number, string>;
+  /** What the success body is: the JSON envelope (default), a PDF stream or an HTML page. */
+  produces?: 'json' | 'pdf' | 'html' | 'text';
+  /** Which rate limit applies: the authenticated one (default), the public one, or none (probes). */
+  rateLimit?: 'auth' | 'public' | 'none';
+  /** Honour an `Idempotency-Key` header (create, payment, quick-pay). */
+  idempotent?: boolean;
+}
+
+/** What an action hands back to the gateway: spread into `{ success: true, ... }`. */
+export interface ActionResult {
+  data?: unknown;
+  pagination?: { page: number; limit: number; total: number };
+  [extra: string]: unknown;
+}
