@@ -229,6 +229,8 @@ export const invoices = pgTable(
     commissionRate: numeric('commission_rate', { precision: 5, scale: 2 }).notNull().default('0'),
     commissionAmount: money('commission_amount').notNull().default(0),
     consolidatedInto: integer('consolidated_into'),
+    /** Public link: the token is HMAC(key, id, nonce), never stored; its hash is, for the check. */
+    publicTokenNonce: text('public_token_nonce'),
     publicTokenHash: text('public_token_hash'),
     createdBy: integer('created_by'),
     createdAt: createdAt(),

@@ -121,6 +121,7 @@ CREATE TABLE "invoices" (
 	"commission_rate" numeric(5, 2) DEFAULT '0' NOT NULL,
 	"commission_amount" bigint DEFAULT 0 NOT NULL,
 	"consolidated_into" integer,
+	"public_token_nonce" text,
 	"public_token_hash" text,
 	"created_by" integer,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
