@@ -165,6 +165,8 @@ export const subscribers = pgTable(
   },
   (t) => [
     uniqueIndex('subscribers_username_live_uq').on(t.username).where(sql`${t.deletedAt} is null`),
+    // One live subscriber per static address, so two concurrent assignments cannot both win.
+    uniqueIndex('subscribers_static_ip_live_uq').on(t.staticIp).where(sql`${t.deletedAt} is null and ${t.staticIp} is not null`),
     index('subscribers_reseller_idx').on(t.resellerId),
     index('subscribers_service_idx').on(t.serviceId),
     index('subscribers_expiry_idx').on(t.expiryDate),

@@ -1,0 +1,1 @@
+CREATE UNIQUE INDEX "subscribers_static_ip_live_uq" ON "subscribers" USING btree ("static_ip") WHERE "subscribers"."deleted_at" is null and "subscribers"."static_ip" is not null;
