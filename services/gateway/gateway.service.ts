@@ -7,6 +7,7 @@ import { Readable } from 'node:stream';
 import { gt, sql } from 'drizzle-orm';
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from 'moleculer';
 import ApiGateway from 'moleculer-web';
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Auth } from '../../shared/auth/claims';
 import { verifyToken } from '../../shared/auth/jwt';
 import { config } from '../../shared/config';
@@ -28,10 +29,12 @@ interface GatewayRequest extends RoutedRequest {
 
 interface GatewayThis extends Service {
   revocations: RevocationList;
+  limiters: Record<'auth' | 'public', RateLimiterMemory>;
   openapi: Record<string, unknown>;
   pruneTimer?: NodeJS.Timeout;
   authenticate(req: GatewayRequest): Auth;
   handle(def: RouteDef, validate: RouteValidator, req: GatewayRequest, res: ServerResponse): Promise<void>;
+  consumeRateLimit(limit: 'auth' | 'public', ip: string, res: ServerResponse): Promise<void>;
   loadRevocations(): Promise<void>;
   sendError(req: GatewayRequest, res: ServerResponse, err: unknown): void;
 }
@@ -87,30 +90,13 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
 export function createGatewayService(): ServiceSchema {
   const cfg = config();
   const defs = [...allRoutes()].sort(routeOrder);
-  const byLimit = (limit: 'auth' | 'public' | 'none') => defs.filter((d) => (d.rateLimit ?? 'auth') === limit);
-  const rateLimitKey = (req: RoutedRequest) => clientIp(req);
-
-  function aliasesFor(list: RouteDef[]) {
-    const aliases: Record<string, unknown> = {};
-    for (const def of list) {
-      const validate = compileRoute(def);
-      aliases[`${def.method} ${def.path}`] = function (this: GatewayThis, req: GatewayRequest, res: ServerResponse) {
-        return this.handle(def, validate, req, res);
-      };
-    }
-    return aliases;
+  const aliases: Record<string, unknown> = {};
+  for (const def of defs) {
+    const validate = compileRoute(def);
+    aliases[`${def.method} ${def.path}`] = function (this: GatewayThis, req: GatewayRequest, res: ServerResponse) {
+      return this.handle(def, validate, req, res);
+    };
   }
-
-  const route = (list: RouteDef[], limit: number | undefined) => ({
-    path: '',
-    mappingPolicy: 'restrict',
-    mergeParams: false,
-    bodyParsers: { json: { strict: false, limit: '1MB' }, urlencoded: false },
-    aliases: aliasesFor(list),
-    ...(limit !== undefined
-      ? { rateLimit: { window: 60_000, limit, headers: true, key: rateLimitKey } }
-      : {}),
-  });
 
   const schema: ServiceSchema<ServiceSettingSchema, GatewayThis> = {
     name: 'gateway',
@@ -124,18 +110,17 @@ export function createGatewayService(): ServiceSchema {
       logResponse: null,
       use: [metricsMiddleware],
       routes: [
-        route(byLimit('none'), undefined),
-        route(byLimit('public'), cfg.publicRateLimitPerMin),
-        route(byLimit('auth'), cfg.rateLimitPerMin),
+        {
+          path: '',
+          mappingPolicy: 'restrict',
+          mergeParams: false,
+          bodyParsers: { json: { strict: false, limit: '1MB' }, urlencoded: false },
+          aliases,
+        },
       ],
       onError(this: GatewayThis, req: GatewayRequest, res: ServerResponse, err: unknown) {
         const { status, message } = toHttpError(err);
         if (status >= 500) this.logger.error('request failed', req.method, req.url, err);
-        if (status === 429) {
-          const reset = Number(res.getHeader('X-Rate-Limit-Reset'));
-          const seconds = Number.isFinite(reset) ? Math.max(1, Math.ceil((reset - Date.now()) / 1000)) : 60;
-          res.setHeader('Retry-After', String(seconds));
-        }
         if (res.headersSent) {
           res.destroy();
           return;
@@ -192,6 +177,8 @@ export function createGatewayService(): ServiceSchema {
       async handle(this: GatewayThis, def: RouteDef, validate: RouteValidator, req: GatewayRequest, res: ServerResponse) {
         req.routeTemplate = def.path;
         try {
+          const limit = def.rateLimit ?? 'auth';
+          if (limit !== 'none') await this.consumeRateLimit(limit, clientIp(req), res);
           const auth = def.auth === 'jwt' ? this.authenticate(req) : undefined;
           const input = validate({
             params: { ...(req.$params.params ?? {}) },
@@ -210,8 +197,8 @@ export function createGatewayService(): ServiceSchema {
           const headers = (ctx.meta.$responseHeaders ?? {}) as Record<string, string>;
           for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
           const produces = def.produces ?? 'json';
-          if (produces === 'json') {
-            sendJson(res, status, { success: true, ...(result as ActionResult) });
+          if (produces === 'json' || produces === 'raw-json') {
+            sendJson(res, status, produces === 'json' ? { success: true, ...(result as ActionResult) } : result);
             return;
           }
           res.statusCode = status;
@@ -227,6 +214,17 @@ export function createGatewayService(): ServiceSchema {
         }
       },
 
+      /** Fixed one-minute windows per client IP; beyond the limit 429 with Retry-After. */
+      async consumeRateLimit(this: GatewayThis, limit: 'auth' | 'public', ip: string, res: ServerResponse) {
+        try {
+          await this.limiters[limit].consume(ip);
+        } catch (rejection) {
+          if (!(rejection instanceof RateLimiterRes)) throw rejection;
+          res.setHeader('Retry-After', String(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000))));
+          throw new ApiError(429, 'too many requests');
+        }
+      },
+
       async loadRevocations(this: GatewayThis) {
         const rows = await db()
           .select({ jti: tokenBlacklist.jti, expiresAt: tokenBlacklist.expiresAt })
@@ -239,6 +237,10 @@ export function createGatewayService(): ServiceSchema {
 
     created(this: GatewayThis) {
       this.revocations = new RevocationList();
+      this.limiters = {
+        auth: new RateLimiterMemory({ points: cfg.rateLimitPerMin, duration: 60 }),
+        public: new RateLimiterMemory({ points: cfg.publicRateLimitPerMin, duration: 60 }),
+      };
       this.openapi = buildOpenApi(defs, cfg.publicBaseUrl);
     },
 

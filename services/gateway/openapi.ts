@@ -32,6 +32,7 @@ function parameters(schema: JsonSchema | undefined, where: 'path' | 'query') {
 }
 
 function successContent(def: RouteDef) {
+  if (def.produces === 'raw-json') return { 'application/json': { schema: { type: 'object' } } };
   if (def.produces === 'pdf') return { 'application/pdf': { schema: { type: 'string', format: 'binary' } } };
   if (def.produces === 'html') return { 'text/html': { schema: { type: 'string' } } };
   if (def.produces === 'text') return { 'text/plain': { schema: { type: 'string' } } };

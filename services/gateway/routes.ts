@@ -32,5 +32,6 @@ export const routes: RouteDef[] = [
     summary: 'This OpenAPI 3.1 document',
     tag: 'operations',
     rateLimit: 'none',
+    produces: 'raw-json',
   },
 ];
