@@ -65,7 +65,12 @@ export function describe(error: ErrorObject | undefined, prefix = ''): string {
   }
   if (error.keyword === 'format') {
     const format = (error.params as { format: string }).format;
-    const hint = format === 'date' ? 'an ISO date (YYYY-MM-DD)' : format === 'date-time' ? 'an ISO date-time' : format;
+    const hints: Record<string, string> = {
+      date: 'an ISO date (YYYY-MM-DD)',
+      'date-time': 'an ISO date-time',
+      ipv4: 'an IPv4 address',
+    };
+    const hint = hints[format] ?? `in ${format} format`;
     return `${field || 'value'} must be ${hint}`;
   }
   if (error.keyword === 'not' && field) return `${field} is not allowed`;

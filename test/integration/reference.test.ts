@@ -1,0 +1,252 @@
+import { eq } from 'drizzle-orm';
+import { managers, nas, radgroupreply, resellers, settings, transactions } from '../../shared/db/schema';
+import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
+
+let t: TestApp;
+let api: ReturnType<typeof client>;
+const admin = () => ({ token: adminToken() });
+const asReseller = (id: number, permissions: string[] = []) => ({ token: token('reseller', { resellerId: id, permissions }) });
+
+beforeAll(async () => {
+  t = await startTestApp();
+  api = client(t.baseUrl);
+});
+afterAll(() => t.close());
+
+describe('reseller tree and scope', () => {
+  let root: number, child: number, grandchild: number, sibling: number;
+
+  beforeAll(async () => {
+    root = (await api.post('/api/resellers', { name: 'Root', currency: 'USD', balance: 100, commission_rate: 10 }, admin())).body.data.id;
+    sibling = (await api.post('/api/resellers', { name: 'Sibling', currency: 'USD' }, admin())).body.data.id;
+    child = (await api.post('/api/resellers', { name: 'Child' }, asReseller(root))).body.data.id;
+    grandchild = (await api.post('/api/resellers', { name: 'Grandchild', parent_id: child }, asReseller(root))).body.data.id;
+  });
+
+  it('stores the tree as a materialised path, child created under the calling reseller', async () => {
+    const rows = await t.db.select().from(resellers).orderBy(resellers.id);
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    expect(byId.get(child)).toMatchObject({ parentId: root, path: `/${root}/${child}/`, currency: 'USD' });
+    expect(byId.get(grandchild)!.path).toBe(`/${root}/${child}/${grandchild}/`);
+  });
+
+  it('a parent sees its descendants', async () => {
+    expect((await api.get(`/api/resellers/${grandchild}`, asReseller(root))).status).toBe(200);
+    const list = await api.get('/api/resellers', asReseller(root));
+    expect(list.body.data.map((r: { id: number }) => r.id)).toEqual([root, child, grandchild]);
+    expect(list.body.pagination.total).toBe(3);
+  });
+
+  it('a child does not see its parent, and sibling trees are isolated', async () => {
+    const up = await api.get(`/api/resellers/${root}`, asReseller(child));
+    expect(up.status).toBe(403);
+    expect(up.body.success).toBe(false);
+    expect((await api.get(`/api/resellers/${sibling}`, asReseller(root))).status).toBe(403);
+    expect((await api.get(`/api/resellers/${root}`, asReseller(sibling))).status).toBe(403);
+    const list = await api.get('/api/resellers', asReseller(child));
+    expect(list.body.data.map((r: { id: number }) => r.id)).toEqual([child, grandchild]);
+  });
+
+  it('a missing reseller is 404, out of scope is 403', async () => {
+    expect((await api.get('/api/resellers/999999', admin())).status).toBe(404);
+    expect((await api.post('/api/resellers', { name: 'x', parent_id: sibling }, asReseller(root))).status).toBe(403);
+    expect((await api.post('/api/resellers', { name: 'x', parent_id: 999999 }, admin())).body).toEqual({
+      success: false,
+      message: 'parent_id not found',
+    });
+  });
+
+  it('subscribers.view_all widens reads but not writes', async () => {
+    const viewer = asReseller(child, ['subscribers.view_all']);
+    expect((await api.get(`/api/resellers/${sibling}`, viewer)).status).toBe(200);
+    expect((await api.put(`/api/resellers/${sibling}`, { name: 'hijack' }, viewer)).status).toBe(403);
+  });
+
+  it('a reseller cannot edit itself or hand out an opening balance; a user role cannot write', async () => {
+    expect((await api.put(`/api/resellers/${root}`, { commission_rate: 90 }, asReseller(root))).status).toBe(403);
+    expect((await api.put(`/api/resellers/${child}`, { commission_rate: 5 }, asReseller(root))).status).toBe(200);
+    expect((await api.post('/api/resellers', { name: 'rich', balance: 5 }, asReseller(root))).status).toBe(403);
+    const user = { token: token('user', { resellerId: root, permissions: ['subscribers.view'] }) };
+    expect((await api.post('/api/resellers', { name: 'u' }, user)).status).toBe(403);
+  });
+
+  it('balance moves through the ledger: admin credit, ancestor transfer, no overdraft', async () => {
+    const opening = await t.db.select().from(transactions).where(eq(transactions.resellerId, root));
+    expect(opening.map((r) => [r.type, r.amount])).toEqual([['reseller_credit', 10000]]);
+
+    const credit = await api.post(`/api/resellers/${child}/balance`, { amount: 25.5, notes: 'top-up' }, admin());
+    expect(credit.status).toBe(200);
+    expect(credit.body.data.balance).toBe(25.5);
+    expect(typeof credit.body.data.transaction_id).toBe('number');
+
+    const transfer = await api.post(`/api/resellers/${child}/balance`, { amount: 40 }, asReseller(root));
+    expect(transfer.status).toBe(200);
+    expect(transfer.body.data.balance).toBe(65.5);
+    const [r] = await t.db.select().from(resellers).where(eq(resellers.id, root));
+    expect(r.balance).toBe(6000);
+
+    const overdraft = await api.post(`/api/resellers/${child}/balance`, { amount: 61 }, asReseller(root));
+    expect(overdraft.status).toBe(402);
+    const debitTooMuch = await api.post(`/api/resellers/${child}/balance`, { amount: -1000 }, admin());
+    expect(debitTooMuch.status).toBe(402);
+
+    // The ledger explains every balance: sum of entries = balance, for each reseller.
+    for (const id of [root, child]) {
+      const rows = await t.db.select().from(transactions).where(eq(transactions.resellerId, id));
+      const [row] = await t.db.select().from(resellers).where(eq(resellers.id, id));
+      expect(rows.reduce((s, x) => s + x.amount, 0)).toBe(row.balance);
+    }
+  });
+
+  it('refuses amounts with more decimals than the currency and a zero amount', async () => {
+    const res = await api.post(`/api/resellers/${child}/balance`, { amount: 1.005 }, admin());
+    expect(res.status).toBe(400);
+    expect(res.body.message).toMatch(/^amount /);
+    expect((await api.post(`/api/resellers/${child}/balance`, { amount: 0 }, admin())).status).toBe(400);
+  });
+
+  it('service limits: admin grants, an ancestor passes on only plans it holds', async () => {
+    const plan = (await api.post('/api/services', { name: 'Home 20', price: 20, duration_days: 30 }, admin())).body.data.id;
+    const other = (await api.post('/api/services', { name: 'Biz 100', price: 100, duration_days: 30 }, admin())).body.data.id;
+    expect((await api.post(`/api/resellers/${root}/service-limits`, { service_id: plan, max_subscribers: 100 }, admin())).status).toBe(200);
+    expect((await api.post(`/api/resellers/${child}/service-limits`, { service_id: plan }, asReseller(root))).status).toBe(200);
+    expect((await api.post(`/api/resellers/${child}/service-limits`, { service_id: other }, asReseller(root))).status).toBe(403);
+    expect((await api.post(`/api/resellers/${child}/service-limits`, { service_id: 999999 }, admin())).body.message).toBe('service_id not found');
+    const list = await api.get(`/api/resellers/${child}/service-limits`, asReseller(child));
+    expect(list.body.data).toEqual([{ reseller_id: child, service_id: plan, service_name: 'Home 20', max_subscribers: null }]);
+  });
+});
+
+describe('plans', () => {
+  it('creates a plan with money in minor units and its RADIUS group reply rows', async () => {
+    const res = await api.post(
+      '/api/services',
+      {
+        name: 'Fiber 50', price: 29.99, duration_days: 30, currency: 'EUR', monthly_quota_gb: 500,
+        rate_limit: '50M/50M', pool_name: 'pool-fiber', mac_binding: true,
+        fup_tiers: [{ level: 1, threshold_gb: 400, rate_limit: '10M/10M' }],
+      },
+      admin(),
+    );
+    expect(res.status).toBe(201);
+    expect(res.body.data).toMatchObject({ name: 'Fiber 50', price: 29.99, currency: 'EUR', monthly_quota_gb: 500, daily_quota_gb: null, mac_binding: true });
+    const id = res.body.data.id;
+    const reply = await t.db.select().from(radgroupreply).where(eq(radgroupreply.groupname, `plan_${id}`)).orderBy(radgroupreply.attribute);
+    expect(reply.map((r) => [r.attribute, r.op, r.value])).toEqual([
+      ['Framed-Pool', ':=', 'pool-fiber'],
+      ['Mikrotik-Rate-Limit', ':=', '50M/50M'],
+    ]);
+    const upd = await api.put(`/api/services/${id}`, { rate_limit: '100M/100M', pool_name: null }, admin());
+    expect(upd.status).toBe(200);
+    const after = await t.db.select().from(radgroupreply).where(eq(radgroupreply.groupname, `plan_${id}`));
+    expect(after.map((r) => [r.attribute, r.value])).toEqual([['Mikrotik-Rate-Limit', '100M/100M']]);
+  });
+
+  it('reads are open to any authenticated manager, writes are admin only', async () => {
+    const user = { token: token('user', { permissions: [] }) };
+    expect((await api.get('/api/services', user)).status).toBe(200);
+    expect((await api.post('/api/services', { name: 'x', price: 1, duration_days: 1 }, user)).status).toBe(403);
+    expect((await api.post('/api/services', { name: 'x', price: 1, duration_days: 1 }, asReseller(1))).status).toBe(403);
+  });
+
+  it('409 on a duplicate name, 404 on a missing plan, decimals checked against the currency', async () => {
+    await api.post('/api/services', { name: 'Dup', price: 1, duration_days: 1 }, admin());
+    expect((await api.post('/api/services', { name: 'Dup', price: 1, duration_days: 1 }, admin())).status).toBe(409);
+    expect((await api.get('/api/services/999999', admin())).body).toEqual({ success: false, message: 'service not found' });
+    const yen = await api.post('/api/services', { name: 'Yen', price: 10.5, duration_days: 1, currency: 'JPY' }, admin());
+    expect(yen.status).toBe(400);
+    expect(yen.body.message).toMatch(/^price /);
+  });
+});
+
+describe('access servers (FreeRADIUS nas table)', () => {
+  it('writes the nas row FreeRADIUS reads and never returns secrets', async () => {
+    const res = await api.post(
+      '/api/nas',
+      { name: 'core-1', ip_address: '10.0.0.1', secret: 's3cret!', api_username: 'api', api_password: 'routerpw' },
+      admin(),
+    );
+    expect(res.status).toBe(201);
+    expect(res.body.data).toMatchObject({ name: 'core-1', ip_address: '10.0.0.1', coa_port: 3799, type: 'mikrotik', has_api_password: true });
+    expect(JSON.stringify(res.body)).not.toMatch(/s3cret|routerpw/);
+    const [row] = await t.db.select().from(nas).where(eq(nas.id, res.body.data.id));
+    expect(row).toMatchObject({ nasname: '10.0.0.1', shortname: 'core-1', secret: 's3cret!' });
+    expect(row.apiPasswordEnc).not.toContain('routerpw');
+    const list = await api.get('/api/nas', admin());
+    expect(JSON.stringify(list.body)).not.toMatch(/s3cret|routerpw/);
+    expect((await api.post('/api/nas', { name: 'dup', ip_address: '10.0.0.1', secret: 'another' }, admin())).status).toBe(409);
+    expect((await api.post('/api/nas', { name: 'bad', ip_address: '10.0.0.300', secret: 'another' }, admin())).body.message).toBe(
+      'ip_address must be an IPv4 address',
+    );
+    expect((await api.put(`/api/nas/${res.body.data.id}`, { coa_port: 1700 }, admin())).body.data.coa_port).toBe(1700);
+    expect((await api.del(`/api/nas/${res.body.data.id}`, admin())).status).toBe(200);
+    expect((await api.del(`/api/nas/${res.body.data.id}`, admin())).status).toBe(404);
+    expect((await api.get('/api/nas', asReseller(1))).status).toBe(403);
+  });
+});
+
+describe('settings', () => {
+  it('returns defaults, accepts typed changes and masks secrets', async () => {
+    const before = await api.get('/api/settings', admin());
+    expect(before.body.data).toMatchObject({ default_tax_rate: 0, default_due_days: 7, currency: 'USD', default_paper_size: 'A4', commission_basis: 'paid', invoice_prefix: 'INV' });
+    const res = await api.put('/api/settings', { default_tax_rate: 7.5, invoice_prefix: 'ISP', telegram_bot_token: '123:abc', operator_name: 'NetCo' }, admin());
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ default_tax_rate: 7.5, invoice_prefix: 'ISP', telegram_bot_token: '********', operator_name: 'NetCo' });
+    const [stored] = await t.db.select().from(settings).where(eq(settings.key, 'telegram_bot_token'));
+    expect(JSON.stringify(stored.value)).not.toContain('123:abc');
+  });
+
+  it('unknown keys and wrongly typed values are 400 and change nothing', async () => {
+    const cases: [unknown, string][] = [
+      [{ no_such_key: 1 }, 'no_such_key is not allowed'],
+      [{ default_tax_rate: 'ten' }, 'default_tax_rate must be number'],
+      [{ default_tax_rate: 101 }, 'default_tax_rate must be <= 100'],
+      [{ default_due_days: 1.5 }, 'default_due_days must be integer'],
+      [{ default_paper_size: 'A9' }, expect.stringMatching(/^default_paper_size must be one of A3, A4/) as unknown as string],
+      [{ commission_basis: 'never' }, 'commission_basis must be one of paid, invoiced'],
+      [{ currency: 'XYZ' }, 'currency must be an ISO 4217 code'],
+      [{}, 'body must NOT have fewer than 1 properties'],
+    ];
+    const before = await t.db.select().from(settings);
+    for (const [body, message] of cases) {
+      const res = await api.put('/api/settings', body, admin());
+      expect({ status: res.status, message: res.body.message }).toEqual({ status: 400, message });
+    }
+    expect(await t.db.select().from(settings)).toEqual(before);
+  });
+
+  it('is admin only', async () => {
+    expect((await api.get('/api/settings', asReseller(1))).status).toBe(403);
+    expect((await api.put('/api/settings', { default_due_days: 3 }, { token: token('user', { permissions: ['subscribers.edit'] }) })).status).toBe(403);
+  });
+});
+
+describe('managers', () => {
+  it('creates managers of each role, validates role/reseller pairs, never returns hashes', async () => {
+    const [r] = await t.db.insert(resellers).values({ name: 'M', path: '/', currency: 'USD' }).returning();
+    const res = await api.post('/api/managers', { username: 'shop1', password: 'longenough', role: 'reseller', reseller_id: r.id, permissions: ['subscribers.renew'] }, admin());
+    expect(res.status).toBe(201);
+    expect(res.body.data).toMatchObject({ username: 'shop1', role: 'reseller', reseller_id: r.id, permissions: ['subscribers.renew'] });
+    expect(JSON.stringify(res.body)).not.toMatch(/password/);
+    expect((await api.post('/api/managers', { username: 'shop1', password: 'longenough', role: 'user' }, admin())).status).toBe(409);
+    expect((await api.post('/api/managers', { username: 'reseller2', password: 'longenough', role: 'reseller' }, admin())).body.message).toBe(
+      'reseller_id is required for role reseller',
+    );
+    expect((await api.post('/api/managers', { username: 'user3', password: 'short', role: 'user' }, admin())).body.message).toBe(
+      'password must NOT have fewer than 8 characters',
+    );
+    // The new manager can log in and gets its claims.
+    const login = await api.post('/api/auth/login', { username: 'shop1', password: 'longenough' });
+    expect(login.status).toBe(200);
+    const upd = await api.put(`/api/managers/${res.body.data.id}`, { permissions: [] }, admin());
+    expect(upd.body.data.permissions).toEqual([]);
+    expect((await api.get('/api/managers', asReseller(r.id))).status).toBe(403);
+  });
+
+  it('refuses to remove or demote the last admin', async () => {
+    const [only] = await t.db.insert(managers).values({ username: 'solo-admin', passwordHash: 'x', role: 'admin' }).returning();
+    const del = await api.del(`/api/managers/${only.id}`, admin());
+    expect(del.status).toBe(409);
+    expect((await api.put(`/api/managers/${only.id}`, { role: 'user' }, admin())).status).toBe(409);
+  });
+});
