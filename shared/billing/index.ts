@@ -1,0 +1,41 @@
+/**
+ * Billing writes that take a transaction handle (`Tx`), shared by the billing service's actions and
+ * by the subscribers unit (renewals, change of plan, add-balance). Amounts are integer minor units.
+ * Lock order everywhere: the subscriber row, then its invoices by ascending id.
+ * Errors are `ApiError`s with the spec's status and message; let them propagate.
+ */
+export { consolidateInvoices, type ConsolidateInput, type ConsolidateResult } from './consolidation';
+export { addDays, todayUtc } from './dates';
+export {
+  checkItems,
+  checkTaxRate,
+  createInvoice,
+  deleteInvoice,
+  formatInvoiceNumber,
+  loadItems,
+  lockInvoice,
+  lockPendingInvoices,
+  updatePendingInvoice,
+  voidInvoices,
+  type CreateInvoiceInput,
+  type InvoiceChanges,
+} from './invoices';
+export { applyPayment, payFifo, type FifoInput, type FifoResult, type PaymentInput } from './payments';
+export { recordPayment, type PaymentDetails } from './record-payment';
+export {
+  quoteServiceChange,
+  settleServiceChange,
+  type ServiceChangeQuote,
+  type ServiceChangeSettlement,
+} from './service-change';
+export { lockSubscriber, type LockedSubscriber } from './subscribers';
+export * from './types';
+export { invoiceView, itemView, paymentView } from './views';
+export {
+  creditWallet,
+  payFromWallet,
+  type WalletCreditInput,
+  type WalletCreditResult,
+  type WalletPaymentInput,
+  type WalletPaymentResult,
+} from './wallet';

@@ -1,0 +1,212 @@
+/**
+ * Invoice writes that take the caller's transaction, so a renewal (subscribers unit) and the
+ * billing actions create invoices the same way: settings defaults, commission from the owning
+ * reseller, gap-free numbering inside the transaction, public link columns, lines.
+ */
+import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import type { DbOrTx, Tx } from '../db/client';
+import { invoiceItems, invoices, resellers, subscribers } from '../db/schema';
+import { invoiceTotals, type ItemInput } from '../domain/invoice-math';
+import { canDelete, canEdit } from '../domain/invoice-state';
+import { badRequest, conflict, notFound } from '../errors';
+import { isCurrency, parseDecimal } from '../money';
+import { newPublicLink } from '../public-links';
+import { loadSettings } from '../settings';
+import { addDays, todayUtc } from './dates';
+import type { InvoiceKind, InvoiceRecord, InvoiceRow } from './types';
+
+export interface CreateInvoiceInput {
+  subscriberId: number;
+  /** Owning reseller (normally the subscriber's); its commission rate is frozen on the invoice. */
+  resellerId: number;
+  /** Unit prices in minor units of `currency`. At least one line. */
+  items: ItemInput[];
+  /** Percent, at most 2 decimals; default: setting `default_tax_rate`. */
+  taxRate?: number | string;
+  /** ISO 4217; default: setting `currency`. */
+  currency?: string;
+  /** Default: today (UTC). */
+  issueDate?: string;
+  /** Default: issue date + setting `default_due_days`. */
+  dueDate?: string;
+  notes?: string | null;
+  kind?: InvoiceKind;
+  createdBy?: number | null;
+}
+
+export function checkTaxRate(rate: number | string): void {
+  const d = parseDecimal(rate);
+  if (d.scale > 2) throw badRequest('tax_rate must have at most 2 decimal places');
+  if (d.digits < 0n || d.digits > 100n * 10n ** BigInt(d.scale)) throw badRequest('tax_rate must be between 0 and 100');
+}
+
+export function checkItems(items: ItemInput[]): void {
+  if (items.length === 0) throw badRequest('items must not be empty');
+  items.forEach((it, i) => {
+    const q = parseDecimal(it.qty);
+    if (q.scale > 3) throw badRequest(`items[${i}].qty must have at most 3 decimal places`);
+    if (q.digits <= 0n) throw badRequest(`items[${i}].qty must be greater than 0`);
+    if (!Number.isSafeInteger(it.unitPrice) || it.unitPrice < 0) throw badRequest(`items[${i}].unit_price must not be negative`);
+  });
+}
+
+function totalsOrBadRequest(items: ItemInput[], taxRate: number | string, commissionRate: string) {
+  try {
+    return invoiceTotals(items, taxRate, commissionRate);
+  } catch {
+    throw badRequest('items total is too large');
+  }
+}
+
+/** `<prefix>-<year>-<6 digits>`: the row lock on the (prefix, year) counter keeps it gap-free. */
+export function formatInvoiceNumber(prefix: string, year: number, n: number): string {
+  return `${prefix}-${year}-${String(n).padStart(6, '0')}`;
+}
+
+async function allocateNumber(tx: Tx, prefix: string, year: number): Promise<{ id: number; invoiceNumber: string }> {
+  const res = await tx.execute<{ last_value: number; id: number }>(sql`
+    with seq as (
+      insert into invoice_sequences (prefix, year, last_value) values (${prefix}, ${year}, 1)
+      on conflict (prefix, year) do update set last_value = invoice_sequences.last_value + 1
+      returning last_value
+    )
+    select last_value, nextval(pg_get_serial_sequence('invoices', 'id'))::int as id from seq`);
+  const row = res.rows[0];
+  return { id: Number(row.id), invoiceNumber: formatInvoiceNumber(prefix, year, Number(row.last_value)) };
+}
+
+function itemRows(invoiceId: number, priced: ReturnType<typeof invoiceTotals>['items']) {
+  return priced.map((it, position) => ({
+    invoiceId,
+    position,
+    description: it.description,
+    qty: String(it.qty),
+    unitPrice: it.unitPrice,
+    amount: it.amount,
+  }));
+}
+
+export async function createInvoice(tx: Tx, input: CreateInvoiceInput): Promise<InvoiceRecord> {
+  checkItems(input.items);
+  const s = await loadSettings(tx, ['currency', 'default_tax_rate', 'default_due_days', 'invoice_prefix']);
+  const currency = input.currency ?? s.currency;
+  if (!isCurrency(currency)) throw badRequest('currency must be an ISO 4217 code');
+  const taxRate = input.taxRate ?? s.default_tax_rate;
+  checkTaxRate(taxRate);
+  const [reseller] = await tx.select({ commissionRate: resellers.commissionRate }).from(resellers).where(eq(resellers.id, input.resellerId));
+  if (!reseller) throw badRequest('reseller_id not found');
+  const totals = totalsOrBadRequest(input.items, taxRate, reseller.commissionRate);
+  const issueDate = input.issueDate ?? todayUtc();
+  const dueDate = input.dueDate ?? addDays(issueDate, s.default_due_days);
+  if (dueDate < issueDate) throw badRequest('due_date must not be before the issue date');
+  const { id, invoiceNumber } = await allocateNumber(tx, s.invoice_prefix, Number(issueDate.slice(0, 4)));
+  const [invoice] = await tx
+    .insert(invoices)
+    .values({
+      id,
+      invoiceNumber,
+      subscriberId: input.subscriberId,
+      resellerId: input.resellerId,
+      kind: input.kind ?? 'manual',
+      amount: totals.amount,
+      taxRate: String(taxRate),
+      taxAmount: totals.taxAmount,
+      total: totals.total,
+      currency,
+      issueDate,
+      dueDate,
+      notes: input.notes ?? null,
+      commissionRate: reseller.commissionRate,
+      commissionAmount: totals.commissionAmount,
+      createdBy: input.createdBy ?? null,
+      ...newPublicLink(id),
+    })
+    .returning();
+  const items = await tx.insert(invoiceItems).values(itemRows(id, totals.items)).returning();
+  return { invoice, items };
+}
+
+/** The invoice row locked for the rest of the transaction, with its subscriber's username. */
+export async function lockInvoice(tx: Tx, id: number): Promise<InvoiceRow & { username: string | null }> {
+  const [row] = await tx
+    .select({ invoice: invoices, username: subscribers.username })
+    .from(invoices)
+    .leftJoin(subscribers, eq(subscribers.id, invoices.subscriberId))
+    .where(eq(invoices.id, id))
+    .for('update', { of: invoices });
+  if (!row) throw notFound('invoice not found');
+  return { ...row.invoice, username: row.username };
+}
+
+export async function loadItems(db: DbOrTx, invoiceId: number) {
+  return db.select().from(invoiceItems).where(eq(invoiceItems.invoiceId, invoiceId)).orderBy(asc(invoiceItems.position));
+}
+
+export interface InvoiceChanges {
+  items?: ItemInput[];
+  taxRate?: number | string;
+  dueDate?: string;
+  notes?: string | null;
+}
+
+/** PUT: only a pending invoice changes; totals and commission are recomputed from the new lines. */
+export async function updatePendingInvoice(tx: Tx, id: number, changes: InvoiceChanges): Promise<InvoiceRecord> {
+  const current = await lockInvoice(tx, id);
+  if (!canEdit(current.status)) throw conflict(`cannot edit a ${current.status} invoice; only pending invoices can be edited`);
+  if (changes.items) checkItems(changes.items);
+  if (changes.taxRate !== undefined) checkTaxRate(changes.taxRate);
+  const lines = changes.items ?? (await loadItems(tx, id)).map((it) => ({ description: it.description, qty: it.qty, unitPrice: it.unitPrice }));
+  const taxRate = changes.taxRate ?? current.taxRate;
+  const totals = totalsOrBadRequest(lines, taxRate, current.commissionRate);
+  const dueDate = changes.dueDate ?? current.dueDate;
+  if (dueDate < current.issueDate) throw badRequest('due_date must not be before the issue date');
+  const [invoice] = await tx
+    .update(invoices)
+    .set({
+      amount: totals.amount,
+      taxRate: String(taxRate),
+      taxAmount: totals.taxAmount,
+      total: totals.total,
+      commissionAmount: totals.commissionAmount,
+      dueDate,
+      notes: changes.notes === undefined ? current.notes : changes.notes,
+      updatedAt: sql`now()`,
+    })
+    .where(eq(invoices.id, id))
+    .returning();
+  let items;
+  if (changes.items) {
+    await tx.delete(invoiceItems).where(eq(invoiceItems.invoiceId, id));
+    items = await tx.insert(invoiceItems).values(itemRows(id, totals.items)).returning();
+  } else {
+    items = await loadItems(tx, id);
+  }
+  return { invoice, items };
+}
+
+/**
+ * DELETE: a paid invoice is refused (spec); so is one with any payment, because its payment and
+ * ledger rows would be orphaned (void it instead).
+ */
+export async function deleteInvoice(tx: Tx, id: number): Promise<void> {
+  const current = await lockInvoice(tx, id);
+  if (!canDelete(current.status)) throw conflict('cannot delete paid invoice');
+  if (current.paidAmount > 0) throw conflict('cannot delete an invoice with payments');
+  await tx.delete(invoiceItems).where(eq(invoiceItems.invoiceId, id));
+  await tx.delete(invoices).where(eq(invoices.id, id));
+}
+
+/** Pending invoices of a subscriber, locked in id order. */
+export async function lockPendingInvoices(tx: Tx, subscriberId: number): Promise<InvoiceRow[]> {
+  return tx
+    .select()
+    .from(invoices)
+    .where(and(eq(invoices.subscriberId, subscriberId), eq(invoices.status, 'pending')))
+    .orderBy(asc(invoices.id))
+    .for('update');
+}
+
+export async function voidInvoices(tx: Tx, ids: number[], consolidatedInto: number | null): Promise<void> {
+  if (ids.length === 0) return;
+  await tx.update(invoices).set({ status: 'void', consolidatedInto, updatedAt: sql`now()` }).where(inArray(invoices.id, ids));
+}

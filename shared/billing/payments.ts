@@ -1,0 +1,87 @@
+/** Payment entry points: one invoice (POST /payment) and FIFO over a subscriber's open invoices. */
+import { and, asc, eq, inArray } from 'drizzle-orm';
+import type { Tx } from '../db/client';
+import { invoices } from '../db/schema';
+import { allocateFifo } from '../domain/allocation';
+import { OPEN_STATUSES } from '../domain/invoice-state';
+import { badRequest } from '../errors';
+import { loadSettings } from '../settings';
+import { lockInvoice } from './invoices';
+import { recordPayment, type PaymentDetails } from './record-payment';
+import { lockSubscriber } from './subscribers';
+import type { PaymentMethod, PaymentResult } from './types';
+import { creditWallet, payFromWallet } from './wallet';
+
+export interface PaymentInput extends PaymentDetails {
+  invoiceId: number;
+}
+
+/**
+ * POST /api/invoices/:id/payment. Errors: 404 invoice not found, 409 invoice is void,
+ * 400 amount exceeds balance. Method `wallet` also debits the wallet (400 when it holds too little).
+ */
+export async function applyPayment(tx: Tx, input: PaymentInput): Promise<PaymentResult> {
+  if (input.method === 'wallet') {
+    const result = await payFromWallet(tx, { ...input, exact: true });
+    // exact: true either applies the whole amount or throws.
+    return result as PaymentResult;
+  }
+  const invoice = await lockInvoice(tx, input.invoiceId);
+  return recordPayment(tx, invoice, input);
+}
+
+export interface FifoInput {
+  subscriberId: number;
+  /** Minor units of the system currency, > 0. */
+  amount: number;
+  method?: Exclude<PaymentMethod, 'wallet'>;
+  reference?: string | null;
+  notes?: string | null;
+  createdBy?: number | null;
+}
+
+export interface FifoResult {
+  applied: { invoiceId: number; amount: number; paymentId: number; transactionId: number }[];
+  /** Minor units credited to the wallet (0 when everything went to invoices). */
+  remaining: number;
+  walletTransactionId: number | null;
+}
+
+/**
+ * Quick-pay: the amount goes over the subscriber's open invoices (pending, partial, overdue) in
+ * the system currency, oldest issue date first then lowest id; the excess is credited to the wallet.
+ * The subscriber row lock serialises concurrent quick-pays, so no invoice is ever overpaid.
+ */
+export async function payFifo(tx: Tx, input: FifoInput): Promise<FifoResult> {
+  if (!Number.isSafeInteger(input.amount) || input.amount <= 0) throw badRequest('amount must be greater than 0');
+  const subscriber = await lockSubscriber(tx, input.subscriberId);
+  const { currency } = await loadSettings(tx, ['currency']);
+  const open = await tx
+    .select()
+    .from(invoices)
+    .where(and(eq(invoices.subscriberId, subscriber.id), inArray(invoices.status, [...OPEN_STATUSES]), eq(invoices.currency, currency)))
+    .orderBy(asc(invoices.id))
+    .for('update');
+  const { allocations, remaining } = allocateFifo(open, input.amount);
+  const byId = new Map(open.map((i) => [i.id, i]));
+  const applied: FifoResult['applied'] = [];
+  for (const a of allocations) {
+    const r = await recordPayment(tx, { ...byId.get(a.invoiceId)!, username: subscriber.username }, { ...input, amount: a.amount });
+    applied.push({ invoiceId: a.invoiceId, amount: a.amount, paymentId: r.payment.id, transactionId: r.transactionId });
+  }
+  let walletTransactionId: number | null = null;
+  if (remaining > 0) {
+    const credit = await creditWallet(tx, {
+      subscriberId: subscriber.id,
+      amount: remaining,
+      currency,
+      reason: 'quick-pay excess',
+      method: input.method ?? 'cash',
+      reference: input.reference,
+      notes: input.notes,
+      createdBy: input.createdBy,
+    });
+    walletTransactionId = credit.transactionId;
+  }
+  return { applied, remaining, walletTransactionId };
+}

@@ -1,0 +1,106 @@
+/**
+ * A plan change priced by the shared proration function, used by POST /api/invoices/prorate and by
+ * the subscribers' change-service endpoints, so the quote and the charge can never differ.
+ */
+import { and, eq, isNull } from 'drizzle-orm';
+import type { DbOrTx, Tx } from '../db/client';
+import { services, subscribers } from '../db/schema';
+import { prorate, type Proration } from '../domain/proration';
+import { badRequest, notFound } from '../errors';
+import { todayUtc } from './dates';
+import { createInvoice } from './invoices';
+import type { InvoiceRecord } from './types';
+import { creditWallet, type WalletCreditResult } from './wallet';
+
+export interface ServiceChangeQuote extends Proration {
+  subscriberId: number;
+  resellerId: number;
+  oldServiceId: number;
+  oldServiceName: string;
+  newServiceId: number;
+  newServiceName: string;
+  currency: string;
+}
+
+/**
+ * Old price is what the subscriber pays now (its own price when `override_price`, else the plan's);
+ * new price is the new plan's. Errors: 404 `subscriber not found`; 400 `<serviceField> not found`;
+ * 400 when the two plans are priced in different currencies.
+ */
+export async function quoteServiceChange(
+  db: DbOrTx,
+  input: { subscriberId: number; newServiceId: number; today?: string; serviceField?: string },
+): Promise<ServiceChangeQuote> {
+  const field = input.serviceField ?? 'new_service_id';
+  const [sub] = await db
+    .select({ id: subscribers.id, resellerId: subscribers.resellerId, price: subscribers.price, overridePrice: subscribers.overridePrice, expiryDate: subscribers.expiryDate, serviceId: subscribers.serviceId })
+    .from(subscribers)
+    .where(and(eq(subscribers.id, input.subscriberId), isNull(subscribers.deletedAt)));
+  if (!sub) throw notFound('subscriber not found');
+  const [oldPlan] = await db.select().from(services).where(eq(services.id, sub.serviceId));
+  const [newPlan] = await db.select().from(services).where(and(eq(services.id, input.newServiceId), isNull(services.deletedAt)));
+  if (!newPlan) throw badRequest(`${field} not found`);
+  if (!oldPlan) throw badRequest('the subscriber has no current plan to prorate');
+  if (oldPlan.currency !== newPlan.currency) {
+    throw badRequest(`${field} is priced in ${newPlan.currency} but the current plan in ${oldPlan.currency}`);
+  }
+  const oldPrice = sub.overridePrice && sub.price !== null ? sub.price : oldPlan.price;
+  const p = prorate({
+    oldPrice,
+    oldPeriodDays: oldPlan.durationDays,
+    newPrice: newPlan.price,
+    newPeriodDays: newPlan.durationDays,
+    today: input.today ?? todayUtc(),
+    expiryDate: sub.expiryDate,
+  });
+  return {
+    ...p,
+    subscriberId: sub.id,
+    resellerId: sub.resellerId,
+    oldServiceId: oldPlan.id,
+    oldServiceName: oldPlan.name,
+    newServiceId: newPlan.id,
+    newServiceName: newPlan.name,
+    currency: newPlan.currency,
+  };
+}
+
+export interface ServiceChangeSettlement {
+  /** Set when the subscriber owes money: one pending invoice for the net amount due. */
+  invoice: InvoiceRecord | null;
+  /** Set when the subscriber is owed money: the wallet credit. */
+  walletCredit: WalletCreditResult | null;
+}
+
+/** charge_difference: an invoice for the net due, or a wallet credit for a net refund, or nothing. */
+export async function settleServiceChange(
+  tx: Tx,
+  quote: ServiceChangeQuote,
+  opts: { createdBy?: number | null; taxRate?: number | string } = {},
+): Promise<ServiceChangeSettlement> {
+  const description = `Plan change ${quote.oldServiceName} -> ${quote.newServiceName} (${quote.daysRemaining} days)`;
+  if (quote.netAmountDue > 0) {
+    const invoice = await createInvoice(tx, {
+      subscriberId: quote.subscriberId,
+      resellerId: quote.resellerId,
+      items: [{ description, qty: 1, unitPrice: quote.netAmountDue }],
+      currency: quote.currency,
+      taxRate: opts.taxRate,
+      kind: 'service_change',
+      createdBy: opts.createdBy,
+    });
+    return { invoice, walletCredit: null };
+  }
+  if (quote.netAmountDue < 0) {
+    const walletCredit = await creditWallet(tx, {
+      subscriberId: quote.subscriberId,
+      amount: -quote.netAmountDue,
+      currency: quote.currency,
+      reason: 'service change credit',
+      notes: description,
+      createdBy: opts.createdBy,
+    });
+    return { invoice: null, walletCredit };
+  }
+  return { invoice: null, walletCredit: null };
+}
