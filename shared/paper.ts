@@ -14,11 +14,18 @@ export const PAPER_SIZES = {
   Executive: { width: 184.15, height: 266.7 },
   Statement: { width: 139.7, height: 215.9 },
   Folio: { width: 215.9, height: 330.2 },
+  /** C5 envelope. */
   C5: { width: 162, height: 229 },
+  /** DL envelope. */
   DL: { width: 110, height: 220 },
-  'Receipt80': { width: 80, height: null },
-  'Receipt58': { width: 58, height: null },
+  /** Thermal receipt rolls. */
+  Receipt80: { width: 80, height: null },
+  Receipt58: { width: 58, height: null },
 } as const satisfies Record<string, { width: number; height: number | null }>;
 
 export type PaperSize = keyof typeof PAPER_SIZES;
 export const PAPER_NAMES = Object.keys(PAPER_SIZES) as PaperSize[];
+
+export function isPaperSize(name: unknown): name is PaperSize {
+  return typeof name === 'string' && Object.prototype.hasOwnProperty.call(PAPER_SIZES, name);
+}

@@ -1,4 +1,5 @@
 import type { ServiceSchema } from 'moleculer';
+import { createPdfRendererService } from './pdf-renderer.service';
 
-/** A warm Chromium and a bounded page pool: HTML in, PDF bytes out (issue: documents). */
-export const pdfRendererSchemas: ServiceSchema[] = [{ name: 'pdf-renderer' }];
+/** A warm Chromium and a bounded page pool: HTML in, PDF bytes out (docs/documents.md). */
+export const pdfRendererSchemas: ServiceSchema[] = [createPdfRendererService()];

@@ -1,0 +1,69 @@
+/**
+ * `pdf-renderer`: HTML in, PDF bytes out, as a stream. The bytes are cut into 64 KiB chunks because
+ * NATS caps a message at 1 MB and Moleculer sends each stream chunk as one message.
+ */
+import { Readable } from 'node:stream';
+import type { Context, Service, ServiceSchema } from 'moleculer';
+import { ApiError, badRequest, unavailable } from '../../shared/errors';
+import { PAPER_NAMES, PAPER_SIZES, isPaperSize } from '../../shared/paper';
+import { findChromium } from './chromium';
+import { rendererOptionsFromEnv, type RendererOptions } from './options';
+import { PoolClosedError, QueueFullError, RenderPool, RenderTimeoutError } from './pool';
+
+export interface RenderParams {
+  html: string;
+  paper: string;
+}
+
+const CHUNK_BYTES = 64 * 1024;
+
+function chunked(bytes: Buffer): Readable {
+  const parts: Buffer[] = [];
+  for (let i = 0; i < bytes.length; i += CHUNK_BYTES) parts.push(bytes.subarray(i, i + CHUNK_BYTES));
+  return Readable.from(parts, { objectMode: false });
+}
+
+export function createPdfRendererService(overrides: Partial<RendererOptions> & { executablePath?: string } = {}): ServiceSchema {
+  let pool: RenderPool | undefined;
+
+  return {
+    name: 'pdf-renderer',
+    actions: {
+      render: {
+        visibility: 'public',
+        async handler(ctx: Context<RenderParams>): Promise<Readable> {
+          const { html, paper } = ctx.params;
+          if (typeof html !== 'string' || !html) throw badRequest('html is required');
+          if (!isPaperSize(paper)) throw badRequest(`paper must be one of ${PAPER_NAMES.join(', ')}`);
+          if (!pool) throw unavailable('pdf renderer is not running');
+          const size = PAPER_SIZES[paper];
+          try {
+            return chunked(await pool.render({ html, widthMm: size.width, heightMm: size.height }));
+          } catch (err) {
+            if (err instanceof QueueFullError) throw unavailable('pdf renderer is busy, retry shortly');
+            if (err instanceof PoolClosedError) throw unavailable('pdf renderer is restarting, retry shortly');
+            if (err instanceof RenderTimeoutError) throw new ApiError(504, 'pdf render timed out');
+            throw err;
+          }
+        },
+      },
+      /** Browser pid, generation and queue depth: for health checks and the crash-recovery test. */
+      status: {
+        visibility: 'public',
+        handler: () => pool?.status() ?? null,
+      },
+    },
+    started(this: Service) {
+      const options = { ...rendererOptionsFromEnv(), ...overrides };
+      // Fails the start with a message naming the fix when no Chromium exists.
+      const executablePath = overrides.executablePath ?? findChromium();
+      pool = new RenderPool({ ...options, executablePath, logger: this.logger });
+      pool.warm();
+    },
+    async stopped() {
+      const p = pool;
+      pool = undefined;
+      await p?.stop();
+    },
+  };
+}

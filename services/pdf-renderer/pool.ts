@@ -1,0 +1,262 @@
+/**
+ * One warm Chromium and a fixed set of reused pages. `setContent` on a warm page is about 5x faster
+ * than a new page per render (ARCHITECTURE section 6), so pages live as long as their browser.
+ *
+ * - At most `concurrency` renders run; at most `maxQueue` more wait; beyond that `QueueFullError`
+ *   (the service answers 503) so a burst cannot exhaust memory.
+ * - Every render has a deadline. A page that misses it is thrown away; if the browser does not even
+ *   answer when asked to close that page, the browser is considered hung and is restarted.
+ * - When the browser dies (crash, OOM kill) it is relaunched; a render interrupted by the death is
+ *   retried once on the new browser, so the caller only sees the failure if it happens twice.
+ */
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { CHROMIUM_ARGS } from './chromium';
+import { browserPidsOf } from './processes';
+
+export interface PoolOptions {
+  executablePath: string;
+  concurrency: number;
+  maxQueue: number;
+  timeoutMs: number;
+  logger?: { info(...args: unknown[]): void; warn(...args: unknown[]): void };
+}
+
+export interface RenderJob {
+  html: string;
+  widthMm: number;
+  /** null: a receipt roll, the page is as long as the content. */
+  heightMm: number | null;
+}
+
+export class QueueFullError extends Error {
+  constructor() {
+    super('pdf renderer queue is full');
+    this.name = 'QueueFullError';
+  }
+}
+
+export class RenderTimeoutError extends Error {
+  constructor(ms: number) {
+    super(`pdf render exceeded ${ms} ms`);
+    this.name = 'RenderTimeoutError';
+  }
+}
+
+export class PoolClosedError extends Error {
+  constructor() {
+    super('pdf renderer is stopping');
+    this.name = 'PoolClosedError';
+  }
+}
+
+interface Slot {
+  page?: Page;
+  /** Browser generation the page belongs to: a page of a dead browser is never reused. */
+  generation: number;
+  viewportWidth?: number;
+}
+
+const PX_PER_MM = 96 / 25.4;
+/** Closing a page or a browser that does not answer within this is treated as a hang. */
+const CLOSE_GRACE_MS = 3000;
+/** A receipt's measured height gets this much slack so rounding never spills onto a second page. */
+const RECEIPT_SLACK_MM = 2;
+
+function withTimeout<T>(work: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
+  // The losing promise may still reject later; observe it so it is never an unhandled rejection.
+  work.catch(() => undefined);
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(onTimeout()), ms);
+  });
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+}
+
+function looksLikeBrowserDeath(err: unknown): boolean {
+  return /closed|crash|disconnected|Target.*gone/i.test((err as Error)?.message ?? '');
+}
+
+export class RenderPool {
+  private browser?: Browser;
+  private browserPid?: number;
+  private launching?: Promise<Browser>;
+  private generation = 0;
+  private restarts = 0;
+  private readonly free: Slot[];
+  private readonly waiters: Array<{ resolve: (slot: Slot) => void; reject: (err: Error) => void }> = [];
+  private closed = false;
+
+  constructor(private readonly opts: PoolOptions) {
+    this.free = Array.from({ length: opts.concurrency }, () => ({ generation: -1 }));
+  }
+
+  /** Launches the browser; start-up does not wait for it (the first render does). */
+  warm(): void {
+    this.ensureBrowser().catch((err) => this.opts.logger?.warn('pdf-renderer: browser launch failed', err));
+  }
+
+  status(): { pid: number | undefined; generation: number; restarts: number; idle: number; queued: number } {
+    return { pid: this.browserPid, generation: this.generation, restarts: this.restarts, idle: this.free.length, queued: this.waiters.length };
+  }
+
+  async render(job: RenderJob): Promise<Buffer> {
+    if (this.closed) throw new PoolClosedError();
+    const slot = await this.acquire();
+    try {
+      return await this.renderOn(slot, job, true);
+    } finally {
+      this.release(slot);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.closed = true;
+    for (const w of this.waiters.splice(0)) w.reject(new PoolClosedError());
+    await this.launching?.catch(() => undefined);
+    const browser = this.browser;
+    this.browser = undefined;
+    if (browser) await this.closeBrowser(browser);
+  }
+
+  // ------------------------------------------------------------------ queue
+
+  private acquire(): Promise<Slot> {
+    const slot = this.free.pop();
+    if (slot) return Promise.resolve(slot);
+    if (this.waiters.length >= this.opts.maxQueue) return Promise.reject(new QueueFullError());
+    return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
+  }
+
+  private release(slot: Slot): void {
+    const next = this.waiters.shift();
+    if (next) next.resolve(slot);
+    else this.free.push(slot);
+  }
+
+  // ------------------------------------------------------------------ rendering
+
+  private async renderOn(slot: Slot, job: RenderJob, mayRetry: boolean): Promise<Buffer> {
+    try {
+      return await withTimeout(this.renderPage(slot, job), this.opts.timeoutMs, () => new RenderTimeoutError(this.opts.timeoutMs));
+    } catch (err) {
+      if (this.closed) throw new PoolClosedError();
+      if (err instanceof RenderTimeoutError) {
+        await this.discardPage(slot);
+        throw err;
+      }
+      const died = !this.browser?.isConnected() || looksLikeBrowserDeath(err);
+      await this.discardPage(slot);
+      if (died && mayRetry) {
+        this.opts.logger?.warn('pdf-renderer: render interrupted by a browser failure, retrying once', (err as Error).message);
+        return this.renderOn(slot, job, false);
+      }
+      throw err;
+    }
+  }
+
+  private async renderPage(slot: Slot, job: RenderJob): Promise<Buffer> {
+    const page = await this.pageFor(slot);
+    const widthPx = Math.round(job.widthMm * PX_PER_MM);
+    if (slot.viewportWidth !== widthPx) {
+      // Receipt heights are measured on the layout, so lay out at the paper's width.
+      await page.setViewportSize({ width: widthPx, height: 800 });
+      slot.viewportWidth = widthPx;
+    }
+    await page.setContent(job.html, { waitUntil: 'load', timeout: this.opts.timeoutMs });
+    let heightMm = job.heightMm;
+    if (heightMm === null) {
+      const px = Number(await page.evaluate('Math.ceil(document.documentElement.getBoundingClientRect().height)'));
+      heightMm = Math.ceil(px / PX_PER_MM) + RECEIPT_SLACK_MM;
+    }
+    return page.pdf({
+      width: `${job.widthMm}mm`,
+      height: `${heightMm}mm`,
+      printBackground: true,
+      margin: { top: '0', right: '0', bottom: '0', left: '0' },
+    });
+  }
+
+  private async pageFor(slot: Slot): Promise<Page> {
+    const browser = await this.ensureBrowser();
+    if (slot.page && slot.generation === this.generation && !slot.page.isClosed()) return slot.page;
+    const page = await browser.newPage();
+    // Templates style print with @media print; the receipt height is measured in the same media.
+    await page.emulateMedia({ media: 'print' });
+    slot.page = page;
+    slot.generation = this.generation;
+    slot.viewportWidth = undefined;
+    return page;
+  }
+
+  /** Throw a page away after a failure; a page that will not even close means a hung browser. */
+  private async discardPage(slot: Slot): Promise<void> {
+    const page = slot.page;
+    slot.page = undefined;
+    slot.viewportWidth = undefined;
+    if (!page || slot.generation !== this.generation || page.isClosed()) return;
+    try {
+      await withTimeout(page.close({ runBeforeUnload: false }), CLOSE_GRACE_MS, () => new Error('page close timed out'));
+    } catch {
+      const browser = this.browser;
+      if (browser) {
+        this.opts.logger?.warn('pdf-renderer: browser is not answering, restarting it');
+        this.browser = undefined;
+        await this.closeBrowser(browser);
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ browser lifecycle
+
+  private ensureBrowser(): Promise<Browser> {
+    if (this.closed) return Promise.reject(new PoolClosedError());
+    if (this.browser?.isConnected()) return Promise.resolve(this.browser);
+    this.launching ??= this.launch().finally(() => {
+      this.launching = undefined;
+    });
+    return this.launching;
+  }
+
+  private async launch(): Promise<Browser> {
+    const before = new Set(browserPidsOf(process.pid));
+    const browser = await chromium.launch({
+      executablePath: this.opts.executablePath,
+      args: CHROMIUM_ARGS,
+      headless: true,
+      // The renderer is a library inside a Moleculer process: the broker handles signals.
+      handleSIGINT: false,
+      handleSIGTERM: false,
+      handleSIGHUP: false,
+    });
+    if (this.generation > 0) this.restarts++;
+    this.generation++;
+    this.browser = browser;
+    this.browserPid = browserPidsOf(process.pid).find((pid) => !before.has(pid));
+    browser.on('disconnected', () => {
+      if (this.browser !== browser) return;
+      this.browser = undefined;
+      this.browserPid = undefined;
+      if (this.closed) return;
+      this.opts.logger?.warn('pdf-renderer: browser disconnected, relaunching');
+      this.warm();
+    });
+    this.opts.logger?.info(`pdf-renderer: browser ${browser.version()} started (pid ${this.browserPid ?? 'unknown'})`);
+    return browser;
+  }
+
+  /** Close politely; if the browser is hung, kill its process so it cannot linger. */
+  private async closeBrowser(browser: Browser): Promise<void> {
+    const pid = this.browserPid;
+    try {
+      await withTimeout(browser.close(), CLOSE_GRACE_MS, () => new Error('browser close timed out'));
+    } catch {
+      if (pid) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // Already gone.
+        }
+      }
+    }
+  }
+}
