@@ -68,12 +68,14 @@ export function toHttpError(err: unknown): { status: number; message: string } {
   if (err instanceof ApiError || e.type === 'API_ERROR') return { status: Number(e.code), message: e.message ?? '' };
   if (e.type === 'entity.too.large') return { status: 413, message: 'request body too large (limit 1 MB)' };
   if (e.type === 'entity.parse.failed') return { status: 400, message: 'malformed JSON body' };
+  // A unit no process runs: Moleculer says 404 ServiceNotFound, which for HTTP is a 503.
+  if (e.name === 'ServiceNotAvailableError' || e.name === 'ServiceNotFoundError') {
+    return { status: 503, message: 'service unavailable' };
+  }
   const status = Number(e.code ?? e.status);
   if (status === 404) return { status, message: 'not found' };
   if (status === 429) return { status, message: 'too many requests' };
-  if (status === 503 || e.name === 'ServiceNotAvailableError' || e.name === 'ServiceNotFoundError') {
-    return { status: 503, message: 'service unavailable' };
-  }
+  if (status === 503) return { status, message: 'service unavailable' };
   if (e.name === 'RequestTimeoutError') return { status: 504, message: 'upstream timeout' };
   if (Number.isInteger(status) && status >= 400 && status < 500) return { status, message: e.message ?? 'bad request' };
   return { status: 500, message: 'internal server error' };
