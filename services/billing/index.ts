@@ -1,4 +1,5 @@
 import type { ServiceSchema } from 'moleculer';
+import { invoicesService } from './invoices.service';
 
 /** Invoices, payments, the ledger, wallet credit, commissions and proration (issue: billing). */
-export const billingSchemas: ServiceSchema[] = [{ name: 'billing' }];
+export const billingSchemas: ServiceSchema[] = [invoicesService];

@@ -1,0 +1,304 @@
+/**
+ * The `billing` service: invoice actions behind the routes in routes.ts. Every write runs in one
+ * transaction through the shared billing functions (shared/billing), which the subscribers unit
+ * uses too; reads are prepared statements in queries.ts.
+ */
+import { eq } from 'drizzle-orm';
+import type { Service, ServiceSchema, ServiceSettingSchema } from 'moleculer';
+import type { Auth } from '../../shared/auth/claims';
+import { assertRecordInScope, requireAdmin, requireAdminOrReseller, resellerInScope, scopeFor } from '../../shared/auth/policy';
+import {
+  applyPayment,
+  consolidateInvoices,
+  createInvoice,
+  deleteInvoice,
+  invoiceView,
+  payFifo,
+  paymentView,
+  quoteServiceChange,
+  updatePendingInvoice,
+  type PaymentMethod,
+} from '../../shared/billing';
+import type { ItemInput } from '../../shared/domain/invoice-math';
+import { db } from '../../shared/db/client';
+import { resellers } from '../../shared/db/schema';
+import { badRequest, forbidden, notFound } from '../../shared/errors';
+import { authOf, pageOf, type Ctx } from '../../shared/http/context';
+import type { ActionResult } from '../../shared/http/route';
+import { fromMinor, isCurrency, toMinor } from '../../shared/money';
+import { loadSettings } from '../../shared/settings';
+import { idempotentWrite, pruneIdempotencyKeys } from './idempotency';
+import { markOverdue } from './overdue';
+import { commissionRows, invoiceDetail, invoiceHead, listInvoices, paymentsOf, subscriberHead } from './queries';
+
+interface ItemParam {
+  description: string;
+  qty: number;
+  unit_price: number;
+}
+
+const DAY_MS = 86_400_000;
+
+function minor(value: number, currency: string, field: string): number {
+  try {
+    return toMinor(value, currency);
+  } catch {
+    throw badRequest(`${field} has more decimal places than ${currency} allows`);
+  }
+}
+
+function itemsInMinor(items: ItemParam[], currency: string): ItemInput[] {
+  return items.map((it, i) => ({ description: it.description, qty: it.qty, unitPrice: minor(it.unit_price, currency, `items[${i}].unit_price`) }));
+}
+
+async function systemCurrency(): Promise<string> {
+  return (await loadSettings(db(), ['currency'])).currency;
+}
+
+/** The invoice exists (404) and its reseller is in the caller's scope (403). */
+async function invoiceInScope(auth: Auth, id: number, access: 'read' | 'write') {
+  const head = await invoiceHead(id);
+  await assertRecordInScope(db(), auth, access, head?.resellerId, 'invoice not found');
+  return head!;
+}
+
+/**
+ * The subscriber exists and is live and its reseller is in the caller's scope (403). Missing is
+ * 404 `subscriber not found` for a path id, 400 `subscriber_id not found` for a body field.
+ */
+async function subscriberInScope(auth: Auth, id: number, access: 'read' | 'write', from: 'path' | 'body' = 'path') {
+  const head = await subscriberHead(id);
+  if (!head) throw from === 'path' ? notFound('subscriber not found') : badRequest('subscriber_id not found');
+  await assertRecordInScope(db(), auth, access, head.resellerId, 'subscriber not found');
+  return head;
+}
+
+interface BillingThis extends Service {
+  overdueTimer?: NodeJS.Timeout;
+  runDailyJobs(): Promise<void>;
+}
+
+const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
+  name: 'billing',
+  actions: {
+    list: {
+      async handler(
+        ctx: Ctx<{ page?: number; limit?: number; status?: string; subscriber_id?: number; reseller_id?: number; from?: string; to?: string; search?: string; order?: 'asc' | 'desc' }>,
+      ): Promise<ActionResult> {
+        const auth = authOf(ctx);
+        const p = ctx.params;
+        const { page, limit, offset } = pageOf(p);
+        const scope = await scopeFor(db(), auth, 'read');
+        if (p.reseller_id !== undefined && !(await resellerInScope(db(), scope, p.reseller_id))) throw forbidden();
+        const { rows, total } = await listInvoices(scope, {
+          status: p.status, subscriberId: p.subscriber_id, resellerId: p.reseller_id, from: p.from, to: p.to,
+          search: p.search, order: p.order ?? 'desc', limit, offset,
+        });
+        return { data: rows.map((r) => invoiceView(r)), pagination: { page, limit, total } };
+      },
+    },
+
+    get: {
+      async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
+        const auth = authOf(ctx);
+        const detail = await invoiceDetail(ctx.params.id);
+        await assertRecordInScope(db(), auth, 'read', detail?.invoice.resellerId, 'invoice not found');
+        const { invoice, items, payments } = detail!;
+        return { data: invoiceView(invoice, { items, payments }) };
+      },
+    },
+
+    create: {
+      async handler(
+        ctx: Ctx<{ subscriber_id: number; items: ItemParam[]; tax_rate?: number; due_date?: string; notes?: string; currency?: string }>,
+      ): Promise<ActionResult> {
+        const auth = requireAdminOrReseller(ctx.meta.auth);
+        const p = ctx.params;
+        const subscriber = await subscriberInScope(auth, p.subscriber_id, 'write', 'body');
+        const currency = p.currency ?? (await systemCurrency());
+        if (!isCurrency(currency)) throw badRequest('currency must be an ISO 4217 code');
+        const items = itemsInMinor(p.items, currency);
+        return idempotentWrite(ctx, 201, async (tx) => {
+          const { invoice, items: lines } = await createInvoice(tx, {
+            subscriberId: p.subscriber_id, resellerId: subscriber.resellerId, items, taxRate: p.tax_rate,
+            dueDate: p.due_date, notes: p.notes, currency, createdBy: auth.managerId,
+          });
+          return { data: invoiceView(invoice, { items: lines, payments: [] }) };
+        });
+      },
+    },
+
+    update: {
+      async handler(ctx: Ctx<{ id: number; items?: ItemParam[]; tax_rate?: number; due_date?: string; notes?: string | null }>): Promise<ActionResult> {
+        const auth = requireAdminOrReseller(ctx.meta.auth);
+        const p = ctx.params;
+        const head = await invoiceInScope(auth, p.id, 'write');
+        const items = p.items ? itemsInMinor(p.items, head.currency) : undefined;
+        const { invoice, items: lines } = await db().transaction((tx) =>
+          updatePendingInvoice(tx, p.id, { items, taxRate: p.tax_rate, dueDate: p.due_date, notes: p.notes }),
+        );
+        return { data: invoiceView(invoice, { items: lines, payments: [] }) };
+      },
+    },
+
+    remove: {
+      async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
+        requireAdmin(ctx.meta.auth);
+        await db().transaction((tx) => deleteInvoice(tx, ctx.params.id));
+        return { data: { id: ctx.params.id, deleted: true } };
+      },
+    },
+
+    pay: {
+      async handler(
+        ctx: Ctx<{ id: number; amount: number; method?: PaymentMethod; reference?: string; paid_at?: string; notes?: string }>,
+      ): Promise<ActionResult> {
+        const auth = requireAdminOrReseller(ctx.meta.auth);
+        const p = ctx.params;
+        const head = await invoiceInScope(auth, p.id, 'write');
+        const amount = minor(p.amount, head.currency, 'amount');
+        return idempotentWrite(ctx, 200, async (tx) => {
+          const r = await applyPayment(tx, {
+            invoiceId: p.id, amount, method: p.method, reference: p.reference, notes: p.notes,
+            paidAt: p.paid_at ? new Date(p.paid_at) : undefined, createdBy: auth.managerId,
+          });
+          const c = r.invoice.currency;
+          return {
+            data: {
+              invoice: {
+                id: r.invoice.id,
+                status: r.invoice.status,
+                paid_amount: fromMinor(r.invoice.paidAmount, c),
+                balance: fromMinor(r.invoice.total - r.invoice.paidAmount, c),
+                paid_at: r.invoice.paidAt ? r.invoice.paidAt.toISOString() : null,
+              },
+              payment: { id: r.payment.id, amount: fromMinor(r.payment.amount, c), method: r.payment.method },
+              transaction_id: r.transactionId,
+            },
+          };
+        });
+      },
+    },
+
+    payments: {
+      async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
+        const head = await invoiceInScope(authOf(ctx), ctx.params.id, 'read');
+        const rows = await paymentsOf(ctx.params.id);
+        return { data: rows.map((r) => paymentView(r, head.currency)) };
+      },
+    },
+
+    quickPay: {
+      async handler(
+        ctx: Ctx<{ subscriber_id: number; amount: number; method?: Exclude<PaymentMethod, 'wallet'>; reference?: string; notes?: string }>,
+      ): Promise<ActionResult> {
+        const auth = requireAdminOrReseller(ctx.meta.auth);
+        const p = ctx.params;
+        await subscriberInScope(auth, p.subscriber_id, 'write');
+        const currency = await systemCurrency();
+        const amount = minor(p.amount, currency, 'amount');
+        return idempotentWrite(ctx, 200, async (tx) => {
+          const r = await payFifo(tx, {
+            subscriberId: p.subscriber_id, amount, method: p.method, reference: p.reference, notes: p.notes, createdBy: auth.managerId,
+          });
+          return {
+            applied: r.applied.map((a) => ({ invoice_id: a.invoiceId, amount: fromMinor(a.amount, currency) })),
+            remaining: fromMinor(r.remaining, currency),
+          };
+        });
+      },
+    },
+
+    consolidate: {
+      async handler(ctx: Ctx<{ subscriber_id: number; notes?: string }>): Promise<ActionResult> {
+        const auth = requireAdminOrReseller(ctx.meta.auth);
+        await subscriberInScope(auth, ctx.params.subscriber_id, 'write');
+        const r = await db().transaction((tx) =>
+          consolidateInvoices(tx, { subscriberId: ctx.params.subscriber_id, notes: ctx.params.notes, createdBy: auth.managerId }),
+        );
+        return { data: { consolidated_invoice: invoiceView(r.invoice, { items: r.items, payments: [] }), voided_invoice_ids: r.voidedIds } };
+      },
+    },
+
+    commissions: {
+      async handler(ctx: Ctx<{ reseller_id?: number; from?: string; to?: string; status?: string }>): Promise<ActionResult> {
+        const auth = authOf(ctx);
+        const p = ctx.params;
+        const scope = await scopeFor(db(), auth, 'read');
+        // A reseller's commissions are on its own invoices; an admin sees all unless it names one.
+        const resellerId = p.reseller_id ?? auth.resellerId ?? undefined;
+        let rate: number | null = null;
+        if (resellerId !== undefined) {
+          const [r] = await db().select({ rate: resellers.commissionRate }).from(resellers).where(eq(resellers.id, resellerId));
+          if (!r) throw badRequest('reseller_id not found');
+          if (!(await resellerInScope(db(), scope, resellerId))) throw forbidden();
+          rate = Number(r.rate);
+        }
+        const { commission_basis: basis, currency } = await loadSettings(db(), ['commission_basis', 'currency']);
+        // An explicit status wins; otherwise the basis setting decides: paid invoices, or every non-void one.
+        const statuses = p.status ? [p.status] : basis === 'paid' ? ['paid'] : undefined;
+        const rows = await commissionRows(scope, { resellerId, from: p.from, to: p.to, statuses });
+        const totalInvoiced = rows.reduce((s, r) => s + Number(r.invoiced), 0);
+        const totalCommission = rows.reduce((s, r) => s + Number(r.commission), 0);
+        // Without a reseller, the rate is the effective one over what was selected.
+        rate ??= totalInvoiced === 0 ? 0 : Math.round((totalCommission * 10000) / totalInvoiced) / 100;
+        return {
+          data: {
+            total_commission: fromMinor(totalCommission, currency),
+            total_invoiced: fromMinor(totalInvoiced, currency),
+            rate,
+            rows: rows.map((r) => ({ month: r.month, invoiced: fromMinor(Number(r.invoiced), currency), commission: fromMinor(Number(r.commission), currency) })),
+          },
+        };
+      },
+    },
+
+    prorate: {
+      async handler(ctx: Ctx<{ subscriber_id: number; new_service_id: number }>): Promise<ActionResult> {
+        const auth = requireAdminOrReseller(ctx.meta.auth);
+        await subscriberInScope(auth, ctx.params.subscriber_id, 'write');
+        const q = await quoteServiceChange(db(), { subscriberId: ctx.params.subscriber_id, newServiceId: ctx.params.new_service_id });
+        return {
+          data: {
+            old_unused_credit: fromMinor(q.oldUnusedCredit, q.currency),
+            new_service_charge: fromMinor(q.newServiceCharge, q.currency),
+            net_amount_due: fromMinor(q.netAmountDue, q.currency),
+            days_remaining: q.daysRemaining,
+          },
+        };
+      },
+    },
+
+    /** The daily job, callable through the broker (not routed): overdue marking and key pruning. */
+    markOverdue: {
+      visibility: 'public',
+      async handler(ctx: Ctx<{ today?: string }>): Promise<{ marked: number }> {
+        return { marked: await markOverdue(ctx.params.today) };
+      },
+    },
+  },
+
+  methods: {
+    async runDailyJobs(this: BillingThis) {
+      try {
+        const marked = await markOverdue();
+        const pruned = await pruneIdempotencyKeys();
+        this.logger.info('billing daily jobs', { marked_overdue: marked, pruned_idempotency_keys: pruned });
+      } catch (err) {
+        this.logger.error('billing daily jobs failed', err);
+      }
+    },
+  },
+
+  async started(this: BillingThis) {
+    await this.runDailyJobs();
+    this.overdueTimer = setInterval(() => void this.runDailyJobs(), DAY_MS);
+    this.overdueTimer.unref();
+  },
+
+  stopped(this: BillingThis) {
+    if (this.overdueTimer) clearInterval(this.overdueTimer);
+  },
+};
+
+export const invoicesService = schema as ServiceSchema;
