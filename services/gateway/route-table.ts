@@ -4,6 +4,7 @@
  */
 import type { RouteDef } from '../../shared/http/route';
 import { routes as billing } from '../billing/routes';
+import { routes as invoiceDocuments } from '../billing/document-routes';
 import { routes as networkAccess } from '../network-access/routes';
 import { routes as notifier } from '../notifier/routes';
 import { routes as pdfRenderer } from '../pdf-renderer/routes';
@@ -11,5 +12,5 @@ import { routes as subscribers } from '../subscribers/routes';
 import { routes as gateway } from './routes';
 
 export function allRoutes(): RouteDef[] {
-  return [...gateway, ...subscribers, ...billing, ...networkAccess, ...pdfRenderer, ...notifier];
+  return [...gateway, ...subscribers, ...billing, ...invoiceDocuments, ...networkAccess, ...pdfRenderer, ...notifier];
 }

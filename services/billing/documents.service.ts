@@ -1,0 +1,187 @@
+/**
+ * `invoice-documents`: the invoice as a PDF, as a public receipt page and PDF, its public link's
+ * rotation, and chat delivery. It renders the one template (templates/invoice.ts), hands HTML to
+ * `pdf-renderer` and the resulting stream to the gateway or to `notifier`; it never writes an
+ * invoice (the public link rotation writes only the link columns).
+ */
+import type { Readable } from 'node:stream';
+import { eq } from 'drizzle-orm';
+import type { ServiceSchema } from 'moleculer';
+import { todayUtc, type InvoiceRow } from '../../shared/billing';
+import { assertRecordInScope, requireAdminOrReseller } from '../../shared/auth/policy';
+import { db } from '../../shared/db/client';
+import { invoices } from '../../shared/db/schema';
+import { badRequest, conflict, notFound } from '../../shared/errors';
+import { authOf, type Ctx } from '../../shared/http/context';
+import type { ActionResult } from '../../shared/http/route';
+import { formatMinor } from '../../shared/money';
+import type { PaperSize } from '../../shared/paper';
+import { newPublicLink, publicUrl, verifyPublicToken } from '../../shared/public-links';
+import { loadSettings, type Settings } from '../../shared/settings';
+import { loadDocument, loadInvoiceRow, loadOpenDocuments, loadSubscriber } from './documents-data';
+import { combinedModel, invoiceModel, type BrandingSettings } from './documents-model';
+import { renderInvoiceHtml } from './templates/invoice';
+import { labelsFor } from './templates/labels';
+
+const NOT_FOUND = 'invoice not found';
+const DOCUMENT_SETTINGS = [
+  'language', 'operator_name', 'operator_address', 'operator_phone', 'operator_email', 'operator_logo_url', 'how_to_pay', 'default_paper_size',
+] as const;
+
+type DocumentSettings = BrandingSettings & Pick<Settings, 'default_paper_size'>;
+
+interface PdfParams { id: number; paper?: PaperSize }
+interface PublicParams extends PdfParams { token?: string }
+interface SendParams { id: number; phone?: string; caption?: string }
+
+/** What `notifier.send` reads from `ctx.meta` beside the PDF stream (its params). */
+export interface DeliveryRequest {
+  invoiceId: number;
+  invoiceIds: number[];
+  subscriberId: number;
+  phone: string;
+  caption: string;
+  filename: string;
+  createdBy: number | null;
+}
+
+async function documentSettings(): Promise<DocumentSettings> {
+  return loadSettings(db(), [...DOCUMENT_SETTINGS]);
+}
+
+/** The invoice for a public request: a missing, wrong or absent token looks exactly like no invoice. */
+async function publicInvoice(id: number, token: string | undefined): Promise<InvoiceRow> {
+  const invoice = await loadInvoiceRow(db(), id);
+  if (!invoice || !verifyPublicToken(invoice.publicTokenHash, token)) throw notFound(NOT_FOUND);
+  return invoice;
+}
+
+async function invoiceInScope(ctx: Ctx<unknown>, id: number, access: 'read' | 'write'): Promise<InvoiceRow> {
+  const invoice = await loadInvoiceRow(db(), id);
+  await assertRecordInScope(db(), authOf(ctx), access, invoice?.resellerId, NOT_FOUND);
+  return invoice as InvoiceRow;
+}
+
+async function singleHtml(invoice: InvoiceRow, s: DocumentSettings, mode: 'page' | 'pdf', paper: PaperSize, pdfUrl: string | null): Promise<string> {
+  const [doc, sub] = await Promise.all([loadDocument(db(), invoice), loadSubscriber(db(), invoice.subscriberId)]);
+  const link = invoice.publicTokenNonce ? publicUrl(invoice.id, invoice.publicTokenNonce) : null;
+  return renderInvoiceHtml(await invoiceModel(doc, sub, s, { mode, paper, publicUrl: link, pdfUrl }));
+}
+
+function renderPdf(ctx: Ctx<unknown>, html: string, paper: PaperSize, filename: string): Promise<Readable> {
+  ctx.meta.$responseHeaders = { 'Content-Disposition': `inline; filename="${filename}"`, 'Cache-Control': 'private, no-store' };
+  return ctx.call<Readable, { html: string; paper: PaperSize }>('pdf-renderer.render', { html, paper });
+}
+
+const pdfName = (invoiceNumber: string) => `${invoiceNumber.replace(/[^A-Za-z0-9_.-]/g, '_')}.pdf`;
+
+/** Public pages carry the token in their URL: keep it out of caches, search engines and Referer. */
+const PUBLIC_HEADERS = { 'Cache-Control': 'private, no-store', 'Referrer-Policy': 'no-referrer', 'X-Robots-Tag': 'noindex' };
+
+async function deliver(ctx: Ctx<unknown>, pdf: Readable, request: DeliveryRequest): Promise<ActionResult> {
+  const data = await ctx.call<Record<string, unknown>, Readable>('notifier.send', pdf, { meta: { delivery: request } });
+  return { data };
+}
+
+function recipient(params: SendParams, subscriberPhone: string | null | undefined): string {
+  const phone = (params.phone ?? subscriberPhone ?? '').trim();
+  if (!phone) throw badRequest('phone is required: the subscriber has no phone number');
+  return phone;
+}
+
+export const documentsService: ServiceSchema = {
+  name: 'invoice-documents',
+  actions: {
+    pdf: {
+      async handler(ctx: Ctx<PdfParams>): Promise<Readable> {
+        const invoice = await invoiceInScope(ctx, ctx.params.id, 'read');
+        const s = await documentSettings();
+        const paper = ctx.params.paper ?? (s.default_paper_size as PaperSize);
+        return renderPdf(ctx, await singleHtml(invoice, s, 'pdf', paper, null), paper, pdfName(invoice.invoiceNumber));
+      },
+    },
+
+    publicPage: {
+      async handler(ctx: Ctx<PublicParams>): Promise<string> {
+        const invoice = await publicInvoice(ctx.params.id, ctx.params.token);
+        const s = await documentSettings();
+        const pdfUrl = `/api/invoices/public/${invoice.id}/pdf?token=${encodeURIComponent(ctx.params.token ?? '')}`;
+        ctx.meta.$responseHeaders = PUBLIC_HEADERS;
+        return singleHtml(invoice, s, 'page', s.default_paper_size as PaperSize, pdfUrl);
+      },
+    },
+
+    publicPdf: {
+      async handler(ctx: Ctx<PublicParams>): Promise<Readable> {
+        const invoice = await publicInvoice(ctx.params.id, ctx.params.token);
+        const s = await documentSettings();
+        const paper = ctx.params.paper ?? (s.default_paper_size as PaperSize);
+        const stream = await renderPdf(ctx, await singleHtml(invoice, s, 'pdf', paper, null), paper, pdfName(invoice.invoiceNumber));
+        ctx.meta.$responseHeaders = { ...ctx.meta.$responseHeaders, ...PUBLIC_HEADERS };
+        return stream;
+      },
+    },
+
+    rotatePublicToken: {
+      async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
+        requireAdminOrReseller(ctx.meta.auth);
+        const invoice = await invoiceInScope(ctx, ctx.params.id, 'write');
+        const link = newPublicLink(invoice.id);
+        await db().update(invoices).set({ ...link, updatedAt: new Date() }).where(eq(invoices.id, invoice.id));
+        return { data: { id: invoice.id, public_url: publicUrl(invoice.id, link.publicTokenNonce) } };
+      },
+    },
+
+    sendChat: {
+      async handler(ctx: Ctx<SendParams>): Promise<ActionResult> {
+        const auth = requireAdminOrReseller(ctx.meta.auth);
+        const invoice = await invoiceInScope(ctx, ctx.params.id, 'write');
+        await ctx.call('notifier.ready');
+        const sub = await loadSubscriber(db(), invoice.subscriberId);
+        const phone = recipient(ctx.params, sub?.phone);
+        const s = await documentSettings();
+        const paper = s.default_paper_size as PaperSize;
+        const t = labelsFor(s.language);
+        const balance = `${formatMinor(invoice.total - invoice.paidAmount, invoice.currency)} ${invoice.currency}`;
+        const pdf = await renderPdf(ctx, await singleHtml(invoice, s, 'pdf', paper, null), paper, pdfName(invoice.invoiceNumber));
+        return deliver(ctx, pdf, {
+          invoiceId: invoice.id,
+          invoiceIds: [invoice.id],
+          subscriberId: invoice.subscriberId,
+          phone,
+          caption: ctx.params.caption ?? `${s.operator_name}: ${t.invoice} ${invoice.invoiceNumber}, ${t.balance} ${balance}`,
+          filename: pdfName(invoice.invoiceNumber),
+          createdBy: auth.managerId,
+        });
+      },
+    },
+
+    sendCombined: {
+      async handler(ctx: Ctx<SendParams>): Promise<ActionResult> {
+        const auth = requireAdminOrReseller(ctx.meta.auth);
+        const invoice = await invoiceInScope(ctx, ctx.params.id, 'write');
+        await ctx.call('notifier.ready');
+        const sub = await loadSubscriber(db(), invoice.subscriberId);
+        const phone = recipient(ctx.params, sub?.phone);
+        const docs = await loadOpenDocuments(db(), invoice.subscriberId, invoice.currency);
+        if (docs.length === 0) throw conflict('the subscriber has no open invoice to combine');
+        const s = await documentSettings();
+        const paper = s.default_paper_size as PaperSize;
+        const model = combinedModel(docs, sub, s, paper, todayUtc());
+        const t = labelsFor(s.language);
+        const filename = pdfName(`statement-${sub?.username ?? invoice.subscriberId}`);
+        const pdf = await renderPdf(ctx, renderInvoiceHtml(model), paper, filename);
+        const balance = `${formatMinor(model.balanceMinor, model.currency)} ${model.currency}`;
+        return deliver(ctx, pdf, {
+          invoiceId: invoice.id,
+          invoiceIds: docs.map((d) => d.invoice.id),
+          subscriberId: invoice.subscriberId,
+          phone,
+          caption: ctx.params.caption ?? `${s.operator_name}: ${t.statement} (${docs.length}), ${t.balance} ${balance}`,
+          filename,
+          createdBy: auth.managerId,
+        });
+      },
+    },
+  },
+};
