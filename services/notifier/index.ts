@@ -1,4 +1,5 @@
 import type { ServiceSchema } from 'moleculer';
+import { createNotifierService } from './notifier.service';
 
-/** Chat delivery of invoice PDFs, retries and the delivery log (issue: documents). */
-export const notifierSchemas: ServiceSchema[] = [{ name: 'notifier' }];
+/** Chat delivery of invoice PDFs, retries and the delivery log (docs/documents.md). */
+export const notifierSchemas: ServiceSchema[] = [createNotifierService()];

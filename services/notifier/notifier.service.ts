@@ -1,0 +1,122 @@
+/**
+ * `notifier`: sends a PDF (arriving as a stream: it may come over NATS) to a chat through the
+ * provider chosen in settings. One `deliveries` row per send records the provider, recipient,
+ * attempts, outcome, the provider's message id or its error. Transient failures (network, 5xx,
+ * 429) are retried with exponential backoff; a rejection (4xx) is final and quoted to the caller.
+ */
+import type { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { eq } from 'drizzle-orm';
+import type { Context, ServiceSchema } from 'moleculer';
+import { db } from '../../shared/db/client';
+import { deliveries } from '../../shared/db/schema';
+import { ApiError, badRequest, conflict } from '../../shared/errors';
+import { loadSettings } from '../../shared/settings';
+import { notifierOptionsFromEnv, type NotifierOptions } from './options';
+import { providerFor } from './providers';
+import { InvalidRecipientError, NotConfiguredError, ProviderRejectedError, TransientProviderError, type ChatProvider } from './providers/types';
+
+/** Beside the PDF stream (the params), `ctx.meta.delivery` says what to send where. */
+export interface DeliveryMeta {
+  delivery: {
+    invoiceId: number | null;
+    invoiceIds: number[];
+    subscriberId: number | null;
+    phone: string;
+    caption: string;
+    filename: string;
+    createdBy: number | null;
+  };
+}
+
+async function configuredProvider(timeoutMs: number): Promise<ChatProvider> {
+  try {
+    return providerFor(await loadSettings(db()), timeoutMs);
+  } catch (err) {
+    if (err instanceof NotConfiguredError) throw conflict(`no messaging account configured (${err.message})`);
+    throw err;
+  }
+}
+
+async function readAll(stream: Readable, limit: number): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream) {
+    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
+    size += buf.length;
+    if (size > limit) throw new ApiError(413, `document larger than ${limit} bytes`);
+    parts.push(buf);
+  }
+  return Buffer.concat(parts);
+}
+
+async function record(id: number, changes: Partial<typeof deliveries.$inferInsert>): Promise<void> {
+  await db().update(deliveries).set({ ...changes, updatedAt: new Date() }).where(eq(deliveries.id, id));
+}
+
+export function createNotifierService(overrides: Partial<NotifierOptions> = {}): ServiceSchema {
+  const opts = { ...notifierOptionsFromEnv(), ...overrides };
+
+  return {
+    name: 'notifier',
+    actions: {
+      /** 409 unless a provider is chosen and has its credentials: checked before anything is rendered. */
+      ready: {
+        visibility: 'public',
+        async handler(): Promise<{ provider: string }> {
+          return { provider: (await configuredProvider(opts.httpTimeoutMs)).name };
+        },
+      },
+
+      send: {
+        visibility: 'public',
+        async handler(ctx: Context<Readable, DeliveryMeta>): Promise<{ delivery_id: number; provider: string; status: string }> {
+          const request = ctx.meta.delivery;
+          const provider = await configuredProvider(opts.httpTimeoutMs);
+          let to: string;
+          try {
+            to = provider.recipient(request.phone);
+          } catch (err) {
+            if (err instanceof InvalidRecipientError) throw badRequest(err.message);
+            throw err;
+          }
+          const pdf = await readAll(ctx.params, opts.maxPdfBytes);
+          const [row] = await db()
+            .insert(deliveries)
+            .values({
+              invoiceId: request.invoiceId,
+              subscriberId: request.subscriberId,
+              invoiceIds: request.invoiceIds,
+              provider: provider.name,
+              phone: to,
+              status: 'sending',
+              createdBy: request.createdBy,
+            })
+            .returning({ id: deliveries.id });
+
+          for (let attempt = 1; ; attempt++) {
+            try {
+              const { messageId } = await provider.send({ to, pdf, filename: request.filename, caption: request.caption });
+              await record(row.id, { status: 'sent', attempts: attempt, providerMessageId: messageId, error: null });
+              return { delivery_id: row.id, provider: provider.name, status: 'sent' };
+            } catch (err) {
+              const message = (err as Error).message;
+              if (err instanceof TransientProviderError && attempt < opts.maxAttempts) {
+                await record(row.id, { attempts: attempt, error: message });
+                this.logger.warn(`notifier: ${provider.name} attempt ${attempt} failed, retrying`, message);
+                await sleep(opts.retryBaseMs * 2 ** (attempt - 1));
+                continue;
+              }
+              await record(row.id, { status: 'failed', attempts: attempt, error: message });
+              if (err instanceof ProviderRejectedError) throw new ApiError(502, `${provider.name} rejected the message: ${message}`);
+              if (err instanceof TransientProviderError) {
+                throw new ApiError(503, `${provider.name} unavailable after ${attempt} attempts: ${message}`);
+              }
+              throw new ApiError(502, `${provider.name} answered unexpectedly: ${message}`);
+            }
+          }
+        },
+      },
+    },
+  };
+}
