@@ -168,9 +168,10 @@ export class RenderPool {
       const px = Number(await page.evaluate('Math.ceil(document.documentElement.getBoundingClientRect().height)'));
       heightMm = Math.ceil(px / PX_PER_MM) + RECEIPT_SLACK_MM;
     }
+    // Whole CSS pixels: Chromium rounds to them anyway, and Letter (816 x 1056 px) then comes out exact.
     return page.pdf({
-      width: `${job.widthMm}mm`,
-      height: `${heightMm}mm`,
+      width: `${widthPx}px`,
+      height: `${Math.round(heightMm * PX_PER_MM)}px`,
       printBackground: true,
       margin: { top: '0', right: '0', bottom: '0', left: '0' },
     });
