@@ -1,0 +1,121 @@
+/**
+ * The pdf-renderer service on its own broker: a full queue answers 503, a killed browser is
+ * replaced without failing the next render, and the PDF crosses a serialising transporter as a
+ * stream of chunks below NATS's 1 MB message cap.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Readable } from 'node:stream';
+import { ServiceBroker } from 'moleculer';
+import { createPdfRendererService } from '../../services/pdf-renderer/pdf-renderer.service';
+import { ApiError } from '../../shared/errors';
+import { pdfText } from './documents-fixtures';
+
+async function readAll(stream: Readable): Promise<{ bytes: Buffer; chunks: number[] }> {
+  const parts: Buffer[] = [];
+  for await (const chunk of stream) parts.push(Buffer.from(chunk as Buffer));
+  return { bytes: Buffer.concat(parts), chunks: parts.map((p) => p.length) };
+}
+
+interface Status { pid?: number; generation: number; restarts: number; idle: number; queued: number }
+
+describe('queue bound', () => {
+  let broker: ServiceBroker;
+  let server: http.Server;
+  let hold: Array<() => void> = [];
+  let imageUrl: string;
+
+  beforeAll(async () => {
+    // An image that loads only when the test says so keeps a render busy for as long as needed.
+    server = http.createServer((_req, res) => {
+      hold.push(() => res.end());
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    imageUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/slow.png`;
+    broker = new ServiceBroker({ logger: false, validator: false });
+    broker.createService(createPdfRendererService({ concurrency: 1, maxQueue: 1, timeoutMs: 30_000 }));
+    await broker.start();
+  });
+  afterAll(async () => {
+    await broker.stop();
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+
+  async function until(check: () => Promise<boolean>): Promise<void> {
+    while (!(await check())) await new Promise((r) => setImmediate(r));
+  }
+
+  it('answers 503 once the pages and the queue are full, then serves the queued work', async () => {
+    const busy = broker.call<Readable, object>('pdf-renderer.render', { html: `<p>one</p><img src="${imageUrl}">`, paper: 'A4' });
+    await until(async () => hold.length === 1);
+    const queued = broker.call<Readable, object>('pdf-renderer.render', { html: '<p>two</p>', paper: 'A4' });
+    await until(async () => (await broker.call<Status>('pdf-renderer.status')).queued === 1);
+
+    const refused = await broker.call('pdf-renderer.render', { html: '<p>three</p>', paper: 'A4' }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ApiError);
+    expect(refused).toMatchObject({ code: 503, message: 'pdf renderer is busy, retry shortly' });
+
+    hold.forEach((release) => release());
+    hold = [];
+    expect(await pdfText((await readAll(await busy)).bytes)).toContain('one');
+    expect(await pdfText((await readAll(await queued)).bytes)).toContain('two');
+  });
+
+  it('400 for an unknown paper without touching the browser', async () => {
+    await expect(broker.call('pdf-renderer.render', { html: '<p>x</p>', paper: 'A11' })).rejects.toMatchObject({ code: 400 });
+  });
+});
+
+describe('browser crash', () => {
+  let broker: ServiceBroker;
+  beforeAll(async () => {
+    broker = new ServiceBroker({ logger: false, validator: false });
+    broker.createService(createPdfRendererService({ concurrency: 2 }));
+    await broker.start();
+  });
+  afterAll(() => broker.stop());
+
+  it('a killed browser is relaunched and the next render succeeds', async () => {
+    await readAll(await broker.call<Readable, object>('pdf-renderer.render', { html: '<p>warm</p>', paper: 'A6' }));
+    const before = await broker.call<Status>('pdf-renderer.status');
+    expect(before.pid).toEqual(expect.any(Number));
+    process.kill(before.pid!, 'SIGKILL');
+
+    const after = await readAll(await broker.call<Readable, object>('pdf-renderer.render', { html: '<p>after the crash</p>', paper: 'A6' }));
+    expect(await pdfText(after.bytes)).toContain('after the crash');
+    const status = await broker.call<Status>('pdf-renderer.status');
+    expect(status.generation).toBe(before.generation + 1);
+    expect(status.restarts).toBe(1);
+    expect(status.pid).not.toBe(before.pid);
+  });
+});
+
+describe('PDF across a transporter', () => {
+  let renderer: ServiceBroker;
+  let caller: ServiceBroker;
+  beforeAll(async () => {
+    // The Fake transporter serialises every packet as NATS would, in memory.
+    const common = { logger: false, validator: false, transporter: 'Fake', serializer: 'JSON' as const, namespace: `pdf-${process.pid}` };
+    renderer = new ServiceBroker({ ...common, nodeID: 'renderer' });
+    caller = new ServiceBroker({ ...common, nodeID: 'caller' });
+    renderer.createService(createPdfRendererService({ concurrency: 1 }));
+    await Promise.all([renderer.start(), caller.start()]);
+    await caller.waitForServices('pdf-renderer');
+  });
+  afterAll(() => Promise.all([caller.stop(), renderer.stop()]));
+
+  it('arrives as a stream of chunks, each far below 1 MB, with a multi-megabyte PDF intact', async () => {
+    // Incompressible text across many pages makes a PDF larger than one NATS message.
+    const rows = Array.from({ length: 12000 }, (_, i) => `<p>${i} ${Math.random().toString(36).repeat(4)}</p>`).join('');
+    const html = `<h1>big document</h1>${rows}<p>the last line</p>`;
+    const stream = await caller.call<Readable, object>('pdf-renderer.render', { html, paper: 'A4' }, { nodeID: 'renderer' });
+    const { bytes, chunks } = await readAll(stream);
+    expect(bytes.length).toBeGreaterThan(1024 * 1024);
+    expect(Math.max(...chunks)).toBeLessThanOrEqual(64 * 1024);
+    expect(bytes.subarray(0, 5).toString()).toBe('%PDF-');
+    const text = await pdfText(bytes);
+    expect(text).toContain('big document');
+    expect(text).toContain('the last line');
+  });
+});
