@@ -55,10 +55,15 @@ async function record(id: number, changes: Partial<typeof deliveries.$inferInser
 }
 
 export function createNotifierService(overrides: Partial<NotifierOptions> = {}): ServiceSchema {
-  const opts = { ...notifierOptionsFromEnv(), ...overrides };
+  // Read when the service is created, not when this module is imported, so the environment of the
+  // process that starts the broker applies. Set before any action can run.
+  let opts!: NotifierOptions;
 
   return {
     name: 'notifier',
+    created() {
+      opts = { ...notifierOptionsFromEnv(), ...overrides };
+    },
     actions: {
       /** 409 unless a provider is chosen and has its credentials: checked before anything is rendered. */
       ready: {
