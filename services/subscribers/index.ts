@@ -4,6 +4,9 @@ import { ensureFirstAdmin, managersService } from './managers.service';
 import { plansService } from './plans.service';
 import { resellersService } from './resellers.service';
 import { settingsService } from './settings.service';
+import { bandwidthRulesService } from './bandwidth-rules.service';
+import { subscriberBulkService } from './bulk.service';
+import { subscribersService } from './subscribers.service';
 
 /** Subscribers and the reference data around them: identity, resellers, plans, settings. */
 export const subscribersSchemas: ServiceSchema[] = [
@@ -12,4 +15,7 @@ export const subscribersSchemas: ServiceSchema[] = [
   resellersService,
   plansService,
   settingsService,
+  subscribersService,
+  subscriberBulkService,
+  bandwidthRulesService,
 ];

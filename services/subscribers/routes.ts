@@ -3,6 +3,10 @@ import type { RouteDef } from '../../shared/http/route';
 import { emptyBody, idParams, idSchema, moneyAmount, currencyCode, object, paginationProperties } from '../../shared/http/schemas';
 import { ROLES } from '../../shared/auth/claims';
 import { settingsUpdateSchema } from '../../shared/settings';
+import {
+  addBalanceBody, addDaysBody, bulkBody, changePriceQuery, changeServiceBody, createBody, listQuery, renameBody,
+  ruleCreateBody, ruleDeleteBody, ruleParams, ruleUpdateBody, topupBody, updateBody,
+} from './subscriber-schemas';
 
 const ADMIN = 'admin';
 const adminErrors = { 403: 'Not an admin' };
@@ -150,5 +154,117 @@ export const routes: RouteDef[] = [
     method: 'PUT', path: '/api/settings', action: 'settings.update', auth: 'jwt', access: ADMIN,
     summary: 'Change any subset of the settings; unknown keys or wrong types are 400', tag: 'settings',
     body: settingsUpdateSchema, errors: adminErrors,
+  },
+  // ---- subscribers (literal paths before `/:id` ones: the gateway matches in order)
+  {
+    method: 'POST', path: '/api/subscribers/bulk-action', action: 'subscriberBulk.run', auth: 'jwt',
+    access: 'admin or reseller; each action also needs its own subscribers.* permission, checked per id',
+    summary: 'Apply one action to many subscribers; per-id failures in data.failed; 202 { job_id } when not done within BULK_SYNC_SECONDS (25)',
+    tag: 'subscribers', body: bulkBody, errors: { 403: 'Not an admin or reseller' },
+  },
+  {
+    method: 'GET', path: '/api/subscribers/bulk-jobs/:id', action: 'subscriberBulk.job', auth: 'jwt', access: 'admin, or the manager who started the job',
+    summary: 'Progress and outcome of a bulk job', tag: 'subscribers', params: idParams(), errors: { 403: 'Another manager\'s job', 404: 'bulk job not found' },
+  },
+  {
+    method: 'GET', path: '/api/subscribers', action: 'subscribers.list', auth: 'jwt', access: 'subscribers.view',
+    summary: 'List subscribers in scope with filters, search and sort', tag: 'subscribers', query: listQuery,
+    errors: { 403: 'Permission denied, or reseller_id outside the caller\'s tree' },
+  },
+  {
+    method: 'POST', path: '/api/subscribers', action: 'subscribers.create', auth: 'jwt', access: 'subscribers.create',
+    summary: 'Create a subscriber with its FreeRADIUS rows', tag: 'subscribers', success: 201, body: createBody,
+    errors: { 400: 'service_id not found, or a field is invalid', 403: 'reseller has no service limit for this plan', 409: 'username already exists, or static_ip already used' },
+  },
+  {
+    method: 'GET', path: '/api/subscribers/:id', action: 'subscribers.get', auth: 'jwt', access: 'subscribers.view',
+    summary: 'One subscriber with service, reseller, counters, password and daily_breakdown', tag: 'subscribers', params: idParams(),
+    errors: { 403: 'not authorized', 404: 'subscriber not found' },
+  },
+  {
+    method: 'PUT', path: '/api/subscribers/:id', action: 'subscribers.update', auth: 'jwt', access: 'subscribers.edit (username change: subscribers.rename; reseller_id: subscribers.transfer)',
+    summary: 'Update any subset of the create fields; unknown fields are dropped', tag: 'subscribers', params: idParams(), body: updateBody,
+    errors: { 400: 'service_id not found, or a field is invalid', 403: 'not authorized', 404: 'subscriber not found', 409: 'username already exists, or static_ip already used' },
+  },
+  {
+    method: 'DELETE', path: '/api/subscribers/:id', action: 'subscribers.remove', auth: 'jwt', access: 'subscribers.delete',
+    summary: 'Soft delete: the username becomes reusable and the FreeRADIUS rows are removed', tag: 'subscribers', params: idParams(),
+    errors: { 403: 'not authorized', 404: 'subscriber not found' },
+  },
+  {
+    method: 'DELETE', path: '/api/subscribers/:id/permanent', action: 'subscribers.removePermanently', auth: 'jwt', access: 'admin',
+    summary: 'Hard delete: everything but the ledger, invoices and accounting history', tag: 'subscribers', params: idParams(),
+    errors: { 403: 'Not an admin', 404: 'subscriber not found' },
+  },
+  ...([
+    ['renew', 'renew', 'subscribers.renew', 'Charge the reseller, extend expiry by the plan duration, reset counters, create the renewal invoice, reconnect', { 402: 'insufficient reseller balance', 409: 'already renewed today' }],
+    ['reset-fup', 'resetFup', 'subscribers.reset_fup', 'Daily quota counter and FUP tier to 0 (monthly untouched)', {}],
+    ['reset-mac', 'resetMac', 'subscribers.reset_mac', 'Clear the bound MAC so the next connection rebinds', {}],
+    ['activate', 'activate', 'subscribers.inactivate', 'Status active', {}],
+    ['deactivate', 'deactivate', 'subscribers.inactivate', 'Status inactive; FreeRADIUS refuses it; disconnect queued', {}],
+    ['refill', 'refill', 'subscribers.refill_quota', 'Reset daily and monthly counters; charge the refill fee to the reseller', { 402: 'insufficient reseller balance' }],
+  ] as const).map(([path, action, permission, summary, errors]): RouteDef => ({
+    method: 'POST', path: `/api/subscribers/:id/${path}`, action: `subscribers.${action}`, auth: 'jwt', access: permission,
+    summary, tag: 'subscribers', params: idParams(), body: emptyBody,
+    errors: { 403: 'not authorized', 404: 'subscriber not found', ...errors },
+  })),
+  {
+    method: 'POST', path: '/api/subscribers/:id/rename', action: 'subscribers.rename', auth: 'jwt', access: 'subscribers.rename',
+    summary: 'Change the username everywhere it is stored; charges the rename fee to the reseller', tag: 'subscribers', params: idParams(), body: renameBody,
+    errors: { 400: 'new_username is invalid', 402: 'insufficient reseller balance', 403: 'not authorized', 404: 'subscriber not found', 409: 'username already exists' },
+  },
+  {
+    method: 'POST', path: '/api/subscribers/:id/add-days', action: 'subscribers.addDays', auth: 'jwt', access: 'subscribers.add_days',
+    summary: 'Extend expiry_date without a payment (audited with the reason)', tag: 'subscribers', params: idParams(), body: addDaysBody,
+    errors: { 403: 'not authorized', 404: 'subscriber not found' },
+  },
+  {
+    method: 'POST', path: '/api/subscribers/:id/change-service', action: 'subscribers.changeService', auth: 'jwt', access: 'subscribers.change_service',
+    summary: 'Move to another plan; with charge_difference, invoice the prorated net due or credit the wallet', tag: 'subscribers', params: idParams(), body: changeServiceBody,
+    errors: { 400: 'service_id not found', 403: 'not authorized, or reseller has no service limit for this plan', 404: 'subscriber not found' },
+  },
+  {
+    method: 'GET', path: '/api/subscribers/:id/calculate-change-service-price', action: 'subscribers.changeServicePrice', auth: 'jwt', access: 'subscribers.change_service',
+    summary: 'Prorated price of a plan change, without committing', tag: 'subscribers', params: idParams(), query: changePriceQuery,
+    errors: { 400: 'service_id not found', 403: 'not authorized', 404: 'subscriber not found' },
+  },
+  {
+    method: 'POST', path: '/api/subscribers/:id/topup-data', action: 'subscribers.topupData', auth: 'jwt', access: 'subscribers.refill_quota',
+    summary: 'Add extra GB on top of the monthly FUP quota', tag: 'subscribers', params: idParams(), body: topupBody,
+    errors: { 403: 'not authorized', 404: 'subscriber not found' },
+  },
+  {
+    method: 'POST', path: '/api/subscribers/:id/add-balance', action: 'subscribers.addBalance', auth: 'jwt', access: 'subscribers.refill_quota',
+    summary: 'Credit the subscriber\'s prepaid wallet', tag: 'subscribers', params: idParams(), body: addBalanceBody,
+    errors: { 400: 'amount has too many decimals', 403: 'not authorized', 404: 'subscriber not found' },
+  },
+  {
+    method: 'GET', path: '/api/subscribers/:id/bandwidth-rules', action: 'bandwidthRules.list', auth: 'jwt', access: 'subscribers.view',
+    summary: 'The subscriber\'s bandwidth-rule overrides', tag: 'subscribers', params: idParams(), errors: { 403: 'not authorized', 404: 'subscriber not found' },
+  },
+  {
+    method: 'POST', path: '/api/subscribers/:id/bandwidth-rules', action: 'bandwidthRules.create', auth: 'jwt', access: 'subscribers.edit',
+    summary: 'Add a bandwidth rule (direction, rate_kbps, optional time window and days, priority)', tag: 'subscribers', success: 201,
+    params: idParams(), body: ruleCreateBody, errors: { 403: 'not authorized', 404: 'subscriber not found' },
+  },
+  {
+    method: 'PUT', path: '/api/subscribers/:id/bandwidth-rules', action: 'bandwidthRules.update', auth: 'jwt', access: 'subscribers.edit',
+    summary: 'Update the rule named by rule_id in the body', tag: 'subscribers', params: idParams(), body: ruleUpdateBody,
+    errors: { 403: 'not authorized', 404: 'subscriber not found, or bandwidth rule not found' },
+  },
+  {
+    method: 'DELETE', path: '/api/subscribers/:id/bandwidth-rules', action: 'bandwidthRules.remove', auth: 'jwt', access: 'subscribers.edit',
+    summary: 'Delete the rule named by rule_id in the body', tag: 'subscribers', params: idParams(), body: ruleDeleteBody,
+    errors: { 403: 'not authorized', 404: 'subscriber not found, or bandwidth rule not found' },
+  },
+  {
+    method: 'PUT', path: '/api/subscribers/:id/bandwidth-rules/:rule_id', action: 'bandwidthRules.update', auth: 'jwt', access: 'subscribers.edit',
+    summary: 'Update one rule (rule id in the path)', tag: 'subscribers', params: ruleParams, body: { ...ruleUpdateBody, required: [], minProperties: 1 },
+    errors: { 403: 'not authorized', 404: 'subscriber not found, or bandwidth rule not found' },
+  },
+  {
+    method: 'DELETE', path: '/api/subscribers/:id/bandwidth-rules/:rule_id', action: 'bandwidthRules.remove', auth: 'jwt', access: 'subscribers.edit',
+    summary: 'Delete one rule (rule id in the path)', tag: 'subscribers', params: ruleParams,
+    errors: { 403: 'not authorized', 404: 'subscriber not found, or bandwidth rule not found' },
   },
 ];

@@ -1,0 +1,164 @@
+/**
+ * Per-subscriber bandwidth overrides: `{ id, direction: upload|download|both, rate_kbps,
+ * start_time, end_time ('HH:MM' or null), days ([0..6], 0 = Sunday, or null = every day),
+ * priority (1 highest .. 8) }`.
+ *
+ * The RADIUS reply side: rules without a time window are always in force, so the winning upload
+ * and download rules (lowest priority number, then newest) are written as the subscriber's
+ * `Mikrotik-Rate-Limit` radreply (`<upload>k/<download>k`, the router's rx/tx order); a direction
+ * without a rule keeps the plan's half (or 0 = unlimited). Rules with a time window cannot be
+ * expressed in a static reply: they are stored and listed, and applying them at the window's edges
+ * is network-access's job (CoA), triggered by the same outbox event as every change.
+ */
+import { and, asc, eq, isNull } from 'drizzle-orm';
+import type { ServiceSchema } from 'moleculer';
+import type { Auth } from '../../shared/auth/claims';
+import { assertRecordInScope, requirePermission } from '../../shared/auth/policy';
+import { db, type Tx } from '../../shared/db/client';
+import { bandwidthRules, radreply, services, subscribers } from '../../shared/db/schema';
+import { badRequest, notFound } from '../../shared/errors';
+import type { Ctx } from '../../shared/http/context';
+import type { ActionResult } from '../../shared/http/route';
+import { isoTimestamp } from '../../shared/http/schemas';
+import { ATTR } from '../../shared/radius';
+import { queueDisconnect } from './outbox';
+
+type RuleRow = typeof bandwidthRules.$inferSelect;
+
+interface RuleInput {
+  id: number;
+  rule_id?: number;
+  direction?: 'upload' | 'download' | 'both';
+  rate_kbps?: number;
+  start_time?: string | null;
+  end_time?: string | null;
+  days?: number[] | null;
+  priority?: number;
+}
+
+export function ruleView(r: RuleRow) {
+  return {
+    id: r.id,
+    subscriber_id: r.subscriberId,
+    direction: r.direction,
+    rate_kbps: r.rateKbps,
+    start_time: r.startTime,
+    end_time: r.endTime,
+    days: r.days,
+    priority: r.priority,
+    created_at: isoTimestamp(r.createdAt),
+  };
+}
+
+/** The permanent rate limit from the rules, or null when no permanent rule exists. */
+export function permanentRateLimit(rules: RuleRow[], planRateLimit: string | null): string | null {
+  const permanent = rules
+    .filter((r) => r.startTime === null && r.endTime === null && (r.days === null || r.days.length === 7))
+    .sort((a, b) => a.priority - b.priority || b.id - a.id);
+  const pick = (dir: 'upload' | 'download') => permanent.find((r) => r.direction === dir || r.direction === 'both');
+  const up = pick('upload');
+  const down = pick('download');
+  if (!up && !down) return null;
+  const [planUp = '0', planDown = '0'] = (planRateLimit ?? '').split(' ')[0].split('/');
+  return `${up ? `${up.rateKbps}k` : planUp || '0'}/${down ? `${down.rateKbps}k` : planDown || '0'}`;
+}
+
+/** A time window needs both ends; a window may wrap midnight (22:00-06:00). */
+function checkWindow(start: string | null, end: string | null): void {
+  if ((start === null) !== (end === null)) throw badRequest(start === null ? 'start_time is required with end_time' : 'end_time is required with start_time');
+  if (start !== null && start === end) throw badRequest('end_time must differ from start_time');
+}
+
+async function writeRateReply(tx: Tx, subscriberId: number): Promise<void> {
+  const [sub] = await tx.select({ id: subscribers.id, username: subscribers.username, serviceId: subscribers.serviceId })
+    .from(subscribers).where(eq(subscribers.id, subscriberId));
+  const [plan] = await tx.select({ rateLimit: services.rateLimit }).from(services).where(eq(services.id, sub.serviceId));
+  const rules = await tx.select().from(bandwidthRules).where(eq(bandwidthRules.subscriberId, subscriberId));
+  await tx.delete(radreply).where(and(eq(radreply.username, sub.username), eq(radreply.attribute, ATTR.rateLimit)));
+  const value = permanentRateLimit(rules, plan?.rateLimit ?? null);
+  if (value) await tx.insert(radreply).values({ username: sub.username, attribute: ATTR.rateLimit, op: ':=', value });
+  await queueDisconnect(tx, [sub], 'bandwidth_rules');
+}
+
+async function subscriberInScope(auth: Auth, id: number, access: 'read' | 'write'): Promise<void> {
+  const [row] = await db().select({ resellerId: subscribers.resellerId }).from(subscribers)
+    .where(and(eq(subscribers.id, id), isNull(subscribers.deletedAt)));
+  await assertRecordInScope(db(), auth, access, row?.resellerId, 'subscriber not found');
+}
+
+/** Locks the subscriber row first (the order every subscriber write uses), then the rule. */
+async function lockRule(tx: Tx, subscriberId: number, ruleId: number): Promise<RuleRow> {
+  await tx.select({ id: subscribers.id }).from(subscribers).where(eq(subscribers.id, subscriberId)).for('update');
+  const [rule] = await tx.select().from(bandwidthRules)
+    .where(and(eq(bandwidthRules.id, ruleId), eq(bandwidthRules.subscriberId, subscriberId))).for('update');
+  if (!rule) throw notFound('bandwidth rule not found');
+  return rule;
+}
+
+export const bandwidthRulesService: ServiceSchema = {
+  name: 'bandwidthRules',
+  actions: {
+    list: {
+      async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
+        const auth = requirePermission(ctx.meta.auth, 'subscribers.view');
+        await subscriberInScope(auth, ctx.params.id, 'read');
+        const rows = await db().select().from(bandwidthRules).where(eq(bandwidthRules.subscriberId, ctx.params.id)).orderBy(asc(bandwidthRules.priority), asc(bandwidthRules.id));
+        return { data: rows.map(ruleView) };
+      },
+    },
+    create: {
+      async handler(ctx: Ctx<RuleInput>): Promise<ActionResult> {
+        const auth = requirePermission(ctx.meta.auth, 'subscribers.edit');
+        const p = ctx.params;
+        await subscriberInScope(auth, p.id, 'write');
+        checkWindow(p.start_time ?? null, p.end_time ?? null);
+        const rule = await db().transaction(async (tx) => {
+          await tx.select({ id: subscribers.id }).from(subscribers).where(eq(subscribers.id, p.id)).for('update');
+          const [inserted] = await tx.insert(bandwidthRules).values({
+            subscriberId: p.id, direction: p.direction!, rateKbps: p.rate_kbps!,
+            startTime: p.start_time ?? null, endTime: p.end_time ?? null, days: p.days ?? null, priority: p.priority ?? 8,
+          }).returning();
+          await writeRateReply(tx, p.id);
+          return inserted;
+        });
+        return { data: ruleView(rule) };
+      },
+    },
+    update: {
+      async handler(ctx: Ctx<RuleInput>): Promise<ActionResult> {
+        const auth = requirePermission(ctx.meta.auth, 'subscribers.edit');
+        const p = ctx.params;
+        await subscriberInScope(auth, p.id, 'write');
+        const rule = await db().transaction(async (tx) => {
+          const current = await lockRule(tx, p.id, p.rule_id!);
+          checkWindow(p.start_time === undefined ? current.startTime : p.start_time, p.end_time === undefined ? current.endTime : p.end_time);
+          const [updated] = await tx.update(bandwidthRules).set({
+            direction: p.direction ?? current.direction,
+            rateKbps: p.rate_kbps ?? current.rateKbps,
+            startTime: p.start_time === undefined ? current.startTime : p.start_time,
+            endTime: p.end_time === undefined ? current.endTime : p.end_time,
+            days: p.days === undefined ? current.days : p.days,
+            priority: p.priority ?? current.priority,
+            updatedAt: new Date(),
+          }).where(eq(bandwidthRules.id, current.id)).returning();
+          await writeRateReply(tx, p.id);
+          return updated;
+        });
+        return { data: ruleView(rule) };
+      },
+    },
+    remove: {
+      async handler(ctx: Ctx<RuleInput>): Promise<ActionResult> {
+        const auth = requirePermission(ctx.meta.auth, 'subscribers.edit');
+        const p = ctx.params;
+        await subscriberInScope(auth, p.id, 'write');
+        await db().transaction(async (tx) => {
+          const current = await lockRule(tx, p.id, p.rule_id!);
+          await tx.delete(bandwidthRules).where(eq(bandwidthRules.id, current.id));
+          await writeRateReply(tx, p.id);
+        });
+        return { data: { id: p.rule_id, deleted: true } };
+      },
+    },
+  },
+};

@@ -1,0 +1,233 @@
+/**
+ * POST /api/subscribers/bulk-action and GET /api/subscribers/bulk-jobs/:id.
+ *
+ * A job runs its ids in batches, one transaction per batch, through the same set-based operations
+ * as the single actions; each batch commits together with its progress on the `bulk_jobs` row. The
+ * request waits up to BULK_SYNC_SECONDS (default 25, under the spec's 30 s request timeout) and
+ * then answers 202 { job_id } while the job carries on in this process.
+ */
+import { eq, sql } from 'drizzle-orm';
+import type { ServiceSchema } from 'moleculer';
+import type { Auth } from '../../shared/auth/claims';
+import { hasPermission, requireAdminOrReseller, requireAuth, scopeFor, targetReseller, type Scope } from '../../shared/auth/policy';
+import { db } from '../../shared/db/client';
+import { isSerializationFailure } from '../../shared/db/errors';
+import { bulkJobs, ipPools, services } from '../../shared/db/schema';
+import { swapRealm, todayIso } from '../../shared/domain/subscriber';
+import { ApiError, badRequest, forbidden, notFound } from '../../shared/errors';
+import type { Ctx } from '../../shared/http/context';
+import type { ActionResult } from '../../shared/http/route';
+import { isoTimestamp } from '../../shared/http/schemas';
+import { loadSettings, type Settings } from '../../shared/settings';
+import * as ops from './operations';
+
+type BulkAction =
+  | 'renew' | 'disconnect' | 'enable' | 'disable' | 'reset_fup' | 'delete' | 'set_service' | 'set_reseller'
+  | 'set_static_ip' | 'set_daily_quota' | 'set_monthly_quota' | 'set_price' | 'rename' | 'reset_mac' | 'refill';
+
+type Payload = Record<string, unknown>;
+
+const PERMISSION: Record<BulkAction, string> = {
+  renew: 'subscribers.renew',
+  disconnect: 'subscribers.disconnect',
+  enable: 'subscribers.inactivate',
+  disable: 'subscribers.inactivate',
+  reset_fup: 'subscribers.reset_fup',
+  delete: 'subscribers.delete',
+  set_service: 'subscribers.change_service',
+  set_reseller: 'subscribers.transfer',
+  set_static_ip: 'subscribers.edit',
+  set_daily_quota: 'subscribers.edit',
+  set_monthly_quota: 'subscribers.edit',
+  set_price: 'subscribers.edit',
+  rename: 'subscribers.rename',
+  reset_mac: 'subscribers.reset_mac',
+  refill: 'subscribers.refill_quota',
+};
+
+/** Ids per transaction: large enough for set-based statements to pay off, small enough to keep locks short. */
+const BATCH = 500;
+
+function syncSeconds(): number {
+  const raw = Number(process.env.BULK_SYNC_SECONDS);
+  return Number.isFinite(raw) && raw >= 0 ? raw : 25;
+}
+
+/** The operation for an action, with request-wide payload checks done once, before any id is touched. */
+async function prepare(auth: Auth, action: BulkAction, payload: Payload): Promise<{ op: ops.Operation<never>; payload: unknown }> {
+  const as = <P>(op: ops.Operation<P>, p: P) => ({ op: op as ops.Operation<never>, payload: p });
+  switch (action) {
+    case 'renew': return as(ops.renew, {});
+    case 'disconnect': return as(ops.disconnect, {});
+    case 'enable': return as(ops.enable, {});
+    case 'disable': return as(ops.disable, {});
+    case 'reset_fup': return as(ops.resetFup, {});
+    case 'delete': return as(ops.softDelete, {});
+    case 'reset_mac': return as(ops.resetMac, {});
+    case 'refill': return as(ops.refill, {});
+    case 'set_daily_quota': return as(ops.setQuota('daily'), payload as { gb: number });
+    case 'set_monthly_quota': return as(ops.setQuota('monthly'), payload as { gb: number });
+    case 'set_price': return as(ops.setPrice, payload as { price: number; override_price: boolean });
+    case 'set_service': {
+      const [plan] = await db().select().from(services).where(sql`${services.id} = ${payload.service_id as number} and ${services.deletedAt} is null`);
+      if (!plan) throw badRequest('payload.service_id not found');
+      return as(ops.setService, { plan, charge_difference: payload.charge_difference === true });
+    }
+    case 'set_reseller': {
+      // The tree rule: an admin may name any reseller, a reseller only one of its own tree.
+      let resellerId: number;
+      try {
+        resellerId = await targetReseller(db(), auth, payload.reseller_id as number);
+      } catch (err) {
+        if (err instanceof ApiError && err.code === 400) throw badRequest('payload.reseller_id not found');
+        throw err;
+      }
+      return as(ops.setReseller, { reseller_id: resellerId });
+    }
+    case 'set_static_ip': {
+      if (typeof payload.pool_name === 'string') {
+        const [pool] = await db().select({ name: ipPools.name }).from(ipPools).where(eq(ipPools.name, payload.pool_name));
+        if (!pool) throw badRequest('payload.pool_name not found');
+      }
+      return as(ops.setStaticIp, payload as { ip?: string; pool_name?: string });
+    }
+    case 'rename': {
+      const { old_realm: oldRealm, new_realm: newRealm } = payload as { old_realm: string; new_realm: string };
+      return as(ops.rename((row) => swapRealm(row.username, oldRealm, newRealm), `username is not in realm ${oldRealm}`), {});
+    }
+  }
+}
+
+interface JobInput {
+  jobId: number;
+  auth: Auth;
+  scope: Scope;
+  ids: number[];
+  op: ops.Operation<never>;
+  payload: unknown;
+  settings: Settings;
+  /** Set when the caller lacks the action's permission: every id fails with it. */
+  missingPermission?: string;
+}
+
+async function runBatch(job: JobInput, batch: number[]): Promise<{ succeeded: number[]; failed: { id: number; reason: string }[] }> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await db().transaction(async (tx) => {
+        const locked = await ops.lockInScope(tx, job.scope, batch);
+        const result = locked.rows.length
+          ? await job.op({ tx, auth: job.auth, today: todayIso(), settings: job.settings }, locked.rows, job.payload as never)
+          : { failed: [] };
+        const failed = [...locked.failed, ...result.failed].map((f) => ({ id: f.id, reason: f.reason }));
+        const bad = new Set(failed.map((f) => f.id));
+        const succeeded = batch.filter((id) => !bad.has(id));
+        await recordProgress(tx, job.jobId, batch.length, succeeded, failed);
+        return { succeeded, failed };
+      });
+    } catch (err) {
+      // Deadlock or serialization failure against a concurrent single action: the batch is retried whole.
+      if (isSerializationFailure(err) && attempt < 3) continue;
+      const reason = err instanceof ApiError ? err.message : 'internal error';
+      const failed = batch.map((id) => ({ id, reason }));
+      await recordProgress(db(), job.jobId, batch.length, [], failed);
+      return { succeeded: [], failed };
+    }
+  }
+}
+
+async function recordProgress(
+  tx: Parameters<Parameters<ReturnType<typeof db>['transaction']>[0]>[0] | ReturnType<typeof db>,
+  jobId: number,
+  processed: number,
+  succeeded: number[],
+  failed: { id: number; reason: string }[],
+): Promise<void> {
+  await tx.update(bulkJobs).set({
+    processed: sql`${bulkJobs.processed} + ${processed}`,
+    succeeded: sql`${bulkJobs.succeeded} || ${JSON.stringify(succeeded)}::jsonb`,
+    failed: sql`${bulkJobs.failed} || ${JSON.stringify(failed)}::jsonb`,
+  }).where(eq(bulkJobs.id, jobId));
+}
+
+async function runJob(job: JobInput): Promise<{ succeeded: number[]; failed: { id: number; reason: string }[] }> {
+  const succeeded: number[] = [];
+  const failed: { id: number; reason: string }[] = [];
+  try {
+    if (job.missingPermission) {
+      const reason = `permission ${job.missingPermission} required`;
+      failed.push(...job.ids.map((id) => ({ id, reason })));
+      await recordProgress(db(), job.jobId, job.ids.length, [], failed);
+    } else {
+      for (let i = 0; i < job.ids.length; i += BATCH) {
+        const out = await runBatch(job, job.ids.slice(i, i + BATCH));
+        succeeded.push(...out.succeeded);
+        failed.push(...out.failed);
+      }
+    }
+    await db().update(bulkJobs).set({ status: 'done', finishedAt: sql`now()` }).where(eq(bulkJobs.id, job.jobId));
+  } catch (err) {
+    await db().update(bulkJobs).set({ status: 'failed', finishedAt: sql`now()` }).where(eq(bulkJobs.id, job.jobId));
+    throw err;
+  }
+  return { succeeded, failed };
+}
+
+export function bulkJobView(j: typeof bulkJobs.$inferSelect) {
+  return {
+    id: j.id,
+    action: j.action,
+    status: j.status,
+    total: j.total,
+    processed: j.processed,
+    succeeded: j.succeeded,
+    failed: j.failed,
+    manager_id: j.managerId,
+    created_at: isoTimestamp(j.createdAt),
+    finished_at: isoTimestamp(j.finishedAt),
+  };
+}
+
+export const subscriberBulkService: ServiceSchema = {
+  name: 'subscriberBulk',
+  actions: {
+    run: {
+      async handler(ctx: Ctx<{ ids: number[]; action: BulkAction; payload?: Payload }>): Promise<ActionResult> {
+        const auth = requireAdminOrReseller(ctx.meta.auth);
+        const ids = [...new Set(ctx.params.ids)];
+        const { action } = ctx.params;
+        const permission = PERMISSION[action];
+        const allowed = hasPermission(auth, permission);
+        // Without the permission nothing runs, so the payload is not worth checking.
+        const prepared = allowed ? await prepare(auth, action, ctx.params.payload ?? {}) : { op: ops.disconnect as ops.Operation<never>, payload: {} };
+        const scope = await scopeFor(db(), auth, 'write');
+        const settings = await loadSettings(db());
+        const [row] = await db().insert(bulkJobs).values({
+          managerId: auth.managerId, action, ids, payload: ctx.params.payload ?? {}, total: ids.length,
+        }).returning({ id: bulkJobs.id });
+        const job = runJob({ jobId: row.id, auth, scope, ids, settings, ...prepared, missingPermission: allowed ? undefined : permission });
+        let timer: NodeJS.Timeout | undefined;
+        const timeout = new Promise<'timeout'>((resolve) => {
+          timer = setTimeout(() => resolve('timeout'), syncSeconds() * 1000);
+        });
+        const outcome = await Promise.race([job, timeout]);
+        clearTimeout(timer);
+        if (outcome === 'timeout') {
+          job.catch((err) => this.logger.error('bulk job failed', row.id, err));
+          ctx.meta.$statusCode = 202;
+          return { data: { job_id: row.id } };
+        }
+        return { data: { succeeded: outcome.succeeded, failed: outcome.failed }, job_id: row.id };
+      },
+    },
+
+    job: {
+      async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
+        const auth = requireAuth(ctx.meta.auth);
+        const [job] = await db().select().from(bulkJobs).where(eq(bulkJobs.id, ctx.params.id));
+        if (!job) throw notFound('bulk job not found');
+        if (auth.role !== 'admin' && job.managerId !== auth.managerId) throw forbidden();
+        return { data: bulkJobView(job) };
+      },
+    },
+  },
+};

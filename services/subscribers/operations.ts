@@ -1,0 +1,475 @@
+/**
+ * Every subscriber action as one set-based operation over a batch of locked rows. The single
+ * action routes run an operation over one id and turn its failure into an HTTP error; bulk-action
+ * runs the same operation over batches, so both behave identically and a batch of thousands costs
+ * a handful of statements rather than thousands of round trips.
+ */
+import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
+import type { Auth } from '../../shared/auth/claims';
+import { inScope, type Scope } from '../../shared/auth/policy';
+import type { Tx } from '../../shared/db/client';
+import { resellers, resellerServiceLimits, subscribers } from '../../shared/db/schema';
+import { clamp, isValidUsername, PRICE_MAX, QUOTA_GB_MAX } from '../../shared/domain/subscriber';
+import { fromMinor, toMinor } from '../../shared/money';
+import { ApiError } from '../../shared/errors';
+import { createInvoice, payFromWallet, quoteServiceChange, settleServiceChange, type ServiceChangeQuote } from '../../shared/billing';
+import type { Settings } from '../../shared/settings';
+import { queueDisconnect } from './outbox';
+import { removeAccessRows, renameAccessRows, syncAccessRows } from './radius-rows';
+import { plansById, renewalPrice, type PlanRow, type SubscriberRow } from './subscriber-view';
+
+export interface Failure {
+  id: number;
+  status: number;
+  reason: string;
+}
+
+export interface OpEnv {
+  tx: Tx;
+  auth: Auth;
+  /** UTC date of the request: expiry comparisons and "renewed today" use it. */
+  today: string;
+  settings: Settings;
+}
+
+export interface OpResult {
+  failed: Failure[];
+  /** Extra per-id results (renew: transaction_id). */
+  extra: Map<number, Record<string, unknown>>;
+}
+
+export type Operation<P> = (env: OpEnv, rows: SubscriberRow[], payload: P) => Promise<OpResult>;
+
+const intArray = (ids: number[]) => sql`${sql.param(ids)}::int[]`;
+const done = (failed: Failure[] = [], extra = new Map<number, Record<string, unknown>>()): OpResult => ({ failed, extra });
+const idsOf = (rows: { id: number }[]) => rows.map((r) => r.id);
+
+export const REASON = {
+  notFound: 'subscriber not found',
+  outOfScope: 'out of scope',
+  insufficient: 'insufficient reseller balance',
+  renewedToday: 'already renewed today',
+  ipUsed: 'static_ip already used',
+  poolExhausted: 'pool has no free address',
+  noLimit: 'reseller has no service limit for this plan',
+  limitReached: 'reseller service limit reached for this plan',
+  usernameTaken: 'username already exists',
+} as const;
+
+/**
+ * Locks the live rows of `ids` (ascending, the order every writer uses) and splits off those that
+ * do not exist or lie outside the caller's write scope.
+ */
+export async function lockInScope(tx: Tx, scope: Scope, ids: number[]): Promise<{ rows: SubscriberRow[]; failed: Failure[] }> {
+  const rows = await tx.select().from(subscribers)
+    .where(and(inArray(subscribers.id, ids), isNull(subscribers.deletedAt)))
+    .orderBy(asc(subscribers.id))
+    .for('update');
+  const resellerIds = [...new Set(rows.map((r) => r.resellerId))];
+  const allowed = resellerIds.length === 0
+    ? new Set<number>()
+    : new Set((await tx.select({ id: resellers.id }).from(resellers)
+      .where(and(inArray(resellers.id, resellerIds), inScope(scope, resellers.id)))).map((r) => r.id));
+  const found = new Set(rows.map((r) => r.id));
+  const failed: Failure[] = ids.filter((id) => !found.has(id)).map((id) => ({ id, status: 404, reason: REASON.notFound }));
+  const kept: SubscriberRow[] = [];
+  for (const r of rows) {
+    if (allowed.has(r.resellerId)) kept.push(r);
+    else failed.push({ id: r.id, status: 403, reason: REASON.outOfScope });
+  }
+  return { rows: kept, failed };
+}
+
+// ------------------------------------------------------------------ money from reseller balances
+
+interface Charge {
+  row: SubscriberRow;
+  amount: number;
+  currency: string;
+}
+
+/**
+ * Debits each owning reseller for its subscribers (reseller rows locked in id order after the
+ * subscriber rows), one ledger row per charge. A reseller whose balance runs out fails the rest of
+ * its charges: the ones in id order that still fit are made.
+ */
+async function chargeResellers(
+  env: OpEnv,
+  charges: Charge[],
+  type: 'renewal' | 'rename_fee' | 'refill_fee',
+): Promise<{ charged: SubscriberRow[]; failed: Failure[]; transactionIds: Map<number, number> }> {
+  const transactionIds = new Map<number, number>();
+  if (charges.length === 0) return { charged: [], failed: [], transactionIds };
+  const ids = [...new Set(charges.map((c) => c.row.resellerId))].sort((a, b) => a - b);
+  const locked = await env.tx.select().from(resellers).where(inArray(resellers.id, ids)).orderBy(asc(resellers.id)).for('update');
+  const balance = new Map(locked.map((r) => [r.id, r.balance]));
+  const currency = new Map(locked.map((r) => [r.id, r.currency]));
+  const charged: Charge[] = [];
+  const failed: Failure[] = [];
+  for (const c of charges) {
+    const have = balance.get(c.row.resellerId) ?? 0;
+    if (currency.get(c.row.resellerId) !== c.currency) {
+      failed.push({ id: c.row.id, status: 409, reason: `reseller balance is not in ${c.currency}` });
+    } else if (have < c.amount) {
+      failed.push({ id: c.row.id, status: 402, reason: REASON.insufficient });
+    } else {
+      balance.set(c.row.resellerId, have - c.amount);
+      charged.push(c);
+    }
+  }
+  if (charged.length === 0) return { charged: [], failed, transactionIds };
+  const touched = [...new Set(charged.map((c) => c.row.resellerId))];
+  await env.tx.execute(sql`
+    update resellers r set balance = v.balance, updated_at = now()
+      from unnest(${intArray(touched)}, ${sql.param(touched.map((id) => balance.get(id)))}::bigint[]) as v(id, balance)
+     where r.id = v.id`);
+  // Ledger sign: a reseller debit is negative (ledger.ts: money debited is negative).
+  const res = await env.tx.execute<{ id: number; subscriber_id: number }>(sql`
+    insert into transactions (type, amount, currency, subscriber_id, username, reseller_id, created_by)
+    select ${type}, -c.amount, c.currency, c.subscriber_id, c.username, c.reseller_id, ${env.auth.managerId}
+      from unnest(${sql.param(charged.map((c) => c.amount))}::bigint[], ${sql.param(charged.map((c) => c.currency))}::text[],
+                  ${intArray(charged.map((c) => c.row.id))}, ${sql.param(charged.map((c) => c.row.username))}::text[],
+                  ${intArray(charged.map((c) => c.row.resellerId))}) as c(amount, currency, subscriber_id, username, reseller_id)
+    returning id, subscriber_id`);
+  for (const r of res.rows) transactionIds.set(Number(r.subscriber_id), Number(r.id));
+  return { charged: charged.map((c) => c.row), failed, transactionIds };
+}
+
+// ------------------------------------------------------------------ operations
+
+export const renew: Operation<unknown> = async (env, rows) => {
+  const failed: Failure[] = [];
+  const plans = await plansById(env.tx, rows.map((r) => r.serviceId));
+  const charges: Charge[] = [];
+  for (const r of rows) {
+    if (r.lastRenewedOn === env.today) failed.push({ id: r.id, status: 409, reason: REASON.renewedToday });
+    else {
+      const plan = plans.get(r.serviceId)!;
+      charges.push({ row: r, amount: renewalPrice(r, plan), currency: plan.currency });
+    }
+  }
+  const { charged, failed: unpaid, transactionIds } = await chargeResellers(env, charges, 'renewal');
+  failed.push(...unpaid);
+  const extra = new Map<number, Record<string, unknown>>();
+  if (charged.length === 0) return done(failed, extra);
+  const ids = idsOf(charged);
+  await env.tx.execute(sql`
+    update subscribers s
+       set expiry_date = greatest(s.expiry_date, ${env.today}::date) + p.duration_days,
+           last_renewed_on = ${env.today}::date,
+           daily_quota_used = 0, monthly_quota_used = 0, extra_quota_bytes = 0, fup_level = 0,
+           updated_at = now()
+      from services p
+     where p.id = s.service_id and s.id = any(${intArray(ids)})`);
+  await syncAccessRows(env.tx, ids, env.today);
+  await queueDisconnect(env.tx, charged, 'renew');
+  for (const r of charged) {
+    const plan = plans.get(r.serviceId)!;
+    const { invoice } = await createInvoice(env.tx, {
+      subscriberId: r.id,
+      resellerId: r.resellerId,
+      items: [{ description: `Renewal: ${plan.name} (${plan.durationDays} days)`, qty: 1, unitPrice: renewalPrice(r, plan) }],
+      currency: plan.currency,
+      kind: 'renewal',
+      createdBy: env.auth.managerId,
+    });
+    // The wallet pays first when it holds credit; an empty wallet costs no further statements.
+    const paid = r.walletBalance > 0 ? await payFromWallet(env.tx, { invoiceId: invoice.id, createdBy: env.auth.managerId }) : { applied: 0 };
+    extra.set(r.id, {
+      transaction_id: transactionIds.get(r.id),
+      invoice_id: invoice.id,
+      invoice_number: invoice.invoiceNumber,
+      wallet_applied: fromMinor(paid.applied, plan.currency),
+    });
+  }
+  return done(failed, extra);
+};
+
+export const disconnect: Operation<unknown> = async (env, rows) => {
+  await queueDisconnect(env.tx, rows, 'disconnect');
+  return done();
+};
+
+function setStatus(status: 'active' | 'inactive'): Operation<unknown> {
+  return async (env, rows) => {
+    const changed = rows.filter((r) => r.status !== status);
+    if (changed.length === 0) return done();
+    await env.tx.update(subscribers).set({ status, updatedAt: sql`now()` }).where(inArray(subscribers.id, idsOf(changed)));
+    await syncAccessRows(env.tx, idsOf(changed), env.today);
+    if (status === 'inactive') await queueDisconnect(env.tx, changed, 'disable');
+    return done();
+  };
+}
+export const enable = setStatus('active');
+export const disable = setStatus('inactive');
+
+export const resetFup: Operation<unknown> = async (env, rows) => {
+  await env.tx.update(subscribers).set({ dailyQuotaUsed: 0, fupLevel: 0, updatedAt: sql`now()` }).where(inArray(subscribers.id, idsOf(rows)));
+  return done();
+};
+
+export const softDelete: Operation<unknown> = async (env, rows) => {
+  await env.tx.update(subscribers).set({ deletedAt: sql`now()`, updatedAt: sql`now()` }).where(inArray(subscribers.id, idsOf(rows)));
+  await removeAccessRows(env.tx, rows.map((r) => r.username));
+  await queueDisconnect(env.tx, rows, 'delete');
+  return done();
+};
+
+export const resetMac: Operation<unknown> = async (env, rows) => {
+  await env.tx.update(subscribers).set({ macAddress: null, updatedAt: sql`now()` }).where(inArray(subscribers.id, idsOf(rows)));
+  await syncAccessRows(env.tx, idsOf(rows), env.today);
+  return done();
+};
+
+export const refill: Operation<unknown> = async (env, rows) => {
+  const fee = feeMinor(env.settings.refill_fee, env.settings.currency);
+  let ok = rows;
+  const failed: Failure[] = [];
+  if (fee > 0) {
+    const res = await chargeResellers(env, rows.map((row) => ({ row, amount: fee, currency: env.settings.currency })), 'refill_fee');
+    ok = res.charged;
+    failed.push(...res.failed);
+  }
+  if (ok.length) {
+    await env.tx.update(subscribers)
+      .set({ dailyQuotaUsed: 0, monthlyQuotaUsed: 0, fupLevel: 0, updatedAt: sql`now()` })
+      .where(inArray(subscribers.id, idsOf(ok)));
+  }
+  return done(failed);
+};
+
+/** A fee setting is a decimal in the system currency; rounding it to the minor unit is the operator's intent. */
+function feeMinor(fee: number, currency: string): number {
+  try {
+    return toMinor(fee, currency);
+  } catch {
+    return toMinor(Number(fee.toFixed(2)), currency);
+  }
+}
+
+export function setQuota(column: 'daily' | 'monthly'): Operation<{ gb: number }> {
+  return async (env, rows, payload) => {
+    const gb = String(clamp(payload.gb, 0, QUOTA_GB_MAX));
+    const set = column === 'daily' ? { dailyQuotaGb: gb } : { monthlyQuotaGb: gb };
+    await env.tx.update(subscribers).set({ ...set, updatedAt: sql`now()` }).where(inArray(subscribers.id, idsOf(rows)));
+    return done();
+  };
+}
+
+export const setPrice: Operation<{ price: number; override_price: boolean }> = async (env, rows, payload) => {
+  const price = clamp(payload.price, 0, PRICE_MAX);
+  const plans = await plansById(env.tx, rows.map((r) => r.serviceId));
+  const failed: Failure[] = [];
+  const byPrice = new Map<number, number[]>();
+  for (const r of rows) {
+    const currency = plans.get(r.serviceId)!.currency;
+    let minor: number;
+    try {
+      minor = toMinor(price, currency);
+    } catch {
+      failed.push({ id: r.id, status: 400, reason: `price has more decimal places than ${currency} allows` });
+      continue;
+    }
+    byPrice.set(minor, [...(byPrice.get(minor) ?? []), r.id]);
+  }
+  for (const [minor, ids] of byPrice) {
+    await env.tx.update(subscribers)
+      .set({ price: minor, overridePrice: payload.override_price, updatedAt: sql`now()` })
+      .where(inArray(subscribers.id, ids));
+  }
+  return done(failed);
+};
+
+export const setReseller: Operation<{ reseller_id: number }> = async (env, rows, payload) => {
+  await env.tx.update(subscribers).set({ resellerId: payload.reseller_id, updatedAt: sql`now()` }).where(inArray(subscribers.id, idsOf(rows)));
+  return done();
+};
+
+/**
+ * Checks the owning resellers' service limits for `plan` when `rows` move onto it (rows already on
+ * it are not counted twice). Limit rows are locked so concurrent moves cannot overfill a cap.
+ */
+export async function checkServiceLimits(tx: Tx, rows: SubscriberRow[], planId: number): Promise<{ ok: SubscriberRow[]; failed: Failure[] }> {
+  const resellerIds = [...new Set(rows.map((r) => r.resellerId))].sort((a, b) => a - b);
+  if (resellerIds.length === 0) return { ok: [], failed: [] };
+  const limits = await tx.select().from(resellerServiceLimits)
+    .where(and(eq(resellerServiceLimits.serviceId, planId), inArray(resellerServiceLimits.resellerId, resellerIds)))
+    .orderBy(asc(resellerServiceLimits.resellerId))
+    .for('update');
+  const capped = limits.filter((l) => l.maxSubscribers !== null).map((l) => l.resellerId);
+  const counts = new Map<number, number>();
+  if (capped.length) {
+    const res = await tx.execute<{ reseller_id: number; n: number }>(sql`
+      select reseller_id, count(*)::int as n from subscribers
+       where service_id = ${planId} and deleted_at is null and reseller_id = any(${intArray(capped)})
+       group by reseller_id`);
+    for (const r of res.rows) counts.set(Number(r.reseller_id), Number(r.n));
+  }
+  const limitOf = new Map(limits.map((l) => [l.resellerId, l.maxSubscribers]));
+  const ok: SubscriberRow[] = [];
+  const failed: Failure[] = [];
+  for (const r of rows) {
+    if (!limitOf.has(r.resellerId)) {
+      failed.push({ id: r.id, status: 403, reason: REASON.noLimit });
+      continue;
+    }
+    const max = limitOf.get(r.resellerId);
+    const n = counts.get(r.resellerId) ?? 0;
+    if (max !== null && max !== undefined && r.serviceId !== planId) {
+      if (n >= max) {
+        failed.push({ id: r.id, status: 403, reason: REASON.limitReached });
+        continue;
+      }
+      counts.set(r.resellerId, n + 1);
+    }
+    ok.push(r);
+  }
+  return { ok, failed };
+}
+
+/**
+ * Moves rows onto `plan`. With charge_difference each move is priced by the billing unit's quote
+ * (taken before the move, from the current plan) and settled after it: an invoice for the net due
+ * or a wallet credit for a net refund.
+ */
+export const setService: Operation<{ plan: PlanRow; charge_difference?: boolean }> = async (env, rows, payload) => {
+  const { plan } = payload;
+  const { ok, failed } = await checkServiceLimits(env.tx, rows, plan.id);
+  const quotes = new Map<number, ServiceChangeQuote>();
+  const moving: SubscriberRow[] = [];
+  for (const r of ok.filter((row) => row.serviceId !== plan.id)) {
+    if (payload.charge_difference) {
+      try {
+        quotes.set(r.id, await quoteServiceChange(env.tx, { subscriberId: r.id, newServiceId: plan.id, today: env.today, serviceField: 'service_id' }));
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+        failed.push({ id: r.id, status: err.code, reason: err.message });
+        continue;
+      }
+    }
+    moving.push(r);
+  }
+  if (moving.length === 0) return done(failed);
+  const ids = idsOf(moving);
+  // A new plan means a new pool: the stored address goes so the next login draws from it.
+  await env.tx.update(subscribers)
+    .set({ serviceId: plan.id, staticIp: null, updatedAt: sql`now()` })
+    .where(inArray(subscribers.id, ids));
+  await syncAccessRows(env.tx, ids, env.today);
+  await queueDisconnect(env.tx, moving, 'service_change');
+  const extra = new Map<number, Record<string, unknown>>();
+  for (const [id, quote] of quotes) {
+    const settled = await settleServiceChange(env.tx, quote, { createdBy: env.auth.managerId });
+    extra.set(id, {
+      net_amount_due: fromMinor(quote.netAmountDue, quote.currency),
+      invoice_id: settled.invoice?.invoice.id ?? null,
+      wallet_transaction_id: settled.walletCredit?.transactionId ?? null,
+    });
+  }
+  return done(failed, extra);
+};
+
+/** Serialises static address assignment: two batches drawing from one pool never pick the same address. */
+async function lockAddressAssignment(tx: Tx): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtext('subscribers.static_ip'))`);
+}
+
+/** Addresses held by a live subscriber other than `except`, or in another username's reply rows. */
+async function takenAddresses(tx: Tx, candidates: string[], except: SubscriberRow[]): Promise<Set<string>> {
+  const res = await tx.execute<{ ip: string }>(sql`
+    select host(s.static_ip) as ip from subscribers s
+     where s.deleted_at is null and s.static_ip = any(${sql.param(candidates)}::inet[]) and s.id <> all(${intArray(idsOf(except))})
+    union
+    select r.value from radreply r
+     where r.attribute = 'Framed-IP-Address' and r.value = any(${sql.param(candidates)}::text[])
+       and r.username <> all(${sql.param(except.map((e) => e.username))}::text[])`);
+  return new Set(res.rows.map((r) => r.ip));
+}
+
+export const setStaticIp: Operation<{ ip?: string; pool_name?: string }> = async (env, rows, payload) => {
+  await lockAddressAssignment(env.tx);
+  const failed: Failure[] = [];
+  const assigned: { row: SubscriberRow; ip: string }[] = [];
+  if (payload.ip !== undefined) {
+    const taken = await takenAddresses(env.tx, [payload.ip], rows);
+    const [first, ...rest] = rows;
+    if (taken.has(payload.ip)) failed.push({ id: first.id, status: 409, reason: REASON.ipUsed });
+    else assigned.push({ row: first, ip: payload.ip });
+    // One address, one subscriber: the others of the batch cannot share it.
+    for (const r of rest) failed.push({ id: r.id, status: 409, reason: REASON.ipUsed });
+  } else {
+    const res = await env.tx.execute<{ ip: string }>(sql`
+      with pool as (select range_start, range_end from ip_pools where name = ${payload.pool_name!}),
+      candidates as (
+        select (p.range_start + g)::inet as a from pool p, generate_series(0::bigint, p.range_end - p.range_start) g
+      )
+      select host(c.a) as ip from candidates c
+       where not exists (select 1 from subscribers s where s.static_ip = c.a and s.deleted_at is null)
+         and not exists (select 1 from radreply r where r.attribute = 'Framed-IP-Address' and r.value = host(c.a))
+       order by c.a
+       limit ${rows.length}`);
+    rows.forEach((row, i) => {
+      const ip = res.rows[i]?.ip;
+      if (ip) assigned.push({ row, ip });
+      else failed.push({ id: row.id, status: 409, reason: REASON.poolExhausted });
+    });
+  }
+  if (assigned.length) {
+    await env.tx.execute(sql`
+      update subscribers s set static_ip = v.ip, updated_at = now()
+        from unnest(${intArray(assigned.map((a) => a.row.id))}, ${sql.param(assigned.map((a) => a.ip))}::inet[]) as v(id, ip)
+       where s.id = v.id`);
+    const ids = assigned.map((a) => a.row.id);
+    await syncAccessRows(env.tx, ids, env.today);
+    await queueDisconnect(env.tx, assigned.map((a) => a.row), 'static_ip');
+  }
+  return done(failed);
+};
+
+/**
+ * Renames each row to `newName(row)` (null: not renamed, with `skipReason`) in every record that
+ * carries the username, charging the rename fee per subscriber when one is configured.
+ */
+export function rename(newName: (row: SubscriberRow) => string | null, skipReason: string): Operation<unknown> {
+  return async (env, rows) => {
+    const failed: Failure[] = [];
+    const wanted: { row: SubscriberRow; to: string }[] = [];
+    const claimed = new Set<string>();
+    for (const row of rows) {
+      const to = newName(row);
+      if (to === null) failed.push({ id: row.id, status: 400, reason: skipReason });
+      else if (!isValidUsername(to)) failed.push({ id: row.id, status: 400, reason: 'new_username is not a valid username' });
+      else if (to === row.username) continue;
+      else if (claimed.has(to)) failed.push({ id: row.id, status: 409, reason: REASON.usernameTaken });
+      else {
+        claimed.add(to);
+        wanted.push({ row, to });
+      }
+    }
+    if (wanted.length === 0) return done(failed);
+    const existing = await env.tx.select({ username: subscribers.username }).from(subscribers)
+      .where(and(inArray(subscribers.username, wanted.map((w) => w.to)), isNull(subscribers.deletedAt)));
+    const taken = new Set(existing.map((e) => e.username));
+    let free = wanted.filter((w) => {
+      if (!taken.has(w.to)) return true;
+      failed.push({ id: w.row.id, status: 409, reason: REASON.usernameTaken });
+      return false;
+    });
+    const fee = feeMinor(env.settings.rename_fee, env.settings.currency);
+    if (fee > 0 && free.length) {
+      const res = await chargeResellers(env, free.map((w) => ({ row: w.row, amount: fee, currency: env.settings.currency })), 'rename_fee');
+      const paid = new Set(idsOf(res.charged));
+      free = free.filter((w) => paid.has(w.row.id));
+      failed.push(...res.failed);
+    }
+    if (free.length === 0) return done(failed);
+    await env.tx.execute(sql`
+      update subscribers s set username = v.new_name, updated_at = now()
+        from unnest(${intArray(free.map((w) => w.row.id))}, ${sql.param(free.map((w) => w.to))}::text[]) as v(id, new_name)
+       where s.id = v.id`);
+    // The fee rows were written under the old name; renameAccessRows moves them with the rest.
+    await renameAccessRows(env.tx, free.map((w) => ({ id: w.row.id, from: w.row.username, to: w.to })));
+    await queueDisconnect(env.tx, free.map((w) => w.row), 'rename');
+    return done(failed);
+  };
+}

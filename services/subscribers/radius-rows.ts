@@ -1,0 +1,111 @@
+/**
+ * The FreeRADIUS rows of subscribers, written inside the caller's transaction so the database
+ * never holds a subscriber whose access rows disagree with it. Everything but the password row is
+ * derived from the subscriber and its plan by set-based SQL, so a bulk action over thousands of
+ * ids costs a handful of statements.
+ *
+ * Rows per live subscriber:
+ * - radcheck  NT-Password := md4(utf16le(password))   (or Cleartext-Password in cleartext mode)
+ * - radcheck  Calling-Station-Id == <MAC>             when the plan binds MACs and one is bound
+ * - radcheck  Expiration := "<day after expiry> 00:00:00"  refuses from the first expired day
+ *                                                      without any job rewriting rows at midnight
+ * - radcheck  Auth-Type := Reject                     while inactive or already expired
+ * - radusergroup <username> -> plan_<service_id>      plan pool and rate limit (radgroupreply)
+ * - radreply  Framed-IP-Address := <static_ip>        when a static address is set
+ * - radreply  Mikrotik-Rate-Limit := ...              from bandwidth rules (bandwidth-rules.ts)
+ */
+import { sql } from 'drizzle-orm';
+import { md4 } from 'hash-wasm';
+import type { DbOrTx } from '../../shared/db/client';
+import { radcheck } from '../../shared/db/schema';
+import { ATTR } from '../../shared/radius';
+
+export const EXPIRATION = 'Expiration';
+export type PasswordMode = 'nt' | 'cleartext';
+
+const PASSWORD_ATTRS = [ATTR.ntPassword, ATTR.cleartextPassword];
+/** radcheck attributes rebuilt from the subscriber row (the password row is not among them). */
+const DERIVED_CHECK_ATTRS = [ATTR.callingStationId, ATTR.authType, EXPIRATION];
+
+/** NT hash: MD4 of the UTF-16LE password, upper-case hex, as FreeRADIUS's mschap module reads it. */
+export async function ntHash(password: string): Promise<string> {
+  return (await md4(Buffer.from(password, 'utf16le'))).toUpperCase();
+}
+
+export async function passwordCheckRow(username: string, password: string, mode: PasswordMode) {
+  return mode === 'cleartext'
+    ? { username, attribute: ATTR.cleartextPassword, op: ':=', value: password }
+    : { username, attribute: ATTR.ntPassword, op: ':=', value: await ntHash(password) };
+}
+
+export async function writePasswordRow(tx: DbOrTx, username: string, password: string, mode: PasswordMode): Promise<void> {
+  await tx.execute(sql`delete from radcheck where username = ${username} and attribute = any(${sql.param(PASSWORD_ATTRS)}::text[])`);
+  await tx.insert(radcheck).values(await passwordCheckRow(username, password, mode));
+}
+
+const ids = (list: number[]) => sql`${sql.param(list)}::int[]`;
+
+/**
+ * Rebuilds every derived row (all but password and bandwidth) of the given live subscribers.
+ * `today` is the service's UTC date, the same one the actions compare expiry dates with.
+ */
+export async function syncAccessRows(tx: DbOrTx, subscriberIds: number[], today: string): Promise<void> {
+  if (subscriberIds.length === 0) return;
+  const users = sql`(select username from subscribers where id = any(${ids(subscriberIds)}))`;
+  await tx.execute(sql`delete from radcheck where username in ${users} and attribute = any(${sql.param(DERIVED_CHECK_ATTRS)}::text[])`);
+  await tx.execute(sql`delete from radusergroup where username in ${users}`);
+  await tx.execute(sql`delete from radreply where username in ${users} and attribute = ${ATTR.framedIp}`);
+  await tx.execute(sql`
+    insert into radcheck (username, attribute, op, value)
+    select s.username, ${ATTR.callingStationId}, '==', s.mac_address
+      from subscribers s join services p on p.id = s.service_id
+     where s.id = any(${ids(subscriberIds)}) and s.deleted_at is null and p.mac_binding and s.mac_address is not null
+    union all
+    select s.username, ${EXPIRATION}, ':=', to_char(s.expiry_date + 1, 'Mon DD YYYY') || ' 00:00:00'
+      from subscribers s
+     where s.id = any(${ids(subscriberIds)}) and s.deleted_at is null
+    union all
+    select s.username, ${ATTR.authType}, ':=', 'Reject'
+      from subscribers s
+     where s.id = any(${ids(subscriberIds)}) and s.deleted_at is null
+       and (s.status <> 'active' or s.expiry_date < ${today}::date)`);
+  await tx.execute(sql`
+    insert into radusergroup (username, groupname, priority)
+    select username, 'plan_' || service_id, 1 from subscribers
+     where id = any(${ids(subscriberIds)}) and deleted_at is null`);
+  await tx.execute(sql`
+    insert into radreply (username, attribute, op, value)
+    select username, ${ATTR.framedIp}, ':=', host(static_ip) from subscribers
+     where id = any(${ids(subscriberIds)}) and deleted_at is null and static_ip is not null`);
+}
+
+/** A deleted subscriber must not log in: every auth and reply row of these usernames goes. */
+export async function removeAccessRows(tx: DbOrTx, usernames: string[]): Promise<void> {
+  if (usernames.length === 0) return;
+  const names = sql`${sql.param(usernames)}::text[]`;
+  await tx.execute(sql`delete from radcheck where username = any(${names})`);
+  await tx.execute(sql`delete from radreply where username = any(${names})`);
+  await tx.execute(sql`delete from radusergroup where username = any(${names})`);
+}
+
+/**
+ * Rename in every record that carries the username: FreeRADIUS auth, reply, group and accounting
+ * rows and the subscriber's ledger rows (matched by subscriber id, so an earlier, deleted holder of
+ * the same name keeps its history). The subscribers row itself is updated by the caller first, so
+ * the accounting trigger finds the subscriber under its new name.
+ */
+export async function renameAccessRows(tx: DbOrTx, renames: { id: number; from: string; to: string }[]): Promise<void> {
+  if (renames.length === 0) return;
+  const from = sql.param(renames.map((r) => r.from));
+  const to = sql.param(renames.map((r) => r.to));
+  for (const table of ['radcheck', 'radreply', 'radusergroup', 'radacct']) {
+    await tx.execute(sql`
+      update ${sql.identifier(table)} t set username = m.new_name
+        from unnest(${from}::text[], ${to}::text[]) as m(old_name, new_name)
+       where t.username = m.old_name`);
+  }
+  await tx.execute(sql`
+    update transactions t set username = m.new_name
+      from unnest(${sql.param(renames.map((r) => r.id))}::int[], ${to}::text[]) as m(id, new_name)
+     where t.subscriber_id = m.id`);
+}

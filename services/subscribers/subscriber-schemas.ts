@@ -1,0 +1,111 @@
+/** Request schemas of the subscriber routes (routes.ts), kept here so routes.ts stays a table. */
+import { idSchema, isoDate, object, paginationProperties } from '../../shared/http/schemas';
+import type { JsonSchema } from '../../shared/http/route';
+
+const text = (maxLength: number): JsonSchema => ({ type: ['string', 'null'], maxLength });
+
+/** Fields of create and update. Username, MAC and address shapes are checked in the action, for messages that say what a valid one looks like. */
+export const subscriberFields: Record<string, JsonSchema> = {
+  username: { type: 'string', minLength: 1, maxLength: 128 },
+  password: { type: 'string', minLength: 1, maxLength: 128 },
+  service_id: idSchema,
+  full_name: text(200),
+  phone: { type: ['string', 'null'], maxLength: 32, pattern: '^\\+?[0-9][0-9 ().-]{2,30}$' },
+  mac_address: text(32),
+  static_ip: text(15),
+  expiry_date: isoDate,
+  reseller_id: idSchema,
+  region: text(200),
+  building: text(200),
+  address: text(500),
+  nationality: text(100),
+  country: text(100),
+  notes: text(4000),
+  price: { type: ['number', 'null'], minimum: 0, maximum: 1e12 },
+  override_price: { type: 'boolean' },
+};
+
+export const createBody = object(subscriberFields, ['username', 'password', 'service_id']);
+export const updateBody = object(subscriberFields);
+
+export const LIST_STATUSES = ['active', 'inactive', 'expired', 'expiring', 'online', 'offline'] as const;
+export const LIST_SORTS = ['created_at', 'username', 'expiry_date', 'daily_quota_used'] as const;
+
+export const listQuery = object({
+  ...paginationProperties,
+  search: { type: 'string', minLength: 1, maxLength: 100 },
+  status: { type: 'string', enum: [...LIST_STATUSES] },
+  service_id: idSchema,
+  reseller_id: idSchema,
+  nas_id: idSchema,
+  fup_level: { type: 'integer', minimum: 0, maximum: 3 },
+  sort: { type: 'string', enum: [...LIST_SORTS], default: 'created_at' },
+  order: { type: 'string', enum: ['asc', 'desc'], default: 'desc' },
+});
+
+/** Out-of-range quota and price values are clamped by the action (spec section 8), not refused. */
+const clamped = { type: 'number', minimum: -1e12, maximum: 1e12 };
+const realm = { type: 'string', minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)*$' };
+
+export const renameBody = object({ new_username: { type: 'string', minLength: 1, maxLength: 128 } }, ['new_username']);
+export const addDaysBody = object({ days: { type: 'integer', minimum: 1, maximum: 3650 }, reason: { type: 'string', minLength: 1, maxLength: 500 } }, ['days', 'reason']);
+export const changeServiceBody = object({ service_id: idSchema, charge_difference: { type: 'boolean', default: false } }, ['service_id']);
+export const changePriceQuery = object({ service_id: idSchema }, ['service_id']);
+export const topupBody = object({ gb: { type: 'number', exclusiveMinimum: 0, maximum: 10000 } }, ['gb']);
+export const addBalanceBody = object({ amount: { type: 'number', exclusiveMinimum: 0, maximum: 1e12 } }, ['amount']);
+
+// ---- bandwidth rules
+
+const hhmm = { type: ['string', 'null'], pattern: '^([01]\\d|2[0-3]):[0-5]\\d$' };
+export const bandwidthRuleFields: Record<string, JsonSchema> = {
+  direction: { type: 'string', enum: ['upload', 'download', 'both'] },
+  rate_kbps: { type: 'integer', minimum: 1, maximum: 100_000_000 },
+  start_time: hhmm,
+  end_time: hhmm,
+  days: { type: ['array', 'null'], items: { type: 'integer', minimum: 0, maximum: 6 }, uniqueItems: true, maxItems: 7 },
+  priority: { type: 'integer', minimum: 1, maximum: 8 },
+};
+export const ruleCreateBody = object(bandwidthRuleFields, ['direction', 'rate_kbps']);
+export const ruleUpdateBody = { ...object({ ...bandwidthRuleFields, rule_id: idSchema }, ['rule_id']), minProperties: 2 };
+export const ruleDeleteBody = object({ rule_id: idSchema }, ['rule_id']);
+export const ruleParams = { type: 'object', properties: { id: idSchema, rule_id: idSchema }, required: ['id', 'rule_id'] };
+
+// ---- bulk
+
+/** Payload of each bulk action; the key order is the spec's table order. */
+export const BULK_PAYLOADS: Record<string, JsonSchema> = {
+  renew: object({}),
+  disconnect: object({}),
+  enable: object({}),
+  disable: object({}),
+  reset_fup: object({}),
+  delete: object({}),
+  set_service: object({ service_id: idSchema, charge_difference: { type: 'boolean', default: false } }, ['service_id']),
+  set_reseller: object({ reseller_id: idSchema }, ['reseller_id']),
+  set_static_ip: {
+    ...object({ ip: { type: 'string', format: 'ipv4' }, pool_name: { type: 'string', minLength: 1, maxLength: 64 } }),
+    oneOf: [{ required: ['ip'] }, { required: ['pool_name'] }],
+  },
+  set_daily_quota: object({ gb: clamped }, ['gb']),
+  set_monthly_quota: object({ gb: clamped }, ['gb']),
+  set_price: object({ price: clamped, override_price: { type: 'boolean', default: true } }, ['price']),
+  rename: object({ old_realm: realm, new_realm: realm }, ['old_realm', 'new_realm']),
+  reset_mac: object({}),
+  refill: object({}),
+};
+export const BULK_ACTIONS = Object.keys(BULK_PAYLOADS);
+
+export const bulkBody: JsonSchema = {
+  ...object(
+    {
+      ids: { type: 'array', items: idSchema, minItems: 1, maxItems: 100_000 },
+      action: { type: 'string', enum: BULK_ACTIONS },
+      payload: { type: 'object', default: {} },
+    },
+    ['ids', 'action'],
+  ),
+  allOf: BULK_ACTIONS.map((action) => ({
+    if: { properties: { action: { const: action } }, required: ['action'] },
+    then: { properties: { payload: BULK_PAYLOADS[action] } },
+  })),
+};

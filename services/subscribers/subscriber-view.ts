@@ -1,0 +1,68 @@
+/** How a subscriber row is shown by the API, and the plan lookups the views and actions share. */
+import { inArray } from 'drizzle-orm';
+import type { DbOrTx } from '../../shared/db/client';
+import { services, subscribers } from '../../shared/db/schema';
+import { isoTimestamp } from '../../shared/http/schemas';
+import { fromMinor } from '../../shared/money';
+
+export type SubscriberRow = typeof subscribers.$inferSelect;
+export type PlanRow = typeof services.$inferSelect;
+
+const gb = (v: string | null) => (v === null ? null : Number(v));
+
+/** `currency` is the plan's: a per-subscriber price is in the currency of the plan it replaces. */
+export function subscriberView(s: SubscriberRow, currency: string) {
+  return {
+    id: s.id,
+    username: s.username,
+    full_name: s.fullName,
+    phone: s.phone,
+    mac_address: s.macAddress,
+    service_id: s.serviceId,
+    reseller_id: s.resellerId,
+    status: s.status,
+    is_online: s.isOnline,
+    ip_address: s.ipAddress,
+    last_nas_id: s.lastNasId,
+    static_ip: s.staticIp,
+    fup_level: s.fupLevel,
+    daily_quota_used: s.dailyQuotaUsed,
+    monthly_quota_used: s.monthlyQuotaUsed,
+    daily_quota_gb: gb(s.dailyQuotaGb),
+    monthly_quota_gb: gb(s.monthlyQuotaGb),
+    extra_quota_bytes: s.extraQuotaBytes,
+    wallet_balance: fromMinor(s.walletBalance, currency),
+    price: s.price === null ? null : fromMinor(s.price, currency),
+    override_price: s.overridePrice,
+    currency,
+    expiry_date: s.expiryDate,
+    last_renewed_on: s.lastRenewedOn,
+    region: s.region,
+    building: s.building,
+    address: s.address,
+    nationality: s.nationality,
+    country: s.country,
+    notes: s.notes,
+    created_at: isoTimestamp(s.createdAt),
+    updated_at: isoTimestamp(s.updatedAt),
+    deleted_at: isoTimestamp(s.deletedAt),
+  };
+}
+
+/** Plans by id, including retired ones (a subscriber may still point at one). */
+export async function plansById(db: DbOrTx, ids: number[]): Promise<Map<number, PlanRow>> {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0) return new Map();
+  const rows = await db.select().from(services).where(inArray(services.id, unique));
+  return new Map(rows.map((p) => [p.id, p]));
+}
+
+/** What a renewal costs: the per-subscriber price when it overrides the plan's. */
+export function renewalPrice(s: SubscriberRow, plan: PlanRow): number {
+  return s.overridePrice && s.price !== null ? s.price : plan.price;
+}
+
+export async function viewsOf(db: DbOrTx, rows: SubscriberRow[], fallbackCurrency: string) {
+  const plans = await plansById(db, rows.map((r) => r.serviceId));
+  return rows.map((r) => subscriberView(r, plans.get(r.serviceId)?.currency ?? fallbackCurrency));
+}
