@@ -54,7 +54,7 @@ const rows = {
 const attrs = async (username: string) => Object.fromEntries((await rows.check(username)).map((r) => [r.attribute, r.value]));
 
 beforeAll(async () => {
-  t = await startTestApp({ env: { BULK_SYNC_SECONDS: '25' } });
+  t = await startTestApp();
   api = client(t.baseUrl);
   root = await mkReseller('root', null);
   child = await mkReseller('child', root);

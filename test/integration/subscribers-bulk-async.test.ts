@@ -1,0 +1,45 @@
+import { eq } from 'drizzle-orm';
+import { subscribers } from '../../shared/db/schema';
+import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
+
+let t: TestApp;
+let api: ReturnType<typeof client>;
+const admin = adminToken();
+
+beforeAll(async () => {
+  // A zero threshold: every bulk job answers 202 and finishes in the background. The bulk service
+  // reads it from the process environment, as in production.
+  process.env.BULK_SYNC_SECONDS = '0';
+  t = await startTestApp();
+  api = client(t.baseUrl);
+});
+afterAll(async () => {
+  delete process.env.BULK_SYNC_SECONDS;
+  await t.close();
+});
+
+it('a job not done within BULK_SYNC_SECONDS answers 202 { job_id }; bulk-jobs/:id reports progress and outcome', async () => {
+  const r = await api.post('/api/resellers', { name: 'r', balance: 100, currency: 'USD' }, { token: admin });
+  const plan = await api.post('/api/services', { name: 'p', price: 1, duration_days: 30, currency: 'USD' }, { token: admin });
+  await api.post(`/api/resellers/${r.body.data.id}/service-limits`, { service_id: plan.body.data.id }, { token: admin });
+  const ids: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const s = await api.post('/api/subscribers', { username: `a${i}`, password: 'pw', service_id: plan.body.data.id, reseller_id: r.body.data.id }, { token: admin });
+    ids.push(s.body.data.id);
+  }
+  const res = await api.post('/api/subscribers/bulk-action', { ids: [...ids, 424242], action: 'disable' }, { token: admin });
+  expect(res.status).toBe(202);
+  expect(res.body).toEqual({ success: true, data: { job_id: expect.any(Number) } });
+  let job: { status: string; processed: number; total: number; succeeded: number[]; failed: unknown[] } | undefined;
+  for (let i = 0; i < 100; i++) {
+    const poll = await api.get(`/api/subscribers/bulk-jobs/${res.body.data.job_id}`, { token: admin });
+    expect(poll.status).toBe(200);
+    job = poll.body.data;
+    if (job!.status !== 'running') break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  expect(job).toMatchObject({ status: 'done', total: 4, processed: 4, succeeded: ids, failed: [{ id: 424242, reason: 'subscriber not found' }] });
+  for (const id of ids) expect((await t.db.select().from(subscribers).where(eq(subscribers.id, id)))[0].status).toBe('inactive');
+  const other = token('reseller', { managerId: 99, resellerId: r.body.data.id, permissions: [] });
+  expect((await api.get(`/api/subscribers/bulk-jobs/${res.body.data.job_id}`, { token: other })).status).toBe(403);
+});
