@@ -22,9 +22,18 @@ export function signToken(subject: TokenSubject, secret: string, ttlSeconds: num
   return { token: jwt.sign(claims, secret, { algorithm: 'HS256' }), expiresAt: new Date(exp * 1000) };
 }
 
+// jsonwebtoken first tries a string secret as a PEM public key (createPublicKey throws, ~5 ms per
+// verify); a secret KeyObject skips that, so the key is built once per secret.
+const secretKeys = new Map<string, crypto.KeyObject>();
+function secretKey(secret: string): crypto.KeyObject {
+  let key = secretKeys.get(secret);
+  if (!key) secretKeys.set(secret, (key = crypto.createSecretKey(Buffer.from(secret, 'utf8'))));
+  return key;
+}
+
 /** Verifies signature (HS256 only, so `alg: none` is refused), expiry and the claim shapes. */
 export function verifyToken(token: string, secret: string): Auth {
-  const payload = jwt.verify(token, secret, { algorithms: ['HS256'] });
+  const payload = jwt.verify(token, secretKey(secret), { algorithms: ['HS256'] });
   if (typeof payload !== 'object' || payload === null) throw new Error('malformed token');
   const { sub, role, reseller_id: resellerId, permissions, jti, exp } = payload as Record<string, unknown>;
   const managerId = Number(sub);
