@@ -308,6 +308,16 @@ describe('POST /api/invoices/consolidate/:subscriber_id', () => {
     expect(await counts()).toEqual(b2);
   });
 
+  it('a pending original already past due gives the merged invoice today as due date', async () => {
+    const s = await subscriber();
+    const a = await invoice(s.id, 10);
+    await invoice(s.id, 10);
+    await t.db.update(invoices).set({ issueDate: '2024-01-01', dueDate: '2024-01-08' }).where(eq(invoices.id, a));
+    const res = await api.post(`/api/invoices/consolidate/${s.id}`, {}, { token: admin });
+    expect(res.status).toBe(200);
+    expect(res.body.data.consolidated_invoice.due_date).toBe(res.body.data.consolidated_invoice.issue_date);
+  });
+
   it('two concurrent consolidations do not both succeed', async () => {
     const s = await subscriber();
     for (let i = 0; i < 4; i++) await invoice(s.id, 10);
