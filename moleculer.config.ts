@@ -18,6 +18,9 @@ export function brokerOptions(cfg: Config, overrides: Partial<BrokerOptions> = {
     tracing: false,
     // Request schemas are checked once, at the gateway, with ajv.
     validator: false,
+    // server.ts owns SIGINT/SIGTERM: broker, then pool, then the embedded database, then exit.
+    // Moleculer's own handlers would exit as soon as the broker stops, racing that order.
+    skipProcessEventRegistration: true,
     ...overrides,
   };
 }

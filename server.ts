@@ -5,7 +5,7 @@ import { startApp } from './shared/runtime/app';
 async function main(): Promise<void> {
   let app: Awaited<ReturnType<typeof startApp>>;
   try {
-    app = await startApp(loadConfig());
+    app = await startApp(loadConfig(), { callerHandlesSignals: true });
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(`configuration error: ${err.message}`);

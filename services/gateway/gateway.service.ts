@@ -140,7 +140,10 @@ export function createGatewayService(): ServiceSchema {
     actions: {
       health: {
         visibility: 'public',
-        async handler(): Promise<ActionResult> {
+        async handler(this: GatewayThis): Promise<ActionResult> {
+          // The gateway listens before its sibling services finish starting (the first admin,
+          // warm browsers): it is ready when the whole broker is.
+          if (!this.broker.started) throw new ApiError(503, 'starting');
           try {
             await db().execute(sql`select 1`);
           } catch {

@@ -10,7 +10,7 @@ export const routes: RouteDef[] = [
     summary: 'Liveness and readiness: 200 when the gateway and the database answer, else 503',
     tag: 'operations',
     rateLimit: 'none',
-    errors: { 503: 'Database unreachable' },
+    errors: { 503: 'Still starting, or the database is unreachable' },
   },
   {
     method: 'GET',

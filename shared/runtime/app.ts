@@ -21,6 +21,8 @@ export interface App {
 export interface StartOptions {
   /** Apply migrations at start (default true; tests start from an already-migrated template). */
   migrate?: boolean;
+  /** The caller stops the app on SIGINT/SIGTERM (server.ts); see startEmbeddedPostgres. */
+  callerHandlesSignals?: boolean;
   broker?: Partial<BrokerOptions>;
 }
 
@@ -40,7 +42,11 @@ export async function startApp(cfg: Config, opts: StartOptions = {}): Promise<Ap
   let embedded: EmbeddedPostgresHandle | undefined;
   let databaseUrl = cfg.databaseUrl;
   if (!databaseUrl) {
-    embedded = await startEmbeddedPostgres({ dataDir: cfg.dataDir, port: cfg.embeddedPgPort });
+    embedded = await startEmbeddedPostgres({
+      dataDir: cfg.dataDir,
+      port: cfg.embeddedPgPort,
+      callerHandlesSignals: opts.callerHandlesSignals,
+    });
     databaseUrl = embedded.url;
   }
   const finalCfg = setConfig({ ...cfg, databaseUrl, encryptionKey: resolveEncryptionKey(cfg, !!embedded) });
