@@ -18,6 +18,10 @@ export const ATTR = {
   authType: 'Auth-Type',
 } as const;
 
+/**
+ * Group replies use `=` (add only when absent): FreeRADIUS applies the user's radreply first, so
+ * a subscriber's own rate limit or static address wins over the plan's defaults.
+ */
 export async function writePlanGroupReply(
   tx: DbOrTx,
   serviceId: number,
@@ -26,8 +30,8 @@ export async function writePlanGroupReply(
   const group = planGroup(serviceId);
   await tx.delete(radgroupreply).where(eq(radgroupreply.groupname, group));
   const rows = [
-    plan.poolName ? { groupname: group, attribute: ATTR.framedPool, op: ':=', value: plan.poolName } : undefined,
-    plan.rateLimit ? { groupname: group, attribute: ATTR.rateLimit, op: ':=', value: plan.rateLimit } : undefined,
+    plan.poolName ? { groupname: group, attribute: ATTR.framedPool, op: '=', value: plan.poolName } : undefined,
+    plan.rateLimit ? { groupname: group, attribute: ATTR.rateLimit, op: '=', value: plan.rateLimit } : undefined,
   ].filter((r) => r !== undefined);
   if (rows.length) await tx.insert(radgroupreply).values(rows);
 }

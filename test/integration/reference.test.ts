@@ -133,8 +133,8 @@ describe('plans', () => {
     const id = res.body.data.id;
     const reply = await t.db.select().from(radgroupreply).where(eq(radgroupreply.groupname, `plan_${id}`)).orderBy(radgroupreply.attribute);
     expect(reply.map((r) => [r.attribute, r.op, r.value])).toEqual([
-      ['Framed-Pool', ':=', 'pool-fiber'],
-      ['Mikrotik-Rate-Limit', ':=', '50M/50M'],
+      ['Framed-Pool', '=', 'pool-fiber'],
+      ['Mikrotik-Rate-Limit', '=', '50M/50M'],
     ]);
     const upd = await api.put(`/api/services/${id}`, { rate_limit: '100M/100M', pool_name: null }, admin());
     expect(upd.status).toBe(200);
