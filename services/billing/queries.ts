@@ -2,16 +2,10 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { inScope, type Scope } from '../../shared/auth/policy';
 import type { InvoiceItemRow, InvoicePaymentRow, InvoiceRow } from '../../shared/billing';
-import { preparedRows } from './sql';
+import { INVOICE_COLUMNS } from '../../shared/billing/pg';
+import { namedRows, preparedRows } from './sql';
 
-/** Invoice columns under the Drizzle row's property names, so raw rows are `InvoiceRow`s. */
-const COLUMNS = sql.raw(`i.id, i.invoice_number as "invoiceNumber", i.subscriber_id as "subscriberId",
-  i.reseller_id as "resellerId", i.kind, i.amount, i.tax_rate as "taxRate", i.tax_amount as "taxAmount", i.total,
-  i.paid_amount as "paidAmount", i.status, i.currency, i.issue_date as "issueDate", i.due_date as "dueDate",
-  i.paid_at as "paidAt", i.notes, i.commission_rate as "commissionRate", i.commission_amount as "commissionAmount",
-  i.consolidated_into as "consolidatedInto", i.public_token_nonce as "publicTokenNonce",
-  i.public_token_hash as "publicTokenHash", i.created_by as "createdBy", i.created_at as "createdAt",
-  i.updated_at as "updatedAt"`);
+const COLUMNS = sql.raw(INVOICE_COLUMNS);
 
 type JsonPayment = Omit<InvoicePaymentRow, 'paidAt' | 'createdAt'> & { paidAt: string; createdAt: string };
 
@@ -21,17 +15,18 @@ export interface InvoiceDetail {
   payments: InvoicePaymentRow[];
 }
 
+const INVOICE_DETAIL = `select ${INVOICE_COLUMNS},
+    coalesce((select json_agg(json_build_object('description', t.description, 'qty', t.qty::text,
+        'unitPrice', t.unit_price, 'amount', t.amount) order by t.position)
+      from invoice_items t where t.invoice_id = i.id), '[]') as items,
+    coalesce((select json_agg(json_build_object('id', p.id, 'invoiceId', p.invoice_id, 'transactionId', p.transaction_id,
+        'amount', p.amount, 'method', p.method, 'reference', p.reference, 'paidAt', p.paid_at, 'notes', p.notes,
+        'createdBy', p.created_by, 'createdAt', p.created_at) order by p.id)
+      from invoice_payments p where p.invoice_id = i.id), '[]') as payments
+  from invoices i where i.id = $1`;
+
 export async function invoiceDetail(id: number): Promise<InvoiceDetail | undefined> {
-  const [row] = await preparedRows<InvoiceRow & { items: InvoiceDetail['items']; payments: JsonPayment[] }>(sql`
-    select ${COLUMNS},
-      coalesce((select json_agg(json_build_object('description', t.description, 'qty', t.qty::text,
-          'unitPrice', t.unit_price, 'amount', t.amount) order by t.position)
-        from invoice_items t where t.invoice_id = i.id), '[]') as items,
-      coalesce((select json_agg(json_build_object('id', p.id, 'invoiceId', p.invoice_id, 'transactionId', p.transaction_id,
-          'amount', p.amount, 'method', p.method, 'reference', p.reference, 'paidAt', p.paid_at, 'notes', p.notes,
-          'createdBy', p.created_by, 'createdAt', p.created_at) order by p.id)
-        from invoice_payments p where p.invoice_id = i.id), '[]') as payments
-    from invoices i where i.id = ${id}`);
+  const [row] = await namedRows<InvoiceRow & { items: InvoiceDetail['items']; payments: JsonPayment[] }>('billing_invoice_detail', INVOICE_DETAIL, [id]);
   if (!row) return undefined;
   const { items, payments, ...invoice } = row;
   return {
@@ -43,24 +38,24 @@ export async function invoiceDetail(id: number): Promise<InvoiceDetail | undefin
 
 /** Owner and currency of an invoice, for the scope check and amount conversion before a write. */
 export async function invoiceHead(id: number): Promise<{ resellerId: number; currency: string } | undefined> {
-  const [row] = await preparedRows<{ resellerId: number; currency: string }>(
-    sql`select reseller_id as "resellerId", currency from invoices where id = ${id}`,
+  const [row] = await namedRows<{ resellerId: number; currency: string }>(
+    'billing_invoice_head', 'select reseller_id as "resellerId", currency from invoices where id = $1', [id],
   );
   return row;
 }
 
 export async function subscriberHead(id: number): Promise<{ resellerId: number } | undefined> {
-  const [row] = await preparedRows<{ resellerId: number }>(
-    sql`select reseller_id as "resellerId" from subscribers where id = ${id} and deleted_at is null`,
+  const [row] = await namedRows<{ resellerId: number }>(
+    'billing_subscriber_head', 'select reseller_id as "resellerId" from subscribers where id = $1 and deleted_at is null', [id],
   );
   return row;
 }
 
 export async function paymentsOf(invoiceId: number): Promise<InvoicePaymentRow[]> {
-  return preparedRows<InvoicePaymentRow>(sql`
+  return namedRows<InvoicePaymentRow>('billing_payments_of', `
     select id, invoice_id as "invoiceId", transaction_id as "transactionId", amount, method, reference,
       paid_at as "paidAt", notes, created_by as "createdBy", created_at as "createdAt"
-    from invoice_payments where invoice_id = ${invoiceId} order by id`);
+    from invoice_payments where invoice_id = $1 order by id`, [invoiceId]);
 }
 
 export interface ListFilter {

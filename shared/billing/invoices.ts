@@ -5,7 +5,7 @@
  */
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../db/client';
-import { invoiceItems, invoices, resellers, subscribers } from '../db/schema';
+import { invoiceItems, invoices, resellers } from '../db/schema';
 import { invoiceTotals, type ItemInput } from '../domain/invoice-math';
 import { canDelete, canEdit } from '../domain/invoice-state';
 import { badRequest, conflict, notFound } from '../errors';
@@ -13,6 +13,7 @@ import { isCurrency, parseDecimal } from '../money';
 import { newPublicLink } from '../public-links';
 import { loadSettings } from '../settings';
 import { addDays, todayUtc } from './dates';
+import { INVOICE_COLUMNS, txQuery } from './pg';
 import type { InvoiceKind, InvoiceRecord, InvoiceRow } from './types';
 
 export interface CreateInvoiceInput {
@@ -126,16 +127,14 @@ export async function createInvoice(tx: Tx, input: CreateInvoiceInput): Promise<
   return { invoice, items };
 }
 
+const LOCK_INVOICE = `select ${INVOICE_COLUMNS}, s.username from invoices i
+  left join subscribers s on s.id = i.subscriber_id where i.id = $1 for update of i`;
+
 /** The invoice row locked for the rest of the transaction, with its subscriber's username. */
 export async function lockInvoice(tx: Tx, id: number): Promise<InvoiceRow & { username: string | null }> {
-  const [row] = await tx
-    .select({ invoice: invoices, username: subscribers.username })
-    .from(invoices)
-    .leftJoin(subscribers, eq(subscribers.id, invoices.subscriberId))
-    .where(eq(invoices.id, id))
-    .for('update', { of: invoices });
+  const [row] = await txQuery<InvoiceRow & { username: string | null }>(tx, 'billing_lock_invoice', LOCK_INVOICE, [id]);
   if (!row) throw notFound('invoice not found');
-  return { ...row.invoice, username: row.username };
+  return row;
 }
 
 export async function loadItems(db: DbOrTx, invoiceId: number) {
