@@ -23,11 +23,12 @@ export interface Config {
 
 export class ConfigError extends Error {}
 
-function intVar(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+/** An integer variable at least `min`, or `fallback` when unset; anything else is a ConfigError. */
+export function intVar(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0) throw new ConfigError(`${name} must be a non-negative integer, got "${raw}"`);
+  if (!Number.isInteger(n) || n < min) throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
   return n;
 }
 

@@ -3,9 +3,9 @@ import type { ServiceSchema } from 'moleculer';
 import { requireAdmin } from '../../shared/auth/policy';
 import { encrypt } from '../../shared/auth/secrets';
 import { db } from '../../shared/db/client';
-import { isUniqueViolation } from '../../shared/db/errors';
+import { conflictOnDuplicate } from '../../shared/db/errors';
 import { nas } from '../../shared/db/schema';
-import { conflict, notFound } from '../../shared/errors';
+import { notFound } from '../../shared/errors';
 import { pageOf, type Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
 import { isoTimestamp } from '../../shared/http/schemas';
@@ -54,14 +54,7 @@ function columns(p: NasInput): Partial<typeof nas.$inferInsert> {
   return out;
 }
 
-async function uniqueIp<T>(write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (err) {
-    if (isUniqueViolation(err)) throw conflict('nas ip_address already exists');
-    throw err;
-  }
-}
+const uniqueIp = <T>(write: () => Promise<T>) => conflictOnDuplicate('nas ip_address already exists', write);
 
 export const nasService: ServiceSchema = {
   name: 'nas',

@@ -1,4 +1,6 @@
 /** Notifier tuning from the environment (documented in docs/documents.md). */
+import { intVar } from '../../shared/config';
+
 export interface NotifierOptions {
   /** Attempts per delivery, the first included. */
   maxAttempts: number;
@@ -10,20 +12,12 @@ export interface NotifierOptions {
   maxPdfBytes: number;
 }
 
-function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, got "${raw}"`);
-  return n;
-}
-
 export function notifierOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): NotifierOptions {
   return {
-    maxAttempts: Math.max(1, positiveInt(env, 'NOTIFIER_MAX_ATTEMPTS', 3)),
-    retryBaseMs: positiveInt(env, 'NOTIFIER_RETRY_BASE_MS', 500),
+    maxAttempts: Math.max(1, intVar(env, 'NOTIFIER_MAX_ATTEMPTS', 3)),
+    retryBaseMs: intVar(env, 'NOTIFIER_RETRY_BASE_MS', 500),
     // 3 attempts x 10 s + pauses stay under the broker's 60 s request timeout.
-    httpTimeoutMs: Math.max(1, positiveInt(env, 'NOTIFIER_HTTP_TIMEOUT_MS', 10_000)),
+    httpTimeoutMs: Math.max(1, intVar(env, 'NOTIFIER_HTTP_TIMEOUT_MS', 10_000)),
     maxPdfBytes: 20 * 1024 * 1024,
   };
 }

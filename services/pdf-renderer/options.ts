@@ -1,11 +1,5 @@
 /** Renderer tuning from the environment (documented in docs/documents.md). */
-function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got "${raw}"`);
-  return n;
-}
+import { intVar } from '../../shared/config';
 
 export interface RendererOptions {
   /** Pages rendering at once (spec section 8: 4 per container, configurable). */
@@ -18,8 +12,8 @@ export interface RendererOptions {
 
 export function rendererOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): RendererOptions {
   return {
-    concurrency: positiveInt(env, 'PDF_CONCURRENCY', 4),
-    maxQueue: positiveInt(env, 'PDF_QUEUE_LIMIT', 64),
-    timeoutMs: positiveInt(env, 'PDF_RENDER_TIMEOUT_MS', 15_000),
+    concurrency: intVar(env, 'PDF_CONCURRENCY', 4, 1),
+    maxQueue: intVar(env, 'PDF_QUEUE_LIMIT', 64, 1),
+    timeoutMs: intVar(env, 'PDF_RENDER_TIMEOUT_MS', 15_000, 1),
   };
 }

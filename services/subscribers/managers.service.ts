@@ -10,7 +10,7 @@ import { badRequest, conflict, notFound } from '../../shared/errors';
 import { pageOf, type Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
 import { isoTimestamp } from '../../shared/http/schemas';
-import { isUniqueViolation } from '../../shared/db/errors';
+import { conflictOnDuplicate } from '../../shared/db/errors';
 
 type ManagerRow = typeof managers.$inferSelect;
 
@@ -67,7 +67,7 @@ export const managersService: ServiceSchema = {
         const p = ctx.params;
         const role = p.role as Role;
         await checkRoleAndReseller(role, p.reseller_id);
-        try {
+        return conflictOnDuplicate('username already exists', async () => {
           const [row] = await db()
             .insert(managers)
             .values({
@@ -79,10 +79,7 @@ export const managersService: ServiceSchema = {
             })
             .returning();
           return { data: view(row) };
-        } catch (err) {
-          if (isUniqueViolation(err)) throw conflict('username already exists');
-          throw err;
-        }
+        });
       },
     },
     list: {
@@ -104,7 +101,7 @@ export const managersService: ServiceSchema = {
         const resellerId = p.reseller_id === undefined ? current.resellerId : p.reseller_id;
         await checkRoleAndReseller(role, resellerId);
         if (current.role === 'admin' && role !== 'admin') await assertAnotherAdmin(current.id, 'cannot demote the last admin');
-        try {
+        return conflictOnDuplicate('username already exists', async () => {
           const [row] = await db()
             .update(managers)
             .set({
@@ -118,10 +115,7 @@ export const managersService: ServiceSchema = {
             .where(eq(managers.id, p.id))
             .returning();
           return { data: view(row) };
-        } catch (err) {
-          if (isUniqueViolation(err)) throw conflict('username already exists');
-          throw err;
-        }
+        });
       },
     },
     remove: {

@@ -2,7 +2,7 @@ import { and, asc, count, eq, isNull, sql } from 'drizzle-orm';
 import type { ServiceSchema } from 'moleculer';
 import { requireAdmin } from '../../shared/auth/policy';
 import { db } from '../../shared/db/client';
-import { isUniqueViolation } from '../../shared/db/errors';
+import { conflictOnDuplicate } from '../../shared/db/errors';
 import { services, subscribers, type FupTier } from '../../shared/db/schema';
 import { badRequest, conflict, notFound } from '../../shared/errors';
 import { authOf, pageOf, type Ctx } from '../../shared/http/context';
@@ -76,7 +76,7 @@ export const plansService: ServiceSchema = {
         const currency = p.currency ?? (await loadSettings(db(), ['currency'])).currency;
         if (!isCurrency(currency)) throw badRequest('currency must be an ISO 4217 code');
         checkTiers(p.fup_tiers);
-        try {
+        return conflictOnDuplicate('service name already exists', async () => {
           const row = await db().transaction(async (tx) => {
             const [inserted] = await tx
               .insert(services)
@@ -97,10 +97,7 @@ export const plansService: ServiceSchema = {
             return inserted;
           });
           return { data: planView(row) };
-        } catch (err) {
-          if (isUniqueViolation(err)) throw conflict('service name already exists');
-          throw err;
-        }
+        });
       },
     },
 
@@ -130,7 +127,7 @@ export const plansService: ServiceSchema = {
         if (!isCurrency(currency)) throw badRequest('currency must be an ISO 4217 code');
         checkTiers(p.fup_tiers);
         const opt = <T>(v: T | undefined, fallback: T) => (v === undefined ? fallback : v);
-        try {
+        return conflictOnDuplicate('service name already exists', async () => {
           const row = await db().transaction(async (tx) => {
             const [updated] = await tx
               .update(services)
@@ -153,10 +150,7 @@ export const plansService: ServiceSchema = {
             return updated;
           });
           return { data: planView(row) };
-        } catch (err) {
-          if (isUniqueViolation(err)) throw conflict('service name already exists');
-          throw err;
-        }
+        });
       },
     },
 

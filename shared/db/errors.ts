@@ -1,3 +1,5 @@
+import { ApiError } from '../errors';
+
 /** PostgreSQL error codes the services turn into API errors. Drizzle wraps driver errors in `cause`. */
 function pgCode(err: unknown): string | undefined {
   let e = err as { code?: unknown; cause?: unknown } | undefined;
@@ -10,3 +12,13 @@ function pgCode(err: unknown): string | undefined {
 
 export const isUniqueViolation = (err: unknown) => pgCode(err) === '23505';
 export const isSerializationFailure = (err: unknown) => pgCode(err) === '40001' || pgCode(err) === '40P01';
+
+/** Runs a write; a unique-index violation becomes 409 with `message` (e.g. `username already exists`). */
+export async function conflictOnDuplicate<T>(message: string, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new ApiError(409, message);
+    throw err;
+  }
+}
