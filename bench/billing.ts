@@ -164,12 +164,12 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
-async function httpPhase(name: string, baseUrl: string, token: string, nextPath: () => string): Promise<void> {
+async function httpPhase(name: string, baseUrl: string, token: string, nextPath: () => string, duration = DURATION): Promise<void> {
   const latencies: number[] = [];
   const instance = autocannon({
     url: baseUrl,
     connections: CONNECTIONS,
-    duration: DURATION,
+    duration,
     headers: { authorization: `Bearer ${token}` },
     requests: [{ setupRequest: (req) => ({ ...req, method: 'GET', path: nextPath() }) }],
   });
@@ -177,8 +177,9 @@ async function httpPhase(name: string, baseUrl: string, token: string, nextPath:
     if (status === 200) latencies.push(ms);
   });
   const result = await instance;
+  if (!name) return; // warm-up: nothing to report
   latencies.sort((a, b) => a - b);
-  const perSecond = latencies.length / DURATION;
+  const perSecond = latencies.length / duration;
   console.log(
     `${name.padEnd(34)} ${perSecond.toFixed(0).padStart(7)} req/s   p50 ${percentile(latencies, 50).toFixed(1)} ms   ` +
       `p95 ${percentile(latencies, 95).toFixed(1)} ms   non-2xx ${result.non2xx}   errors ${result.errors}`,
@@ -242,6 +243,8 @@ async function main(): Promise<void> {
     const token = signToken({ managerId: 1, role: 'admin', resellerId: null, permissions: [] }, cfg.jwtSecret, 3600).token;
     const subscriberPages = Math.max(1, Math.floor(INVOICES / SUBSCRIBERS / 50));
     const resellerPages = Math.max(1, Math.floor(INVOICES / RESELLERS / 50));
+    // Warm-up (JIT, prepared statements on every pooled connection), not reported.
+    await httpPhase('', server.baseUrl, token, () => (Math.random() < 0.5 ? `/api/invoices/${randInt(minId, maxId)}` : `/api/invoices?subscriber_id=${pick(subscriberIds)}`), 3);
     console.log(`HTTP: ${CONNECTIONS} connections, ${DURATION} s per phase, admin token`);
     await httpPhase('GET /api/invoices/:id', server.baseUrl, token, () => `/api/invoices/${randInt(minId, maxId)}`);
     await httpPhase('GET /api/invoices?subscriber_id=', server.baseUrl, token, () => `/api/invoices?subscriber_id=${pick(subscriberIds)}&page=${randInt(1, subscriberPages)}`);
