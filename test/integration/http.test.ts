@@ -131,6 +131,24 @@ describe('rate limits', () => {
       await limited.close();
     }
   });
+
+  it('the public invoice routes have their own, lower limit', async () => {
+    const limited = await startTestApp({ env: { PUBLIC_RATE_LIMIT_PER_MIN: '2' } });
+    try {
+      const l = client(limited.baseUrl);
+      // Unknown invoice: 404, but each request still counts against the public window.
+      expect((await l.get('/api/invoices/public/1?token=x')).status).toBe(404);
+      expect((await l.get('/api/invoices/public/1/pdf?token=x')).status).toBe(404);
+      const res = await l.get('/api/invoices/public/1?token=x');
+      expect(res.status).toBe(429);
+      expect(res.body).toEqual({ success: false, message: 'too many requests' });
+      expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      // The authenticated surface keeps its own budget.
+      expect((await l.get('/api/services', { token: adminToken() })).status).toBe(200);
+    } finally {
+      await limited.close();
+    }
+  });
 });
 
 describe('health when the database is gone', () => {
