@@ -10,6 +10,7 @@ export {
   checkItems,
   checkTaxRate,
   createInvoice,
+  createInvoices,
   deleteInvoice,
   formatInvoiceNumber,
   loadItems,

@@ -11,10 +11,10 @@ import { canDelete, canEdit } from '../domain/invoice-state';
 import { badRequest, conflict, notFound } from '../errors';
 import { isCurrency, parseDecimal } from '../money';
 import { newPublicLink } from '../public-links';
-import { loadSettings } from '../settings';
+import { loadSettings, type SettingKey, type Settings } from '../settings';
 import { addDays, todayUtc } from './dates';
 import { INVOICE_COLUMNS, txQuery } from './pg';
-import type { InvoiceKind, InvoiceRecord, InvoiceRow } from './types';
+import type { InvoiceItemRow, InvoiceKind, InvoiceRecord, InvoiceRow } from './types';
 
 export interface CreateInvoiceInput {
   subscriberId: number;
@@ -87,20 +87,28 @@ function itemRows(invoiceId: number, priced: ReturnType<typeof invoiceTotals>['i
   }));
 }
 
-export async function createInvoice(tx: Tx, input: CreateInvoiceInput): Promise<InvoiceRecord> {
+/** Defaults from settings, the checks and the arithmetic one new invoice gets, whichever writer stores it. */
+function priceInvoice(input: CreateInvoiceInput, s: Pick<Settings, 'currency' | 'default_tax_rate' | 'default_due_days'>, commissionRate: string | undefined) {
   checkItems(input.items);
-  const s = await loadSettings(tx, ['currency', 'default_tax_rate', 'default_due_days', 'invoice_prefix']);
   const currency = input.currency ?? s.currency;
   if (!isCurrency(currency)) throw badRequest('currency must be an ISO 4217 code');
   const taxRate = input.taxRate ?? s.default_tax_rate;
   checkTaxRate(taxRate);
-  const [reseller] = await tx.select({ commissionRate: resellers.commissionRate }).from(resellers).where(eq(resellers.id, input.resellerId));
-  if (!reseller) throw badRequest('reseller_id not found');
-  const totals = totalsOrBadRequest(input.items, taxRate, reseller.commissionRate);
+  if (commissionRate === undefined) throw badRequest('reseller_id not found');
+  const totals = totalsOrBadRequest(input.items, taxRate, commissionRate);
   const issueDate = input.issueDate ?? todayUtc();
   const dueDate = input.dueDate ?? addDays(issueDate, s.default_due_days);
   if (dueDate < issueDate) throw badRequest('due_date must not be before the issue date');
-  const { id, invoiceNumber } = await allocateNumber(tx, s.invoice_prefix, Number(issueDate.slice(0, 4)));
+  return { currency, taxRate: String(taxRate), commissionRate, totals, issueDate, dueDate, year: Number(issueDate.slice(0, 4)) };
+}
+
+const INVOICE_SETTINGS: SettingKey[] = ['currency', 'default_tax_rate', 'default_due_days', 'invoice_prefix'];
+
+export async function createInvoice(tx: Tx, input: CreateInvoiceInput): Promise<InvoiceRecord> {
+  const s = await loadSettings(tx, INVOICE_SETTINGS);
+  const [reseller] = await tx.select({ commissionRate: resellers.commissionRate }).from(resellers).where(eq(resellers.id, input.resellerId));
+  const p = priceInvoice(input, s, reseller?.commissionRate);
+  const { id, invoiceNumber } = await allocateNumber(tx, s.invoice_prefix, p.year);
   const [invoice] = await tx
     .insert(invoices)
     .values({
@@ -109,22 +117,82 @@ export async function createInvoice(tx: Tx, input: CreateInvoiceInput): Promise<
       subscriberId: input.subscriberId,
       resellerId: input.resellerId,
       kind: input.kind ?? 'manual',
-      amount: totals.amount,
-      taxRate: String(taxRate),
-      taxAmount: totals.taxAmount,
-      total: totals.total,
-      currency,
-      issueDate,
-      dueDate,
+      amount: p.totals.amount,
+      taxRate: p.taxRate,
+      taxAmount: p.totals.taxAmount,
+      total: p.totals.total,
+      currency: p.currency,
+      issueDate: p.issueDate,
+      dueDate: p.dueDate,
       notes: input.notes ?? null,
-      commissionRate: reseller.commissionRate,
-      commissionAmount: totals.commissionAmount,
+      commissionRate: p.commissionRate,
+      commissionAmount: p.totals.commissionAmount,
       createdBy: input.createdBy ?? null,
       ...newPublicLink(id),
     })
     .returning();
-  const items = await tx.insert(invoiceItems).values(itemRows(id, totals.items)).returning();
+  const items = await tx.insert(invoiceItems).values(itemRows(id, p.totals.items)).returning();
   return { invoice, items };
+}
+
+const NEXT_INVOICE_IDS = `select nextval(pg_get_serial_sequence('invoices', 'id'))::int as id from generate_series(1, $1::int)`;
+
+/** Takes `count` consecutive numbers of the (prefix, year) counter with one bump; returns the first. */
+const BUMP_SEQUENCE = `insert into invoice_sequences (prefix, year, last_value) values ($1, $2, $3)
+  on conflict (prefix, year) do update set last_value = invoice_sequences.last_value + excluded.last_value
+  returning last_value - $3 + 1 as first`;
+
+const INSERT_INVOICES = `insert into invoices as i (id, invoice_number, subscriber_id, reseller_id, kind, amount, tax_rate, tax_amount,
+    total, currency, issue_date, due_date, notes, commission_rate, commission_amount, created_by, public_token_nonce, public_token_hash)
+  select * from unnest($1::int[], $2::text[], $3::int[], $4::int[], $5::text[], $6::bigint[], $7::numeric[], $8::bigint[],
+    $9::bigint[], $10::text[], $11::date[], $12::date[], $13::text[], $14::numeric[], $15::bigint[], $16::int[], $17::text[], $18::text[])
+  returning ${INVOICE_COLUMNS}`;
+
+const INSERT_ITEMS = `insert into invoice_items (invoice_id, position, description, qty, unit_price, amount)
+  select * from unnest($1::int[], $2::int[], $3::text[], $4::numeric[], $5::bigint[], $6::bigint[])
+  returning id, invoice_id as "invoiceId", position, description, qty, unit_price as "unitPrice", amount`;
+
+/**
+ * createInvoice for many invoices at once (bulk renewals): the same defaults, checks, totals,
+ * commission and public links, but one counter bump per (prefix, year) for the whole batch and one
+ * multi-row insert each for invoices and lines, so a batch costs a handful of statements instead
+ * of five per invoice. Numbers are consecutive in input order and gap-free like createInvoice's (the
+ * counter row stays locked until the transaction ends). Any refused input fails the whole call
+ * before anything is written, as a rolled-back loop of createInvoice would.
+ */
+export async function createInvoices(tx: Tx, inputs: CreateInvoiceInput[]): Promise<InvoiceRecord[]> {
+  if (inputs.length === 0) return [];
+  const s = await loadSettings(tx, INVOICE_SETTINGS);
+  const resellerIds = [...new Set(inputs.map((input) => input.resellerId))];
+  const rates = new Map((await tx.select({ id: resellers.id, commissionRate: resellers.commissionRate }).from(resellers)
+    .where(inArray(resellers.id, resellerIds))).map((r) => [r.id, r.commissionRate]));
+  const priced = inputs.map((input) => priceInvoice(input, s, rates.get(input.resellerId)));
+  const ids = (await txQuery<{ id: number }>(tx, 'billing_next_invoice_ids', NEXT_INVOICE_IDS, [inputs.length]))
+    .map((r) => r.id).sort((a, b) => a - b);
+  // One bump per year, years ascending: two batches spanning the same years lock the counters in one order.
+  const numbers: string[] = new Array(inputs.length);
+  for (const year of [...new Set(priced.map((p) => p.year))].sort((a, b) => a - b)) {
+    const slots = priced.flatMap((p, i) => (p.year === year ? [i] : []));
+    const [{ first }] = await txQuery<{ first: number }>(tx, 'billing_bump_invoice_sequence', BUMP_SEQUENCE, [s.invoice_prefix, year, slots.length]);
+    slots.forEach((slot, k) => { numbers[slot] = formatInvoiceNumber(s.invoice_prefix, year, Number(first) + k); });
+  }
+  const links = ids.map((id) => newPublicLink(id));
+  const rows = await txQuery<InvoiceRow>(tx, 'billing_insert_invoices', INSERT_INVOICES, [
+    ids, numbers, inputs.map((i) => i.subscriberId), inputs.map((i) => i.resellerId), inputs.map((i) => i.kind ?? 'manual'),
+    priced.map((p) => p.totals.amount), priced.map((p) => p.taxRate), priced.map((p) => p.totals.taxAmount),
+    priced.map((p) => p.totals.total), priced.map((p) => p.currency), priced.map((p) => p.issueDate), priced.map((p) => p.dueDate),
+    inputs.map((i) => i.notes ?? null), priced.map((p) => p.commissionRate), priced.map((p) => p.totals.commissionAmount),
+    inputs.map((i) => i.createdBy ?? null), links.map((l) => l.publicTokenNonce), links.map((l) => l.publicTokenHash),
+  ]);
+  const lines = priced.flatMap((p, i) => itemRows(ids[i], p.totals.items));
+  const items = await txQuery<InvoiceItemRow>(tx, 'billing_insert_invoice_items', INSERT_ITEMS, [
+    lines.map((l) => l.invoiceId), lines.map((l) => l.position), lines.map((l) => l.description), lines.map((l) => l.qty),
+    lines.map((l) => l.unitPrice), lines.map((l) => l.amount),
+  ]);
+  const byInvoice = new Map<number, InvoiceItemRow[]>(ids.map((id) => [id, []]));
+  for (const it of items) byInvoice.get(it.invoiceId)!.push(it);
+  const invoiceById = new Map(rows.map((r) => [r.id, r]));
+  return ids.map((id) => ({ invoice: invoiceById.get(id)!, items: byInvoice.get(id)!.sort((a, b) => a.position - b.position) }));
 }
 
 const LOCK_INVOICE = `select ${INVOICE_COLUMNS}, s.username from invoices i
