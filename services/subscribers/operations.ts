@@ -12,7 +12,7 @@ import { resellers, resellerServiceLimits, subscribers } from '../../shared/db/s
 import { clamp, isValidUsername, PRICE_MAX, QUOTA_GB_MAX } from '../../shared/domain/subscriber';
 import { fromMinor, toMinor } from '../../shared/money';
 import { ApiError } from '../../shared/errors';
-import { createInvoice, payFromWallet, quoteServiceChange, settleServiceChange, type ServiceChangeQuote } from '../../shared/billing';
+import { createInvoices, payFromWallet, quoteServiceChange, settleServiceChange, type ServiceChangeQuote } from '../../shared/billing';
 import type { Settings } from '../../shared/settings';
 import { queueDisconnect } from './outbox';
 import { removeAccessRows, renameAccessRows, syncAccessRows } from './radius-rows';
@@ -163,23 +163,27 @@ export const renew: Operation<unknown> = async (env, rows) => {
      where p.id = s.service_id and s.id = any(${intArray(ids)})`);
   await syncAccessRows(env.tx, ids, env.today);
   await queueDisconnect(env.tx, charged, 'renew');
-  for (const r of charged) {
+  // One numbering bump and two multi-row inserts for the whole batch, in id order like the charges.
+  const records = await createInvoices(env.tx, charged.map((r) => {
     const plan = plans.get(r.serviceId)!;
-    const { invoice } = await createInvoice(env.tx, {
+    return {
       subscriberId: r.id,
       resellerId: r.resellerId,
       items: [{ description: `Renewal: ${plan.name} (${plan.durationDays} days)`, qty: 1, unitPrice: renewalPrice(r, plan) }],
       currency: plan.currency,
-      kind: 'renewal',
+      kind: 'renewal' as const,
       createdBy: env.auth.managerId,
-    });
-    // The wallet pays first when it holds credit; an empty wallet costs no further statements.
+    };
+  }));
+  for (const [i, r] of charged.entries()) {
+    const { invoice } = records[i];
+    // The wallet pays first when it holds credit; an empty wallet (most subscribers) costs no statement.
     const paid = r.walletBalance > 0 ? await payFromWallet(env.tx, { invoiceId: invoice.id, createdBy: env.auth.managerId }) : { applied: 0 };
     extra.set(r.id, {
       transaction_id: transactionIds.get(r.id),
       invoice_id: invoice.id,
       invoice_number: invoice.invoiceNumber,
-      wallet_applied: fromMinor(paid.applied, plan.currency),
+      wallet_applied: fromMinor(paid.applied, invoice.currency),
     });
   }
   return done(failed, extra);
