@@ -53,6 +53,19 @@ function syncSeconds(): number {
   return Number.isFinite(raw) && raw >= 0 ? raw : 25;
 }
 
+/** Room left between the 202 and the broker's request timeout, for the reply to travel back. */
+const REPLY_MARGIN_MS = 5_000;
+
+/**
+ * How long, from the start of the request, it may wait for the job: BULK_SYNC_SECONDS, but never
+ * up to the request's own timeout (`ctx.options.timeout`, the broker's requestTimeout), or the
+ * caller gets the broker's 504 instead of the 202 (a BULK_SYNC_SECONDS of 3600 did exactly that).
+ */
+function syncBudgetMs(requestTimeoutMs: number | null | undefined): number {
+  const wanted = syncSeconds() * 1000;
+  return requestTimeoutMs && requestTimeoutMs > 0 ? Math.min(wanted, Math.max(0, requestTimeoutMs - REPLY_MARGIN_MS)) : wanted;
+}
+
 /** The operation for an action, with request-wide payload checks done once, before any id is touched. */
 async function prepare(auth: Auth, action: BulkAction, payload: Payload): Promise<{ op: ops.Operation<never>; payload: unknown }> {
   const as = <P>(op: ops.Operation<P>, p: P) => ({ op: op as ops.Operation<never>, payload: p });
@@ -192,6 +205,9 @@ export const subscriberBulkService: ServiceSchema = {
   actions: {
     run: {
       async handler(ctx: Ctx<{ ids: number[]; action: BulkAction; payload?: Payload }>): Promise<ActionResult> {
+        // The wait is measured from here: preparation (plan lookup, scope, settings, job row) may
+        // itself wait for a pool connection behind running jobs, and counts against the timeout too.
+        const deadline = Date.now() + syncBudgetMs(ctx.options.timeout);
         const auth = requireAdminOrReseller(ctx.meta.auth);
         const ids = [...new Set(ctx.params.ids)];
         const { action } = ctx.params;
@@ -207,7 +223,7 @@ export const subscriberBulkService: ServiceSchema = {
         const job = runJob({ jobId: row.id, auth, scope, ids, settings, ...prepared, missingPermission: allowed ? undefined : permission });
         let timer: NodeJS.Timeout | undefined;
         const timeout = new Promise<'timeout'>((resolve) => {
-          timer = setTimeout(() => resolve('timeout'), syncSeconds() * 1000);
+          timer = setTimeout(() => resolve('timeout'), Math.max(0, deadline - Date.now()));
         });
         const outcome = await Promise.race([job, timeout]);
         clearTimeout(timer);
