@@ -172,6 +172,15 @@ export const subscribers = pgTable(
     index('subscribers_expiry_idx').on(t.expiryDate),
     index('subscribers_created_idx').on(t.createdAt),
     index('subscribers_last_nas_idx').on(t.lastNasId),
+    // The list's default page (live rows, newest first, id as tie-breaker) and its expiry sort read
+    // these in order and stop after one page, instead of sorting every match. Online subscribers
+    // are a small share, possibly all far down the created_at order, so they get their own index.
+    // The trailing reseller_id (and the status index) let the list's capped count of a filter,
+    // reseller-scoped or not, be an index-only scan that stops after 10,001 entries.
+    index('subscribers_live_created_idx').on(t.createdAt, t.id).where(sql`${t.deletedAt} is null`),
+    index('subscribers_live_expiry_idx').on(t.expiryDate, t.id, t.resellerId).where(sql`${t.deletedAt} is null`),
+    index('subscribers_live_online_created_idx').on(t.createdAt, t.id, t.resellerId).where(sql`${t.isOnline} and ${t.deletedAt} is null`),
+    index('subscribers_live_status_idx').on(t.status, t.resellerId).where(sql`${t.deletedAt} is null`),
     index('subscribers_username_trgm').using('gin', sql`${t.username} gin_trgm_ops`),
     index('subscribers_full_name_trgm').using('gin', sql`${t.fullName} gin_trgm_ops`),
     index('subscribers_phone_trgm').using('gin', sql`${t.phone} gin_trgm_ops`),

@@ -1,0 +1,4 @@
+CREATE INDEX "subscribers_live_created_idx" ON "subscribers" USING btree ("created_at","id") WHERE "subscribers"."deleted_at" is null;--> statement-breakpoint
+CREATE INDEX "subscribers_live_expiry_idx" ON "subscribers" USING btree ("expiry_date","id","reseller_id") WHERE "subscribers"."deleted_at" is null;--> statement-breakpoint
+CREATE INDEX "subscribers_live_online_created_idx" ON "subscribers" USING btree ("created_at","id","reseller_id") WHERE "subscribers"."is_online" and "subscribers"."deleted_at" is null;--> statement-breakpoint
+CREATE INDEX "subscribers_live_status_idx" ON "subscribers" USING btree ("status","reseller_id") WHERE "subscribers"."deleted_at" is null;
