@@ -1,7 +1,8 @@
 /**
  * `npm run bench:pdf`: invoice PDFs through the pdf-renderer service (broker call, warm browser,
  * page pool) at 1, 4 and 8 concurrent callers, BENCH_PDF_SECONDS each (default 20). Prints p50/p95
- * latency, PDFs per second, Node's RSS and the browser's memory (PSS).
+ * latency, PDFs per second, CPU per PDF (Node and the browser together), Node's RSS and the browser's
+ * memory (PSS).
  * Targets on a 2-core machine: p50 < 80 ms at concurrency 1, >= 25 PDFs/s at concurrency 4.
  * Environment: BENCH_PDF_SECONDS, BENCH_PDF_CONCURRENCY (e.g. "1,4,8"), PDF_CONCURRENCY, CHROMIUM_PATH.
  */
@@ -63,6 +64,37 @@ function browserPssMb(): number {
   return Math.round(total / 1024);
 }
 
+/**
+ * CPU time (ms) used so far by this process and all its descendants, including descendants that
+ * have exited and been reaped: Chromium starts a short-lived print compositor process per PDF, whose
+ * time only shows up in its parent's cutime/cstime. On a shared, busy machine wall-clock figures
+ * swing with the neighbours' load; CPU per PDF is the figure that compares changes fairly.
+ */
+function treeCpuMs(): number {
+  const children = new Map<number, number[]>();
+  const ticks = new Map<number, number>();
+  for (const name of fs.readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+    try {
+      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+      // Fields after the command: state ppid ... utime(12) stime(13) cutime(14) cstime(15), 1-based from state.
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      children.set(Number(f[1]), [...(children.get(Number(f[1])) ?? []), Number(name)]);
+      ticks.set(Number(name), Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]));
+    } catch {
+      // Exited while we looked.
+    }
+  }
+  let total = 0;
+  const stack = [process.pid];
+  while (stack.length) {
+    const pid = stack.pop()!;
+    total += ticks.get(pid) ?? 0;
+    stack.push(...(children.get(pid) ?? []));
+  }
+  // Linux reports these in clock ticks of 10 ms (USER_HZ = 100).
+  return total * 10;
+}
+
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
 
 async function render(broker: ServiceBroker, html: string): Promise<void> {
@@ -75,6 +107,7 @@ async function level(broker: ServiceBroker, html: string, concurrency: number) {
   let failures = 0;
   const end = Date.now() + seconds * 1000;
   const started = process.hrtime.bigint();
+  const cpuBefore = treeCpuMs();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (Date.now() < end) {
@@ -89,6 +122,7 @@ async function level(broker: ServiceBroker, html: string, concurrency: number) {
     }),
   );
   const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
+  const cpuMs = treeCpuMs() - cpuBefore;
   latencies.sort((a, b) => a - b);
   return {
     concurrency,
@@ -97,6 +131,7 @@ async function level(broker: ServiceBroker, html: string, concurrency: number) {
     p50_ms: Math.round(percentile(latencies, 50)),
     p95_ms: Math.round(percentile(latencies, 95)),
     pdfs_per_s: Number((latencies.length / elapsed).toFixed(1)),
+    cpu_ms_per_pdf: Math.round(cpuMs / Math.max(1, latencies.length)),
     node_rss_mb: Math.round(process.memoryUsage().rss / 1024 / 1024),
     browser_pss_mb: browserPssMb(),
   };

@@ -72,6 +72,22 @@ function withTimeout<T>(work: Promise<T>, ms: number, onTimeout: () => Error): P
   return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }
 
+/**
+ * Anything that can make the document fetch or decode something after it is parsed: an element
+ * source (img, script, iframe, srcset, even a data: URL, which decodes asynchronously), a stylesheet
+ * link, a CSS url() or @import. Deliberately broad: a false positive only costs the wait for 'load'.
+ */
+const SUBRESOURCE = /\b(src|srcset|poster|data)\s*=|<link\b|url\s*\(|@import/i;
+
+/**
+ * setContent writes the HTML synchronously, so a document with nothing to fetch is complete as soon
+ * as it is committed; waiting for 'load' on top only added lifecycle round trips. A document that
+ * does fetch (an operator logo) must wait for 'load' or the PDF would be printed without it.
+ */
+function waitUntilFor(html: string): 'commit' | 'load' {
+  return SUBRESOURCE.test(html) ? 'load' : 'commit';
+}
+
 function looksLikeBrowserDeath(err: unknown): boolean {
   return /closed|crash|disconnected|Target.*gone/i.test((err as Error)?.message ?? '');
 }
@@ -158,11 +174,15 @@ export class RenderPool {
     const page = await this.pageFor(slot);
     const widthPx = Math.round(job.widthMm * PX_PER_MM);
     if (slot.viewportWidth !== widthPx) {
-      // Receipt heights are measured on the layout, so lay out at the paper's width.
-      await page.setViewportSize({ width: widthPx, height: 800 });
+      // Receipt heights are measured on the layout, so lay out at the paper's width. The height is
+      // 1 px because nobody looks at the screen: Chromium rasterises and composites the visible
+      // viewport after every setContent, and at 800 px that was about a third of a render's CPU.
+      // Print layout uses the paper size, and the receipt measurement reads the document's own
+      // height, so neither depends on the viewport's height.
+      await page.setViewportSize({ width: widthPx, height: 1 });
       slot.viewportWidth = widthPx;
     }
-    await page.setContent(job.html, { waitUntil: 'load', timeout: this.opts.timeoutMs });
+    await page.setContent(job.html, { waitUntil: waitUntilFor(job.html), timeout: this.opts.timeoutMs });
     let heightMm = job.heightMm;
     if (heightMm === null) {
       const px = Number(await page.evaluate('Math.ceil(document.documentElement.getBoundingClientRect().height)'));
