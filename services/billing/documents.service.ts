@@ -83,6 +83,15 @@ async function deliver(ctx: Ctx<unknown>, pdf: Readable, request: DeliveryReques
   return { data };
 }
 
+/** What both send routes check first: role, scope, a configured provider (before any render), a recipient. */
+async function prepareSend(ctx: Ctx<SendParams>) {
+  const auth = requireAdminOrReseller(ctx.meta.auth);
+  const invoice = await invoiceInScope(ctx, ctx.params.id, 'write');
+  await ctx.call('notifier.ready');
+  const sub = await loadSubscriber(db(), invoice.subscriberId);
+  return { auth, invoice, sub, phone: recipient(ctx.params, sub?.phone) };
+}
+
 function recipient(params: SendParams, subscriberPhone: string | null | undefined): string {
   const phone = (params.phone ?? subscriberPhone ?? '').trim();
   if (!phone) throw badRequest('phone is required: the subscriber has no phone number');
@@ -134,11 +143,7 @@ export const documentsService: ServiceSchema = {
 
     sendChat: {
       async handler(ctx: Ctx<SendParams>): Promise<ActionResult> {
-        const auth = requireAdminOrReseller(ctx.meta.auth);
-        const invoice = await invoiceInScope(ctx, ctx.params.id, 'write');
-        await ctx.call('notifier.ready');
-        const sub = await loadSubscriber(db(), invoice.subscriberId);
-        const phone = recipient(ctx.params, sub?.phone);
+        const { auth, invoice, phone } = await prepareSend(ctx);
         const s = await documentSettings();
         const paper = s.default_paper_size as PaperSize;
         const t = labelsFor(s.language);
@@ -158,11 +163,7 @@ export const documentsService: ServiceSchema = {
 
     sendCombined: {
       async handler(ctx: Ctx<SendParams>): Promise<ActionResult> {
-        const auth = requireAdminOrReseller(ctx.meta.auth);
-        const invoice = await invoiceInScope(ctx, ctx.params.id, 'write');
-        await ctx.call('notifier.ready');
-        const sub = await loadSubscriber(db(), invoice.subscriberId);
-        const phone = recipient(ctx.params, sub?.phone);
+        const { auth, invoice, sub, phone } = await prepareSend(ctx);
         const docs = await loadOpenDocuments(db(), invoice.subscriberId, invoice.currency);
         if (docs.length === 0) throw conflict('the subscriber has no open invoice to combine');
         const s = await documentSettings();
