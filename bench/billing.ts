@@ -13,14 +13,10 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { Pool } from 'pg';
 import { signToken } from '../shared/auth/jwt';
-import { loadConfig } from '../shared/config';
+import { intVar, loadConfig } from '../shared/config';
 import { startApp } from '../shared/runtime/app';
 
-const env = (name: string, fallback: number) => {
-  const v = Number(process.env[name] ?? fallback);
-  if (!Number.isInteger(v) || v <= 0) throw new Error(`${name} must be a positive integer`);
-  return v;
-};
+const env = (name: string, fallback: number) => intVar(process.env, name, fallback, 1);
 const INVOICES = env('BENCH_INVOICES', 100_000);
 const SUBSCRIBERS = env('BENCH_SUBSCRIBERS', 10_000);
 const RESELLERS = env('BENCH_RESELLERS', 10);

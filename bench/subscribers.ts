@@ -16,14 +16,10 @@ import path from 'node:path';
 import { Client } from 'pg';
 import { signToken } from '../shared/auth/jwt';
 import { encrypt } from '../shared/auth/secrets';
-import { loadConfig, parseEncryptionKey } from '../shared/config';
+import { intVar, loadConfig, parseEncryptionKey } from '../shared/config';
 import { startApp } from '../shared/runtime/app';
 
-const env = (name: string, fallback: number) => {
-  const v = Number(process.env[name] ?? fallback);
-  if (!Number.isInteger(v) || v <= 0) throw new Error(`${name} must be a positive integer`);
-  return v;
-};
+const env = (name: string, fallback: number) => intVar(process.env, name, fallback, 1);
 const SUBSCRIBERS = env('BENCH_SUBSCRIBERS', 1_000_000);
 const RADACCT = env('BENCH_RADACCT', 5_000_000);
 const BULK = Math.min(env('BENCH_BULK', 10_000), SUBSCRIBERS);
