@@ -12,10 +12,8 @@ import {
   consolidateInvoices,
   createInvoice,
   deleteInvoice,
-  invoiceView,
   lockInvoice,
   payFifo,
-  paymentView,
   quoteServiceChange,
   recordPayment,
   updatePendingInvoice,
@@ -26,12 +24,14 @@ import { db } from '../../shared/db/client';
 import { resellers } from '../../shared/db/schema';
 import { badRequest, forbidden, notFound } from '../../shared/errors';
 import { authOf, pageOf, type Ctx } from '../../shared/http/context';
-import type { ActionResult } from '../../shared/http/route';
+import { rawJsonEnvelope, type ActionResult } from '../../shared/http/route';
+import { clientOf } from '../../shared/billing/pg';
+import type { Tx } from '../../shared/db/client';
 import { fromMinor, isCurrency, toMinor } from '../../shared/money';
 import { loadSettings } from '../../shared/settings';
 import { idempotentWrite, pruneIdempotencyKeys } from './idempotency';
 import { markOverdue } from './overdue';
-import { commissionRows, invoiceDetail, invoiceHead, listInvoices, paymentsOf, subscriberHead } from './queries';
+import { commissionRows, invoiceHead, invoiceJson, listInvoicesJson, paymentsJson, subscriberHead } from './queries';
 
 interface ItemParam {
   description: string;
@@ -75,6 +75,13 @@ async function subscriberInScope(auth: Auth, id: number, access: 'read' | 'write
   return head;
 }
 
+/** A write answers with its invoice read back through the API's one JSON view, inside its transaction. */
+async function writtenInvoiceJson(tx: Tx, id: number): Promise<string> {
+  const invoice = await invoiceJson(id, clientOf(tx));
+  if (!invoice) throw new Error(`invoice ${id} vanished inside its own transaction`);
+  return invoice.json;
+}
+
 interface BillingThis extends Service {
   overdueTimer?: NodeJS.Timeout;
   runDailyJobs(): Promise<void>;
@@ -92,21 +99,20 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         const { page, limit, offset } = pageOf(p);
         const scope = await scopeFor(db(), auth, 'read');
         if (p.reseller_id !== undefined && !(await resellerInScope(db(), scope, p.reseller_id))) throw forbidden();
-        const { rows, total } = await listInvoices(scope, {
+        const { json, total } = await listInvoicesJson(scope, {
           status: p.status, subscriberId: p.subscriber_id, resellerId: p.reseller_id, from: p.from, to: p.to,
           search: p.search, order: p.order ?? 'desc', limit, offset,
         });
-        return { data: rows.map((r) => invoiceView(r)), pagination: { page, limit, total } };
+        return rawJsonEnvelope(json, { pagination: { page, limit, total } });
       },
     },
 
     get: {
       async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
         const auth = authOf(ctx);
-        const detail = await invoiceDetail(ctx.params.id);
-        await assertRecordInScope(db(), auth, 'read', detail?.invoice.resellerId, 'invoice not found');
-        const { invoice, items, payments } = detail!;
-        return { data: invoiceView(invoice, { items, payments }) };
+        const invoice = await invoiceJson(ctx.params.id);
+        await assertRecordInScope(db(), auth, 'read', invoice?.resellerId, 'invoice not found');
+        return rawJsonEnvelope(invoice!.json);
       },
     },
 
@@ -121,11 +127,11 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         if (!isCurrency(currency)) throw badRequest('currency must be an ISO 4217 code');
         const items = itemsInMinor(p.items, currency);
         return idempotentWrite(ctx, 201, async (tx) => {
-          const { invoice, items: lines } = await createInvoice(tx, {
+          const { invoice } = await createInvoice(tx, {
             subscriberId: p.subscriber_id, resellerId: subscriber.resellerId, items, taxRate: p.tax_rate,
             dueDate: p.due_date, notes: p.notes, currency, createdBy: auth.managerId,
           });
-          return { data: invoiceView(invoice, { items: lines, payments: [] }) };
+          return rawJsonEnvelope(await writtenInvoiceJson(tx, invoice.id));
         });
       },
     },
@@ -136,10 +142,11 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         const p = ctx.params;
         const head = await invoiceInScope(auth, p.id, 'write');
         const items = p.items ? itemsInMinor(p.items, head.currency) : undefined;
-        const { invoice, items: lines } = await db().transaction((tx) =>
-          updatePendingInvoice(tx, p.id, { items, taxRate: p.tax_rate, dueDate: p.due_date, notes: p.notes }),
-        );
-        return { data: invoiceView(invoice, { items: lines, payments: [] }) };
+        const json = await db().transaction(async (tx) => {
+          await updatePendingInvoice(tx, p.id, { items, taxRate: p.tax_rate, dueDate: p.due_date, notes: p.notes });
+          return writtenInvoiceJson(tx, p.id);
+        });
+        return rawJsonEnvelope(json);
       },
     },
 
@@ -194,9 +201,8 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
 
     payments: {
       async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
-        const head = await invoiceInScope(authOf(ctx), ctx.params.id, 'read');
-        const rows = await paymentsOf(ctx.params.id);
-        return { data: rows.map((r) => paymentView(r, head.currency)) };
+        await invoiceInScope(authOf(ctx), ctx.params.id, 'read');
+        return rawJsonEnvelope(await paymentsJson(ctx.params.id));
       },
     },
 
@@ -225,10 +231,11 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
       async handler(ctx: Ctx<{ subscriber_id: number; notes?: string }>): Promise<ActionResult> {
         const auth = requireAdminOrReseller(ctx.meta.auth);
         await subscriberInScope(auth, ctx.params.subscriber_id, 'write');
-        const r = await db().transaction((tx) =>
-          consolidateInvoices(tx, { subscriberId: ctx.params.subscriber_id, notes: ctx.params.notes, createdBy: auth.managerId }),
-        );
-        return { data: { consolidated_invoice: invoiceView(r.invoice, { items: r.items, payments: [] }), voided_invoice_ids: r.voidedIds } };
+        const { json, voidedIds } = await db().transaction(async (tx) => {
+          const r = await consolidateInvoices(tx, { subscriberId: ctx.params.subscriber_id, notes: ctx.params.notes, createdBy: auth.managerId });
+          return { json: await writtenInvoiceJson(tx, r.invoice.id), voidedIds: r.voidedIds };
+        });
+        return rawJsonEnvelope(`{"consolidated_invoice":${json},"voided_invoice_ids":${JSON.stringify(voidedIds)}}`);
       },
     },
 

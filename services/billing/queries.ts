@@ -1,39 +1,35 @@
-/** The billing unit's reads: each is one prepared statement (no N+1, items and payments aggregated in SQL). */
+/**
+ * The billing unit's reads: each is one prepared statement (no N+1), and the invoice reads come
+ * back as the API's JSON text built by PostgreSQL (invoice-json.ts), ready for the envelope.
+ */
 import { sql, type SQL } from 'drizzle-orm';
+import type { PoolClient } from 'pg';
 import { inScope, type Scope } from '../../shared/auth/policy';
-import type { InvoiceItemRow, InvoicePaymentRow, InvoiceRow } from '../../shared/billing';
-import { INVOICE_COLUMNS } from '../../shared/billing/pg';
+import { pgPool } from '../../shared/db/client';
+import { publicUrl } from '../../shared/public-links';
+import { CURRENCY_DIVISOR, INVOICE_DETAIL_JSON, INVOICE_LIST_JSON, PAYMENT_JSON } from './invoice-json';
 import { namedRows, preparedRows } from './sql';
 
-const COLUMNS = sql.raw(INVOICE_COLUMNS);
-
-type JsonPayment = Omit<InvoicePaymentRow, 'paidAt' | 'createdAt'> & { paidAt: string; createdAt: string };
-
-export interface InvoiceDetail {
-  invoice: InvoiceRow;
-  items: Pick<InvoiceItemRow, 'description' | 'qty' | 'unitPrice' | 'amount'>[];
-  payments: InvoicePaymentRow[];
+export interface InvoiceJson {
+  resellerId: number;
+  /** The invoice as the API shows it, with items, payments and `public_url`. */
+  json: string;
 }
 
-const INVOICE_DETAIL = `select ${INVOICE_COLUMNS},
-    coalesce((select json_agg(json_build_object('description', t.description, 'qty', t.qty::text,
-        'unitPrice', t.unit_price, 'amount', t.amount) order by t.position)
-      from invoice_items t where t.invoice_id = i.id), '[]') as items,
-    coalesce((select json_agg(json_build_object('id', p.id, 'invoiceId', p.invoice_id, 'transactionId', p.transaction_id,
-        'amount', p.amount, 'method', p.method, 'reference', p.reference, 'paidAt', p.paid_at, 'notes', p.notes,
-        'createdBy', p.created_by, 'createdAt', p.created_at) order by p.id)
-      from invoice_payments p where p.invoice_id = i.id), '[]') as payments
-  from invoices i where i.id = $1`;
+const INVOICE_DETAIL = `select i.reseller_id as "resellerId", i.public_token_nonce as nonce, ${INVOICE_DETAIL_JSON}::text as json
+  from invoices i cross join ${CURRENCY_DIVISOR} where i.id = $1`;
 
-export async function invoiceDetail(id: number): Promise<InvoiceDetail | undefined> {
-  const [row] = await namedRows<InvoiceRow & { items: InvoiceDetail['items']; payments: JsonPayment[] }>('billing_invoice_detail', INVOICE_DETAIL, [id]);
+/**
+ * One invoice as API JSON, or undefined. `client` is a transaction's connection when a write
+ * answers with the row it just wrote (default: the pool).
+ */
+export async function invoiceJson(id: number, client?: PoolClient): Promise<InvoiceJson | undefined> {
+  const query = { name: 'billing_invoice_detail_json', text: INVOICE_DETAIL, values: [id] };
+  const { rows: [row] } = await (client ?? pgPool()).query<{ resellerId: number; nonce: string | null; json: string }>(query);
   if (!row) return undefined;
-  const { items, payments, ...invoice } = row;
-  return {
-    invoice,
-    items,
-    payments: payments.map((p) => ({ ...p, paidAt: new Date(p.paidAt), createdAt: new Date(p.createdAt) })),
-  };
+  // The link is an HMAC under a key the database never sees: appended here as the last key.
+  const url = row.nonce ? publicUrl(id, row.nonce) : null;
+  return { resellerId: row.resellerId, json: `${row.json.slice(0, -1)},"public_url":${JSON.stringify(url)}}` };
 }
 
 /** Owner and currency of an invoice, for the scope check and amount conversion before a write. */
@@ -51,11 +47,13 @@ export async function subscriberHead(id: number): Promise<{ resellerId: number }
   return row;
 }
 
-export async function paymentsOf(invoiceId: number): Promise<InvoicePaymentRow[]> {
-  return namedRows<InvoicePaymentRow>('billing_payments_of', `
-    select id, invoice_id as "invoiceId", transaction_id as "transactionId", amount, method, reference,
-      paid_at as "paidAt", notes, created_by as "createdBy", created_at as "createdAt"
-    from invoice_payments where invoice_id = $1 order by id`, [invoiceId]);
+/** The payments of an invoice as API JSON (an array), oldest first. */
+export async function paymentsJson(invoiceId: number): Promise<string> {
+  const [row] = await namedRows<{ json: string }>('billing_payments_json', `
+    select coalesce(json_agg(${PAYMENT_JSON} order by p.id), '[]')::text as json
+    from invoices i cross join ${CURRENCY_DIVISOR} join invoice_payments p on p.invoice_id = i.id
+    where i.id = $1`, [invoiceId]);
+  return row.json;
 }
 
 export interface ListFilter {
@@ -88,16 +86,17 @@ function listWhere(scope: Scope, f: ListFilter): SQL {
   return conds.length ? sql`where ${sql.join(conds, sql` and `)}` : sql``;
 }
 
-/** One page and the exact total, run side by side on two pooled connections. */
-export async function listInvoices(scope: Scope, f: ListFilter): Promise<{ rows: InvoiceRow[]; total: number }> {
+/** One page as an API JSON array and the exact total, in one statement (one round trip). */
+export async function listInvoicesJson(scope: Scope, f: ListFilter): Promise<{ json: string; total: number }> {
   const where = listWhere(scope, f);
   // Newest first = highest id: ids are handed out in creation order and every list index ends in id.
-  const order = f.order === 'asc' ? sql.raw('i.id asc') : sql.raw('i.id desc');
-  const [rows, [{ total }]] = await Promise.all([
-    preparedRows<InvoiceRow>(sql`select ${COLUMNS} from invoices i ${where} order by ${order} limit ${f.limit} offset ${f.offset}`),
-    preparedRows<{ total: number }>(sql`select count(*)::int as total from invoices i ${where}`),
-  ]);
-  return { rows, total };
+  const order = sql.raw(f.order === 'asc' ? 'i.id asc' : 'i.id desc');
+  const [row] = await preparedRows<{ total: number; json: string }>(sql`
+    select (select count(*) from invoices i ${where})::int as total,
+      (select coalesce(json_agg(${sql.raw(INVOICE_LIST_JSON)} order by ${order}), '[]')::text
+       from (select i.* from invoices i ${where} order by ${order} limit ${f.limit} offset ${f.offset}) i
+       cross join ${sql.raw(CURRENCY_DIVISOR)}) as json`);
+  return row;
 }
 
 export interface CommissionRow {

@@ -14,7 +14,7 @@ import { config } from '../../shared/config';
 import { db } from '../../shared/db/client';
 import { tokenBlacklist } from '../../shared/db/schema';
 import { ApiError, unauthorized } from '../../shared/errors';
-import type { ActionResult, RouteDef } from '../../shared/http/route';
+import { isRawJson, type ActionResult, type RouteDef } from '../../shared/http/route';
 import { metricsMiddleware, registry, type RoutedRequest } from './metrics';
 import { buildOpenApi } from './openapi';
 import { RevocationList } from './revocations';
@@ -82,7 +82,10 @@ export function toHttpError(err: unknown): { status: number; message: string } {
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
+  sendJsonText(res, status, JSON.stringify(body));
+}
+
+function sendJsonText(res: ServerResponse, status: number, text: string): void {
   res.statusCode = status;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(text));
@@ -202,6 +205,10 @@ export function createGatewayService(): ServiceSchema {
           const headers = (ctx.meta.$responseHeaders ?? {}) as Record<string, string>;
           for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
           const produces = def.produces ?? 'json';
+          if (produces === 'json' && isRawJson(result)) {
+            sendJsonText(res, status, result.$rawJson);
+            return;
+          }
           if (produces === 'json' || produces === 'raw-json') {
             sendJson(res, status, produces === 'json' ? { success: true, ...(result as ActionResult) } : result);
             return;

@@ -31,7 +31,6 @@ export {
 } from './service-change';
 export { lockSubscriber, type LockedSubscriber } from './subscribers';
 export * from './types';
-export { invoiceView, itemView, paymentView } from './views';
 export {
   creditWallet,
   payFromWallet,

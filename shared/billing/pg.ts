@@ -8,7 +8,7 @@
 import type { PoolClient, QueryResultRow } from 'pg';
 import type { Tx } from '../db/client';
 
-function clientOf(tx: Tx): PoolClient {
+export function clientOf(tx: Tx): PoolClient {
   const client = (tx as unknown as { session?: { client?: PoolClient } }).session?.client;
   if (!client || typeof client.query !== 'function') throw new Error('drizzle transaction without a pg client (drizzle-orm internals changed)');
   return client;

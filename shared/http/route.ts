@@ -38,3 +38,21 @@ export interface ActionResult {
   pagination?: { page: number; limit: number; total: number };
   [extra: string]: unknown;
 }
+
+/**
+ * A success body the action already serialised (PostgreSQL built the JSON of a hot read): the
+ * gateway sends the text as it is. A plain object, so it crosses the transporter like any result.
+ */
+// A type alias (not an interface) so that it is assignable to ActionResult's index signature.
+export type RawJsonResult = { $rawJson: string };
+
+/** `{ "success": true, "data": <dataJson>, ...rest }` without parsing `dataJson`. */
+export function rawJsonEnvelope(dataJson: string, rest: Record<string, unknown> = {}): RawJsonResult {
+  let body = `{"success":true,"data":${dataJson}`;
+  for (const [key, value] of Object.entries(rest)) body += `,${JSON.stringify(key)}:${JSON.stringify(value)}`;
+  return { $rawJson: `${body}}` };
+}
+
+export function isRawJson(result: unknown): result is RawJsonResult {
+  return typeof (result as RawJsonResult | null)?.$rawJson === 'string';
+}
