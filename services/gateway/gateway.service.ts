@@ -9,7 +9,7 @@ import type { Context, Service, ServiceSchema, ServiceSettingSchema } from 'mole
 import ApiGateway from 'moleculer-web';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Auth } from '../../shared/auth/claims';
-import { verifyToken } from '../../shared/auth/jwt';
+import { cachedVerifier } from '../../shared/auth/jwt';
 import { config } from '../../shared/config';
 import { db } from '../../shared/db/client';
 import { tokenBlacklist } from '../../shared/db/schema';
@@ -29,6 +29,7 @@ interface GatewayRequest extends RoutedRequest {
 
 interface GatewayThis extends Service {
   revocations: RevocationList;
+  verify: (token: string) => Auth;
   limiters: Record<'auth' | 'public', RateLimiterMemory>;
   openapi: Record<string, unknown>;
   pruneTimer?: NodeJS.Timeout;
@@ -174,7 +175,7 @@ export function createGatewayService(): ServiceSchema {
         if (!match) throw unauthorized('missing bearer token');
         let auth: Auth;
         try {
-          auth = verifyToken(match[1], cfg.jwtSecret);
+          auth = this.verify(match[1]);
         } catch (err) {
           throw unauthorized((err as Error).name === 'TokenExpiredError' ? 'token expired' : 'invalid token');
         }
@@ -249,6 +250,7 @@ export function createGatewayService(): ServiceSchema {
 
     created(this: GatewayThis) {
       this.revocations = new RevocationList();
+      this.verify = cachedVerifier(cfg.jwtSecret);
       this.limiters = {
         auth: new RateLimiterMemory({ points: cfg.rateLimitPerMin, duration: 60 }),
         public: new RateLimiterMemory({ points: cfg.publicRateLimitPerMin, duration: 60 }),
