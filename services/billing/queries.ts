@@ -2,13 +2,16 @@
  * The billing unit's reads: each is one prepared statement (no N+1), and the invoice reads come
  * back as the API's JSON text built by PostgreSQL (invoice-json.ts), ready for the envelope.
  */
-import { sql, type SQL } from 'drizzle-orm';
+import { fillPlaceholders, sql, type SQL } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
 import type { PoolClient } from 'pg';
-import { inScope, type Scope } from '../../shared/auth/policy';
+import { inScope, scopePathPattern, type Scope } from '../../shared/auth/policy';
 import { pgPool } from '../../shared/db/client';
 import { publicUrl } from '../../shared/public-links';
 import { CURRENCY_DIVISOR, INVOICE_DETAIL_JSON, INVOICE_LIST_JSON, PAYMENT_JSON } from './invoice-json';
 import { namedRows, preparedRows } from './sql';
+
+const dialect = new PgDialect();
 
 export interface InvoiceJson {
   resellerId: number;
@@ -70,32 +73,56 @@ export interface ListFilter {
 
 const likePattern = (s: string) => `%${s.replace(/[\\%_]/g, '\\$&')}%`;
 
-function listWhere(scope: Scope, f: ListFilter): SQL {
+interface ListStatement {
+  name: string;
+  text: string;
+  params: unknown[];
+}
+
+/**
+ * The list statement for one shape of filter (which filters are present, scope kind, order), with
+ * placeholders for the values. Building it through Drizzle and naming it cost about 45 µs, a tenth
+ * of a list request, so each shape is built once per process.
+ */
+const listStatements = new Map<string, ListStatement>();
+
+function listStatement(scope: Scope, f: ListFilter): ListStatement {
+  const key = [scope.kind !== 'all', f.status, f.subscriberId, f.resellerId, f.from, f.to, f.search].map((v) => (v ? 1 : 0)).join('') + f.order;
+  let statement = listStatements.get(key);
+  if (statement) return statement;
+  const p = (name: string) => sql.placeholder(name);
   const conds: SQL[] = [];
-  if (scope.kind !== 'all') conds.push(inScope(scope, sql`i.reseller_id`));
-  if (f.status) conds.push(sql`i.status = ${f.status}`);
-  if (f.subscriberId) conds.push(sql`i.subscriber_id = ${f.subscriberId}`);
-  if (f.resellerId) conds.push(sql`i.reseller_id = ${f.resellerId}`);
-  if (f.from) conds.push(sql`i.issue_date >= ${f.from}`);
-  if (f.to) conds.push(sql`i.issue_date <= ${f.to}`);
+  if (scope.kind !== 'all') conds.push(inScope(scope, sql`i.reseller_id`, p('scopePattern')));
+  if (f.status) conds.push(sql`i.status = ${p('status')}`);
+  if (f.subscriberId) conds.push(sql`i.subscriber_id = ${p('subscriberId')}`);
+  if (f.resellerId) conds.push(sql`i.reseller_id = ${p('resellerId')}`);
+  if (f.from) conds.push(sql`i.issue_date >= ${p('from')}`);
+  if (f.to) conds.push(sql`i.issue_date <= ${p('to')}`);
   if (f.search) {
-    const p = likePattern(f.search);
-    conds.push(sql`(i.invoice_number ilike ${p} or i.subscriber_id in
-      (select s.id from subscribers s where s.username ilike ${p} or s.full_name ilike ${p}))`);
+    conds.push(sql`(i.invoice_number ilike ${p('search')} or i.subscriber_id in
+      (select s.id from subscribers s where s.username ilike ${p('search')} or s.full_name ilike ${p('search')}))`);
   }
-  return conds.length ? sql`where ${sql.join(conds, sql` and `)}` : sql``;
+  const where = conds.length ? sql`where ${sql.join(conds, sql` and `)}` : sql``;
+  // Newest first = highest id: ids are handed out in creation order and every list index ends in id.
+  const order = sql.raw(f.order === 'asc' ? 'i.id asc' : 'i.id desc');
+  const { sql: text, params } = dialect.sqlToQuery(sql`
+    select (select count(*) from invoices i ${where})::int as total,
+      (select coalesce(json_agg(${sql.raw(INVOICE_LIST_JSON)} order by ${order}), '[]')::text
+       from (select i.* from invoices i ${where} order by ${order} limit ${p('limit')} offset ${p('offset')}) i
+       cross join ${sql.raw(CURRENCY_DIVISOR)}) as json`);
+  statement = { name: `billing_list_${listStatements.size}`, text, params };
+  listStatements.set(key, statement);
+  return statement;
 }
 
 /** One page as an API JSON array and the exact total, in one statement (one round trip). */
 export async function listInvoicesJson(scope: Scope, f: ListFilter): Promise<{ json: string; total: number }> {
-  const where = listWhere(scope, f);
-  // Newest first = highest id: ids are handed out in creation order and every list index ends in id.
-  const order = sql.raw(f.order === 'asc' ? 'i.id asc' : 'i.id desc');
-  const [row] = await preparedRows<{ total: number; json: string }>(sql`
-    select (select count(*) from invoices i ${where})::int as total,
-      (select coalesce(json_agg(${sql.raw(INVOICE_LIST_JSON)} order by ${order}), '[]')::text
-       from (select i.* from invoices i ${where} order by ${order} limit ${f.limit} offset ${f.offset}) i
-       cross join ${sql.raw(CURRENCY_DIVISOR)}) as json`);
+  const { name, text, params } = listStatement(scope, f);
+  const values = fillPlaceholders(params, {
+    scopePattern: scopePathPattern(scope), status: f.status, subscriberId: f.subscriberId, resellerId: f.resellerId,
+    from: f.from, to: f.to, search: f.search === undefined ? undefined : likePattern(f.search), limit: f.limit, offset: f.offset,
+  });
+  const { rows: [row] } = await pgPool().query<{ json: string; total: number }>({ name, text, values });
   return row;
 }
 

@@ -58,9 +58,17 @@ export async function scopeFor(db: DbOrTx, auth: Auth, access: Access): Promise<
 }
 
 /** SQL condition: `column` (a reseller id) lies in the scope. */
-export function inScope(scope: Scope, column: AnyPgColumn | SQL): SQL {
+/**
+ * `column` belongs to a reseller of the scope's tree. `pathPattern` lets a statement cached by
+ * shape take the tree's `like` pattern (see `scopePathPattern`) as a placeholder.
+ */
+export function inScope(scope: Scope, column: AnyPgColumn | SQL, pathPattern: unknown = scopePathPattern(scope)): SQL {
   if (scope.kind === 'all') return sql`true`;
-  return sql`${column} in (select ${resellers.id} from ${resellers} where ${resellers.path} like ${scope.rootPath + '%'})`;
+  return sql`${column} in (select ${resellers.id} from ${resellers} where ${resellers.path} like ${pathPattern})`;
+}
+
+export function scopePathPattern(scope: Scope): string | undefined {
+  return scope.kind === 'all' ? undefined : `${scope.rootPath}%`;
 }
 
 export async function resellerInScope(db: DbOrTx, scope: Scope, resellerId: number): Promise<boolean> {
