@@ -15,12 +15,15 @@ import {
   lockInvoice,
   payFifo,
   quoteServiceChange,
+  readInvoiceForPayment,
   recordPayment,
+  recordPaymentUnlocked,
   updatePendingInvoice,
   type PaymentMethod,
+  type PaymentResult,
 } from '../../shared/billing';
 import type { ItemInput } from '../../shared/domain/invoice-math';
-import { db } from '../../shared/db/client';
+import { db, pgPool } from '../../shared/db/client';
 import { resellers } from '../../shared/db/schema';
 import { badRequest, forbidden, notFound } from '../../shared/errors';
 import { authOf, pageOf, type Ctx } from '../../shared/http/context';
@@ -73,6 +76,24 @@ async function subscriberInScope(auth: Auth, id: number, access: 'read' | 'write
   if (!head) throw from === 'path' ? notFound('subscriber not found') : badRequest('subscriber_id not found');
   await assertRecordInScope(db(), auth, access, head.resellerId, 'subscriber not found');
   return head;
+}
+
+/** POST /api/invoices/:id/payment's answer (spec 4.1). */
+function paymentResponse(r: PaymentResult): ActionResult {
+  const c = r.invoice.currency;
+  return {
+    data: {
+      invoice: {
+        id: r.invoice.id,
+        status: r.invoice.status,
+        paid_amount: fromMinor(r.invoice.paidAmount, c),
+        balance: fromMinor(r.invoice.total - r.invoice.paidAmount, c),
+        paid_at: r.invoice.paidAt ? r.invoice.paidAt.toISOString() : null,
+      },
+      payment: { id: r.payment.id, amount: fromMinor(r.payment.amount, c), method: r.payment.method },
+      transaction_id: r.transactionId,
+    },
+  };
 }
 
 /** A write answers with its invoice read back through the API's one JSON view, inside its transaction. */
@@ -168,33 +189,24 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
           method: p.method, reference: p.reference, notes: p.notes,
           paidAt: p.paid_at ? new Date(p.paid_at) : undefined, createdBy: auth.managerId,
         };
+        const amountIn = (currency: string) => minor(p.amount, currency, 'amount');
+        // The common case, no wallet and no Idempotency-Key: read, check, then one compare-and-set
+        // statement without a transaction; if another payment changed the invoice in between,
+        // fall through to the locked path below, which always settles.
+        if (p.method !== 'wallet' && !ctx.meta.idempotencyKey) {
+          const invoice = await readInvoiceForPayment(pgPool(), p.id);
+          await assertRecordInScope(db(), auth, 'write', invoice.resellerId, 'invoice not found');
+          const r = await recordPaymentUnlocked(pgPool(), invoice, { ...details, amount: amountIn(invoice.currency) });
+          if (r) return paymentResponse(r);
+        }
         // A wallet payment locks the subscriber before the invoice (the lock order), so it checks
-        // first; any other payment locks the invoice straight away and checks under the lock, one
-        // round trip fewer on the most frequent write.
+        // scope first; any other payment locks the invoice straight away and checks under the lock.
         const walletHead = p.method === 'wallet' ? await invoiceInScope(auth, p.id, 'write') : undefined;
         return idempotentWrite(ctx, 200, async (tx) => {
-          let r;
-          if (walletHead) {
-            r = await applyPayment(tx, { ...details, invoiceId: p.id, amount: minor(p.amount, walletHead.currency, 'amount') });
-          } else {
-            const invoice = await lockInvoice(tx, p.id);
-            await assertRecordInScope(tx, auth, 'write', invoice.resellerId, 'invoice not found');
-            r = await recordPayment(tx, invoice, { ...details, amount: minor(p.amount, invoice.currency, 'amount') });
-          }
-          const c = r.invoice.currency;
-          return {
-            data: {
-              invoice: {
-                id: r.invoice.id,
-                status: r.invoice.status,
-                paid_amount: fromMinor(r.invoice.paidAmount, c),
-                balance: fromMinor(r.invoice.total - r.invoice.paidAmount, c),
-                paid_at: r.invoice.paidAt ? r.invoice.paidAt.toISOString() : null,
-              },
-              payment: { id: r.payment.id, amount: fromMinor(r.payment.amount, c), method: r.payment.method },
-              transaction_id: r.transactionId,
-            },
-          };
+          if (walletHead) return paymentResponse(await applyPayment(tx, { ...details, invoiceId: p.id, amount: amountIn(walletHead.currency) }));
+          const invoice = await lockInvoice(tx, p.id);
+          await assertRecordInScope(tx, auth, 'write', invoice.resellerId, 'invoice not found');
+          return paymentResponse(await recordPayment(tx, invoice, { ...details, amount: amountIn(invoice.currency) }));
         });
       },
     },

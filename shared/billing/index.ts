@@ -16,13 +16,14 @@ export {
   loadItems,
   lockInvoice,
   lockPendingInvoices,
+  readInvoiceForPayment,
   updatePendingInvoice,
   voidInvoices,
   type CreateInvoiceInput,
   type InvoiceChanges,
 } from './invoices';
 export { applyPayment, payFifo, type FifoInput, type FifoResult, type PaymentInput } from './payments';
-export { recordPayment, type PaymentDetails } from './record-payment';
+export { recordPayment, recordPaymentUnlocked, type PaymentDetails } from './record-payment';
 export {
   quoteServiceChange,
   settleServiceChange,

@@ -4,6 +4,7 @@
  * reseller, gap-free numbering inside the transaction, public link columns, lines.
  */
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import type { PoolClient } from 'pg';
 import type { DbOrTx, Tx } from '../db/client';
 import { invoiceItems, invoices, resellers } from '../db/schema';
 import { invoiceTotals, type ItemInput } from '../domain/invoice-math';
@@ -195,8 +196,16 @@ export async function createInvoices(tx: Tx, inputs: CreateInvoiceInput[]): Prom
   return ids.map((id) => ({ invoice: invoiceById.get(id)!, items: byInvoice.get(id)!.sort((a, b) => a.position - b.position) }));
 }
 
-const LOCK_INVOICE = `select ${INVOICE_COLUMNS}, s.username from invoices i
-  left join subscribers s on s.id = i.subscriber_id where i.id = $1 for update of i`;
+const INVOICE_FOR_PAYMENT = `select ${INVOICE_COLUMNS}, s.username from invoices i
+  left join subscribers s on s.id = i.subscriber_id where i.id = $1`;
+const LOCK_INVOICE = `${INVOICE_FOR_PAYMENT} for update of i`;
+
+/** The invoice row with its subscriber's username, unlocked (for recordPaymentUnlocked). */
+export async function readInvoiceForPayment(client: Pick<PoolClient, 'query'>, id: number): Promise<InvoiceRow & { username: string | null }> {
+  const { rows: [row] } = await client.query<InvoiceRow & { username: string | null }>({ name: 'billing_invoice_for_payment', text: INVOICE_FOR_PAYMENT, values: [id] });
+  if (!row) throw notFound('invoice not found');
+  return row;
+}
 
 /** The invoice row locked for the rest of the transaction, with its subscriber's username. */
 export async function lockInvoice(tx: Tx, id: number): Promise<InvoiceRow & { username: string | null }> {

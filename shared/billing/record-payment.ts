@@ -1,12 +1,13 @@
 /**
  * The one way a payment is written: exactly one ledger row (`transactions`) and one
- * `invoice_payments` row, and the invoice moved through the state machine, inside the caller's
- * transaction with the invoice row already locked.
+ * `invoice_payments` row, and the invoice moved through the state machine, in one statement: inside
+ * the caller's transaction with the invoice row already locked, or on its own as a compare-and-set.
  */
+import type { PoolClient } from 'pg';
 import type { Tx } from '../db/client';
 import { paymentRefusal, statusAfterPayment, type InvoiceStatus } from '../domain/invoice-state';
 import { badRequest, conflict } from '../errors';
-import { txQuery } from './pg';
+import { clientOf } from './pg';
 import type { InvoicePaymentRow, InvoiceRow, PaymentMethod, PaymentResult } from './types';
 
 export interface PaymentDetails {
@@ -21,27 +22,42 @@ export interface PaymentDetails {
   createdBy?: number | null;
 }
 
+/**
+ * The invoice update is guarded by the paid amount, status and total the payment was computed from, and
+ * the ledger and payment rows are inserted only from the updated row: if the invoice changed since
+ * it was read, nothing at all is written and no row comes back. Under a row lock the guard always
+ * holds; without one it makes the statement a compare-and-set.
+ */
 const RECORD_PAYMENT = `
-  with t as (
+  with upd as (
+    update invoices set paid_amount = $12, status = $13, paid_at = $14, updated_at = now()
+    where id = $6 and paid_amount = $15 and status = $16 and total = $17
+    returning updated_at
+  ), t as (
     insert into transactions (type, amount, currency, subscriber_id, username, reseller_id, invoice_id, method, reference, notes, created_by)
-    values ('invoice_payment', $1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+    select 'invoice_payment', $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 from upd
     returning id
   ), pay as (
     insert into invoice_payments (invoice_id, transaction_id, amount, method, reference, paid_at, notes, created_by)
     select $6, t.id, $1, $7, $8, $11, $9, $10 from t
     returning id, transaction_id, created_at
-  ), upd as (
-    update invoices set paid_amount = $12, status = $13, paid_at = $14, updated_at = now() where id = $6
-    returning updated_at
   )
   select pay.transaction_id, pay.id as payment_id, pay.created_at, upd.updated_at from pay, upd`;
 
-/** Applies a payment to an invoice row the caller has already locked. */
-export async function recordPayment(
-  tx: Tx,
+type Queryable = Pick<PoolClient, 'query'>;
+
+/**
+ * A payment computed from `invoice`, written only if the invoice is still as read. Under the
+ * caller's row lock (recordPayment) that always holds; on its own, autocommitted, it is one round
+ * trip instead of four (no BEGIN, lock or COMMIT) and undefined comes back when a concurrent payment
+ * won, so the caller retries under a lock. Refusals (void, exceeds balance) are decided on the row
+ * as read and thrown.
+ */
+export async function recordPaymentUnlocked(
+  client: Queryable,
   invoice: InvoiceRow & { username?: string | null },
   p: PaymentDetails,
-): Promise<PaymentResult> {
+): Promise<PaymentResult | undefined> {
   const refusal = paymentRefusal(invoice.status, invoice.total, invoice.paidAmount, p.amount);
   if (refusal === 'void') throw conflict('invoice is void');
   if (refusal === 'not_positive') throw badRequest('amount must be greater than 0');
@@ -54,16 +70,14 @@ export async function recordPayment(
   const paidAfter = invoice.paidAmount + p.amount;
   const status = statusAfterPayment(invoice.status as InvoiceStatus, invoice.total, paidAfter);
   const invoicePaidAt = status === 'paid' ? paidAt : invoice.paidAt;
-  // The ledger row, the payment row and the invoice update as one prepared statement: this is the
-  // hottest write (every payment, every quick-pay allocation); one round trip instead of three.
-  // Same rows as recordTransaction + two inserts would write.
-  const [row] = await txQuery<{ transaction_id: number; payment_id: number; created_at: Date; updated_at: Date }>(
-    tx,
-    'billing_record_payment',
-    RECORD_PAYMENT,
-    [p.amount, invoice.currency, invoice.subscriberId, invoice.username ?? null, invoice.resellerId, invoice.id, method,
-      reference, notes, createdBy, paidAt, paidAfter, status, invoicePaidAt],
-  );
+  // One prepared statement: this is the hottest write (every payment, every quick-pay allocation).
+  const { rows: [row] } = await client.query<{ transaction_id: number; payment_id: number; created_at: Date; updated_at: Date }>({
+    name: 'billing_record_payment',
+    text: RECORD_PAYMENT,
+    values: [p.amount, invoice.currency, invoice.subscriberId, invoice.username ?? null, invoice.resellerId, invoice.id, method,
+      reference, notes, createdBy, paidAt, paidAfter, status, invoicePaidAt, invoice.paidAmount, invoice.status, invoice.total],
+  });
+  if (!row) return undefined;
   const transactionId = Number(row.transaction_id);
   const payment: InvoicePaymentRow = {
     id: Number(row.payment_id), invoiceId: invoice.id, transactionId, amount: p.amount, method, reference, paidAt, notes, createdBy,
@@ -72,4 +86,15 @@ export async function recordPayment(
   const { username: _username, ...invoiceRow } = invoice;
   const updated: InvoiceRow = { ...invoiceRow, paidAmount: paidAfter, status, paidAt: invoicePaidAt, updatedAt: new Date(row.updated_at) };
   return { invoice: updated, payment, transactionId };
+}
+
+/** Applies a payment to an invoice row the caller has already locked. */
+export async function recordPayment(
+  tx: Tx,
+  invoice: InvoiceRow & { username?: string | null },
+  p: PaymentDetails,
+): Promise<PaymentResult> {
+  const result = await recordPaymentUnlocked(clientOf(tx), invoice, p);
+  if (!result) throw new Error(`invoice ${invoice.id} changed under its row lock`);
+  return result;
 }
