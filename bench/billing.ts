@@ -15,6 +15,7 @@ import { Pool } from 'pg';
 import { signToken } from '../shared/auth/jwt';
 import { intVar, loadConfig } from '../shared/config';
 import { startApp } from '../shared/runtime/app';
+import { autocannon, benchEnv } from './load';
 
 const env = (name: string, fallback: number) => intVar(process.env, name, fallback, 1);
 const INVOICES = env('BENCH_INVOICES', 100_000);
@@ -23,44 +24,6 @@ const RESELLERS = env('BENCH_RESELLERS', 10);
 const CONNECTIONS = env('BENCH_CONNECTIONS', 50);
 const DURATION = env('BENCH_DURATION', 10);
 const PAYERS = env('BENCH_PAYERS', 50);
-
-/** What the bench reads of an autocannon run (the package ships no types). */
-interface AutocannonResult {
-  requests: { average: number; total: number };
-  non2xx: number;
-  errors: number;
-}
-interface AutocannonInstance extends PromiseLike<AutocannonResult> {
-  on(event: 'response', fn: (client: unknown, status: number, bytes: number, ms: number) => void): void;
-}
-interface AutocannonRequest {
-  method: string;
-  path: string;
-  headers: Record<string, string>;
-  body?: string;
-}
-type Autocannon = (opts: {
-  url: string;
-  connections: number;
-  duration: number;
-  headers: Record<string, string>;
-  requests: { setupRequest: (req: AutocannonRequest) => AutocannonRequest }[];
-}) => AutocannonInstance;
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- autocannon has no type declarations; the shape used is typed above.
-const autocannon: Autocannon = require('autocannon');
-
-function benchEnv(): NodeJS.ProcessEnv {
-  return {
-    ...process.env,
-    JWT_SECRET: process.env.JWT_SECRET || 'bench-jwt-secret-not-for-production',
-    ENCRYPTION_KEY: process.env.ENCRYPTION_KEY || 'b'.repeat(64),
-    PORT: '0',
-    HOST: '127.0.0.1',
-    LOG_LEVEL: process.env.LOG_LEVEL || 'warn',
-    RATE_LIMIT_PER_MIN: '1000000000',
-    SERVICES: process.env.BENCH_SERVICES || 'gateway,billing',
-  };
-}
 
 /** Child mode: run the app and report where it listens. */
 async function serve(): Promise<void> {
