@@ -15,7 +15,7 @@ import { Pool } from 'pg';
 import { signToken } from '../shared/auth/jwt';
 import { intVar, loadConfig } from '../shared/config';
 import { startApp } from '../shared/runtime/app';
-import { autocannon, benchEnv } from './load';
+import { autocannon, benchEnv, runBench } from './load';
 
 const env = (name: string, fallback: number) => intVar(process.env, name, fallback, 1);
 const INVOICES = env('BENCH_INVOICES', 100_000);
@@ -239,14 +239,4 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv[2] === 'serve') {
-  serve().catch((err) => {
-    console.error(err);
-    process.exit(1);
-  });
-} else {
-  main().catch((err) => {
-    console.error(err);
-    process.exitCode = 1;
-  });
-}
+runBench(main, serve);

@@ -22,7 +22,7 @@ import { intVar, loadConfig, setConfig } from '../shared/config';
 import { initDatabase, pgPool } from '../shared/db/client';
 import { startApp } from '../shared/runtime/app';
 import { invoiceJson } from '../services/billing/queries';
-import { autocannon, benchEnv, type AutocannonRequest } from './load';
+import { autocannon, benchEnv, runBench, type AutocannonRequest } from './load';
 
 const CONNECTIONS = intVar(process.env, 'BENCH_CONNECTIONS', 50, 1);
 const DURATION = intVar(process.env, 'BENCH_DURATION', 10, 1);
@@ -145,14 +145,4 @@ async function main(): Promise<void> {
   for (const variant of VARIANTS) await measure(variant, ids, token);
 }
 
-if (process.argv[2] === 'serve') {
-  serve(process.argv[3] as Variant).catch((err) => {
-    console.error(err);
-    process.exit(1);
-  });
-} else {
-  main().catch((err) => {
-    console.error(err);
-    process.exitCode = 1;
-  });
-}
+runBench(main, ([variant]) => serve(variant as Variant));

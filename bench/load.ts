@@ -38,3 +38,17 @@ export function benchEnv(): NodeJS.ProcessEnv {
     SERVICES: process.env.BENCH_SERVICES || 'gateway,billing',
   };
 }
+
+/**
+ * A bench script is both the driver and, forked with `serve` as its first argument, the server it
+ * measures: runs the one the arguments ask for. A server that fails exits; a driver sets the code.
+ */
+export function runBench(main: () => Promise<void>, serve: (args: string[]) => Promise<void>): void {
+  const fail = (exit: boolean) => (err: unknown) => {
+    console.error(err);
+    if (exit) process.exit(1);
+    process.exitCode = 1;
+  };
+  if (process.argv[2] === 'serve') serve(process.argv.slice(3)).catch(fail(true));
+  else main().catch(fail(false));
+}
