@@ -3,15 +3,12 @@
  * back as the API's JSON text built by PostgreSQL (invoice-json.ts), ready for the envelope.
  */
 import { fillPlaceholders, sql, type SQL } from 'drizzle-orm';
-import { PgDialect } from 'drizzle-orm/pg-core';
 import type { PoolClient } from 'pg';
 import { inScope, scopePathPattern, type Scope } from '../../shared/auth/policy';
 import { pgPool } from '../../shared/db/client';
 import { publicUrl } from '../../shared/public-links';
 import { CURRENCY_DIVISOR, INVOICE_DETAIL_JSON, INVOICE_LIST_JSON, PAYMENT_JSON } from './invoice-json';
-import { namedRows, preparedRows } from './sql';
-
-const dialect = new PgDialect();
+import { dialect, namedRows, preparedRows } from './sql';
 
 export interface InvoiceJson {
   resellerId: number;
