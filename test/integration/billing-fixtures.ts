@@ -45,3 +45,10 @@ export async function seedSubscriber(
     .returning();
   return row;
 }
+
+/** A reseller, a plan and one subscriber of both: the id of the subscriber. */
+export async function seedBillingSubscriber(db: Db, resellerName: string): Promise<number> {
+  const r = await seedReseller(db, { name: resellerName, commissionRate: '12.5' });
+  const plan = await seedPlan(db, { price: 1000 });
+  return (await seedSubscriber(db, { resellerId: r.id, serviceId: plan.id })).id;
+}

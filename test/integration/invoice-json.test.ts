@@ -8,7 +8,7 @@ import { eq } from 'drizzle-orm';
 import { invoiceItems, invoicePayments, invoices } from '../../shared/db/schema';
 import { fromMinor } from '../../shared/money';
 import { adminToken, client, startTestApp, type TestApp } from '../helpers/app';
-import { seedPlan, seedReseller, seedSubscriber } from './billing-fixtures';
+import { seedBillingSubscriber } from './billing-fixtures';
 
 let t: TestApp;
 let api: ReturnType<typeof client>;
@@ -18,9 +18,7 @@ const admin = adminToken();
 beforeAll(async () => {
   t = await startTestApp();
   api = client(t.baseUrl);
-  const r = await seedReseller(t.db, { name: 'json-view', commissionRate: '12.5' });
-  const plan = await seedPlan(t.db, { price: 1000 });
-  subscriberId = (await seedSubscriber(t.db, { resellerId: r.id, serviceId: plan.id })).id;
+  subscriberId = await seedBillingSubscriber(t.db, 'json-view');
 });
 afterAll(() => t.close());
 

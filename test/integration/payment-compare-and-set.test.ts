@@ -7,7 +7,7 @@ import { readInvoiceForPayment, recordPaymentUnlocked } from '../../shared/billi
 import { pgPool } from '../../shared/db/client';
 import { invoicePayments, invoices, transactions } from '../../shared/db/schema';
 import { adminToken, client, startTestApp, type TestApp } from '../helpers/app';
-import { seedPlan, seedReseller, seedSubscriber } from './billing-fixtures';
+import { seedBillingSubscriber } from './billing-fixtures';
 
 let t: TestApp;
 let api: ReturnType<typeof client>;
@@ -17,9 +17,7 @@ const admin = adminToken();
 beforeAll(async () => {
   t = await startTestApp();
   api = client(t.baseUrl);
-  const r = await seedReseller(t.db, { name: 'cas' });
-  const plan = await seedPlan(t.db, { price: 1000 });
-  subscriberId = (await seedSubscriber(t.db, { resellerId: r.id, serviceId: plan.id })).id;
+  subscriberId = await seedBillingSubscriber(t.db, 'cas');
 });
 afterAll(() => t.close());
 
