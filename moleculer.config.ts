@@ -1,6 +1,83 @@
 import os from 'node:os';
-import type { BrokerOptions } from 'moleculer';
+import type { BrokerOptions, Errors, Middleware, ActionSchema } from 'moleculer';
 import type { Config } from './shared/config';
+
+/**
+ * Fault handling between processes, chosen for this workload (docs/distributed.md explains each):
+ * a request is bounded in time, retried only when the action says it is idempotent, kept away from
+ * a sick replica by a circuit breaker, and bounded in concurrency per action and process.
+ */
+export const FAULT_POLICY = {
+  /** Whole-request budget; nested calls get what is left. A PDF (15 s render deadline + queue) fits. */
+  requestTimeoutMs: 30_000,
+  /** A node that misses heartbeats this long is dropped and its pending calls are rejected (503 or retry). */
+  heartbeatIntervalS: 3,
+  heartbeatTimeoutS: 10,
+  retries: 2,
+  retryDelayMs: 100,
+  retryMaxDelayMs: 1_000,
+  /** In-flight calls per action per process; beyond that they wait in a bounded queue (then 429). */
+  bulkheadConcurrency: 64,
+  bulkheadQueue: 1_000,
+  /** How long a broker stop waits for requests in flight (graceful shutdown drains them). */
+  drainTimeoutMs: 10_000,
+} as const;
+
+/** What an action may declare beside `rest` and `http`: calling it twice has the effect of once. */
+export interface IdempotentAction extends ActionSchema {
+  idempotent?: boolean;
+}
+
+/**
+ * Retries only what is safe to repeat. Moleculer's Retry middleware reads `action.retryPolicy` when
+ * it wraps a handler; user middlewares wrap first, so this turns the action's own `idempotent: true`
+ * into `retryPolicy.enabled` on both sides of a call (the caller retries on another replica).
+ */
+export const IdempotentRetry: Middleware = {
+  localAction: markRetry,
+  remoteAction: markRetry,
+};
+
+function markRetry<H>(handler: H, action: IdempotentAction): H {
+  action.retryPolicy = { ...(action.retryPolicy ?? {}), enabled: action.idempotent === true };
+  return handler;
+}
+
+/**
+ * Moleculer sends each node's action definitions to the others through `safetyObject`, which drops
+ * every object it has already seen, not only circular ones. A JSON schema shared by two fields
+ * (`idSchema` for `service_id` and `reseller_id`) would reach a remote gateway with the second
+ * field missing, and its ajv (removeAdditional) would strip that field from requests. A copy of
+ * each action's `http` and `params` per action keeps every declaration a tree.
+ */
+export const DistinctActionSchemas: Middleware = {
+  serviceCreating(_service: unknown, schema: { actions?: Record<string, unknown> }) {
+    for (const action of Object.values(schema.actions ?? {})) {
+      if (!action || typeof action !== 'object') continue;
+      const a = action as { http?: unknown; params?: unknown };
+      // JSON, not structuredClone: structuredClone keeps shared references shared.
+      if (a.http) a.http = JSON.parse(JSON.stringify(a.http));
+      if (a.params) a.params = JSON.parse(JSON.stringify(a.params));
+    }
+  },
+};
+
+/** Errors that say the callee (a replica or the link to it) failed, not that the request was refused. */
+export function isTransportFailure(err: Errors.MoleculerError | Error): boolean {
+  const e = err as { name?: string; type?: string; code?: number };
+  if (['RequestTimeoutError', 'RequestRejectedError', 'ServiceNotAvailableError'].includes(e.name ?? '')) return true;
+  return e.type !== 'API_ERROR' && Number(e.code) >= 500;
+}
+
+/**
+ * `tcp://host:port/nodeID,...` (what `npm run start:cluster` passes without NATS): Moleculer's TCP
+ * transporter with a static node list and no UDP discovery, so clusters on one machine never meet.
+ */
+function transporterOption(url: string | undefined): BrokerOptions['transporter'] {
+  if (!url) return null;
+  if (url.startsWith('tcp://')) return { type: 'TCP', options: { urls: url, udpDiscovery: false } };
+  return url;
+}
 
 /**
  * Broker options for both modes: no transporter (embedded, every service in one broker) or NATS
@@ -9,10 +86,38 @@ import type { Config } from './shared/config';
 export function brokerOptions(cfg: Config, overrides: Partial<BrokerOptions> = {}): BrokerOptions {
   return {
     namespace: process.env.NAMESPACE || 'isp-billing',
-    nodeID: `${os.hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 6)}`,
-    transporter: cfg.transporter ?? null,
+    nodeID: process.env.NODE_ID || `${os.hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 6)}`,
+    transporter: transporterOption(cfg.transporter),
     serializer: 'JSON',
-    requestTimeout: 60_000,
+    requestTimeout: FAULT_POLICY.requestTimeoutMs,
+    heartbeatInterval: FAULT_POLICY.heartbeatIntervalS,
+    heartbeatTimeout: FAULT_POLICY.heartbeatTimeoutS,
+    retryPolicy: {
+      // Off unless the action declares `idempotent: true` (IdempotentRetry).
+      enabled: false,
+      retries: FAULT_POLICY.retries,
+      delay: FAULT_POLICY.retryDelayMs,
+      maxDelay: FAULT_POLICY.retryMaxDelayMs,
+      factor: 2,
+      check: (err) => isTransportFailure(err as Error) || (err as Errors.MoleculerError).code === 503,
+    },
+    circuitBreaker: {
+      enabled: true,
+      threshold: 0.5,
+      minRequestCount: 20,
+      windowTime: 30,
+      halfOpenTime: 5_000,
+      // A replica trips on its own failures; an ApiError (even a 503 "busy") is an answer, not a fault.
+      check: (err) => isTransportFailure(err as Error),
+    },
+    bulkhead: {
+      enabled: true,
+      concurrency: FAULT_POLICY.bulkheadConcurrency,
+      maxQueueSize: FAULT_POLICY.bulkheadQueue,
+    },
+    // broker.stop() waits for the requests in flight before stopping services (graceful drain).
+    tracking: { enabled: true, shutdownTimeout: FAULT_POLICY.drainTimeoutMs },
+    middlewares: [DistinctActionSchemas, IdempotentRetry],
     logger: { type: 'Console', options: { level: cfg.logLevel, formatter: 'json', colors: false } },
     metrics: false,
     tracing: false,

@@ -6,64 +6,66 @@
  *
  * Environment (all optional):
  *   DATABASE_URL        target database (unset: the embedded PostgreSQL of ./data)
- *   BENCH_INVOICES      100000     BENCH_SUBSCRIBERS 10000     BENCH_RESELLERS 10
+ *   BENCH_INVOICES      100000     BENCH_SUBSCRIBERS invoices / 10     BENCH_RESELLERS 100 (three-level tree)
  *   BENCH_CONNECTIONS   50         BENCH_DURATION    10 (seconds per HTTP phase)
  *   BENCH_PAYERS        50         BENCH_RESET=1 truncates the billing tables first
  */
-import { fork, type ChildProcess } from 'node:child_process';
-import { Pool } from 'pg';
+import { Pool, type PoolClient } from 'pg';
 import { signToken } from '../shared/auth/jwt';
 import { intVar, loadConfig } from '../shared/config';
-import { startApp } from '../shared/runtime/app';
-import { autocannon, benchEnv, runBench } from './load';
+import { autocannon, benchAdminToken, benchEnv, forkApp, runBench, serveApp, serverCpu, type AppServer } from './load';
 
 const env = (name: string, fallback: number) => intVar(process.env, name, fallback, 1);
 const INVOICES = env('BENCH_INVOICES', 100_000);
-const SUBSCRIBERS = env('BENCH_SUBSCRIBERS', 10_000);
-const RESELLERS = env('BENCH_RESELLERS', 10);
+const SUBSCRIBERS = env('BENCH_SUBSCRIBERS', Math.max(1, Math.floor(INVOICES / 10)));
+const RESELLERS = env('BENCH_RESELLERS', 100);
 const CONNECTIONS = env('BENCH_CONNECTIONS', 50);
 const DURATION = env('BENCH_DURATION', 10);
 const PAYERS = env('BENCH_PAYERS', 50);
 
-/** Child mode: run the app and report where it listens. */
-async function serve(): Promise<void> {
-  const app = await startApp(loadConfig(process.env));
-  process.send?.({ baseUrl: app.baseUrl, databaseUrl: app.databaseUrl });
-  process.on('message', (m) => {
-    if (m === 'stop') void app.stop().then(() => process.exit(0));
-    if (m === 'cpu') {
-      const { user, system } = process.cpuUsage();
-      process.send?.({ cpu: user + system });
-    }
+/** Parent of each reseller (by position) in a three-level tree: 4% roots, 16% middle, the rest leaves. */
+export function treeParents(count: number): (number | null)[] {
+  const roots = Math.max(1, Math.ceil(count * 0.04));
+  const middles = Math.min(count - roots, Math.ceil(count * 0.16));
+  return Array.from({ length: count }, (_, i) => {
+    if (i < roots) return null;
+    if (i < roots + middles) return (i - roots) % roots;
+    return middles > 0 ? roots + ((i - roots - middles) % middles) : (i - roots) % roots;
   });
 }
-
-async function startServer(): Promise<{ child: ChildProcess; baseUrl: string; databaseUrl: string }> {
-  const child = fork(__filename, ['serve'], { env: benchEnv(), stdio: 'inherit' });
-  return new Promise((resolve, reject) => {
-    child.once('message', (m) => resolve({ child, ...(m as { baseUrl: string; databaseUrl: string }) }));
-    child.once('exit', (code) => reject(new Error(`server exited with code ${code}`)));
-  });
-}
-
-type Server = { child: ChildProcess; baseUrl: string };
 
 /**
- * The server process's CPU time so far in µs. CPU per request is printed beside the rates because
- * it moves far less than req/s on a host whose steal and neighbours vary from run to run.
+ * Runs `fill` with the tables' secondary indexes dropped, then builds them again from their own
+ * definitions: building an index once over a million rows is several times cheaper than updating
+ * it row by row (the trigram index above all). Primary keys stay; the schema ends as it began.
  */
-function serverCpu(server: Server): Promise<number> {
-  return new Promise((resolve) => {
-    server.child.once('message', (m) => resolve((m as { cpu: number }).cpu));
-    server.child.send('cpu');
-  });
+interface Seeded {
+  minId: number;
+  maxId: number;
+  subscriberIds: number[];
+  resellerIds: number[];
+  /** Parent id of each reseller of resellerIds (null for a root). */
+  parents: (number | null)[];
 }
 
-async function seed(pool: Pool): Promise<{ minId: number; maxId: number; subscriberIds: number[]; resellerIds: number[] }> {
+async function withoutIndexes(c: PoolClient, tables: string[], fill: () => Promise<void>): Promise<void> {
+  const { rows } = await c.query<{ name: string; def: string }>(
+    `select indexname as name, indexdef as def from pg_indexes i
+     where schemaname = 'public' and tablename = any($1)
+       and not exists (select 1 from pg_constraint k where k.conindid = (quote_ident(i.indexname))::regclass)`,
+    [tables],
+  );
+  for (const r of rows) await c.query(`drop index ${r.name}`);
+  await fill();
+  await c.query(`set maintenance_work_mem = '256MB'`);
+  for (const r of rows) await c.query(r.def);
+}
+
+async function seed(pool: Pool): Promise<Seeded> {
   const c = await pool.connect();
   try {
     if (process.env.BENCH_RESET === '1') {
-      await c.query(`truncate invoices, invoice_items, invoice_payments, transactions, wallet_entries, invoice_sequences, idempotency_keys restart identity`);
+      await c.query(`truncate invoices, invoice_items, invoice_payments, transactions, wallet_entries, invoice_sequences, idempotency_keys, pdf_cache restart identity`);
     }
     const { rows: [{ n }] } = await c.query<{ n: number }>('select count(*)::int as n from invoices');
     if (n > 0) throw new Error(`the database already holds ${n} invoices; point DATABASE_URL at an empty one or set BENCH_RESET=1`);
@@ -72,47 +74,66 @@ async function seed(pool: Pool): Promise<{ minId: number; maxId: number; subscri
     await c.query('begin');
     const { rows: resellers } = await c.query<{ id: number }>(
       `insert into resellers (name, path, currency, commission_rate)
-       select 'bench-' || $1 || '-' || g, '', 'USD', 10 from generate_series(1, $2) g returning id`,
+       select 'bench-' || $1 || '-' || g, '', 'USD', 10 from generate_series(1, $2) g order by g returning id`,
       [tag, RESELLERS],
     );
-    await c.query(`update resellers set path = '/' || id || '/' where path = ''`);
+    const resellerIds = resellers.map((r) => r.id);
+    const parents = treeParents(RESELLERS).map((p) => (p === null ? null : resellerIds[p]));
+    // Parents come before their children in the list, so one pass in list order builds every path.
+    await c.query(
+      `update resellers r set parent_id = t.parent from unnest($1::int[], $2::int[]) t(id, parent) where r.id = t.id`,
+      [resellerIds, parents],
+    );
+    for (let level = 0; level < 3; level++) {
+      await c.query(
+        `update resellers r set path = coalesce(p.path, '/') || r.id || '/'
+         from resellers x left join resellers p on p.id = x.parent_id
+         where r.id = x.id and r.id = any($1) and r.path = '' and (x.parent_id is null or p.path <> '')`,
+        [resellerIds],
+      );
+    }
     const { rows: [plan] } = await c.query<{ id: number }>(
       `insert into services (name, price, currency, duration_days) values ('bench-' || $1, 3000, 'USD', 30) returning id`,
       [tag],
     );
-    const resellerIds = resellers.map((r) => r.id);
-    const { rows: subs } = await c.query<{ id: number }>(
-      `insert into subscribers (username, password_enc, full_name, service_id, reseller_id, expiry_date)
-       select 'bench' || g || '-' || $1 || '@isp', 'x', 'Bench User ' || g, $2, ($3::int[])[1 + g % cardinality($3::int[])], current_date + 30
-       from generate_series(1, $4) g returning id`,
-      [tag, plan.id, resellerIds, SUBSCRIBERS],
-    );
-    const subscriberIds = subs.map((s) => s.id);
-    // One third paid (with their payment and ledger rows), the rest pending; amounts 10.00 to 59.00.
-    await c.query(
-      `insert into invoices (invoice_number, subscriber_id, reseller_id, kind, amount, tax_rate, tax_amount, total,
-         paid_amount, status, currency, issue_date, due_date, paid_at, commission_rate, commission_amount, public_token_nonce)
-       select 'INV-2025-' || lpad(g::text, 6, '0'), s.id, s.reseller_id, 'manual', a.v, 0, 0, a.v,
-         case when g % 3 = 0 then a.v else 0 end, case when g % 3 = 0 then 'paid' else 'pending' end, 'USD',
-         date '2025-01-01' + (g % 365), date '2025-01-01' + (g % 365) + 3650,
-         case when g % 3 = 0 then now() end, 10, a.v / 10, md5(g::text || random()::text)
-       from generate_series(1, $1) g
-       cross join lateral (select 1000 + (g % 50) * 100 as v) a
-       join subscribers s on s.id = ($2::int[])[1 + g % cardinality($2::int[])]`,
-      [INVOICES, subscriberIds],
-    );
-    await c.query(
-      `insert into invoice_items (invoice_id, position, description, qty, unit_price, amount)
-       select id, 0, 'Monthly plan', 1, amount, amount from invoices`,
-    );
-    await c.query(
-      `insert into transactions (type, amount, currency, subscriber_id, reseller_id, invoice_id, method)
-       select 'invoice_payment', total, currency, subscriber_id, reseller_id, id, 'cash' from invoices where status = 'paid'`,
-    );
-    await c.query(
-      `insert into invoice_payments (invoice_id, transaction_id, amount, method, paid_at)
-       select invoice_id, id, amount, method, created_at from transactions where type = 'invoice_payment'`,
-    );
+    // Each reseller's subscribers, and so its invoices, make up an equal share.
+    let subscriberIds: number[] = [];
+    await withoutIndexes(c, ['subscribers'], async () => {
+      const { rows } = await c.query<{ id: number }>(
+        `insert into subscribers (username, password_enc, full_name, service_id, reseller_id, expiry_date)
+         select 'bench' || g || '-' || $1 || '@isp', 'x', 'Bench User ' || g, $2, ($3::int[])[1 + g % cardinality($3::int[])], current_date + 30
+         from generate_series(1, $4) g order by g returning id`,
+        [tag, plan.id, resellerIds, SUBSCRIBERS],
+      );
+      subscriberIds = rows.map((r) => r.id);
+    });
+    await withoutIndexes(c, ['invoices', 'invoice_items', 'invoice_payments', 'transactions'], async () => {
+      // One third paid (with their payment and ledger rows), the rest pending; amounts 10.00 to
+      // 59.00; issue dates over one year in id order, as a live database hands them out.
+      await c.query(
+        `insert into invoices (invoice_number, subscriber_id, reseller_id, kind, amount, tax_rate, tax_amount, total,
+           paid_amount, status, currency, issue_date, due_date, paid_at, commission_rate, commission_amount, public_token_nonce)
+         select 'INV-2025-' || lpad(g::text, greatest(6, length(g::text)), '0'), s.id, s.reseller_id, 'manual', a.v, 0, 0, a.v,
+           case when g % 3 = 0 then a.v else 0 end, case when g % 3 = 0 then 'paid' else 'pending' end, 'USD',
+           a.day, a.day + 3650, case when g % 3 = 0 then now() end, 10, a.v / 10, md5(g::text)
+         from generate_series(1, $1) g
+         cross join lateral (select 1000 + (g % 50) * 100 as v, date '2025-01-01' + ((g::bigint * 364) / $1)::int as day) a
+         join subscribers s on s.id = ($2::int[])[1 + g % cardinality($2::int[])]`,
+        [INVOICES, subscriberIds],
+      );
+      await c.query(
+        `insert into invoice_items (invoice_id, position, description, qty, unit_price, amount)
+         select id, 0, 'Monthly plan', 1, amount, amount from invoices`,
+      );
+      await c.query(
+        `insert into transactions (type, amount, currency, subscriber_id, reseller_id, invoice_id, method)
+         select 'invoice_payment', total, currency, subscriber_id, reseller_id, id, 'cash' from invoices where status = 'paid'`,
+      );
+      await c.query(
+        `insert into invoice_payments (invoice_id, transaction_id, amount, method, paid_at)
+         select invoice_id, id, amount, method, created_at from transactions where type = 'invoice_payment'`,
+      );
+    });
     await c.query(
       `insert into invoice_sequences (prefix, year, last_value) values ('INV', 2025, $1)
        on conflict (prefix, year) do update set last_value = excluded.last_value`,
@@ -120,17 +141,29 @@ async function seed(pool: Pool): Promise<{ minId: number; maxId: number; subscri
     );
     await c.query('commit');
     // Steady state as autovacuum would leave it: statistics, and the visibility map that lets the
-    // exact list counts run as index-only scans.
-    await c.query('vacuum (analyze) invoices, invoice_items, invoice_payments, transactions, subscribers, resellers');
+    // capped counts and deep pages run as index-only scans.
+    await c.query('vacuum (analyze) invoices, invoice_items, invoice_payments, transactions, subscribers, resellers, invoice_counts');
     const { rows: [r] } = await c.query<{ min: number; max: number }>('select min(id)::int as min, max(id)::int as max from invoices');
-    console.log(`seeded ${INVOICES} invoices for ${SUBSCRIBERS} subscribers of ${RESELLERS} resellers in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-    return { minId: r.min, maxId: r.max, subscriberIds, resellerIds };
+    console.log(`seeded ${INVOICES} invoices for ${SUBSCRIBERS} subscribers of ${RESELLERS} resellers (three-level tree) in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    return { minId: r.min, maxId: r.max, subscriberIds, resellerIds, parents };
   } catch (err) {
     await c.query('rollback').catch(() => undefined);
     throw err;
   } finally {
     c.release();
   }
+}
+
+/** A manager of each reseller, and its token (the gateway takes role and tree from the manager's row). */
+async function resellerTokens(pool: Pool, secret: string, resellerIds: number[]): Promise<(resellerId: number) => string> {
+  const { rows } = await pool.query<{ id: number; resellerId: number }>(
+    `insert into managers (username, password_hash, role, reseller_id)
+     select 'bench-reseller-' || r || '-' || $2, '!', 'reseller', r from unnest($1::int[]) r
+     returning id, reseller_id as "resellerId"`,
+    [resellerIds, Date.now().toString(36)],
+  );
+  const tokens = new Map(rows.map((m) => [m.resellerId, signToken({ managerId: m.id, role: 'reseller', resellerId: m.resellerId, permissions: [] }, secret, 3600).token]));
+  return (resellerId) => tokens.get(resellerId)!;
 }
 
 const pick = <T>(list: T[]): T => list[Math.floor(Math.random() * list.length)];
@@ -141,7 +174,10 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
-async function httpPhase(name: string, server: Server, token: string, nextPath: () => string, duration = DURATION): Promise<void> {
+/** One HTTP phase: the next request's path and, when it varies, its token. */
+type NextRequest = () => string | { path: string; token: string };
+
+async function httpPhase(name: string, server: AppServer, token: string, next: NextRequest, duration = DURATION): Promise<void> {
   const latencies: number[] = [];
   const cpuBefore = await serverCpu(server);
   const instance = autocannon({
@@ -149,7 +185,13 @@ async function httpPhase(name: string, server: Server, token: string, nextPath: 
     connections: CONNECTIONS,
     duration,
     headers: { authorization: `Bearer ${token}` },
-    requests: [{ setupRequest: (req) => ({ ...req, method: 'GET', path: nextPath() }) }],
+    requests: [{
+      setupRequest: (req) => {
+        const n = next();
+        if (typeof n === 'string') return { ...req, method: 'GET', path: n };
+        return { ...req, method: 'GET', path: n.path, headers: { ...req.headers, authorization: `Bearer ${n.token}` } };
+      },
+    }],
   });
   instance.on('response', (_client, status, _bytes, ms) => {
     if (status === 200) latencies.push(ms);
@@ -160,10 +202,25 @@ async function httpPhase(name: string, server: Server, token: string, nextPath: 
   latencies.sort((a, b) => a - b);
   const perSecond = latencies.length / duration;
   console.log(
-    `${name.padEnd(34)} ${perSecond.toFixed(0).padStart(7)} req/s   p50 ${percentile(latencies, 50).toFixed(1)} ms   ` +
+    `${name.padEnd(44)} ${perSecond.toFixed(0).padStart(7)} req/s   p50 ${percentile(latencies, 50).toFixed(1)} ms   ` +
       `p95 ${percentile(latencies, 95).toFixed(1)} ms   server CPU ${(cpu / Math.max(1, result.requests.total)).toFixed(0)} µs/req   ` +
       `non-2xx ${result.non2xx}   errors ${result.errors}`,
   );
+}
+
+/** Sequential calls (no concurrency): p50 and p95 of a heavier request, as an operator waits for it. */
+async function timedCalls(name: string, server: AppServer, calls: { method: string; path: string; token: string }[]): Promise<void> {
+  const ms: number[] = [];
+  let failed = 0;
+  for (const c of calls) {
+    const t0 = performance.now();
+    const res = await fetch(server.baseUrl + c.path, { method: c.method, headers: { authorization: `Bearer ${c.token}`, 'content-type': 'application/json' }, body: c.method === 'POST' ? '{}' : undefined });
+    await res.arrayBuffer();
+    ms.push(performance.now() - t0);
+    if (res.status !== 200) failed++;
+  }
+  ms.sort((a, b) => a - b);
+  console.log(`${name.padEnd(44)} p50 ${percentile(ms, 50).toFixed(1)} ms   p95 ${percentile(ms, 95).toFixed(1)} ms   max ${ms[ms.length - 1].toFixed(1)} ms   (${calls.length} calls, ${failed} not 200)`);
 }
 
 /**
@@ -172,7 +229,7 @@ async function httpPhase(name: string, server: Server, token: string, nextPath: 
  * more CPU than the server it was measuring on this 2-core machine. A payment refused because the
  * invoice was paid off meanwhile (400) is not counted; any other non-200 is a failure.
  */
-async function paymentPhase(server: Server, token: string, pool: Pool): Promise<void> {
+async function paymentPhase(server: AppServer, token: string, pool: Pool): Promise<void> {
   const { rows } = await pool.query<{ id: number }>(
     `select id from invoices where status = 'pending' order by random() limit $1`,
     [PAYERS * 200],
@@ -216,27 +273,55 @@ async function invariantViolations(pool: Pool): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  const server = await startServer();
+  const server = await forkApp(__filename);
   const pool = new Pool({ connectionString: server.databaseUrl, max: 4 });
   try {
-    const { minId, maxId, subscriberIds, resellerIds } = await seed(pool);
+    const { minId, maxId, subscriberIds, resellerIds, parents } = await seed(pool);
     const cfg = loadConfig(benchEnv());
-    const token = signToken({ managerId: 1, role: 'admin', resellerId: null, permissions: [] }, cfg.jwtSecret, 3600).token;
-    const subscriberPages = Math.max(1, Math.floor(INVOICES / SUBSCRIBERS / 50));
-    const resellerPages = Math.max(1, Math.floor(INVOICES / RESELLERS / 50));
+    const token = await benchAdminToken(pool, cfg.jwtSecret);
+    const resellerToken = await resellerTokens(pool, cfg.jwtSecret, resellerIds);
+    // Reseller callers at the middle of the tree: each sees itself and its leaves.
+    const middles = resellerIds.filter((id, k) => parents[k] !== null && parents.includes(id));
+    const roots = resellerIds.filter((_, k) => parents[k] === null);
+    const middleTokens = (middles.length ? middles : roots).map(resellerToken);
+    const day = (n: number) => new Date(Date.UTC(2025, 0, 1 + n)).toISOString().slice(0, 10);
     // Warm-up (JIT, prepared statements on every pooled connection), not reported.
     await httpPhase('', server, token, () => (Math.random() < 0.5 ? `/api/invoices/${randInt(minId, maxId)}` : `/api/invoices?subscriber_id=${pick(subscriberIds)}`), 3);
-    console.log(`HTTP: ${CONNECTIONS} connections, ${DURATION} s per phase, admin token`);
+    console.log(`HTTP: ${CONNECTIONS} connections, ${DURATION} s per phase; lists of 50 rows, first page and the 100th`);
     await httpPhase('GET /api/invoices/:id', server, token, () => `/api/invoices/${randInt(minId, maxId)}`);
-    await httpPhase('GET /api/invoices?subscriber_id=', server, token, () => `/api/invoices?subscriber_id=${pick(subscriberIds)}&page=${randInt(1, subscriberPages)}`);
-    await httpPhase('GET /api/invoices?reseller_id=&page=', server, token, () => `/api/invoices?reseller_id=${pick(resellerIds)}&page=${randInt(1, Math.min(resellerPages, 20))}`);
-    await httpPhase('GET /api/invoices?page=', server, token, () => `/api/invoices?page=${randInt(1, 20)}`);
+    const shapes: [string, (page: number) => ReturnType<NextRequest>][] = [
+      ['admin', (page) => `/api/invoices?page=${page}`],
+      [`reseller tree (${middles.length ? 'middle' : 'root'} level)`, (page) => ({ path: `/api/invoices?page=${page}`, token: pick(middleTokens) })],
+      ['reseller_id', (page) => `/api/invoices?reseller_id=${pick(resellerIds)}&page=${page}`],
+      ['status=pending', (page) => `/api/invoices?status=pending&page=${page}`],
+      ['date range (one month)', (page) => { const d = randInt(0, 330); return `/api/invoices?from=${day(d)}&to=${day(d + 30)}&page=${page}`; }],
+    ];
+    for (const [label, path] of shapes) {
+      await httpPhase(`list ${label}, page 1`, server, token, () => path(1));
+      await httpPhase(`list ${label}, page 100`, server, token, () => path(100));
+    }
+    await httpPhase('list subscriber_id (one page)', server, token, () => `/api/invoices?subscriber_id=${pick(subscriberIds)}`);
+    await httpPhase('list search number (10 matches)', server, token, () => `/api/invoices?search=INV-2025-0${randInt(1000, Math.max(1000, Math.min(9999, Math.floor(INVOICES / 100) - 1)))}`);
+    await httpPhase('list search name (one subscriber)', server, token, () => `/api/invoices?search=User%20${randInt(Math.ceil(SUBSCRIBERS / 10), SUBSCRIBERS)}`);
+    const root = roots[0];
+    const rootToken = resellerToken(root);
+    const repeat = <T>(n: number, f: () => T) => Array.from({ length: n }, f);
+    await timedCalls('commissions, admin, every invoice', server, repeat(10, () => ({ method: 'GET', path: '/api/invoices/commissions', token })));
+    await timedCalls(`commissions, root reseller ${root}`, server, repeat(10, () => ({ method: 'GET', path: '/api/invoices/commissions?status=pending', token: rootToken })));
     await paymentPhase(server, token, pool);
     console.log(`invariant violations (paid_amount vs payments, ledger rows, status): ${await invariantViolations(pool)}`);
+    const { rows: toMerge } = await pool.query<{ id: number }>(
+      `select s.id from subscribers s join resellers r on r.id = s.reseller_id
+       where r.path like (select path from resellers where id = $1) || '%' and s.id = any($2)
+       order by random() limit 20`, [root, subscriberIds]);
+    await timedCalls('consolidate (root reseller\'s tree)', server, toMerge.map((s) => ({ method: 'POST', path: `/api/invoices/consolidate/${s.id}`, token: rootToken })));
+    // Last: the backlog of a broad search at 50 connections would spill into the next phase.
+    await httpPhase('list search name (broad: "User 1"), page 1', server, token, () => '/api/invoices?search=User%201');
+    await httpPhase('list search name (broad: "User 1"), page 100', server, token, () => '/api/invoices?search=User%201&page=100');
   } finally {
     await pool.end();
     server.child.send('stop');
   }
 }
 
-runBench(main, serve);
+runBench(main, serveApp);

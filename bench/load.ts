@@ -1,4 +1,15 @@
-/** What the HTTP benchmarks share: the typed autocannon entry point and the server's environment. */
+/**
+ * What the HTTP benchmarks share: the typed autocannon entry point, the server's environment, and
+ * the app run in a child process (so the load generator does not share the server's event loop).
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from 'pg';
+import { signToken } from '../shared/auth/jwt';
+import { loadConfig } from '../shared/config';
+import { startApp } from '../runtime/app';
 
 /** What the benches read of an autocannon run (the package ships no types). */
 export interface AutocannonResult {
@@ -19,9 +30,12 @@ type Autocannon = (opts: {
   url: string;
   connections: number;
   duration: number;
+  /** Stop after this many requests (before `duration` ends). */
+  amount?: number;
   headers: Record<string, string>;
   requests: { setupRequest: (req: AutocannonRequest) => AutocannonRequest }[];
 }) => AutocannonInstance;
+
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- autocannon has no type declarations; the shape used is typed above.
 export const autocannon: Autocannon = require('autocannon');
 
@@ -51,4 +65,84 @@ export function runBench(main: () => Promise<void>, serve: (args: string[]) => P
   };
   if (process.argv[2] === 'serve') serve(process.argv.slice(3)).catch(fail(true));
   else main().catch(fail(false));
+}
+
+/**
+ * A token of manager 1, an admin, created in the bench database if missing: the gateway checks
+ * every token against its manager's row.
+ */
+export async function benchAdminToken(db: { query(text: string): Promise<unknown> }, secret: string): Promise<string> {
+  await db.query(`insert into managers (id, username, password_hash, role) values (1, 'bench-admin', '!', 'admin') on conflict (id) do nothing`);
+  await db.query(`select setval(pg_get_serial_sequence('managers', 'id'), greatest(1, (select max(id) from managers)))`);
+  return signToken({ managerId: 1, role: 'admin', resellerId: null, permissions: [] }, secret, 3600).token;
+}
+
+/** Child side: run the app, report where it listens, answer 'cpu' with its CPU time (µs), stop on 'stop'. */
+export async function serveApp(): Promise<void> {
+  const app = await startApp(loadConfig(process.env));
+  process.send?.({ baseUrl: app.baseUrl, databaseUrl: app.databaseUrl });
+  process.on('message', (m) => {
+    if (m === 'stop') void app.stop().then(() => process.exit(0));
+    if (m === 'cpu') {
+      const { user, system } = process.cpuUsage();
+      process.send?.({ cpu: user + system });
+    }
+  });
+}
+
+export interface AppServer {
+  child: ChildProcess;
+  baseUrl: string;
+  databaseUrl: string;
+}
+
+/** Driver side: forks `script` with `serve` (see runBench) and waits until the app listens. */
+export function forkApp(script: string, env: NodeJS.ProcessEnv = benchEnv()): Promise<AppServer> {
+  const child = fork(script, ['serve'], { env, stdio: 'inherit' });
+  return new Promise((resolve, reject) => {
+    child.once('message', (m) => resolve({ child, ...(m as { baseUrl: string; databaseUrl: string }) }));
+    child.once('exit', (code) => reject(new Error(`server exited with code ${code}`)));
+  });
+}
+
+/**
+ * The server process's CPU time so far in µs. CPU per request is printed beside the rates because
+ * it moves far less than req/s on a host whose steal and neighbours vary from run to run.
+ */
+export function serverCpu(server: AppServer): Promise<number> {
+  return new Promise((resolve) => {
+    server.child.once('message', (m) => resolve((m as { cpu: number }).cpu));
+    server.child.send('cpu');
+  });
+}
+
+/**
+ * Where a bench keeps its data: a fresh database beside DATABASE_URL's (dropped afterwards unless
+ * BENCH_KEEP=1), or, without DATABASE_URL, an embedded PostgreSQL in a temporary DATA_DIR.
+ */
+export async function scratchStore(prefix: string): Promise<{ env: { DATABASE_URL: string; DATA_DIR?: string }; dispose(): Promise<void> }> {
+  const adminUrl = process.env.DATABASE_URL;
+  if (!adminUrl) {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `bench-${prefix}-`));
+    return { env: { DATABASE_URL: '', DATA_DIR: dataDir }, dispose: async () => fs.rmSync(dataDir, { recursive: true, force: true }) };
+  }
+  const name = `bench_${prefix}_${Date.now().toString(36)}`;
+  const admin = async (statement: string) => {
+    const client = new Client({ connectionString: adminUrl });
+    await client.connect();
+    try {
+      await client.query(statement);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`create database "${name}"`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    env: { DATABASE_URL: url.toString() },
+    dispose: async () => {
+      if (process.env.BENCH_KEEP !== '1') await admin(`drop database if exists "${name}" with (force)`);
+    },
+  };
 }

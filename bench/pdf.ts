@@ -4,17 +4,28 @@
  * latency, PDFs per second, CPU per PDF (Node and the browser together), Node's RSS and the browser's
  * memory (PSS).
  * Targets on a 2-core machine: p50 < 80 ms at concurrency 1, >= 25 PDFs/s at concurrency 4.
+ *
+ * Then the same through HTTP with the app (gateway, billing, pdf-renderer in a child process) on
+ * BENCH_PDF_INVOICES seeded invoices (default 200): each invoice's first download (a render,
+ * stored in the PDF cache), then BENCH_PDF_SECONDS of downloads of random ones at
+ * BENCH_PDF_HTTP_CONNECTIONS (default 8), all served from the cache. Target: >= 1,000 PDFs/s.
+ * DATABASE_URL names the database (unset: the embedded one); BENCH_PDF_HTTP=0 skips this part.
  * Environment: BENCH_PDF_SECONDS, BENCH_PDF_CONCURRENCY (e.g. "1,4,8"), PDF_CONCURRENCY, CHROMIUM_PATH.
  */
 import fs from 'node:fs';
 import type { Readable } from 'node:stream';
 import { ServiceBroker } from 'moleculer';
+import { Pool } from 'pg';
+import { intVar, loadConfig } from '../shared/config';
 import { qrSvg } from '../services/billing/documents-model';
 import { renderInvoiceHtml } from '../services/billing/templates/invoice';
 import { createPdfRendererService } from '../services/pdf-renderer/pdf-renderer.service';
+import { autocannon, benchAdminToken, benchEnv, forkApp, runBench, serveApp, serverCpu, type AppServer } from './load';
 
 const seconds = Number(process.env.BENCH_PDF_SECONDS || 20);
 const levels = (process.env.BENCH_PDF_CONCURRENCY || '1,4,8').split(',').map(Number);
+const HTTP_INVOICES = intVar(process.env, 'BENCH_PDF_INVOICES', 200, 1);
+const HTTP_CONNECTIONS = intVar(process.env, 'BENCH_PDF_HTTP_CONNECTIONS', 8, 1);
 
 async function sampleHtml(): Promise<string> {
   return renderInvoiceHtml({
@@ -137,6 +148,92 @@ async function level(broker: ServiceBroker, html: string, concurrency: number) {
   };
 }
 
+/** Invoices with three lines, one payment and a public link, for the HTTP phases. */
+async function seedInvoices(databaseUrl: string): Promise<number[]> {
+  const pool = new Pool({ connectionString: databaseUrl, max: 1 });
+  try {
+    const tag = Date.now().toString(36);
+    const { rows: [r] } = await pool.query<{ id: number }>(
+      `insert into resellers (name, path, currency, commission_rate) values ('pdf-bench-' || $1, '', 'USD', 10) returning id`, [tag]);
+    await pool.query(`update resellers set path = '/' || id || '/' where id = $1`, [r.id]);
+    const { rows: [plan] } = await pool.query<{ id: number }>(
+      `insert into services (name, price, currency, duration_days) values ('pdf-bench-' || $1, 3000, 'USD', 30) returning id`, [tag]);
+    const { rows: [sub] } = await pool.query<{ id: number }>(
+      `insert into subscribers (username, password_enc, full_name, phone, address, service_id, reseller_id, expiry_date)
+       values ('pdf-bench-' || $1, 'x', 'Layla Haddad', '+964 770 123 4567', '12 Fibre Street', $2, $3, current_date + 30) returning id`,
+      [tag, plan.id, r.id]);
+    const { rows } = await pool.query<{ id: number }>(
+      `insert into invoices (invoice_number, subscriber_id, reseller_id, amount, tax_rate, tax_amount, total, paid_amount, status,
+         currency, issue_date, due_date, commission_rate, commission_amount, public_token_nonce)
+       select 'PDF-' || $1 || '-' || g, $2, $3, 28000, 10, 2800, 30800, 10000, 'partial', 'USD', current_date, current_date + 14, 10, 2800, md5(g::text)
+       from generate_series(1, $4) g returning id`,
+      [tag, sub.id, r.id, HTTP_INVOICES]);
+    const ids = rows.map((x) => x.id);
+    await pool.query(
+      `insert into invoice_items (invoice_id, position, description, qty, unit_price, amount)
+       select id, p, (array['Fibre 100 Mbps', 'Router rental', 'Static IP address'])[p + 1], 1, (array[25000, 2500, 500])[p + 1], (array[25000, 2500, 500])[p + 1]
+       from unnest($1::int[]) id cross join generate_series(0, 2) p`, [ids]);
+    await pool.query(
+      `with t as (insert into transactions (type, amount, currency, subscriber_id, reseller_id, invoice_id, method, reference)
+         select 'invoice_payment', 10000, 'USD', $2, $3, id, 'cash', 'R-77' from unnest($1::int[]) id returning id, invoice_id)
+       insert into invoice_payments (invoice_id, transaction_id, amount, method, reference, paid_at) select invoice_id, id, 10000, 'cash', 'R-77', now() from t`,
+      [ids, sub.id, r.id]);
+    return ids;
+  } finally {
+    await pool.end();
+  }
+}
+
+/** One HTTP phase of PDF downloads: `amount` requests (each id once), or `duration` seconds of random ids. */
+async function httpPdfPhase(name: string, server: AppServer, token: string, ids: number[], run: { amount?: number; duration?: number }) {
+  const latencies: number[] = [];
+  let bad = 0;
+  let next = 0;
+  const cpu0 = await serverCpu(server);
+  const started = Date.now();
+  const instance = autocannon({
+    url: server.baseUrl,
+    connections: HTTP_CONNECTIONS,
+    duration: run.duration ?? 3600,
+    amount: run.amount,
+    headers: { authorization: `Bearer ${token}` },
+    requests: [{
+      setupRequest: (req) => ({
+        ...req, method: 'GET',
+        path: `/api/invoices/${run.amount ? ids[next++ % ids.length] : ids[Math.floor(Math.random() * ids.length)]}/pdf`,
+      }),
+    }],
+  });
+  instance.on('response', (_c, status, _b, ms) => (status === 200 ? latencies.push(ms) : bad++));
+  const result = await instance;
+  const elapsed = (Date.now() - started) / 1000;
+  const cpu = (await serverCpu(server)) - cpu0;
+  latencies.sort((a, b) => a - b);
+  const perSecond = latencies.length / elapsed;
+  console.log(
+    `${name.padEnd(36)} ${perSecond.toFixed(0).padStart(6)} PDFs/s   p50 ${percentile(latencies, 50).toFixed(1)} ms   ` +
+      `p95 ${percentile(latencies, 95).toFixed(1)} ms   app CPU ${(cpu / 1000 / Math.max(1, result.requests.total)).toFixed(2)} ms/PDF   ` +
+      `(${HTTP_CONNECTIONS} connections, ${latencies.length} PDFs, ${bad} not 200)`,
+  );
+  return perSecond;
+}
+
+async function httpPhases(): Promise<void> {
+  const env = { ...benchEnv(), SERVICES: process.env.BENCH_SERVICES || 'gateway,billing,pdf-renderer' };
+  const server = await forkApp(__filename, env);
+  try {
+    const ids = await seedInvoices(server.databaseUrl);
+    const pool = new Pool({ connectionString: server.databaseUrl, max: 1 });
+    const token = await benchAdminToken(pool, loadConfig(env).jwtSecret).finally(() => pool.end());
+    console.log(`HTTP GET /api/invoices/:id/pdf, ${ids.length} invoices`);
+    const rendered = await httpPdfPhase('first download (render + store)', server, token, ids, { amount: ids.length });
+    const cached = await httpPdfPhase('cached (no browser)', server, token, ids, { duration: seconds });
+    console.log(`cached / rendered: ${(cached / Math.max(1e-9, rendered)).toFixed(0)}x; target >= 1,000 PDFs/s cached at ${HTTP_CONNECTIONS} connections: ${cached >= 1000 ? 'met' : 'NOT met'}`);
+  } finally {
+    server.child.send('stop');
+  }
+}
+
 async function main(): Promise<void> {
   const broker = new ServiceBroker({ logger: false, validator: false });
   broker.createService(createPdfRendererService());
@@ -156,9 +253,7 @@ async function main(): Promise<void> {
   } finally {
     await broker.stop();
   }
+  if (process.env.BENCH_PDF_HTTP !== '0') await httpPhases();
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runBench(main, serveApp);

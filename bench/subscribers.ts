@@ -10,14 +10,11 @@
  *   BENCH_SAMPLES      40 (timed requests per list query, after 5 warm-up ones)
  *   BENCH_KEEP=1       keep the bench database
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { Client } from 'pg';
-import { signToken } from '../shared/auth/jwt';
+import { Client, Pool } from 'pg';
+import { benchAdminToken, scratchStore } from './load';
 import { encrypt } from '../shared/auth/secrets';
 import { intVar, loadConfig, parseEncryptionKey } from '../shared/config';
-import { startApp } from '../shared/runtime/app';
+import { startApp } from '../runtime/app';
 
 const env = (name: string, fallback: number) => intVar(process.env, name, fallback, 1);
 const SUBSCRIBERS = env('BENCH_SUBSCRIBERS', 1_000_000);
@@ -26,12 +23,6 @@ const BULK = Math.min(env('BENCH_BULK', 10_000), SUBSCRIBERS);
 const SAMPLES = env('BENCH_SAMPLES', 40);
 const JWT_SECRET = 'bench-jwt-secret-not-for-production';
 const ENCRYPTION_KEY = 'c'.repeat(64);
-
-function withDatabase(url: string, database: string): string {
-  const u = new URL(url);
-  u.pathname = `/${database}`;
-  return u.toString();
-}
 
 const seconds = (startNs: bigint) => Number(process.hrtime.bigint() - startNs) / 1e9;
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
@@ -81,27 +72,17 @@ async function seed(url: string): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const adminUrl = process.env.DATABASE_URL;
-  let dbUrl: string | undefined;
-  let dataDir: string | undefined;
-  const name = `bench_subscribers_${Date.now().toString(36)}`;
-  if (adminUrl) {
-    const admin = new Client({ connectionString: adminUrl });
-    await admin.connect();
-    await admin.query(`create database "${name}"`);
-    await admin.end();
-    dbUrl = withDatabase(adminUrl, name);
-  } else {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-subscribers-'));
-  }
+  const store = await scratchStore('subscribers');
   process.env.BULK_SYNC_SECONDS = '3600';
   const app = await startApp(loadConfig({
     ...process.env, JWT_SECRET, ENCRYPTION_KEY, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn',
-    RATE_LIMIT_PER_MIN: '100000000', DATABASE_URL: dbUrl ?? '', DATA_DIR: dataDir ?? './data',
+    RATE_LIMIT_PER_MIN: '100000000', DATA_DIR: './data', ...store.env,
   }));
   try {
     await seed(app.databaseUrl);
-    const auth = `Bearer ${signToken({ managerId: 1, role: 'admin', resellerId: null, permissions: [] }, JWT_SECRET, 3600).token}`;
+    const admin = new Pool({ connectionString: app.databaseUrl, max: 1 });
+    const auth = `Bearer ${await benchAdminToken(admin, JWT_SECRET)}`;
+    await admin.end();
     const call = async (method: string, url: string, body?: unknown) => {
       const res = await fetch(app.baseUrl + url, {
         method, headers: { authorization: auth, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
@@ -144,13 +125,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await app.stop();
-    if (adminUrl && process.env.BENCH_KEEP !== '1') {
-      const admin = new Client({ connectionString: adminUrl });
-      await admin.connect();
-      await admin.query(`drop database if exists "${name}" with (force)`);
-      await admin.end();
-    }
-    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+    await store.dispose();
   }
 }
 

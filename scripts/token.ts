@@ -1,6 +1,9 @@
 /**
- * `npm run token -- [--role admin|reseller|user] [--reseller 3] [--manager 1] [--perm a.b,c.d] [--ttl 3600]`
- * prints a development JWT signed with JWT_SECRET.
+ * `npm run token -- [--manager 1] [--version 0] [--role admin|reseller|user] [--reseller 3] [--perm a.b,c.d] [--ttl 3600]`
+ * prints a development JWT signed with JWT_SECRET for an existing manager. The gateway checks the
+ * manager's row on every request: the manager must exist and be active, `--version` must equal its
+ * token_version (raised by each password change), and its role, reseller and permissions come
+ * from the row; the role, reseller and permission flags only fill the claims clients read.
  */
 import { parseArgs } from 'node:util';
 import { ROLES, type Role } from '../shared/auth/claims';
@@ -8,9 +11,10 @@ import { signToken } from '../shared/auth/jwt';
 
 const { values } = parseArgs({
   options: {
+    manager: { type: 'string', default: '1' },
+    version: { type: 'string', default: '0' },
     role: { type: 'string', default: 'admin' },
     reseller: { type: 'string' },
-    manager: { type: 'string', default: '1' },
     perm: { type: 'string', default: '' },
     ttl: { type: 'string', default: '3600' },
   },
@@ -30,6 +34,7 @@ const { token } = signToken(
     role: values.role as Role,
     resellerId: values.reseller ? Number(values.reseller) : null,
     permissions: values.perm ? values.perm.split(',') : [],
+    tokenVersion: Number(values.version),
   },
   secret,
   Number(values.ttl),

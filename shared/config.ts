@@ -17,6 +17,8 @@ export interface Config {
   logLevel: string;
   publicBaseUrl: string;
   rateLimitPerMin: number;
+  /** How long a gateway keeps a manager's row between `manager.changed` events (services/gateway/identities.ts). */
+  identityCacheMs: number;
   publicRateLimitPerMin: number;
   trustProxy: boolean;
 }
@@ -62,6 +64,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL || 'info',
     publicBaseUrl: (env.PUBLIC_BASE_URL || `http://localhost:${port}`).replace(/\/+$/, ''),
     rateLimitPerMin: intVar(env, 'RATE_LIMIT_PER_MIN', 300),
+    identityCacheMs: intVar(env, 'IDENTITY_CACHE_MS', 1000),
     publicRateLimitPerMin: intVar(env, 'PUBLIC_RATE_LIMIT_PER_MIN', 30),
     trustProxy: env.TRUST_PROXY === 'true' || env.TRUST_PROXY === '1',
   };

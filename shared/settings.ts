@@ -43,6 +43,8 @@ export const SETTING_DEFS = {
   whatsapp_base_url: { schema: text(500), default: 'https://graph.facebook.com/v21.0', description: 'WhatsApp Cloud API base URL' },
   telegram_bot_token: { schema: text(500), default: '', secret: true, description: 'Telegram Bot API token' },
   telegram_base_url: { schema: text(500), default: 'https://api.telegram.org', description: 'Telegram Bot API base URL' },
+  coa_max_in_flight_per_nas: { schema: { type: 'integer', minimum: 1, maximum: 1024 }, default: 64, description: 'CoA/Disconnect requests outstanding at once towards one access server; the rest queue' },
+  coa_retransmits: { schema: { type: 'integer', minimum: 0, maximum: 5 }, default: 1, description: 'Retransmissions of an unanswered CoA/Disconnect request before the router-API fallback' },
 } satisfies Record<string, SettingDef>;
 
 export type SettingKey = keyof typeof SETTING_DEFS;

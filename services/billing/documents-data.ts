@@ -39,9 +39,10 @@ export async function loadInvoiceRow(db: DbOrTx, id: number): Promise<InvoiceRow
   return row;
 }
 
+/** One query after the other: `db` may be a transaction, whose one connection runs one query at a time. */
 export async function loadDocument(db: DbOrTx, invoice: InvoiceRow): Promise<InvoiceDocument> {
-  const [items, payments] = await Promise.all([loadItems(db, invoice.id), paymentsOf(db, [invoice.id])]);
-  return { invoice, items, payments };
+  const items = await loadItems(db, invoice.id);
+  return { invoice, items, payments: await paymentsOf(db, [invoice.id]) };
 }
 
 export async function loadSubscriber(db: DbOrTx, id: number): Promise<DocumentSubscriber | null> {

@@ -6,10 +6,10 @@
  */
 import type { Readable } from 'node:stream';
 import { eq } from 'drizzle-orm';
-import type { ServiceSchema } from 'moleculer';
+import type { Service, ServiceSchema } from 'moleculer';
 import { todayUtc, type InvoiceRow } from '../../shared/billing';
 import { assertRecordInScope, requireAdminOrReseller } from '../../shared/auth/policy';
-import { db } from '../../shared/db/client';
+import { db, pgPool, type DbOrTx } from '../../shared/db/client';
 import { invoices } from '../../shared/db/schema';
 import { badRequest, conflict, notFound } from '../../shared/errors';
 import { authOf, type Ctx } from '../../shared/http/context';
@@ -20,13 +20,14 @@ import { newPublicLink, publicUrl, verifyPublicToken } from '../../shared/public
 import { loadSettings, type Settings } from '../../shared/settings';
 import { loadDocument, loadInvoiceRow, loadOpenDocuments, loadSubscriber } from './documents-data';
 import { combinedModel, invoiceModel, type BrandingSettings } from './documents-model';
+import { cachedPdf, DOCUMENT_SETTINGS, pdfSource, pdfStream, type PdfSource } from './invoice-pdf';
+import { BoundedPdfStore, PgPdfStore, pdfCacheOptionsFromEnv, type PdfStore } from './pdf-cache';
 import { renderInvoiceHtml } from './templates/invoice';
 import { labelsFor } from './templates/labels';
+import { TAG, paper, renderErrors, sendBody, sendErrors, token } from './document-schemas';
+import { idParams, object } from '../../shared/http/schemas';
 
 const NOT_FOUND = 'invoice not found';
-const DOCUMENT_SETTINGS = [
-  'language', 'operator_name', 'operator_address', 'operator_phone', 'operator_email', 'operator_logo_url', 'how_to_pay', 'default_paper_size',
-] as const;
 
 type DocumentSettings = BrandingSettings & Pick<Settings, 'default_paper_size'>;
 
@@ -45,8 +46,8 @@ export interface DeliveryRequest {
   createdBy: number | null;
 }
 
-async function documentSettings(): Promise<DocumentSettings> {
-  return loadSettings(db(), [...DOCUMENT_SETTINGS]);
+async function documentSettings(conn: DbOrTx = db()): Promise<DocumentSettings> {
+  return loadSettings(conn, [...DOCUMENT_SETTINGS]);
 }
 
 /** The invoice for a public request: a missing, wrong or absent token looks exactly like no invoice. */
@@ -62,8 +63,12 @@ async function invoiceInScope(ctx: Ctx<unknown>, id: number, access: 'read' | 'w
   return invoice as InvoiceRow;
 }
 
-async function singleHtml(invoice: InvoiceRow, s: DocumentSettings, mode: 'page' | 'pdf', paper: PaperSize, pdfUrl: string | null): Promise<string> {
-  const [doc, sub] = await Promise.all([loadDocument(db(), invoice), loadSubscriber(db(), invoice.subscriberId)]);
+async function singleHtml(
+  invoice: InvoiceRow, s: DocumentSettings, mode: 'page' | 'pdf', paper: PaperSize, pdfUrl: string | null, conn: DbOrTx = db(),
+): Promise<string> {
+  // In sequence: `conn` may be a transaction (one connection, one query at a time).
+  const doc = await loadDocument(conn, invoice);
+  const sub = await loadSubscriber(conn, invoice.subscriberId);
   const link = invoice.publicTokenNonce ? publicUrl(invoice.id, invoice.publicTokenNonce) : null;
   return renderInvoiceHtml(await invoiceModel(doc, sub, s, { mode, paper, publicUrl: link, pdfUrl }));
 }
@@ -73,10 +78,33 @@ function renderPdf(ctx: Ctx<unknown>, html: string, paper: PaperSize, filename: 
   return ctx.call<Readable, { html: string; paper: PaperSize }>('pdf-renderer.render', { html, paper });
 }
 
+/**
+ * The invoice's own PDF, from the shared cache or rendered and kept (invoice-pdf.ts). A gateway on
+ * this node takes the bytes as they are; one on another node gets a stream of 64 KiB chunks
+ * (transporter messages are capped, NATS at 1 MB).
+ */
+async function invoicePdf(ctx: Ctx<unknown>, source: PdfSource, paper: PaperSize | undefined): Promise<Buffer | Readable> {
+  ctx.meta.$responseHeaders = { 'Content-Disposition': `inline; filename="${pdfName(source.invoiceNumber)}"`, 'Cache-Control': 'private, no-store' };
+  const pdf = await cachedPdf(source, paper ?? source.defaultPaper, {
+    store: pdfStore,
+    async html(conn, p) {
+      const invoice = await loadInvoiceRow(conn, source.id);
+      if (!invoice) throw notFound(NOT_FOUND);
+      return singleHtml(invoice, await documentSettings(conn), 'pdf', p, null, conn);
+    },
+    render: (html, p) => ctx.call<Readable, { html: string; paper: PaperSize }>('pdf-renderer.render', { html, paper: p }),
+    onStoreError: (err) => ctx.service?.logger.warn('pdf cache unavailable, rendering', err),
+  });
+  return Buffer.isBuffer(pdf) && ctx.nodeID !== ctx.broker.nodeID ? pdfStream(pdf) : pdf;
+}
+
 const pdfName = (invoiceNumber: string) => `${invoiceNumber.replace(/[^A-Za-z0-9_.-]/g, '_')}.pdf`;
 
 /** Public pages carry the token in their URL: keep it out of caches, search engines and Referer. */
 const PUBLIC_HEADERS = { 'Cache-Control': 'private, no-store', 'Referrer-Policy': 'no-referrer', 'X-Robots-Tag': 'noindex' };
+
+/** The shared PDF store (PDF_CACHE_MAX_MB; 0 = off), made when the service starts. */
+let pdfStore: PdfStore | undefined;
 
 async function deliver(ctx: Ctx<unknown>, pdf: Readable, request: DeliveryRequest): Promise<ActionResult> {
   const data = await ctx.call<Record<string, unknown>, Readable>('notifier.send', pdf, { meta: { delivery: request } });
@@ -102,15 +130,37 @@ export const documentsService: ServiceSchema = {
   name: 'invoice-documents',
   actions: {
     pdf: {
-      async handler(ctx: Ctx<PdfParams>): Promise<Readable> {
-        const invoice = await invoiceInScope(ctx, ctx.params.id, 'read');
-        const s = await documentSettings();
-        const paper = ctx.params.paper ?? (s.default_paper_size as PaperSize);
-        return renderPdf(ctx, await singleHtml(invoice, s, 'pdf', paper, null), paper, pdfName(invoice.invoiceNumber));
+      rest: 'GET /api/invoices/:id/pdf',
+      http: {
+        auth: 'jwt',
+        access: 'any authenticated (scope-checked)',
+        summary: 'The invoice as a PDF stream',
+        tag: TAG,
+        params: idParams(),
+        query: object({ paper }),
+        produces: 'pdf',
+        errors: { 400: 'unknown paper', 403: "not authorized (outside the caller's tree)", 404: 'invoice not found', ...renderErrors },
+      },
+      async handler(ctx: Ctx<PdfParams>): Promise<Buffer | Readable> {
+        const source = await pdfSource(ctx.params.id);
+        await assertRecordInScope(db(), authOf(ctx), 'read', source?.resellerId, NOT_FOUND);
+        return invoicePdf(ctx, source!, ctx.params.paper);
       },
     },
 
     publicPage: {
+      rest: 'GET /api/invoices/public/:id',
+      http: {
+        auth: 'public',
+        access: 'none (the invoice public token in `token`)',
+        summary: 'Public read-only receipt page',
+        tag: TAG,
+        params: idParams(),
+        query: object({ token }),
+        produces: 'html',
+        rateLimit: 'public',
+        errors: { 404: 'invoice not found, or token missing or wrong' },
+      },
       async handler(ctx: Ctx<PublicParams>): Promise<string> {
         const invoice = await publicInvoice(ctx.params.id, ctx.params.token);
         const s = await documentSettings();
@@ -121,17 +171,38 @@ export const documentsService: ServiceSchema = {
     },
 
     publicPdf: {
-      async handler(ctx: Ctx<PublicParams>): Promise<Readable> {
-        const invoice = await publicInvoice(ctx.params.id, ctx.params.token);
-        const s = await documentSettings();
-        const paper = ctx.params.paper ?? (s.default_paper_size as PaperSize);
-        const stream = await renderPdf(ctx, await singleHtml(invoice, s, 'pdf', paper, null), paper, pdfName(invoice.invoiceNumber));
+      rest: 'GET /api/invoices/public/:id/pdf',
+      http: {
+        auth: 'public',
+        access: 'none (the invoice public token in `token`)',
+        summary: 'Public PDF of the invoice',
+        tag: TAG,
+        params: idParams(),
+        query: object({ token, paper }),
+        produces: 'pdf',
+        rateLimit: 'public',
+        errors: { 400: 'unknown paper', 404: 'invoice not found, or token missing or wrong', ...renderErrors },
+      },
+      async handler(ctx: Ctx<PublicParams>): Promise<Buffer | Readable> {
+        const source = await pdfSource(ctx.params.id);
+        if (!source || !verifyPublicToken(source.publicTokenHash, ctx.params.token)) throw notFound(NOT_FOUND);
+        const pdf = await invoicePdf(ctx, source, ctx.params.paper);
         ctx.meta.$responseHeaders = { ...ctx.meta.$responseHeaders, ...PUBLIC_HEADERS };
-        return stream;
+        return pdf;
       },
     },
 
     rotatePublicToken: {
+      rest: 'POST /api/invoices/:id/public-token',
+      http: {
+        auth: 'jwt',
+        access: 'admin or reseller (own tree)',
+        summary: 'Rotate the public link: the old URL stops working',
+        tag: TAG,
+        params: idParams(),
+        body: object({}),
+        errors: { 403: "not authorized (role, or outside the caller's tree)", 404: 'invoice not found' },
+      },
       async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
         requireAdminOrReseller(ctx.meta.auth);
         const invoice = await invoiceInScope(ctx, ctx.params.id, 'write');
@@ -142,6 +213,16 @@ export const documentsService: ServiceSchema = {
     },
 
     sendChat: {
+      rest: 'POST /api/invoices/:id/send-chat',
+      http: {
+        auth: 'jwt',
+        access: 'admin or reseller (own tree)',
+        summary: 'Send the invoice PDF to the subscriber by chat',
+        tag: TAG,
+        params: idParams(),
+        body: sendBody,
+        errors: sendErrors,
+      },
       async handler(ctx: Ctx<SendParams>): Promise<ActionResult> {
         const { auth, invoice, phone } = await prepareSend(ctx);
         const s = await documentSettings();
@@ -162,6 +243,16 @@ export const documentsService: ServiceSchema = {
     },
 
     sendCombined: {
+      rest: 'POST /api/invoices/:id/send-combined',
+      http: {
+        auth: 'jwt',
+        access: 'admin or reseller (own tree)',
+        summary: "Send one PDF merging the subscriber's open invoices (nothing stored changes)",
+        tag: TAG,
+        params: idParams(),
+        body: sendBody,
+        errors: { ...sendErrors, 409: 'no messaging account configured, or no open invoice to merge' },
+      },
       async handler(ctx: Ctx<SendParams>): Promise<ActionResult> {
         const { auth, invoice, sub, phone } = await prepareSend(ctx);
         const docs = await loadOpenDocuments(db(), invoice.subscriberId, invoice.currency);
@@ -184,5 +275,11 @@ export const documentsService: ServiceSchema = {
         });
       },
     },
+  },
+
+  started(this: Service) {
+    const { maxBytes } = pdfCacheOptionsFromEnv();
+    const log = (err: unknown) => this.logger.warn('pdf cache eviction failed', err);
+    pdfStore = maxBytes > 0 ? new BoundedPdfStore(new PgPdfStore(pgPool), maxBytes, log) : undefined;
   },
 };

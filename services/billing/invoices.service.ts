@@ -34,7 +34,12 @@ import { fromMinor, isCurrency, toMinor } from '../../shared/money';
 import { loadSettings } from '../../shared/settings';
 import { idempotentWrite, pruneIdempotencyKeys } from './idempotency';
 import { markOverdue } from './overdue';
-import { commissionRows, invoiceHead, invoiceJson, listInvoicesJson, paymentsJson, subscriberHead } from './queries';
+import { listInvoicesJson } from './invoice-list';
+import { commissionRows, invoiceHead, invoiceJson, paymentsJson, subscriberHead } from './queries';
+import { INVOICE_STATUSES } from '../../shared/domain/invoice-state';
+import { PAYMENT_METHODS } from '../../shared/billing/types';
+import { READ, TAG, WRITE, items, notes, positiveAmount, readErrors, reference, taxRate, writeErrors } from './invoice-schemas';
+import { currencyCode, idParams, idSchema, isoDate, isoDateTime, object, paginationProperties } from '../../shared/http/schemas';
 
 interface ItemParam {
   description: string;
@@ -112,6 +117,24 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
   name: 'billing',
   actions: {
     list: {
+      rest: 'GET /api/invoices',
+      http: {
+        auth: 'jwt',
+        access: READ,
+        summary: 'List invoices, newest first',
+        tag: TAG,
+        query: object({
+        ...paginationProperties,
+        status: { type: 'string', enum: [...INVOICE_STATUSES] },
+        subscriber_id: idSchema,
+        reseller_id: idSchema,
+        from: isoDate,
+        to: isoDate,
+        search: { type: 'string', minLength: 1, maxLength: 100 },
+        order: { type: 'string', enum: ['desc', 'asc'], default: 'desc' },
+        }),
+        errors: { 403: 'reseller_id outside the caller\'s tree' },
+      },
       async handler(
         ctx: Ctx<{ page?: number; limit?: number; status?: string; subscriber_id?: number; reseller_id?: number; from?: string; to?: string; search?: string; order?: 'asc' | 'desc' }>,
       ): Promise<ActionResult> {
@@ -129,6 +152,15 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
     },
 
     get: {
+      rest: 'GET /api/invoices/:id',
+      http: {
+        auth: 'jwt',
+        access: READ,
+        summary: 'One invoice with its lines, payment history and public link',
+        tag: TAG,
+        params: idParams(),
+        errors: readErrors,
+      },
       async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
         const auth = authOf(ctx);
         const invoice = await invoiceJson(ctx.params.id);
@@ -138,6 +170,17 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
     },
 
     create: {
+      rest: 'POST /api/invoices',
+      http: {
+        auth: 'jwt',
+        access: WRITE,
+        summary: 'Create an invoice manually',
+        tag: TAG,
+        success: 201,
+        idempotent: true,
+        body: object({ subscriber_id: idSchema, items, tax_rate: taxRate, due_date: isoDate, notes, currency: currencyCode }, ['subscriber_id', 'items']),
+        errors: { 400: 'validation (the message names the field), subscriber_id not found', 403: 'not authorized', 409: 'Idempotency-Key reused with another request' },
+      },
       async handler(
         ctx: Ctx<{ subscriber_id: number; items: ItemParam[]; tax_rate?: number; due_date?: string; notes?: string; currency?: string }>,
       ): Promise<ActionResult> {
@@ -158,6 +201,16 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
     },
 
     update: {
+      rest: 'PUT /api/invoices/:id',
+      http: {
+        auth: 'jwt',
+        access: WRITE,
+        summary: 'Edit a pending invoice (items, tax_rate, due_date, notes); totals are recomputed',
+        tag: TAG,
+        params: idParams(),
+        body: { ...object({ items, tax_rate: taxRate, due_date: isoDate, notes: { type: ['string', 'null'], maxLength: 4000 } }), minProperties: 1 },
+        errors: { ...writeErrors, 409: 'the invoice is not pending' },
+      },
       async handler(ctx: Ctx<{ id: number; items?: ItemParam[]; tax_rate?: number; due_date?: string; notes?: string | null }>): Promise<ActionResult> {
         const auth = requireAdminOrReseller(ctx.meta.auth);
         const p = ctx.params;
@@ -172,6 +225,15 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
     },
 
     remove: {
+      rest: 'DELETE /api/invoices/:id',
+      http: {
+        auth: 'jwt',
+        access: 'admin',
+        summary: 'Hard-delete an invoice without payments',
+        tag: TAG,
+        params: idParams(),
+        errors: { 403: 'not an admin', 404: 'invoice not found', 409: 'cannot delete paid invoice' },
+      },
       async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
         await db().transaction((tx) => deleteInvoice(tx, ctx.params.id));
@@ -180,6 +242,17 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
     },
 
     pay: {
+      rest: 'POST /api/invoices/:id/payment',
+      http: {
+        auth: 'jwt',
+        access: WRITE,
+        summary: 'Add a payment (ledger row and payment row in one transaction)',
+        tag: TAG,
+        params: idParams(),
+        idempotent: true,
+        body: object({ amount: positiveAmount, method: { type: 'string', enum: [...PAYMENT_METHODS] }, reference, paid_at: isoDateTime, notes }, ['amount']),
+        errors: { 400: 'amount exceeds balance', ...writeErrors, 409: 'invoice is void, or Idempotency-Key reused with another request' },
+      },
       async handler(
         ctx: Ctx<{ id: number; amount: number; method?: PaymentMethod; reference?: string; paid_at?: string; notes?: string }>,
       ): Promise<ActionResult> {
@@ -212,6 +285,15 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
     },
 
     payments: {
+      rest: 'GET /api/invoices/:id/payments',
+      http: {
+        auth: 'jwt',
+        access: READ,
+        summary: 'Payment rows of an invoice',
+        tag: TAG,
+        params: idParams(),
+        errors: readErrors,
+      },
       async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
         await invoiceInScope(authOf(ctx), ctx.params.id, 'read');
         return rawJsonEnvelope(await paymentsJson(ctx.params.id));
@@ -219,6 +301,17 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
     },
 
     quickPay: {
+      rest: 'POST /api/invoices/quick-pay/:subscriber_id',
+      http: {
+        auth: 'jwt',
+        access: WRITE,
+        summary: 'Pay the subscriber\'s open invoices oldest first; the excess goes to the wallet',
+        tag: TAG,
+        params: idParams('subscriber_id'),
+        idempotent: true,
+        body: object({ amount: positiveAmount, method: { type: 'string', enum: PAYMENT_METHODS.filter((m) => m !== 'wallet') }, reference, notes }, ['amount']),
+        errors: { 403: 'not authorized', 404: 'subscriber not found', 409: 'Idempotency-Key reused with another request' },
+      },
       async handler(
         ctx: Ctx<{ subscriber_id: number; amount: number; method?: Exclude<PaymentMethod, 'wallet'>; reference?: string; notes?: string }>,
       ): Promise<ActionResult> {
@@ -240,6 +333,16 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
     },
 
     consolidate: {
+      rest: 'POST /api/invoices/consolidate/:subscriber_id',
+      http: {
+        auth: 'jwt',
+        access: WRITE,
+        summary: 'Merge the subscriber\'s pending invoices into one new pending invoice and void them',
+        tag: TAG,
+        params: idParams('subscriber_id'),
+        body: object({ notes }),
+        errors: { 403: 'not authorized', 404: 'subscriber not found', 409: 'fewer than two pending invoices, or mixed currencies or tax rates' },
+      },
       async handler(ctx: Ctx<{ subscriber_id: number; notes?: string }>): Promise<ActionResult> {
         const auth = requireAdminOrReseller(ctx.meta.auth);
         await subscriberInScope(auth, ctx.params.subscriber_id, 'write');
@@ -252,6 +355,15 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
     },
 
     commissions: {
+      rest: 'GET /api/invoices/commissions',
+      http: {
+        auth: 'jwt',
+        access: 'any authenticated (reseller_id: admin scope, or a reseller inside its tree)',
+        summary: 'Monthly commission breakdown of a reseller',
+        tag: TAG,
+        query: object({ reseller_id: idSchema, from: isoDate, to: isoDate, status: { type: 'string', enum: [...INVOICE_STATUSES] } }),
+        errors: { 403: 'reseller_id outside the caller\'s tree' },
+      },
       async handler(ctx: Ctx<{ reseller_id?: number; from?: string; to?: string; status?: string }>): Promise<ActionResult> {
         const auth = authOf(ctx);
         const p = ctx.params;
@@ -285,6 +397,15 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
     },
 
     prorate: {
+      rest: 'POST /api/invoices/prorate',
+      http: {
+        auth: 'jwt',
+        access: WRITE,
+        summary: 'Pre-compute a prorated change of plan (nothing is written)',
+        tag: TAG,
+        body: object({ subscriber_id: idSchema, new_service_id: idSchema }, ['subscriber_id', 'new_service_id']),
+        errors: { 400: 'new_service_id not found', 403: 'not authorized', 404: 'subscriber not found' },
+      },
       async handler(ctx: Ctx<{ subscriber_id: number; new_service_id: number }>): Promise<ActionResult> {
         const auth = requireAdminOrReseller(ctx.meta.auth);
         await subscriberInScope(auth, ctx.params.subscriber_id, 'write');

@@ -2,13 +2,13 @@
  * The billing unit's reads: each is one prepared statement (no N+1), and the invoice reads come
  * back as the API's JSON text built by PostgreSQL (invoice-json.ts), ready for the envelope.
  */
-import { fillPlaceholders, sql, type SQL } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { PoolClient } from 'pg';
-import { inScope, scopePathPattern, type Scope } from '../../shared/auth/policy';
+import { inScope, type Scope } from '../../shared/auth/policy';
 import { pgPool } from '../../shared/db/client';
 import { publicUrl } from '../../shared/public-links';
-import { CURRENCY_DIVISOR, INVOICE_DETAIL_JSON, INVOICE_LIST_JSON, PAYMENT_JSON } from './invoice-json';
-import { dialect, namedRows, preparedRows } from './sql';
+import { CURRENCY_DIVISOR, INVOICE_DETAIL_JSON, PAYMENT_JSON } from './invoice-json';
+import { namedRows, preparedRows } from './sql';
 
 export interface InvoiceJson {
   resellerId: number;
@@ -56,73 +56,6 @@ export async function paymentsJson(invoiceId: number): Promise<string> {
   return row.json;
 }
 
-export interface ListFilter {
-  status?: string;
-  subscriberId?: number;
-  resellerId?: number;
-  from?: string;
-  to?: string;
-  search?: string;
-  order: 'asc' | 'desc';
-  limit: number;
-  offset: number;
-}
-
-const likePattern = (s: string) => `%${s.replace(/[\\%_]/g, '\\$&')}%`;
-
-interface ListStatement {
-  name: string;
-  text: string;
-  params: unknown[];
-}
-
-/**
- * The list statement for one shape of filter (which filters are present, scope kind, order), with
- * placeholders for the values. Building it through Drizzle and naming it cost about 45 µs, a tenth
- * of a list request, so each shape is built once per process.
- */
-const listStatements = new Map<string, ListStatement>();
-
-function listStatement(scope: Scope, f: ListFilter): ListStatement {
-  const key = [scope.kind !== 'all', f.status, f.subscriberId, f.resellerId, f.from, f.to, f.search].map((v) => (v ? 1 : 0)).join('') + f.order;
-  let statement = listStatements.get(key);
-  if (statement) return statement;
-  const p = (name: string) => sql.placeholder(name);
-  const conds: SQL[] = [];
-  if (scope.kind !== 'all') conds.push(inScope(scope, sql`i.reseller_id`, p('scopePattern')));
-  if (f.status) conds.push(sql`i.status = ${p('status')}`);
-  if (f.subscriberId) conds.push(sql`i.subscriber_id = ${p('subscriberId')}`);
-  if (f.resellerId) conds.push(sql`i.reseller_id = ${p('resellerId')}`);
-  if (f.from) conds.push(sql`i.issue_date >= ${p('from')}`);
-  if (f.to) conds.push(sql`i.issue_date <= ${p('to')}`);
-  if (f.search) {
-    conds.push(sql`(i.invoice_number ilike ${p('search')} or i.subscriber_id in
-      (select s.id from subscribers s where s.username ilike ${p('search')} or s.full_name ilike ${p('search')}))`);
-  }
-  const where = conds.length ? sql`where ${sql.join(conds, sql` and `)}` : sql``;
-  // Newest first = highest id: ids are handed out in creation order and every list index ends in id.
-  const order = sql.raw(f.order === 'asc' ? 'i.id asc' : 'i.id desc');
-  const { sql: text, params } = dialect.sqlToQuery(sql`
-    select (select count(*) from invoices i ${where})::int as total,
-      (select coalesce(json_agg(${sql.raw(INVOICE_LIST_JSON)} order by ${order}), '[]')::text
-       from (select i.* from invoices i ${where} order by ${order} limit ${p('limit')} offset ${p('offset')}) i
-       cross join ${sql.raw(CURRENCY_DIVISOR)}) as json`);
-  statement = { name: `billing_list_${listStatements.size}`, text, params };
-  listStatements.set(key, statement);
-  return statement;
-}
-
-/** One page as an API JSON array and the exact total, in one statement (one round trip). */
-export async function listInvoicesJson(scope: Scope, f: ListFilter): Promise<{ json: string; total: number }> {
-  const { name, text, params } = listStatement(scope, f);
-  const values = fillPlaceholders(params, {
-    scopePattern: scopePathPattern(scope), status: f.status, subscriberId: f.subscriberId, resellerId: f.resellerId,
-    from: f.from, to: f.to, search: f.search === undefined ? undefined : likePattern(f.search), limit: f.limit, offset: f.offset,
-  });
-  const { rows: [row] } = await pgPool().query<{ json: string; total: number }>({ name, text, values });
-  return row;
-}
-
 export interface CommissionRow {
   month: string;
   invoiced: number;
@@ -139,9 +72,13 @@ export async function commissionRows(
   if (f.from) conds.push(sql`i.issue_date >= ${f.from}`);
   if (f.to) conds.push(sql`i.issue_date <= ${f.to}`);
   if (f.statuses) conds.push(sql`i.status in (${sql.join(f.statuses.map((s) => sql`${s}`), sql`, `)})`);
+  // Grouped by the month's first day and formatted once per month: to_char on every row was a
+  // third of the statement on a 250,000-invoice tree. invoices_commission_idx covers the columns.
   return preparedRows<CommissionRow>(sql`
-    select to_char(i.issue_date, 'YYYY-MM') as month, sum(i.amount)::bigint as invoiced,
-      sum(i.commission_amount)::bigint as commission
-    from invoices i where ${sql.join(conds, sql` and `)}
-    group by 1 order by 1`);
+    select to_char(m.month, 'YYYY-MM') as month, m.invoiced, m.commission from (
+      select date_trunc('month', i.issue_date) as month, sum(i.amount)::bigint as invoiced,
+        sum(i.commission_amount)::bigint as commission
+      from invoices i where ${sql.join(conds, sql` and `)}
+      group by 1) m
+    order by m.month`);
 }

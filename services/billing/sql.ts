@@ -4,8 +4,8 @@ import { PgDialect } from 'drizzle-orm/pg-core';
 import type { QueryResultRow } from 'pg';
 import { pgPool } from '../../shared/db/client';
 
-/** Turns Drizzle `sql` into text and parameters (also for statements cached by shape, queries.ts). */
-export const dialect = new PgDialect();
+/** Turns Drizzle `sql` into text and parameters. */
+const dialect = new PgDialect();
 const names = new Map<string, string>();
 
 /**

@@ -2,42 +2,52 @@
  * The HTTP edge: route table of the spec, JWT check, request validation, the envelope, error
  * mapping, rate limits, /metrics and /health. Every other service is reached through the broker.
  */
-import type { ServerResponse } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { gt, sql } from 'drizzle-orm';
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from 'moleculer';
 import ApiGateway from 'moleculer-web';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Auth } from '../../shared/auth/claims';
-import { cachedVerifier } from '../../shared/auth/jwt';
+import { cachedVerifier, type VerifiedToken } from '../../shared/auth/jwt';
 import { config } from '../../shared/config';
 import { db } from '../../shared/db/client';
 import { tokenBlacklist } from '../../shared/db/schema';
 import { ApiError, unauthorized } from '../../shared/errors';
 import { isRawJson, type ActionResult, type RouteDef } from '../../shared/http/route';
-import { metricsMiddleware, registry, type RoutedRequest } from './metrics';
+import { registerDatabaseGauges } from '../../shared/metrics';
+import { clusterMetrics } from './cluster-metrics';
+import { metricsMiddleware, type RoutedRequest } from './metrics';
+import { HttpDrain, LIVENESS_PATH } from './readiness';
 import { buildOpenApi } from './openapi';
+import { IdentityCache, loadIdentity } from './identities';
 import { RevocationList } from './revocations';
-import { allRoutes } from './route-table';
-import { compileRoute, type RouteValidator } from './validation';
+import { RouteTable, routesOf, type RegisteredAction } from './route-registry';
+import { jsonBody, type RouteValidator } from './validation';
 
 interface GatewayRequest extends RoutedRequest {
   $ctx: Context<unknown, Record<string, unknown>>;
   $params: { params?: Record<string, unknown>; query?: Record<string, unknown>; body?: unknown };
+  rawBody?: Buffer;
   socket: RoutedRequest['socket'];
 }
 
 interface GatewayThis extends Service {
+  routeTable: RouteTable;
   revocations: RevocationList;
-  verify: (token: string) => Auth;
+  verify: (token: string) => VerifiedToken;
+  identities: IdentityCache;
   limiters: Record<'auth' | 'public', RateLimiterMemory>;
   openapi: Record<string, unknown>;
   pruneTimer?: NodeJS.Timeout;
-  authenticate(req: GatewayRequest): Auth;
+  authenticate(req: GatewayRequest): Promise<Auth>;
   handle(def: RouteDef, validate: RouteValidator, req: GatewayRequest, res: ServerResponse): Promise<void>;
   consumeRateLimit(limit: 'auth' | 'public', ip: string, res: ServerResponse): Promise<void>;
   loadRevocations(): Promise<void>;
+  refreshRoutes(): void;
+  addRoute(opts: Record<string, unknown>, toBottom?: boolean): unknown;
   sendError(req: GatewayRequest, res: ServerResponse, err: unknown): void;
+  drainHttp(timeoutMs: number): Promise<number>;
 }
 
 const CONTENT_TYPES = { pdf: 'application/pdf', html: 'text/html; charset=utf-8', text: 'text/plain; version=0.0.4' };
@@ -49,18 +59,6 @@ function clientIp(req: RoutedRequest): string {
     if (first) return first;
   }
   return req.socket.remoteAddress ?? 'unknown';
-}
-
-/** Static segments sort before parameters so `/api/invoices/commissions` is not taken as an id. */
-export function routeOrder(a: RouteDef, b: RouteDef): number {
-  const sa = a.path.split('/');
-  const sb = b.path.split('/');
-  for (let i = 0; i < Math.min(sa.length, sb.length); i++) {
-    const pa = sa[i].startsWith(':');
-    const pb = sb[i].startsWith(':');
-    if (pa !== pb) return pa ? 1 : -1;
-  }
-  return sb.length - sa.length;
 }
 
 /** HTTP status and message of any error: ours carry the spec's; others are named, never leaked. */
@@ -95,14 +93,7 @@ function sendJsonText(res: ServerResponse, status: number, text: string): void {
 
 export function createGatewayService(): ServiceSchema {
   const cfg = config();
-  const defs = [...allRoutes()].sort(routeOrder);
-  const aliases: Record<string, unknown> = {};
-  for (const def of defs) {
-    const validate = compileRoute(def);
-    aliases[`${def.method} ${def.path}`] = function (this: GatewayThis, req: GatewayRequest, res: ServerResponse) {
-      return this.handle(def, validate, req, res);
-    };
-  }
+  const drain = new HttpDrain();
 
   const schema: ServiceSchema<ServiceSettingSchema, GatewayThis> = {
     name: 'gateway',
@@ -114,16 +105,9 @@ export function createGatewayService(): ServiceSchema {
       log4XXResponses: false,
       logRequest: null,
       logResponse: null,
-      use: [metricsMiddleware],
-      routes: [
-        {
-          path: '',
-          mappingPolicy: 'restrict',
-          mergeParams: false,
-          bodyParsers: { json: { strict: false, limit: '1MB' }, urlencoded: false },
-          aliases,
-        },
-      ],
+      use: [metricsMiddleware, drain.middleware],
+      // Filled from the service registry at start and on every `$services.changed` (refreshRoutes).
+      routes: [],
       onError(this: GatewayThis, req: GatewayRequest, res: ServerResponse, err: unknown) {
         const { status, message } = toHttpError(err);
         if (status >= 500) this.logger.error('request failed', req.method, req.url, err);
@@ -136,6 +120,14 @@ export function createGatewayService(): ServiceSchema {
     },
 
     events: {
+      // Local or remote services came or went: learn the routes they declare. Synchronous and
+      // cheap (validators are compiled only for new or changed declarations).
+      '$services.changed'(this: GatewayThis) {
+        this.refreshRoutes();
+      },
+      'manager.changed'(this: GatewayThis, ctx: Context<{ id: number }>) {
+        this.identities.invalidate(ctx.params.id);
+      },
       'auth.revoked'(this: GatewayThis, ctx: Context<{ jti: string; exp: number }>) {
         this.revocations.add(ctx.params.jti, ctx.params.exp);
       },
@@ -143,6 +135,15 @@ export function createGatewayService(): ServiceSchema {
 
     actions: {
       health: {
+        rest: 'GET /health',
+        http: {
+          auth: 'public',
+          access: 'none',
+          summary: 'Liveness and readiness: 200 when the gateway and the database answer, else 503',
+          tag: 'operations',
+          rateLimit: 'none',
+          errors: { 503: 'Still starting, or the database is unreachable' },
+        },
         visibility: 'public',
         async handler(this: GatewayThis): Promise<ActionResult> {
           // The gateway listens before its sibling services finish starting (the first admin,
@@ -156,11 +157,43 @@ export function createGatewayService(): ServiceSchema {
           return { data: { status: 'ok' } };
         },
       },
-      metrics: {
+      live: {
+        rest: `GET ${LIVENESS_PATH}`,
+        http: {
+          auth: 'public',
+          access: 'none',
+          summary: 'Liveness: 200 while the process serves HTTP, even while it drains or the database is down',
+          tag: 'operations',
+          rateLimit: 'none',
+        },
         visibility: 'public',
-        handler: () => registry.metrics(),
+        handler: (): ActionResult => ({ data: { status: 'ok' } }),
+      },
+      metrics: {
+        rest: 'GET /metrics',
+        http: {
+          auth: 'public',
+          access: 'none',
+          summary: 'Prometheus metrics (process, HTTP request counts and latency by route and status)',
+          tag: 'operations',
+          rateLimit: 'none',
+          produces: 'text',
+        },
+        visibility: 'public',
+        handler(this: GatewayThis) {
+          return clusterMetrics(this.broker);
+        },
       },
       openapi: {
+        rest: 'GET /api/openapi.json',
+        http: {
+          auth: 'public',
+          access: 'none',
+          summary: 'This OpenAPI 3.1 document',
+          tag: 'operations',
+          rateLimit: 'none',
+          produces: 'raw-json',
+        },
         visibility: 'public',
         handler(this: GatewayThis) {
           return this.openapi;
@@ -169,18 +202,67 @@ export function createGatewayService(): ServiceSchema {
     },
 
     methods: {
-      authenticate(this: GatewayThis, req: GatewayRequest): Auth {
+      /** Graceful shutdown, step 1 (runtime/shutdown.ts): readiness 503, no new requests, in-flight ones finish. */
+      drainHttp(this: GatewayThis, timeoutMs: number): Promise<number> {
+        this.logger.info(`draining: ${drain.requestsInFlight} HTTP request(s) in flight`);
+        return drain.drain((this as unknown as { server?: Server }).server, timeoutMs);
+      },
+      refreshRoutes(this: GatewayThis) {
+        const actions = this.broker.registry
+          .getActionList({ skipInternal: true, withEndpoints: false })
+          .map((item) => (item as unknown as { action: RegisteredAction }).action);
+        if (!this.routeTable.learn(routesOf(actions, (msg) => this.logger.warn(msg)))) return;
+        const served = this.routeTable.list();
+        const aliases: Record<string, unknown> = {};
+        for (const { def, validate } of served) {
+          aliases[`${def.method} ${def.path}`] = function (this: GatewayThis, req: GatewayRequest, res: ServerResponse) {
+            return this.handle(def, validate, req, res);
+          };
+        }
+        // Same name: moleculer-web replaces the previous route and its aliases.
+        this.addRoute({
+          name: 'api',
+          path: '',
+          mappingPolicy: 'restrict',
+          mergeParams: false,
+          // strict: false so that `null` or `"x"` reach jsonBody and get its 400, not the parser's.
+          // The raw text is kept for the duplicate-key check.
+          bodyParsers: {
+            json: { strict: false, limit: '1MB', verify: (req: { rawBody?: Buffer }, _res: unknown, buf: Buffer) => { req.rawBody = buf; } },
+            urlencoded: false,
+          },
+          aliases,
+        });
+        this.openapi = buildOpenApi(served.map((r) => r.def), cfg.publicBaseUrl);
+      },
+
+      /**
+       * The token proves who is calling; the manager's row, as it is now, says whether it still may
+       * and what it may do (issue: trust the database, not the token).
+       */
+      async authenticate(this: GatewayThis, req: GatewayRequest): Promise<Auth> {
         const header = req.headers.authorization;
         const match = typeof header === 'string' ? /^Bearer\s+(\S+)$/i.exec(header) : null;
         if (!match) throw unauthorized('missing bearer token');
-        let auth: Auth;
+        let token: VerifiedToken;
         try {
-          auth = this.verify(match[1]);
+          token = this.verify(match[1]);
         } catch (err) {
           throw unauthorized((err as Error).name === 'TokenExpiredError' ? 'token expired' : 'invalid token');
         }
-        if (this.revocations.has(auth.jti)) throw unauthorized('token revoked');
-        return auth;
+        if (this.revocations.has(token.jti)) throw unauthorized('token revoked');
+        const manager = await this.identities.get(token.managerId);
+        if (!manager) throw unauthorized('manager no longer exists');
+        if (!manager.active) throw unauthorized('manager is disabled');
+        if (manager.tokenVersion !== token.tokenVersion) throw unauthorized('token revoked');
+        return {
+          managerId: manager.id,
+          role: manager.role,
+          resellerId: manager.resellerId,
+          permissions: manager.permissions,
+          jti: token.jti,
+          exp: token.exp,
+        };
       },
 
       async handle(this: GatewayThis, def: RouteDef, validate: RouteValidator, req: GatewayRequest, res: ServerResponse) {
@@ -188,11 +270,11 @@ export function createGatewayService(): ServiceSchema {
         try {
           const limit = def.rateLimit ?? 'auth';
           if (limit !== 'none') await this.consumeRateLimit(limit, clientIp(req), res);
-          const auth = def.auth === 'jwt' ? this.authenticate(req) : undefined;
+          const auth = def.auth === 'jwt' ? await this.authenticate(req) : undefined;
           const input = validate({
             params: { ...(req.$params.params ?? {}) },
             query: { ...(req.$params.query ?? {}) },
-            body: (req.$params.body ?? {}) as Record<string, unknown>,
+            body: def.body ? jsonBody(req.headers, req.$params.body, req.rawBody) : {},
           });
           const idempotencyKey = def.idempotent ? req.headers['idempotency-key'] : undefined;
           const ctx = req.$ctx;
@@ -215,7 +297,8 @@ export function createGatewayService(): ServiceSchema {
             return;
           }
           res.statusCode = status;
-          res.setHeader('Content-Type', CONTENT_TYPES[produces]);
+          // An action serving files (the console's assets) names its own type.
+          if (!res.hasHeader('Content-Type')) res.setHeader('Content-Type', CONTENT_TYPES[produces]);
           if (result instanceof Readable) {
             result.on('error', (err) => this.sendError(req, res, err));
             result.pipe(res);
@@ -251,14 +334,18 @@ export function createGatewayService(): ServiceSchema {
     created(this: GatewayThis) {
       this.revocations = new RevocationList();
       this.verify = cachedVerifier(cfg.jwtSecret);
+      this.identities = new IdentityCache(loadIdentity, cfg.identityCacheMs);
       this.limiters = {
         auth: new RateLimiterMemory({ points: cfg.rateLimitPerMin, duration: 60 }),
         public: new RateLimiterMemory({ points: cfg.publicRateLimitPerMin, duration: 60 }),
       };
-      this.openapi = buildOpenApi(defs, cfg.publicBaseUrl);
+      this.routeTable = new RouteTable();
+      this.openapi = buildOpenApi([], cfg.publicBaseUrl);
     },
 
     async started(this: GatewayThis) {
+      registerDatabaseGauges(db);
+      this.refreshRoutes();
       await this.loadRevocations();
       this.pruneTimer = setInterval(() => {
         this.loadRevocations().catch((err) => this.logger.warn('revocation refresh failed', err));

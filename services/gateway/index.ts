@@ -1,4 +1,5 @@
 import type { ServiceSchema } from 'moleculer';
+import { createConsoleService } from './console.service';
 import { createGatewayService } from './gateway.service';
 
-export const gatewaySchemas = (): ServiceSchema[] => [createGatewayService()];
+export const gatewaySchemas = (): ServiceSchema[] => [createGatewayService(), createConsoleService()];

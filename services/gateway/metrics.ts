@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import client from 'prom-client';
+import { registry } from '../../shared/metrics';
 
-export const registry = new client.Registry();
-client.collectDefaultMetrics({ register: registry });
+export { registry };
 
 const requests = new client.Counter({
   name: 'http_requests_total',

@@ -36,6 +36,7 @@ function successContent(def: RouteDef) {
   if (def.produces === 'pdf') return { 'application/pdf': { schema: { type: 'string', format: 'binary' } } };
   if (def.produces === 'html') return { 'text/html': { schema: { type: 'string' } } };
   if (def.produces === 'text') return { 'text/plain': { schema: { type: 'string' } } };
+  if (def.data) return { 'application/json': { schema: { ...envelopeSuccess, properties: { ...(envelopeSuccess.properties as object), data: def.data } } } };
   return { 'application/json': { schema: envelopeSuccess } };
 }
 

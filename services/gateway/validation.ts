@@ -1,16 +1,19 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import { badRequest } from '../../shared/errors';
+import { visit } from 'jsonc-parser';
+import { ApiError, badRequest } from '../../shared/errors';
 import type { JsonSchema, RouteDef } from '../../shared/http/route';
 
 /**
- * Path and query arrive as strings, so their validator coerces ("7" -> 7); a JSON body must carry
- * the right types itself. Both drop properties that a schema closes with `additionalProperties:
- * false` (unknown fields are silently ignored, as the spec asks of PUT /api/subscribers/:id); a
- * schema that must refuse them instead says `additionalProperties: { not: {} }`. Defaults are filled.
+ * Path and query arrive as strings, so their validator coerces ("7" -> 7) once the text is a
+ * canonical decimal number (ajv alone would take "0x1", " 1" or "1e0" as 1); unknown query
+ * parameters are dropped. A JSON body must carry the right types itself, and a field its schema
+ * does not name is refused, except on routes that say `dropUnknown` (the spec's PUT
+ * /api/subscribers/:id). Defaults are filled.
  */
 const coercing = addFormats(new Ajv({ coerceTypes: true, removeAdditional: true, useDefaults: true, allErrors: false }));
-const strict = addFormats(new Ajv({ coerceTypes: false, removeAdditional: true, useDefaults: true, allErrors: false }));
+const refusing = addFormats(new Ajv({ coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: false }));
+const dropping = addFormats(new Ajv({ coerceTypes: false, removeAdditional: true, useDefaults: true, allErrors: false }));
 
 export interface RequestInput {
   params: Record<string, unknown>;
@@ -24,25 +27,112 @@ export interface RouteValidator {
 
 const noProperties: JsonSchema = { type: 'object', properties: {}, additionalProperties: false };
 
+const CANONICAL_INTEGER = /^-?(0|[1-9]\d*)$/;
+const CANONICAL_NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?$/;
+// Tab, line feed and carriage return are text; every other C0 control and DEL is not (PostgreSQL
+// refuses NUL in text outright).
+const CONTROL_CHARACTER = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
+
 export function compileRoute(def: RouteDef): RouteValidator {
   const params = coercing.compile(def.params ?? noProperties);
   const query = coercing.compile(def.query ?? noProperties);
-  const body = def.body ? strict.compile(def.body) : undefined;
+  const body = def.body ? (def.dropUnknown ? dropping : refusing).compile(def.body) : undefined;
+  const numericParams = numericProperties(def.params);
+  const numericQuery = numericProperties(def.query);
   return (input) => {
-    check(params, input.params, '');
-    check(query, input.query, '');
+    checkText(input.params, '');
+    checkCanonicalNumbers(input.params, numericParams);
+    check(params, input.params);
+    checkText(input.query, '');
+    checkCanonicalNumbers(input.query, numericQuery);
+    check(query, input.query);
     if (body) {
-      if (typeof input.body !== 'object' || input.body === null || Array.isArray(input.body)) {
-        throw badRequest('body must be a JSON object');
-      }
-      check(body, input.body, '');
+      checkText(input.body, '');
+      check(body, input.body);
+      if (def.method === 'PUT' && Object.keys(input.body).length === 0) throw badRequest('body has nothing to change');
     }
     return { params: input.params, query: input.query, body: def.body ? input.body : {} };
   };
 }
 
-function check(validate: ValidateFunction, value: unknown, prefix: string): void {
-  if (!validate(value)) throw badRequest(describe(validate.errors?.[0], prefix));
+/** `integer` or `number` properties of a path or query schema, which arrive as text. */
+function numericProperties(schema: JsonSchema | undefined): Map<string, RegExp> {
+  const out = new Map<string, RegExp>();
+  for (const [name, prop] of Object.entries((schema?.properties ?? {}) as Record<string, JsonSchema>)) {
+    const types = ([] as unknown[]).concat(prop.type ?? []);
+    if (types.includes('integer')) out.set(name, CANONICAL_INTEGER);
+    else if (types.includes('number')) out.set(name, CANONICAL_NUMBER);
+  }
+  return out;
+}
+
+function checkCanonicalNumbers(values: Record<string, unknown>, numeric: Map<string, RegExp>): void {
+  for (const [name, pattern] of numeric) {
+    const value = values[name];
+    if (typeof value === 'string' && !pattern.test(value)) {
+      throw badRequest(`${name} must be ${pattern === CANONICAL_INTEGER ? 'an integer' : 'a number'} in plain decimal digits`);
+    }
+  }
+}
+
+/** No string anywhere in the input may hold a control character; the message names the field. */
+function checkText(value: unknown, field: string): void {
+  if (typeof value === 'string') {
+    if (CONTROL_CHARACTER.test(value)) throw badRequest(`${field || 'value'} must not contain control characters`);
+  } else if (Array.isArray(value)) {
+    value.forEach((v, i) => checkText(v, `${field}[${i}]`));
+  } else if (value !== null && typeof value === 'object') {
+    for (const [key, v] of Object.entries(value)) {
+      if (CONTROL_CHARACTER.test(key)) throw badRequest(`${field || 'body'} has a field name with control characters`);
+      checkText(v, field ? `${field}.${key}` : key);
+    }
+  }
+}
+
+const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i;
+
+/**
+ * The JSON object of a request to a route that takes a body: 415 for any other content type, 400
+ * for `null`, an array, a scalar or a key given twice (JSON.parse would keep the last silently).
+ * No body at all is an empty object, which the route's schema then judges.
+ */
+export function jsonBody(headers: Record<string, string | string[] | undefined>, parsed: unknown, raw: Buffer | undefined): Record<string, unknown> {
+  const hasBody = Number(headers['content-length'] ?? 0) > 0 || headers['transfer-encoding'] !== undefined;
+  if (!hasBody) return {};
+  const type = headers['content-type'];
+  if (typeof type !== 'string' || !JSON_TYPE.test(type)) throw new ApiError(415, 'content type must be application/json');
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw badRequest('body must be a JSON object');
+  if (raw) {
+    const duplicate = duplicateKey(raw.toString('utf8'));
+    if (duplicate !== null) throw badRequest(`body has the key "${duplicate}" more than once`);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/** The first key repeated within one JSON object, or null. */
+export function duplicateKey(text: string): string | null {
+  const open: Set<string>[] = [];
+  let found: string | null = null;
+  visit(text, {
+    onObjectBegin: () => {
+      open.push(new Set());
+    },
+    onObjectEnd: () => {
+      open.pop();
+    },
+    onObjectProperty: (key) => {
+      const keys = open[open.length - 1];
+      if (found === null && keys) {
+        if (keys.has(key)) found = key;
+        keys.add(key);
+      }
+    },
+  });
+  return found;
+}
+
+function check(validate: ValidateFunction, value: unknown): void {
+  if (!validate(value)) throw badRequest(describe(validate.errors?.[0]));
 }
 
 /** `items[0].qty must be >= 0`, `amount is required`: the message always names the field. */
@@ -59,6 +149,11 @@ export function describe(error: ErrorObject | undefined, prefix = ''): string {
     const missing = (error.params as { missingProperty: string }).missingProperty;
     return `${field ? field + '.' : ''}${missing} is required`;
   }
+  if (error.keyword === 'additionalProperties') {
+    const extra = (error.params as { additionalProperty: string }).additionalProperty;
+    return `${field ? field + '.' : ''}${extra} is not a known field`;
+  }
+  if (error.keyword === 'minProperties' && !field) return 'body has nothing to change';
   if (error.keyword === 'enum') {
     const allowed = (error.params as { allowedValues: unknown[] }).allowedValues;
     return `${field || 'value'} must be one of ${allowed.join(', ')}`;
@@ -76,4 +171,3 @@ export function describe(error: ErrorObject | undefined, prefix = ''): string {
   if (error.keyword === 'not' && field) return `${field} is not allowed`;
   return `${field || 'body'} ${error.message ?? 'is invalid'}`;
 }
-

@@ -1,5 +1,11 @@
 import type { ServiceSchema } from 'moleculer';
 import { nasService } from './nas.service';
+import { networkAccessService } from './network-access.service';
+import { outboxRelayService } from './relay.service';
+import { createUsageService } from './usage/usage.service';
 
-/** Everything that talks to routers; for now the access-server registry (FreeRADIUS `nas`). */
-export const networkAccessSchemas: ServiceSchema[] = [nasService];
+/**
+ * Everything that talks to routers: the access-server registry (FreeRADIUS `nas`), CoA and the
+ * router API on subscribers' sessions, the outbox relay that feeds it events, usage and fair use.
+ */
+export const networkAccessSchemas: ServiceSchema[] = [nasService, networkAccessService, outboxRelayService, createUsageService()];

@@ -9,6 +9,8 @@ import { notFound } from '../../shared/errors';
 import { pageOf, type Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
 import { isoTimestamp } from '../../shared/http/schemas';
+import { adminErrors, idParams, object, paginationProperties } from '../../shared/http/schemas';
+import { nasFields } from './nas-schemas';
 
 type NasRow = typeof nas.$inferSelect;
 
@@ -60,6 +62,16 @@ export const nasService: ServiceSchema = {
   name: 'nas',
   actions: {
     create: {
+      rest: 'POST /api/nas',
+      http: {
+        auth: 'jwt',
+        access: 'admin',
+        summary: 'Register an access server (written to the FreeRADIUS nas table)',
+        tag: 'nas',
+        success: 201,
+        body: object(nasFields, ['name', 'ip_address', 'secret']),
+        errors: { ...adminErrors, 409: 'nas ip_address already exists' },
+      },
       async handler(ctx: Ctx<NasInput>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
         const values = { type: 'mikrotik', ...columns(ctx.params) } as typeof nas.$inferInsert;
@@ -68,6 +80,15 @@ export const nasService: ServiceSchema = {
       },
     },
     list: {
+      rest: 'GET /api/nas',
+      http: {
+        auth: 'jwt',
+        access: 'admin',
+        summary: 'List access servers (secrets never returned)',
+        tag: 'nas',
+        query: object(paginationProperties),
+        errors: adminErrors,
+      },
       async handler(ctx: Ctx<{ page?: number; limit?: number }>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
         const { page, limit, offset } = pageOf(ctx.params);
@@ -77,6 +98,16 @@ export const nasService: ServiceSchema = {
       },
     },
     update: {
+      rest: 'PUT /api/nas/:id',
+      http: {
+        auth: 'jwt',
+        access: 'admin',
+        summary: 'Update an access server',
+        tag: 'nas',
+        params: idParams(),
+        body: { ...object(nasFields), minProperties: 1 },
+        errors: { ...adminErrors, 404: 'nas not found', 409: 'nas ip_address already exists' },
+      },
       async handler(ctx: Ctx<NasInput & { id: number }>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
         const { id, ...input } = ctx.params;
@@ -86,6 +117,15 @@ export const nasService: ServiceSchema = {
       },
     },
     remove: {
+      rest: 'DELETE /api/nas/:id',
+      http: {
+        auth: 'jwt',
+        access: 'admin',
+        summary: 'Remove an access server',
+        tag: 'nas',
+        params: idParams(),
+        errors: { ...adminErrors, 404: 'nas not found' },
+      },
       async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
         const [row] = await db().delete(nas).where(eq(nas.id, ctx.params.id)).returning({ id: nas.id });

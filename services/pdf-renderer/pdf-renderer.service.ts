@@ -5,6 +5,7 @@
 import { Readable } from 'node:stream';
 import type { Context, Service, ServiceSchema } from 'moleculer';
 import { ApiError, badRequest, unavailable } from '../../shared/errors';
+import { observeRender, setPdfQueue, type RenderOutcome } from '../../shared/metrics';
 import { PAPER_NAMES, PAPER_SIZES, isPaperSize } from '../../shared/paper';
 import { findChromium } from './chromium';
 import { rendererOptionsFromEnv, type RendererOptions } from './options';
@@ -23,6 +24,11 @@ function chunked(bytes: Buffer): Readable {
   return Readable.from(parts, { objectMode: false });
 }
 
+function reportQueue(pool: RenderPool): void {
+  const { queued, idle, concurrency } = pool.status();
+  setPdfQueue(queued, concurrency - idle);
+}
+
 export function createPdfRendererService(overrides: Partial<RendererOptions> & { executablePath?: string } = {}): ServiceSchema {
   let pool: RenderPool | undefined;
 
@@ -31,19 +37,33 @@ export function createPdfRendererService(overrides: Partial<RendererOptions> & {
     actions: {
       render: {
         visibility: 'public',
+        // Same HTML, same PDF: a caller whose replica died retries on another (moleculer.config.ts).
+        idempotent: true,
         async handler(ctx: Context<RenderParams>): Promise<Readable> {
           const { html, paper } = ctx.params;
           if (typeof html !== 'string' || !html) throw badRequest('html is required');
           if (!isPaperSize(paper)) throw badRequest(`paper must be one of ${PAPER_NAMES.join(', ')}`);
           if (!pool) throw unavailable('pdf renderer is not running');
           const size = PAPER_SIZES[paper];
+          const started = process.hrtime.bigint();
+          let outcome: RenderOutcome = 'error';
+          const running = pool;
+          const render = running.render({ html, widthMm: size.width, heightMm: size.height });
+          reportQueue(running);
           try {
-            return chunked(await pool.render({ html, widthMm: size.width, heightMm: size.height }));
+            const pdf = chunked(await render);
+            outcome = 'ok';
+            return pdf;
           } catch (err) {
+            if (err instanceof QueueFullError || err instanceof PoolClosedError) outcome = 'busy';
+            if (err instanceof RenderTimeoutError) outcome = 'timeout';
             if (err instanceof QueueFullError) throw unavailable('pdf renderer is busy, retry shortly');
             if (err instanceof PoolClosedError) throw unavailable('pdf renderer is restarting, retry shortly');
             if (err instanceof RenderTimeoutError) throw new ApiError(504, 'pdf render timed out');
             throw err;
+          } finally {
+            observeRender(outcome, Number(process.hrtime.bigint() - started) / 1e9);
+            reportQueue(running);
           }
         },
       },

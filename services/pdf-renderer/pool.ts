@@ -111,8 +111,15 @@ export class RenderPool {
     this.ensureBrowser().catch((err) => this.opts.logger?.warn('pdf-renderer: browser launch failed', err));
   }
 
-  status(): { pid: number | undefined; generation: number; restarts: number; idle: number; queued: number } {
-    return { pid: this.browserPid, generation: this.generation, restarts: this.restarts, idle: this.free.length, queued: this.waiters.length };
+  status(): { pid: number | undefined; generation: number; restarts: number; concurrency: number; idle: number; queued: number } {
+    return {
+      pid: this.browserPid,
+      generation: this.generation,
+      restarts: this.restarts,
+      concurrency: this.opts.concurrency,
+      idle: this.free.length,
+      queued: this.waiters.length,
+    };
   }
 
   async render(job: RenderJob): Promise<Buffer> {

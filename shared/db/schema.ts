@@ -9,6 +9,7 @@ import {
   bigserial,
   boolean,
   char,
+  customType,
   date,
   index,
   inet,
@@ -26,6 +27,8 @@ import {
 } from 'drizzle-orm/pg-core';
 
 const money = (name: string) => bigint(name, { mode: 'number' });
+/** Binary column read and written as a Buffer (node-postgres decodes bytea itself). */
+const bytea = customType<{ data: Buffer }>({ dataType: () => 'bytea' });
 const createdAt = () => timestamp('created_at', { withTimezone: true }).notNull().defaultNow();
 const updatedAt = () => timestamp('updated_at', { withTimezone: true }).notNull().defaultNow();
 
@@ -60,6 +63,10 @@ export const managers = pgTable(
     role: text('role').notNull(),
     resellerId: integer('reseller_id'),
     permissions: jsonb('permissions').$type<string[]>().notNull().default([]),
+    /** A disabled manager keeps its row (audit, history) but no token of it is accepted. */
+    active: boolean('active').notNull().default(true),
+    /** Raised by a password change; a token whose `tv` claim differs is refused. */
+    tokenVersion: integer('token_version').notNull().default(0),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -152,6 +159,10 @@ export const subscribers = pgTable(
     dailyQuotaGb: numeric('daily_quota_gb', { precision: 12, scale: 3 }),
     monthlyQuotaGb: numeric('monthly_quota_gb', { precision: 12, scale: 3 }),
     extraQuotaBytes: bigint('extra_quota_bytes', { mode: 'number' }).notNull().default(0),
+    /** UTC day the daily counter covers (its month: the monthly counter's); kept by the radacct usage trigger. */
+    usageDay: date('usage_day'),
+    /** Usage moved since the FUP engine last compared it with the plan (set by the radacct usage trigger). */
+    fupPending: boolean('fup_pending').notNull().default(false),
     walletBalance: money('wallet_balance').notNull().default(0),
     expiryDate: date('expiry_date').notNull(),
     lastRenewedOn: date('last_renewed_on'),
@@ -185,6 +196,8 @@ export const subscribers = pgTable(
     index('subscribers_full_name_trgm').using('gin', sql`${t.fullName} gin_trgm_ops`),
     index('subscribers_phone_trgm').using('gin', sql`${t.phone} gin_trgm_ops`),
     index('subscribers_mac_trgm').using('gin', sql`${t.macAddress} gin_trgm_ops`),
+    index('subscribers_fup_pending_idx').on(t.id).where(sql`${t.fupPending}`),
+    index('subscribers_usage_day_idx').on(t.usageDay).where(sql`${t.usageDay} is not null`),
   ],
 );
 
@@ -252,7 +265,9 @@ export const invoices = pgTable(
     index('invoices_subscriber_idx').on(t.subscriberId, t.issueDate, t.id),
     index('invoices_reseller_idx').on(t.resellerId, t.id),
     index('invoices_status_idx').on(t.status, t.id),
-    index('invoices_issue_date_idx').on(t.issueDate),
+    index('invoices_issue_date_idx').on(t.issueDate, t.id),
+    // Commissions (migration 0008 adds INCLUDE (status, amount, commission_amount): index-only sums).
+    index('invoices_commission_idx').on(t.resellerId, t.issueDate),
     index('invoices_number_trgm').using('gin', sql`${t.invoiceNumber} gin_trgm_ops`),
   ],
 );
@@ -375,6 +390,27 @@ export const deliveries = pgTable(
 
 // ---------------------------------------------------------------- operations
 
+/** Invoices per reseller, kept by triggers in the writing transaction (migration 0008): exact list totals. */
+export const invoiceCounts = pgTable('invoice_counts', {
+  resellerId: integer('reseller_id').primaryKey(),
+  n: bigint('n', { mode: 'number' }).notNull(),
+});
+
+/** Rendered invoice PDFs, keyed by a hash of everything the page shows (services/billing/pdf-cache.ts). */
+export const pdfCache = pgTable(
+  'pdf_cache',
+  {
+    key: text('key').primaryKey(),
+    invoiceId: integer('invoice_id').notNull().references(() => invoices.id, { onDelete: 'cascade' }),
+    paper: text('paper').notNull(),
+    pdf: bytea('pdf').notNull(),
+    size: integer('size').notNull(),
+    createdAt: createdAt(),
+    usedAt: timestamp('used_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index('pdf_cache_invoice_idx').on(t.invoiceId, t.paper), index('pdf_cache_used_idx').on(t.usedAt)],
+);
+
 export const settings = pgTable('settings', {
   key: text('key').primaryKey(),
   value: jsonb('value').notNull(),
@@ -407,7 +443,10 @@ export const outbox = pgTable(
     publishedAt: timestamp('published_at', { withTimezone: true }),
     attempts: integer('attempts').notNull().default(0),
   },
-  (t) => [index('outbox_unpublished_idx').on(t.id).where(sql`${t.publishedAt} is null`)],
+  (t) => [
+    index('outbox_unpublished_idx').on(t.id).where(sql`${t.publishedAt} is null`),
+    index('outbox_published_idx').on(t.publishedAt).where(sql`${t.publishedAt} is not null`),
+  ],
 );
 
 /** Events network-access has already acted on, so a redelivered outbox event is a no-op. */
@@ -415,6 +454,30 @@ export const processedEvents = pgTable('processed_events', {
   eventId: bigint('event_id', { mode: 'number' }).primaryKey(),
   processedAt: timestamp('processed_at', { withTimezone: true }).notNull().defaultNow(),
 });
+
+/** One per router action: an outbox event (event_id) or a direct request; what happened, per session. */
+export const coaOutcomes = pgTable(
+  'coa_outcomes',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    eventId: bigint('event_id', { mode: 'number' }),
+    /** `event` (outbox) or `request` (POST /api/subscribers/:id/disconnect). */
+    source: text('source').notNull(),
+    /** `disconnect` or `rate_limit`. */
+    action: text('action').notNull(),
+    subscriberId: integer('subscriber_id'),
+    username: text('username').notNull(),
+    reason: text('reason'),
+    /** disconnected, applied, offline, rejected, kicked or failed (services/network-access/coa/outcome.ts). */
+    outcome: text('outcome').notNull(),
+    sessions: jsonb('sessions').$type<Record<string, unknown>[]>().notNull().default([]),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex('coa_outcomes_event_uq').on(t.eventId).where(sql`${t.eventId} is not null`),
+    index('coa_outcomes_subscriber_idx').on(t.subscriberId, t.createdAt),
+  ],
+);
 
 export const auditLog = pgTable(
   'audit_log',

@@ -6,6 +6,13 @@
 export const INVOICE_STATUSES = ['pending', 'partial', 'paid', 'overdue', 'void'] as const;
 export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
 
+/**
+ * A new invoice owes its total; one whose total is 0 (a free plan, a fully discounted line) owes
+ * nothing and could never be paid, since payments are positive, so it is settled at once
+ * (docs/billing.md).
+ */
+export const initialStatus = (total: number): InvoiceStatus => (total === 0 ? 'paid' : 'pending');
+
 /** Statuses that can still take money (quick-pay's "open invoices"). */
 export const OPEN_STATUSES: readonly InvoiceStatus[] = ['pending', 'partial', 'overdue'];
 

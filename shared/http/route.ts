@@ -6,13 +6,20 @@
 export type JsonSchema = Record<string, unknown>;
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
-export interface RouteDef {
-  method: HttpMethod;
-  /** Express-style path, e.g. `/api/invoices/:id`. */
-  path: string;
-  /** The broker action that serves it. It receives path, query and body merged (path wins). */
-  action: string;
-  /** `public`: no token. `jwt`: a valid, unrevoked token. */
+/**
+ * What an action declares for the HTTP edge, beside its handler, next to Moleculer's own `rest`:
+ *
+ *   create: {
+ *     rest: 'POST /api/invoices',
+ *     http: { auth: 'jwt', access: 'admin or reseller', summary: '...', tag: 'invoices', body: ..., success: 201 },
+ *     async handler(ctx) { ... },
+ *   }
+ *
+ * `rest` is the full path (no service base path). The gateway reads both from the service
+ * registry at run time, so a route is served and documented wherever its service runs.
+ */
+export interface HttpRoute {
+  /** `public`: no token. `jwt`: a valid, unrevoked token of an active manager. */
   auth: 'public' | 'jwt';
   /** Who may call it, as the OpenAPI document states it (the action enforces it through policy). */
   access: string;
@@ -21,6 +28,8 @@ export interface RouteDef {
   params?: JsonSchema;
   query?: JsonSchema;
   body?: JsonSchema;
+  /** JSON Schema of the success envelope's `data` (documentation: the OpenAPI document shows it). */
+  data?: JsonSchema;
   /** Status of success (default 200) and the documented error statuses with their meaning. */
   success?: number;
   errors?: Record<number, string>;
@@ -30,6 +39,17 @@ export interface RouteDef {
   rateLimit?: 'auth' | 'public' | 'none';
   /** Honour an `Idempotency-Key` header (create, payment, quick-pay). */
   idempotent?: boolean;
+  /** Drop body fields the schema does not name instead of refusing them (the spec's PUT /api/subscribers/:id). */
+  dropUnknown?: boolean;
+}
+
+/** A route as the gateway serves it: an action's `rest` split into method and path, plus its `http`. */
+export interface RouteDef extends HttpRoute {
+  method: HttpMethod;
+  /** Express-style path, e.g. `/api/invoices/:id`. */
+  path: string;
+  /** The broker action that serves it. It receives path, query and body merged (path wins). */
+  action: string;
 }
 
 /** What an action hands back to the gateway: spread into `{ success: true, ... }`. */

@@ -36,3 +36,6 @@ export function isoTimestamp(value: Date | string | null | undefined): string | 
   if (value === null || value === undefined) return null;
   return (value instanceof Date ? value : new Date(value)).toISOString();
 }
+
+/** The error table of admin-only routes. */
+export const adminErrors = { 403: 'Not an admin' };

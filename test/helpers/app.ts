@@ -10,7 +10,7 @@ import type { Role } from '../../shared/auth/claims';
 import { signToken } from '../../shared/auth/jwt';
 import { loadConfig } from '../../shared/config';
 import * as schema from '../../shared/db/schema';
-import { startApp, type App } from '../../shared/runtime/app';
+import { startApp, type App } from '../../runtime/app';
 
 export const TEST_JWT_SECRET = 'test-secret-for-jwt-signing-only';
 export const TEST_ENCRYPTION_KEY = 'a'.repeat(64);
@@ -80,9 +80,10 @@ export async function startTestApp(
   const databaseUrl = options.databaseUrl ?? (await createTestDatabase());
   const app = await startApp(loadConfig(testEnv(databaseUrl, options.env)), {
     migrate: false,
-    broker: { logger: false, ...options.broker },
+    broker: { logger: process.env.TEST_LOG ? true : false, ...options.broker },
   });
   const pool = new Pool({ connectionString: databaseUrl, max: 4 });
+  if (app.baseUrl) appPools.set(app.baseUrl, pool);
   return {
     app,
     baseUrl: app.baseUrl ?? '',
@@ -90,29 +91,75 @@ export async function startTestApp(
     db: drizzle(pool, { schema }),
     pool,
     async close() {
+      if (app.baseUrl) appPools.delete(app.baseUrl);
       await pool.end();
       await app.stop();
     },
   };
 }
 
+/** The manager a test token stands for; the gateway checks every token against its row. */
+interface TokenManager {
+  id: number;
+  role: Role;
+  resellerId: number | null;
+  permissions: string[];
+}
+
+const appPools = new Map<string, Pool>();
+const tokenManagers = new Map<string, TokenManager>();
+const ensured = new WeakMap<Pool, Map<number, Promise<void>>>();
+
+/** Same claims, same manager: ids in a range that serial ids of API-created managers never reach. */
+function managerIdFor(role: Role, resellerId: number | null, permissions: string[]): number {
+  const digest = crypto.createHash('sha256').update(JSON.stringify([role, resellerId, [...permissions].sort()])).digest();
+  return 1_000_000 + (digest.readUInt32BE(0) % 1_000_000_000);
+}
+
+/**
+ * A signed JWT for a manager with these claims. The manager's row is written to the app's
+ * database before the first request that carries the token (`http()` / `client()`; a test that
+ * calls fetch itself awaits `ensureTokenManager`), since the gateway trusts the row, not the token.
+ */
 export function token(
   role: Role,
   opts: { managerId?: number; resellerId?: number | null; permissions?: string[]; ttl?: number } = {},
 ): string {
-  return signToken(
-    {
-      managerId: opts.managerId ?? 1,
-      role,
-      resellerId: opts.resellerId ?? null,
-      permissions: opts.permissions ?? [],
-    },
-    TEST_JWT_SECRET,
-    opts.ttl ?? 3600,
-  ).token;
+  const resellerId = opts.resellerId ?? null;
+  const permissions = opts.permissions ?? [];
+  const id = opts.managerId ?? managerIdFor(role, resellerId, permissions);
+  const signed = signToken({ managerId: id, role, resellerId, permissions }, TEST_JWT_SECRET, opts.ttl ?? 3600).token;
+  tokenManagers.set(signed, { id, role, resellerId, permissions });
+  return signed;
 }
 
-export const adminToken = () => token('admin');
+/** Writes the manager row of a `token()` token into the database behind `baseUrl`, once. */
+export async function ensureTokenManager(baseUrl: string, bearer: string | undefined): Promise<void> {
+  const manager = bearer ? tokenManagers.get(bearer) : undefined;
+  const pool = appPools.get(baseUrl);
+  if (!manager || !pool) return;
+  let done = ensured.get(pool);
+  if (!done) ensured.set(pool, (done = new Map()));
+  let write = done.get(manager.id);
+  if (!write) {
+    write = pool
+      .query(
+        `insert into managers (id, username, password_hash, role, reseller_id, permissions)
+         values ($1::int, 'test-token-' || $1::int, '!', $2, $3, $4::jsonb)
+         on conflict (id) do update set role = excluded.role, reseller_id = excluded.reseller_id, permissions = excluded.permissions`,
+        [manager.id, manager.role, manager.resellerId, JSON.stringify(manager.permissions)],
+      )
+      // A small explicit id (adminToken's 1) must not be handed out again to a manager the test creates.
+      .then(async () => {
+        if (manager.id >= 1_000_000) return;
+        await pool.query(`select setval(pg_get_serial_sequence('managers', 'id'), greatest($1::int, (select last_value from managers_id_seq)))`, [manager.id]);
+      });
+    done.set(manager.id, write);
+  }
+  await write;
+}
+
+export const adminToken = () => token('admin', { managerId: 1 });
 
 export interface HttpResult<T = Record<string, unknown>> {
   status: number;
@@ -134,6 +181,7 @@ export async function http<T = any>( // eslint-disable-line @typescript-eslint/n
   if (opts.rawBody !== undefined) body = opts.rawBody;
   else if (opts.body !== undefined) body = JSON.stringify(opts.body);
   if (body !== undefined) headers['content-type'] ??= 'application/json';
+  await ensureTokenManager(baseUrl, opts.token);
   const res = await fetch(baseUrl + path, { method, headers, body });
   const text = await res.text();
   let parsed: unknown = undefined;

@@ -1,9 +1,12 @@
 /**
- * The distributed mode: the gateway and the subscribers unit in two brokers that only meet
- * through the transporter. CI sets TRANSPORTER to the machine's NATS; without it (a laptop with
- * nothing installed) the same test runs over Moleculer's in-process Fake transporter.
+ * The distributed mode: a gateway broker that runs no other service learns every route from the
+ * units running in other brokers, meeting them only through the transporter. CI sets TRANSPORTER
+ * to the machine's NATS; without it (a laptop with nothing installed) the same test runs over
+ * Moleculer's in-process Fake transporter.
  */
 import crypto from 'node:crypto';
+import type { ServiceBroker } from 'moleculer';
+import { routesOf, type RegisteredAction } from '../../services/gateway/route-registry';
 import { createTestDatabase, adminToken, client, startTestApp, type TestApp } from '../helpers/app';
 
 const transporter = process.env.TRANSPORTER || 'Fake';
@@ -11,21 +14,46 @@ const namespace = `test-${crypto.randomBytes(4).toString('hex')}`;
 
 let gateway: TestApp;
 let backend: TestApp;
+let network: TestApp;
+
+/** The routes a broker's own services declare. */
+function localRoutes(broker: ServiceBroker): string[] {
+  const actions = broker.registry
+    .getActionList({ onlyLocal: true, skipInternal: true })
+    .map((item) => (item as unknown as { action: RegisteredAction }).action);
+  return routesOf(actions).map((r) => `${r.method} ${r.path}`);
+}
 
 beforeAll(async () => {
   const databaseUrl = await createTestDatabase();
-  backend = await startTestApp({ databaseUrl, env: { SERVICES: 'subscribers', TRANSPORTER: transporter }, broker: { namespace } });
-  gateway = await startTestApp({ databaseUrl, env: { SERVICES: 'gateway', TRANSPORTER: transporter }, broker: { namespace } });
-  await gateway.app.broker.waitForServices(['plans', 'auth'], 20_000);
+  const env = (services: string) => ({ SERVICES: services, TRANSPORTER: transporter });
+  backend = await startTestApp({ databaseUrl, env: env('billing,subscribers,notifier'), broker: { namespace } });
+  network = await startTestApp({ databaseUrl, env: env('network-access'), broker: { namespace } });
+  gateway = await startTestApp({ databaseUrl, env: env('gateway'), broker: { namespace } });
+  await gateway.app.broker.waitForServices(['plans', 'auth', 'billing', 'nas'], 20_000);
 }, 60_000);
 
 afterAll(async () => {
   await gateway.app.broker.stop();
+  await network.app.broker.stop();
   await backend.close();
   await gateway.pool.end();
+  await network.pool.end();
 });
 
-it(`serves an HTTP request across two brokers over ${transporter.startsWith('nats') ? 'NATS' : transporter}`, async () => {
+it('lists in /api/openapi.json every route that the other brokers declare, with its service.action', async () => {
+  const doc = (await client(gateway.baseUrl).get('/api/openapi.json')).body;
+  const documented = Object.entries(doc.paths as Record<string, Record<string, { operationId: string }>>).flatMap(([path, ops]) =>
+    Object.keys(ops).map((method) => `${method.toUpperCase()} ${path.replace(/\{([A-Za-z_]+)\}/g, ':$1')}`),
+  );
+  const declared = [...localRoutes(backend.app.broker), ...localRoutes(network.app.broker), ...localRoutes(gateway.app.broker)];
+  expect(declared.length).toBeGreaterThan(60);
+  expect(documented.sort()).toEqual([...new Set(declared)].sort());
+  expect(doc.paths['/api/invoices/{id}/payment'].post.operationId).toBe('billing.pay');
+  expect(doc.paths['/api/nas'].get.operationId).toBe('nas.list');
+});
+
+it(`serves an HTTP request across brokers over ${transporter.startsWith('nats') ? 'NATS' : transporter}`, async () => {
   expect(gateway.app.broker.getLocalService('plans')).toBeUndefined();
   expect(backend.app.broker.getLocalService('gateway')).toBeUndefined();
   const api = client(gateway.baseUrl);
@@ -34,6 +62,7 @@ it(`serves an HTTP request across two brokers over ${transporter.startsWith('nat
   expect(created.body.data).toMatchObject({ name: 'Remote plan', price: 12.5 });
   const read = await api.get(`/api/services/${created.body.data.id}`, { token: adminToken() });
   expect(read.body.data.name).toBe('Remote plan');
+  expect((await api.get('/api/nas', { token: adminToken() })).status).toBe(200);
 });
 
 it('keeps the error status and message of the remote service', async () => {
@@ -42,8 +71,14 @@ it('keeps the error status and message of the remote service', async () => {
   expect(res.body).toEqual({ success: false, message: 'service not found' });
 });
 
-it('answers 503 for a unit that no process runs', async () => {
-  const res = await client(gateway.baseUrl).get('/api/nas', { token: adminToken() });
+it('answers 503 on a learned route once no process runs its unit, 404 on a route never declared', async () => {
+  await network.app.broker.stop();
+  const api = client(gateway.baseUrl);
+  for (let i = 0; i < 50 && gateway.app.broker.registry.getActionList({ onlyAvailable: true }).some((a) => a.name === 'nas.list'); i++) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const res = await api.get('/api/nas', { token: adminToken() });
   expect(res.status).toBe(503);
   expect(res.body).toEqual({ success: false, message: 'service unavailable' });
+  expect((await api.get('/api/no-such-route', { token: adminToken() })).status).toBe(404);
 });

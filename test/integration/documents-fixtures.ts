@@ -14,7 +14,7 @@ import { PNG } from 'pngjs';
 import { applyPayment, createInvoice } from '../../shared/billing';
 import type { Tx } from '../../shared/db/client';
 import { invoices, resellers, services, subscribers } from '../../shared/db/schema';
-import type { TestApp } from '../helpers/app';
+import { ensureTokenManager, type TestApp } from '../helpers/app';
 
 const run = promisify(execFile);
 
@@ -113,6 +113,7 @@ export function decodeQr(pdf: Buffer): Promise<string | null> {
 }
 
 export async function fetchPdf(url: string, token?: string): Promise<{ status: number; type: string | null; body: Buffer; headers: Headers }> {
+  await ensureTokenManager(new URL(url).origin, token);
   const res = await fetch(url, { headers: token ? { authorization: `Bearer ${token}` } : {} });
   return { status: res.status, type: res.headers.get('content-type'), body: Buffer.from(await res.arrayBuffer()), headers: res.headers };
 }

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { allRoutes } from '../../services/gateway/route-table';
+import { routesOf, type RegisteredAction } from '../../services/gateway/route-registry';
 import { services } from '../../shared/db/schema';
 import { adminToken, client, createTestDatabase, startTestApp, type TestApp } from '../helpers/app';
 
@@ -100,7 +100,7 @@ describe('operations endpoints', () => {
     expect(res.status).toBe(200);
     const doc = res.body;
     expect(doc.openapi).toBe('3.1.0');
-    const routes = allRoutes();
+    const routes = routesOf(t.app.broker.registry.getActionList({ skipInternal: true }).map((i) => (i as unknown as { action: RegisteredAction }).action));
     expect(routes.length).toBeGreaterThan(20);
     for (const r of routes) {
       const op = doc.paths[r.path.replace(/:([A-Za-z_]+)/g, '{$1}')]?.[r.method.toLowerCase()];

@@ -1,0 +1,10 @@
+-- Least privilege for FreeRADIUS on the billing database: a role that reads its tables and writes
+-- accounting and the post-auth log, nothing else. Create the role, then run this as the owner of
+-- the tables (the role the billing migrates with), e.g.:
+--   psql "$DATABASE_URL" -c "create role freeradius login password '...'" -f deploy/freeradius/grants.sql
+-- The database functions FreeRADIUS's writes reach (the radacct triggers that keep is_online,
+-- ip_address and usage; radius_bind_mac for MAC binding) run with their owner's rights.
+GRANT SELECT ON radcheck, radreply, radgroupcheck, radgroupreply, radusergroup, nas TO freeradius;
+GRANT SELECT, INSERT, UPDATE ON radacct TO freeradius;
+GRANT INSERT ON radpostauth TO freeradius;
+GRANT USAGE ON SEQUENCE radacct_radacctid_seq, radpostauth_id_seq TO freeradius;

@@ -1,0 +1,81 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { ServiceBroker, type BrokerOptions } from 'moleculer';
+import { brokerOptions } from '../moleculer.config';
+import { nodeMetricsService } from './metrics-service';
+import { startOpsServer, type OpsServer } from './ops-server';
+import { schemasFor } from './units';
+import { ConfigError, parseEncryptionKey, setConfig, type Config } from '../shared/config';
+import { closeDatabase, initDatabase } from '../shared/db/client';
+import { runMigrations, startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../shared/db/database-setup';
+
+export interface App {
+  broker: ServiceBroker;
+  databaseUrl: string;
+  /** Base URL of the HTTP gateway when this process runs one. */
+  baseUrl?: string;
+  /** Probes and metrics on OPS_PORT, when set (runtime/ops-server.ts). */
+  ops?: OpsServer;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Apply migrations at start (default true; tests start from an already-migrated template). */
+  migrate?: boolean;
+  broker?: Partial<BrokerOptions>;
+}
+
+/** ENCRYPTION_KEY, or in the embedded default a key generated once into DATA_DIR. */
+export function resolveEncryptionKey(cfg: Config, embedded: boolean): Buffer {
+  if (cfg.encryptionKey) return cfg.encryptionKey;
+  if (!embedded) throw new ConfigError('ENCRYPTION_KEY is required when DATABASE_URL is set (32 bytes, hex or base64)');
+  const file = path.resolve(cfg.dataDir, 'encryption.key');
+  if (!fs.existsSync(file)) {
+    fs.mkdirSync(cfg.dataDir, { recursive: true });
+    fs.writeFileSync(file, crypto.randomBytes(32).toString('hex'), { mode: 0o600, flag: 'wx' });
+  }
+  return parseEncryptionKey(fs.readFileSync(file, 'utf8').trim());
+}
+
+export async function startApp(cfg: Config, opts: StartOptions = {}): Promise<App> {
+  let embedded: EmbeddedPostgresHandle | undefined;
+  let databaseUrl = cfg.databaseUrl;
+  if (!databaseUrl) {
+    embedded = await startEmbeddedPostgres({
+      dataDir: cfg.dataDir,
+      port: cfg.embeddedPgPort,
+    });
+    databaseUrl = embedded.url;
+  }
+  const finalCfg = setConfig({ ...cfg, databaseUrl, encryptionKey: resolveEncryptionKey(cfg, !!embedded) });
+  try {
+    if (opts.migrate !== false) await runMigrations(databaseUrl);
+    initDatabase(databaseUrl);
+    const broker = new ServiceBroker(brokerOptions(finalCfg, opts.broker));
+    for (const schema of schemasFor(finalCfg.services)) broker.createService(schema);
+    broker.createService(nodeMetricsService);
+    await broker.start();
+    const ops = await startOpsServer(broker, process.env.OPS_PORT ? Number(process.env.OPS_PORT) : undefined);
+    const gateway = broker.getLocalService('gateway') as unknown as { server?: Server } | undefined;
+    const address = gateway?.server?.address() as AddressInfo | null | undefined;
+    return {
+      broker,
+      databaseUrl,
+      baseUrl: address ? `http://127.0.0.1:${address.port}` : undefined,
+      ops,
+      async stop() {
+        await broker.stop();
+        await ops?.close();
+        await closeDatabase();
+        if (embedded) await embedded.stop();
+      },
+    };
+  } catch (err) {
+    await closeDatabase();
+    if (embedded) await embedded.stop();
+    throw err;
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * The six deployment units and the Moleculer services each runs; `SERVICES=a,b` loads some, the
+ * embedded default loads all. A service folder under services/ is named after the route prefix
+ * it serves (README: "Where the code is"); a unit groups folders that scale together.
+ */
+import type { ServiceSchema } from 'moleculer';
+import { authService } from '../services/auth/auth.service';
+import { billingSchemas } from '../services/billing';
+import { gatewaySchemas } from '../services/gateway';
+import { managersService } from '../services/managers/managers.service';
+import { networkAccessSchemas } from '../services/network-access';
+import { notifierSchemas } from '../services/notifier';
+import { pdfRendererSchemas } from '../services/pdf-renderer';
+import { plansService } from '../services/plans/plans.service';
+import { resellersService } from '../services/resellers/resellers.service';
+import { settingsService } from '../services/settings/settings.service';
+import { subscribersSchemas } from '../services/subscribers';
+
+export const UNITS: Record<string, () => ServiceSchema[]> = {
+  gateway: gatewaySchemas,
+  billing: () => billingSchemas,
+  // Subscribers and the reference data they stand on: identity, resellers, plans, settings.
+  subscribers: () => [...subscribersSchemas, authService, managersService, resellersService, plansService, settingsService],
+  'network-access': () => networkAccessSchemas,
+  'pdf-renderer': () => pdfRendererSchemas,
+  notifier: () => notifierSchemas,
+};
+
+export const UNIT_NAMES = Object.keys(UNITS);
+
+export function schemasFor(units: string[] | undefined): ServiceSchema[] {
+  const chosen = units ?? UNIT_NAMES;
+  const unknown = chosen.filter((u) => !UNITS[u]);
+  if (unknown.length) throw new Error(`unknown service(s) in SERVICES: ${unknown.join(', ')} (known: ${UNIT_NAMES.join(', ')})`);
+  return chosen.flatMap((u) => UNITS[u]());
+}

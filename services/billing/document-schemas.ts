@@ -1,0 +1,22 @@
+/** Request schemas and error tables of the invoice document routes (documents.service.ts). */
+import type { JsonSchema } from '../../shared/http/route';
+import { idParams, object } from '../../shared/http/schemas';
+import { PAPER_NAMES } from '../../shared/paper';
+
+export const TAG = 'invoice documents';
+export const paper: JsonSchema = { type: 'string', enum: [...PAPER_NAMES] };
+/** Optional in the schema on purpose: a missing token must be 404 like a wrong one, never 400. */
+export const token: JsonSchema = { type: 'string', maxLength: 200 };
+export const renderErrors = { 503: 'renderer busy (queue full) or restarting', 504: 'render timed out' };
+export const sendBody = object({
+  phone: { type: 'string', minLength: 1, maxLength: 64 },
+  caption: { type: 'string', maxLength: 1000 },
+});
+export const sendErrors = {
+  400: 'phone is required (the subscriber has no phone), or not valid for the provider',
+  403: "not authorized (role, or outside the caller's tree)",
+  404: 'invoice not found',
+  409: 'no messaging account configured',
+  502: 'the provider rejected the message (its message is quoted)',
+  503: 'the provider stayed unreachable after retries, or the renderer is busy',
+};

@@ -1,0 +1,229 @@
+/** Resellers (tree, balances, commissions), plans, access servers, managers and settings. */
+import { useState } from 'preact/hooks';
+import { allPages, api } from './api.js';
+import { forget, options, plans } from './lookups.js';
+import { PAPERS } from './invoices.js';
+import { session } from './session.js';
+import { ActionDialog, Form, html, Loaded, money, notify, Table, useLoad } from './ui.js';
+
+const opt = (values) => values.map((v) => ({ value: v, label: v }));
+
+// ---- resellers --------------------------------------------------------------------------------
+
+/** Rows ordered as a tree (each parent before its children), with their depth. */
+function asTree(rows) {
+  const children = new Map();
+  const ids = new Set(rows.map((r) => r.id));
+  for (const r of rows) {
+    const parent = ids.has(r.parent_id) ? r.parent_id : null;
+    if (!children.has(parent)) children.set(parent, []);
+    children.get(parent).push(r);
+  }
+  const out = [];
+  const walk = (parent, depth) => (children.get(parent) ?? []).forEach((r) => {
+    out.push({ ...r, depth });
+    walk(r.id, depth + 1);
+  });
+  walk(null, 0);
+  return out;
+}
+
+function Commissions({ reseller }) {
+  const year = new Date().getUTCFullYear();
+  const [range, setRange] = useState({ from: `${year}-01-01`, to: `${year}-12-31` });
+  const state = useLoad(() => api('GET', '/api/invoices/commissions', { query: { reseller_id: reseller.id, ...range } }), [reseller.id, range.from, range.to]);
+  return html`<section class="card" aria-labelledby="h-comm"><h2 id="h-comm">Commissions of ${reseller.name}</h2>
+    <${Form} className="form inline" submitLabel="Show" onSubmit=${async (v) => setRange(v)} fields=${[
+      { name: 'from', label: 'From', type: 'date', value: range.from, required: true },
+      { name: 'to', label: 'To', type: 'date', value: range.to, required: true }]} />
+    <${Loaded} state=${state}>${(res) => html`
+      <p>Rate ${res.data.rate}%: ${money(res.data.total_commission, reseller.currency)} commission on ${money(res.data.total_invoiced, reseller.currency)} invoiced.</p>
+      <${Table} rows=${res.data.rows} empty="No invoices in this period." columns=${[['month', 'Month'],
+        ['invoiced', 'Invoiced', (r) => money(r.invoiced, reseller.currency)], ['commission', 'Commission', (r) => money(r.commission, reseller.currency)]]} />`}</${Loaded}>
+  </section>`;
+}
+
+function ServiceLimits({ reseller, plansList, onChange }) {
+  const state = useLoad(() => api('GET', `/api/resellers/${reseller.id}/service-limits`), [reseller.id]);
+  return html`<section class="card" aria-labelledby="h-limits"><h2 id="h-limits">Plans allowed for ${reseller.name}</h2>
+    <${Loaded} state=${state}>${(res) => html`<${Table} rows=${res.data} empty="No plan allowed yet." />`}</${Loaded}>
+    <${ActionDialog} label="Allow a plan" fields=${[
+      { name: 'service_id', label: 'Plan', type: 'select', numeric: true, options: options(plansList), required: true },
+      { name: 'max_subscribers', label: 'Most subscribers (empty: no cap)', type: 'int', min: 0 }]}
+      run=${(v) => api('POST', `/api/resellers/${reseller.id}/service-limits`, { body: v })} onDone=${() => { state.reload(); onChange(); }} />
+  </section>`;
+}
+
+export function ResellersPage() {
+  const state = useLoad(async () => ({ rows: await allPages('/api/resellers'), plans: await plans() }), []);
+  const [chosen, setChosen] = useState(null);
+  const reload = () => {
+    forget('resellers');
+    state.reload();
+  };
+  const resellerFields = (rows) => [
+    { name: 'name', label: 'Name', required: true },
+    { name: 'parent_id', label: 'Parent', type: 'select', numeric: true, options: options(rows), required: !session.isAdmin, value: session.claims.resellerId },
+    { name: 'commission_rate', label: 'Commission %', type: 'number', min: 0, max: 100 },
+    { name: 'currency', label: 'Currency (e.g. USD)' },
+    ...(session.isAdmin ? [{ name: 'balance', label: 'Opening balance', type: 'number', min: 0 }] : []),
+  ];
+  return html`<section>
+    <div class="page-head"><h1>Resellers</h1>
+      <${Loaded} state=${state}>${(d) => html`<${ActionDialog} label="New reseller" fields=${resellerFields(d.rows)}
+        run=${(v) => api('POST', '/api/resellers', { body: v })} onDone=${(res) => { notify(`Reseller ${res.data.name} created`); reload(); }} />`}</${Loaded}>
+    </div>
+    <${Loaded} state=${state}>${(d) => html`<${Table} rows=${asTree(d.rows)} columns=${[
+      ['name', 'Name', (r) => html`<span class="tree" style=${{ paddingInlineStart: `${r.depth * 1.5}em` }}>${r.depth ? '└ ' : ''}${r.name}</span>`],
+      ['id', 'Id'],
+      ['balance', 'Balance', (r) => money(r.balance, r.currency)],
+      ['commission_rate', 'Commission', (r) => `${r.commission_rate}%`],
+      ['actions', 'Actions', (r) => html`<button type="button" class="secondary" onClick=${() => setChosen(r)}>Details of ${r.name}</button>
+        ${(session.isAdmin || r.id !== session.claims.resellerId) && html`<${ActionDialog} label=${`Balance of ${r.name}`} title=${`Credit or debit ${r.name}`}
+          fields=${[{ name: 'amount', label: `Amount (${r.currency}); negative debits`, type: 'number', required: true }, { name: 'notes', label: 'Notes' }]}
+          confirm=${session.isAdmin ? 'The reseller balance changes through the ledger.' : 'The amount moves from your own balance.'}
+          run=${(v) => api('POST', `/api/resellers/${r.id}/balance`, { body: v })} onDone=${() => { notify('Balance updated'); reload(); }} />`}`],
+    ]} />
+    ${chosen && html`<div class="grid"><${Commissions} reseller=${chosen} /><${ServiceLimits} reseller=${chosen} plansList=${d.plans} onChange=${reload} /></div>`}`}</${Loaded}>
+  </section>`;
+}
+
+// ---- plans ------------------------------------------------------------------------------------
+
+const planFields = (p = {}) => [
+  { name: 'name', label: 'Name', required: !p.id, value: p.name },
+  { name: 'price', label: 'Price', type: 'number', min: 0, required: !p.id, value: p.price },
+  { name: 'duration_days', label: 'Days', type: 'int', min: 1, max: 3660, value: p.duration_days ?? 30 },
+  { name: 'currency', label: 'Currency', value: p.currency },
+  { name: 'rate_limit', label: 'Rate limit (e.g. 20M/20M)', value: p.rate_limit },
+  { name: 'pool_name', label: 'Address pool', value: p.pool_name },
+  { name: 'daily_quota_gb', label: 'Daily quota GB', type: 'number', min: 0, value: p.daily_quota_gb },
+  { name: 'monthly_quota_gb', label: 'Monthly quota GB', type: 'number', min: 0, value: p.monthly_quota_gb },
+  { name: 'mac_binding', label: 'Bind the first MAC', type: 'checkbox', value: p.mac_binding },
+];
+
+export function PlansPage() {
+  const state = useLoad(() => allPages('/api/services'), []);
+  const reload = () => {
+    forget('plans');
+    state.reload();
+  };
+  return html`<section>
+    <div class="page-head"><h1>Plans</h1>
+      ${session.isAdmin && html`<${ActionDialog} label="New plan" fields=${planFields()} run=${(v) => api('POST', '/api/services', { body: v })}
+        onDone=${(res) => { notify(`Plan ${res.data.name} created`); reload(); }} />`}
+    </div>
+    <${Loaded} state=${state}>${(rows) => html`<${Table} rows=${rows} columns=${[
+      ['name', 'Name'], ['id', 'Id'], ['price', 'Price', (p) => money(p.price, p.currency)], ['duration_days', 'Days'],
+      ['rate_limit', 'Rate limit'], ['pool_name', 'Pool'], ['daily_quota_gb', 'Daily GB'], ['monthly_quota_gb', 'Monthly GB'],
+      ...(session.isAdmin ? [['actions', 'Actions', (p) => html`
+        <${ActionDialog} label=${`Edit ${p.name}`} fields=${planFields(p)} run=${(v) => api('PUT', `/api/services/${p.id}`, { body: v })} onDone=${reload} />
+        <${ActionDialog} label=${`Retire ${p.name}`} danger confirm="The plan is retired (refused while subscribers use it)."
+          run=${() => api('DELETE', `/api/services/${p.id}`)} onDone=${reload} />`]] : []),
+    ]} />`}</${Loaded}>
+  </section>`;
+}
+
+// ---- access servers ---------------------------------------------------------------------------
+
+const nasFields = (n = {}) => [
+  { name: 'name', label: 'Name', required: !n.id, value: n.name },
+  { name: 'ip_address', label: 'IPv4 address', required: !n.id, value: n.ip_address },
+  { name: 'secret', label: n.id ? 'RADIUS secret (empty: keep)' : 'RADIUS secret', type: 'password', required: !n.id },
+  { name: 'type', label: 'Type', type: 'select', options: opt(['mikrotik', 'other']), value: n.type ?? 'mikrotik' },
+  { name: 'coa_port', label: 'CoA port', type: 'int', min: 1, max: 65535, value: n.coa_port ?? 3799 },
+  { name: 'api_port', label: 'Router API port', type: 'int', min: 1, max: 65535, value: n.api_port },
+  { name: 'api_username', label: 'Router API user', value: n.api_username },
+  { name: 'api_password', label: 'Router API password (empty: keep)', type: 'password' },
+  { name: 'description', label: 'Description', value: n.description },
+];
+
+export function NasPage() {
+  const state = useLoad(() => allPages('/api/nas'), []);
+  const reload = () => {
+    forget('nas');
+    state.reload();
+  };
+  return html`<section>
+    <div class="page-head"><h1>Access servers</h1>
+      <${ActionDialog} label="New access server" fields=${nasFields()} run=${(v) => api('POST', '/api/nas', { body: v })} onDone=${reload} />
+    </div>
+    <${Loaded} state=${state}>${(rows) => html`<${Table} rows=${rows} empty="No access server yet." columns=${[
+      ['name', 'Name'], ['ip_address', 'Address'], ['type', 'Type'], ['coa_port', 'CoA port'], ['api_port', 'API port'], ['description', 'Description'],
+      ['actions', 'Actions', (n) => html`
+        <${ActionDialog} label=${`Edit ${n.name}`} fields=${nasFields(n)} run=${(v) => api('PUT', `/api/nas/${n.id}`, { body: v })} onDone=${reload} />
+        <${ActionDialog} label=${`Remove ${n.name}`} danger confirm="FreeRADIUS stops accepting this server." run=${() => api('DELETE', `/api/nas/${n.id}`)} onDone=${reload} />`],
+    ]} />`}</${Loaded}>
+  </section>`;
+}
+
+// ---- managers ---------------------------------------------------------------------------------
+
+const PERMISSIONS = ['subscribers.view', 'subscribers.view_all', 'subscribers.create', 'subscribers.edit', 'subscribers.delete',
+  'subscribers.renew', 'subscribers.add_days', 'subscribers.change_service', 'subscribers.inactivate', 'subscribers.disconnect',
+  'subscribers.reset_fup', 'subscribers.reset_mac', 'subscribers.rename', 'subscribers.refill_quota', 'subscribers.ping',
+  'subscribers.torch', 'subscribers.view_graph', 'subscribers.transfer'];
+
+export function ManagersPage() {
+  const state = useLoad(async () => ({ rows: await allPages('/api/managers'), resellers: await allPages('/api/resellers') }), []);
+  const fields = (rs) => [
+    { name: 'username', label: 'Username', required: true },
+    { name: 'password', label: 'Password (8 or more)', type: 'password', required: true },
+    { name: 'role', label: 'Role', type: 'select', options: opt(['reseller', 'user', 'admin']), required: true },
+    { name: 'reseller_id', label: 'Reseller', type: 'select', numeric: true, options: options(rs) },
+    { name: 'permissions', label: 'Permissions (admins hold all)', type: 'checkboxes', value: ['subscribers.view'],
+      options: PERMISSIONS.map((p) => ({ value: p, label: p.replace('subscribers.', '').replace(/_/g, ' ') })) },
+  ];
+  return html`<section>
+    <div class="page-head"><h1>Managers</h1>
+      <${Loaded} state=${state}>${(d) => html`<${ActionDialog} label="New manager" fields=${fields(d.resellers)}
+        run=${(v) => api('POST', '/api/managers', { body: v })} onDone=${() => { notify('Manager created'); state.reload(); }} />`}</${Loaded}>
+    </div>
+    <${Loaded} state=${state}>${(d) => html`<${Table} rows=${d.rows} columns=${[['username', 'Username'], ['role', 'Role'], ['reseller_id', 'Reseller'],
+      ['permissions', 'Permissions', (m) => (m.permissions ?? []).join(', ')],
+      ['actions', 'Actions', (m) => m.id !== session.claims.managerId && html`<${ActionDialog} label=${`Delete ${m.username}`} danger
+        confirm="The account can no longer sign in." run=${() => api('DELETE', `/api/managers/${m.id}`)} onDone=${state.reload} />`]]} />`}</${Loaded}>
+  </section>`;
+}
+
+// ---- settings ---------------------------------------------------------------------------------
+
+const SETTING_TYPES = {
+  default_paper_size: { type: 'select', options: opt(PAPERS) },
+  commission_basis: { type: 'select', options: opt(['paid', 'invoiced']) },
+  radius_password_mode: { type: 'select', options: opt(['nt', 'cleartext']) },
+  messaging_provider: { type: 'select', options: opt(['none', 'whatsapp', 'telegram']) },
+  how_to_pay: { type: 'textarea' },
+  operator_address: { type: 'textarea' },
+  default_due_days: { type: 'int' },
+  expiring_days: { type: 'int' },
+  whatsapp_access_token: { type: 'password', secret: true },
+  telegram_bot_token: { type: 'password', secret: true },
+  language: { hint: 'two letters; ar, fa, he and ur lay the console and documents out right to left' },
+};
+
+export function SettingsPage() {
+  const state = useLoad(() => api('GET', '/api/settings'), []);
+  return html`<section>
+    <h1>Settings</h1>
+    <${Loaded} state=${state}>${(res) => {
+      const current = res.data;
+      const fields = Object.entries(current).map(([key, value]) => {
+        const t = SETTING_TYPES[key] ?? {};
+        const type = t.type ?? (typeof value === 'number' ? 'number' : 'text');
+        return { name: key, label: key.replace(/_/g, ' '), ...t, type, required: type === 'select', value: t.secret ? '' : value,
+          hint: t.secret ? (value ? 'set; leave empty to keep' : 'not set') : t.hint };
+      });
+      return html`<${Form} className="form columns" fields=${fields} submitLabel="Save settings" onSubmit=${async (values) => {
+        const changed = Object.fromEntries(Object.entries(values).filter(([k, v]) => v !== current[k]));
+        if (Object.keys(changed).length === 0) return notify('Nothing changed');
+        await api('PUT', '/api/settings', { body: changed });
+        notify('Settings saved');
+        // The language sets the layout direction of the page, which the server writes.
+        if ('language' in changed) location.reload();
+        else state.reload();
+      }} />`;
+    }}</${Loaded}>
+  </section>`;
+}
+

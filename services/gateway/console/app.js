@@ -1,0 +1,106 @@
+/** The console's shell: sign-in, the navigation the token allows, and the pages by route. */
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { ManagersPage, NasPage, PlansPage, ResellersPage, SettingsPage } from './admin.js';
+import { api } from './api.js';
+import { InvoicePage, InvoicesPage } from './invoices.js';
+import { match, useRoute } from './router.js';
+import { session } from './session.js';
+import { SubscriberPage } from './subscriber.js';
+import { NewSubscriberPage, SubscribersPage } from './subscribers.js';
+import { ErrorMessage, Form, html, notify, StatusLine } from './ui.js';
+
+function SignIn() {
+  useEffect(() => {
+    document.title = 'Sign in · ISP billing console';
+  }, []);
+  return html`<main id="main" class="signin">
+    <h1>Sign in</h1>
+    ${session.notice && html`<p class="message" role="alert">${session.notice}</p>`}
+    <${Form} submitLabel="Sign in" fields=${[
+      { name: 'username', label: 'Username', required: true },
+      { name: 'password', label: 'Password', type: 'password', required: true },
+    ]} onSubmit=${async (values) => {
+      const res = await api('POST', '/api/auth/login', { body: values });
+      session.start(res.data.token);
+      if (!location.hash || location.hash === '#/') location.hash = '#/subscribers';
+    }} />
+  </main>`;
+}
+
+/** Navigation entries and who sees them (the API would refuse the others anyway). */
+const NAV = [
+  ['#/subscribers', 'Subscribers', () => session.can('subscribers.view')],
+  ['#/invoices', 'Invoices', () => true],
+  ['#/resellers', 'Resellers', () => session.isAdminOrReseller],
+  ['#/plans', 'Plans', () => true],
+  ['#/nas', 'Access servers', () => session.isAdmin],
+  ['#/managers', 'Managers', () => session.isAdmin],
+  ['#/settings', 'Settings', () => session.isAdmin],
+];
+
+const PAGES = [
+  ['/subscribers', () => SubscribersPage, 'Subscribers'],
+  ['/subscribers/new', () => NewSubscriberPage, 'New subscriber'],
+  ['/subscribers/:id', () => SubscriberPage, 'Subscriber'],
+  ['/invoices', () => InvoicesPage, 'Invoices'],
+  ['/invoices/:id', () => InvoicePage, 'Invoice'],
+  ['/resellers', () => ResellersPage, 'Resellers'],
+  ['/plans', () => PlansPage, 'Plans'],
+  ['/nas', () => NasPage, 'Access servers'],
+  ['/managers', () => ManagersPage, 'Managers'],
+  ['/settings', () => SettingsPage, 'Settings'],
+];
+
+function Page({ route }) {
+  for (const [pattern, component, title] of PAGES) {
+    const params = match(pattern, route.path);
+    if (!params) continue;
+    document.title = `${title} · ISP billing console`;
+    const Component = component();
+    return html`<${Component} key=${route.path} ...${params} query=${route.query} />`;
+  }
+  const first = NAV.find(([, , visible]) => visible());
+  if (route.path === '/' && first) {
+    location.replace(first[0]);
+    return null;
+  }
+  return html`<h1>Not found</h1><p>No page at ${route.path}.</p>`;
+}
+
+function Shell() {
+  const route = useRoute();
+  const [error, setError] = useState(null);
+  const { role, resellerId } = session.claims;
+  async function signOut() {
+    try {
+      await api('POST', '/api/auth/logout', { body: {} });
+    } catch (err) {
+      // A token the server already refuses is signed out anyway; anything else is worth saying.
+      if (err.status !== 401) return setError(err);
+    }
+    session.end('You are signed out.');
+    notify('Signed out');
+  }
+  return html`
+    <a class="skip" href="#main" onClick=${(e) => { e.preventDefault(); document.getElementById('main')?.focus(); }}>Skip to content</a>
+    <header class="top">
+      <strong class="brand">ISP billing</strong>
+      <nav aria-label="Main">
+        <ul>${NAV.filter(([, , visible]) => visible()).map(([hash, text]) => html`<li>
+          <a href=${hash} aria-current=${route.path.startsWith(hash.slice(1)) ? 'page' : undefined}>${text}</a></li>`)}</ul>
+      </nav>
+      <span class="who">${role}${resellerId ? ` of reseller #${resellerId}` : ''}</span>
+      <button type="button" class="secondary" onClick=${signOut}>Sign out</button>
+    </header>
+    <${ErrorMessage} error=${error} />
+    <main id="main" tabindex="-1"><${Page} route=${route} /></main>`;
+}
+
+function App() {
+  const [, setVersion] = useState(0);
+  useEffect(() => session.onChange(() => setVersion((v) => v + 1)), []);
+  return html`${session.token ? html`<${Shell} />` : html`<${SignIn} />`}<${StatusLine} />`;
+}
+
+render(html`<${App} />`, document.getElementById('app'));

@@ -1,0 +1,264 @@
+/** Building blocks every page shares: loading, messages, fields, dialogs, paging, formatting. */
+import { h } from 'preact';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import htm from 'htm';
+
+export const html = htm.bind(h);
+
+// ---- formatting -------------------------------------------------------------------------------
+
+export function money(amount, currency) {
+  if (amount === null || amount === undefined) return '—';
+  try {
+    return new Intl.NumberFormat(undefined, { style: 'currency', currency: currency || 'USD' }).format(amount);
+  } catch {
+    return `${amount} ${currency ?? ''}`;
+  }
+}
+
+export const date = (iso) => (iso ? String(iso).slice(0, 10) : '—');
+export const dateTime = (iso) => (iso ? new Date(iso).toLocaleString() : '—');
+
+export function bytes(n) {
+  if (n === null || n === undefined) return '—';
+  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
+  let v = Number(n);
+  let i = 0;
+  while (Math.abs(v) >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${v.toFixed(i ? 1 : 0)} ${units[i]}`;
+}
+
+// ---- status line (announced to screen readers) ------------------------------------------------
+
+const statusListeners = new Set();
+export function notify(text) {
+  statusListeners.forEach((l) => l(text));
+}
+
+export function StatusLine() {
+  const [text, setText] = useState('');
+  useEffect(() => {
+    let timer;
+    const show = (t) => {
+      setText(t);
+      clearTimeout(timer);
+      timer = setTimeout(() => setText(''), 6000);
+    };
+    statusListeners.add(show);
+    return () => {
+      statusListeners.delete(show);
+      clearTimeout(timer);
+    };
+  }, []);
+  return html`<p class="status-line" role="status" aria-live="polite">${text}</p>`;
+}
+
+// ---- loading ----------------------------------------------------------------------------------
+
+/** `{ data, error, loading, reload }` of an async read, reloaded when `deps` change. */
+export function useLoad(load, deps) {
+  const [state, setState] = useState({ data: null, error: null, loading: true });
+  const seq = useRef(0);
+  const reload = useCallback(() => {
+    const mine = ++seq.current;
+    setState((s) => ({ ...s, loading: true, error: null }));
+    load().then(
+      (data) => mine === seq.current && setState({ data, error: null, loading: false }),
+      (error) => mine === seq.current && setState({ data: null, error, loading: false }),
+    );
+  }, deps);
+  useEffect(reload, [reload]);
+  return { ...state, reload };
+}
+
+export function ErrorMessage({ error, onRetry }) {
+  if (!error) return null;
+  const text = error.explanation ?? String(error.message ?? error);
+  return html`<div class="message error" role="alert">
+    <span>${text}</span>
+    ${onRetry && (error.retryable ?? true) && html` <button type="button" class="link" onClick=${onRetry}>Retry</button>`}
+  </div>`;
+}
+
+/** Loading, its error with Retry, or the children rendered from the data. */
+export function Loaded({ state, children }) {
+  if (state.error) return html`<${ErrorMessage} error=${state.error} onRetry=${state.reload} />`;
+  if (state.loading && !state.data) return html`<p class="muted">Loading…</p>`;
+  return children(state.data);
+}
+
+// ---- fields and forms -------------------------------------------------------------------------
+// Inputs are uncontrolled (defaultValue): a re-render after a failed submit keeps what was typed.
+
+let fieldSeq = 0;
+const useId = () => useRef(`f${++fieldSeq}`).current;
+
+/**
+ * One labelled input. Specs: `{ name, label, type, value, options, required, min, max, step, hint }`
+ * with type text, password, number, int, date, datetime, checkbox, checkboxes (several values of
+ * `options`), select or textarea.
+ */
+function Field({ spec }) {
+  const id = useId();
+  const { name, label, type = 'text', value, options, required, min, max, step, hint, placeholder } = spec;
+  const common = { id, name, required, 'aria-describedby': hint ? `${id}-hint` : undefined };
+  let control;
+  if (type === 'select') {
+    control = html`<select ...${common}>
+      ${!required && html`<option value="">—</option>`}
+      ${options.map((o) => html`<option value=${o.value} selected=${String(o.value) === String(value ?? '')}>${o.label}</option>`)}
+    </select>`;
+  } else if (type === 'textarea') {
+    control = html`<textarea ...${common} rows="3" placeholder=${placeholder} defaultValue=${value ?? ''}></textarea>`;
+  } else if (type === 'checkboxes') {
+    const chosen = new Set(value ?? []);
+    return html`<fieldset class="field checkboxes">
+      <legend>${label}</legend>
+      ${options.map((o) => html`<label><input type="checkbox" name=${name} value=${o.value} defaultChecked=${chosen.has(o.value)} /> ${o.label}</label>`)}
+    </fieldset>`;
+  } else if (type === 'checkbox') {
+    return html`<div class="field checkbox">
+      <input type="checkbox" ...${common} defaultChecked=${!!value} />
+      <label for=${id}>${label}</label>
+    </div>`;
+  } else {
+    const inputType = { int: 'number', datetime: 'datetime-local' }[type] ?? type;
+    const numberStep = type === 'int' ? '1' : type === 'number' ? step ?? 'any' : undefined;
+    control = html`<input ...${common} type=${inputType} defaultValue=${value ?? ''} min=${min} max=${max} step=${numberStep}
+      placeholder=${placeholder} autocomplete=${type === 'password' ? 'new-password' : 'off'} />`;
+  }
+  return html`<div class="field">
+    <label for=${id}>${label}${required ? ' *' : ''}</label>
+    ${control}
+    ${hint && html`<small id=${`${id}-hint`} class="muted">${hint}</small>`}
+  </div>`;
+}
+
+/** The form's values typed by the specs; empty optional fields are left out. */
+function readForm(form, specs) {
+  const out = {};
+  for (const s of specs) {
+    const el = form.elements.namedItem(s.name);
+    if (!el) continue;
+    if (s.type === 'checkbox') {
+      out[s.name] = el.checked;
+      continue;
+    }
+    if (s.type === 'checkboxes') {
+      out[s.name] = [...form.querySelectorAll(`input[name="${s.name}"]:checked`)].map((c) => c.value);
+      continue;
+    }
+    const raw = el.value.trim();
+    if (raw === '') continue;
+    if (s.type === 'number') out[s.name] = Number(raw);
+    else if (s.type === 'int' || (s.type === 'select' && s.numeric)) out[s.name] = parseInt(raw, 10);
+    else if (s.type === 'datetime') out[s.name] = new Date(raw).toISOString();
+    else out[s.name] = raw;
+  }
+  return out;
+}
+
+/** A form of fields with a submit button, its error and a pending state. */
+export function Form({ fields, submitLabel, onSubmit, children, className }) {
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  async function submit(e) {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      await onSubmit(readForm(e.currentTarget, fields), e.currentTarget);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+  return html`<form class=${className ?? 'form'} onSubmit=${submit}>
+    ${fields.map((f) => html`<${Field} key=${f.name} spec=${f} />`)}
+    ${children}
+    <${ErrorMessage} error=${error} />
+    <div class="actions"><button type="submit" disabled=${busy}>${busy ? 'Working…' : submitLabel}</button></div>
+  </form>`;
+}
+
+/**
+ * A button that opens a modal dialog: an optional form, an optional confirmation text (for
+ * changes of money or access), and what the action answered when `showResult` renders it.
+ */
+export function ActionDialog({ label, title, fields = [], confirm, danger, submitLabel, run, onDone, showResult }) {
+  const ref = useRef(null);
+  const [open, setOpen] = useState(false);
+  const [result, setResult] = useState(null);
+  useEffect(() => {
+    if (open && ref.current && !ref.current.open) ref.current.showModal();
+  }, [open]);
+  const close = () => {
+    ref.current?.close();
+    setOpen(false);
+    setResult(null);
+  };
+  async function submit(values) {
+    const res = await run(values);
+    if (showResult) setResult(res);
+    else {
+      close();
+      onDone?.(res);
+    }
+  }
+  return html`<span class="action">
+    <button type="button" class=${danger ? 'danger' : ''} onClick=${() => setOpen(true)}>${label}</button>
+    ${open && html`<dialog ref=${ref} aria-labelledby="dialog-title" onClose=${() => { setOpen(false); setResult(null); }}>
+      <h2 id="dialog-title">${title ?? label}</h2>
+      ${confirm && html`<p class=${danger ? 'warning' : ''}>${confirm}</p>`}
+      ${result
+        ? html`${showResult(result)}<div class="actions"><button type="button" onClick=${() => { close(); onDone?.(result); }}>Close</button></div>`
+        : html`<${Form} fields=${fields} submitLabel=${submitLabel ?? (confirm ? `Yes, ${label.toLowerCase()}` : label)} onSubmit=${submit}>
+            <button type="button" class="secondary" onClick=${close}>Cancel</button>
+          </${Form}>`}
+    </dialog>`}
+  </span>`;
+}
+
+// ---- tables, paging, details ------------------------------------------------------------------
+
+export function Pager({ pagination, onPage }) {
+  if (!pagination) return null;
+  const { page, limit, total } = pagination;
+  const pages = Math.max(1, Math.ceil(total / limit));
+  const estimated = total > 10000;
+  return html`<nav class="pager" aria-label="Pages">
+    <button type="button" disabled=${page <= 1} onClick=${() => onPage(page - 1)}>Previous</button>
+    <span>Page ${page} of ${estimated ? 'about ' : ''}${pages} (${estimated ? 'about ' : ''}${total} rows)</span>
+    <button type="button" disabled=${page >= pages} onClick=${() => onPage(page + 1)}>Next</button>
+  </nav>`;
+}
+
+const label = (key) => key.replace(/_/g, ' ');
+
+function show(value) {
+  if (value === null || value === undefined || value === '') return '—';
+  if (typeof value === 'boolean') return value ? 'yes' : 'no';
+  if (typeof value === 'object') return 'props' in value ? value : JSON.stringify(value);
+  return String(value);
+}
+
+/** Any object as a definition list (for answers whose shape this console does not fix). */
+export function KeyValues({ data, keys }) {
+  const entries = (keys ?? Object.keys(data ?? {})).map((k) => [k, data?.[k]]);
+  return html`<dl class="kv">${entries.map(([k, v]) => html`<dt>${label(k)}</dt><dd>${show(v)}</dd>`)}</dl>`;
+}
+
+/** Rows of objects as a table; columns `[key, title, render?]`, by default every key of the first row. */
+export function Table({ rows, columns, caption, empty = 'Nothing here yet.' }) {
+  if (!rows?.length) return html`<p class="muted">${empty}</p>`;
+  const cols = columns ?? Object.keys(rows[0]).map((k) => [k, label(k)]);
+  return html`<div class="table-wrap"><table>
+    ${caption && html`<caption>${caption}</caption>`}
+    <thead><tr>${cols.map(([, title]) => html`<th scope="col">${title}</th>`)}</tr></thead>
+    <tbody>${rows.map((r, i) => html`<tr key=${r.id ?? i}>${cols.map(([k, , render]) => html`<td>${render ? render(r) : show(r[k])}</td>`)}</tr>`)}</tbody>
+  </table></div>`;
+}

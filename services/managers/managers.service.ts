@@ -1,0 +1,221 @@
+import { and, count, eq, ne, sql } from 'drizzle-orm';
+import type { ServiceSchema } from 'moleculer';
+import type { Role } from '../../shared/auth/claims';
+import { hashPassword } from '../../shared/auth/passwords';
+import { requireAdmin } from '../../shared/auth/policy';
+import { config } from '../../shared/config';
+import { db } from '../../shared/db/client';
+import { auditLog, managers, resellers } from '../../shared/db/schema';
+import { badRequest, conflict, notFound } from '../../shared/errors';
+import { authOf, pageOf, type Ctx } from '../../shared/http/context';
+import type { ActionResult } from '../../shared/http/route';
+import { isoTimestamp } from '../../shared/http/schemas';
+import { conflictOnDuplicate } from '../../shared/db/errors';
+import { adminErrors, idParams, object, paginationProperties } from '../../shared/http/schemas';
+import { managerFields } from './schemas';
+
+type ManagerRow = typeof managers.$inferSelect;
+
+interface ManagerInput {
+  username?: string;
+  password?: string;
+  role?: Role;
+  reseller_id?: number | null;
+  permissions?: string[];
+  active?: boolean;
+}
+
+function view(m: ManagerRow) {
+  return {
+    id: m.id,
+    username: m.username,
+    role: m.role,
+    reseller_id: m.resellerId,
+    permissions: m.permissions,
+    active: m.active,
+    created_at: isoTimestamp(m.createdAt),
+  };
+}
+
+/** Every gateway drops its cached row of this manager at once (services/gateway/identities.ts). */
+function announceChange(ctx: Ctx<unknown>, id: number): Promise<void> {
+  return ctx.broadcast('manager.changed', { id });
+}
+
+/** What an update changes that the audit log should say: enable/disable, password, role, scope. */
+function auditedChanges(current: ManagerRow, next: ManagerRow): Record<string, unknown> {
+  const changes: Record<string, unknown> = {};
+  if (current.active !== next.active) changes.active = next.active;
+  if (current.tokenVersion !== next.tokenVersion) changes.password = 'changed';
+  if (current.role !== next.role) changes.role = next.role;
+  if (current.resellerId !== next.resellerId) changes.reseller_id = next.resellerId;
+  if (JSON.stringify(current.permissions) !== JSON.stringify(next.permissions)) changes.permissions = next.permissions;
+  if (current.username !== next.username) changes.username = next.username;
+  return changes;
+}
+
+async function checkRoleAndReseller(role: Role, resellerId: number | null | undefined): Promise<void> {
+  if (role === 'reseller' && !resellerId) throw badRequest('reseller_id is required for role reseller');
+  if (role === 'admin' && resellerId) throw badRequest('reseller_id must be empty for role admin');
+  if (resellerId) {
+    const [r] = await db().select({ id: resellers.id }).from(resellers).where(eq(resellers.id, resellerId));
+    if (!r) throw badRequest('reseller_id not found');
+  }
+}
+
+/** The first admin, from ADMIN_USERNAME / ADMIN_PASSWORD, created once when no admin exists. */
+async function ensureFirstAdmin(log: (msg: string) => void): Promise<void> {
+  const cfg = config();
+  const [{ admins }] = await db().select({ admins: count() }).from(managers).where(eq(managers.role, 'admin'));
+  if (admins > 0) return;
+  if (!cfg.adminPassword) {
+    log('no admin manager exists: set ADMIN_PASSWORD (and ADMIN_USERNAME) to create one, or use `npm run token`');
+    return;
+  }
+  await db()
+    .insert(managers)
+    .values({ username: cfg.adminUsername, passwordHash: await hashPassword(cfg.adminPassword), role: 'admin', permissions: [] })
+    .onConflictDoNothing();
+  log(`created the first admin manager "${cfg.adminUsername}"`);
+}
+
+export const managersService: ServiceSchema = {
+  name: 'managers',
+  async started() {
+    await ensureFirstAdmin((m) => this.logger.info(m));
+  },
+  actions: {
+    create: {
+      rest: 'POST /api/managers',
+      http: {
+        auth: 'jwt',
+        access: 'admin',
+        summary: 'Create a manager (admin, reseller or user account)',
+        tag: 'managers',
+        success: 201,
+        body: object(managerFields, ['username', 'password', 'role']),
+        errors: { ...adminErrors, 409: 'username already exists' },
+      },
+      async handler(ctx: Ctx<ManagerInput>): Promise<ActionResult> {
+        requireAdmin(ctx.meta.auth);
+        const p = ctx.params;
+        const role = p.role as Role;
+        await checkRoleAndReseller(role, p.reseller_id);
+        return conflictOnDuplicate('username already exists', async () => {
+          const [row] = await db()
+            .insert(managers)
+            .values({
+              username: p.username as string,
+              passwordHash: await hashPassword(p.password as string),
+              role,
+              resellerId: p.reseller_id ?? null,
+              permissions: p.permissions ?? [],
+              active: p.active ?? true,
+            })
+            .returning();
+          return { data: view(row) };
+        });
+      },
+    },
+    list: {
+      rest: 'GET /api/managers',
+      http: {
+        auth: 'jwt',
+        access: 'admin',
+        summary: 'List managers',
+        tag: 'managers',
+        query: object(paginationProperties),
+        errors: adminErrors,
+      },
+      async handler(ctx: Ctx<{ page?: number; limit?: number }>): Promise<ActionResult> {
+        requireAdmin(ctx.meta.auth);
+        const { page, limit, offset } = pageOf(ctx.params);
+        const rows = await db().select().from(managers).orderBy(managers.id).limit(limit).offset(offset);
+        const [{ total }] = await db().select({ total: count() }).from(managers);
+        return { data: rows.map(view), pagination: { page, limit, total } };
+      },
+    },
+    update: {
+      rest: 'PUT /api/managers/:id',
+      http: {
+        auth: 'jwt',
+        access: 'admin',
+        summary: 'Update a manager',
+        tag: 'managers',
+        params: idParams(),
+        body: { ...object(managerFields), minProperties: 1 },
+        errors: { ...adminErrors, 404: 'manager not found', 409: 'username already exists, or cannot demote the last admin' },
+      },
+      async handler(ctx: Ctx<ManagerInput & { id: number }>): Promise<ActionResult> {
+        requireAdmin(ctx.meta.auth);
+        const p = ctx.params;
+        const [current] = await db().select().from(managers).where(eq(managers.id, p.id));
+        if (!current) throw notFound('manager not found');
+        const role = (p.role ?? current.role) as Role;
+        const resellerId = p.reseller_id === undefined ? current.resellerId : p.reseller_id;
+        await checkRoleAndReseller(role, resellerId);
+        const active = p.active ?? current.active;
+        if (current.role === 'admin' && role !== 'admin') await assertAnotherAdmin(current.id, 'cannot demote the last admin');
+        if (current.role === 'admin' && current.active && !active) await assertAnotherAdmin(current.id, 'cannot disable the last admin');
+        const row = await conflictOnDuplicate('username already exists', async () =>
+          db().transaction(async (tx) => {
+            const [updated] = await tx
+              .update(managers)
+              .set({
+                username: p.username ?? current.username,
+                passwordHash: p.password ? await hashPassword(p.password) : current.passwordHash,
+                // A new password ends every token issued under the old one.
+                tokenVersion: p.password ? sql`${managers.tokenVersion} + 1` : current.tokenVersion,
+                role,
+                resellerId: role === 'admin' ? null : resellerId,
+                permissions: p.permissions ?? current.permissions,
+                active,
+                updatedAt: sql`now()`,
+              })
+              .where(eq(managers.id, p.id))
+              .returning();
+            const changes = auditedChanges(current, updated);
+            const action = changes.active === undefined ? 'manager.update' : active ? 'manager.enable' : 'manager.disable';
+            await tx.insert(auditLog).values({ managerId: authOf(ctx).managerId, action, entity: 'manager', entityId: p.id, details: changes });
+            return updated;
+          }),
+        );
+        await announceChange(ctx, p.id);
+        return { data: view(row) };
+      },
+    },
+    remove: {
+      rest: 'DELETE /api/managers/:id',
+      http: {
+        auth: 'jwt',
+        access: 'admin',
+        summary: 'Delete a manager',
+        tag: 'managers',
+        params: idParams(),
+        errors: { ...adminErrors, 404: 'manager not found', 409: 'cannot delete the last admin' },
+      },
+      async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
+        requireAdmin(ctx.meta.auth);
+        const [current] = await db().select().from(managers).where(eq(managers.id, ctx.params.id));
+        if (!current) throw notFound('manager not found');
+        if (current.role === 'admin') await assertAnotherAdmin(current.id, 'cannot delete the last admin');
+        await db().transaction(async (tx) => {
+          await tx.delete(managers).where(eq(managers.id, ctx.params.id));
+          await tx.insert(auditLog).values({
+            managerId: authOf(ctx).managerId, action: 'manager.delete', entity: 'manager', entityId: current.id, details: { username: current.username },
+          });
+        });
+        await announceChange(ctx, current.id);
+        return { data: { id: current.id, deleted: true } };
+      },
+    },
+  },
+};
+
+async function assertAnotherAdmin(exceptId: number, message: string): Promise<void> {
+  const [{ others }] = await db()
+    .select({ others: count() })
+    .from(managers)
+    .where(and(eq(managers.role, 'admin'), eq(managers.active, true), ne(managers.id, exceptId)));
+  if (others === 0) throw conflict(message);
+}

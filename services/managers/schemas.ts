@@ -1,0 +1,14 @@
+/** Request schemas of the manager routes. */
+import { idSchema } from '../../shared/http/schemas';
+import { ROLES } from '../../shared/auth/claims';
+
+const permissionList = { type: 'array', items: { type: 'string', pattern: '^[a-z_]+\\.[a-z_]+$' }, maxItems: 100 };
+
+export const managerFields = {
+  username: { type: 'string', minLength: 3, maxLength: 64, pattern: '^[A-Za-z0-9_.@-]+$' },
+  password: { type: 'string', minLength: 8, maxLength: 200 },
+  role: { type: 'string', enum: [...ROLES] },
+  reseller_id: { ...idSchema, type: ['integer', 'null'] },
+  permissions: permissionList,
+  active: { type: 'boolean' },
+};

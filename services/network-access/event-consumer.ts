@@ -1,0 +1,127 @@
+/**
+ * Outbox events turned into router actions, idempotently by event id: an event already in
+ * `processed_events`, or being worked on here, is skipped. Events arriving together (a bulk job's
+ * batch) are looked up together: one query for their processed state and one for their sessions.
+ */
+import { RATE_LIMIT_EVENT, type RateLimitEvent as RateLimitPayload } from '../../shared/fup-rate';
+import type { OutcomeRecorder } from './outcomes';
+import type { RouterActions } from './router-actions';
+import { liveSessions, processedAmong, type LiveSession } from './sessions';
+
+/** Written by the subscribers unit (services/subscribers/outbox.ts), which this unit may not import. */
+export const DISCONNECT_EVENT = 'subscriber.disconnect';
+export { RATE_LIMIT_EVENT };
+export const CONSUMED_EVENTS = [DISCONNECT_EVENT, RATE_LIMIT_EVENT];
+
+/** The relay adds `event_id` (the outbox row id) to the row's payload. */
+export interface DisconnectEvent {
+  event_id: number;
+  subscriber_id: number;
+  username: string;
+  reason?: string;
+}
+
+/** The FUP engine's event (shared/fup-rate.ts); `rate_limit` null means no limit applies. */
+export interface RateLimitEvent extends RateLimitPayload {
+  event_id: number;
+}
+
+type Job =
+  | { action: 'disconnect'; event: DisconnectEvent }
+  | { action: 'rate_limit'; event: RateLimitEvent };
+
+export class EventConsumer {
+  private batch: Job[] = [];
+  private scheduled = false;
+  private readonly working = new Set<number>();
+  private stopped = false;
+
+  constructor(
+    private readonly actions: RouterActions,
+    private readonly recorder: OutcomeRecorder,
+    private readonly onError: (err: unknown) => void,
+    private readonly maxBatch = 500,
+  ) {}
+
+  disconnect(event: DisconnectEvent): void {
+    this.push({ action: 'disconnect', event });
+  }
+
+  rateLimit(event: RateLimitEvent): void {
+    this.push({ action: 'rate_limit', event });
+  }
+
+  /**
+   * Shutting down: results from here on are not recorded (a closing CoA client reports errors,
+   * not what the routers did), so those events stay unprocessed and are sent again.
+   */
+  stop(): void {
+    this.stopped = true;
+  }
+
+  private push(job: Job): void {
+    if (!Number.isSafeInteger(job.event.event_id) || !job.event.username) {
+      this.onError(new Error(`malformed ${job.action} event: ${JSON.stringify(job.event)}`));
+      return;
+    }
+    if (this.stopped) return;
+    this.batch.push(job);
+    if (this.batch.length >= this.maxBatch) this.track(this.process(this.batch.splice(0)));
+    else if (!this.scheduled) {
+      this.scheduled = true;
+      // Whatever arrives in the same turn of the event loop is looked up in one go.
+      setImmediate(() => {
+        this.scheduled = false;
+        if (this.batch.length) this.track(this.process(this.batch.splice(0)));
+      });
+    }
+  }
+
+  private track(p: Promise<unknown>): void {
+    p.catch(this.onError);
+  }
+
+  private async process(jobs: Job[]): Promise<void> {
+    const fresh = jobs.filter((j) => {
+      if (this.working.has(j.event.event_id)) return false;
+      this.working.add(j.event.event_id);
+      return true;
+    });
+    if (fresh.length === 0) return;
+    try {
+      const done = await processedAmong(fresh.map((j) => j.event.event_id));
+      const todo = fresh.filter((j) => !done.has(j.event.event_id));
+      for (const j of fresh) if (done.has(j.event.event_id)) this.working.delete(j.event.event_id);
+      const sessions = await liveSessions(todo.map((j) => ({ username: j.event.username, subscriberId: j.event.subscriber_id })));
+      for (const job of todo) this.track(this.run(job, sessions.get(job.event.username) ?? []));
+    } catch (err) {
+      // Not looked up, so not acted on: the relay sends these events again later.
+      for (const j of fresh) this.working.delete(j.event.event_id);
+      throw err;
+    }
+  }
+
+  private async run(job: Job, sessions: LiveSession[]): Promise<void> {
+    const e = job.event;
+    try {
+      // A CoA can set a rate but not lift one: with no limit to apply, the session is disconnected
+      // and reconnects with the attributes FreeRADIUS now gives it.
+      const result = job.action === 'rate_limit' && job.event.rate_limit
+        ? await this.actions.changeRate(e.username, sessions, job.event.rate_limit)
+        : await this.actions.disconnect(e.username, sessions);
+      if (this.stopped) return;
+      await this.recorder.record({
+        event_id: e.event_id,
+        source: 'event',
+        action: job.action,
+        subscriber_id: e.subscriber_id ?? null,
+        username: e.username,
+        reason: job.action === 'disconnect' ? job.event.reason ?? null : `fup_level ${job.event.fup_level}: ${job.event.rate_limit ?? 'no limit (disconnected)'}`,
+        outcome: result.outcome,
+        sessions: result.sessions,
+      });
+    } finally {
+      this.working.delete(e.event_id);
+    }
+  }
+}

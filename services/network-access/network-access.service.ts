@@ -1,0 +1,203 @@
+/**
+ * `networkAccess`: everything that acts on a router for a subscriber.
+ * - Consumes the outbox events `subscriber.disconnect` and `subscriber.rate_limit` (event-consumer.ts).
+ * - POST /api/subscribers/:id/disconnect, POST .../ping, GET .../torch, GET .../bandwidth.
+ * One CoA client (UDP sockets) and one RouterOS API client (a connection per router) per process.
+ */
+import { and, eq, isNull } from 'drizzle-orm';
+import type { ServiceSchema } from 'moleculer';
+import { assertRecordInScope, requirePermission, type Access } from '../../shared/auth/policy';
+import { db } from '../../shared/db/client';
+import { subscribers } from '../../shared/db/schema';
+import { ApiError, conflict, notFound } from '../../shared/errors';
+import type { Ctx } from '../../shared/http/context';
+import type { ActionResult } from '../../shared/http/route';
+import { emptyBody, idParams } from '../../shared/http/schemas';
+import { loadSettings } from '../../shared/settings';
+import { bandwidthSeries } from './bandwidth';
+import { CoaClient } from './coa/client';
+import type { Outcome } from './coa/outcome';
+import { DISCONNECT_EVENT, EventConsumer, RATE_LIMIT_EVENT, type DisconnectEvent, type RateLimitEvent } from './event-consumer';
+import { OutcomeRecorder } from './outcomes';
+import { RouterActions, type ActionResult as RouterResult } from './router-actions';
+import { pppoeInterface, RouterOsClient, RouterOsError } from './routeros/client';
+import { bandwidthData, disconnectData, pingBody, pingData, torchData, torchQuery } from './schemas';
+import { apiTarget, liveSessions, type LiveSession } from './sessions';
+
+const NOT_FOUND = 'subscriber not found';
+const SUBSCRIBER_ERRORS = { 403: 'not authorized', 404: NOT_FOUND };
+const ROUTER_ERRORS = {
+  409: 'subscriber is offline, or its access server is not registered or has no API credentials',
+  500: 'the access server\'s API failed (message says how)',
+};
+/** Milliseconds between ping packets: RouterOS's default is 1 s; 20 packets then take 10 s at most. */
+const PING_INTERVAL_MS = 500;
+const SETTINGS_REFRESH_MS = 30_000;
+
+interface Clients {
+  coa: CoaClient;
+  routeros: RouterOsClient;
+  actions: RouterActions;
+  recorder: OutcomeRecorder;
+  consumer: EventConsumer;
+  settingsTimer?: NodeJS.Timeout;
+}
+
+/** The subscriber named by the path, after the permission and scope checks of shared/auth/policy. */
+async function subscriberFor(ctx: Ctx<{ id: number }>, permission: string, access: Access) {
+  const auth = requirePermission(ctx.meta.auth, permission);
+  const [row] = await db()
+    .select({ id: subscribers.id, username: subscribers.username, resellerId: subscribers.resellerId })
+    .from(subscribers)
+    .where(and(eq(subscribers.id, ctx.params.id), isNull(subscribers.deletedAt)));
+  if (!row) throw notFound(NOT_FOUND);
+  await assertRecordInScope(db(), auth, access, row.resellerId, NOT_FOUND);
+  return row;
+}
+
+const MESSAGES: Record<Outcome, string> = {
+  disconnected: 'session disconnected',
+  applied: 'change applied',
+  offline: 'subscriber is offline',
+  rejected: 'the access server rejected the request',
+  kicked: 'the access server did not answer CoA; the session was removed through its API',
+  failed: 'the session could not be disconnected',
+};
+
+function messageOf(result: RouterResult): string {
+  const rejected = result.sessions.find((s) => s.outcome === 'rejected');
+  if (result.outcome === 'rejected' && rejected?.error_cause) return `${MESSAGES.rejected}: ${rejected.error_cause.code} ${rejected.error_cause.name}`;
+  const failed = result.sessions.find((s) => s.outcome === 'failed');
+  if (result.outcome === 'failed' && failed?.detail) return `${MESSAGES.failed}: ${failed.detail}`;
+  return MESSAGES[result.outcome];
+}
+
+/** The session a ping or torch runs on: the newest live one, on a NAS whose API we can log in to. */
+function routerSession(sessions: LiveSession[]) {
+  const session = sessions[0];
+  if (!session) throw conflict('subscriber is offline');
+  if (!session.nas) throw conflict(`access server ${session.nasIp} is not registered`);
+  const target = apiTarget(session.nas);
+  if (!target) throw conflict(`access server ${session.nas.name} has no API credentials`);
+  return { session, nas: session.nas, target, nasRef: { id: session.nas.id, name: session.nas.name, ip_address: session.nas.ip } };
+}
+
+function routerFailure(err: unknown): never {
+  if (err instanceof RouterOsError) throw new ApiError(500, `access server API failed (${err.kind}): ${err.message}`);
+  throw err;
+}
+
+export const networkAccessService: ServiceSchema = {
+  name: 'networkAccess',
+
+  created() {
+    const coa = new CoaClient({ bindAddress: process.env.COA_BIND_ADDRESS || undefined });
+    const routeros = new RouterOsClient();
+    const actions = new RouterActions(coa, routeros);
+    const recorder = new OutcomeRecorder((err) => this.logger.error('writing CoA outcomes failed; their events will be sent again', err));
+    const consumer = new EventConsumer(actions, recorder, (err) => this.logger.error('network-access event failed', err));
+    this.clients = { coa, routeros, actions, recorder, consumer } satisfies Clients;
+  },
+
+  async started() {
+    const clients = this.clients as Clients;
+    const apply = async () => {
+      const s = await loadSettings(db(), ['coa_max_in_flight_per_nas', 'coa_retransmits']);
+      clients.coa.options.maxInFlightPerNas = s.coa_max_in_flight_per_nas;
+      clients.coa.options.retransmits = s.coa_retransmits;
+    };
+    await apply();
+    clients.settingsTimer = setInterval(() => void apply().catch((err) => this.logger.warn('reading CoA settings failed', err)), SETTINGS_REFRESH_MS);
+    clients.settingsTimer.unref();
+  },
+
+  async stopped() {
+    const clients = this.clients as Clients;
+    clearInterval(clients.settingsTimer);
+    // Work cut short here is not recorded: its events stay unprocessed and are sent again.
+    clients.consumer.stop();
+    await clients.coa.close();
+    await clients.routeros.close();
+    await clients.recorder.flush();
+  },
+
+  events: {
+    [DISCONNECT_EVENT](ctx: Ctx<DisconnectEvent>) {
+      (this.clients as Clients).consumer.disconnect(ctx.params);
+    },
+    [RATE_LIMIT_EVENT](ctx: Ctx<RateLimitEvent>) {
+      (this.clients as Clients).consumer.rateLimit(ctx.params);
+    },
+  },
+
+  actions: {
+    disconnect: {
+      rest: 'POST /api/subscribers/:id/disconnect',
+      http: {
+        auth: 'jwt', access: 'subscribers.disconnect', tag: 'subscribers',
+        summary: 'Disconnect the live session now: CoA Disconnect-Request to its access server, the router API kick when CoA goes unanswered. 200 even when offline; data.outcome says what happened',
+        params: idParams(), body: emptyBody, data: disconnectData, errors: SUBSCRIBER_ERRORS,
+      },
+      async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
+        const clients = this.clients as Clients;
+        const sub = await subscriberFor(ctx, 'subscribers.disconnect', 'write');
+        const sessions = (await liveSessions([{ username: sub.username }])).get(sub.username) ?? [];
+        const result = await clients.actions.disconnect(sub.username, sessions);
+        // The router has acted: a failed audit write is logged by the recorder, not turned into a 500.
+        await clients.recorder.record({
+          event_id: null, source: 'request', action: 'disconnect', subscriber_id: sub.id, username: sub.username,
+          reason: `manager ${ctx.meta.auth?.managerId ?? '?'}`, outcome: result.outcome, sessions: result.sessions,
+        }).catch(() => undefined);
+        return { data: { subscriber_id: sub.id, username: sub.username, outcome: result.outcome, message: messageOf(result), sessions: result.sessions } };
+      },
+    },
+
+    ping: {
+      rest: 'POST /api/subscribers/:id/ping',
+      http: {
+        auth: 'jwt', access: 'subscribers.ping', tag: 'subscribers',
+        summary: `Ping the subscriber's current address from its access server (RouterOS /ping, ${PING_INTERVAL_MS} ms apart): round trips, loss and the router's output`,
+        params: idParams(), body: pingBody, data: pingData, errors: { ...SUBSCRIBER_ERRORS, ...ROUTER_ERRORS },
+      },
+      async handler(ctx: Ctx<{ id: number; count?: number; size?: number }>): Promise<ActionResult> {
+        const clients = this.clients as Clients;
+        const sub = await subscriberFor(ctx, 'subscribers.ping', 'write');
+        const { session, target, nasRef } = routerSession((await liveSessions([{ username: sub.username }])).get(sub.username) ?? []);
+        if (!session.framedIp) throw conflict('the live session has no address to ping');
+        const result = await clients.routeros
+          .ping(target, { address: session.framedIp, count: ctx.params.count ?? 4, size: ctx.params.size ?? 64, intervalMs: PING_INTERVAL_MS })
+          .catch(routerFailure);
+        return { data: { subscriber_id: sub.id, username: sub.username, nas: nasRef, ...result } };
+      },
+    },
+
+    torch: {
+      rest: 'GET /api/subscribers/:id/torch',
+      http: {
+        auth: 'jwt', access: 'subscribers.torch', tag: 'subscribers',
+        summary: 'Live traffic of the session for `duration` seconds (max 10), per connection, bits per second, from RouterOS /tool/torch',
+        params: idParams(), query: torchQuery, data: torchData, errors: { ...SUBSCRIBER_ERRORS, ...ROUTER_ERRORS },
+      },
+      async handler(ctx: Ctx<{ id: number; duration?: number }>): Promise<ActionResult> {
+        const clients = this.clients as Clients;
+        const sub = await subscriberFor(ctx, 'subscribers.torch', 'write');
+        const { target, nasRef } = routerSession((await liveSessions([{ username: sub.username }])).get(sub.username) ?? []);
+        const result = await clients.routeros.torch(target, pppoeInterface(sub.username), ctx.params.duration ?? 3).catch(routerFailure);
+        return { data: { subscriber_id: sub.id, username: sub.username, nas: nasRef, ...result } };
+      },
+    },
+
+    bandwidth: {
+      rest: 'GET /api/subscribers/:id/bandwidth',
+      http: {
+        auth: 'jwt', access: 'subscribers.view_graph', tag: 'subscribers',
+        summary: '24-hour (hourly), 30-day (daily) and per-session usage series from accounting',
+        params: idParams(), data: bandwidthData, errors: SUBSCRIBER_ERRORS,
+      },
+      async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
+        const sub = await subscriberFor(ctx, 'subscribers.view_graph', 'read');
+        return { data: { subscriber_id: sub.id, username: sub.username, ...(await bandwidthSeries(sub.id, sub.username)) } };
+      },
+    },
+  },
+};

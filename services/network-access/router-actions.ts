@@ -1,0 +1,106 @@
+/**
+ * What network-access does to a subscriber's live sessions: disconnect them (CoA Disconnect-Request,
+ * then the router-API kick when the NAS does not answer) or change their rate (CoA-Request with
+ * Mikrotik-Rate-Limit). Every session ends with an outcome; none of this throws.
+ */
+import type { CoaClient } from './coa/client';
+import { combineOutcomes, errorCause, outcomeOfReply, type CoaReply, type ErrorCause, type Outcome } from './coa/outcome';
+import { RouterOsError, type RouterOsClient } from './routeros/client';
+import { apiTarget, type LiveSession } from './sessions';
+
+export interface SessionResult {
+  session_id: string;
+  ip_address: string | null;
+  nas: { id: number; name: string; ip_address: string } | null;
+  nas_ip: string;
+  outcome: Outcome;
+  /** How the outcome was reached: the CoA exchange, or the router API after CoA went unanswered. */
+  via: 'coa' | 'api' | null;
+  error_cause: ErrorCause | null;
+  /** CoA transmissions (retransmissions and 506 retries included). */
+  attempts: number;
+  rtt_ms: number | null;
+  detail: string | null;
+}
+
+export interface ActionResult {
+  outcome: Outcome;
+  sessions: SessionResult[];
+}
+
+export class RouterActions {
+  constructor(private readonly coa: CoaClient, private readonly routeros: RouterOsClient) {}
+
+  async disconnect(username: string, sessions: LiveSession[]): Promise<ActionResult> {
+    return this.each(sessions, (s) => this.disconnectOne(username, s));
+  }
+
+  async changeRate(username: string, sessions: LiveSession[], rateLimit: string): Promise<ActionResult> {
+    return this.each(sessions, async (s) => {
+      if (!s.nas) return unknownNas(s);
+      const reply = await this.coa.change(
+        { host: s.nas.ip, port: s.nas.coaPort, secret: s.nas.secret },
+        { userName: username, acctSessionId: s.acctSessionId, framedIp: s.framedIp, rateLimit },
+      );
+      const outcome = outcomeOfReply(reply, 'rate_limit');
+      if (outcome !== 'timeout') return fromReply(s, reply, outcome);
+      // No router-API fallback for a rate change: the new rate applies at the next login anyway.
+      return { ...fromReply(s, reply, 'failed'), detail: `CoA-Request unanswered after ${reply.attempts} attempts` };
+    });
+  }
+
+  private async each(sessions: LiveSession[], act: (s: LiveSession) => Promise<SessionResult>): Promise<ActionResult> {
+    const results = await Promise.all(sessions.map(act));
+    return { outcome: combineOutcomes(results.map((r) => r.outcome)), sessions: results };
+  }
+
+  private async disconnectOne(username: string, s: LiveSession): Promise<SessionResult> {
+    if (!s.nas) return unknownNas(s);
+    const reply = await this.coa.disconnect(
+      { host: s.nas.ip, port: s.nas.coaPort, secret: s.nas.secret },
+      { userName: username, acctSessionId: s.acctSessionId, framedIp: s.framedIp },
+    );
+    const outcome = outcomeOfReply(reply, 'disconnect');
+    if (outcome !== 'timeout') return fromReply(s, reply, outcome);
+    const unanswered = `Disconnect-Request unanswered after ${reply.attempts} attempts`;
+    const target = apiTarget(s.nas);
+    if (!target) return { ...fromReply(s, reply, 'failed'), detail: `${unanswered}; no API credentials on the access server for the fallback` };
+    try {
+      const removed = await this.routeros.removePppSession(target, username);
+      return removed > 0
+        ? { ...fromReply(s, reply, 'kicked'), via: 'api', detail: `${unanswered}; removed through the router API` }
+        : { ...fromReply(s, reply, 'offline'), via: 'api', detail: `${unanswered}; the router has no active session of this user` };
+    } catch (err) {
+      const why = err instanceof RouterOsError ? `${err.kind}: ${err.message}` : String(err);
+      return { ...fromReply(s, reply, 'failed'), detail: `${unanswered}; router API fallback failed (${why})` };
+    }
+  }
+}
+
+function base(s: LiveSession): Omit<SessionResult, 'outcome' | 'via' | 'error_cause' | 'attempts' | 'rtt_ms' | 'detail'> {
+  return {
+    session_id: s.acctSessionId,
+    ip_address: s.framedIp,
+    nas: s.nas ? { id: s.nas.id, name: s.nas.name, ip_address: s.nas.ip } : null,
+    nas_ip: s.nasIp,
+  };
+}
+
+function unknownNas(s: LiveSession): SessionResult {
+  return {
+    ...base(s), outcome: 'failed', via: null, error_cause: null, attempts: 0, rtt_ms: null,
+    detail: `access server ${s.nasIp} is not registered (POST /api/nas)`,
+  };
+}
+
+function fromReply(s: LiveSession, reply: CoaReply, outcome: Outcome): SessionResult {
+  return {
+    ...base(s),
+    outcome,
+    via: 'coa',
+    error_cause: reply.kind === 'nak' ? errorCause(reply.errorCause) : null,
+    attempts: reply.attempts,
+    rtt_ms: reply.kind === 'ack' || reply.kind === 'nak' ? Math.round(reply.rttMs * 10) / 10 : null,
+    detail: reply.kind === 'error' ? reply.message : null,
+  };
+}

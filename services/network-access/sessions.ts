@@ -1,0 +1,117 @@
+/**
+ * Live sessions as FreeRADIUS accounting records them (an open `radacct` row), each with the access
+ * server that owns it (`nas` row by `nasipaddress`): where a CoA goes and with which secret.
+ */
+import { sql } from 'drizzle-orm';
+import { decrypt } from '../../shared/auth/secrets';
+import { db } from '../../shared/db/client';
+
+export interface NasAccess {
+  id: number;
+  name: string;
+  ip: string;
+  secret: string;
+  coaPort: number;
+  /** Router API for the fallback kick, ping and torch; null without credentials. */
+  api: { port: number; username: string; passwordEnc: string } | null;
+}
+
+export interface LiveSession {
+  username: string;
+  acctSessionId: string;
+  framedIp: string | null;
+  nasIp: string;
+  /** null when the session's NAS address matches no registered access server. */
+  nas: NasAccess | null;
+}
+
+/** RouterOS's API port when the nas row names none. */
+export const ROUTEROS_API_PORT = 8728;
+
+interface SessionRow extends Record<string, unknown> {
+  key: string;
+  username: string;
+  acctsessionid: string;
+  framed_ip: string | null;
+  nas_ip: string;
+  nas_id: number | null;
+  shortname: string | null;
+  secret: string | null;
+  coa_port: number | null;
+  api_port: number | null;
+  api_username: string | null;
+  api_password_enc: string | null;
+}
+
+/** A user name the router knows a session by, and the subscriber it belongs to (when known). */
+export interface SessionOwner {
+  username: string;
+  subscriberId?: number | null;
+}
+
+/**
+ * Open sessions per owner's user name (newest first); an owner with none is absent from the map.
+ * A rename moves the subscriber's accounting rows to the new name in the same transaction, while
+ * the router keeps the old one until the session ends: so the rows are looked up under the name
+ * given (the one the router knows) and under the subscriber's current name.
+ */
+export async function liveSessions(owners: SessionOwner[]): Promise<Map<string, LiveSession[]>> {
+  const out = new Map<string, LiveSession[]>();
+  if (owners.length === 0) return out;
+  const { rows } = await db().execute<SessionRow>(sql`
+    with t as (
+      select distinct * from unnest(${sql.param(owners.map((o) => o.username))}::text[], ${sql.param(owners.map((o) => o.subscriberId ?? null))}::int[])
+        as t(username, subscriber_id)
+    )
+    select t.username as key, r.username, r.acctsessionid, host(r.framedipaddress) as framed_ip, host(r.nasipaddress) as nas_ip,
+           n.id as nas_id, n.shortname, n.secret, n.coa_port, n.api_port, n.api_username, n.api_password_enc
+      from t
+      left join subscribers s on s.id = t.subscriber_id
+      cross join lateral (
+        select * from radacct r
+         where r.acctstoptime is null and r.username = any(array[t.username, s.username])
+      ) r
+      left join nas n on n.nasname = host(r.nasipaddress)
+     order by t.username, r.acctstarttime desc nulls last, r.radacctid desc`);
+  const seen = new Set<string>();
+  for (const r of rows) {
+    // One session reached through two owners of the same name is listed once.
+    const id = JSON.stringify([r.key, r.acctsessionid, r.nas_ip]);
+    if (seen.has(id)) continue;
+    seen.add(id);
+    const session: LiveSession = {
+      username: r.username,
+      acctSessionId: r.acctsessionid,
+      framedIp: r.framed_ip,
+      nasIp: r.nas_ip,
+      nas: r.nas_id === null ? null : {
+        id: r.nas_id,
+        name: r.shortname ?? '',
+        ip: r.nas_ip,
+        secret: r.secret ?? '',
+        coaPort: r.coa_port ?? 3799,
+        api: r.api_username && r.api_password_enc
+          ? { port: r.api_port ?? ROUTEROS_API_PORT, username: r.api_username, passwordEnc: r.api_password_enc }
+          : null,
+      },
+    };
+    const list = out.get(r.key);
+    if (list) list.push(session);
+    else out.set(r.key, [session]);
+  }
+  return out;
+}
+
+/** The router API login of a NAS, its password decrypted for this use only. */
+export function apiTarget(nas: NasAccess): { host: string; port: number; username: string; password: string } | null {
+  if (!nas.api) return null;
+  return { host: nas.ip, port: nas.api.port, username: nas.api.username, password: decrypt(nas.api.passwordEnc) };
+}
+
+/** The ids among `eventIds` already acted on. */
+export async function processedAmong(eventIds: number[]): Promise<Set<number>> {
+  if (eventIds.length === 0) return new Set();
+  const { rows } = await db().execute<{ event_id: number }>(sql`
+    select event_id from processed_events where event_id = any(${sql.param(eventIds)}::bigint[])`);
+  return new Set(rows.map((r) => Number(r.event_id)));
+}

@@ -1,0 +1,67 @@
+/**
+ * Usage and fair use (network-access unit). Octets become daily usage and counters in the database
+ * itself (the radacct trigger of migration 0007); this service runs, on a timer and on call, the
+ * two things a trigger cannot: the reset of counters at day and month boundaries for subscribers
+ * without traffic, and the FUP engine (a rule in TypeScript, applied with RADIUS rows and an
+ * outbox event). `usage.run` is for operators' scripts and tests; it has no HTTP route.
+ */
+import type { Context, ServiceSchema } from 'moleculer';
+import { db } from '../../../shared/db/client';
+import { badRequest } from '../../../shared/errors';
+import { resetCountersBefore } from './counters';
+import { evaluatePending } from './fup-engine';
+import { usageOptionsFromEnv, type UsageOptions } from './options';
+
+export interface UsageRunResult {
+  today: string;
+  reset: number;
+  evaluated: number;
+  changed: number;
+}
+
+const isIsoDate = (v: string) => /^\d{4}-\d{2}-\d{2}$/.test(v) && !Number.isNaN(Date.parse(`${v}T00:00:00Z`));
+
+/** `today` defaults to the database's UTC date (the radacct trigger's clock). */
+export async function runUsage(today?: string): Promise<UsageRunResult> {
+  const boundary = await resetCountersBefore(db(), today);
+  const { evaluated, changed } = await evaluatePending(db());
+  return { ...boundary, evaluated, changed };
+}
+
+/** Options default to the environment as it is when the service starts. */
+export function createUsageService(given?: UsageOptions): ServiceSchema {
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<unknown> | undefined;
+  return {
+    name: 'usage',
+    actions: {
+      /** Callable through the broker (not routed); `today` lets a script or test act as a later day. */
+      run: {
+        visibility: 'public',
+        async handler(ctx: Context<{ today?: string }>): Promise<UsageRunResult> {
+          const { today } = ctx.params;
+          if (today !== undefined && !isIsoDate(today)) throw badRequest('today must be a date (YYYY-MM-DD)');
+          return runUsage(today);
+        },
+      },
+    },
+    started() {
+      const options = given ?? usageOptionsFromEnv();
+      if (options.intervalSeconds === 0) return;
+      const tick = () => {
+        // One run at a time per process; other instances are kept apart by row locks.
+        if (running) return;
+        running = runUsage()
+          .catch((err) => this.logger.error('usage run failed', err))
+          .finally(() => { running = undefined; });
+      };
+      tick();
+      timer = setInterval(tick, options.intervalSeconds * 1000);
+      timer.unref();
+    },
+    async stopped() {
+      if (timer) clearInterval(timer);
+      await running;
+    },
+  };
+}

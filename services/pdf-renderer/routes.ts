@@ -1,3 +1,0 @@
-import type { RouteDef } from '../../shared/http/route';
-
-export const routes: RouteDef[] = [];

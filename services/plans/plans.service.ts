@@ -1,0 +1,203 @@
+import { and, asc, count, eq, isNull, sql } from 'drizzle-orm';
+import type { ServiceSchema } from 'moleculer';
+import { requireAdmin } from '../../shared/auth/policy';
+import { db } from '../../shared/db/client';
+import { conflictOnDuplicate } from '../../shared/db/errors';
+import { services, subscribers, type FupTier } from '../../shared/db/schema';
+import { badRequest, conflict, notFound } from '../../shared/errors';
+import { authOf, pageOf, type Ctx } from '../../shared/http/context';
+import type { ActionResult } from '../../shared/http/route';
+import { isoTimestamp } from '../../shared/http/schemas';
+import { fromMinor, isCurrency, toMinor } from '../../shared/money';
+import { syncPlanMacRows, writePlanGroupReply } from '../../shared/radius';
+import { loadSettings } from '../../shared/settings';
+import { planView } from '../../shared/views';
+import { adminErrors, idParams, object, paginationProperties } from '../../shared/http/schemas';
+import { planFields } from './schemas';
+
+type PlanRow = typeof services.$inferSelect;
+
+interface PlanInput {
+  name?: string;
+  price?: number;
+  duration_days?: number;
+  currency?: string;
+  daily_quota_gb?: number | null;
+  monthly_quota_gb?: number | null;
+  rate_limit?: string | null;
+  pool_name?: string | null;
+  mac_binding?: boolean;
+  fup_tiers?: FupTier[];
+}
+
+
+function checkTiers(tiers: FupTier[] | undefined): void {
+  if (!tiers) return;
+  const levels = tiers.map((t) => t.level);
+  if (new Set(levels).size !== levels.length) throw badRequest('fup_tiers levels must be distinct');
+}
+
+function priceMinor(price: number, currency: string): number {
+  try {
+    return toMinor(price, currency);
+  } catch {
+    throw badRequest(`price has more decimal places than ${currency} allows`);
+  }
+}
+
+async function loadPlan(id: number): Promise<PlanRow> {
+  const [row] = await db().select().from(services).where(and(eq(services.id, id), isNull(services.deletedAt)));
+  if (!row) throw notFound('service not found');
+  return row;
+}
+
+export const plansService: ServiceSchema = {
+  name: 'plans',
+  actions: {
+    create: {
+      rest: 'POST /api/services',
+      http: {
+        auth: 'jwt',
+        access: 'admin',
+        summary: 'Create a plan',
+        tag: 'plans',
+        success: 201,
+        body: object(planFields, ['name', 'price', 'duration_days']),
+        errors: { ...adminErrors, 409: 'service name already exists' },
+      },
+      async handler(ctx: Ctx<PlanInput>): Promise<ActionResult> {
+        requireAdmin(ctx.meta.auth);
+        const p = ctx.params;
+        const currency = p.currency ?? (await loadSettings(db(), ['currency'])).currency;
+        if (!isCurrency(currency)) throw badRequest('currency must be an ISO 4217 code');
+        checkTiers(p.fup_tiers);
+        return conflictOnDuplicate('service name already exists', async () => {
+          const row = await db().transaction(async (tx) => {
+            const [inserted] = await tx
+              .insert(services)
+              .values({
+                name: p.name as string,
+                price: priceMinor(p.price as number, currency),
+                currency,
+                durationDays: p.duration_days as number,
+                dailyQuotaGb: p.daily_quota_gb == null ? null : String(p.daily_quota_gb),
+                monthlyQuotaGb: p.monthly_quota_gb == null ? null : String(p.monthly_quota_gb),
+                rateLimit: p.rate_limit ?? null,
+                fupTiers: p.fup_tiers ?? [],
+                poolName: p.pool_name || null,
+                macBinding: p.mac_binding ?? false,
+              })
+              .returning();
+            await writePlanGroupReply(tx, inserted.id, inserted);
+            return inserted;
+          });
+          return { data: planView(row) };
+        });
+      },
+    },
+
+    list: {
+      rest: 'GET /api/services',
+      http: {
+        auth: 'jwt',
+        access: 'any authenticated',
+        summary: 'List plans',
+        tag: 'plans',
+        query: object(paginationProperties),
+      },
+      async handler(ctx: Ctx<{ page?: number; limit?: number }>): Promise<ActionResult> {
+        authOf(ctx);
+        const { page, limit, offset } = pageOf(ctx.params);
+        const rows = await db().select().from(services).where(isNull(services.deletedAt)).orderBy(asc(services.id)).limit(limit).offset(offset);
+        const [{ total }] = await db().select({ total: count() }).from(services).where(isNull(services.deletedAt));
+        return { data: rows.map(planView), pagination: { page, limit, total } };
+      },
+    },
+
+    get: {
+      rest: 'GET /api/services/:id',
+      http: {
+        auth: 'jwt',
+        access: 'any authenticated',
+        summary: 'One plan',
+        tag: 'plans',
+        params: idParams(),
+        errors: { 404: 'service not found' },
+      },
+      async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
+        authOf(ctx);
+        return { data: planView(await loadPlan(ctx.params.id)) };
+      },
+    },
+
+    update: {
+      rest: 'PUT /api/services/:id',
+      http: {
+        auth: 'jwt',
+        access: 'admin',
+        summary: 'Update a plan',
+        tag: 'plans',
+        params: idParams(),
+        body: { ...object(planFields), minProperties: 1 },
+        errors: { ...adminErrors, 404: 'service not found', 409: 'service name already exists' },
+      },
+      async handler(ctx: Ctx<PlanInput & { id: number }>): Promise<ActionResult> {
+        requireAdmin(ctx.meta.auth);
+        const current = await loadPlan(ctx.params.id);
+        const p = ctx.params;
+        const currency = p.currency ?? current.currency;
+        if (!isCurrency(currency)) throw badRequest('currency must be an ISO 4217 code');
+        checkTiers(p.fup_tiers);
+        const opt = <T>(v: T | undefined, fallback: T) => (v === undefined ? fallback : v);
+        return conflictOnDuplicate('service name already exists', async () => {
+          const row = await db().transaction(async (tx) => {
+            const [updated] = await tx
+              .update(services)
+              .set({
+                name: p.name ?? current.name,
+                price: p.price === undefined ? current.price : priceMinor(p.price, currency),
+                currency,
+                durationDays: p.duration_days ?? current.durationDays,
+                dailyQuotaGb: p.daily_quota_gb === undefined ? current.dailyQuotaGb : p.daily_quota_gb === null ? null : String(p.daily_quota_gb),
+                monthlyQuotaGb: p.monthly_quota_gb === undefined ? current.monthlyQuotaGb : p.monthly_quota_gb === null ? null : String(p.monthly_quota_gb),
+                rateLimit: opt(p.rate_limit, current.rateLimit),
+                fupTiers: p.fup_tiers ?? current.fupTiers,
+                poolName: p.pool_name === undefined ? current.poolName : p.pool_name || null,
+                macBinding: p.mac_binding ?? current.macBinding,
+                updatedAt: sql`now()`,
+              })
+              .where(eq(services.id, current.id))
+              .returning();
+            await writePlanGroupReply(tx, updated.id, updated);
+            if (updated.macBinding !== current.macBinding) await syncPlanMacRows(tx, updated.id);
+            return updated;
+          });
+          return { data: planView(row) };
+        });
+      },
+    },
+
+    remove: {
+      rest: 'DELETE /api/services/:id',
+      http: {
+        auth: 'jwt',
+        access: 'admin',
+        summary: 'Retire a plan (soft delete; refused while subscribers use it)',
+        tag: 'plans',
+        params: idParams(),
+        errors: { ...adminErrors, 404: 'service not found', 409: 'service is in use by subscribers' },
+      },
+      async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
+        requireAdmin(ctx.meta.auth);
+        const current = await loadPlan(ctx.params.id);
+        const [{ users }] = await db()
+          .select({ users: count() })
+          .from(subscribers)
+          .where(and(eq(subscribers.serviceId, current.id), isNull(subscribers.deletedAt)));
+        if (users > 0) throw conflict('service is in use by subscribers');
+        await db().update(services).set({ deletedAt: sql`now()` }).where(eq(services.id, current.id));
+        return { data: { id: current.id, deleted: true } };
+      },
+    },
+  },
+};

@@ -1,0 +1,291 @@
+import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
+import type { ServiceSchema } from 'moleculer';
+import type { Auth } from '../../shared/auth/claims';
+import { inScope, requireAdminOrReseller, resellerInScope, scopeFor } from '../../shared/auth/policy';
+import { db, type Tx } from '../../shared/db/client';
+import { resellers, resellerServiceLimits, services } from '../../shared/db/schema';
+import { badRequest, forbidden, notFound, paymentRequired } from '../../shared/errors';
+import { authOf, pageOf, type Ctx } from '../../shared/http/context';
+import type { ActionResult } from '../../shared/http/route';
+import { isoTimestamp } from '../../shared/http/schemas';
+import { recordTransaction } from '../../shared/ledger';
+import { fromMinor, isCurrency, toMinor } from '../../shared/money';
+import { loadSettings } from '../../shared/settings';
+import { resellerView } from '../../shared/views';
+import { idParams, idSchema, moneyAmount, object, paginationProperties } from '../../shared/http/schemas';
+import { resellerFields } from './schemas';
+
+type ResellerRow = typeof resellers.$inferSelect;
+
+
+function minorOrBadRequest(value: number, currency: string, field: string): number {
+  try {
+    return toMinor(value, currency);
+  } catch {
+    throw badRequest(`${field} has more decimal places than ${currency} allows`);
+  }
+}
+
+async function loadInScope(auth: Auth, id: number, access: 'read' | 'write'): Promise<ResellerRow> {
+  const [row] = await db().select().from(resellers).where(eq(resellers.id, id));
+  if (!row) throw notFound('reseller not found');
+  const scope = await scopeFor(db(), auth, access);
+  if (!(await resellerInScope(db(), scope, id))) throw forbidden();
+  return row;
+}
+
+/** Writes on a reseller come from an admin or from a strict ancestor: a reseller never edits itself. */
+async function loadForAncestorWrite(auth: Auth, id: number): Promise<ResellerRow> {
+  requireAdminOrReseller(auth);
+  const row = await loadInScope(auth, id, 'write');
+  if (auth.role !== 'admin' && auth.resellerId === id) throw forbidden('a reseller cannot change its own account');
+  return row;
+}
+
+async function lockResellers(tx: Tx, ids: number[]): Promise<Map<number, ResellerRow>> {
+  const sorted = [...new Set(ids)].sort((a, b) => a - b);
+  const rows = await tx.select().from(resellers).where(inArray(resellers.id, sorted)).orderBy(asc(resellers.id)).for('update');
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+export const resellersService: ServiceSchema = {
+  name: 'resellers',
+  actions: {
+    create: {
+      rest: 'POST /api/resellers',
+      http: {
+        auth: 'jwt',
+        access: 'admin, or a reseller inside its own tree',
+        summary: 'Create a reseller (a reseller creates sub-resellers under itself)',
+        tag: 'resellers',
+        success: 201,
+        body: object({ ...resellerFields, parent_id: { ...idSchema, type: ['integer', 'null'] }, balance: moneyAmount }, ['name']),
+        errors: { 403: 'Parent outside the caller\'s tree, or a reseller setting an opening balance' },
+      },
+      async handler(
+        ctx: Ctx<{ name: string; parent_id?: number | null; balance?: number; commission_rate?: number; currency?: string }>,
+      ): Promise<ActionResult> {
+        const auth = requireAdminOrReseller(ctx.meta.auth);
+        const p = ctx.params;
+        let parentId = p.parent_id ?? null;
+        if (auth.role !== 'admin') {
+          parentId ??= auth.resellerId;
+          if (p.balance) throw forbidden('only an admin can give an opening balance; transfer with POST /api/resellers/:id/balance');
+        }
+        let parent: ResellerRow | undefined;
+        if (parentId !== null) {
+          [parent] = await db().select().from(resellers).where(eq(resellers.id, parentId));
+          if (!parent) throw badRequest('parent_id not found');
+          const scope = await scopeFor(db(), auth, 'write');
+          if (!(await resellerInScope(db(), scope, parentId))) throw forbidden();
+        }
+        const currency = p.currency ?? parent?.currency ?? (await loadSettings(db(), ['currency'])).currency;
+        if (!isCurrency(currency)) throw badRequest('currency must be an ISO 4217 code');
+        const opening = p.balance ? minorOrBadRequest(p.balance, currency, 'balance') : 0;
+        const row = await db().transaction(async (tx) => {
+          const [inserted] = await tx
+            .insert(resellers)
+            .values({
+              name: p.name,
+              parentId,
+              path: '',
+              balance: opening,
+              commissionRate: String(p.commission_rate ?? 0),
+              currency,
+            })
+            .returning();
+          const [withPath] = await tx
+            .update(resellers)
+            .set({ path: `${parent?.path ?? '/'}${inserted.id}/` })
+            .where(eq(resellers.id, inserted.id))
+            .returning();
+          if (opening > 0) {
+            await recordTransaction(tx, {
+              type: 'reseller_credit', amount: opening, currency, resellerId: inserted.id,
+              notes: 'opening balance', createdBy: auth.managerId,
+            });
+          }
+          return withPath;
+        });
+        return { data: resellerView(row) };
+      },
+    },
+
+    list: {
+      rest: 'GET /api/resellers',
+      http: {
+        auth: 'jwt',
+        access: 'admin, or a reseller (its own tree)',
+        summary: 'List resellers in scope',
+        tag: 'resellers',
+        query: object({ ...paginationProperties, parent_id: idSchema }),
+      },
+      async handler(ctx: Ctx<{ page?: number; limit?: number; parent_id?: number }>): Promise<ActionResult> {
+        const auth = requireAdminOrReseller(ctx.meta.auth);
+        const { page, limit, offset } = pageOf(ctx.params);
+        const scope = await scopeFor(db(), auth, 'read');
+        const where = and(
+          inScope(scope, resellers.id),
+          ctx.params.parent_id ? eq(resellers.parentId, ctx.params.parent_id) : undefined,
+        );
+        const rows = await db().select().from(resellers).where(where).orderBy(asc(resellers.id)).limit(limit).offset(offset);
+        const [{ total }] = await db().select({ total: count() }).from(resellers).where(where);
+        return { data: rows.map(resellerView), pagination: { page, limit, total } };
+      },
+    },
+
+    get: {
+      rest: 'GET /api/resellers/:id',
+      http: {
+        auth: 'jwt',
+        access: 'admin, or a reseller (its own tree)',
+        summary: 'One reseller',
+        tag: 'resellers',
+        params: idParams(),
+        errors: { 403: 'Outside the caller\'s tree', 404: 'reseller not found' },
+      },
+      async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
+        const auth = requireAdminOrReseller(ctx.meta.auth);
+        return { data: resellerView(await loadInScope(auth, ctx.params.id, 'read')) };
+      },
+    },
+
+    update: {
+      rest: 'PUT /api/resellers/:id',
+      http: {
+        auth: 'jwt',
+        access: 'admin, or an ancestor reseller',
+        summary: 'Update name, commission rate or currency',
+        tag: 'resellers',
+        params: idParams(),
+        body: { ...object(resellerFields), minProperties: 1 },
+        errors: { 403: 'Outside the caller\'s tree, or a reseller editing itself', 404: 'reseller not found' },
+      },
+      async handler(ctx: Ctx<{ id: number; name?: string; commission_rate?: number; currency?: string }>): Promise<ActionResult> {
+        const current = await loadForAncestorWrite(authOf(ctx), ctx.params.id);
+        const p = ctx.params;
+        if (p.currency && p.currency !== current.currency) {
+          if (!isCurrency(p.currency)) throw badRequest('currency must be an ISO 4217 code');
+          if (current.balance !== 0) throw badRequest('currency can change only while the balance is 0');
+        }
+        const [row] = await db()
+          .update(resellers)
+          .set({
+            name: p.name ?? current.name,
+            commissionRate: p.commission_rate === undefined ? current.commissionRate : String(p.commission_rate),
+            currency: p.currency ?? current.currency,
+            updatedAt: sql`now()`,
+          })
+          .where(eq(resellers.id, current.id))
+          .returning();
+        return { data: resellerView(row) };
+      },
+    },
+
+    adjustBalance: {
+      rest: 'POST /api/resellers/:id/balance',
+      http: {
+        auth: 'jwt',
+        access: 'admin (credit or debit), or an ancestor reseller (transfer from its own balance)',
+        summary: 'Credit (positive) or debit (negative) a reseller balance through the ledger',
+        tag: 'resellers',
+        params: idParams(),
+        body: object({ amount: { type: 'number', minimum: -1e12, maximum: 1e12 }, notes: { type: 'string', maxLength: 1000 } }, ['amount']),
+        errors: { 402: 'Insufficient balance (debit below zero, or a transfer the caller cannot fund)', 403: 'Outside the caller\'s tree', 404: 'reseller not found' },
+      },
+      async handler(ctx: Ctx<{ id: number; amount: number; notes?: string }>): Promise<ActionResult> {
+        const auth = authOf(ctx);
+        const target = await loadForAncestorWrite(auth, ctx.params.id);
+        if (ctx.params.amount === 0) throw badRequest('amount must not be 0');
+        const amount = minorOrBadRequest(ctx.params.amount, target.currency, 'amount');
+        // An ancestor reseller moves money between its own balance and the child's; an admin creates it.
+        const source = auth.role === 'admin' ? null : auth.resellerId;
+        const row = await db().transaction(async (tx) => {
+          const locked = await lockResellers(tx, source === null ? [target.id] : [target.id, source]);
+          const t = locked.get(target.id)!;
+          if (t.balance + amount < 0) throw paymentRequired('insufficient reseller balance');
+          if (source !== null) {
+            const s = locked.get(source)!;
+            if (s.currency !== t.currency) throw badRequest('a transfer needs both resellers in the same currency');
+            if (s.balance - amount < 0) throw paymentRequired('insufficient reseller balance');
+            await tx.update(resellers).set({ balance: s.balance - amount, updatedAt: sql`now()` }).where(eq(resellers.id, s.id));
+            await recordTransaction(tx, {
+              type: amount > 0 ? 'reseller_debit' : 'reseller_credit', amount: -amount, currency: s.currency,
+              resellerId: s.id, notes: ctx.params.notes ?? `transfer to reseller ${t.id}`, createdBy: auth.managerId,
+            });
+          }
+          const [updated] = await tx
+            .update(resellers)
+            .set({ balance: t.balance + amount, updatedAt: sql`now()` })
+            .where(eq(resellers.id, t.id))
+            .returning();
+          const transactionId = await recordTransaction(tx, {
+            type: amount > 0 ? 'reseller_credit' : 'reseller_debit', amount, currency: t.currency,
+            resellerId: t.id, notes: ctx.params.notes ?? null, createdBy: auth.managerId,
+          });
+          return { reseller: updated, transactionId };
+        });
+        return { data: { ...resellerView(row.reseller), transaction_id: row.transactionId } };
+      },
+    },
+
+    setServiceLimit: {
+      rest: 'POST /api/resellers/:id/service-limits',
+      http: {
+        auth: 'jwt',
+        access: 'admin, or an ancestor reseller for plans it holds itself',
+        summary: 'Allow a plan for a reseller, optionally capping its subscribers on it',
+        tag: 'resellers',
+        params: idParams(),
+        body: object({ service_id: idSchema, max_subscribers: { type: ['integer', 'null'], minimum: 0, maximum: 10000000 } }, ['service_id']),
+        errors: { 400: 'service_id not found', 403: 'Outside the caller\'s tree', 404: 'reseller not found' },
+      },
+      async handler(ctx: Ctx<{ id: number; service_id: number; max_subscribers?: number | null }>): Promise<ActionResult> {
+        const auth = authOf(ctx);
+        const target = await loadForAncestorWrite(auth, ctx.params.id);
+        const [plan] = await db().select({ id: services.id }).from(services)
+          .where(and(eq(services.id, ctx.params.service_id), sql`${services.deletedAt} is null`));
+        if (!plan) throw badRequest('service_id not found');
+        if (auth.role !== 'admin') {
+          const [own] = await db().select({ id: resellerServiceLimits.id }).from(resellerServiceLimits)
+            .where(and(eq(resellerServiceLimits.resellerId, auth.resellerId!), eq(resellerServiceLimits.serviceId, plan.id)));
+          if (!own) throw forbidden('a reseller can pass on only plans it holds itself');
+        }
+        const [row] = await db()
+          .insert(resellerServiceLimits)
+          .values({ resellerId: target.id, serviceId: plan.id, maxSubscribers: ctx.params.max_subscribers ?? null })
+          .onConflictDoUpdate({
+            target: [resellerServiceLimits.resellerId, resellerServiceLimits.serviceId],
+            set: { maxSubscribers: ctx.params.max_subscribers ?? null },
+          })
+          .returning();
+        return { data: { reseller_id: row.resellerId, service_id: row.serviceId, max_subscribers: row.maxSubscribers } };
+      },
+    },
+
+    listServiceLimits: {
+      rest: 'GET /api/resellers/:id/service-limits',
+      http: {
+        auth: 'jwt',
+        access: 'admin, or a reseller (its own tree)',
+        summary: 'Plans allowed for a reseller',
+        tag: 'resellers',
+        params: idParams(),
+        errors: { 403: 'Outside the caller\'s tree', 404: 'reseller not found' },
+      },
+      async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
+        const auth = requireAdminOrReseller(ctx.meta.auth);
+        const target = await loadInScope(auth, ctx.params.id, 'read');
+        const rows = await db()
+          .select({ serviceId: resellerServiceLimits.serviceId, maxSubscribers: resellerServiceLimits.maxSubscribers, name: services.name })
+          .from(resellerServiceLimits)
+          .innerJoin(services, eq(services.id, resellerServiceLimits.serviceId))
+          .where(eq(resellerServiceLimits.resellerId, target.id))
+          .orderBy(asc(resellerServiceLimits.serviceId));
+        return {
+          data: rows.map((r) => ({ reseller_id: target.id, service_id: r.serviceId, service_name: r.name, max_subscribers: r.maxSubscribers })),
+        };
+      },
+    },
+  },
+};

@@ -1,0 +1,219 @@
+/**
+ * Invoice lists at scale (services/billing/invoice-list.ts): `pagination.total` is correct for what
+ * it counts (exact per-reseller counts kept by triggers in the writing transaction; capped count,
+ * then the planner's estimate, for other filters), and every statement shape (merged small trees,
+ * filtered large trees, date ranges, number and name search) returns the rows and order it should.
+ */
+import { sql } from 'drizzle-orm';
+import { createInvoices, deleteInvoice } from '../../shared/billing';
+import type { Tx } from '../../shared/db/client';
+import { EXACT_TOTAL_CAP, totalFromPage } from '../../shared/pagination/total';
+import { numberKey } from '../../services/billing/invoice-list';
+import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
+import { seedPlan, seedReseller, seedSubscriber } from './billing-fixtures';
+
+let t: TestApp;
+let api: ReturnType<typeof client>;
+
+interface Tree {
+  root: { id: number };
+  child: { id: number };
+  other: { id: number };
+  subs: { root: number; child: number; other: number };
+}
+let tree: Tree;
+
+type Page = { data: { id: number; reseller_id: number; invoice_number: string; issue_date: string }[]; pagination: { page: number; limit: number; total: number } };
+
+async function list(query: string, tok = adminToken()): Promise<Page> {
+  const res = await api.get(`/api/invoices${query}`, { token: tok });
+  expect(res.status).toBe(200);
+  return res.body as Page;
+}
+
+/** invoice_counts against a real count of every reseller's invoices. */
+async function countsDrift(): Promise<unknown[]> {
+  const { rows } = await t.pool.query(`
+    select coalesce(c.reseller_id, r.reseller_id) as reseller_id, c.n as kept, r.n as real
+    from invoice_counts c full join (select reseller_id, count(*) as n from invoices group by 1) r on r.reseller_id = c.reseller_id
+    where coalesce(c.n, 0) <> coalesce(r.n, 0)`);
+  return rows;
+}
+
+/** `n` invoices for a subscriber, one statement per batch (createInvoices, as renewals do). */
+async function invoicesFor(subscriberId: number, resellerId: number, n: number, issueDate?: string): Promise<number[]> {
+  return t.db.transaction(async (tx) => {
+    const made = await createInvoices(tx as unknown as Tx, Array.from({ length: n }, () => ({
+      subscriberId, resellerId, items: [{ description: 'Monthly plan', qty: 1, unitPrice: 1000 }], taxRate: 0, issueDate,
+    })));
+    return made.map((m) => m.invoice.id);
+  });
+}
+
+/** The ids a list should show: the rows of `where`, newest first. */
+async function expectedIds(where: string, order = 'id desc'): Promise<number[]> {
+  const { rows } = await t.pool.query<{ id: number }>(`select id from invoices i where ${where} order by ${order}`);
+  return rows.map((r) => r.id);
+}
+
+beforeAll(async () => {
+  t = await startTestApp();
+  api = client(t.baseUrl);
+  const plan = await seedPlan(t.db, { price: 1000 });
+  const root = await seedReseller(t.db, { name: 'Root' });
+  const child = await seedReseller(t.db, { name: 'Child', parentId: root.id });
+  const other = await seedReseller(t.db, { name: 'Other' });
+  const sub = async (resellerId: number, fullName: string) => (await seedSubscriber(t.db, { resellerId, serviceId: plan.id, fullName })).id;
+  tree = { root, child, other, subs: { root: await sub(root.id, 'Rana Root'), child: await sub(child.id, 'Cyrus Child'), other: await sub(other.id, 'Omar Other') } };
+  // A small tree (root 3 + child 4 invoices) beside a large reseller (40): the tree's list merges
+  // two ordered scans; interleaved creation makes the merge's order matter.
+  for (let k = 0; k < 4; k++) {
+    if (k < 3) await invoicesFor(tree.subs.root, root.id, 1, `2025-0${k + 1}-10`);
+    await invoicesFor(tree.subs.child, child.id, 1, `2025-0${k + 1}-20`);
+    await invoicesFor(tree.subs.other, other.id, 10, `2025-0${k + 1}-15`);
+  }
+});
+afterAll(() => t.close());
+
+describe('invoice_counts (exact totals of the admin, reseller and tree lists)', () => {
+  it('are in step after single and batch creation, deletion, a move to another reseller and a rollback', async () => {
+    expect(await countsDrift()).toEqual([]);
+    const [id] = await invoicesFor(tree.subs.other, tree.other.id, 1);
+    await t.db.transaction((tx) => deleteInvoice(tx as unknown as Tx, id));
+    expect(await countsDrift()).toEqual([]);
+    const [moved] = await invoicesFor(tree.subs.other, tree.other.id, 1);
+    await t.pool.query('update invoices set reseller_id = $1 where id = $2', [tree.child.id, moved]);
+    expect(await countsDrift()).toEqual([]);
+    await t.pool.query('update invoices set reseller_id = $1 where id = $2', [tree.other.id, moved]);
+    await t.db.transaction(async (tx) => {
+      await createInvoices(tx as unknown as Tx, [{ subscriberId: tree.subs.root, resellerId: tree.root.id, items: [{ description: 'x', qty: 1, unitPrice: 1 }], taxRate: 0 }]);
+      tx.rollback();
+    }).catch(() => undefined);
+    expect(await countsDrift()).toEqual([]);
+  });
+
+  it('give every reseller-only list its exact total, page after page', async () => {
+    const all = await expectedIds('true');
+    const admin = await list('?limit=5&page=2');
+    expect(admin.pagination).toEqual({ page: 2, limit: 5, total: all.length });
+    expect(admin.data.map((i) => i.id)).toEqual(all.slice(5, 10));
+    const other = await expectedIds(`reseller_id = ${tree.other.id}`);
+    expect((await list(`?reseller_id=${tree.other.id}&limit=7&page=3`)).pagination.total).toBe(other.length);
+    // Beyond the last page: no rows, the total still exact.
+    const beyond = await list('?page=99');
+    expect(beyond.data).toEqual([]);
+    expect(beyond.pagination.total).toBe(all.length);
+  });
+
+  it('a reseller caller sees its tree (merged per-reseller scans), in id order across pages', async () => {
+    const inTree = await expectedIds(`reseller_id in (${tree.root.id}, ${tree.child.id})`);
+    expect(inTree).toHaveLength(7);
+    const rootToken = token('reseller', { resellerId: tree.root.id });
+    const pages = [await list('?limit=3&page=1', rootToken), await list('?limit=3&page=2', rootToken), await list('?limit=3&page=3', rootToken)];
+    expect(pages.flatMap((p) => p.data.map((i) => i.id))).toEqual(inTree);
+    for (const p of pages) expect(p.pagination.total).toBe(7);
+    expect((await list('?order=asc&limit=4&page=2', rootToken)).data.map((i) => i.id)).toEqual([...inTree].reverse().slice(4));
+    // A leaf reseller: its own invoices only.
+    const childToken = token('reseller', { resellerId: tree.child.id });
+    expect((await list('', childToken)).pagination.total).toBe(await expectedIds(`reseller_id = ${tree.child.id}`).then((r) => r.length));
+  });
+
+  it('a large tree filters the id order instead, with the same rows', async () => {
+    // The tree of `other` plus a child of it: it holds most invoices, so merging would read more.
+    const big = await seedReseller(t.db, { name: 'Other child', parentId: tree.other.id });
+    const plan = await seedPlan(t.db, { price: 1000 });
+    const sub = (await seedSubscriber(t.db, { resellerId: big.id, serviceId: plan.id })).id;
+    await invoicesFor(sub, big.id, 2);
+    const inTree = await expectedIds(`reseller_id in (${tree.other.id}, ${big.id})`);
+    const otherToken = token('reseller', { resellerId: tree.other.id });
+    const first = await list('?limit=30', otherToken);
+    const second = await list('?limit=30&page=2', otherToken);
+    expect([...first.data, ...second.data].map((i) => i.id)).toEqual(inTree);
+    expect(first.pagination.total).toBe(inTree.length);
+  });
+});
+
+describe('other filters', () => {
+  it('a date range lists newest issue date first, then id', async () => {
+    const expected = await expectedIds(`issue_date between '2025-02-01' and '2025-03-31'`, 'issue_date desc, id desc');
+    const page = await list('?from=2025-02-01&to=2025-03-31&limit=100');
+    expect(page.data.map((i) => i.id)).toEqual(expected);
+    expect(page.pagination.total).toBe(expected.length);
+    expect((await list('?from=2025-02-01&to=2025-03-31&order=asc&limit=100')).data.map((i) => i.id)).toEqual([...expected].reverse());
+  });
+
+  it('search finds a whole invoice number, a part of it, and a subscriber name; % is literal', async () => {
+    const [{ n, id }] = (await t.pool.query<{ n: string; id: number }>(`select invoice_number as n, id from invoices order by id limit 1`)).rows;
+    expect((await list(`?search=${encodeURIComponent(n)}`)).data.map((i) => i.id)).toEqual([id]);
+    expect((await list(`?search=${encodeURIComponent(n.toLowerCase())}`)).data.map((i) => i.id)).toEqual([id]);
+    const tail = n.slice(n.lastIndexOf('-') + 1);
+    expect((await list(`?search=${tail}&limit=100`)).data.map((i) => i.id)).toEqual(await expectedIds(`invoice_number ilike '%${tail}%'`));
+    const byName = await list('?search=cyrus%20child');
+    expect(byName.data.map((i) => i.id)).toEqual(await expectedIds(`subscriber_id = ${tree.subs.child}`));
+    expect(byName.pagination.total).toBe(byName.data.length);
+    expect((await list('?search=%25')).pagination.total).toBe(0);
+  });
+
+  it('a broad search (over a thousand matching subscribers) gives the same rows, page after page', async () => {
+    const plan = await seedPlan(t.db, { price: 1000 });
+    const { rows: subs } = await t.pool.query<{ id: number }>(`
+      insert into subscribers (username, password_enc, full_name, service_id, reseller_id, expiry_date)
+      select 'broad' || g || '@isp', 'x', 'Broadname ' || g, $1, $2, '2099-01-01' from generate_series(1, 1001) g returning id`,
+    [plan.id, tree.other.id]);
+    for (const sub of [subs[0], subs[500], subs[1000]]) await invoicesFor(sub.id, tree.other.id, 2);
+    const expected = await expectedIds(`subscriber_id in (select id from subscribers where full_name ilike '%broadname%')`);
+    expect(expected).toHaveLength(6);
+    const pages = [await list('?search=BROADNAME&limit=4'), await list('?search=BROADNAME&limit=4&page=2')];
+    expect(pages.flatMap((p) => p.data.map((i) => i.id))).toEqual(expected);
+    expect(pages[0].pagination.total).toBe(6);
+    expect((await list('?search=broadname&status=paid')).pagination.total).toBe(0);
+  });
+
+  it('numberKey looks up the sequence part of a number, or the whole search', () => {
+    expect(numberKey('INV-2025-012345')).toBe('012345');
+    expect(numberKey('2025-01')).toBe('2025-01');
+    expect(numberKey('0123')).toBe('0123');
+    expect(numberKey('INV-')).toBe('INV-');
+  });
+
+  it('a status or subscriber filter: exact below the cap, settled by a short page', async () => {
+    const pending = await expectedIds(`status = 'pending'`);
+    const page = await list('?status=pending&limit=10&page=2');
+    expect(page.pagination.total).toBe(pending.length);
+    expect(page.data.map((i) => i.id)).toEqual(pending.slice(10, 20));
+    const last = await list(`?status=pending&limit=10&page=${Math.ceil(pending.length / 10)}`);
+    expect(last.pagination.total).toBe(pending.length);
+    expect((await list(`?subscriber_id=${tree.subs.root}`)).pagination.total).toBe(3);
+    expect((await list('?status=void')).pagination).toEqual({ page: 1, limit: 50, total: 0 });
+  });
+
+  it('above the cap: the estimate, an integer above the cap; reseller-only lists stay exact', async () => {
+    // Enough pending invoices to pass the cap, in one statement (the count trigger runs once).
+    await t.pool.query(`
+      insert into invoices (invoice_number, subscriber_id, reseller_id, amount, tax_rate, tax_amount, total, status, currency, issue_date, due_date)
+      select 'BULK-' || g, $1, $2, 100, 0, 0, 100, 'pending', 'USD', date '2024-06-01', date '2024-07-01' from generate_series(1, $3) g`,
+    [tree.subs.other, tree.other.id, EXACT_TOTAL_CAP + 50]);
+    await t.pool.query('analyze invoices');
+    const exact = Number((await t.pool.query(`select count(*) from invoices where status = 'pending'`)).rows[0].count);
+    const { pagination } = await list('?status=pending&limit=5');
+    expect(Number.isInteger(pagination.total)).toBe(true);
+    expect(pagination.total).toBeGreaterThan(EXACT_TOTAL_CAP);
+    // PostgreSQL's statistics after ANALYZE: close to the real count.
+    expect(Math.abs(pagination.total - exact) / exact).toBeLessThan(0.1);
+    const all = Number((await t.pool.query('select count(*) from invoices')).rows[0].count);
+    expect((await list('?limit=5')).pagination.total).toBe(all);
+    expect((await list(`?reseller_id=${tree.other.id}&limit=5`)).pagination.total).toBe(
+      Number((await t.pool.query('select count(*) from invoices where reseller_id = $1', [tree.other.id])).rows[0].count),
+    );
+    expect(await countsDrift()).toEqual([]);
+    await t.db.execute(sql`delete from invoices where invoice_number like 'BULK-%'`);
+    expect(await countsDrift()).toEqual([]);
+  });
+
+  it('totalFromPage: a short page settles the total, a full or empty later one does not', () => {
+    expect(totalFromPage(0, 50, 0)).toBe(0);
+    expect(totalFromPage(100, 50, 7)).toBe(107);
+    expect(totalFromPage(100, 50, 50)).toBeUndefined();
+    expect(totalFromPage(100, 50, 0)).toBeUndefined();
+  });
+});

@@ -1,0 +1,49 @@
+/**
+ * A change to a manager reaches every gateway replica at once: the managers service broadcasts
+ * `manager.changed` and each gateway drops its cached row (services/gateway/identities.ts).
+ * Two brokers in this process over the transporter (NATS in CI), on one database.
+ */
+import crypto from 'node:crypto';
+import { adminToken, client, createTestDatabase, startTestApp, type TestApp } from '../helpers/app';
+
+const transporter = process.env.TRANSPORTER || 'Fake';
+const namespace = `identity-${crypto.randomBytes(4).toString('hex')}`;
+let backend: TestApp;
+let replica: TestApp;
+
+beforeAll(async () => {
+  const databaseUrl = await createTestDatabase();
+  const env = (services: string) => ({ SERVICES: services, TRANSPORTER: transporter });
+  backend = await startTestApp({ databaseUrl, env: env('gateway,subscribers'), broker: { namespace } });
+  // The replica keeps rows for a minute: a refusal within the test can only come from the event.
+  replica = await startTestApp({ databaseUrl, env: { ...env('gateway'), IDENTITY_CACHE_MS: '60000' }, broker: { namespace } });
+  await replica.app.broker.waitForServices(['managers', 'settings'], 20_000);
+  // And the other way: the backend must know the replica's gateway before it broadcasts to it.
+  const listeners = () => (backend.app.broker.registry as unknown as { events: { getAllEndpoints(event: string): { id: string }[] } })
+    .events.getAllEndpoints('manager.changed').map((endpoint) => endpoint.id);
+  for (let i = 0; i < 200 && !listeners().includes(replica.app.broker.nodeID); i++) await new Promise((r) => setTimeout(r, 50));
+  expect(listeners()).toContain(replica.app.broker.nodeID);
+}, 60_000);
+
+afterAll(async () => {
+  await replica.app.broker.stop();
+  await replica.pool.end();
+  await backend.close();
+});
+
+it('a second gateway refuses the token of a manager disabled through the first as soon as the event arrives', async () => {
+  const created = await client(backend.baseUrl).post('/api/managers', { username: 'replicated', password: 'long-enough-1', role: 'admin' }, { token: adminToken() });
+  expect(created.status).toBe(201);
+  const login = await client(backend.baseUrl).post('/api/auth/login', { username: 'replicated', password: 'long-enough-1' });
+  const token = login.body.data.token;
+  // The replica caches the row...
+  expect((await client(replica.baseUrl).get('/api/settings', { token })).status).toBe(200);
+  // ...and a change made through the other gateway evicts it there too.
+  expect((await client(backend.baseUrl).put(`/api/managers/${created.body.data.id}`, { active: false }, { token: adminToken() })).status).toBe(200);
+  const started = Date.now();
+  let status = 0;
+  while (Date.now() - started < 10_000 && (status = (await client(replica.baseUrl).get('/api/settings', { token })).status) !== 401) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  expect(status).toBe(401);
+});

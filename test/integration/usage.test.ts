@@ -1,0 +1,239 @@
+/**
+ * The usage rollup (radacct trigger) and the FUP engine without FreeRADIUS: radacct rows are
+ * written the way FreeRADIUS's PostgreSQL queries write them (insert at Start, update of the
+ * cumulative octets at Interim-Update and Stop), so edge cases are cheap to reach.
+ * freeradius.test.ts covers the same path end to end with radclient.
+ */
+import { eq } from 'drizzle-orm';
+import fc from 'fast-check';
+import { dailyUsage, outbox, subscribers } from '../../shared/db/schema';
+import { GIB } from '../../shared/domain/fup';
+import { RATE_LIMIT_EVENT } from '../../shared/fup-rate';
+import { adminToken, client, startTestApp, type TestApp } from '../helpers/app';
+
+let t: TestApp;
+let api: ReturnType<typeof client>;
+const admin = adminToken();
+let reseller: number;
+let plan: number;
+const savedInterval = process.env.USAGE_INTERVAL_SECONDS;
+
+beforeAll(async () => {
+  process.env.USAGE_INTERVAL_SECONDS = '0';
+  t = await startTestApp();
+  api = client(t.baseUrl);
+  reseller = (await api.post('/api/resellers', { name: 'usage shop', balance: 1000, currency: 'USD' }, { token: admin })).body.data.id;
+  plan = (await api.post('/api/services', {
+    name: 'metered', price: 10, duration_days: 30, currency: 'USD', rate_limit: '20M/20M', monthly_quota_gb: 10,
+    fup_tiers: [{ level: 1, threshold_gb: 1, rate_limit: '5M/5M' }, { level: 3, threshold_gb: 0, rate_limit: '256k/256k' }],
+  }, { token: admin })).body.data.id;
+  await api.post(`/api/resellers/${reseller}/service-limits`, { service_id: plan }, { token: admin });
+});
+afterAll(async () => {
+  await t.close();
+  if (savedInterval === undefined) delete process.env.USAGE_INTERVAL_SECONDS;
+  else process.env.USAGE_INTERVAL_SECONDS = savedInterval;
+});
+
+let seq = 0;
+async function mkSub() {
+  seq += 1;
+  const res = await api.post('/api/subscribers', { username: `u${seq}@usage`, password: 'secret1', service_id: plan, reseller_id: reseller }, { token: admin });
+  expect(res.status).toBe(201);
+  return res.body.data as { id: number; username: string };
+}
+
+const start = (username: string, session: string) => t.pool.query(
+  `insert into radacct (acctsessionid, acctuniqueid, username, nasipaddress, acctstarttime, acctupdatetime, acctinputoctets, acctoutputoctets)
+   values ($1, $1, $2, '10.0.0.1', now(), now(), 0, 0)`, [session, username]);
+const interim = (session: string, up: number, down: number) => t.pool.query(
+  'update radacct set acctinputoctets = $2, acctoutputoctets = $3, acctupdatetime = now() where acctuniqueid = $1 and acctstoptime is null',
+  [session, up, down]);
+const stop = (session: string, up: number, down: number) => t.pool.query(
+  'update radacct set acctinputoctets = $2, acctoutputoctets = $3, acctstoptime = now() where acctuniqueid = $1 and acctstoptime is null',
+  [session, up, down]);
+const sub = async (id: number) => (await t.db.select().from(subscribers).where(eq(subscribers.id, id)))[0];
+const usageRows = (id: number) => t.db.select().from(dailyUsage).where(eq(dailyUsage.subscriberId, id));
+const run = (today?: string) => t.app.broker.call('usage.run', today ? { today } : {}) as Promise<{ today: string; reset: number; evaluated: number; changed: number }>;
+const events = async (id: number) => (await t.db.select().from(outbox).where(eq(outbox.event, RATE_LIMIT_EVENT)).orderBy(outbox.id))
+  .map((o) => o.payload as { subscriber_id: number; fup_level: number; rate_limit: string })
+  .filter((p) => p.subscriber_id === id);
+const today = () => new Date().toISOString().slice(0, 10);
+
+describe('rollup of radacct octets', () => {
+  it('counts each increase once: repeated totals add nothing, a lower total adds nothing, a stop adds the rest', async () => {
+    const s = await mkSub();
+    await start(s.username, 'r1');
+    await interim('r1', 100, 1000);
+    await interim('r1', 100, 1000);
+    await interim('r1', 50, 900);
+    await interim('r1', 300, 1500);
+    await stop('r1', 400, 2000);
+    await stop('r1', 400, 2000); // a second Stop matches no open row
+    const row = await sub(s.id);
+    // 100+1000, then nothing, nothing (lower), +200+500 from the previous total (50/900), +100+500.
+    expect(row.dailyQuotaUsed).toBe(1100 + 0 + 0 + (250 + 600) + (100 + 500));
+    expect(row.monthlyQuotaUsed).toBe(row.dailyQuotaUsed);
+    expect(row.usageDay).toBe(today());
+    expect(row.fupPending).toBe(true);
+    expect(await usageRows(s.id)).toEqual([{ subscriberId: s.id, date: today(), downloadBytes: 1000 + 600 + 500, uploadBytes: 100 + 250 + 100 }]);
+  });
+
+  it('property: any sequence of cumulative totals (repeats, retransmits) counts exactly the final totals', async () => {
+    let n = 0;
+    await fc.assert(fc.asyncProperty(
+      fc.array(fc.tuple(fc.nat(5_000_000), fc.nat(50_000_000), fc.nat(2)), { minLength: 1, maxLength: 12 }),
+      async (steps) => {
+        n += 1;
+        const s = await mkSub();
+        await start(s.username, `p${n}`);
+        let up = 0;
+        let down = 0;
+        for (const [du, dd, repeats] of steps) {
+          up += du;
+          down += dd;
+          for (let i = 0; i <= repeats; i++) await interim(`p${n}`, up, down);
+        }
+        await stop(`p${n}`, up, down);
+        const row = await sub(s.id);
+        expect(row.dailyQuotaUsed).toBe(up + down);
+        const [day] = await usageRows(s.id);
+        expect([day?.uploadBytes ?? 0, day?.downloadBytes ?? 0]).toEqual([up, down]);
+      },
+    ), { numRuns: 15 });
+  });
+
+  it('a session that starts with traffic already counted (Stop without Start) counts it once', async () => {
+    const s = await mkSub();
+    await t.pool.query(
+      `insert into radacct (acctsessionid, acctuniqueid, username, nasipaddress, acctstarttime, acctstoptime, acctinputoctets, acctoutputoctets)
+       values ('late', 'late', $1, '10.0.0.1', now(), now(), 7, 70)`, [s.username]);
+    expect((await sub(s.id)).dailyQuotaUsed).toBe(77);
+  });
+
+  it('ignores accounting of unknown and soft-deleted usernames', async () => {
+    await start('ghost@usage', 'g1');
+    await interim('g1', 10, 10);
+    const s = await mkSub();
+    expect((await api.del(`/api/subscribers/${s.id}`, { token: admin })).status).toBe(200);
+    await start(s.username, 'd1');
+    await interim('d1', 10, 10);
+    expect((await sub(s.id)).dailyQuotaUsed).toBe(0);
+    expect(await usageRows(s.id)).toEqual([]);
+  });
+
+  it('traffic on a new day restarts the daily counter, and on a new month the monthly one too', async () => {
+    const s = await mkSub();
+    await start(s.username, 'n1');
+    await interim('n1', 0, 1000);
+    const lastMonth = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() - 1, 15)).toISOString().slice(0, 10);
+    await t.db.update(subscribers).set({ usageDay: lastMonth }).where(eq(subscribers.id, s.id));
+    await interim('n1', 0, 1500);
+    let row = await sub(s.id);
+    expect([row.dailyQuotaUsed, row.monthlyQuotaUsed, row.usageDay]).toEqual([500, 500, today()]);
+
+    // Same month, earlier day: only the daily counter restarts.
+    const firstOfMonth = `${today().slice(0, 8)}01`;
+    if (firstOfMonth !== today()) {
+      await t.db.update(subscribers).set({ usageDay: firstOfMonth }).where(eq(subscribers.id, s.id));
+      await interim('n1', 0, 1600);
+      row = await sub(s.id);
+      expect([row.dailyQuotaUsed, row.monthlyQuotaUsed]).toEqual([100, 600]);
+    }
+  });
+});
+
+describe('FUP engine', () => {
+  it('a used-up monthly quota drops to the last tier; level changes write the tier group and one event each', async () => {
+    const s = await mkSub();
+    await start(s.username, 'f1');
+    await interim('f1', 0, 2 * GIB);
+    await run();
+    expect((await sub(s.id)).fupLevel).toBe(1);
+    await interim('f1', 0, 3 * GIB);
+    await t.pool.query('update radacct set acctoutputoctets = acctoutputoctets + $2 where acctuniqueid = $1', ['f1', 8 * GIB]);
+    await run();
+    expect((await sub(s.id)).fupLevel).toBe(3);
+    const groups = await t.pool.query('select groupname, priority from radusergroup where username = $1 order by priority', [s.username]);
+    expect(groups.rows).toEqual([{ groupname: `plan_${plan}_fup3`, priority: 0 }, { groupname: `plan_${plan}`, priority: 1 }]);
+    expect((await events(s.id)).map((e) => [e.fup_level, e.rate_limit])).toEqual([[1, '5M/5M'], [3, '256k/256k']]);
+  });
+
+  it('two engines running at once apply each change once', async () => {
+    const subs = await Promise.all([mkSub(), mkSub(), mkSub()]);
+    for (const [i, s] of subs.entries()) {
+      await start(s.username, `c${i}`);
+      await interim(`c${i}`, 0, 2 * GIB);
+    }
+    await Promise.all([run(), run(), run()]);
+    for (const s of subs) {
+      expect((await sub(s.id)).fupLevel).toBe(1);
+      expect(await events(s.id)).toHaveLength(1);
+    }
+  });
+
+  it('the plan\'s tier groups carry the tier rate (:=) and Fall-Through so the plan group still applies', async () => {
+    const res = await t.pool.query('select groupname, attribute, op, value from radgroupreply where groupname like $1 order by groupname, attribute', [`plan_${plan}%`]);
+    expect(res.rows).toEqual([
+      { groupname: `plan_${plan}`, attribute: 'Mikrotik-Rate-Limit', op: '=', value: '20M/20M' },
+      { groupname: `plan_${plan}_fup1`, attribute: 'Fall-Through', op: '=', value: 'Yes' },
+      { groupname: `plan_${plan}_fup1`, attribute: 'Mikrotik-Rate-Limit', op: ':=', value: '5M/5M' },
+      { groupname: `plan_${plan}_fup3`, attribute: 'Fall-Through', op: '=', value: 'Yes' },
+      { groupname: `plan_${plan}_fup3`, attribute: 'Mikrotik-Rate-Limit', op: ':=', value: '256k/256k' },
+    ]);
+  });
+
+  it('bulk reset_fup lifts every throttled subscriber of the batch with one rate event each; unthrottled ones get none', async () => {
+    const [a, b, c] = [await mkSub(), await mkSub(), await mkSub()];
+    for (const s of [a, b]) {
+      await start(s.username, `b-${s.id}`);
+      await interim(`b-${s.id}`, 0, 2 * GIB);
+    }
+    await run();
+    const res = await api.post('/api/subscribers/bulk-action', { ids: [a.id, b.id, c.id], action: 'reset_fup', payload: {} }, { token: admin });
+    expect(res.status).toBe(200);
+    expect(res.body.data.succeeded).toEqual([a.id, b.id, c.id]);
+    for (const s of [a, b]) {
+      expect((await sub(s.id)).fupLevel).toBe(0);
+      expect((await events(s.id)).map((e) => [e.fup_level, e.rate_limit])).toEqual([[1, '5M/5M'], [0, '20M/20M']]);
+    }
+    expect(await events(c.id)).toEqual([]);
+    const groups = await t.pool.query('select groupname from radusergroup where username = any($1) order by username', [[a.username, b.username]]);
+    expect(groups.rows).toEqual([{ groupname: `plan_${plan}` }, { groupname: `plan_${plan}` }]);
+  });
+
+  it('renew resets counters and level and removes the tier group (the reconnect applies the plan rate)', async () => {
+    const s = await mkSub();
+    await start(s.username, 'rn');
+    await interim('rn', 0, 2 * GIB);
+    await run();
+    expect((await sub(s.id)).fupLevel).toBe(1);
+    expect((await api.post(`/api/subscribers/${s.id}/renew`, {}, { token: admin })).status).toBe(200);
+    const row = await sub(s.id);
+    expect([row.fupLevel, row.dailyQuotaUsed, row.monthlyQuotaUsed]).toEqual([0, 0, 0]);
+    const groups = await t.pool.query('select groupname from radusergroup where username = $1', [s.username]);
+    expect(groups.rows).toEqual([{ groupname: `plan_${plan}` }]);
+  });
+});
+
+// Last: a run with a future date moves every subscriber's counters to that day.
+describe('day and month boundaries', () => {
+  it('usage.run resets the counters of an earlier day (monthly kept in the same month, reset in a new one)', async () => {
+    const a = await mkSub();
+    const b = await mkSub();
+    await t.db.update(subscribers).set({ dailyQuotaUsed: 10, monthlyQuotaUsed: 100, usageDay: '2031-05-10' }).where(eq(subscribers.id, a.id));
+    await t.db.update(subscribers).set({ dailyQuotaUsed: 10, monthlyQuotaUsed: 100, usageDay: '2031-04-30' }).where(eq(subscribers.id, b.id));
+    const res = await run('2031-05-11');
+    expect(res.reset).toBeGreaterThanOrEqual(2);
+    const [ra, rb] = [await sub(a.id), await sub(b.id)];
+    expect([ra.dailyQuotaUsed, ra.monthlyQuotaUsed, ra.usageDay]).toEqual([0, 100, '2031-05-11']);
+    expect([rb.dailyQuotaUsed, rb.monthlyQuotaUsed, rb.usageDay]).toEqual([0, 0, '2031-05-11']);
+  });
+
+  it('usage.run takes the database\'s UTC date by default and refuses a malformed one', async () => {
+    const res = await run();
+    const [{ today: dbToday }] = (await t.pool.query("select ((now() at time zone 'UTC')::date)::text as today")).rows;
+    expect(res).toMatchObject({ today: dbToday });
+    await expect(run('11/05/2031')).rejects.toMatchObject({ code: 400, message: 'today must be a date (YYYY-MM-DD)' });
+  });
+});

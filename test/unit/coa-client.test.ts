@@ -1,0 +1,142 @@
+import dgram from 'node:dgram';
+import { CoaClient } from '../../services/network-access/coa/client';
+import { decodeRequest, encodeReply } from '../../services/network-access/coa/codec';
+import { NasSimulator } from '../sim/nas-simulator';
+
+const SECRET = 'coa-secret';
+const session = (userName: string) => ({ userName, acctSessionId: `sess-${userName}`, framedIp: '10.20.0.5' });
+
+let client: CoaClient;
+
+let sim: NasSimulator | undefined;
+afterEach(async () => {
+  await client?.close();
+  await sim?.stop();
+  sim = undefined;
+});
+
+/** A NAS simulator (also left in `sim` for afterEach) and a client; returns the simulator and its target. */
+async function setup(simOptions: Partial<ConstructorParameters<typeof NasSimulator>[0]> = {}, clientOptions: ConstructorParameters<typeof CoaClient>[0] = {}) {
+  const nas = await new NasSimulator({ secret: SECRET, ...simOptions }).start();
+  sim = nas;
+  client = new CoaClient({ rto: { initialMs: 200, minMs: 20, maxMs: 2000 }, ...clientOptions });
+  return { nas, target: { host: '127.0.0.1', port: nas.port, secret: SECRET } };
+}
+
+it('a Disconnect-Request carries User-Name, Acct-Session-Id and Framed-IP-Address; an ACK verifies', async () => {
+  const { nas, target } = await setup();
+  const reply = await client.disconnect(target, session('ali@north'));
+  expect(reply).toMatchObject({ kind: 'ack', attempts: 1 });
+  expect(nas.requests).toEqual([
+    { code: 'Disconnect-Request', userName: 'ali@north', acctSessionId: 'sess-ali@north', framedIp: '10.20.0.5', rateLimit: undefined, seen: 1 },
+  ]);
+  expect(client.stats.dropped).toBe(0);
+});
+
+it('a NAK carries its Error-Cause', async () => {
+  const { target } = await setup({ answer: () => ({ nak: 503 }) });
+  expect(await client.disconnect(target, session('gone'))).toMatchObject({ kind: 'nak', errorCause: 503, attempts: 1 });
+});
+
+it('a CoA-Request carries Mikrotik-Rate-Limit (vendor 14988, attribute 8) and is answered with CoA-ACK', async () => {
+  const { nas, target } = await setup();
+  expect(await client.change(target, { userName: 'u1', acctSessionId: 's1', rateLimit: '2M/2M' })).toMatchObject({ kind: 'ack' });
+  expect(nas.requests[0]).toMatchObject({ code: 'CoA-Request', userName: 'u1', rateLimit: '2M/2M' });
+});
+
+it('an unanswered request is retransmitted (same identifier and authenticator) and then reported as a timeout', async () => {
+  const { nas, target } = await setup({ answer: () => 'silent' }, { retransmits: 2 });
+  const reply = await client.disconnect(target, session('quiet'));
+  expect(reply).toEqual({ kind: 'timeout', attempts: 3 });
+  expect(nas.stats).toMatchObject({ received: 1, duplicates: 2, silent: 1 });
+});
+
+it('a NAS with another secret drops the request (its authenticator does not verify): a timeout here', async () => {
+  const { nas, target } = await setup({ secret: 'other-secret' }, { retransmits: 0, rto: { initialMs: 100, minMs: 20, maxMs: 200 } });
+  expect(await client.disconnect(target, session('x'))).toEqual({ kind: 'timeout', attempts: 1 });
+  expect(nas.stats).toMatchObject({ invalid: 1, received: 0 });
+});
+
+it('a reply whose Response Authenticator does not verify is dropped, and the real one is taken', async () => {
+  // A responder that first answers with a forged ACK (wrong secret), then with the right one.
+  const rogue = dgram.createSocket('udp4');
+  await new Promise<void>((resolve) => rogue.bind(0, '127.0.0.1', () => resolve()));
+  rogue.on('message', (msg, from) => {
+    const req = decodeRequest(msg, SECRET);
+    rogue.send(encodeReply(req, 'Disconnect-ACK', 'forged'), from.port, from.address);
+    setTimeout(() => rogue.send(encodeReply(req, 'Disconnect-NAK', SECRET, 504), from.port, from.address), 10);
+  });
+  client = new CoaClient({ rto: { initialMs: 500, minMs: 20, maxMs: 1000 } });
+  const reply = await client.disconnect({ host: '127.0.0.1', port: (rogue.address()).port, secret: SECRET }, session('y'));
+  expect(reply).toMatchObject({ kind: 'nak', errorCause: 504 });
+  expect(client.stats.dropped).toBe(1);
+  rogue.close();
+});
+
+it('a NAK with Error-Cause 506 (resources unavailable) backs off and asks again', async () => {
+  const { nas, target } = await setup({ answer: (req) => (req.seen < 3 ? { nak: 506 } : 'ack'), latencyMs: 5 });
+  const reply = await client.disconnect(target, session('busy'));
+  expect(reply).toMatchObject({ kind: 'ack', attempts: 3 });
+  expect(nas.stats.received).toBe(3);
+  expect(client.stats.busyRetries).toBe(2);
+});
+
+it('506 retries are bounded: the last NAK is the answer', async () => {
+  const { target } = await setup({ answer: () => ({ nak: 506 }) }, { busyRetries: 1 });
+  expect(await client.disconnect(target, session('busy'))).toMatchObject({ kind: 'nak', errorCause: 506, attempts: 2 });
+});
+
+it('never more than maxInFlightPerNas requests outstanding towards one NAS', async () => {
+  const { nas, target } = await setup({ latencyMs: 5 }, { maxInFlightPerNas: 8 });
+  const replies = await Promise.all(Array.from({ length: 100 }, (_, i) => client.disconnect(target, session(`u${i}`))));
+  expect(replies.every((r) => r.kind === 'ack')).toBe(true);
+  expect(nas.stats.peakInFlight).toBeLessThanOrEqual(8);
+  expect(client.inFlightPeaks()[`127.0.0.1:${nas.port}`]).toBe(8);
+});
+
+it('more than 256 requests in flight use more than one socket, each identifier matched to its own reply', async () => {
+  // Three NASes, 200 in flight towards each: 600 outstanding on the client's sockets at once.
+  const sims = await Promise.all([0, 1, 2].map(() => new NasSimulator({ secret: SECRET, latencyMs: 400 }).start()));
+  client = new CoaClient({ maxInFlightPerNas: 200, rto: { initialMs: 2000, minMs: 20, maxMs: 4000 } });
+  try {
+    const replies = await Promise.all(Array.from({ length: 600 }, (_, i) =>
+      client.disconnect({ host: '127.0.0.1', port: sims[i % 3].port, secret: SECRET }, session(`user-${i}`))));
+    expect(replies.filter((r) => r.kind === 'ack')).toHaveLength(600);
+    for (const s of sims) expect(s.stats.received).toBe(200);
+    expect(sims.reduce((n, s) => n + s.stats.peakInFlight, 0)).toBeGreaterThan(256);
+    expect(client.socketCount).toBeGreaterThanOrEqual(3);
+    expect(new Set(sims.flatMap((s) => s.requests.map((r) => r.userName))).size).toBe(600);
+    expect(client.stats).toMatchObject({ sent: 600, dropped: 0 });
+  } finally {
+    await Promise.all(sims.map((s) => s.stop()));
+  }
+});
+
+it('the retransmission timeout follows the measured round trip', async () => {
+  const { target } = await setup({ latencyMs: 30 });
+  expect(client.rtoMs(target)).toBe(200);
+  for (let i = 0; i < 10; i++) await client.disconnect(target, session(`r${i}`));
+  const rto = client.rtoMs(target);
+  expect(rto).toBeGreaterThanOrEqual(45);
+  expect(rto).toBeLessThan(200);
+});
+
+it('a request waiting on the initial timeout is re-armed once the first round trip is measured', async () => {
+  // One user is silent; the others answer in 20 ms. Without re-arming, the silent one would wait the
+  // initial 5 s twice; with it, it gives up after a few round trips.
+  const { target } = await setup({ latencyMs: 20, answer: (r) => (r.userName === 'silent' ? 'silent' : 'ack') }, { rto: { initialMs: 5000, minMs: 20, maxMs: 10000 } });
+  const started = performance.now();
+  const [silent] = await Promise.all([client.disconnect(target, session('silent')), client.disconnect(target, session('a'))]);
+  expect(silent).toEqual({ kind: 'timeout', attempts: 2 });
+  expect(performance.now() - started).toBeLessThan(5000);
+});
+
+it('close() ends outstanding and queued requests with an error', async () => {
+  const { target } = await setup({ answer: () => 'silent' }, { maxInFlightPerNas: 1, rto: { initialMs: 10000, minMs: 20, maxMs: 10000 } });
+  const first = client.disconnect(target, session('a'));
+  const queued = client.disconnect(target, session('b'));
+  await new Promise((r) => setTimeout(r, 50));
+  await client.close();
+  expect(await first).toMatchObject({ kind: 'error', message: 'CoA client closed' });
+  expect(await queued).toMatchObject({ kind: 'error' });
+});
