@@ -21,6 +21,8 @@ export const FAULT_POLICY = {
   bulkheadQueue: 1_000,
   /** How long a broker stop waits for requests in flight (graceful shutdown drains them). */
   drainTimeoutMs: 10_000,
+  /** Pause between reconnect attempts to NATS (nats.js adds up to 100 ms of jitter). */
+  natsReconnectWaitMs: 250,
 } as const;
 
 /** What an action may declare beside `rest` and `http`: calling it twice has the effect of once. */
@@ -76,7 +78,10 @@ export function isTransportFailure(err: Errors.MoleculerError | Error): boolean 
 function transporterOption(url: string | undefined): BrokerOptions['transporter'] {
   if (!url) return null;
   if (url.startsWith('tcp://')) return { type: 'TCP', options: { urls: url, udpDiscovery: false } };
-  return url;
+  // NATS keeps no message for a subscriber that is away: a request sent before its callee has
+  // reconnected is lost and ends in the request timeout. Retrying every 250 ms (nats.js: 2 s)
+  // shortens that window after a NATS restart.
+  return { type: 'NATS', options: { url, reconnectTimeWait: FAULT_POLICY.natsReconnectWaitMs } };
 }
 
 /**
