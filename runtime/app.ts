@@ -51,9 +51,11 @@ export async function startApp(cfg: Config, opts: StartOptions = {}): Promise<Ap
     databaseUrl = embedded.url;
   }
   const finalCfg = setConfig({ ...cfg, databaseUrl, encryptionKey: resolveEncryptionKey(cfg, !!embedded) });
+  let holdsDatabase = false;
   try {
     if (opts.migrate !== false) await runMigrations(databaseUrl);
     initDatabase(databaseUrl);
+    holdsDatabase = true;
     const broker = new ServiceBroker(brokerOptions(finalCfg, opts.broker));
     for (const schema of schemasFor(finalCfg.services)) broker.createService(schema);
     broker.createService(nodeMetricsService);
@@ -74,7 +76,7 @@ export async function startApp(cfg: Config, opts: StartOptions = {}): Promise<Ap
       },
     };
   } catch (err) {
-    await closeDatabase();
+    if (holdsDatabase) await closeDatabase();
     if (embedded) await embedded.stop();
     throw err;
   }

@@ -12,15 +12,28 @@ types.setTypeParser(types.builtins.DATE, (v: string) => v);
 // bigint (int8) columns hold minor units and byte counts, always below 2^53.
 types.setTypeParser(types.builtins.INT8, (v: string) => Number(v));
 
+/**
+ * One pool per process, since services reach it through db() rather than through their broker. A
+ * second app in the same process (replicas of a test cluster) shares it when it names the same
+ * database; a different database is refused instead of silently reading the first one.
+ */
 let pool: Pool | undefined;
 let database: Db | undefined;
+let poolUrl: string | undefined;
+let users = 0;
 
 export function initDatabase(url: string, max = Number(process.env.PG_POOL_SIZE || 20)): Db {
-  if (database) return database;
+  if (database) {
+    if (url !== poolUrl) throw new Error('this process already uses another database: start one app per database, one per process');
+    users++;
+    return database;
+  }
   pool = new Pool({ connectionString: url, max });
   // An idle client that loses its server must not crash the process.
   pool.on('error', () => undefined);
   database = drizzle(pool, { schema });
+  poolUrl = url;
+  users = 1;
   return database;
 }
 
@@ -34,9 +47,16 @@ export function pgPool(): Pool {
   return pool;
 }
 
+/** Releases this app's share of the pool; the last one closes it. */
 export async function closeDatabase(): Promise<void> {
+  if (users > 1) {
+    users--;
+    return;
+  }
   const p = pool;
   pool = undefined;
   database = undefined;
+  poolUrl = undefined;
+  users = 0;
   if (p) await p.end();
 }

@@ -1,7 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { routesOf, type RegisteredAction } from '../../services/gateway/route-registry';
 import { services } from '../../shared/db/schema';
-import { adminToken, client, createTestDatabase, startTestApp, type TestApp } from '../helpers/app';
+import { adminToken, client, createTestDatabase, startTestApp, testEnv, type TestApp } from '../helpers/app';
+import { login, startServer, stopServer } from '../helpers/server-process';
 
 let t: TestApp;
 let api: ReturnType<typeof client>;
@@ -113,29 +114,41 @@ describe('operations endpoints', () => {
   });
 });
 
+/**
+ * Apps with another configuration run as their own server process: services share one database
+ * pool and one config per process (shared/db/client.ts), as they do in production.
+ */
+async function startConfigured(env: Record<string, string>, databaseUrl?: string) {
+  const url = databaseUrl ?? (await createTestDatabase());
+  const { PORT, HOST, ...rest } = testEnv(url, env) as Record<string, string>;
+  void PORT, void HOST;
+  const server = await startServer({ env: rest });
+  return { server, url, api: client(server.base), token: await login(server.base) };
+}
+
 describe('rate limits', () => {
   it('beyond RATE_LIMIT_PER_MIN: 429 envelope with Retry-After', async () => {
-    const limited = await startTestApp({ env: { RATE_LIMIT_PER_MIN: '3' } });
+    const limited = await startConfigured({ RATE_LIMIT_PER_MIN: '4' });
     try {
-      const l = client(limited.baseUrl);
-      for (let i = 0; i < 3; i++) expect((await l.get('/api/services', { token: adminToken() })).status).toBe(200);
-      const res = await l.get('/api/services', { token: adminToken() });
+      // The login was the first request of the window.
+      for (let i = 0; i < 3; i++) expect((await limited.api.get('/api/services', { token: limited.token })).status).toBe(200);
+      const res = await limited.api.get('/api/services', { token: limited.token });
       expect(res.status).toBe(429);
       expect(res.body).toEqual({ success: false, message: 'too many requests' });
       const retry = Number(res.headers.get('retry-after'));
       expect(retry).toBeGreaterThanOrEqual(1);
       expect(retry).toBeLessThanOrEqual(60);
       // Probes are not rate limited.
-      expect((await l.get('/health')).status).toBe(200);
+      expect((await limited.api.get('/health')).status).toBe(200);
     } finally {
-      await limited.close();
+      await stopServer(limited.server);
     }
   });
 
   it('the public invoice routes have their own, lower limit', async () => {
-    const limited = await startTestApp({ env: { PUBLIC_RATE_LIMIT_PER_MIN: '2' } });
+    const limited = await startConfigured({ PUBLIC_RATE_LIMIT_PER_MIN: '2' });
     try {
-      const l = client(limited.baseUrl);
+      const l = limited.api;
       // Unknown invoice: 404, but each request still counts against the public window.
       expect((await l.get('/api/invoices/public/1?token=x')).status).toBe(404);
       expect((await l.get('/api/invoices/public/1/pdf?token=x')).status).toBe(404);
@@ -144,27 +157,25 @@ describe('rate limits', () => {
       expect(res.body).toEqual({ success: false, message: 'too many requests' });
       expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       // The authenticated surface keeps its own budget.
-      expect((await l.get('/api/services', { token: adminToken() })).status).toBe(200);
+      expect((await l.get('/api/services', { token: limited.token })).status).toBe(200);
     } finally {
-      await limited.close();
+      await stopServer(limited.server);
     }
   });
 });
 
 describe('health when the database is gone', () => {
   it('GET /health answers 503', async () => {
-    const url = await createTestDatabase();
-    const doomed = await startTestApp({ databaseUrl: url });
+    const doomed = await startConfigured({});
     try {
-      expect((await client(doomed.baseUrl).get('/health')).status).toBe(200);
-      await doomed.pool.end();
-      const name = new URL(url).pathname.slice(1);
+      expect((await doomed.api.get('/health')).status).toBe(200);
+      const name = new URL(doomed.url).pathname.slice(1);
       await t.db.execute(sql.raw(`drop database "${name}" with (force)`));
-      const res = await client(doomed.baseUrl).get('/health');
+      const res = await doomed.api.get('/health');
       expect(res.status).toBe(503);
       expect(res.body).toEqual({ success: false, message: 'database unreachable' });
     } finally {
-      await doomed.app.stop();
+      await stopServer(doomed.server);
     }
   });
 });
