@@ -2,15 +2,15 @@
  * The distributed mode as `npm run start:cluster` runs it: the six units as separate
  * `dist/server.js` processes (pdf-renderer twice) on the machine's NATS (TRANSPORTER, as CI sets
  * it; Moleculer's loopback TCP transporter without it) and PostgreSQL. A business flow crosses
- * them, then a pdf-renderer process is killed in the middle of renders.
- *
- * Still to join when network-access lands (issue 12): deactivate the subscriber and see the CoA
- * reach the NAS simulator, and the outbox relay's events consumed across processes.
+ * them (ending in a deactivation whose CoA, relayed from the outbox by network-access, reaches
+ * a NAS simulator), then a pdf-renderer process is killed in the middle of renders.
  */
+import { Client } from 'pg';
 import { pdfText } from './documents-fixtures';
 import { createTestDatabase, client } from '../helpers/app';
 import { isCleanFailure, login, seed, startTestCluster, until, type Seeded } from './cluster-harness';
 import type { Cluster } from '../../runtime/cluster';
+import { NasSimulator } from '../sim/nas-simulator';
 
 jest.setTimeout(240_000);
 
@@ -29,7 +29,11 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await cluster?.stop(10_000);
+  await nasSim?.stop();
 });
+
+let nasSim: NasSimulator | undefined;
+const NAS_SECRET = 'cluster-nas-secret';
 
 describe('a flow across six processes', () => {
   it('runs every unit in its own process', () => {
@@ -65,6 +69,37 @@ describe('a flow across six processes', () => {
     expect(await page.text()).toContain(invoice.body.data.invoice_number);
     // Without the token the public page does not exist.
     expect((await fetch(`${cluster.baseUrl}${publicUrl.pathname}`)).status).toBe(404);
+  });
+
+  it('deactivates the subscriber, and the CoA crosses outbox, relay and network-access to the NAS', async () => {
+    const api = client(cluster.baseUrl);
+    nasSim = await new NasSimulator({ secret: NAS_SECRET, latencyMs: 2 }).start();
+    const nas = await api.post('/api/nas', { name: 'cluster-edge', ip_address: '127.0.0.1', secret: NAS_SECRET, coa_port: nasSim.port }, { token });
+    expect(nas.status).toBe(201);
+    // The subscriber is online: FreeRADIUS accounting wrote its session.
+    const db = new Client({ connectionString: databaseUrl });
+    await db.connect();
+    try {
+      await db.query(
+        `insert into radacct (acctsessionid, acctuniqueid, username, nasipaddress, framedipaddress, acctstarttime, acctupdatetime)
+         values ('cluster-sess', 'u-cluster-sess', 'flow@isp', '127.0.0.1', '100.64.7.7', now() - interval '1 hour', now())`,
+      );
+      expect((await api.post(`/api/subscribers/${seeded.subscriberId}/deactivate`, {}, { token })).status).toBe(200);
+      await until('the Disconnect-Request at the NAS', async () => nasSim!.requests.some((r) => r.userName === 'flow@isp'));
+      expect(nasSim.requests.filter((r) => r.userName === 'flow@isp')).toEqual([
+        expect.objectContaining({ code: 'Disconnect-Request', acctSessionId: 'cluster-sess', framedIp: '100.64.7.7' }),
+      ]);
+      await until('the recorded outcome', async () => {
+        // The renewal before it sent its own event (reason 'renew', while the subscriber was offline).
+        const { rows } = await db.query(`select outcome from coa_outcomes where subscriber_id = $1 and source = 'event' and reason = 'disable'`, [seeded.subscriberId]);
+        return rows.length === 1 && rows[0].outcome === 'disconnected';
+      });
+      const { rows: events } = await db.query(`select published_at from outbox where event = 'subscriber.disconnect' and payload->>'subscriber_id' = $1 and payload->>'reason' = 'disable'`, [String(seeded.subscriberId)]);
+      expect(events).toHaveLength(1);
+      expect(events[0].published_at).not.toBeNull();
+    } finally {
+      await db.end();
+    }
   });
 
   it('sums every process into one /metrics', async () => {
