@@ -5,8 +5,7 @@
 import type { Server, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { gt, sql } from 'drizzle-orm';
-import type { Context, Service, ServiceSchema, ServiceSettingSchema } from 'moleculer';
-import ApiGateway from 'moleculer-web';
+import type { Context, Endpoint, Service, ServiceSchema, ServiceSettingSchema } from 'moleculer';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Auth } from '../../shared/auth/claims';
 import { cachedVerifier, type VerifiedToken } from '../../shared/auth/jwt';
@@ -19,20 +18,18 @@ import { registerDatabaseGauges } from '../../shared/metrics';
 import { clusterMetrics } from './cluster-metrics';
 import { metricsMiddleware, type RoutedRequest } from './metrics';
 import { HttpDrain, LIVENESS_PATH } from './readiness';
+import { HttpFront, type RequestInput } from './http-front';
 import { buildOpenApi } from './openapi';
 import { IdentityCache, loadIdentity } from './identities';
 import { RevocationList } from './revocations';
 import { RouteTable, routesOf, type RegisteredAction } from './route-registry';
 import { jsonBody, type RouteValidator } from './validation';
 
-interface GatewayRequest extends RoutedRequest {
-  $ctx: Context<unknown, Record<string, unknown>>;
-  $params: { params?: Record<string, unknown>; query?: Record<string, unknown>; body?: unknown };
-  rawBody?: Buffer;
-  socket: RoutedRequest['socket'];
-}
+type GatewayRequest = RoutedRequest;
 
 interface GatewayThis extends Service {
+  front: HttpFront;
+  server: Server;
   routeTable: RouteTable;
   revocations: RevocationList;
   verify: (token: string) => VerifiedToken;
@@ -41,11 +38,10 @@ interface GatewayThis extends Service {
   openapi: Record<string, unknown>;
   pruneTimer?: NodeJS.Timeout;
   authenticate(req: GatewayRequest): Promise<Auth>;
-  handle(def: RouteDef, validate: RouteValidator, req: GatewayRequest, res: ServerResponse): Promise<void>;
+  handle(def: RouteDef, validate: RouteValidator, req: GatewayRequest, res: ServerResponse, input: RequestInput): Promise<void>;
   consumeRateLimit(limit: 'auth' | 'public', ip: string, res: ServerResponse): Promise<void>;
   loadRevocations(): Promise<void>;
   refreshRoutes(): void;
-  addRoute(opts: Record<string, unknown>, toBottom?: boolean): unknown;
   sendError(req: GatewayRequest, res: ServerResponse, err: unknown): void;
   drainHttp(timeoutMs: number): Promise<number>;
 }
@@ -97,28 +93,6 @@ export function createGatewayService(): ServiceSchema {
 
   const schema: ServiceSchema<ServiceSettingSchema, GatewayThis> = {
     name: 'gateway',
-    mixins: [ApiGateway as unknown as ServiceSchema],
-    settings: {
-      port: cfg.port,
-      ip: process.env.HOST || '0.0.0.0',
-      optimizeOrder: false,
-      log4XXResponses: false,
-      logRequest: null,
-      logResponse: null,
-      use: [metricsMiddleware, drain.middleware],
-      // Filled from the service registry at start and on every `$services.changed` (refreshRoutes).
-      routes: [],
-      onError(this: GatewayThis, req: GatewayRequest, res: ServerResponse, err: unknown) {
-        const { status, message } = toHttpError(err);
-        if (status >= 500) this.logger.error('request failed', req.method, req.url, err);
-        if (res.headersSent) {
-          res.destroy();
-          return;
-        }
-        sendJson(res, status, { success: false, message });
-      },
-    },
-
     events: {
       // Local or remote services came or went: learn the routes they declare. Synchronous and
       // cheap (validators are compiled only for new or changed declarations).
@@ -205,7 +179,7 @@ export function createGatewayService(): ServiceSchema {
       /** Graceful shutdown, step 1 (runtime/shutdown.ts): readiness 503, no new requests, in-flight ones finish. */
       drainHttp(this: GatewayThis, timeoutMs: number): Promise<number> {
         this.logger.info(`draining: ${drain.requestsInFlight} HTTP request(s) in flight`);
-        return drain.drain((this as unknown as { server?: Server }).server, timeoutMs);
+        return drain.drain(this.server, timeoutMs);
       },
       refreshRoutes(this: GatewayThis) {
         const actions = this.broker.registry
@@ -213,26 +187,7 @@ export function createGatewayService(): ServiceSchema {
           .map((item) => (item as unknown as { action: RegisteredAction }).action);
         if (!this.routeTable.learn(routesOf(actions, (msg) => this.logger.warn(msg)))) return;
         const served = this.routeTable.list();
-        const aliases: Record<string, unknown> = {};
-        for (const { def, validate } of served) {
-          aliases[`${def.method} ${def.path}`] = function (this: GatewayThis, req: GatewayRequest, res: ServerResponse) {
-            return this.handle(def, validate, req, res);
-          };
-        }
-        // Same name: moleculer-web replaces the previous route and its aliases.
-        this.addRoute({
-          name: 'api',
-          path: '',
-          mappingPolicy: 'restrict',
-          mergeParams: false,
-          // strict: false so that `null` or `"x"` reach jsonBody and get its 400, not the parser's.
-          // The raw text is kept for the duplicate-key check.
-          bodyParsers: {
-            json: { strict: false, limit: '1MB', verify: (req: { rawBody?: Buffer }, _res: unknown, buf: Buffer) => { req.rawBody = buf; } },
-            urlencoded: false,
-          },
-          aliases,
-        });
+        this.front.serve(served);
         this.openapi = buildOpenApi(served.map((r) => r.def), cfg.publicBaseUrl);
       },
 
@@ -265,25 +220,27 @@ export function createGatewayService(): ServiceSchema {
         };
       },
 
-      async handle(this: GatewayThis, def: RouteDef, validate: RouteValidator, req: GatewayRequest, res: ServerResponse) {
+      async handle(this: GatewayThis, def: RouteDef, validate: RouteValidator, req: GatewayRequest, res: ServerResponse, input: RequestInput) {
         req.routeTemplate = def.path;
         try {
           const limit = def.rateLimit ?? 'auth';
           if (limit !== 'none') await this.consumeRateLimit(limit, clientIp(req), res);
           const auth = def.auth === 'jwt' ? await this.authenticate(req) : undefined;
-          const input = validate({
-            params: { ...(req.$params.params ?? {}) },
-            query: { ...(req.$params.query ?? {}) },
-            body: def.body ? jsonBody(req.headers, req.$params.body, req.rawBody) : {},
+          const valid = validate({
+            params: { ...input.params },
+            query: { ...input.query },
+            body: def.body ? jsonBody(req.headers, input.body, input.rawBody) : {},
           });
           const idempotencyKey = def.idempotent ? req.headers['idempotency-key'] : undefined;
-          const ctx = req.$ctx;
+          // A root context, so what the action puts in its meta (status, headers) comes back to us.
+          // Moleculer's types want an endpoint, but a root context has none.
+          const ctx: Context<unknown, Record<string, unknown>> = this.broker.ContextFactory.create(this.broker, null as unknown as Endpoint, {}, {});
           ctx.meta.auth = auth;
           ctx.meta.ip = clientIp(req);
           ctx.meta.route = `${def.method} ${def.path}`;
           if (typeof idempotencyKey === 'string' && idempotencyKey) ctx.meta.idempotencyKey = idempotencyKey;
           const local = def.action.startsWith('gateway.') ? { nodeID: this.broker.nodeID } : {};
-          const result = await ctx.call(def.action, { ...input.query, ...input.body, ...input.params }, local);
+          const result = await ctx.call(def.action, { ...valid.query, ...valid.body, ...valid.params }, local);
           const status = Number(ctx.meta.$statusCode ?? def.success ?? 200);
           const headers = (ctx.meta.$responseHeaders ?? {}) as Record<string, string>;
           for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
@@ -308,6 +265,17 @@ export function createGatewayService(): ServiceSchema {
         } catch (err) {
           this.sendError(req, res, err);
         }
+      },
+
+      /** Every failure leaves as the API's envelope; a response already under way is cut. */
+      sendError(this: GatewayThis, req: GatewayRequest, res: ServerResponse, err: unknown) {
+        const { status, message } = toHttpError(err);
+        if (status >= 500) this.logger.error('request failed', req.method, req.url, err);
+        if (res.headersSent) {
+          res.destroy();
+          return;
+        }
+        sendJson(res, status, { success: false, message });
       },
 
       /** Fixed one-minute windows per client IP; beyond the limit 429 with Retry-After. */
@@ -340,12 +308,20 @@ export function createGatewayService(): ServiceSchema {
         public: new RateLimiterMemory({ points: cfg.publicRateLimitPerMin, duration: 60 }),
       };
       this.routeTable = new RouteTable();
+      this.front = new HttpFront(
+        [metricsMiddleware, drain.middleware],
+        (route, req, res, input) => void this.handle(route.def, route.validate, req, res, input),
+        (req, res, err) => this.sendError(req, res, err),
+      );
+      this.server = this.front.server;
       this.openapi = buildOpenApi([], cfg.publicBaseUrl);
     },
 
     async started(this: GatewayThis) {
       registerDatabaseGauges(db);
       this.refreshRoutes();
+      await this.front.listen(cfg.port, process.env.HOST || '0.0.0.0');
+      this.logger.info(`HTTP on port ${(this.server.address() as { port: number }).port}`);
       await this.loadRevocations();
       this.pruneTimer = setInterval(() => {
         this.loadRevocations().catch((err) => this.logger.warn('revocation refresh failed', err));
@@ -353,8 +329,9 @@ export function createGatewayService(): ServiceSchema {
       this.pruneTimer.unref();
     },
 
-    stopped(this: GatewayThis) {
+    async stopped(this: GatewayThis) {
       if (this.pruneTimer) clearInterval(this.pruneTimer);
+      await this.front.close();
     },
   };
   return schema as ServiceSchema;

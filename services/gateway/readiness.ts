@@ -30,7 +30,7 @@ export class HttpDrain {
     return this.inFlight;
   }
 
-  /** moleculer-web `use` middleware: counts requests in flight; refuses new ones while draining. */
+  /** Gateway middleware (http-front.ts): counts requests in flight; refuses new ones while draining. */
   readonly middleware = (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
     const path = req.url?.split('?')[0];
     if ((this.refusing && path !== LIVENESS_PATH) || (this.draining && path === READINESS_PATH)) {

@@ -34,11 +34,10 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await gateway.app.broker.stop();
-  await network.app.broker.stop();
+  // Each app's stop releases its share of the process's database pool; the last one closes it.
+  await gateway.close();
+  await network.close();
   await backend.close();
-  await gateway.pool.end();
-  await network.pool.end();
 });
 
 it('lists in /api/openapi.json every route that the other brokers declare, with its service.action', async () => {

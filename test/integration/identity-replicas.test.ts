@@ -26,8 +26,8 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await replica.app.broker.stop();
-  await replica.pool.end();
+  // Each app's stop releases its share of the process's database pool; the last one closes it.
+  await replica.close();
   await backend.close();
 });
 
