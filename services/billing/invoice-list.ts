@@ -59,7 +59,7 @@ async function resellersOf(scope: Scope, f: ListFilter): Promise<Resellers> {
   return { ids: row.ids ?? [], count: Number(row.count), all: Number(row.all) };
 }
 
-/** Past this many matching subscribers a search is broad: their ids stay in the database. */
+/** Past this many matching subscribers a search is broad: it reads invoices' search_text instead. */
 const BROAD_SEARCH_SUBSCRIBERS = 1_000;
 
 /**
@@ -83,7 +83,7 @@ interface Shape {
   subscriber: boolean;
   from: boolean;
   to: boolean;
-  /** narrow: the matching subscribers' ids are a parameter; broad: a subquery (see searchSubscribers). */
+  /** narrow: the matching subscribers' ids are a parameter; broad: invoices' search_text (see conditions). */
   search: false | 'narrow' | 'broad';
   order: 'asc' | 'desc';
 }
@@ -129,18 +129,22 @@ function conditions(s: Shape, p: Params): string[] {
   if (s.from) conds.push(`i.issue_date >= ${p.add((v) => v.from)}::date`);
   if (s.to) conds.push(`i.issue_date <= ${p.add((v) => v.to)}::date`);
   if (s.search) {
-    // The number by its trigram index (only the pattern's distinctive part is looked up, see
-    // numberKey; the whole pattern is then checked on those rows, kept out of the index by
-    // `|| ''`), or a subscriber whose username or name matches. A narrow search names those
-    // subscribers and is planned with its values: two bitmap index scans ORed, a handful of rows
-    // sorted. A broad one keeps them in a subquery: the id order is walked and stops at the page.
     const pattern = p.add((v) => v.search && likePattern(v.search));
-    const key = p.add((v) => v.search && likePattern(numberKey(v.search)));
-    const bySubscriber = s.search === 'narrow'
-      ? `i.subscriber_id = any(${p.add((v) => v.searchSubscribers)}::int[])`
-      : `i.subscriber_id in (select id from subscribers where username ilike ${pattern} or full_name ilike ${pattern})`; // hashed once
-    // The subscriber test first: a hash probe is cheaper than an ILIKE on rows the walk reads.
-    conds.push(`(${bySubscriber} or (i.invoice_number ilike ${key} and (i.invoice_number || '') ilike ${pattern}))`);
+    if (s.search === 'narrow') {
+      // The number by its trigram index (only the pattern's distinctive part is looked up, see
+      // numberKey; the whole pattern is then checked on those rows, kept out of the index by
+      // `|| ''`), or one of the matching subscribers, whose ids are a parameter: planned with its
+      // values, two bitmap index scans ORed and a handful of rows sorted.
+      const key = p.add((v) => v.search && likePattern(numberKey(v.search)));
+      conds.push(`(i.subscriber_id = any(${p.add((v) => v.searchSubscribers)}::int[]) or (i.invoice_number ilike ${key} and (i.invoice_number || '') ilike ${pattern}))`);
+    } else {
+      // ILIKE is LIKE over lower() of both sides, so one LIKE on search_text (number, username and
+      // full name, lower-cased, joined by U+0001; migration 0009) walks invoices_search_idx
+      // index-only. Only a search holding U+0001 could match across two parts: it is checked exactly.
+      conds.push(`i.search_text like lower(${pattern})`);
+      conds.push(`(strpos(${pattern}, E'\\x01') = 0 or i.id in (select x.id from invoices x join subscribers s on s.id = x.subscriber_id
+        where x.invoice_number ilike ${pattern} or s.username ilike ${pattern} or s.full_name ilike ${pattern}))`);
+    }
   }
   return conds;
 }
@@ -171,7 +175,8 @@ function buildStatement(s: Shape, name: string): Statement {
     const which = s.resellers === 'all' ? '' : `where reseller_id = any(${p.add((v) => v.resellers)}::int[])`;
     total = `(select coalesce(sum(n), 0) from invoice_counts ${which})`;
   } else {
-    total = `case when n.n < ${limit}::int and (n.n > 0 or ${offset}::int = 0) then -1 else ${cappedCountSql(matches)} end`;
+    const counted = s.search === 'broad' && onlySearch(s) ? broadSearchMatches(p) : matches;
+    total = `case when n.n < ${limit}::int and (n.n > 0 or ${offset}::int = 0) then -1 else ${cappedCountSql(counted)} end`;
   }
   const text = `with page as materialized (${ids} limit ${limit}::int offset ${offset}::int),
       rows as (select i.* from page join invoices i using (id)),
@@ -183,6 +188,23 @@ function buildStatement(s: Shape, name: string): Statement {
     name, text, values: p.values,
     estimate: { text: `explain (format json) ${matches}`, values: (v) => p.values(v).slice(0, matchParams) },
   };
+}
+
+/**
+ * A broad search's matches from the subscriber side, for its capped count: each matching
+ * subscriber's invoices (index-only on `(subscriber_id, ...)`), then number matches of other
+ * subscribers. The count stops at the cap after about cap / invoices-per-subscriber subscribers,
+ * wherever their invoices lie; counting along the id order read every invoice up to the cap-th
+ * match (all of them when a search matches fewer).
+ */
+function broadSearchMatches(p: Params): string {
+  const pattern = p.add((v) => likePattern(v.search!));
+  const key = p.add((v) => likePattern(numberKey(v.search!)));
+  const subscriberMatches = (s: string) => `(${s}.username ilike ${pattern} or ${s}.full_name ilike ${pattern})`;
+  return `select 1 from subscribers s join invoices i on i.subscriber_id = s.id where ${subscriberMatches('s')}
+    union all
+    select 1 from invoices i where i.invoice_number ilike ${key} and (i.invoice_number || '') ilike ${pattern}
+      and not exists (select 1 from subscribers s where s.id = i.subscriber_id and ${subscriberMatches('s')})`;
 }
 
 const statements = new Map<string, Statement>();
@@ -198,6 +220,7 @@ function statementFor(s: Shape): Statement {
 }
 
 const onlyResellers = (s: Shape) => !s.status && !s.subscriber && !s.from && !s.to && !s.search;
+const onlySearch = (s: Shape) => s.resellers === 'all' && !s.status && !s.subscriber && !s.from && !s.to;
 
 function shapeOf(f: ListFilter, r: Resellers, searchIds: number[] | undefined): Shape {
   const s: Shape = {
