@@ -11,7 +11,7 @@
 import crypto from 'node:crypto';
 import type { Scope } from '../../shared/auth/policy';
 import { pgPool } from '../../shared/db/client';
-import { cappedCountSql, planRows, totalFromCappedCount, totalFromPage } from '../../shared/pagination/total';
+import { cappedCountSql, EXACT_TOTAL_CAP, planRows, totalFromCappedCount, totalFromPage } from '../../shared/pagination/total';
 import { CURRENCY_DIVISOR, INVOICE_LIST_JSON } from './invoice-json';
 import { namedRows } from './sql';
 
@@ -62,17 +62,30 @@ async function resellersOf(scope: Scope, f: ListFilter): Promise<Resellers> {
 /** Past this many matching subscribers a search is broad: it reads invoices' search_text instead. */
 const BROAD_SEARCH_SUBSCRIBERS = 1_000;
 
+/** What the subscribers of a search tell the list (see searchSubscribers). */
+interface SearchSubscribers {
+  /** Their ids, when BROAD_SEARCH_SUBSCRIBERS or fewer match. */
+  ids?: number[];
+  /** A broad search whose first matching subscribers alone hold more than EXACT_TOTAL_CAP invoices. */
+  overCap: boolean;
+}
+
 /**
  * Subscribers whose username or full name matches a search (trigram indexes): their ids, or
- * undefined when there are more than BROAD_SEARCH_SUBSCRIBERS (sending thousands of ids back and
- * forth cost the app 4 ms per page).
+ * none when there are more than BROAD_SEARCH_SUBSCRIBERS (sending thousands of ids back and
+ * forth cost the app 4 ms per page). For a broad search, the invoices of the subscribers already
+ * read are counted up to the cap: past it, the total is an estimate and the page needs no count
+ * (which would look the subscribers up again).
  */
-async function searchSubscribers(search: string): Promise<number[] | undefined> {
-  const [row] = await namedRows<{ ids: number[] | null; broad: boolean }>('billing_search_subscribers', `
-    select case when count(*) <= $2 then coalesce(array_agg(id), '{}') end as ids, count(*) > $2 as broad
-    from (select id from subscribers where username ilike $1 or full_name ilike $1 limit $2 + 1) s`,
-  [likePattern(search), BROAD_SEARCH_SUBSCRIBERS]);
-  return row.broad ? undefined : row.ids!;
+async function searchSubscribers(search: string): Promise<SearchSubscribers> {
+  const [row] = await namedRows<{ ids: number[] | null; overCap: boolean }>('billing_search_subscribers', `
+    with s as materialized (select id from subscribers where username ilike $1 or full_name ilike $1 limit $2 + 1),
+      k as (select count(*) as n, array_agg(id) as ids from s)
+    select case when k.n <= $2 then coalesce(k.ids, '{}') end as ids,
+      k.n > $2 and (select count(*) from (select 1 from s join invoices i on i.subscriber_id = s.id limit $3) c) = $3 as "overCap"
+    from k`,
+  [likePattern(search), BROAD_SEARCH_SUBSCRIBERS, EXACT_TOTAL_CAP + 1]);
+  return { ids: row.ids ?? undefined, overCap: row.overCap };
 }
 
 /** What a filter's statement depends on, besides the values: one prepared statement per shape. */
@@ -97,6 +110,8 @@ interface Values {
   search?: string;
   /** Subscribers whose username or full name matches the search. */
   searchSubscribers?: number[];
+  /** A broad search known to match more than EXACT_TOTAL_CAP invoices. */
+  searchOverCap?: boolean;
   limit: number;
   offset: number;
 }
@@ -175,8 +190,11 @@ function buildStatement(s: Shape, name: string): Statement {
     const which = s.resellers === 'all' ? '' : `where reseller_id = any(${p.add((v) => v.resellers)}::int[])`;
     total = `(select coalesce(sum(n), 0) from invoice_counts ${which})`;
   } else {
-    const counted = s.search === 'broad' && onlySearch(s) ? broadSearchMatches(p) : matches;
-    total = `case when n.n < ${limit}::int and (n.n > 0 or ${offset}::int = 0) then -1 else ${cappedCountSql(counted)} end`;
+    // A broad search alone: past the cap already (searchSubscribers), or counted from the subscribers.
+    const broad = s.search === 'broad' && onlySearch(s);
+    const overCap = broad ? ` when ${p.add((v) => v.searchOverCap)}::boolean then ${EXACT_TOTAL_CAP + 1}` : '';
+    total = `case when n.n < ${limit}::int and (n.n > 0 or ${offset}::int = 0) then -1${overCap}
+      else ${cappedCountSql(broad ? broadSearchMatches(p) : matches)} end`;
   }
   const text = `with page as materialized (${ids} limit ${limit}::int offset ${offset}::int),
       rows as (select i.* from page join invoices i using (id)),
@@ -241,12 +259,13 @@ function shapeOf(f: ListFilter, r: Resellers, searchIds: number[] | undefined): 
 export async function listInvoicesJson(scope: Scope, f: ListFilter): Promise<{ json: string; total: number }> {
   const r = await resellersOf(scope, f);
   if (r.ids?.length === 0) return { json: '[]', total: 0 };
-  const searchIds = f.search === undefined ? undefined : await searchSubscribers(f.search);
+  const found = f.search === undefined ? undefined : await searchSubscribers(f.search);
+  const searchIds = found?.ids;
   const shape = shapeOf(f, r, searchIds);
   const s = statementFor(shape);
   const v: Values = {
     resellers: r.ids, status: f.status, subscriberId: f.subscriberId, from: f.from, to: f.to, search: f.search,
-    searchSubscribers: searchIds, limit: f.limit, offset: f.offset,
+    searchSubscribers: searchIds, searchOverCap: found?.overCap, limit: f.limit, offset: f.offset,
   };
   // A narrow search is planned with its values every time (unnamed): how many rows it matches
   // decides the plan, which a generic plan cannot know (the one a prepared union of both index
