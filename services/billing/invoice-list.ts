@@ -68,6 +68,8 @@ interface SearchSubscribers {
   ids?: number[];
   /** A broad search whose first matching subscribers alone hold more than EXACT_TOTAL_CAP invoices. */
   overCap: boolean;
+  /** The search's LIKE pattern through PostgreSQL's lower(), what ILIKE compares. */
+  lowered: string;
 }
 
 /**
@@ -78,14 +80,15 @@ interface SearchSubscribers {
  * (which would look the subscribers up again).
  */
 async function searchSubscribers(search: string): Promise<SearchSubscribers> {
-  const [row] = await namedRows<{ ids: number[] | null; overCap: boolean }>('billing_search_subscribers', `
+  const [row] = await namedRows<{ ids: number[] | null; overCap: boolean; lowered: string }>('billing_search_subscribers', `
     with s as materialized (select id from subscribers where username ilike $1 or full_name ilike $1 limit $2 + 1),
       k as (select count(*) as n, array_agg(id) as ids from s)
     select case when k.n <= $2 then coalesce(k.ids, '{}') end as ids,
-      k.n > $2 and (select count(*) from (select 1 from s join invoices i on i.subscriber_id = s.id limit $3) c) = $3 as "overCap"
+      k.n > $2 and (select count(*) from (select 1 from s join invoices i on i.subscriber_id = s.id limit $3) c) = $3 as "overCap",
+      lower($1) as lowered
     from k`,
   [likePattern(search), BROAD_SEARCH_SUBSCRIBERS, EXACT_TOTAL_CAP + 1]);
-  return { ids: row.ids ?? undefined, overCap: row.overCap };
+  return { ids: row.ids ?? undefined, overCap: row.overCap, lowered: row.lowered };
 }
 
 /** What a filter's statement depends on, besides the values: one prepared statement per shape. */
@@ -112,6 +115,8 @@ interface Values {
   searchSubscribers?: number[];
   /** A broad search known to match more than EXACT_TOTAL_CAP invoices. */
   searchOverCap?: boolean;
+  /** The search's LIKE pattern, lower-cased by PostgreSQL (see SearchSubscribers). */
+  searchLowered?: string;
   limit: number;
   offset: number;
 }
@@ -135,11 +140,7 @@ class Params {
   values = (v: Values) => this.getters.map((g) => g(v));
 }
 
-/**
- * The filter's conditions. `planned`: for an EXPLAIN planned with its values, where expressions
- * of the values stay inline so the planner folds them and estimates from statistics.
- */
-function conditions(s: Shape, p: Params, planned = false): string[] {
+function conditions(s: Shape, p: Params): string[] {
   const conds: string[] = [];
   if (s.resellers === 'one') conds.push(`i.reseller_id = ${p.add((v) => v.resellers![0])}`);
   if (s.resellers === 'many') conds.push(`i.reseller_id = any(${p.add((v) => v.resellers)}::int[])`);
@@ -160,11 +161,11 @@ function conditions(s: Shape, p: Params, planned = false): string[] {
       // ILIKE is LIKE over lower() of both sides, so one LIKE on search_text (number, username and
       // full name, lower-cased, joined by U+0001; migration 0009) walks invoices_search_idx
       // index-only. Only a search holding U+0001 could match across two parts: it is checked exactly.
-      // Expressions of the search are computed once (initplans): a generic plan evaluated them on
-      // every entry walked, half of the walk's time.
-      const once = (x: string) => (planned ? x : `(select ${x})`);
-      conds.push(`i.search_text like ${once(`lower(${pattern})`)}`);
-      conds.push(`(${once(`strpos(${pattern}, E'\\x01') = 0`)} or i.id in (select x.id from invoices x join subscribers s on s.id = x.subscriber_id
+      // The pattern comes lower-cased from searchSubscribers: `lower(pattern)` here was evaluated on
+      // every entry a generic plan walked (half of the walk's time), and computed once (an
+      // initplan) it hid the pattern from the planner, which then sorted every invoice for page 100.
+      conds.push(`i.search_text like ${p.add((v) => v.searchLowered)}`);
+      conds.push(`(not ${p.add((v) => v.search!.includes('\u0001'))}::boolean or i.id in (select x.id from invoices x join subscribers s on s.id = x.subscriber_id
         where x.invoice_number ilike ${pattern} or s.username ilike ${pattern} or s.full_name ilike ${pattern}))`);
     }
   }
@@ -180,6 +181,7 @@ function buildStatement(s: Shape, name: string): Statement {
   const conds = conditions(s, p);
   const where = (c: string[]) => (c.length ? `where ${c.join(' and ')}` : '');
   const matches = `select 1 from invoices i ${where(conds)}`;
+  const matchParams = p.getters.length;
   const limit = p.add((v) => v.limit);
   const offset = p.add((v) => v.offset);
   let ids = `select i.id from invoices i ${where(conds)} order by ${order}`;
@@ -209,10 +211,9 @@ function buildStatement(s: Shape, name: string): Statement {
     select (select coalesce(json_agg(${INVOICE_LIST_JSON} order by ${order}), '[]')::text from rows i cross join ${CURRENCY_DIVISOR}) as json,
       n.n as "rowCount", ${total}::int as total
     from n`;
-  const e = new Params();
   return {
     name, text, values: p.values,
-    estimate: { text: `explain (format json) select 1 from invoices i ${where(conditions(s, e, true))}`, values: e.values },
+    estimate: { text: `explain (format json) ${matches}`, values: (v) => p.values(v).slice(0, matchParams) },
   };
 }
 
@@ -273,7 +274,7 @@ export async function listInvoicesJson(scope: Scope, f: ListFilter): Promise<{ j
   const s = statementFor(shape);
   const v: Values = {
     resellers: r.ids, status: f.status, subscriberId: f.subscriberId, from: f.from, to: f.to, search: f.search,
-    searchSubscribers: searchIds, searchOverCap: found?.overCap, limit: f.limit, offset: f.offset,
+    searchSubscribers: searchIds, searchOverCap: found?.overCap, searchLowered: found?.lowered, limit: f.limit, offset: f.offset,
   };
   // A narrow search is planned with its values every time (unnamed): how many rows it matches
   // decides the plan, which a generic plan cannot know (the one a prepared union of both index
