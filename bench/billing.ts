@@ -9,6 +9,7 @@
  *   BENCH_INVOICES      100000     BENCH_SUBSCRIBERS invoices / 10     BENCH_RESELLERS 100 (three-level tree)
  *   BENCH_CONNECTIONS   50         BENCH_DURATION    10 (seconds per HTTP phase)
  *   BENCH_PAYERS        50         BENCH_RESET=1 truncates the billing tables first
+ *   BENCH_PHASES        comma-separated parts of phase names: only phases naming one run (seeding always)
  */
 import { Pool, type PoolClient } from 'pg';
 import { signToken } from '../shared/auth/jwt';
@@ -22,6 +23,9 @@ const RESELLERS = env('BENCH_RESELLERS', 100);
 const CONNECTIONS = env('BENCH_CONNECTIONS', 50);
 const DURATION = env('BENCH_DURATION', 10);
 const PAYERS = env('BENCH_PAYERS', 50);
+const PHASES = process.env.BENCH_PHASES?.split(',').filter(Boolean);
+/** Whether a phase runs (BENCH_PHASES): comparing one list shape before and after takes seconds, not minutes. */
+const wanted = (name: string) => !PHASES || PHASES.some((part) => name.includes(part));
 
 /** Parent of each reseller (by position) in a three-level tree: 4% roots, 16% middle, the rest leaves. */
 export function treeParents(count: number): (number | null)[] {
@@ -178,6 +182,7 @@ function percentile(sorted: number[], p: number): number {
 type NextRequest = () => string | { path: string; token: string };
 
 async function httpPhase(name: string, server: AppServer, token: string, next: NextRequest, duration = DURATION): Promise<void> {
+  if (name && !wanted(name)) return;
   const latencies: number[] = [];
   const cpuBefore = await serverCpu(server);
   const instance = autocannon({
@@ -210,6 +215,7 @@ async function httpPhase(name: string, server: AppServer, token: string, next: N
 
 /** Sequential calls (no concurrency): p50 and p95 of a heavier request, as an operator waits for it. */
 async function timedCalls(name: string, server: AppServer, calls: { method: string; path: string; token: string }[]): Promise<void> {
+  if (!wanted(name)) return;
   const ms: number[] = [];
   let failed = 0;
   for (const c of calls) {
@@ -308,8 +314,10 @@ async function main(): Promise<void> {
     const repeat = <T>(n: number, f: () => T) => Array.from({ length: n }, f);
     await timedCalls('commissions, admin, every invoice', server, repeat(10, () => ({ method: 'GET', path: '/api/invoices/commissions', token })));
     await timedCalls(`commissions, root reseller ${root}`, server, repeat(10, () => ({ method: 'GET', path: '/api/invoices/commissions?status=pending', token: rootToken })));
-    await paymentPhase(server, token, pool);
-    console.log(`invariant violations (paid_amount vs payments, ledger rows, status): ${await invariantViolations(pool)}`);
+    if (wanted('payments')) {
+      await paymentPhase(server, token, pool);
+      console.log(`invariant violations (paid_amount vs payments, ledger rows, status): ${await invariantViolations(pool)}`);
+    }
     const { rows: toMerge } = await pool.query<{ id: number }>(
       `select s.id from subscribers s join resellers r on r.id = s.reseller_id
        where r.path like (select path from resellers where id = $1) || '%' and s.id = any($2)

@@ -11,7 +11,7 @@
 import crypto from 'node:crypto';
 import type { Scope } from '../../shared/auth/policy';
 import { pgPool } from '../../shared/db/client';
-import { cappedCountSql, planRows, totalFromCappedCount, totalFromPage } from '../../shared/pagination/total';
+import { cappedCountSql, EXACT_TOTAL_CAP, planRows, totalFromCappedCount, totalFromPage } from '../../shared/pagination/total';
 import { CURRENCY_DIVISOR, INVOICE_LIST_JSON } from './invoice-json';
 import { namedRows } from './sql';
 
@@ -59,20 +59,36 @@ async function resellersOf(scope: Scope, f: ListFilter): Promise<Resellers> {
   return { ids: row.ids ?? [], count: Number(row.count), all: Number(row.all) };
 }
 
-/** Past this many matching subscribers a search is broad: their ids stay in the database. */
+/** Past this many matching subscribers a search is broad: it reads invoices' search_text instead. */
 const BROAD_SEARCH_SUBSCRIBERS = 1_000;
+
+/** What the subscribers of a search tell the list (see searchSubscribers). */
+interface SearchSubscribers {
+  /** Their ids, when BROAD_SEARCH_SUBSCRIBERS or fewer match. */
+  ids?: number[];
+  /** A broad search whose first matching subscribers alone hold more than EXACT_TOTAL_CAP invoices. */
+  overCap: boolean;
+  /** The search's LIKE pattern through PostgreSQL's lower(), what ILIKE compares. */
+  lowered: string;
+}
 
 /**
  * Subscribers whose username or full name matches a search (trigram indexes): their ids, or
- * undefined when there are more than BROAD_SEARCH_SUBSCRIBERS (sending thousands of ids back and
- * forth cost the app 4 ms per page).
+ * none when there are more than BROAD_SEARCH_SUBSCRIBERS (sending thousands of ids back and
+ * forth cost the app 4 ms per page). For a broad search, the invoices of the subscribers already
+ * read are counted up to the cap: past it, the total is an estimate and the page needs no count
+ * (which would look the subscribers up again).
  */
-async function searchSubscribers(search: string): Promise<number[] | undefined> {
-  const [row] = await namedRows<{ ids: number[] | null; broad: boolean }>('billing_search_subscribers', `
-    select case when count(*) <= $2 then coalesce(array_agg(id), '{}') end as ids, count(*) > $2 as broad
-    from (select id from subscribers where username ilike $1 or full_name ilike $1 limit $2 + 1) s`,
-  [likePattern(search), BROAD_SEARCH_SUBSCRIBERS]);
-  return row.broad ? undefined : row.ids!;
+async function searchSubscribers(search: string): Promise<SearchSubscribers> {
+  const [row] = await namedRows<{ ids: number[] | null; overCap: boolean; lowered: string }>('billing_search_subscribers', `
+    with s as materialized (select id from subscribers where username ilike $1 or full_name ilike $1 limit $2 + 1),
+      k as (select count(*) as n, array_agg(id) as ids from s)
+    select case when k.n <= $2 then coalesce(k.ids, '{}') end as ids,
+      k.n > $2 and (select count(*) from (select 1 from s join invoices i on i.subscriber_id = s.id limit $3) c) = $3 as "overCap",
+      lower($1) as lowered
+    from k`,
+  [likePattern(search), BROAD_SEARCH_SUBSCRIBERS, EXACT_TOTAL_CAP + 1]);
+  return { ids: row.ids ?? undefined, overCap: row.overCap, lowered: row.lowered };
 }
 
 /** What a filter's statement depends on, besides the values: one prepared statement per shape. */
@@ -83,7 +99,7 @@ interface Shape {
   subscriber: boolean;
   from: boolean;
   to: boolean;
-  /** narrow: the matching subscribers' ids are a parameter; broad: a subquery (see searchSubscribers). */
+  /** narrow: the matching subscribers' ids are a parameter; broad: invoices' search_text (see conditions). */
   search: false | 'narrow' | 'broad';
   order: 'asc' | 'desc';
 }
@@ -97,6 +113,10 @@ interface Values {
   search?: string;
   /** Subscribers whose username or full name matches the search. */
   searchSubscribers?: number[];
+  /** A broad search known to match more than EXACT_TOTAL_CAP invoices. */
+  searchOverCap?: boolean;
+  /** The search's LIKE pattern, lower-cased by PostgreSQL (see SearchSubscribers). */
+  searchLowered?: string;
   limit: number;
   offset: number;
 }
@@ -129,18 +149,25 @@ function conditions(s: Shape, p: Params): string[] {
   if (s.from) conds.push(`i.issue_date >= ${p.add((v) => v.from)}::date`);
   if (s.to) conds.push(`i.issue_date <= ${p.add((v) => v.to)}::date`);
   if (s.search) {
-    // The number by its trigram index (only the pattern's distinctive part is looked up, see
-    // numberKey; the whole pattern is then checked on those rows, kept out of the index by
-    // `|| ''`), or a subscriber whose username or name matches. A narrow search names those
-    // subscribers and is planned with its values: two bitmap index scans ORed, a handful of rows
-    // sorted. A broad one keeps them in a subquery: the id order is walked and stops at the page.
     const pattern = p.add((v) => v.search && likePattern(v.search));
-    const key = p.add((v) => v.search && likePattern(numberKey(v.search)));
-    const bySubscriber = s.search === 'narrow'
-      ? `i.subscriber_id = any(${p.add((v) => v.searchSubscribers)}::int[])`
-      : `i.subscriber_id in (select id from subscribers where username ilike ${pattern} or full_name ilike ${pattern})`; // hashed once
-    // The subscriber test first: a hash probe is cheaper than an ILIKE on rows the walk reads.
-    conds.push(`(${bySubscriber} or (i.invoice_number ilike ${key} and (i.invoice_number || '') ilike ${pattern}))`);
+    if (s.search === 'narrow') {
+      // The number by its trigram index (only the pattern's distinctive part is looked up, see
+      // numberKey; the whole pattern is then checked on those rows, kept out of the index by
+      // `|| ''`), or one of the matching subscribers, whose ids are a parameter: planned with its
+      // values, two bitmap index scans ORed and a handful of rows sorted.
+      const key = p.add((v) => v.search && likePattern(numberKey(v.search)));
+      conds.push(`(i.subscriber_id = any(${p.add((v) => v.searchSubscribers)}::int[]) or (i.invoice_number ilike ${key} and (i.invoice_number || '') ilike ${pattern}))`);
+    } else {
+      // ILIKE is LIKE over lower() of both sides, so one LIKE on search_text (number, username and
+      // full name, lower-cased, joined by U+0001; migration 0009) walks invoices_search_idx
+      // index-only. Only a search holding U+0001 could match across two parts: it is checked exactly.
+      // The pattern comes lower-cased from searchSubscribers: `lower(pattern)` here was evaluated on
+      // every entry a generic plan walked (half of the walk's time), and computed once (an
+      // initplan) it hid the pattern from the planner, which then sorted every invoice for page 100.
+      conds.push(`i.search_text like ${p.add((v) => v.searchLowered)}`);
+      conds.push(`(not ${p.add((v) => v.search!.includes('\u0001'))}::boolean or i.id in (select x.id from invoices x join subscribers s on s.id = x.subscriber_id
+        where x.invoice_number ilike ${pattern} or s.username ilike ${pattern} or s.full_name ilike ${pattern}))`);
+    }
   }
   return conds;
 }
@@ -152,11 +179,12 @@ function buildStatement(s: Shape, name: string): Statement {
   // newest = highest id (ids are handed out in creation order).
   const order = s.from || s.to ? `i.issue_date ${dir}, i.id ${dir}` : `i.id ${dir}`;
   const conds = conditions(s, p);
-  const matches = `select 1 from invoices i ${conds.length ? `where ${conds.join(' and ')}` : ''}`;
+  const where = (c: string[]) => (c.length ? `where ${c.join(' and ')}` : '');
+  const matches = `select 1 from invoices i ${where(conds)}`;
   const matchParams = p.getters.length;
   const limit = p.add((v) => v.limit);
   const offset = p.add((v) => v.offset);
-  let ids = `select i.id from invoices i ${conds.length ? `where ${conds.join(' and ')}` : ''} order by ${order}`;
+  let ids = `select i.id from invoices i ${where(conds)} order by ${order}`;
   if (typeof s.resellers === 'object') {
     // PostgreSQL does not merge ordered scans of a UNION ALL; cutting each at offset + limit keeps
     // the sort to k pages' worth of index entries.
@@ -171,7 +199,11 @@ function buildStatement(s: Shape, name: string): Statement {
     const which = s.resellers === 'all' ? '' : `where reseller_id = any(${p.add((v) => v.resellers)}::int[])`;
     total = `(select coalesce(sum(n), 0) from invoice_counts ${which})`;
   } else {
-    total = `case when n.n < ${limit}::int and (n.n > 0 or ${offset}::int = 0) then -1 else ${cappedCountSql(matches)} end`;
+    // A broad search alone: past the cap already (searchSubscribers), or counted from the subscribers.
+    const broad = s.search === 'broad' && onlySearch(s);
+    const overCap = broad ? ` when ${p.add((v) => v.searchOverCap)}::boolean then ${EXACT_TOTAL_CAP + 1}` : '';
+    total = `case when n.n < ${limit}::int and (n.n > 0 or ${offset}::int = 0) then -1${overCap}
+      else ${cappedCountSql(broad ? broadSearchMatches(p) : matches)} end`;
   }
   const text = `with page as materialized (${ids} limit ${limit}::int offset ${offset}::int),
       rows as (select i.* from page join invoices i using (id)),
@@ -183,6 +215,23 @@ function buildStatement(s: Shape, name: string): Statement {
     name, text, values: p.values,
     estimate: { text: `explain (format json) ${matches}`, values: (v) => p.values(v).slice(0, matchParams) },
   };
+}
+
+/**
+ * A broad search's matches from the subscriber side, for its capped count: each matching
+ * subscriber's invoices (index-only on `(subscriber_id, ...)`), then number matches of other
+ * subscribers. The count stops at the cap after about cap / invoices-per-subscriber subscribers,
+ * wherever their invoices lie; counting along the id order read every invoice up to the cap-th
+ * match (all of them when a search matches fewer).
+ */
+function broadSearchMatches(p: Params): string {
+  const pattern = p.add((v) => likePattern(v.search!));
+  const key = p.add((v) => likePattern(numberKey(v.search!)));
+  const subscriberMatches = (s: string) => `(${s}.username ilike ${pattern} or ${s}.full_name ilike ${pattern})`;
+  return `select 1 from subscribers s join invoices i on i.subscriber_id = s.id where ${subscriberMatches('s')}
+    union all
+    select 1 from invoices i where i.invoice_number ilike ${key} and (i.invoice_number || '') ilike ${pattern}
+      and not exists (select 1 from subscribers s where s.id = i.subscriber_id and ${subscriberMatches('s')})`;
 }
 
 const statements = new Map<string, Statement>();
@@ -198,6 +247,7 @@ function statementFor(s: Shape): Statement {
 }
 
 const onlyResellers = (s: Shape) => !s.status && !s.subscriber && !s.from && !s.to && !s.search;
+const onlySearch = (s: Shape) => s.resellers === 'all' && !s.status && !s.subscriber && !s.from && !s.to;
 
 function shapeOf(f: ListFilter, r: Resellers, searchIds: number[] | undefined): Shape {
   const s: Shape = {
@@ -218,12 +268,13 @@ function shapeOf(f: ListFilter, r: Resellers, searchIds: number[] | undefined): 
 export async function listInvoicesJson(scope: Scope, f: ListFilter): Promise<{ json: string; total: number }> {
   const r = await resellersOf(scope, f);
   if (r.ids?.length === 0) return { json: '[]', total: 0 };
-  const searchIds = f.search === undefined ? undefined : await searchSubscribers(f.search);
+  const found = f.search === undefined ? undefined : await searchSubscribers(f.search);
+  const searchIds = found?.ids;
   const shape = shapeOf(f, r, searchIds);
   const s = statementFor(shape);
   const v: Values = {
     resellers: r.ids, status: f.status, subscriberId: f.subscriberId, from: f.from, to: f.to, search: f.search,
-    searchSubscribers: searchIds, limit: f.limit, offset: f.offset,
+    searchSubscribers: searchIds, searchOverCap: found?.overCap, searchLowered: found?.lowered, limit: f.limit, offset: f.offset,
   };
   // A narrow search is planned with its values every time (unnamed): how many rows it matches
   // decides the plan, which a generic plan cannot know (the one a prepared union of both index

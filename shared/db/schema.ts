@@ -269,6 +269,8 @@ export const invoices = pgTable(
     // Commissions (migration 0008 adds INCLUDE (status, amount, commission_amount): index-only sums).
     index('invoices_commission_idx').on(t.resellerId, t.issueDate),
     index('invoices_number_trgm').using('gin', sql`${t.invoiceNumber} gin_trgm_ops`),
+    // Migration 0009 adds `search_text` (number, username and full name, lower-cased, kept by
+    // triggers) and invoices_search_idx (id) INCLUDE (search_text) for broad searches; SQL only.
   ],
 );
 
