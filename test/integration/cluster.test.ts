@@ -57,7 +57,13 @@ describe('a flow across six processes', () => {
     const invoice = await api.get(`/api/invoices/${seeded.invoiceId}`, { token });
     expect(invoice.body.data).toMatchObject({ paid_amount: 40, balance: 60, status: 'partial' });
 
-    const pdf = await fetch(`${cluster.baseUrl}/api/invoices/${seeded.invoiceId}/pdf`, { headers: { authorization: `Bearer ${token}` } });
+    // Billing learns the renderer nodes by discovery: on a loaded machine a cluster that has just
+    // come up may still answer 503 (never anything else) for a moment.
+    let pdf = await fetch(`${cluster.baseUrl}/api/invoices/${seeded.invoiceId}/pdf`, { headers: { authorization: `Bearer ${token}` } });
+    for (let i = 0; i < 50 && pdf.status === 503; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      pdf = await fetch(`${cluster.baseUrl}/api/invoices/${seeded.invoiceId}/pdf`, { headers: { authorization: `Bearer ${token}` } });
+    }
     expect(pdf.status).toBe(200);
     expect(pdf.headers.get('content-type')).toBe('application/pdf');
     const text = await pdfText(Buffer.from(await pdf.arrayBuffer()));
