@@ -11,6 +11,8 @@
 # RADIUS_RUN_DIR (a temporary directory) holds the pid file.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
+# Debian installs the daemon in /usr/sbin, which a normal user's PATH does not list.
+PATH="$PATH:/usr/sbin:/sbin"
 
 if [[ -n "${DATABASE_URL:-}" ]]; then
   # Split the URL with Node (always present beside the app) rather than by hand: it decodes %xx.

@@ -32,7 +32,9 @@ let home: number; // pool + rate limit + fair-use tiers
 let bound: number; // binds MACs
 
 function requireTool(name: string): void {
-  if (spawnSync('sh', ['-c', `command -v ${name}`]).status !== 0) {
+  // The daemon is in /usr/sbin, outside a normal user's PATH on Debian (run.sh looks there too).
+  const env = { ...process.env, PATH: `${process.env.PATH ?? ''}:/usr/sbin:/sbin` };
+  if (spawnSync('sh', ['-c', `command -v ${name}`], { env }).status !== 0) {
     throw new Error(`${name} is not installed: FreeRADIUS interop tests need Debian's freeradius, freeradius-postgresql and freeradius-utils (.ci/run installs them)`);
   }
 }
