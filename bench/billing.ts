@@ -14,7 +14,7 @@
 import { Pool, type PoolClient } from 'pg';
 import { signToken } from '../shared/auth/jwt';
 import { intVar, loadConfig } from '../shared/config';
-import { autocannon, benchAdminToken, benchEnv, forkApp, runBench, serveApp, serverCpu, type AppServer } from './load';
+import { autocannon, benchAdminToken, benchEnv, forkApp, percentile, runBench, serveApp, serverCpu, type AppServer } from './load';
 
 const env = (name: string, fallback: number) => intVar(process.env, name, fallback, 1);
 const INVOICES = env('BENCH_INVOICES', 100_000);
@@ -172,11 +172,6 @@ async function resellerTokens(pool: Pool, secret: string, resellerIds: number[])
 
 const pick = <T>(list: T[]): T => list[Math.floor(Math.random() * list.length)];
 const randInt = (min: number, max: number) => min + Math.floor(Math.random() * (max - min + 1));
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
 
 /** One HTTP phase: the next request's path and, when it varies, its token. */
 type NextRequest = () => string | { path: string; token: string };

@@ -22,7 +22,7 @@ import { intVar, loadConfig, setConfig } from '../shared/config';
 import { initDatabase, pgPool } from '../shared/db/client';
 import { startApp } from '../runtime/app';
 import { invoiceJson } from '../services/billing/queries';
-import { autocannon, benchAdminToken, benchEnv, runBench, type AutocannonRequest } from './load';
+import { autocannon, benchAdminToken, benchEnv, percentile, runBench, type AutocannonRequest } from './load';
 
 const CONNECTIONS = intVar(process.env, 'BENCH_CONNECTIONS', 50, 1);
 const DURATION = intVar(process.env, 'BENCH_DURATION', 10, 1);
@@ -160,7 +160,7 @@ async function measure(served: Served, ids: { min: number; max: number }, token:
   };
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
 
 async function main(): Promise<void> {
   if (!process.env.DATABASE_URL) throw new Error('set DATABASE_URL to the database bench:billing seeded');

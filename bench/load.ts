@@ -146,3 +146,9 @@ export async function scratchStore(prefix: string): Promise<{ env: { DATABASE_UR
     },
   };
 }
+
+/** The p-th percentile of an ascending list (nearest rank); 0 for an empty one. */
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}

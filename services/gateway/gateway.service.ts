@@ -25,8 +25,6 @@ import { RevocationList } from './revocations';
 import { RouteTable, routesOf, type RegisteredAction } from './route-registry';
 import { jsonBody, type RouteValidator } from './validation';
 
-type GatewayRequest = RoutedRequest;
-
 interface GatewayThis extends Service {
   front: HttpFront;
   server: Server;
@@ -37,12 +35,12 @@ interface GatewayThis extends Service {
   limiters: Record<'auth' | 'public', RateLimiterMemory>;
   openapi: Record<string, unknown>;
   pruneTimer?: NodeJS.Timeout;
-  authenticate(req: GatewayRequest): Promise<Auth>;
-  handle(def: RouteDef, validate: RouteValidator, req: GatewayRequest, res: ServerResponse, input: RequestInput): Promise<void>;
+  authenticate(req: RoutedRequest): Promise<Auth>;
+  handle(def: RouteDef, validate: RouteValidator, req: RoutedRequest, res: ServerResponse, input: RequestInput): Promise<void>;
   consumeRateLimit(limit: 'auth' | 'public', ip: string, res: ServerResponse): Promise<void>;
   loadRevocations(): Promise<void>;
   refreshRoutes(): void;
-  sendError(req: GatewayRequest, res: ServerResponse, err: unknown): void;
+  sendError(req: RoutedRequest, res: ServerResponse, err: unknown): void;
   drainHttp(timeoutMs: number): Promise<number>;
 }
 
@@ -195,7 +193,7 @@ export function createGatewayService(): ServiceSchema {
        * The token proves who is calling; the manager's row, as it is now, says whether it still may
        * and what it may do (issue: trust the database, not the token).
        */
-      async authenticate(this: GatewayThis, req: GatewayRequest): Promise<Auth> {
+      async authenticate(this: GatewayThis, req: RoutedRequest): Promise<Auth> {
         const header = req.headers.authorization;
         const match = typeof header === 'string' ? /^Bearer\s+(\S+)$/i.exec(header) : null;
         if (!match) throw unauthorized('missing bearer token');
@@ -220,7 +218,7 @@ export function createGatewayService(): ServiceSchema {
         };
       },
 
-      async handle(this: GatewayThis, def: RouteDef, validate: RouteValidator, req: GatewayRequest, res: ServerResponse, input: RequestInput) {
+      async handle(this: GatewayThis, def: RouteDef, validate: RouteValidator, req: RoutedRequest, res: ServerResponse, input: RequestInput) {
         req.routeTemplate = def.path;
         try {
           const limit = def.rateLimit ?? 'auth';
@@ -268,7 +266,7 @@ export function createGatewayService(): ServiceSchema {
       },
 
       /** Every failure leaves as the API's envelope; a response already under way is cut. */
-      sendError(this: GatewayThis, req: GatewayRequest, res: ServerResponse, err: unknown) {
+      sendError(this: GatewayThis, req: RoutedRequest, res: ServerResponse, err: unknown) {
         const { status, message } = toHttpError(err);
         if (status >= 500) this.logger.error('request failed', req.method, req.url, err);
         if (res.headersSent) {

@@ -8,13 +8,8 @@
 import http, { type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import bodyParser from 'body-parser';
 import Router, { type HTTPMethod } from 'find-my-way';
-import type { RouteDef } from '../../shared/http/route';
-import type { RouteValidator } from './validation';
-
-export interface ServedRoute {
-  def: RouteDef;
-  validate: RouteValidator;
-}
+import { notFound } from '../../shared/errors';
+import type { ServedRoute } from './route-registry';
 
 /** What a matched request carries to the route's handler. */
 export interface RequestInput {
@@ -114,11 +109,11 @@ export class HttpFront {
       found = null;
     }
     if (!found) {
-      this.onError(req, res, Object.assign(new Error('not found'), { code: 404 }));
+      this.onError(req, res, notFound());
       return;
     }
     const route = found.store as ServedRoute;
-    const input: RequestInput = { params: { ...found.params }, query: q === -1 ? Object.create(null) : parseQuery(url.slice(q + 1)) };
+    const input: RequestInput = { params: found.params, query: q === -1 ? Object.create(null) : parseQuery(url.slice(q + 1)) };
     if (!BODY_METHODS.has(req.method ?? '')) {
       this.onRoute(route, req, res, input);
       return;

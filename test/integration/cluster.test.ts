@@ -59,11 +59,11 @@ describe('a flow across six processes', () => {
 
     // Billing learns the renderer nodes by discovery: on a loaded machine a cluster that has just
     // come up may still answer 503 (never anything else) for a moment.
-    let pdf = await fetch(`${cluster.baseUrl}/api/invoices/${seeded.invoiceId}/pdf`, { headers: { authorization: `Bearer ${token}` } });
-    for (let i = 0; i < 50 && pdf.status === 503; i++) {
-      await new Promise((r) => setTimeout(r, 200));
+    let pdf!: Response;
+    await until('a PDF answer other than 503', async () => {
       pdf = await fetch(`${cluster.baseUrl}/api/invoices/${seeded.invoiceId}/pdf`, { headers: { authorization: `Bearer ${token}` } });
-    }
+      return pdf.status !== 503;
+    }, 10_000);
     expect(pdf.status).toBe(200);
     expect(pdf.headers.get('content-type')).toBe('application/pdf');
     const text = await pdfText(Buffer.from(await pdf.arrayBuffer()));
