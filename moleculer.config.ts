@@ -1,5 +1,5 @@
 import os from 'node:os';
-import type { BrokerOptions, Errors, Middleware, ActionSchema } from 'moleculer';
+import type { BrokerOptions, Errors, Middleware, ActionSchema, ServiceBroker } from 'moleculer';
 import type { Config } from './shared/config';
 
 /**
@@ -64,6 +64,18 @@ export const DistinctActionSchemas: Middleware = {
   },
 };
 
+/**
+ * With a transporter, Moleculer tells other nodes about a change of its local services through a
+ * debounced call (lodash, 1 s) that its stop never cancels. A broker stopped within a second of a
+ * service starting kept that ref'd timer, so its process lived a second longer than it had work
+ * (in tests, jest's "worker failed to exit"). Stopped means nothing more to announce.
+ */
+export const CancelPendingAnnouncement: Middleware = {
+  stopped(broker: ServiceBroker) {
+    (broker as unknown as { localServiceChanged: { cancel?: () => void } }).localServiceChanged.cancel?.();
+  },
+};
+
 /** Errors that say the callee (a replica or the link to it) failed, not that the request was refused. */
 export function isTransportFailure(err: Errors.MoleculerError | Error): boolean {
   const e = err as { name?: string; type?: string; code?: number };
@@ -124,7 +136,7 @@ export function brokerOptions(cfg: Config, overrides: Partial<BrokerOptions> = {
     },
     // broker.stop() waits for the requests in flight before stopping services (graceful drain).
     tracking: { enabled: true, shutdownTimeout: FAULT_POLICY.drainTimeoutMs },
-    middlewares: [DistinctActionSchemas, IdempotentRetry],
+    middlewares: [DistinctActionSchemas, IdempotentRetry, CancelPendingAnnouncement],
     logger: { type: 'Console', options: { level: cfg.logLevel, formatter: 'json', colors: false } },
     metrics: false,
     tracing: false,

@@ -7,6 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Readable } from 'node:stream';
 import { ServiceBroker } from 'moleculer';
+import { CancelPendingAnnouncement } from '../../moleculer.config';
 import { createPdfRendererService } from '../../services/pdf-renderer/pdf-renderer.service';
 import { ApiError } from '../../shared/errors';
 import { pdfText } from './documents-fixtures';
@@ -96,7 +97,10 @@ describe('PDF across a transporter', () => {
   let caller: ServiceBroker;
   beforeAll(async () => {
     // The Fake transporter serialises every packet as NATS would, in memory.
-    const common = { logger: false, validator: false, transporter: 'Fake', serializer: 'JSON' as const, namespace: `pdf-${process.pid}` };
+    const common = {
+      logger: false, validator: false, transporter: 'Fake', serializer: 'JSON' as const, namespace: `pdf-${process.pid}`,
+      middlewares: [CancelPendingAnnouncement],
+    };
     renderer = new ServiceBroker({ ...common, nodeID: 'renderer' });
     caller = new ServiceBroker({ ...common, nodeID: 'caller' });
     renderer.createService(createPdfRendererService({ concurrency: 1 }));
