@@ -103,7 +103,9 @@ describe('PDF across a transporter', () => {
     };
     renderer = new ServiceBroker({ ...common, nodeID: 'renderer' });
     caller = new ServiceBroker({ ...common, nodeID: 'caller' });
-    renderer.createService(createPdfRendererService({ concurrency: 1 }));
+    // The multi-megabyte document takes seconds to render on a busy machine: the production
+    // deadline (15 s) is not what this test is about.
+    renderer.createService(createPdfRendererService({ concurrency: 1, timeoutMs: 45_000 }));
     await Promise.all([renderer.start(), caller.start()]);
     await caller.waitForServices('pdf-renderer');
   });
