@@ -61,6 +61,8 @@ async function withoutIndexes(c: PoolClient, tables: string[], fill: () => Promi
   );
   for (const r of rows) await c.query(`drop index ${r.name}`);
   await fill();
+  // Deferred trigger events (migration 0010's generation bump) must fire before DDL on their table.
+  await c.query('set constraints all immediate');
   await c.query(`set maintenance_work_mem = '256MB'`);
   for (const r of rows) await c.query(r.def);
 }
