@@ -7,12 +7,16 @@
  *   `invoice_counts`, which triggers keep in the writing transaction;
  * - any other filter: the page itself when it is the last one, else a count capped at
  *   EXACT_TOTAL_CAP, else the planner's estimate (shared/pagination/total.ts, as subscribers do).
+ *
+ * A search page (search and the caller's resellers only) is kept between requests with the
+ * generation it was read at, and served again while that generation is current (search-page-cache.ts).
  */
 import crypto from 'node:crypto';
 import type { Scope } from '../../shared/auth/policy';
 import { pgPool } from '../../shared/db/client';
 import { cappedCountSql, EXACT_TOTAL_CAP, planRows, totalFromCappedCount, totalFromPage } from '../../shared/pagination/total';
 import { CURRENCY_DIVISOR, INVOICE_LIST_JSON } from './invoice-json';
+import { SearchPageCache, searchPageKey } from './search-page-cache';
 import { namedRows } from './sql';
 
 export interface ListFilter {
@@ -70,6 +74,8 @@ interface SearchSubscribers {
   overCap: boolean;
   /** The search's LIKE pattern through PostgreSQL's lower(), what ILIKE compares. */
   lowered: string;
+  /** invoice_list_generation when the subscribers were read (see listInvoicesJson). */
+  generation: number;
 }
 
 /**
@@ -80,15 +86,15 @@ interface SearchSubscribers {
  * (which would look the subscribers up again).
  */
 async function searchSubscribers(search: string): Promise<SearchSubscribers> {
-  const [row] = await namedRows<{ ids: number[] | null; overCap: boolean; lowered: string }>('billing_search_subscribers', `
+  const [row] = await namedRows<{ ids: number[] | null; overCap: boolean; lowered: string; generation: number }>('billing_search_subscribers', `
     with s as materialized (select id from subscribers where username ilike $1 or full_name ilike $1 limit $2 + 1),
       k as (select count(*) as n, array_agg(id) as ids from s)
     select case when k.n <= $2 then coalesce(k.ids, '{}') end as ids,
       k.n > $2 and (select count(*) from (select 1 from s join invoices i on i.subscriber_id = s.id limit $3) c) = $3 as "overCap",
-      lower($1) as lowered
+      lower($1) as lowered, (select n from invoice_list_generation) as generation
     from k`,
   [likePattern(search), BROAD_SEARCH_SUBSCRIBERS, EXACT_TOTAL_CAP + 1]);
-  return { ids: row.ids ?? undefined, overCap: row.overCap, lowered: row.lowered };
+  return { ids: row.ids ?? undefined, overCap: row.overCap, lowered: row.lowered, generation: row.generation };
 }
 
 /** What a filter's statement depends on, besides the values: one prepared statement per shape. */
@@ -205,11 +211,15 @@ function buildStatement(s: Shape, name: string): Statement {
     total = `case when n.n < ${limit}::int and (n.n > 0 or ${offset}::int = 0) then -1${overCap}
       else ${cappedCountSql(broad ? broadSearchMatches(p) : matches)} end`;
   }
+  // A page to keep (searchPages): its ids, and the generation in this statement's snapshot, the one
+  // the ids were read in.
+  const kept = keepable(s) ? `, (select coalesce(array_agg(i.id order by ${order}), '{}') from page i) as ids,
+      (select n from invoice_list_generation) as generation` : '';
   const text = `with page as materialized (${ids} limit ${limit}::int offset ${offset}::int),
       rows as (select i.* from page join invoices i using (id)),
       n as (select count(*)::int as n from page)
     select (select coalesce(json_agg(${INVOICE_LIST_JSON} order by ${order}), '[]')::text from rows i cross join ${CURRENCY_DIVISOR}) as json,
-      n.n as "rowCount", ${total}::int as total
+      n.n as "rowCount", ${total}::int as total${kept}
     from n`;
   return {
     name, text, values: p.values,
@@ -248,6 +258,9 @@ function statementFor(s: Shape): Statement {
 
 const onlyResellers = (s: Shape) => !s.status && !s.subscriber && !s.from && !s.to && !s.search;
 const onlySearch = (s: Shape) => s.resellers === 'all' && !s.status && !s.subscriber && !s.from && !s.to;
+/** A search with no filter but the caller's resellers: its pages are kept between requests. */
+const keepable = (s: Shape) => !!s.search && !s.status && !s.subscriber && !s.from && !s.to;
+const keepableFilter = (f: ListFilter) => f.search !== undefined && !f.status && f.subscriberId === undefined && !f.from && !f.to;
 
 function shapeOf(f: ListFilter, r: Resellers, searchIds: number[] | undefined): Shape {
   const s: Shape = {
@@ -264,10 +277,37 @@ function shapeOf(f: ListFilter, r: Resellers, searchIds: number[] | undefined): 
   return s;
 }
 
+/** Search pages kept between requests (search-page-cache.ts); sized when the billing service starts. */
+let searchPages = new SearchPageCache(0);
+
+export function keepSearchPages(maxEntries: number): void {
+  searchPages = new SearchPageCache(maxEntries);
+}
+
+/**
+ * A kept page's rows, read fresh in the kept order (a payment shows at once), in the same snapshot
+ * as the generation: only when that is still the page's are the ids still the page. Null otherwise.
+ */
+const KEPT_PAGE = `select case when g.n = $2::bigint then (select coalesce(json_agg(${INVOICE_LIST_JSON} order by p.k), '[]')::text
+    from unnest($1::int[]) with ordinality p(id, k) join invoices i using (id) cross join ${CURRENCY_DIVISOR}) end as json
+  from invoice_list_generation g`;
+
+async function keptPage(key: string): Promise<{ json: string; total: number } | undefined> {
+  const page = searchPages.get(key);
+  if (!page) return undefined;
+  const [row] = await namedRows<{ json: string | null }>('billing_list_kept_page', KEPT_PAGE, [page.ids, page.generation]);
+  if (row.json !== null) return { json: row.json, total: page.total };
+  searchPages.delete(key);
+  return undefined;
+}
+
 /** One page as an API JSON array and its total (see the header for which total each list gets). */
 export async function listInvoicesJson(scope: Scope, f: ListFilter): Promise<{ json: string; total: number }> {
   const r = await resellersOf(scope, f);
   if (r.ids?.length === 0) return { json: '[]', total: 0 };
+  const key = keepableFilter(f) ? searchPageKey({ search: f.search!, resellers: r.ids, order: f.order, limit: f.limit, offset: f.offset }) : undefined;
+  const kept = key === undefined ? undefined : await keptPage(key);
+  if (kept) return kept;
   const found = f.search === undefined ? undefined : await searchSubscribers(f.search);
   const searchIds = found?.ids;
   const shape = shapeOf(f, r, searchIds);
@@ -280,9 +320,13 @@ export async function listInvoicesJson(scope: Scope, f: ListFilter): Promise<{ j
   // decides the plan, which a generic plan cannot know (the one a prepared union of both index
   // paths settled on took 1.3 s for a 10-match number search at a million invoices, not 3 ms).
   const query = { name: shape.search === 'narrow' ? undefined : s.name, text: s.text, values: s.values(v) };
-  const { rows: [row] } = await pgPool().query<{ json: string; rowCount: number; total: number }>(query);
+  const { rows: [row] } = await pgPool().query<{ json: string; rowCount: number; total: number; ids?: number[]; generation?: number }>(query);
   if (onlyResellers(shape)) return { json: row.json, total: row.total };
   const total = totalFromPage(f.offset, f.limit, row.rowCount) ?? (await totalFromCappedCount(row.total, () => estimateOf(s, v)));
+  // The page used the subscribers (narrow: their ids; broad: whether their invoices pass the cap)
+  // read one statement earlier. A write committed between the two changes the generation: such a
+  // page is served, as it would have been before, but not kept, or it would be kept as current.
+  if (key !== undefined && row.generation === found!.generation) searchPages.set(key, { ids: row.ids!, total, generation: row.generation });
   return { json: row.json, total };
 }
 

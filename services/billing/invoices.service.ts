@@ -34,7 +34,8 @@ import { fromMinor, isCurrency, toMinor } from '../../shared/money';
 import { loadSettings } from '../../shared/settings';
 import { idempotentWrite, pruneIdempotencyKeys } from './idempotency';
 import { markOverdue } from './overdue';
-import { listInvoicesJson } from './invoice-list';
+import { keepSearchPages, listInvoicesJson } from './invoice-list';
+import { searchPageEntriesFromEnv } from './search-page-cache';
 import { commissionRows, invoiceHead, invoiceJson, paymentsJson, subscriberHead } from './queries';
 import { INVOICE_STATUSES } from '../../shared/domain/invoice-state';
 import { PAYMENT_METHODS } from '../../shared/billing/types';
@@ -443,6 +444,7 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
   },
 
   async started(this: BillingThis) {
+    keepSearchPages(searchPageEntriesFromEnv());
     await this.runDailyJobs();
     this.overdueTimer = setInterval(() => void this.runDailyJobs(), DAY_MS);
     this.overdueTimer.unref();

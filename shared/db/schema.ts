@@ -398,6 +398,15 @@ export const invoiceCounts = pgTable('invoice_counts', {
   n: bigint('n', { mode: 'number' }).notNull(),
 });
 
+/**
+ * One row: bumped at COMMIT by every write that can change what invoice searches match (migration
+ * 0010's deferred triggers), so a search page kept between requests knows when it is stale.
+ */
+export const invoiceListGeneration = pgTable('invoice_list_generation', {
+  one: boolean('one').primaryKey().default(true),
+  n: bigint('n', { mode: 'number' }).notNull(),
+});
+
 /** Rendered invoice PDFs, keyed by a hash of everything the page shows (services/billing/pdf-cache.ts). */
 export const pdfCache = pgTable(
   'pdf_cache',

@@ -1,0 +1,261 @@
+/**
+ * Search pages kept between requests (services/billing/search-page-cache.ts, migration 0010): a kept
+ * page is served only while invoice_list_generation is the one its ids were read at, so every write
+ * that changes what a search matches shows on the next request, and its rows are read fresh, so a
+ * payment shows without the search being run again.
+ */
+import { createInvoices } from '../../shared/billing';
+import { pgPool, type Tx } from '../../shared/db/client';
+import { invoiceListGeneration } from '../../shared/db/schema';
+import { listInvoicesJson } from '../../services/billing/invoice-list';
+import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
+import { seedPlan, seedReseller, seedSubscriber } from './billing-fixtures';
+
+let t: TestApp;
+let api: ReturnType<typeof client>;
+
+type Row = { id: number; reseller_id: number; paid_amount: number; balance: number; status: string };
+type Page = { data: Row[]; pagination: { page: number; limit: number; total: number } };
+
+const tree = { root: 0, child: 0, other: 0 };
+/** Subscribers named `Keptname <n>` (more than a thousand: `keptname` is a broad search), by reseller. */
+const kept: Record<'root' | 'child' | 'other', number[]> = { root: [], child: [], other: [] };
+let planId: number;
+
+async function list(query: string, tok = adminToken()): Promise<Page> {
+  const res = await api.get<Page>(`/api/invoices${query}`, { token: tok });
+  expect(res.status).toBe(200);
+  return res.body;
+}
+
+const ids = (p: Page) => p.data.map((i) => i.id);
+
+/** What `search=keptname` should list, newest first, by the search's definition (docs/billing.md). */
+async function keptnameIds(resellers?: number[]): Promise<number[]> {
+  const { rows } = await t.pool.query<{ id: number }>(`
+    select id from invoices i
+    where (i.invoice_number ilike '%keptname%' or exists (select 1 from subscribers s
+      where s.id = i.subscriber_id and (s.username ilike '%keptname%' or s.full_name ilike '%keptname%')))
+      and ($1::int[] is null or i.reseller_id = any($1))
+    order by id desc`, [resellers ?? null]);
+  return rows.map((r) => r.id);
+}
+
+async function generation(): Promise<number> {
+  const [row] = await t.db.select().from(invoiceListGeneration);
+  return row.n;
+}
+
+/** `n` invoices of a subscriber in one transaction (createInvoices, as renewals make them). */
+async function invoicesFor(subscriberId: number, resellerId: number, n: number): Promise<number[]> {
+  return t.db.transaction(async (tx) => {
+    const made = await createInvoices(tx as unknown as Tx, Array.from({ length: n }, () => ({
+      subscriberId, resellerId, items: [{ description: 'Monthly plan', qty: 1, unitPrice: 1000 }], taxRate: 0,
+    })));
+    return made.map((m) => m.invoice.id);
+  });
+}
+
+/** The names of the prepared statements `run` sends through the app's pool (in this process). */
+async function statementsOf<T>(run: () => Promise<T>, between?: (name: string) => Promise<void>): Promise<{ result: T; names: string[] }> {
+  const names: string[] = [];
+  const pool = pgPool();
+  const query = pool.query.bind(pool) as (config: unknown, values?: unknown) => Promise<unknown>;
+  const spy = jest.spyOn(pool, 'query').mockImplementation((async (config: unknown, values?: unknown) => {
+    const name = (config as { name?: string }).name;
+    if (name) names.push(name);
+    const res = await query(config, values);
+    if (name && between) await between(name);
+    return res;
+  }) as unknown as typeof pool.query);
+  try {
+    return { result: await run(), names };
+  } finally {
+    spy.mockRestore();
+  }
+}
+
+beforeAll(async () => {
+  t = await startTestApp();
+  api = client(t.baseUrl);
+  planId = (await seedPlan(t.db, { price: 1000 })).id;
+  tree.root = (await seedReseller(t.db, { name: 'Root' })).id;
+  tree.child = (await seedReseller(t.db, { name: 'Child', parentId: tree.root })).id;
+  tree.other = (await seedReseller(t.db, { name: 'Other' })).id;
+  const { rows } = await t.pool.query<{ id: number; reseller_id: number }>(`
+    insert into subscribers (username, password_enc, full_name, service_id, reseller_id, expiry_date)
+    select 'kept' || g || '@isp', 'x', 'Keptname ' || g, $1, ($2::int[])[1 + g % 3], '2099-01-01'
+    from generate_series(1, 1002) g order by g returning id, reseller_id`,
+  [planId, [tree.root, tree.child, tree.other]]);
+  for (const r of rows) kept[r.reseller_id === tree.root ? 'root' : r.reseller_id === tree.child ? 'child' : 'other'].push(r.id);
+  // Interleaved, so that each reseller's invoices are spread over the id order.
+  for (let k = 0; k < 4; k++) {
+    for (const which of ['root', 'child', 'other'] as const) {
+      await invoicesFor(kept[which][k], tree[which], 2);
+    }
+  }
+});
+afterAll(() => t.close());
+
+describe('a kept search page', () => {
+  it('is served again without running the search, then shows a new matching invoice at once', async () => {
+    const q = '?search=keptname&limit=4';
+    const first = await list(q);
+    expect(ids(first)).toEqual((await keptnameIds()).slice(0, 4));
+    expect(first.pagination.total).toBe(24);
+    const again = await statementsOf(() => list(q));
+    expect(again.names).toContain('billing_list_kept_page');
+    expect(again.names).not.toContain('billing_search_subscribers');
+    expect(again.result).toEqual(first);
+
+    const before = await generation();
+    const created = await api.post<{ data: { id: number } }>('/api/invoices',
+      { subscriber_id: kept.child[10], items: [{ description: 'Extra', qty: 1, unit_price: 5 }] }, { token: adminToken() });
+    expect(created.status).toBe(201);
+    expect(await generation()).toBe(before + 1);
+    const after = await list(q);
+    expect(ids(after)[0]).toBe(created.body.data.id);
+    expect(ids(after)).toEqual((await keptnameIds()).slice(0, 4));
+    expect(after.pagination.total).toBe(25);
+  });
+
+  it('follows a subscriber renamed out of the search and one renamed into it', async () => {
+    const pages = ['?search=keptname&limit=4', '?search=keptname&limit=4&page=2', '?search=keptname&limit=100&order=asc'];
+    const check = async () => {
+      const all = await keptnameIds();
+      const got = await Promise.all(pages.map((q) => list(q)));
+      expect(ids(got[0])).toEqual(all.slice(0, 4));
+      expect(ids(got[1])).toEqual(all.slice(4, 8));
+      expect(ids(got[2])).toEqual([...all].reverse());
+      for (const p of got) expect(p.pagination.total).toBe(all.length);
+      return all;
+    };
+    const start = await check();
+    // The newest invoice's subscriber leaves the search...
+    const [{ subscriber_id: leaving }] = (await t.pool.query<{ subscriber_id: number }>('select subscriber_id from invoices where id = $1', [start[0]])).rows;
+    const renamed = await api.put(`/api/subscribers/${leaving}`, { full_name: 'Someone Else' }, { token: adminToken() });
+    expect(renamed.status).toBe(200);
+    const without = await check();
+    expect(without).not.toContain(start[0]);
+    expect(without.length).toBeLessThan(start.length);
+    // ... and a subscriber of no match comes in with its invoices.
+    const plain = (await seedSubscriber(t.db, { resellerId: tree.other, serviceId: planId, fullName: 'Plain Person' })).id;
+    const theirs = await invoicesFor(plain, tree.other, 2);
+    expect(await check()).toEqual(without);
+    await api.put(`/api/subscribers/${plain}`, { full_name: 'Keptname Plain' }, { token: adminToken() });
+    const withPlain = await check();
+    expect(withPlain.slice(0, 2)).toEqual([...theirs].reverse());
+  });
+
+  it('loses a deleted invoice and gains one whose number comes to match', async () => {
+    const q = '?search=keptname&limit=4';
+    const [top] = ids(await list(q));
+    expect((await api.del(`/api/invoices/${top}`, { token: adminToken() })).status).toBe(200);
+    const afterDelete = await list(q);
+    expect(ids(afterDelete)).not.toContain(top);
+    expect(ids(afterDelete)).toEqual((await keptnameIds()).slice(0, 4));
+    // Numbers are not editable through the API; the trigger must follow any writer anyway.
+    const nobody = (await seedSubscriber(t.db, { resellerId: tree.root, serviceId: planId, fullName: 'Nobody' })).id;
+    const [, older] = await invoicesFor(nobody, tree.root, 2);
+    await list(q);
+    await t.pool.query(`update invoices set invoice_number = 'KEPTNAME-RENUMBERED' where id = $1`, [older]);
+    const afterRenumber = await list(q);
+    expect(ids(afterRenumber)[0]).toBe(older);
+    expect(ids(afterRenumber)).toEqual((await keptnameIds()).slice(0, 4));
+  });
+
+  it('shows a payment on its rows without running the search again', async () => {
+    const q = '?search=keptname&limit=4';
+    const page = await list(q);
+    const target = page.data.find((i) => i.status === 'pending')!;
+    const before = await generation();
+    const paid = await api.post(`/api/invoices/${target.id}/payment`, { amount: target.balance }, { token: adminToken() });
+    expect(paid.status).toBe(200);
+    expect(await generation()).toBe(before);
+    const after = await statementsOf(() => list(q));
+    expect(after.names).toContain('billing_list_kept_page');
+    expect(after.names).not.toContain('billing_search_subscribers');
+    expect(ids(after.result)).toEqual(ids(page));
+    const row = after.result.data.find((i) => i.id === target.id)!;
+    expect(row).toMatchObject({ status: 'paid', paid_amount: target.balance, balance: 0 });
+    expect(after.result.pagination.total).toBe(page.pagination.total);
+  });
+
+  it('is never another tree\'s: a reseller caller gets its own rows after an admin kept the page', async () => {
+    const q = '?search=keptname&limit=100';
+    const all = await list(q);
+    expect(ids(all)).toEqual(await keptnameIds());
+    expect(new Set(all.data.map((i) => i.reseller_id))).toEqual(new Set([tree.root, tree.child, tree.other]));
+    const rootToken = token('reseller', { resellerId: tree.root });
+    for (let k = 0; k < 2; k++) {
+      const mine = await list(q, rootToken);
+      expect(ids(mine)).toEqual(await keptnameIds([tree.root, tree.child]));
+      expect(mine.pagination.total).toBe(mine.data.length);
+    }
+    const childToken = token('reseller', { resellerId: tree.child });
+    expect(ids(await list(q, childToken))).toEqual(await keptnameIds([tree.child]));
+    // reseller_id: the admin's kept page of another tree stays out of reach; one inside is the same page.
+    expect(ids(await list(`${q}&reseller_id=${tree.other}`))).toEqual(await keptnameIds([tree.other]));
+    expect((await api.get(`/api/invoices${q}&reseller_id=${tree.other}`, { token: rootToken })).status).toBe(403);
+    expect(ids(await list(`${q}&reseller_id=${tree.child}`))).toEqual(await keptnameIds([tree.child]));
+    expect(ids(await list(`${q}&reseller_id=${tree.child}`, rootToken))).toEqual(await keptnameIds([tree.child]));
+  });
+
+  it('is not kept when a write lands between the subscribers\' statement and the page\'s', async () => {
+    // A narrow search: the page statement takes the matching subscribers' ids from the first statement.
+    const racer = (await seedSubscriber(t.db, { resellerId: tree.other, serviceId: planId, fullName: 'Racer One' })).id;
+    const late = (await seedSubscriber(t.db, { resellerId: tree.other, serviceId: planId, fullName: 'Runner Late' })).id;
+    const first = await invoicesFor(racer, tree.other, 2);
+    const second = await invoicesFor(late, tree.other, 2);
+    const raced = await statementsOf(() => list('?search=racer'), async (name) => {
+      if (name === 'billing_search_subscribers') await t.pool.query(`update subscribers set full_name = 'Racer Two' where id = $1`, [late]);
+    });
+    // Served as the two statements saw it (the page is as fresh as a read that began before the rename)...
+    expect(ids(raced.result)).toEqual([...first].reverse());
+    // ... but not kept: the next request reads the rename, and that page is kept.
+    const next = await statementsOf(() => list('?search=racer'));
+    expect(next.names).toContain('billing_search_subscribers');
+    expect(ids(next.result)).toEqual([...first, ...second].reverse());
+    const third = await statementsOf(() => list('?search=racer'));
+    expect(third.names).not.toContain('billing_search_subscribers');
+    expect(third.result).toEqual(next.result);
+  });
+
+  it('serves a narrow search (a number) from the kept page too', async () => {
+    const [{ n }] = (await t.pool.query<{ n: string }>(`select invoice_number as n from invoices order by id limit 1`)).rows;
+    const first = await list(`?search=${encodeURIComponent(n)}`);
+    expect(first.data).toHaveLength(1);
+    const again = await statementsOf(() => listInvoicesJson({ kind: 'all' }, { search: n, order: 'desc', limit: 50, offset: 0 }));
+    expect(again.names).toEqual(['billing_list_kept_page']);
+    expect(JSON.parse(again.result.json)).toEqual(first.data);
+  });
+});
+
+describe('invoice_list_generation', () => {
+  it('moves once per transaction that creates invoices, never with payments, edits, status changes or rollbacks', async () => {
+    const g = await generation();
+    await t.db.transaction(async (tx) => {
+      for (const which of ['root', 'other'] as const) {
+        await createInvoices(tx as unknown as Tx, Array.from({ length: 20 }, (_, k) => ({
+          subscriberId: kept[which][100 + k], resellerId: tree[which], items: [{ description: 'Batch', qty: 1, unitPrice: 700 }], taxRate: 0,
+        })));
+      }
+    });
+    expect(await generation()).toBe(g + 1);
+    const [invoice] = await invoicesFor(kept.root[200], tree.root, 1);
+    expect(await generation()).toBe(g + 2);
+    expect((await api.post(`/api/invoices/${invoice}/payment`, { amount: 1 }, { token: adminToken() })).status).toBe(200);
+    const [edited] = await invoicesFor(kept.root[201], tree.root, 1);
+    const after = await generation();
+    expect((await api.put(`/api/invoices/${edited}`, { notes: 'edited', items: [{ description: 'Fixed', qty: 2, unit_price: 3 }] }, { token: adminToken() })).status).toBe(200);
+    await t.pool.query(`update invoices set status = 'overdue' where id = $1`, [edited]);
+    // A rename that changes only letter case leaves search_text, so what searches match, as it was.
+    const [{ name }] = (await t.pool.query<{ name: string }>('select full_name as name from subscribers where id = $1', [kept.root[200]])).rows;
+    expect((await api.put(`/api/subscribers/${kept.root[200]}`, { full_name: name.toUpperCase() }, { token: adminToken() })).status).toBe(200);
+    await t.db.transaction(async (tx) => {
+      await createInvoices(tx as unknown as Tx, [{ subscriberId: kept.root[202], resellerId: tree.root, items: [{ description: 'x', qty: 1, unitPrice: 1 }], taxRate: 0 }]);
+      tx.rollback();
+    }).catch(() => undefined);
+    expect(await generation()).toBe(after);
+  });
+});
