@@ -8,7 +8,7 @@
  *   DATABASE_URL        target database (unset: the embedded PostgreSQL of ./data)
  *   BENCH_INVOICES      100000     BENCH_SUBSCRIBERS invoices / 10     BENCH_RESELLERS 100 (three-level tree)
  *   BENCH_CONNECTIONS   50         BENCH_DURATION    10 (seconds per HTTP phase)
- *   BENCH_PAYERS        50         BENCH_RESET=1 truncates the billing tables first
+ *   BENCH_PAYERS        50         BENCH_RESET=1 truncates what an earlier seed left first
  *   BENCH_PHASES        comma-separated parts of phase names: only phases naming one run (seeding always)
  */
 import { Pool, type PoolClient } from 'pg';
@@ -71,7 +71,10 @@ async function seed(pool: Pool): Promise<Seeded> {
   const c = await pool.connect();
   try {
     if (process.env.BENCH_RESET === '1') {
-      await c.query(`truncate invoices, invoice_items, invoice_payments, transactions, wallet_entries, invoice_sequences, idempotency_keys, pdf_cache restart identity`);
+      // Subscribers, resellers and plans too: each seed adds its own, and earlier seeds' subscribers
+      // (same full names, no invoices) made every name search read several times the rows.
+      await c.query(`truncate invoices, invoice_items, invoice_payments, transactions, wallet_entries, invoice_sequences,
+        idempotency_keys, pdf_cache, subscribers, resellers, services restart identity cascade`);
     }
     const { rows: [{ n }] } = await c.query<{ n: number }>('select count(*)::int as n from invoices');
     if (n > 0) throw new Error(`the database already holds ${n} invoices; point DATABASE_URL at an empty one or set BENCH_RESET=1`);
