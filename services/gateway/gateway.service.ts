@@ -16,7 +16,7 @@ import { ApiError, unauthorized } from '../../shared/errors';
 import { isRawJson, type ActionResult } from '../../shared/http/route';
 import { registerDatabaseGauges } from '../../shared/metrics';
 import { clusterMetrics } from './cluster-metrics';
-import { metricsMiddleware, type RoutedRequest } from './metrics';
+import { metricsMiddleware, reportInFlight, type RoutedRequest } from './metrics';
 import { HttpDrain, LIVENESS_PATH } from './readiness';
 import { HttpFront, type RequestInput } from './http-front';
 import { buildOpenApi } from './openapi';
@@ -35,6 +35,7 @@ interface GatewayThis extends Service {
   limiters: Record<'auth' | 'public', RateLimiterMemory>;
   openapi: Record<string, unknown>;
   pruneTimer?: NodeJS.Timeout;
+  stopReportingInFlight: () => void;
   authenticate(req: RoutedRequest): Promise<Auth>;
   handle(route: ServedRoute, req: RoutedRequest, res: ServerResponse, input: RequestInput): Promise<void>;
   consumeRateLimit(limit: 'auth' | 'public', ip: string, res: ServerResponse): Promise<void>;
@@ -314,6 +315,7 @@ export function createGatewayService(): ServiceSchema {
         (req, res, err) => this.sendError(req, res, err),
       );
       this.server = this.front.server;
+      this.stopReportingInFlight = reportInFlight(() => drain.requestsInFlight);
       this.openapi = buildOpenApi([], cfg.publicBaseUrl);
     },
 
@@ -331,6 +333,7 @@ export function createGatewayService(): ServiceSchema {
 
     async stopped(this: GatewayThis) {
       if (this.pruneTimer) clearInterval(this.pruneTimer);
+      this.stopReportingInFlight();
       await this.front.close();
     },
   };

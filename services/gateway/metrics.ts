@@ -29,6 +29,26 @@ new client.Counter({
   },
 });
 
+/** Every gateway's count of requests in flight in this process (tests run several), read when scraped. */
+const inFlightReaders = new Set<() => number>();
+
+new client.Gauge({
+  name: 'http_requests_in_flight',
+  help: 'HTTP requests received and not yet answered, the scrape included',
+  registers: [registry],
+  collect() {
+    let n = 0;
+    for (const read of inFlightReaders) n += read();
+    this.set(n);
+  },
+});
+
+/** Reports `read()` in http_requests_in_flight until the returned function is called. */
+export function reportInFlight(read: () => number): () => void {
+  inFlightReaders.add(read);
+  return () => inFlightReaders.delete(read);
+}
+
 /** The gateway marks each request with its route template so labels stay low-cardinality. */
 export interface RoutedRequest extends IncomingMessage {
   routeTemplate?: string;

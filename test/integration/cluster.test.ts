@@ -154,19 +154,33 @@ describe('a pdf-renderer process killed during renders', () => {
   });
 });
 
+/** PDF requests the gateway has received so far: answered (any status) or in flight (its own scrape excluded). */
+async function pdfRequestsReceived(): Promise<number> {
+  const text = await (await fetch(`${cluster.baseUrl}/metrics`)).text();
+  const answered = [...text.matchAll(/^http_requests_total\{route="\/api\/invoices\/:id\/pdf",method="GET",status="\d+"\} (\d+)/gm)];
+  const inFlight = Number(/^http_requests_in_flight (\d+)/m.exec(text)?.[1] ?? 0);
+  return answered.reduce((sum, m) => sum + Number(m[1]), 0) + inFlight - 1;
+}
+
 describe('SIGTERM', () => {
   it('lets the gateway and billing finish the requests in flight, then exit 0', async () => {
     const gateway = cluster.processes.find((p) => p.units === 'gateway')!;
     const billing = cluster.processes.find((p) => p.units === 'billing')!;
+    const before = await pdfRequestsReceived();
     const renders = Array.from({ length: 8 }, () =>
       fetch(`${cluster.baseUrl}/api/invoices/${seeded.invoiceId}/pdf?paper=A5`, {
         headers: { authorization: `Bearer ${token}` },
         signal: AbortSignal.timeout(40_000),
       }).then(async (res) => ({ status: res.status, head: Buffer.from(await res.arrayBuffer()).subarray(0, 5).toString() })),
     );
-    // Long enough for every request to reach the gateway (a connection still being read counts
-    // as idle and is closed with the listener), short of eight renders queued on one replica.
-    await new Promise((r) => setTimeout(r, 300));
+    // Every request must have reached the gateway first: one whose bytes it has not read yet sits
+    // on a connection it counts as idle, which closing the listener resets (a fixed 300 ms wait
+    // was not always enough on a loaded machine).
+    const deadline = Date.now() + 20_000;
+    while ((await pdfRequestsReceived()) - before < 8) {
+      if (Date.now() > deadline) throw new Error('the gateway did not receive the eight requests within 20 s');
+      await new Promise((r) => setTimeout(r, 10));
+    }
     gateway.child.kill('SIGTERM');
     billing.child.kill('SIGTERM');
     expect(await Promise.all(renders)).toEqual(Array(8).fill({ status: 200, head: '%PDF-' }));

@@ -94,6 +94,8 @@ describe('operations endpoints', () => {
     expect(res.text).toMatch(/http_requests_total\{route="\/api\/services",method="GET",status="200"\} \d+/);
     expect(res.text).toMatch(/http_request_duration_seconds_bucket\{le="0.005",route="\/api\/services",method="GET",status="200"\}/);
     expect(res.text).toMatch(/http_requests_total\{route="unmatched",method="GET",status="404"\}/);
+    // The scrape itself is the one request in flight.
+    expect(res.text).toMatch(/^http_requests_in_flight 1$/m);
   });
 
   it('GET /api/openapi.json documents every registered route with its access and errors', async () => {
