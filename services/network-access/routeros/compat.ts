@@ -6,8 +6,14 @@
  * - A reply for a tag nobody reads any more throws UNREGISTEREDTAG.
  * These two patches, applied once on import, turn `!empty` into "no rows" (the `!done` that
  * follows resolves the command with []) and drop a sentence for an unknown tag.
+ *
+ * A third replaces its connection hold (a `#` sent every half idle timeout while a command waits):
+ * the library re-armed it after every write, failed ones included, so a keepalive in flight when
+ * the connection closed went on every few seconds on a dead connection and kept the process alive
+ * (in tests, jest's "worker failed to exit"). Ours stops once the connection is gone and does not
+ * keep the process up: the socket does that while the connection lives.
  */
-import { Channel, Receiver } from 'node-routeros';
+import { Channel, Receiver, RouterOSAPI } from 'node-routeros';
 
 interface ChannelInternals {
   processPacket(packet: string[]): void;
@@ -19,6 +25,16 @@ interface ReceiverInternals {
   tags: Map<string, unknown>;
   sendTagData(tag: string): void;
   cleanUp(): void;
+}
+
+interface ApiInternals {
+  channelsOpen: number;
+  connected: boolean;
+  closing: boolean;
+  holdingConnectionWithKeepalive: boolean;
+  connectionHoldInterval?: NodeJS.Timeout;
+  connector: ConstructorParameters<typeof Channel>[0] | null;
+  timeout: number;
 }
 
 let applied = false;
@@ -43,5 +59,18 @@ export function applyRouterOsCompat(): void {
   receiver.sendTagData = function (this: ReceiverInternals, tag: string) {
     if (this.tags.has(tag)) sendTagData.call(this, tag);
     else this.cleanUp();
+  };
+  const api = RouterOSAPI.prototype as unknown as { holdConnection(this: ApiInternals): void };
+  api.holdConnection = function (this: ApiInternals) {
+    // As the library: only for the first channel, and not when a keepalive already holds it.
+    if (this.channelsOpen !== 1 || !this.connected || this.holdingConnectionWithKeepalive) return;
+    clearTimeout(this.connectionHoldInterval);
+    const hold = (): void => {
+      this.connectionHoldInterval = setTimeout(() => {
+        if (!this.connected || this.closing || !this.connector) return;
+        new Channel(this.connector).write(['#']).then(hold, hold);
+      }, (this.timeout * 1000) / 2).unref();
+    };
+    hold();
   };
 }
