@@ -11,6 +11,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { ServiceBroker } from 'moleculer';
 import crypto from 'node:crypto';
+import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { loadConfig } from '../shared/config';
@@ -65,13 +66,46 @@ export function parseProcesses(services: string | undefined): string[] {
   return entries;
 }
 
+/**
+ * A port free now, for a process started next to listen on. Taken below the kernel's range for
+ * outgoing connections (Linux: /proc/sys/net/ipv4/ip_local_port_range), where only another
+ * listener can take it before the process binds it: a port the kernel hands out for port 0 is one
+ * that any outgoing connection made meanwhile may get (EADDRINUSE in a busy test run).
+ */
 export async function freePort(): Promise<number> {
+  const ephemeralStart = ephemeralPortStart();
+  if (ephemeralStart !== undefined && ephemeralStart > 20_000) {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const port = 10_000 + Math.floor(Math.random() * (ephemeralStart - 10_000));
+      // Picks made at once (a cluster's node list) must not meet on one port before either binds it.
+      if (handedOut.has(port)) continue;
+      handedOut.add(port);
+      if (await canListen(port)) return port;
+    }
+  }
+  return listenAndClose(0);
+}
+
+const handedOut = new Set<number>();
+
+function ephemeralPortStart(): number | undefined {
+  try {
+    const start = Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(start) ? start : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const canListen = (port: number) => listenAndClose(port).then(() => true, () => false);
+
+function listenAndClose(port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
+    srv.listen(port, '127.0.0.1', () => {
+      const bound = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(bound));
     });
   });
 }
