@@ -257,9 +257,9 @@ function statementFor(s: Shape): Statement {
 }
 
 const onlyResellers = (s: Shape) => !s.status && !s.subscriber && !s.from && !s.to && !s.search;
-const onlySearch = (s: Shape) => s.resellers === 'all' && !s.status && !s.subscriber && !s.from && !s.to;
 /** A search with no filter but the caller's resellers: its pages are kept between requests. */
 const keepable = (s: Shape) => !!s.search && !s.status && !s.subscriber && !s.from && !s.to;
+const onlySearch = (s: Shape) => s.resellers === 'all' && keepable(s);
 const keepableFilter = (f: ListFilter) => f.search !== undefined && !f.status && f.subscriberId === undefined && !f.from && !f.to;
 
 function shapeOf(f: ListFilter, r: Resellers, searchIds: number[] | undefined): Shape {
