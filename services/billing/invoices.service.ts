@@ -35,6 +35,7 @@ import { loadSettings } from '../../shared/settings';
 import { idempotentWrite, pruneIdempotencyKeys } from './idempotency';
 import { markOverdue } from './overdue';
 import { keepSearchPages, listInvoicesJson } from './invoice-list';
+import { FOLD_INTERVAL_MS, foldStatusCounts } from './invoice-status-counts';
 import { searchPageEntriesFromEnv } from './search-page-cache';
 import { commissionRows, invoiceHead, invoiceJson, paymentsJson, subscriberHead } from './queries';
 import { INVOICE_STATUSES } from '../../shared/domain/invoice-state';
@@ -111,7 +112,11 @@ async function writtenInvoiceJson(tx: Tx, id: number): Promise<string> {
 
 interface BillingThis extends Service {
   overdueTimer?: NodeJS.Timeout;
+  foldTimer?: NodeJS.Timeout;
+  /** The fold in progress, awaited at stop so no statement outlives the service. */
+  folding?: Promise<void>;
   runDailyJobs(): Promise<void>;
+  scheduleFold(): void;
 }
 
 const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
@@ -441,6 +446,19 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         this.logger.error('billing daily jobs failed', err);
       }
     },
+
+    /** Folds the status counts' deltas every FOLD_INTERVAL_MS, one fold at a time. */
+    scheduleFold(this: BillingThis) {
+      this.foldTimer = setTimeout(() => {
+        this.folding = foldStatusCounts()
+          .then(() => undefined, (err: unknown) => this.logger.warn('folding invoice status counts failed', err))
+          .finally(() => {
+            this.folding = undefined;
+            if (this.foldTimer) this.scheduleFold();
+          });
+      }, FOLD_INTERVAL_MS);
+      this.foldTimer.unref();
+    },
   },
 
   async started(this: BillingThis) {
@@ -448,10 +466,14 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
     await this.runDailyJobs();
     this.overdueTimer = setInterval(() => void this.runDailyJobs(), DAY_MS);
     this.overdueTimer.unref();
+    this.scheduleFold();
   },
 
-  stopped(this: BillingThis) {
+  async stopped(this: BillingThis) {
     if (this.overdueTimer) clearInterval(this.overdueTimer);
+    clearTimeout(this.foldTimer);
+    this.foldTimer = undefined;
+    await this.folding;
   },
 };
 

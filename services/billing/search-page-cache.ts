@@ -6,7 +6,7 @@
  * they were read at; invoice-list.ts serves it only after reading that generation unchanged in the
  * statement that reads the rows, so it is never stale and its rows are always current.
  *
- * Pure and per process: least recently used entries go first past `maxEntries`.
+ * Per process, in a shared/lru.ts map: least recently used entries go first past the bound.
  */
 import { intVar } from '../../shared/config';
 
@@ -32,31 +32,4 @@ export function searchPageKey(k: SearchPageKey): string {
 /** INVOICE_SEARCH_CACHE_ENTRIES: pages kept per billing process; 0 keeps none. */
 export function searchPageEntriesFromEnv(env: NodeJS.ProcessEnv = process.env): number {
   return intVar(env, 'INVOICE_SEARCH_CACHE_ENTRIES', 10_000, 0);
-}
-
-export class SearchPageCache {
-  /** A Map iterates in insertion order: re-inserting on each hit keeps the least recent first. */
-  private readonly pages = new Map<string, SearchPage>();
-
-  constructor(readonly maxEntries: number) {}
-
-  get(key: string): SearchPage | undefined {
-    const page = this.pages.get(key);
-    if (page) {
-      this.pages.delete(key);
-      this.pages.set(key, page);
-    }
-    return page;
-  }
-
-  set(key: string, page: SearchPage): void {
-    if (this.maxEntries === 0) return;
-    this.pages.delete(key);
-    if (this.pages.size >= this.maxEntries) this.pages.delete(this.pages.keys().next().value!);
-    this.pages.set(key, page);
-  }
-
-  delete(key: string): void {
-    this.pages.delete(key);
-  }
 }
