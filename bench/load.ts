@@ -98,7 +98,7 @@ export interface AppServer {
 
 /** Driver side: forks `script` with `serve` (see runBench) and waits until the app listens. */
 export function forkApp(script: string, env: NodeJS.ProcessEnv = benchEnv()): Promise<AppServer> {
-  const child = fork(script, ['serve'], { env, stdio: 'inherit' });
+  const child = fork(script, ['serve'], { env, stdio: 'inherit', execArgv: process.env.BENCH_SERVER_ARGS ? process.env.BENCH_SERVER_ARGS.split(' ') : undefined });
   return new Promise((resolve, reject) => {
     child.once('message', (m) => resolve({ child, ...(m as { baseUrl: string; databaseUrl: string }) }));
     child.once('exit', (code) => reject(new Error(`server exited with code ${code}`)));

@@ -42,6 +42,11 @@ export function db(): Db {
   return database;
 }
 
+/** Whether `d` is the process's database (no transaction): reads may then use pgPool() directly. */
+export function isPoolDb(d: DbOrTx): boolean {
+  return d === database;
+}
+
 export function pgPool(): Pool {
   if (!pool) throw new Error('database not initialised: call initDatabase() at start');
   return pool;
