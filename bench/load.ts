@@ -96,9 +96,14 @@ export interface AppServer {
   databaseUrl: string;
 }
 
-/** Driver side: forks `script` with `serve` (see runBench) and waits until the app listens. */
+/**
+ * Driver side: forks `script` with `serve` (see runBench) and waits until the app listens.
+ * BENCH_SERVER_ARGS are node flags for that process only (a CPU profile of the server: node refuses
+ * `--cpu-prof` in NODE_OPTIONS, and the driver's own profile would be mixed in).
+ */
 export function forkApp(script: string, env: NodeJS.ProcessEnv = benchEnv()): Promise<AppServer> {
-  const child = fork(script, ['serve'], { env, stdio: 'inherit', execArgv: process.env.BENCH_SERVER_ARGS ? process.env.BENCH_SERVER_ARGS.split(' ') : undefined });
+  const execArgv = process.env.BENCH_SERVER_ARGS?.split(' ').filter(Boolean);
+  const child = fork(script, ['serve'], { env, stdio: 'inherit', execArgv });
   return new Promise((resolve, reject) => {
     child.once('message', (m) => resolve({ child, ...(m as { baseUrl: string; databaseUrl: string }) }));
     child.once('exit', (code) => reject(new Error(`server exited with code ${code}`)));

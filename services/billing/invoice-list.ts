@@ -10,8 +10,9 @@
  *   EXACT_TOTAL_CAP, else the planner's estimate (shared/pagination/total.ts, as subscribers do).
  *   A date range (and resellers) keeps its capped count with the generation it was read at.
  *
- * A search page (search and the caller's resellers only) is kept between requests with the
- * generation it was read at, and served again while that generation is current (search-page-cache.ts).
+ * A page with no status and no subscriber filter (a search, a tree, a date range) is kept between
+ * requests with the generation it was read at, and served again while that generation is current
+ * (list-page-cache.ts).
  */
 import crypto from 'node:crypto';
 import type { Scope } from '../../shared/auth/policy';
@@ -19,7 +20,7 @@ import { pgPool } from '../../shared/db/client';
 import { cappedCountSql, EXACT_TOTAL_CAP, planRows, totalFromCappedCount, totalFromPage } from '../../shared/pagination/total';
 import { CURRENCY_DIVISOR, INVOICE_LIST_JSON } from './invoice-json';
 import { Lru } from '../../shared/lru';
-import { type SearchPage, searchPageKey } from './search-page-cache';
+import { type ListPage, listPageKey } from './list-page-cache';
 import { namedRows } from './sql';
 
 export interface ListFilter {
@@ -216,7 +217,8 @@ function buildStatement(s: Shape, name: string): Statement {
   const matchParams = p.getters.length;
   const limit = p.add((v) => v.limit);
   const offset = p.add((v) => v.offset);
-  let ids = `select i.id from invoices i ${where(conds)} order by ${order}`;
+  // The page keeps what it is ordered by, so that its kept ids can be aggregated in list order.
+  let ids = `select i.id${s.from || s.to ? ', i.issue_date' : ''} from invoices i ${where(conds)} order by ${order}`;
   if (typeof s.resellers === 'object') {
     // PostgreSQL does not merge ordered scans of a UNION ALL; cutting each at offset + limit keeps
     // the sort to k pages' worth of index entries.
@@ -244,11 +246,11 @@ function buildStatement(s: Shape, name: string): Statement {
     total = `case when n.n < ${limit}::int and (n.n > 0 or ${offset}::int = 0) then -1${overCap}${keptCount}
       else ${cappedCountSql(broad ? broadSearchMatches(p) : matches)} end`;
   }
-  // A page to keep (searchPages): its ids, and the generation in this statement's snapshot, the one
-  // the ids were read in; a date range's count is kept with it too.
-  const generation = ', (select n from invoice_list_generation) as generation';
-  const kept = keepable(s) ? `, (select coalesce(array_agg(i.id order by ${order}), '{}') from page i) as ids${generation}`
-    : datesKept(s) ? generation : '';
+  // A page to keep (listPages): its ids, and the generation in this statement's snapshot, the one
+  // the ids (and a date range's count) were read in. The ids stay PostgreSQL's array text: kept as
+  // is and sent back as is, never parsed in Node (a miss pays for keeping too).
+  const kept = keepable(s) ? `, (select coalesce(array_agg(i.id order by ${order}), '{}')::text from page i) as ids,
+      (select n from invoice_list_generation) as generation` : '';
   const text = `with page as materialized (${ids} limit ${limit}::int offset ${offset}::int),
       rows as (select i.* from page join invoices i using (id)),
       n as (select count(*)::int as n from page)
@@ -295,10 +297,10 @@ const onlyResellers = (s: Shape) => !s.status && !s.subscriber && !s.from && !s.
 const statusCounted = (s: Shape) => s.status && !s.subscriber && !s.from && !s.to && !s.search;
 /** A date range with no filter but the caller's resellers: its capped count is kept (dateCounts). */
 const datesKept = (s: Shape) => (s.from || s.to) && !s.status && !s.subscriber && !s.search;
-/** A search with no filter but the caller's resellers: its pages are kept between requests. */
-const keepable = (s: Shape) => !!s.search && !s.status && !s.subscriber && !s.from && !s.to;
-const onlySearch = (s: Shape) => s.resellers === 'all' && keepable(s);
-const keepableFilter = (f: ListFilter) => f.search !== undefined && !f.status && f.subscriberId === undefined && !f.from && !f.to;
+/** No status, no subscriber: what the list holds moves only with the generation (list-page-cache.ts). */
+const keepable = (s: Shape) => !s.status && !s.subscriber;
+const keepableFilter = (f: ListFilter) => !f.status && f.subscriberId === undefined;
+const onlySearch = (s: Shape) => s.resellers === 'all' && !!s.search && keepable(s) && !s.from && !s.to;
 
 /**
  * A search matching this many subscribers or fewer, and no number, is prepared: the generic plan
@@ -327,11 +329,11 @@ function shapeOf(f: ListFilter, r: Resellers, found: SearchSubscribers | undefin
   return s;
 }
 
-/** Search pages kept between requests (search-page-cache.ts); sized when the billing service starts. */
-let searchPages = new Lru<SearchPage>(0);
+/** Pages kept between requests (list-page-cache.ts); sized when the billing service starts. */
+let listPages = new Lru<ListPage>(0);
 
-export function keepSearchPages(maxEntries: number): void {
-  searchPages = new Lru<SearchPage>(maxEntries);
+export function keepListPages(maxEntries: number): void {
+  listPages = new Lru<ListPage>(maxEntries);
 }
 
 /**
@@ -352,11 +354,11 @@ const KEPT_PAGE = `select case when g.n = $2::bigint then (select coalesce(json_
   from invoice_list_generation g`;
 
 async function keptPage(key: string): Promise<{ json: string; total: number } | undefined> {
-  const page = searchPages.get(key);
+  const page = listPages.get(key);
   if (!page) return undefined;
   const [row] = await namedRows<{ json: string | null }>('billing_list_kept_page', KEPT_PAGE, [page.ids, page.generation]);
   if (row.json !== null) return { json: row.json, total: page.total };
-  searchPages.delete(key);
+  listPages.delete(key);
   return undefined;
 }
 
@@ -364,7 +366,9 @@ async function keptPage(key: string): Promise<{ json: string; total: number } | 
 export async function listInvoicesJson(scope: Scope, f: ListFilter): Promise<{ json: string; total: number }> {
   const r = await resellersOf(scope, f);
   if (r.ids?.length === 0) return { json: '[]', total: 0 };
-  const key = keepableFilter(f) ? searchPageKey({ search: f.search!, resellers: r.ids, order: f.order, limit: f.limit, offset: f.offset }) : undefined;
+  const key = keepableFilter(f)
+    ? listPageKey({ search: f.search, resellers: r.ids, from: f.from, to: f.to, order: f.order, limit: f.limit, offset: f.offset })
+    : undefined;
   const kept = key === undefined ? undefined : await keptPage(key);
   if (kept) return kept;
   const found = f.search === undefined ? undefined : await searchSubscribers(f.search);
@@ -382,15 +386,17 @@ export async function listInvoicesJson(scope: Scope, f: ListFilter): Promise<{ j
   // paths settled on took 1.3 s for a 10-match number search at a million invoices, not 3 ms).
   // A search of a few subscribers is prepared (FEW_SUBSCRIBERS).
   const query = { name: shape.search === 'narrow' ? undefined : s.name, text: s.text, values: s.values(v) };
-  const { rows: [row] } = await pgPool().query<{ json: string; rowCount: number; total: number; ids?: number[]; generation?: number }>(query);
-  if (onlyResellers(shape) || statusCounted(shape)) return { json: row.json, total: row.total };
+  const { rows: [row] } = await pgPool().query<{ json: string; rowCount: number; total: number; ids?: string; generation?: number }>(query);
   // The count (kept or fresh) and the generation come from one snapshot: keep them together.
   if (dateKey !== undefined && row.total >= 0) dateCounts.set(dateKey, { count: row.total, generation: row.generation! });
-  const total = totalFromPage(f.offset, f.limit, row.rowCount) ?? (await totalFromCappedCount(row.total, () => estimateOf(s, v)));
-  // The page used the subscribers (narrow: their ids; broad: whether their invoices pass the cap)
-  // read one statement earlier. A write committed between the two changes the generation: such a
-  // page is served, as it would have been before, but not kept, or it would be kept as current.
-  if (key !== undefined && row.generation === found!.generation) searchPages.set(key, { ids: row.ids!, total, generation: row.generation });
+  const total = onlyResellers(shape) || statusCounted(shape) ? row.total
+    : totalFromPage(f.offset, f.limit, row.rowCount) ?? (await totalFromCappedCount(row.total, () => estimateOf(s, v)));
+  // A search's page used the subscribers (narrow: their ids; broad: whether their invoices pass the
+  // cap) read one statement earlier. A write committed between the two changes the generation: such
+  // a page is served, as it would have been before, but not kept, or it would be kept as current.
+  if (key !== undefined && (found === undefined || row.generation === found.generation)) {
+    listPages.set(key, { ids: row.ids!, total, generation: row.generation! });
+  }
   return { json: row.json, total };
 }
 

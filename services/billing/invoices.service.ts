@@ -34,9 +34,9 @@ import { fromMinor, isCurrency, toMinor } from '../../shared/money';
 import { loadSettings } from '../../shared/settings';
 import { idempotentWrite, pruneIdempotencyKeys } from './idempotency';
 import { markOverdue } from './overdue';
-import { keepSearchPages, listInvoicesJson } from './invoice-list';
+import { keepListPages, listInvoicesJson } from './invoice-list';
 import { FOLD_INTERVAL_MS, foldStatusCounts } from './invoice-status-counts';
-import { searchPageEntriesFromEnv } from './search-page-cache';
+import { listPageEntriesFromEnv } from './list-page-cache';
 import { commissionRows, invoiceHead, invoiceJson, paymentsJson, subscriberHead } from './queries';
 import { INVOICE_STATUSES } from '../../shared/domain/invoice-state';
 import { PAYMENT_METHODS } from '../../shared/billing/types';
@@ -462,7 +462,7 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
   },
 
   async started(this: BillingThis) {
-    keepSearchPages(searchPageEntriesFromEnv());
+    keepListPages(listPageEntriesFromEnv());
     await this.runDailyJobs();
     this.overdueTimer = setInterval(() => void this.runDailyJobs(), DAY_MS);
     this.overdueTimer.unref();

@@ -2,7 +2,8 @@
  * Totals of the status and date-range lists (docs/billing.md, "Lists at a million invoices"):
  * status totals are exact at any size, from deltas every write appends to invoice_status_counts
  * (migration 0012) and the billing service folds; a date range keeps its capped count with the
- * generation it was read at and counts again once a write changes which invoices the range holds.
+ * generation it was read at (for every page of the range, beside the kept pages themselves) and
+ * counts again once a write changes which invoices the range holds.
  */
 import { createInvoices } from '../../shared/billing';
 import type { Tx } from '../../shared/db/client';
@@ -142,12 +143,16 @@ describe('a date range\'s kept count', () => {
   it('is served while the generation stands and counted again after it moves', async () => {
     const real = await inRange();
     expect((await list(range)).pagination.total).toBe(real);
+    // Another page of the range: not a kept page (list-page-cache.ts), but the kept count.
+    const second = `${range}&page=2`;
     const [quiet] = await quietly(`
       insert into invoices (invoice_number, subscriber_id, reseller_id, amount, tax_rate, tax_amount, total, status, currency, issue_date, due_date, search_text)
       values ('QUIET-1', $1, $2, 100, 0, 0, 100, 'pending', 'USD', '2025-03-15', '2025-04-15', 'quiet-1') returning id`, [subs.root, tree.root]);
     // Nothing bumped the generation: the kept count, not a new one.
+    expect((await list(second)).pagination.total).toBe(real);
     expect((await list(range)).pagination.total).toBe(real);
     await t.pool.query('update invoice_list_generation set n = n + 1');
+    expect((await list(second)).pagination.total).toBe(real + 1);
     expect((await list(range)).pagination.total).toBe(real + 1);
     await quietly('delete from invoices where id = $1', [quiet.id]);
     await t.pool.query('update invoice_list_generation set n = n + 1');

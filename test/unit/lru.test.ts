@@ -1,6 +1,6 @@
 import { Lru } from '../../shared/lru';
 
-const page = (generation: number) => ({ ids: [3, 2, 1], total: 3, generation });
+const page = (generation: number) => ({ ids: '{3,2,1}', total: 3, generation });
 
 describe('Lru', () => {
   it('drops the least recently used entry past its bound; a hit makes an entry recent', () => {

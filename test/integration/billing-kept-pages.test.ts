@@ -1,8 +1,8 @@
 /**
- * Search pages kept between requests (services/billing/search-page-cache.ts, migration 0010): a kept
- * page is served only while invoice_list_generation is the one its ids were read at, so every write
- * that changes what a search matches shows on the next request, and its rows are read fresh, so a
- * payment shows without the search being run again.
+ * Pages kept between requests (services/billing/list-page-cache.ts, migrations 0010 and 0012): a
+ * kept page (a search, a tree, a date range) is served only while invoice_list_generation is the one
+ * its ids were read at, so every write that changes what a list holds shows on the next request,
+ * and its rows are read fresh, so a payment shows without the list being walked again.
  */
 import { createInvoices } from '../../shared/billing';
 import { pgPool, type Tx } from '../../shared/db/client';
@@ -228,6 +228,57 @@ describe('a kept search page', () => {
     const again = await statementsOf(() => listInvoicesJson({ kind: 'all' }, { search: n, order: 'desc', limit: 50, offset: 0 }));
     expect(again.names).toEqual(['billing_list_kept_page']);
     expect(JSON.parse(again.result.json)).toEqual(first.data);
+  });
+});
+
+/** What `where` lists, newest first (by issue date first for a date range). */
+async function expectedIds(where: string, values: unknown[] = [], order = 'id desc'): Promise<number[]> {
+  return (await t.pool.query<{ id: number }>(`select id from invoices i where ${where} order by ${order}`, values)).rows.map((r) => r.id);
+}
+
+describe('a kept tree or date-range page', () => {
+  it('serves a reseller\'s tree again by id, with a payment on its rows, and follows a new invoice and a move', async () => {
+    const rootToken = token('reseller', { resellerId: tree.root });
+    const inTree = () => expectedIds('reseller_id = any($1)', [[tree.root, tree.child]]);
+    const q = '?limit=3&page=2';
+    const first = await list(q, rootToken);
+    expect(ids(first)).toEqual((await inTree()).slice(3, 6));
+    const target = first.data.find((i) => i.status === 'pending')!;
+    expect((await api.post(`/api/invoices/${target.id}/payment`, { amount: 1 }, { token: adminToken() })).status).toBe(200);
+    const again = await statementsOf(() => list(q, rootToken));
+    expect(again.names).toContain('billing_list_kept_page');
+    expect(ids(again.result)).toEqual(ids(first));
+    expect(again.result.data.find((i) => i.id === target.id)!.paid_amount).toBe(target.paid_amount + 1);
+    expect(again.result.pagination.total).toBe((await inTree()).length);
+    // A new invoice in the tree shifts page 2 at once; one moved out leaves it.
+    await invoicesFor(kept.child[30], tree.child, 3);
+    expect(ids(await list(q, rootToken))).toEqual((await inTree()).slice(3, 6));
+    const [moved] = (await inTree()).slice(3, 4);
+    await t.pool.query('update invoices set reseller_id = $1 where id = $2', [tree.other, moved]);
+    const after = await list(q, rootToken);
+    expect(ids(after)).not.toContain(moved);
+    expect(ids(after)).toEqual((await inTree()).slice(3, 6));
+    expect(after.pagination.total).toBe((await inTree()).length);
+    // The admin's page of the whole list is another entry.
+    expect(ids(await list(q))).toEqual((await expectedIds('true')).slice(3, 6));
+  });
+
+  it('serves a date range again and follows an invoice whose issue date enters it', async () => {
+    const today = new Date().toISOString().slice(0, 10);
+    const [entering] = await invoicesFor(kept.other[31], tree.other, 1);
+    await t.pool.query(`update invoices set issue_date = '2020-01-01' where id = $1`, [entering]);
+    const q = `?from=${today}&to=${today}&limit=2`;
+    const inRange = () => expectedIds('issue_date = $1', [today], 'issue_date desc, id desc');
+    const first = await list(q);
+    expect(ids(first)).toEqual((await inRange()).slice(0, 2));
+    const again = await statementsOf(() => list(q));
+    expect(again.names).toEqual(['billing_list_kept_page']);
+    expect(again.result).toEqual(first);
+    await t.pool.query('update invoices set issue_date = $1 where id = $2', [today, entering]);
+    const after = await list(q);
+    expect(ids(after)).toEqual((await inRange()).slice(0, 2));
+    expect(ids(after)).toContain(entering);
+    expect(after.pagination.total).toBe(first.pagination.total + 1);
   });
 });
 
