@@ -399,8 +399,23 @@ export const invoiceCounts = pgTable('invoice_counts', {
 });
 
 /**
- * One row: bumped at COMMIT by every write that can change what invoice searches match (migration
- * 0010's deferred triggers), so a search page kept between requests knows when it is stale.
+ * Deltas of invoices per (reseller, status), appended by triggers in the writing transaction and
+ * folded by the billing service (migration 0012, services/billing/invoice-status-counts.ts): exact
+ * status list totals without a row that payers would wait on.
+ */
+export const invoiceStatusCounts = pgTable(
+  'invoice_status_counts',
+  {
+    resellerId: integer('reseller_id').notNull(),
+    status: text('status').notNull(),
+    n: bigint('n', { mode: 'number' }).notNull(),
+  },
+  (t) => [index('invoice_status_counts_idx').on(t.status, t.resellerId)],
+);
+
+/**
+ * One row: bumped at COMMIT by every write that can change which invoices a list holds (migrations
+ * 0010 and 0012's deferred triggers), so a page kept between requests knows when it is stale.
  */
 export const invoiceListGeneration = pgTable('invoice_list_generation', {
   one: boolean('one').primaryKey().default(true),
