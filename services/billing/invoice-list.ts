@@ -22,6 +22,7 @@ import { CURRENCY_DIVISOR, INVOICE_LIST_JSON } from './invoice-json';
 import { Lru } from '../../shared/lru';
 import { type ListPage, listPageKey } from './list-page-cache';
 import { namedRows } from './sql';
+import { type NameSample, rareWordPattern } from './name-lookup';
 
 export interface ListFilter {
   status?: string;
@@ -101,14 +102,17 @@ interface SearchSubscribers {
  * (which would look the subscribers up again).
  */
 async function searchSubscribers(search: string): Promise<SearchSubscribers> {
+  // The full-name index looks up the search's rare word when it has one (name-lookup.ts), `|| ''`
+  // keeps the whole pattern's check out of the index.
   const [row] = await namedRows<{ ids: number[] | null; overCap: boolean; lowered: string; numberLike: boolean; generation: number }>('billing_search_subscribers', `
-    with s as materialized (select id from subscribers where username ilike $1 or full_name ilike $1 limit $2 + 1),
+    with s as materialized (select id from subscribers
+        where username ilike $1 or (full_name ilike $5 and (full_name || '') ilike $1) limit $2 + 1),
       k as (select count(*) as n, array_agg(id) as ids from s)
     select case when k.n <= $2 then coalesce(k.ids, '{}') end as ids,
       k.n > $2 and (select count(*) from (select 1 from s join invoices i on i.subscriber_id = s.id limit $3) c) = $3 as "overCap",
       lower($1) as lowered, lower($1) ~ $4 as "numberLike", (select n from invoice_list_generation) as generation
     from k`,
-  [likePattern(search), BROAD_SEARCH_SUBSCRIBERS, EXACT_TOTAL_CAP + 1, NUMBER_ALPHABET]);
+  [likePattern(search), BROAD_SEARCH_SUBSCRIBERS, EXACT_TOTAL_CAP + 1, NUMBER_ALPHABET, rareWordPattern(search, nameSample) ?? likePattern(search)]);
   return { ids: row.ids ?? undefined, overCap: row.overCap, lowered: row.lowered, numberLike: row.numberLike, generation: row.generation };
 }
 
@@ -327,6 +331,13 @@ function shapeOf(f: ListFilter, r: Resellers, found: SearchSubscribers | undefin
     s.resellers = onlyResellers(s) && r.ids.length * r.count! < r.all! ? { merge: r.ids.length } : 'many';
   }
   return s;
+}
+
+/** Trigram shares of full names (name-lookup.ts), sampled when the billing service starts and every SAMPLE_INTERVAL_MS. */
+let nameSample: NameSample | undefined;
+
+export function useNameSample(sample: NameSample | undefined): void {
+  nameSample = sample;
 }
 
 /** Pages kept between requests (list-page-cache.ts); sized when the billing service starts. */

@@ -34,7 +34,8 @@ import { fromMinor, isCurrency, toMinor } from '../../shared/money';
 import { loadSettings } from '../../shared/settings';
 import { idempotentWrite, pruneIdempotencyKeys } from './idempotency';
 import { markOverdue } from './overdue';
-import { keepListPages, listInvoicesJson } from './invoice-list';
+import { keepListPages, listInvoicesJson, useNameSample } from './invoice-list';
+import { NAME_SAMPLE_INTERVAL_MS, sampleFullNames } from './name-lookup';
 import { FOLD_INTERVAL_MS, foldStatusCounts } from './invoice-status-counts';
 import { listPageEntriesFromEnv } from './list-page-cache';
 import { commissionRows, invoiceHead, invoiceJson, paymentsJson, subscriberHead } from './queries';
@@ -115,8 +116,12 @@ interface BillingThis extends Service {
   foldTimer?: NodeJS.Timeout;
   /** The fold in progress, awaited at stop so no statement outlives the service. */
   folding?: Promise<void>;
+  sampleTimer?: NodeJS.Timeout;
+  /** The name sample in progress, awaited at stop as the fold is. */
+  sampling?: Promise<void>;
   runDailyJobs(): Promise<void>;
   scheduleFold(): void;
+  sampleNames(): Promise<void>;
 }
 
 const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
@@ -459,10 +464,24 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
       }, FOLD_INTERVAL_MS);
       this.foldTimer.unref();
     },
+
+    /** Samples full names for the name search (name-lookup.ts); a failure keeps the last sample. */
+    async sampleNames(this: BillingThis) {
+      try {
+        useNameSample(await sampleFullNames());
+      } catch (err) {
+        this.logger.warn('sampling full names failed', err);
+      }
+    },
   },
 
   async started(this: BillingThis) {
     keepListPages(listPageEntriesFromEnv());
+    await this.sampleNames();
+    this.sampleTimer = setInterval(() => {
+      this.sampling = this.sampleNames();
+    }, NAME_SAMPLE_INTERVAL_MS);
+    this.sampleTimer.unref();
     await this.runDailyJobs();
     this.overdueTimer = setInterval(() => void this.runDailyJobs(), DAY_MS);
     this.overdueTimer.unref();
@@ -473,7 +492,8 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
     if (this.overdueTimer) clearInterval(this.overdueTimer);
     clearTimeout(this.foldTimer);
     this.foldTimer = undefined;
-    await this.folding;
+    clearInterval(this.sampleTimer);
+    await Promise.all([this.folding, this.sampling]);
   },
 };
 

@@ -8,7 +8,8 @@ import { sql } from 'drizzle-orm';
 import { createInvoices, deleteInvoice } from '../../shared/billing';
 import type { Tx } from '../../shared/db/client';
 import { EXACT_TOTAL_CAP, totalFromPage } from '../../shared/pagination/total';
-import { listInvoicesJson, numberKey } from '../../services/billing/invoice-list';
+import { listInvoicesJson, numberKey, useNameSample } from '../../services/billing/invoice-list';
+import { rareWordPattern, sampleFullNames } from '../../services/billing/name-lookup';
 import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
 import { seedPlan, seedReseller, seedSubscriber } from './billing-fixtures';
 
@@ -253,6 +254,31 @@ describe('other filters', () => {
     expect((await list(`?search=nina%200001&reseller_id=${tree.root.id}`)).data).toEqual([]);
     expect((await list('?search=0001&limit=100')).data.map((i) => i.id)).toEqual(await expectedIds(`invoice_number ilike '%0001%'
       or subscriber_id in (select id from subscribers where full_name ilike '%0001%' or username ilike '%0001%')`));
+  });
+
+  it('a name search looks its rare word up alone and checks the whole search on what it finds', async () => {
+    const plan = await seedPlan(t.db, { price: 1000 });
+    const sub = async (fullName: string) => (await seedSubscriber(t.db, { resellerId: tree.other.id, serviceId: plan.id, fullName })).id;
+    for (let k = 0; k < 30; k++) await sub(`Fern Valley ${k}`);
+    const whole = await sub('Fern Valley Qorx');
+    // Holds the rare word but not the whole search: found by the lookup, dropped by the check.
+    const partial = await sub('Qorx Fern');
+    const made = { whole: await invoicesFor(whole, tree.other.id, 2), partial: await invoicesFor(partial, tree.other.id, 1) };
+    const sample = await sampleFullNames();
+    expect(rareWordPattern('Fern Valley Qorx', sample)).toBe('%qorx%');
+    const searches = ['Fern%20Valley%20Qorx', 'valley%20QORX', 'Fern%20Qorx', 'Qorx%20Fern', 'Fern%20Valley'];
+    const pages = async () => Promise.all(searches.map(async (q) => (await list(`?search=${q}&limit=100`)).data.map((i) => i.id)));
+    useNameSample(sample);
+    const withSample = await pages();
+    expect(withSample[0]).toEqual([...made.whole].reverse());
+    expect(withSample[1]).toEqual([...made.whole].reverse());
+    expect(withSample[2]).toEqual([]);
+    expect(withSample[3]).toEqual(made.partial);
+    expect(withSample[4]).toEqual(await expectedIds(`subscriber_id in (select id from subscribers where full_name ilike '%Fern Valley%')`));
+    // The same rows as the whole pattern's own lookup (no sample).
+    useNameSample(undefined);
+    expect(await pages()).toEqual(withSample);
+    useNameSample(sample);
   });
 
   it('a status or subscriber filter: exact below the cap, settled by a short page', async () => {
