@@ -57,15 +57,28 @@ interface Resellers {
   all?: number;
 }
 
+/**
+ * The resellers of each tree as last resolved, with the tree generation they were read at (migration
+ * 0013). The caller's scope carries the current generation, read with its path in the request's
+ * policy statement, so a tree kept at that generation is still the tree and the request saves a
+ * statement. The counts beside the ids choose merge or filter (shapeOf): a kept pair may trail the
+ * invoices written since, which changes no row of a page, only which plan reads it.
+ */
+const trees = new Lru<Resellers & { generation: number }>(1_000);
+
 async function resellersOf(scope: Scope, f: ListFilter): Promise<Resellers> {
   // A reseller_id has been checked against the scope by the action: its invoices are all in scope.
   if (f.resellerId !== undefined) return { ids: [f.resellerId] };
   if (scope.kind === 'all') return {};
-  const [row] = await namedRows<{ ids: number[] | null; count: string; all: string }>('billing_list_tree', `
+  const kept = trees.get(scope.rootPath);
+  if (kept?.generation === scope.treeGeneration) return kept;
+  const [row] = await namedRows<{ ids: number[] | null; count: string; all: string; generation: string }>('billing_list_tree', `
     select array_agg(r.id order by r.id) as ids, coalesce(sum(c.n), 0) as count,
-      (select coalesce(sum(n), 0) from invoice_counts) as all
+      (select coalesce(sum(n), 0) from invoice_counts) as all, (select n from reseller_tree_generation) as generation
     from resellers r left join invoice_counts c on c.reseller_id = r.id where r.path like $1`, [`${scope.rootPath}%`]);
-  return { ids: row.ids ?? [], count: Number(row.count), all: Number(row.all) };
+  const tree = { ids: row.ids ?? [], count: Number(row.count), all: Number(row.all), generation: Number(row.generation) };
+  trees.set(scope.rootPath, tree);
+  return tree;
 }
 
 /** Past this many matching subscribers a search is broad: it reads invoices' search_text instead. */

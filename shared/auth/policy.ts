@@ -11,11 +11,15 @@
 import { eq, sql, type SQL } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import { isPoolDb, pgPool, type DbOrTx } from '../db/client';
-import { resellers } from '../db/schema';
+import { resellers, resellerTreeGeneration } from '../db/schema';
 import { badRequest, forbidden, notFound, unauthorized } from '../errors';
 import type { Auth, Role } from './claims';
 
-export type Scope = { kind: 'all' } | { kind: 'tree'; rootId: number; rootPath: string };
+/**
+ * A tree scope carries the reseller tree's generation (migration 0013) read with its path: whatever
+ * a caller keeps of a tree at that generation (which resellers it holds) is still the tree.
+ */
+export type Scope = { kind: 'all' } | { kind: 'tree'; rootId: number; rootPath: string; treeGeneration: number };
 export type Access = 'read' | 'write';
 
 export const VIEW_ALL = 'subscribers.view_all';
@@ -52,22 +56,28 @@ export async function scopeFor(db: DbOrTx, auth: Auth, access: Access): Promise<
     if (auth.role === 'user') return { kind: 'all' };
     throw forbidden();
   }
-  const path = await resellerPath(db, auth.resellerId);
-  if (path === undefined) throw forbidden('reseller of this token no longer exists');
-  return { kind: 'tree', rootId: auth.resellerId, rootPath: path };
+  const found = await resellerPath(db, auth.resellerId);
+  if (found === undefined) throw forbidden('reseller of this token no longer exists');
+  return { kind: 'tree', rootId: auth.resellerId, rootPath: found.path, treeGeneration: found.treeGeneration };
 }
 
 /**
  * Every request of a reseller caller reads its tree's path, and most reads of a record its reseller's: outside a transaction as one prepared
  * statement (building it through Drizzle and planning it anew cost more than the read itself).
  */
-async function resellerPath(db: DbOrTx, id: number): Promise<string | undefined> {
-  if (!isPoolDb(db)) return (await db.select({ path: resellers.path }).from(resellers).where(eq(resellers.id, id)))[0]?.path;
-  const { rows } = await pgPool().query<{ path: string }>({ name: 'policy_reseller_path', text: 'select path from resellers where id = $1', values: [id] });
-  return rows[0]?.path;
+async function resellerPath(db: DbOrTx, id: number): Promise<{ path: string; treeGeneration: number } | undefined> {
+  if (!isPoolDb(db)) {
+    const generation = sql<number>`(select ${resellerTreeGeneration.n} from ${resellerTreeGeneration})`.mapWith(Number);
+    return (await db.select({ path: resellers.path, treeGeneration: generation }).from(resellers).where(eq(resellers.id, id)))[0];
+  }
+  const { rows } = await pgPool().query<{ path: string; treeGeneration: string }>({
+    name: 'policy_reseller_path',
+    text: 'select path, (select n from reseller_tree_generation) as "treeGeneration" from resellers where id = $1',
+    values: [id],
+  });
+  return rows[0] && { path: rows[0].path, treeGeneration: Number(rows[0].treeGeneration) };
 }
 
-/** SQL condition: `column` (a reseller id) lies in the scope. */
 /**
  * `column` belongs to a reseller of the scope's tree. `pathPattern` lets a statement cached by
  * shape take the tree's `like` pattern (see `scopePathPattern`) as a placeholder.
@@ -83,8 +93,8 @@ export function scopePathPattern(scope: Scope): string | undefined {
 
 export async function resellerInScope(db: DbOrTx, scope: Scope, resellerId: number): Promise<boolean> {
   if (scope.kind === 'all') return true;
-  const path = await resellerPath(db, resellerId);
-  return path !== undefined && path.startsWith(scope.rootPath);
+  const found = await resellerPath(db, resellerId);
+  return found !== undefined && found.path.startsWith(scope.rootPath);
 }
 
 /**

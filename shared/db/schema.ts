@@ -422,6 +422,12 @@ export const invoiceListGeneration = pgTable('invoice_list_generation', {
   n: bigint('n', { mode: 'number' }).notNull(),
 });
 
+/** Moves when a reseller is created, deleted or given another path (migration 0013): scopes carry it. */
+export const resellerTreeGeneration = pgTable('reseller_tree_generation', {
+  one: boolean('one').primaryKey().default(true),
+  n: bigint('n', { mode: 'number' }).notNull(),
+});
+
 /** Rendered invoice PDFs, keyed by a hash of everything the page shows (services/billing/pdf-cache.ts). */
 export const pdfCache = pgTable(
   'pdf_cache',

@@ -119,6 +119,31 @@ describe('invoice_counts (exact totals of the admin, reseller and tree lists)', 
     expect((await list('', childToken)).pagination.total).toBe(await expectedIds(`reseller_id = ${tree.child.id}`).then((r) => r.length));
   });
 
+  it('a tree kept per generation is resolved again when a reseller joins it or moves out (migration 0013)', async () => {
+    const rootToken = token('reseller', { resellerId: tree.root.id });
+    const generation = async () => Number((await t.pool.query<{ n: string }>('select n from reseller_tree_generation')).rows[0].n);
+    const before = await list('?limit=100', rootToken);
+    const g0 = await generation();
+    const late = await seedReseller(t.db, { name: 'Late child', parentId: tree.root.id });
+    expect(await generation()).toBeGreaterThan(g0);
+    const plan = await seedPlan(t.db, { price: 1000 });
+    const [made] = await invoicesFor((await seedSubscriber(t.db, { resellerId: late.id, serviceId: plan.id })).id, late.id, 1);
+    const joined = await list('?limit=100', rootToken);
+    expect(joined.data.map((i) => i.id)).toEqual([made, ...before.data.map((i) => i.id)]);
+    expect(joined.pagination.total).toBe(before.pagination.total + 1);
+    // A rename leaves the tree and its generation as they were.
+    const g1 = await generation();
+    await t.pool.query(`update resellers set name = 'Renamed child' where id = $1`, [late.id]);
+    expect(await generation()).toBe(g1);
+    // Moved under another root: out of this tree at once.
+    await t.pool.query(`update resellers set parent_id = $2, path = (select path from resellers where id = $2) || id || '/' where id = $1`, [late.id, tree.other.id]);
+    expect(await generation()).toBe(g1 + 1);
+    const moved = await list('?limit=100', rootToken);
+    expect(moved.data.map((i) => i.id)).toEqual(before.data.map((i) => i.id));
+    expect(moved.pagination.total).toBe(before.pagination.total);
+    await t.pool.query('delete from invoices where id = $1', [made]);
+  });
+
   it('a large tree filters the id order instead, with the same rows', async () => {
     // The tree of `other` plus a child of it: it holds most invoices, so merging would read more.
     const big = await seedReseller(t.db, { name: 'Other child', parentId: tree.other.id });
