@@ -346,7 +346,7 @@ function shapeOf(f: ListFilter, r: Resellers, found: SearchSubscribers | undefin
   return s;
 }
 
-/** Trigram shares of full names (name-lookup.ts), sampled when the billing service starts and every SAMPLE_INTERVAL_MS. */
+/** Trigram shares of full names (name-lookup.ts), sampled when the billing service starts and every NAME_SAMPLE_INTERVAL_MS. */
 let nameSample: NameSample | undefined;
 
 export function useNameSample(sample: NameSample | undefined): void {
