@@ -152,7 +152,7 @@ async function seed(pool: Pool): Promise<Seeded> {
     await c.query('commit');
     // Steady state as autovacuum would leave it: statistics, and the visibility map that lets the
     // capped counts and deep pages run as index-only scans.
-    await c.query('vacuum (analyze) invoices, invoice_items, invoice_payments, transactions, subscribers, resellers, invoice_counts, invoice_status_counts');
+    await c.query('vacuum (analyze) invoices, invoice_items, invoice_payments, transactions, subscribers, resellers, invoice_counts, invoice_status_counts, invoice_tree');
     const { rows: [r] } = await c.query<{ min: number; max: number }>('select min(id)::int as min, max(id)::int as max from invoices');
     console.log(`seeded ${INVOICES} invoices for ${SUBSCRIBERS} subscribers of ${RESELLERS} resellers (three-level tree) in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     return { minId: r.min, maxId: r.max, subscriberIds, resellerIds, parents };

@@ -49,22 +49,19 @@ export function numberKey(search: string): string {
   return tail.length >= 3 ? tail : search;
 }
 
-/** The resellers of a list (undefined: every one); for a tree, its invoice count and everyone's. */
+/** The resellers of a list (undefined: every one); for a caller's tree, also its root. */
 interface Resellers {
   ids?: number[];
-  /** Invoices of those resellers, and of every reseller (exact, from invoice_counts): a tree's shape. */
-  count?: number;
-  all?: number;
+  root?: number;
 }
 
 /**
  * The resellers of each tree as last resolved, with the tree generation they were read at (migration
  * 0013). The caller's scope carries the current generation, read with its path in the request's
  * policy statement, so a tree kept at that generation is still the tree and the request saves a
- * statement. The counts beside the ids choose merge or filter (shapeOf): a kept pair may trail the
- * invoices written since, which changes no row of a page, only which plan reads it.
+ * statement.
  */
-const trees = new Lru<Resellers & { generation: number }>(1_000);
+const trees = new Lru<{ ids: number[]; root: number; generation: number }>(1_000);
 
 async function resellersOf(scope: Scope, f: ListFilter): Promise<Resellers> {
   // A reseller_id has been checked against the scope by the action: its invoices are all in scope.
@@ -72,11 +69,10 @@ async function resellersOf(scope: Scope, f: ListFilter): Promise<Resellers> {
   if (scope.kind === 'all') return {};
   const kept = trees.get(scope.rootPath);
   if (kept?.generation === scope.treeGeneration) return kept;
-  const [row] = await namedRows<{ ids: number[] | null; count: string; all: string; generation: string }>('billing_list_tree', `
-    select array_agg(r.id order by r.id) as ids, coalesce(sum(c.n), 0) as count,
-      (select coalesce(sum(n), 0) from invoice_counts) as all, (select n from reseller_tree_generation) as generation
-    from resellers r left join invoice_counts c on c.reseller_id = r.id where r.path like $1`, [`${scope.rootPath}%`]);
-  const tree = { ids: row.ids ?? [], count: Number(row.count), all: Number(row.all), generation: Number(row.generation) };
+  const [row] = await namedRows<{ ids: number[] | null; generation: string }>('billing_list_tree', `
+    select array_agg(id order by id) as ids, (select n from reseller_tree_generation) as generation
+    from resellers where path like $1`, [`${scope.rootPath}%`]);
+  const tree = { ids: row.ids ?? [], root: scope.rootId, generation: Number(row.generation) };
   trees.set(scope.rootPath, tree);
   return tree;
 }
@@ -131,8 +127,8 @@ async function searchSubscribers(search: string): Promise<SearchSubscribers> {
 
 /** What a filter's statement depends on, besides the values: one prepared statement per shape. */
 interface Shape {
-  /** `merge`: one ordered scan per reseller of a small tree, each cut at offset + limit. */
-  resellers: 'all' | 'one' | 'many' | { merge: number };
+  /** `tree`: a caller's tree of several resellers, listed from invoice_tree (migration 0014). */
+  resellers: 'all' | 'one' | 'many' | 'tree';
   status: boolean;
   subscriber: boolean;
   from: boolean;
@@ -147,6 +143,8 @@ interface Shape {
 
 interface Values {
   resellers?: number[];
+  /** The root reseller of a `tree` shape. */
+  treeRoot?: number;
   status?: string;
   subscriberId?: number;
   from?: string;
@@ -236,12 +234,11 @@ function buildStatement(s: Shape, name: string): Statement {
   const offset = p.add((v) => v.offset);
   // The page keeps what it is ordered by, so that its kept ids can be aggregated in list order.
   let ids = `select i.id${s.from || s.to ? ', i.issue_date' : ''} from invoices i ${where(conds)} order by ${order}`;
-  if (typeof s.resellers === 'object') {
-    // PostgreSQL does not merge ordered scans of a UNION ALL; cutting each at offset + limit keeps
-    // the sort to k pages' worth of index entries.
-    const branches = Array.from({ length: s.resellers.merge }, (_, k) =>
-      `(select i.id from invoices i where i.reseller_id = ${p.add((v) => v.resellers![k])} order by ${order} limit ${limit}::int + ${offset}::int)`);
-    ids = `select i.id from (${branches.join(' union all ')}) i order by ${order}`;
+  if (s.resellers === 'tree') {
+    // One range of invoice_tree's primary key in id order: PostgreSQL does not merge ordered scans
+    // of a UNION ALL, so one scan per reseller of the tree would each read offset + limit entries.
+    ids = `select i.id from (select t.invoice_id as id from invoice_tree t where t.ancestor_id = ${p.add((v) => v.treeRoot)}) i
+      order by ${order}`;
   }
   // Reseller-only lists take the exact count kept by the triggers; others count up to the cap,
   // unless the page is short and so settles the total itself (-1: see totalFromPage).
@@ -338,11 +335,8 @@ function shapeOf(f: ListFilter, r: Resellers, found: SearchSubscribers | undefin
     search: found ? searchShape(found) : false, order: f.order,
   };
   if (r.ids?.length === 1) s.resellers = 'one';
-  else if (r.ids) {
-    // Merging k ordered scans reads k x (offset + limit) index entries; filtering the id order
-    // reads about (offset + limit) x all / count rows. Small trees merge, large ones filter.
-    s.resellers = onlyResellers(s) && r.ids.length * r.count! < r.all! ? { merge: r.ids.length } : 'many';
-  }
+  // With other filters a tree's resellers filter what those filters' indexes read.
+  else if (r.ids) s.resellers = r.root !== undefined && onlyResellers(s) ? 'tree' : 'many';
   return s;
 }
 
@@ -401,7 +395,7 @@ export async function listInvoicesJson(scope: Scope, f: ListFilter): Promise<{ j
   const dateKey = datesKept(shape) ? JSON.stringify([r.ids ?? null, f.from ?? null, f.to ?? null]) : undefined;
   const keptCount = dateKey === undefined ? undefined : dateCounts.get(dateKey);
   const v: Values = {
-    resellers: r.ids, status: f.status, subscriberId: f.subscriberId, from: f.from, to: f.to, search: f.search,
+    resellers: r.ids, treeRoot: r.root, status: f.status, subscriberId: f.subscriberId, from: f.from, to: f.to, search: f.search,
     searchSubscribers: found?.ids, searchOverCap: found?.overCap, searchLowered: found?.lowered, searchNumberLike: found?.numberLike,
     keptCount: keptCount?.count, keptGeneration: keptCount?.generation, limit: f.limit, offset: f.offset,
   };

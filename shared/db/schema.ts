@@ -422,6 +422,19 @@ export const invoiceListGeneration = pgTable('invoice_list_generation', {
   n: bigint('n', { mode: 'number' }).notNull(),
 });
 
+/**
+ * Each invoice under every reseller on its reseller's path, itself included, kept by triggers in the
+ * writing transaction (migration 0014): a reseller tree's list page is one range of the primary key.
+ */
+export const invoiceTree = pgTable(
+  'invoice_tree',
+  {
+    ancestorId: integer('ancestor_id').notNull(),
+    invoiceId: integer('invoice_id').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.ancestorId, t.invoiceId] })],
+);
+
 /** Moves when a reseller is created, deleted or given another path (migration 0013): scopes carry it. */
 export const resellerTreeGeneration = pgTable('reseller_tree_generation', {
   one: boolean('one').primaryKey().default(true),

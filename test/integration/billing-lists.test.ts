@@ -1,8 +1,9 @@
 /**
  * Invoice lists at scale (services/billing/invoice-list.ts): `pagination.total` is correct for what
  * it counts (exact per-reseller counts kept by triggers in the writing transaction; capped count,
- * then the planner's estimate, for other filters), and every statement shape (merged small trees,
- * filtered large trees, date ranges, number and name search) returns the rows and order it should.
+ * then the planner's estimate, for other filters), invoice_tree is in step with every invoice's
+ * reseller path, and every statement shape (trees, date ranges, number and name search) returns the
+ * rows and order it should.
  */
 import { sql } from 'drizzle-orm';
 import { createInvoices, deleteInvoice } from '../../shared/billing';
@@ -41,6 +42,16 @@ async function countsDrift(): Promise<unknown[]> {
   return rows;
 }
 
+/** invoice_tree against every invoice's reseller path (migration 0014): the rows missing or extra. */
+async function treeDrift(): Promise<unknown[]> {
+  const { rows } = await t.pool.query(`
+    with want as (select a as ancestor_id, i.id as invoice_id from invoices i join resellers r on r.id = i.reseller_id
+        cross join unnest(string_to_array(trim(both '/' from r.path), '/')::int[]) a)
+    (select 'missing' as drift, * from want except select 'missing', * from invoice_tree)
+    union all (select 'extra', * from invoice_tree except select 'extra', * from want)`);
+  return rows;
+}
+
 /** `n` invoices for a subscriber, one statement per batch (createInvoices, as renewals do). */
 async function invoicesFor(subscriberId: number, resellerId: number, n: number, issueDate?: string): Promise<number[]> {
   return t.db.transaction(async (tx) => {
@@ -76,21 +87,66 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-describe('invoice_counts (exact totals of the admin, reseller and tree lists)', () => {
+describe('invoice_counts and invoice_tree (exact totals and tree pages)', () => {
   it('are in step after single and batch creation, deletion, a move to another reseller and a rollback', async () => {
-    expect(await countsDrift()).toEqual([]);
+    const inStep = async () => {
+      expect(await countsDrift()).toEqual([]);
+      expect(await treeDrift()).toEqual([]);
+    };
+    await inStep();
+    expect(Number((await t.pool.query('select count(*) from invoice_tree')).rows[0].count)).toBeGreaterThan(0);
     const [id] = await invoicesFor(tree.subs.other, tree.other.id, 1);
     await t.db.transaction((tx) => deleteInvoice(tx as unknown as Tx, id));
-    expect(await countsDrift()).toEqual([]);
+    await inStep();
     const [moved] = await invoicesFor(tree.subs.other, tree.other.id, 1);
     await t.pool.query('update invoices set reseller_id = $1 where id = $2', [tree.child.id, moved]);
-    expect(await countsDrift()).toEqual([]);
+    await inStep();
     await t.pool.query('update invoices set reseller_id = $1 where id = $2', [tree.other.id, moved]);
     await t.db.transaction(async (tx) => {
       await createInvoices(tx as unknown as Tx, [{ subscriberId: tree.subs.root, resellerId: tree.root.id, items: [{ description: 'x', qty: 1, unitPrice: 1 }], taxRate: 0 }]);
       tx.rollback();
     }).catch(() => undefined);
-    expect(await countsDrift()).toEqual([]);
+    await inStep();
+  });
+
+  it('invoice_tree follows a reseller moved with its subtree, even past an invoice written meanwhile', async () => {
+    const plan = await seedPlan(t.db, { price: 1000 });
+    const mid = await seedReseller(t.db, { name: 'Mover', parentId: tree.root.id });
+    const leaf = await seedReseller(t.db, { name: 'Mover leaf', parentId: mid.id });
+    const leafSub = (await seedSubscriber(t.db, { resellerId: leaf.id, serviceId: plan.id })).id;
+    const made = [...await invoicesFor((await seedSubscriber(t.db, { resellerId: mid.id, serviceId: plan.id })).id, mid.id, 2),
+      ...await invoicesFor(leafSub, leaf.id, 2)];
+    const rootToken = token('reseller', { resellerId: tree.root.id });
+    const otherToken = token('reseller', { resellerId: tree.other.id });
+    expect((await list('?limit=100', rootToken)).data.map((i) => i.id)).toEqual(expect.arrayContaining(made));
+    // An invoice of the leaf written, not yet committed, when the move starts: it was written
+    // under the old path, and the move must wait for it and take it along.
+    const writer = await t.pool.connect();
+    const mover = await t.pool.connect();
+    try {
+      await writer.query('begin');
+      const { rows: [late] } = await writer.query<{ id: number }>(`insert into invoices (invoice_number, subscriber_id, reseller_id, kind,
+          amount, tax_rate, tax_amount, total, currency, issue_date, due_date, commission_rate, commission_amount, public_token_nonce)
+        select 'MOVE-' || $1::int, subscriber_id, reseller_id, kind, amount, tax_rate, tax_amount, total, currency, issue_date, due_date,
+          commission_rate, commission_amount, public_token_nonce from invoices where id = $1 returning id`, [made[3]]);
+      const moving = mover.query(`update resellers r set parent_id = case when r.id = $1 then $3 else r.parent_id end,
+          path = (select path from resellers where id = $3) || substr(r.path, length((select path from resellers where id = $2)) + 1)
+        where r.path like (select path from resellers where id = $1) || '%'`, [mid.id, tree.root.id, tree.other.id]);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await writer.query('commit');
+      await moving;
+      made.push(late.id);
+    } finally {
+      writer.release();
+      mover.release();
+    }
+    expect(await treeDrift()).toEqual([]);
+    expect((await list('?limit=100', rootToken)).data.map((i) => i.id)).not.toEqual(expect.arrayContaining([made[0]]));
+    const moved = await list('?limit=100', otherToken);
+    expect(moved.data.map((i) => i.id)).toEqual(expect.arrayContaining(made));
+    expect(moved.pagination.total).toBe(moved.data.length);
+    await t.pool.query('delete from invoices where id = any($1)', [made]);
+    expect(await treeDrift()).toEqual([]);
   });
 
   it('give every reseller-only list its exact total, page after page', async () => {
@@ -106,7 +162,7 @@ describe('invoice_counts (exact totals of the admin, reseller and tree lists)', 
     expect(beyond.pagination.total).toBe(all.length);
   });
 
-  it('a reseller caller sees its tree (merged per-reseller scans), in id order across pages', async () => {
+  it('a reseller caller sees its tree (one range of invoice_tree), in id order across pages', async () => {
     const inTree = await expectedIds(`reseller_id in (${tree.root.id}, ${tree.child.id})`);
     expect(inTree).toHaveLength(7);
     const rootToken = token('reseller', { resellerId: tree.root.id });
@@ -144,18 +200,22 @@ describe('invoice_counts (exact totals of the admin, reseller and tree lists)', 
     await t.pool.query('delete from invoices where id = $1', [made]);
   });
 
-  it('a large tree filters the id order instead, with the same rows', async () => {
-    // The tree of `other` plus a child of it: it holds most invoices, so merging would read more.
+  it('a three-level tree lists every level, and with a date range filters by its resellers', async () => {
     const big = await seedReseller(t.db, { name: 'Other child', parentId: tree.other.id });
+    const grand = await seedReseller(t.db, { name: 'Other grandchild', parentId: big.id });
     const plan = await seedPlan(t.db, { price: 1000 });
-    const sub = (await seedSubscriber(t.db, { resellerId: big.id, serviceId: plan.id })).id;
-    await invoicesFor(sub, big.id, 2);
-    const inTree = await expectedIds(`reseller_id in (${tree.other.id}, ${big.id})`);
+    await invoicesFor((await seedSubscriber(t.db, { resellerId: big.id, serviceId: plan.id })).id, big.id, 2);
+    await invoicesFor((await seedSubscriber(t.db, { resellerId: grand.id, serviceId: plan.id })).id, grand.id, 2, '2025-02-01');
+    const inTree = await expectedIds(`reseller_id in (${tree.other.id}, ${big.id}, ${grand.id})`);
     const otherToken = token('reseller', { resellerId: tree.other.id });
     const first = await list('?limit=30', otherToken);
     const second = await list('?limit=30&page=2', otherToken);
     expect([...first.data, ...second.data].map((i) => i.id)).toEqual(inTree);
     expect(first.pagination.total).toBe(inTree.length);
+    const february = await list('?from=2025-02-01&to=2025-02-28&limit=100', otherToken);
+    expect(february.data.map((i) => i.id)).toEqual(await expectedIds(
+      `reseller_id in (${tree.other.id}, ${big.id}, ${grand.id}) and issue_date between '2025-02-01' and '2025-02-28'`, 'issue_date desc, id desc'));
+    expect(february.data.some((i) => i.reseller_id === grand.id)).toBe(true);
   });
 });
 
