@@ -14,9 +14,12 @@ export function idParams(...names: string[]): JsonSchema {
   };
 }
 
+/** The largest page a list returns (spec: `limit` max 500). */
+export const MAX_PAGE_LIMIT = 500;
+
 export const paginationProperties: Record<string, JsonSchema> = {
   page: { type: 'integer', minimum: 1, maximum: MAX_INT4, default: 1 },
-  limit: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
+  limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, default: 50 },
 };
 
 export const isoDate: JsonSchema = { type: 'string', format: 'date' };

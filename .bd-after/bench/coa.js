@@ -1,0 +1,215 @@
+"use strict";
+var __importDefault = (this && this.__importDefault) || function (mod) {
+    return (mod && mod.__esModule) ? mod : { "default": mod };
+};
+Object.defineProperty(exports, "__esModule", { value: true });
+/**
+ * `npm run bench:coa`: 5,000 disconnects through the bulk path (POST /api/subscribers/bulk-action
+ * -> outbox -> relay -> network-access -> CoA) against a NAS simulator answering in 30 ms, then
+ * again with 10% of the requests unanswered (retransmits, then the RouterOS API fallback kick).
+ * The app runs in a child process, so its CPU seconds are its own; the simulators run here.
+ * With radclient installed, the same 5,000 Disconnect-Requests are sent by one `radclient -f -p 64`
+ * against the same simulator, and the ratio is printed.
+ *
+ * Environment (all optional):
+ *   DATABASE_URL   server to use; a fresh database is created on it and dropped after (unset: embedded)
+ *   BENCH_COA      5000 disconnects       BENCH_COA_LATENCY_MS 30       BENCH_COA_SILENT_PERCENT 10
+ *   BENCH_COA_IN_FLIGHT 64 (coa_max_in_flight_per_nas)                  RADCLIENT /usr/bin/radclient
+ */
+const node_child_process_1 = require("node:child_process");
+const node_fs_1 = __importDefault(require("node:fs"));
+const node_os_1 = __importDefault(require("node:os"));
+const node_path_1 = __importDefault(require("node:path"));
+const pg_1 = require("pg");
+const jwt_1 = require("../shared/auth/jwt");
+const secrets_1 = require("../shared/auth/secrets");
+const config_1 = require("../shared/config");
+const app_1 = require("../runtime/app");
+const nas_simulator_1 = require("../test/sim/nas-simulator");
+const routeros_simulator_1 = require("../test/sim/routeros-simulator");
+const load_1 = require("./load");
+const env = (name, fallback, min = 1) => (0, config_1.intVar)(process.env, name, fallback, min);
+const COUNT = env('BENCH_COA', 5000);
+const LATENCY_MS = env('BENCH_COA_LATENCY_MS', 30, 0);
+const SILENT_PERCENT = env('BENCH_COA_SILENT_PERCENT', 10, 0);
+const IN_FLIGHT = env('BENCH_COA_IN_FLIGHT', 64);
+const RADCLIENT = process.env.RADCLIENT || '/usr/bin/radclient';
+const SECRET = 'bench-coa-secret';
+const API = { username: 'bench', password: 'bench-api-pass' };
+/** Child mode: the app, all units needed by the bulk path, answering the driver's questions. */
+async function serve() {
+    const app = await (0, app_1.startApp)((0, config_1.loadConfig)(process.env));
+    // The service's CoA client, reached directly: its in-flight peaks and counters are what the bench reports.
+    const coa = () => app.broker.getLocalService('networkAccess').clients.coa;
+    process.send?.({ baseUrl: app.baseUrl, databaseUrl: app.databaseUrl });
+    process.on('message', (m) => {
+        if (m === 'stop')
+            void app.stop().then(() => process.exit(0));
+        if (m === 'cpu') {
+            const { user, system } = process.cpuUsage();
+            process.send?.({ cpu: user + system });
+        }
+        if (m === 'coa') {
+            const c = coa();
+            process.send?.({ coa: { peaks: c.inFlightPeaks(), stats: { ...c.stats } } });
+            c.resetPeaks();
+            Object.assign(c.stats, { sent: 0, retransmitted: 0, dropped: 0, busyRetries: 0 });
+        }
+    });
+}
+function startServer(extra) {
+    const child = (0, node_child_process_1.fork)(__filename, ['serve'], {
+        env: { ...(0, load_1.benchEnv)(), SERVICES: 'gateway,subscribers,network-access', BULK_SYNC_SECONDS: '600', ...extra },
+        stdio: 'inherit',
+    });
+    return new Promise((resolve, reject) => {
+        child.once('message', (m) => resolve({ child, ...m }));
+        child.once('exit', (code) => reject(new Error(`server exited with code ${code}`)));
+    });
+}
+function ask(server, question, key) {
+    return new Promise((resolve) => {
+        const onMessage = (m) => {
+            if (key in m) {
+                server.child.off('message', onMessage);
+                resolve(m[key]);
+            }
+        };
+        server.child.on('message', onMessage);
+        server.child.send(question);
+    });
+}
+const username = (i) => `coa${i}@bench`;
+async function seed(pool, nasPort, apiPort) {
+    const key = (0, config_1.parseEncryptionKey)((0, load_1.benchEnv)().ENCRYPTION_KEY);
+    const c = await pool.connect();
+    try {
+        await c.query('begin');
+        await c.query(`insert into managers (id, username, password_hash, role) values (1, 'bench', 'x', 'admin') on conflict do nothing`);
+        const { rows: [reseller] } = await c.query(`insert into resellers (name, path, currency) values ('coa-bench', '', 'USD') returning id`);
+        await c.query(`update resellers set path = '/' || id || '/' where id = $1`, [reseller.id]);
+        const { rows: [plan] } = await c.query(`insert into services (name, price, currency, duration_days) values ('coa-bench', 1000, 'USD', 30) returning id`);
+        await c.query(`insert into nas (nasname, shortname, secret, coa_port, api_port, api_username, api_password_enc) values ('127.0.0.1', 'bench-nas', $1, $2, $3, $4, $5)`, [SECRET, nasPort, apiPort, API.username, (0, secrets_1.encrypt)(API.password, key)]);
+        const { rows } = await c.query(`insert into subscribers (username, password_enc, service_id, reseller_id, expiry_date)
+       select 'coa' || g || '@bench', 'x', $1, $2, current_date + 30 from generate_series(0, $3 - 1) g order by g returning id`, [plan.id, reseller.id, COUNT]);
+        await c.query(`insert into radacct (acctsessionid, acctuniqueid, username, nasipaddress, framedipaddress, acctstarttime, acctupdatetime)
+       select 'sess' || g, 'bench-' || g, 'coa' || g || '@bench', '127.0.0.1', inet '100.64.0.0' + g, now() - interval '1 hour', now()
+         from generate_series(0, $1 - 1) g`, [COUNT]);
+        await c.query(`insert into settings (key, value) values ('coa_max_in_flight_per_nas', $1::jsonb) on conflict (key) do update set value = excluded.value`, [JSON.stringify(IN_FLIGHT)]);
+        await c.query('commit');
+        await c.query('vacuum analyze subscribers, radacct, nas');
+        return rows.map((r) => r.id);
+    }
+    finally {
+        c.release();
+    }
+}
+/** One bulk disconnect of every id; done when each new event has a recorded outcome. */
+async function run(server, pool, ids, token) {
+    const { rows: [{ max }] } = await pool.query('select max(id) as max from outbox');
+    const after = Number(max ?? 0);
+    await ask(server, 'coa', 'coa');
+    const cpu0 = await ask(server, 'cpu', 'cpu');
+    const t0 = performance.now();
+    const res = await fetch(`${server.baseUrl}/api/subscribers/bulk-action`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ ids, action: 'disconnect' }),
+    });
+    const body = (await res.json());
+    if (res.status !== 200)
+        throw new Error(`bulk-action: ${res.status} ${body.message}`);
+    const bulkSeconds = (performance.now() - t0) / 1000;
+    let recorded = 0;
+    const deadline = Date.now() + 120_000;
+    while (recorded < ids.length) {
+        if (Date.now() > deadline)
+            throw new Error(`only ${recorded} of ${ids.length} outcomes after 120 s`);
+        await new Promise((r) => setTimeout(r, 10));
+        const { rows: [{ n }] } = await pool.query('select count(*)::int as n from coa_outcomes where event_id > $1', [after]);
+        recorded = n;
+    }
+    const seconds = (performance.now() - t0) / 1000;
+    const cpu1 = await ask(server, 'cpu', 'cpu');
+    const coa = await ask(server, 'coa', 'coa');
+    const { rows } = await pool.query('select outcome, count(*)::int as n from coa_outcomes where event_id > $1 group by outcome order by outcome', [after]);
+    return { seconds, recorded, bulkSeconds, startedAt: t0, cpuSeconds: (cpu1 - cpu0) / 1e6, coa, outcomes: Object.fromEntries(rows.map((r) => [r.outcome, r.n])) };
+}
+function print(label, r, nas, count) {
+    const peaks = Object.entries(r.coa.peaks).map(([k, v]) => `${k}: ${v}`).join(', ');
+    console.log(`\n${label}`);
+    console.log(`  ${count} disconnects in ${r.seconds.toFixed(2)} s = ${(count / r.seconds).toFixed(0)} requests/s (bulk request answered after ${r.bulkSeconds.toFixed(2)} s)`);
+    const window = (nas.stats.lastAt - nas.stats.firstAt) / 1000;
+    console.log(`  in-flight peak per NAS: client ${peaks}; seen by the NAS ${nas.stats.peakInFlight}`);
+    console.log(`  at the NAS: first request ${((nas.stats.firstAt - r.startedAt) / 1000).toFixed(2)} s after the bulk request, last answer at ${((nas.stats.lastAt - r.startedAt) / 1000).toFixed(2)} s; `
+        + `mean in flight over that ${window.toFixed(2)} s: ${(nas.stats.heldMs / 1000 / window).toFixed(1)}`);
+    console.log(`  app CPU ${r.cpuSeconds.toFixed(2)} s; CoA sent ${r.coa.stats.sent}, retransmitted ${r.coa.stats.retransmitted}, dropped replies ${r.coa.stats.dropped}`);
+    console.log(`  outcomes recorded ${r.recorded}/${count}: ${JSON.stringify(r.outcomes)}`);
+}
+/** The same Disconnect-Requests through one radclient run with 64 in parallel; its wall time in s. */
+async function radclientReference(port, count) {
+    if (!node_fs_1.default.existsSync(RADCLIENT))
+        return undefined;
+    const file = node_path_1.default.join(node_fs_1.default.mkdtempSync(node_path_1.default.join(node_os_1.default.tmpdir(), 'bench-coa-')), 'requests');
+    const packets = Array.from({ length: count }, (_, i) => `User-Name = "${username(i)}"\nAcct-Session-Id = "sess${i}"\nFramed-IP-Address = 100.64.${(i >> 8) & 255}.${i & 255}\n`);
+    node_fs_1.default.writeFileSync(file, packets.join('\n'));
+    const t0 = performance.now();
+    await new Promise((resolve, reject) => (0, node_child_process_1.execFile)(RADCLIENT, ['-q', '-s', '-p', '64', '-f', file, `127.0.0.1:${port}`, 'disconnect', SECRET], { maxBuffer: 1 << 24 }, (err, stdout) => {
+        if (err && !/Packets/.test(stdout))
+            reject(err);
+        else
+            resolve();
+    }));
+    const seconds = (performance.now() - t0) / 1000;
+    node_fs_1.default.rmSync(node_path_1.default.dirname(file), { recursive: true, force: true });
+    return seconds;
+}
+async function main() {
+    const store = await (0, load_1.scratchStore)('coa');
+    const extra = { ...store.env };
+    // 10% of the users (every tenth) silent in the second run; the router API knows their sessions.
+    let silent = false;
+    const nas = await new nas_simulator_1.NasSimulator({
+        secret: SECRET, latencyMs: LATENCY_MS,
+        answer: (r) => (silent && Number(/^coa(\d+)@/.exec(r.userName)?.[1]) % Math.round(100 / SILENT_PERCENT) === 0 ? 'silent' : 'ack'),
+    }).start();
+    const ros = await new routeros_simulator_1.RouterOsSimulator({ ...API, emptyReply: true }).start();
+    const server = await startServer(extra);
+    const pool = new pg_1.Pool({ connectionString: server.databaseUrl, max: 2 });
+    try {
+        const ids = await seed(pool, nas.port, ros.port);
+        const token = (0, jwt_1.signToken)({ managerId: 1, role: 'admin', resellerId: null, permissions: [] }, (0, load_1.benchEnv)().JWT_SECRET, 3600).token;
+        console.log(`${COUNT} subscribers online on one NAS (simulator answering in ${LATENCY_MS} ms), coa_max_in_flight_per_nas ${IN_FLIGHT}, ${node_os_1.default.cpus().length} CPUs`);
+        // Warm-up: the app's first requests pay for JIT and connection set-up, and the RTT estimate starts at its initial guess.
+        await run(server, pool, ids.slice(0, 200), token);
+        nas.resetStats();
+        const answered = await run(server, pool, ids, token);
+        print('all answered', answered, nas, COUNT);
+        const reference = await radclientReference(nas.port, COUNT);
+        if (reference === undefined)
+            console.log(`  radclient not found at ${RADCLIENT}: no reference run`);
+        else {
+            console.log(`  radclient -f -p 64, same ${COUNT} requests, same simulator: ${reference.toFixed(2)} s = ${(COUNT / reference).toFixed(0)} requests/s`);
+            console.log(`  ratio bulk path / radclient: ${(answered.seconds / reference).toFixed(2)}`);
+        }
+        silent = SILENT_PERCENT > 0;
+        nas.resetStats();
+        for (let i = 0; i < COUNT; i += Math.round(100 / SILENT_PERCENT))
+            ros.addSession({ name: username(i), address: `100.64.0.${i & 255}` });
+        const lossy = await run(server, pool, ids, token);
+        print(`${SILENT_PERCENT}% of requests unanswered (retransmit, then the RouterOS API kick)`, lossy, nas, COUNT);
+        console.log(`  RouterOS API: ${ros.stats.connections} connection(s), ${ros.stats.commands.filter((c) => c === '/ppp/active/remove').length} sessions removed`);
+    }
+    finally {
+        await pool.end();
+        await new Promise((resolve) => {
+            server.child.once('exit', () => resolve());
+            server.child.send('stop');
+        });
+        await nas.stop();
+        await ros.stop();
+        await store.dispose();
+    }
+}
+(0, load_1.runBench)(main, serve);
+//# sourceMappingURL=coa.js.map

@@ -1,0 +1,101 @@
+"use strict";
+var __importDefault = (this && this.__importDefault) || function (mod) {
+    return (mod && mod.__esModule) ? mod : { "default": mod };
+};
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.qrSvg = qrSvg;
+exports.invoiceModel = invoiceModel;
+exports.combinedModel = combinedModel;
+/**
+ * From rows and settings to the template's model: one invoice, or several merged in memory
+ * (send-combined). Money stays in minor units until the template formats it for the currency.
+ */
+const qrcode_1 = __importDefault(require("qrcode"));
+const paper_1 = require("../../shared/paper");
+/** Papers narrower than this are laid out as a single-column receipt. */
+const NARROW_BELOW_MM = 100;
+async function qrSvg(url) {
+    // Margin 4 is the quiet zone the QR standard asks for; level M survives a creased printout.
+    return qrcode_1.default.toString(url, { type: 'svg', errorCorrectionLevel: 'M', margin: 4 });
+}
+function baseModel(s, mode, paper) {
+    return {
+        mode,
+        narrow: paper_1.PAPER_SIZES[paper].width < NARROW_BELOW_MM,
+        language: s.language,
+        operator: { name: s.operator_name, address: s.operator_address, phone: s.operator_phone, email: s.operator_email, logoUrl: s.operator_logo_url },
+        howToPay: s.how_to_pay,
+    };
+}
+function subscriberOf(sub) {
+    if (!sub)
+        return null;
+    return { name: sub.fullName ?? '', username: sub.username, phone: sub.phone ?? '', address: sub.address ?? '' };
+}
+function itemsOf(doc, prefix) {
+    return doc.items.map((it) => ({
+        description: prefix + it.description,
+        qty: String(Number(it.qty)),
+        unitPriceMinor: it.unitPrice,
+        amountMinor: it.amount,
+    }));
+}
+function paymentsOf(doc) {
+    return doc.payments.map((p) => ({ date: p.paidAt.toISOString().slice(0, 10), method: p.method, reference: p.reference, amountMinor: p.amount }));
+}
+async function invoiceModel(doc, sub, s, o) {
+    const i = doc.invoice;
+    return {
+        ...baseModel(s, o.mode, o.paper),
+        invoiceNumber: i.invoiceNumber,
+        issueDate: i.issueDate,
+        dueDate: i.dueDate,
+        status: i.status,
+        currency: i.currency,
+        subscriber: subscriberOf(sub),
+        items: itemsOf(doc, ''),
+        subtotalMinor: i.amount,
+        taxRate: String(Number(i.taxRate)),
+        taxMinor: i.taxAmount,
+        totalMinor: i.total,
+        paidMinor: i.paidAmount,
+        balanceMinor: i.total - i.paidAmount,
+        payments: paymentsOf(doc),
+        notes: i.notes ?? '',
+        qrSvg: o.publicUrl ? await qrSvg(o.publicUrl) : null,
+        pdfUrl: o.pdfUrl,
+    };
+}
+/**
+ * Several open invoices as one statement, never stored: items carry their invoice number, totals
+ * are sums, the due date is the earliest. No QR code: no public page shows this merge.
+ */
+function combinedModel(docs, sub, s, paper, today) {
+    const sum = (f) => docs.reduce((acc, d) => acc + f(d), 0);
+    const rates = new Set(docs.map((d) => String(Number(d.invoice.taxRate))));
+    const numbers = docs.map((d) => d.invoice.invoiceNumber);
+    const total = sum((d) => d.invoice.total);
+    const paid = sum((d) => d.invoice.paidAmount);
+    return {
+        ...baseModel(s, 'pdf', paper),
+        combinedNumbers: numbers,
+        invoiceNumber: numbers.length === 1 ? numbers[0] : `${numbers[0]} - ${numbers[numbers.length - 1]}`,
+        issueDate: today,
+        dueDate: docs.map((d) => d.invoice.dueDate).sort()[0],
+        status: paid > 0 ? 'partial' : 'pending',
+        currency: docs[0].invoice.currency,
+        subscriber: subscriberOf(sub),
+        items: docs.flatMap((d) => itemsOf(d, `${d.invoice.invoiceNumber}: `)),
+        subtotalMinor: sum((d) => d.invoice.amount),
+        taxRate: rates.size === 1 ? [...rates][0] : null,
+        taxMinor: sum((d) => d.invoice.taxAmount),
+        totalMinor: total,
+        paidMinor: paid,
+        balanceMinor: total - paid,
+        payments: docs.flatMap(paymentsOf),
+        notes: docs.map((d) => d.invoice.notes).filter(Boolean).join('\n'),
+        qrSvg: null,
+        pdfUrl: null,
+    };
+}
+//# sourceMappingURL=documents-model.js.map

@@ -1,0 +1,312 @@
+"use strict";
+var __importDefault = (this && this.__importDefault) || function (mod) {
+    return (mod && mod.__esModule) ? mod : { "default": mod };
+};
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.CoaClient = exports.DEFAULT_COA_OPTIONS = void 0;
+/**
+ * RFC 5176 client over UDP. `radius` encodes and verifies packets; this is everything around them:
+ *
+ * - Identifiers: 8 bits per socket, so at most 256 requests in flight on one socket; more sockets
+ *   open as needed (up to `maxSockets`). Identifiers are handed out round-robin so a late reply to
+ *   a timed-out request rarely meets a reused identifier (and when it does, its Response
+ *   Authenticator does not verify against the new request, so it is dropped).
+ * - Reply matching: socket + identifier + the address and port the request went to + the reply
+ *   code that answers it + the Response Authenticator (MD5 over the request's authenticator and
+ *   the shared secret). Anything else is counted and dropped.
+ * - Timeouts from the measured round trip of each NAS (rtt.ts), retransmission of the same bytes
+ *   (same identifier and authenticator, so the NAS can spot the duplicate) with the timeout doubled
+ *   each time, and a bounded number of them.
+ * - A NAK with Error-Cause 506 (Resources Unavailable) waits and asks again, a bounded number of times.
+ * - At most `maxInFlightPerNas` requests outstanding per NAS (retransmissions included); the rest
+ *   queue in order.
+ */
+const node_dgram_1 = __importDefault(require("node:dgram"));
+const codec_1 = require("./codec");
+const outcome_1 = require("./outcome");
+const rtt_1 = require("./rtt");
+exports.DEFAULT_COA_OPTIONS = {
+    maxInFlightPerNas: 64,
+    retransmits: 1,
+    busyRetries: 3,
+    rto: rtt_1.DEFAULT_RTO,
+    maxSockets: 64,
+};
+const IDS_PER_SOCKET = 256;
+class UdpSocket {
+    socket;
+    slots = new Array(IDS_PER_SOCKET);
+    used = 0;
+    nextId = 0;
+    constructor(socket) {
+        this.socket = socket;
+    }
+    allocate(p) {
+        if (this.used >= IDS_PER_SOCKET)
+            return undefined;
+        for (let i = 0; i < IDS_PER_SOCKET; i++) {
+            const id = (this.nextId + i) & 0xff;
+            if (this.slots[id] === undefined) {
+                const pending = { ...p, id, socket: this };
+                this.slots[id] = pending;
+                this.used++;
+                this.nextId = (id + 1) & 0xff;
+                return pending;
+            }
+        }
+        return undefined;
+    }
+    free(p) {
+        if (this.slots[p.id] === p) {
+            this.slots[p.id] = undefined;
+            this.used--;
+        }
+    }
+}
+class CoaClient {
+    options;
+    stats = { sent: 0, retransmitted: 0, dropped: 0, busyRetries: 0 };
+    sockets = [];
+    nases = new Map();
+    /** Requests waiting for a free identifier when every socket is full. */
+    idWaiters = [];
+    opening;
+    closed = false;
+    constructor(options = {}) {
+        this.options = { ...exports.DEFAULT_COA_OPTIONS, ...options, rto: { ...exports.DEFAULT_COA_OPTIONS.rto, ...options.rto } };
+    }
+    /** Disconnect-Request for one session. */
+    disconnect(target, session) {
+        return this.request(target, 'Disconnect-Request', session);
+    }
+    /** CoA-Request changing a live session's attributes (a new rate limit) without disconnecting it. */
+    change(target, session) {
+        return this.request(target, 'CoA-Request', session);
+    }
+    async request(target, code, session) {
+        if (this.closed)
+            return { kind: 'error', attempts: 0, message: 'CoA client closed' };
+        const nas = this.nasState(target);
+        await this.acquire(nas);
+        try {
+            let attempts = 0;
+            for (let busy = 0;; busy++) {
+                const reply = await this.exchange(target, code, session, nas);
+                attempts += reply.attempts;
+                const again = reply.kind === 'nak' && reply.errorCause === outcome_1.RESOURCES_UNAVAILABLE && busy < this.options.busyRetries;
+                if (!again || this.closed)
+                    return { ...reply, attempts };
+                this.stats.busyRetries++;
+                // The NAS is short of resources: wait a few round trips (doubling, with jitter) before asking again.
+                await sleep(nas.rtt.rtoMs() * 2 ** busy * (1 + Math.random()));
+            }
+        }
+        finally {
+            this.release(nas);
+        }
+    }
+    /** Peak of requests outstanding at once towards each NAS (`host:port`) since the last reset. */
+    inFlightPeaks() {
+        return Object.fromEntries([...this.nases].map(([key, n]) => [key, n.peak]));
+    }
+    resetPeaks() {
+        for (const n of this.nases.values())
+            n.peak = n.active;
+    }
+    /** UDP sockets open (each carries up to 256 requests at once). */
+    get socketCount() {
+        return this.sockets.length;
+    }
+    /** The current retransmission timeout towards a NAS. */
+    rtoMs(target) {
+        return this.nases.get(keyOf(target))?.rtt.rtoMs() ?? this.options.rto.initialMs;
+    }
+    async close() {
+        this.closed = true;
+        for (const nas of this.nases.values()) {
+            for (const p of [...nas.pending])
+                this.finish(p, { kind: 'error', attempts: p.attempts, message: 'CoA client closed' });
+            // Queued requests wake to find the client closed and end with an error.
+            for (const wake of nas.waiting.splice(0))
+                wake();
+        }
+        for (const wake of this.idWaiters.splice(0))
+            wake();
+        await Promise.all(this.sockets.splice(0).map((s) => new Promise((resolve) => s.socket.close(() => resolve()))));
+    }
+    // ---------------------------------------------------------------- one request/reply exchange
+    exchange(target, code, session, nas) {
+        const attributes = (0, codec_1.sessionAttributes)(session);
+        return new Promise((done) => {
+            this.allocate({ packet: Buffer.alloc(0), target, code, nas, sentAt: 0, attempts: 0, provisional: false, timer: undefined, done })
+                .then((pending) => {
+                try {
+                    pending.packet = (0, codec_1.encodeRequest)(code, pending.id, target.secret, attributes);
+                }
+                catch (err) {
+                    this.finish(pending, { kind: 'error', attempts: 0, message: `cannot encode request: ${err.message}` });
+                    return;
+                }
+                nas.pending.add(pending);
+                this.transmit(pending);
+            })
+                .catch((err) => done({ kind: 'error', attempts: 0, message: err.message }));
+        });
+    }
+    transmit(p) {
+        p.attempts++;
+        p.sentAt = performance.now();
+        if (p.attempts === 1)
+            this.stats.sent++;
+        else
+            this.stats.retransmitted++;
+        p.socket.socket.send(p.packet, p.target.port, p.target.host, (err) => {
+            if (err)
+                this.finish(p, { kind: 'error', attempts: p.attempts, message: err.message });
+        });
+        this.arm(p, this.timeoutFor(p));
+    }
+    /** The NAS's current timeout, doubled for every transmission already made. */
+    timeoutFor(p) {
+        p.provisional = p.nas.rtt.samples === 0;
+        return Math.min(this.options.rto.maxMs, p.nas.rtt.rtoMs() * 2 ** (p.attempts - 1));
+    }
+    arm(p, ms) {
+        if (p.timer)
+            clearTimeout(p.timer);
+        p.timer = setTimeout(() => this.onTimeout(p), Math.max(0, ms));
+    }
+    onTimeout(p) {
+        p.timer = undefined;
+        // Timers run before I/O in the event loop: after a busy stretch the reply may be sitting in the
+        // socket buffer. Let the poll phase read it before retransmitting or giving up.
+        setImmediate(() => {
+            if (p.socket.slots[p.id] !== p || p.timer)
+                return;
+            if (p.attempts <= this.options.retransmits)
+                this.transmit(p);
+            else
+                this.finish(p, { kind: 'timeout', attempts: p.attempts });
+        });
+    }
+    finish(p, reply) {
+        if (p.socket.slots[p.id] !== p)
+            return;
+        if (p.timer)
+            clearTimeout(p.timer);
+        p.socket.free(p);
+        p.nas.pending.delete(p);
+        const waiter = this.idWaiters.shift();
+        if (waiter)
+            waiter();
+        p.done(reply);
+    }
+    onMessage(socket, msg, from) {
+        const p = msg.length >= 20 ? socket.slots[msg[1]] : undefined;
+        const replyCode = codec_1.REPLY_CODE_BY_NUMBER[msg[0]];
+        const expected = p ? codec_1.REPLY_CODES[p.code] : undefined;
+        if (!p || !expected || from.port !== p.target.port || !sameHost(from.address, p.target.host)
+            || (replyCode !== expected.ack && replyCode !== expected.nak)
+            || !(0, codec_1.verifyReply)(p.packet, msg, p.target.secret)) {
+            this.stats.dropped++;
+            return;
+        }
+        const rttMs = performance.now() - p.sentAt;
+        if (p.attempts === 1)
+            this.sample(p.nas, rttMs);
+        const attempts = p.attempts;
+        this.finish(p, replyCode === expected.ack
+            ? { kind: 'ack', attempts, rttMs }
+            : { kind: 'nak', errorCause: (0, codec_1.errorCauseOf)(msg), attempts, rttMs });
+    }
+    sample(nas, rttMs) {
+        const first = nas.rtt.samples === 0;
+        nas.rtt.sample(rttMs);
+        if (!first)
+            return;
+        // The first measurement replaces the initial guess for requests already waiting on it.
+        const now = performance.now();
+        for (const p of nas.pending) {
+            if (p.provisional && p.timer) {
+                p.provisional = false;
+                this.arm(p, p.sentAt + nas.rtt.rtoMs() * 2 ** (p.attempts - 1) - now);
+            }
+        }
+    }
+    // ---------------------------------------------------------------- sockets and gates
+    /** An identifier on a socket with room, opening one more socket (one at a time) when all are full. */
+    async allocate(init) {
+        for (;;) {
+            if (this.closed)
+                throw new Error('CoA client closed');
+            for (const s of this.sockets) {
+                const pending = s.allocate(init);
+                if (pending)
+                    return pending;
+            }
+            if (this.opening)
+                await this.opening;
+            else if (this.sockets.length < this.options.maxSockets) {
+                this.opening = this.openSocket().finally(() => { this.opening = undefined; });
+                await this.opening;
+            }
+            else
+                await new Promise((wake) => this.idWaiters.push(wake));
+        }
+    }
+    async openSocket() {
+        // Up to 256 replies can arrive at once on a socket: room for them (capped by net.core.rmem_max).
+        const socket = node_dgram_1.default.createSocket({ type: 'udp4', recvBufferSize: 1 << 20 });
+        const wrapped = new UdpSocket(socket);
+        socket.on('message', (msg, from) => this.onMessage(wrapped, msg, from));
+        // A send error surfaces in the send callback; this only keeps an ICMP-driven error from crashing the process.
+        socket.on('error', () => undefined);
+        await new Promise((resolve, reject) => {
+            socket.once('error', reject);
+            socket.bind({ port: 0, address: this.options.bindAddress, exclusive: true }, () => {
+                socket.off('error', reject);
+                resolve();
+            });
+        });
+        // Outstanding requests keep the process alive through their timers; an idle socket does not.
+        socket.unref();
+        this.sockets.push(wrapped);
+    }
+    nasState(target) {
+        const key = keyOf(target);
+        let nas = this.nases.get(key);
+        if (!nas) {
+            nas = { rtt: new rtt_1.RttEstimator(this.options.rto), active: 0, peak: 0, waiting: [], pending: new Set() };
+            this.nases.set(key, nas);
+        }
+        return nas;
+    }
+    /** A place among the NAS's in-flight requests; a released place passes straight to the next in line. */
+    async acquire(nas) {
+        if (nas.active < this.options.maxInFlightPerNas) {
+            nas.active++;
+            if (nas.active > nas.peak)
+                nas.peak = nas.active;
+            return;
+        }
+        await new Promise((wake) => nas.waiting.push(wake));
+    }
+    release(nas) {
+        const next = nas.waiting.shift();
+        if (next)
+            next();
+        else
+            nas.active--;
+    }
+}
+exports.CoaClient = CoaClient;
+function keyOf(target) {
+    return `${target.host}:${target.port}`;
+}
+function sameHost(from, to) {
+    return from === to || from === `::ffff:${to}` || (to === 'localhost' && from === '127.0.0.1');
+}
+function sleep(ms) {
+    return new Promise((resolve) => setTimeout(resolve, ms));
+}
+//# sourceMappingURL=client.js.map

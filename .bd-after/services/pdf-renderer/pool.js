@@ -1,0 +1,272 @@
+"use strict";
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.RenderPool = exports.PoolClosedError = exports.RenderTimeoutError = exports.QueueFullError = void 0;
+/**
+ * One warm Chromium and a fixed set of reused pages. `setContent` on a warm page is about 5x faster
+ * than a new page per render (ARCHITECTURE section 6), so pages live as long as their browser.
+ *
+ * - At most `concurrency` renders run; at most `maxQueue` more wait; beyond that `QueueFullError`
+ *   (the service answers 503) so a burst cannot exhaust memory.
+ * - Every render has a deadline. A page that misses it is thrown away; if the browser does not even
+ *   answer when asked to close that page, the browser is considered hung and is restarted.
+ * - When the browser dies (crash, OOM kill) it is relaunched; a render interrupted by the death is
+ *   retried once on the new browser, so the caller only sees the failure if it happens twice.
+ */
+const playwright_core_1 = require("playwright-core");
+const chromium_1 = require("./chromium");
+const processes_1 = require("./processes");
+class QueueFullError extends Error {
+    constructor() {
+        super('pdf renderer queue is full');
+        this.name = 'QueueFullError';
+    }
+}
+exports.QueueFullError = QueueFullError;
+class RenderTimeoutError extends Error {
+    constructor(ms) {
+        super(`pdf render exceeded ${ms} ms`);
+        this.name = 'RenderTimeoutError';
+    }
+}
+exports.RenderTimeoutError = RenderTimeoutError;
+class PoolClosedError extends Error {
+    constructor() {
+        super('pdf renderer is stopping');
+        this.name = 'PoolClosedError';
+    }
+}
+exports.PoolClosedError = PoolClosedError;
+const PX_PER_MM = 96 / 25.4;
+/** Closing a page or a browser that does not answer within this is treated as a hang. */
+const CLOSE_GRACE_MS = 3000;
+/** A receipt's measured height gets this much slack so rounding never spills onto a second page. */
+const RECEIPT_SLACK_MM = 2;
+function withTimeout(work, ms, onTimeout) {
+    // The losing promise may still reject later; observe it so it is never an unhandled rejection.
+    work.catch(() => undefined);
+    let timer;
+    const deadline = new Promise((_, reject) => {
+        timer = setTimeout(() => reject(onTimeout()), ms);
+    });
+    return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+}
+/**
+ * Anything that can make the document fetch or decode something after it is parsed: an element
+ * source (img, script, iframe, srcset, even a data: URL, which decodes asynchronously), a stylesheet
+ * link, a CSS url() or @import. Deliberately broad: a false positive only costs the wait for 'load'.
+ */
+const SUBRESOURCE = /\b(src|srcset|poster|data)\s*=|<link\b|url\s*\(|@import/i;
+/**
+ * setContent writes the HTML synchronously, so a document with nothing to fetch is complete as soon
+ * as it is committed; waiting for 'load' on top only added lifecycle round trips. A document that
+ * does fetch (an operator logo) must wait for 'load' or the PDF would be printed without it.
+ */
+function waitUntilFor(html) {
+    return SUBRESOURCE.test(html) ? 'load' : 'commit';
+}
+function looksLikeBrowserDeath(err) {
+    return /closed|crash|disconnected|Target.*gone/i.test(err?.message ?? '');
+}
+class RenderPool {
+    opts;
+    browser;
+    browserPid;
+    launching;
+    generation = 0;
+    restarts = 0;
+    free;
+    waiters = [];
+    closed = false;
+    constructor(opts) {
+        this.opts = opts;
+        this.free = Array.from({ length: opts.concurrency }, () => ({ generation: -1 }));
+    }
+    /** Launches the browser; start-up does not wait for it (the first render does). */
+    warm() {
+        this.ensureBrowser().catch((err) => this.opts.logger?.warn('pdf-renderer: browser launch failed', err));
+    }
+    status() {
+        return {
+            pid: this.browserPid,
+            generation: this.generation,
+            restarts: this.restarts,
+            concurrency: this.opts.concurrency,
+            idle: this.free.length,
+            queued: this.waiters.length,
+        };
+    }
+    async render(job) {
+        if (this.closed)
+            throw new PoolClosedError();
+        const slot = await this.acquire();
+        try {
+            return await this.renderOn(slot, job, true);
+        }
+        finally {
+            this.release(slot);
+        }
+    }
+    async stop() {
+        this.closed = true;
+        for (const w of this.waiters.splice(0))
+            w.reject(new PoolClosedError());
+        await this.launching?.catch(() => undefined);
+        const browser = this.browser;
+        this.browser = undefined;
+        if (browser)
+            await this.closeBrowser(browser);
+    }
+    // ------------------------------------------------------------------ queue
+    acquire() {
+        const slot = this.free.pop();
+        if (slot)
+            return Promise.resolve(slot);
+        if (this.waiters.length >= this.opts.maxQueue)
+            return Promise.reject(new QueueFullError());
+        return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
+    }
+    release(slot) {
+        const next = this.waiters.shift();
+        if (next)
+            next.resolve(slot);
+        else
+            this.free.push(slot);
+    }
+    // ------------------------------------------------------------------ rendering
+    async renderOn(slot, job, mayRetry) {
+        try {
+            return await withTimeout(this.renderPage(slot, job), this.opts.timeoutMs, () => new RenderTimeoutError(this.opts.timeoutMs));
+        }
+        catch (err) {
+            if (this.closed)
+                throw new PoolClosedError();
+            if (err instanceof RenderTimeoutError) {
+                await this.discardPage(slot);
+                throw err;
+            }
+            const died = !this.browser?.isConnected() || looksLikeBrowserDeath(err);
+            await this.discardPage(slot);
+            if (died && mayRetry) {
+                this.opts.logger?.warn('pdf-renderer: render interrupted by a browser failure, retrying once', err.message);
+                return this.renderOn(slot, job, false);
+            }
+            throw err;
+        }
+    }
+    async renderPage(slot, job) {
+        const page = await this.pageFor(slot);
+        const widthPx = Math.round(job.widthMm * PX_PER_MM);
+        if (slot.viewportWidth !== widthPx) {
+            // Receipt heights are measured on the layout, so lay out at the paper's width. The height is
+            // 1 px because nobody looks at the screen: Chromium rasterises and composites the visible
+            // viewport after every setContent, and at 800 px that was about a third of a render's CPU.
+            // Print layout uses the paper size, and the receipt measurement reads the document's own
+            // height, so neither depends on the viewport's height.
+            await page.setViewportSize({ width: widthPx, height: 1 });
+            slot.viewportWidth = widthPx;
+        }
+        await page.setContent(job.html, { waitUntil: waitUntilFor(job.html), timeout: this.opts.timeoutMs });
+        let heightMm = job.heightMm;
+        if (heightMm === null) {
+            const px = Number(await page.evaluate('Math.ceil(document.documentElement.getBoundingClientRect().height)'));
+            heightMm = Math.ceil(px / PX_PER_MM) + RECEIPT_SLACK_MM;
+        }
+        // Whole CSS pixels: Chromium rounds to them anyway, and Letter (816 x 1056 px) then comes out exact.
+        return page.pdf({
+            width: `${widthPx}px`,
+            height: `${Math.round(heightMm * PX_PER_MM)}px`,
+            printBackground: true,
+            margin: { top: '0', right: '0', bottom: '0', left: '0' },
+        });
+    }
+    async pageFor(slot) {
+        const browser = await this.ensureBrowser();
+        if (slot.page && slot.generation === this.generation && !slot.page.isClosed())
+            return slot.page;
+        const page = await browser.newPage();
+        // Templates style print with @media print; the receipt height is measured in the same media.
+        await page.emulateMedia({ media: 'print' });
+        slot.page = page;
+        slot.generation = this.generation;
+        slot.viewportWidth = undefined;
+        return page;
+    }
+    /** Throw a page away after a failure; a page that will not even close means a hung browser. */
+    async discardPage(slot) {
+        const page = slot.page;
+        slot.page = undefined;
+        slot.viewportWidth = undefined;
+        if (!page || slot.generation !== this.generation || page.isClosed())
+            return;
+        try {
+            await withTimeout(page.close({ runBeforeUnload: false }), CLOSE_GRACE_MS, () => new Error('page close timed out'));
+        }
+        catch {
+            const browser = this.browser;
+            if (browser) {
+                this.opts.logger?.warn('pdf-renderer: browser is not answering, restarting it');
+                this.browser = undefined;
+                await this.closeBrowser(browser);
+            }
+        }
+    }
+    // ------------------------------------------------------------------ browser lifecycle
+    ensureBrowser() {
+        if (this.closed)
+            return Promise.reject(new PoolClosedError());
+        if (this.browser?.isConnected())
+            return Promise.resolve(this.browser);
+        this.launching ??= this.launch().finally(() => {
+            this.launching = undefined;
+        });
+        return this.launching;
+    }
+    async launch() {
+        const before = new Set((0, processes_1.browserPidsOf)(process.pid));
+        const browser = await playwright_core_1.chromium.launch({
+            executablePath: this.opts.executablePath,
+            args: chromium_1.CHROMIUM_ARGS,
+            headless: true,
+            // The renderer is a library inside a Moleculer process: the broker handles signals.
+            handleSIGINT: false,
+            handleSIGTERM: false,
+            handleSIGHUP: false,
+        });
+        if (this.generation > 0)
+            this.restarts++;
+        this.generation++;
+        this.browser = browser;
+        this.browserPid = (0, processes_1.browserPidsOf)(process.pid).find((pid) => !before.has(pid));
+        browser.on('disconnected', () => {
+            if (this.browser !== browser)
+                return;
+            this.browser = undefined;
+            this.browserPid = undefined;
+            if (this.closed)
+                return;
+            this.opts.logger?.warn('pdf-renderer: browser disconnected, relaunching');
+            this.warm();
+        });
+        this.opts.logger?.info(`pdf-renderer: browser ${browser.version()} started (pid ${this.browserPid ?? 'unknown'})`);
+        return browser;
+    }
+    /** Close politely; if the browser is hung, kill its process so it cannot linger. */
+    async closeBrowser(browser) {
+        const pid = this.browserPid;
+        try {
+            await withTimeout(browser.close(), CLOSE_GRACE_MS, () => new Error('browser close timed out'));
+        }
+        catch {
+            if (pid) {
+                try {
+                    process.kill(pid, 'SIGKILL');
+                }
+                catch {
+                    // Already gone.
+                }
+            }
+        }
+    }
+}
+exports.RenderPool = RenderPool;
+//# sourceMappingURL=pool.js.map

@@ -1,0 +1,77 @@
+"use strict";
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.recordPaymentUnlocked = recordPaymentUnlocked;
+exports.recordPayment = recordPayment;
+const invoice_state_1 = require("../domain/invoice-state");
+const errors_1 = require("../errors");
+const pg_1 = require("./pg");
+/**
+ * The invoice update is guarded by the paid amount, status and total the payment was computed from, and
+ * the ledger and payment rows are inserted only from the updated row: if the invoice changed since
+ * it was read, nothing at all is written and no row comes back. Under a row lock the guard always
+ * holds; without one it makes the statement a compare-and-set.
+ */
+const RECORD_PAYMENT = `
+  with upd as (
+    update invoices set paid_amount = $12, status = $13, paid_at = $14, updated_at = now()
+    where id = $6 and paid_amount = $15 and status = $16 and total = $17
+    returning updated_at
+  ), t as (
+    insert into transactions (type, amount, currency, subscriber_id, username, reseller_id, invoice_id, method, reference, notes, created_by)
+    select 'invoice_payment', $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 from upd
+    returning id
+  ), pay as (
+    insert into invoice_payments (invoice_id, transaction_id, amount, method, reference, paid_at, notes, created_by)
+    select $6, t.id, $1, $7, $8, $11, $9, $10 from t
+    returning id, transaction_id, created_at
+  )
+  select pay.transaction_id, pay.id as payment_id, pay.created_at, upd.updated_at from pay, upd`;
+/**
+ * A payment computed from `invoice`, written only if the invoice is still as read. Under the
+ * caller's row lock (recordPayment) that always holds; on its own, autocommitted, it is one round
+ * trip instead of four (no BEGIN, lock or COMMIT) and undefined comes back when a concurrent payment
+ * won, so the caller retries under a lock. Refusals (void, exceeds balance) are decided on the row
+ * as read and thrown.
+ */
+async function recordPaymentUnlocked(client, invoice, p) {
+    const refusal = (0, invoice_state_1.paymentRefusal)(invoice.status, invoice.total, invoice.paidAmount, p.amount);
+    if (refusal === 'void')
+        throw (0, errors_1.conflict)('invoice is void');
+    if (refusal === 'not_positive')
+        throw (0, errors_1.badRequest)('amount must be greater than 0');
+    if (refusal === 'exceeds_balance')
+        throw (0, errors_1.badRequest)('amount exceeds balance');
+    const method = p.method ?? 'cash';
+    const paidAt = p.paidAt ?? new Date();
+    const reference = p.reference ?? null;
+    const notes = p.notes ?? null;
+    const createdBy = p.createdBy ?? null;
+    const paidAfter = invoice.paidAmount + p.amount;
+    const status = (0, invoice_state_1.statusAfterPayment)(invoice.status, invoice.total, paidAfter);
+    const invoicePaidAt = status === 'paid' ? paidAt : invoice.paidAt;
+    // One prepared statement: this is the hottest write (every payment, every quick-pay allocation).
+    const { rows: [row] } = await client.query({
+        name: 'billing_record_payment',
+        text: RECORD_PAYMENT,
+        values: [p.amount, invoice.currency, invoice.subscriberId, invoice.username ?? null, invoice.resellerId, invoice.id, method,
+            reference, notes, createdBy, paidAt, paidAfter, status, invoicePaidAt, invoice.paidAmount, invoice.status, invoice.total],
+    });
+    if (!row)
+        return undefined;
+    const transactionId = Number(row.transaction_id);
+    const payment = {
+        id: Number(row.payment_id), invoiceId: invoice.id, transactionId, amount: p.amount, method, reference, paidAt, notes, createdBy,
+        createdAt: new Date(row.created_at),
+    };
+    const { username: _username, ...invoiceRow } = invoice;
+    const updated = { ...invoiceRow, paidAmount: paidAfter, status, paidAt: invoicePaidAt, updatedAt: new Date(row.updated_at) };
+    return { invoice: updated, payment, transactionId };
+}
+/** Applies a payment to an invoice row the caller has already locked. */
+async function recordPayment(tx, invoice, p) {
+    const result = await recordPaymentUnlocked((0, pg_1.clientOf)(tx), invoice, p);
+    if (!result)
+        throw new Error(`invoice ${invoice.id} changed under its row lock`);
+    return result;
+}
+//# sourceMappingURL=record-payment.js.map

@@ -1,0 +1,151 @@
+"use strict";
+var __importDefault = (this && this.__importDefault) || function (mod) {
+    return (mod && mod.__esModule) ? mod : { "default": mod };
+};
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.CancelPendingAnnouncement = exports.DistinctActionSchemas = exports.IdempotentRetry = exports.FAULT_POLICY = void 0;
+exports.isTransportFailure = isTransportFailure;
+exports.brokerOptions = brokerOptions;
+const node_os_1 = __importDefault(require("node:os"));
+/**
+ * Fault handling between processes, chosen for this workload (docs/distributed.md explains each):
+ * a request is bounded in time, retried only when the action says it is idempotent, kept away from
+ * a sick replica by a circuit breaker, and bounded in concurrency per action and process.
+ */
+exports.FAULT_POLICY = {
+    /** Whole-request budget; nested calls get what is left. A PDF (15 s render deadline + queue) fits. */
+    requestTimeoutMs: 30_000,
+    /** A node that misses heartbeats this long is dropped and its pending calls are rejected (503 or retry). */
+    heartbeatIntervalS: 3,
+    heartbeatTimeoutS: 10,
+    retries: 2,
+    retryDelayMs: 100,
+    retryMaxDelayMs: 1_000,
+    /** In-flight calls per action per process; beyond that they wait in a bounded queue (then 429). */
+    bulkheadConcurrency: 64,
+    bulkheadQueue: 1_000,
+    /** How long a broker stop waits for requests in flight (graceful shutdown drains them). */
+    drainTimeoutMs: 10_000,
+    /** Pause between reconnect attempts to NATS (nats.js adds up to 100 ms of jitter). */
+    natsReconnectWaitMs: 250,
+};
+/**
+ * Retries only what is safe to repeat. Moleculer's Retry middleware reads `action.retryPolicy` when
+ * it wraps a handler; user middlewares wrap first, so this turns the action's own `idempotent: true`
+ * into `retryPolicy.enabled` on both sides of a call (the caller retries on another replica).
+ */
+exports.IdempotentRetry = {
+    localAction: markRetry,
+    remoteAction: markRetry,
+};
+function markRetry(handler, action) {
+    action.retryPolicy = { ...(action.retryPolicy ?? {}), enabled: action.idempotent === true };
+    return handler;
+}
+/**
+ * Moleculer sends each node's action definitions to the others through `safetyObject`, which drops
+ * every object it has already seen, not only circular ones. A JSON schema shared by two fields
+ * (`idSchema` for `service_id` and `reseller_id`) would reach a remote gateway with the second
+ * field missing, and its ajv (removeAdditional) would strip that field from requests. A copy of
+ * each action's `http` and `params` per action keeps every declaration a tree.
+ */
+exports.DistinctActionSchemas = {
+    serviceCreating(_service, schema) {
+        for (const action of Object.values(schema.actions ?? {})) {
+            if (!action || typeof action !== 'object')
+                continue;
+            const a = action;
+            // JSON, not structuredClone: structuredClone keeps shared references shared.
+            if (a.http)
+                a.http = JSON.parse(JSON.stringify(a.http));
+            if (a.params)
+                a.params = JSON.parse(JSON.stringify(a.params));
+        }
+    },
+};
+/**
+ * With a transporter, Moleculer tells other nodes about a change of its local services through a
+ * debounced call (lodash, 1 s) that its stop never cancels. A broker stopped within a second of a
+ * service starting kept that ref'd timer, so its process lived a second longer than it had work
+ * (in tests, jest's "worker failed to exit"). Stopped means nothing more to announce.
+ */
+exports.CancelPendingAnnouncement = {
+    stopped(broker) {
+        broker.localServiceChanged.cancel?.();
+    },
+};
+/** Errors that say the callee (a replica or the link to it) failed, not that the request was refused. */
+function isTransportFailure(err) {
+    const e = err;
+    if (['RequestTimeoutError', 'RequestRejectedError', 'ServiceNotAvailableError'].includes(e.name ?? ''))
+        return true;
+    return e.type !== 'API_ERROR' && Number(e.code) >= 500;
+}
+/**
+ * `tcp://host:port/nodeID,...` (what `npm run start:cluster` passes without NATS): Moleculer's TCP
+ * transporter with a static node list and no UDP discovery, so clusters on one machine never meet.
+ */
+function transporterOption(url) {
+    if (!url)
+        return null;
+    if (url.startsWith('tcp://'))
+        return { type: 'TCP', options: { urls: url, udpDiscovery: false } };
+    // NATS keeps no message for a subscriber that is away: a request sent before its callee has
+    // reconnected is lost and ends in the request timeout. Retrying every 250 ms (nats.js: 2 s)
+    // shortens that window after a NATS restart.
+    if (url.startsWith('nats://'))
+        return { type: 'NATS', options: { url, reconnectTimeWait: exports.FAULT_POLICY.natsReconnectWaitMs } };
+    // Any other Moleculer transporter string (`Fake`, in tests without NATS) as Moleculer takes it.
+    return url;
+}
+/**
+ * Broker options for both modes: no transporter (embedded, every service in one broker) or NATS
+ * (distributed, one deployment unit per process). Logs are JSON lines.
+ */
+function brokerOptions(cfg, overrides = {}) {
+    return {
+        namespace: process.env.NAMESPACE || 'isp-billing',
+        nodeID: process.env.NODE_ID || `${node_os_1.default.hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 6)}`,
+        transporter: transporterOption(cfg.transporter),
+        serializer: 'JSON',
+        requestTimeout: exports.FAULT_POLICY.requestTimeoutMs,
+        heartbeatInterval: exports.FAULT_POLICY.heartbeatIntervalS,
+        heartbeatTimeout: exports.FAULT_POLICY.heartbeatTimeoutS,
+        retryPolicy: {
+            // Off unless the action declares `idempotent: true` (IdempotentRetry).
+            enabled: false,
+            retries: exports.FAULT_POLICY.retries,
+            delay: exports.FAULT_POLICY.retryDelayMs,
+            maxDelay: exports.FAULT_POLICY.retryMaxDelayMs,
+            factor: 2,
+            check: (err) => isTransportFailure(err) || err.code === 503,
+        },
+        circuitBreaker: {
+            enabled: true,
+            threshold: 0.5,
+            minRequestCount: 20,
+            windowTime: 30,
+            halfOpenTime: 5_000,
+            // A replica trips on its own failures; an ApiError (even a 503 "busy") is an answer, not a fault.
+            check: (err) => isTransportFailure(err),
+        },
+        bulkhead: {
+            enabled: true,
+            concurrency: exports.FAULT_POLICY.bulkheadConcurrency,
+            maxQueueSize: exports.FAULT_POLICY.bulkheadQueue,
+        },
+        // broker.stop() waits for the requests in flight before stopping services (graceful drain).
+        tracking: { enabled: true, shutdownTimeout: exports.FAULT_POLICY.drainTimeoutMs },
+        middlewares: [exports.DistinctActionSchemas, exports.IdempotentRetry, exports.CancelPendingAnnouncement],
+        logger: { type: 'Console', options: { level: cfg.logLevel, formatter: 'json', colors: false } },
+        metrics: false,
+        tracing: false,
+        // Request schemas are checked once, at the gateway, with ajv.
+        validator: false,
+        // server.ts owns SIGINT/SIGTERM: broker, then pool, then the embedded database, then exit.
+        // Moleculer's own handlers would exit as soon as the broker stops, racing that order.
+        skipProcessEventRegistration: true,
+        ...overrides,
+    };
+}
+//# sourceMappingURL=moleculer.config.js.map

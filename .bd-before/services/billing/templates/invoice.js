@@ -1,0 +1,152 @@
+"use strict";
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.escapeHtml = escapeHtml;
+exports.renderInvoiceHtml = renderInvoiceHtml;
+/**
+ * The one invoice template: the public receipt page and every PDF (all 17 papers, receipt rolls
+ * included) come from this function, so what a subscriber sees online and on paper cannot differ.
+ * It is a pure function of a prepared model: no database, no settings lookups, no I/O.
+ */
+const money_1 = require("../../../shared/money");
+const labels_1 = require("./labels");
+const ESCAPES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+function escapeHtml(value) {
+    return value.replace(/[&<>"']/g, (c) => ESCAPES[c]);
+}
+/** Only http(s) and inline images may be a logo: anything else (javascript:, file:) is dropped. */
+function safeLogo(url) {
+    return /^(https?:\/\/|data:image\/(png|jpeg|gif|webp|svg\+xml);base64,)/i.test(url) ? url : null;
+}
+/** Amounts, numbers and dates stay left-to-right inside a right-to-left page. */
+const ltr = (text) => `<bdi dir="ltr">${escapeHtml(text)}</bdi>`;
+function multiline(text) {
+    return escapeHtml(text).replace(/\r?\n/g, '<br>');
+}
+const STYLE = `
+* { box-sizing: border-box; }
+html, body { margin: 0; padding: 0; }
+body { font-family: 'Noto Sans', 'Noto Sans Arabic', 'DejaVu Sans', sans-serif; color: #1d232a; font-size: 10.5pt; line-height: 1.35; }
+[dir=rtl] body, body[dir=rtl] { font-family: 'Noto Sans Arabic', 'Noto Naskh Arabic', 'Noto Sans', 'DejaVu Sans', sans-serif; }
+.doc { padding: 12mm; }
+header { display: flex; justify-content: space-between; gap: 8mm; align-items: flex-start; border-bottom: 2px solid #1d232a; padding-bottom: 4mm; }
+header img { max-height: 18mm; max-width: 50mm; display: block; margin-bottom: 2mm; }
+.operator .name { font-size: 14pt; font-weight: 700; }
+.operator div, .muted { color: #4a5560; }
+h1 { margin: 0; font-size: 18pt; text-align: end; }
+.meta { display: grid; grid-template-columns: auto auto; gap: 1mm 4mm; margin-top: 2mm; }
+.meta dt { color: #4a5560; }
+.meta dd { margin: 0; text-align: end; font-weight: 600; }
+.parties { display: flex; justify-content: space-between; gap: 8mm; margin: 5mm 0; }
+.label { font-size: 8.5pt; text-transform: uppercase; letter-spacing: .04em; color: #4a5560; margin-bottom: 1mm; }
+table { width: 100%; border-collapse: collapse; }
+th, td { padding: 1.6mm 1.5mm; text-align: start; vertical-align: top; }
+thead th { border-bottom: 1px solid #1d232a; font-size: 9pt; }
+tbody tr td { border-bottom: 1px solid #d9dee3; }
+.num { text-align: end; white-space: nowrap; }
+.totals { margin-top: 4mm; margin-inline-start: auto; width: 70mm; max-width: 100%; }
+.totals td { border: 0; padding: 1mm 1.5mm; }
+.totals .grand td { border-top: 1px solid #1d232a; font-weight: 700; }
+.totals .due td { font-weight: 700; font-size: 12pt; }
+section { margin-top: 5mm; break-inside: avoid; }
+.status { display: inline-block; padding: .5mm 2mm; border: 1px solid currentColor; border-radius: 2mm; }
+.status-paid { color: #18794e; } .status-overdue, .status-void { color: #b42318; }
+.footer { display: flex; gap: 6mm; align-items: center; justify-content: space-between; margin-top: 6mm; break-inside: avoid; }
+.qr svg { width: 32mm; height: 32mm; display: block; }
+.howtopay { flex: 1; }
+.download { display: inline-block; margin-top: 4mm; padding: 2mm 4mm; background: #1d232a; color: #fff; text-decoration: none; border-radius: 1.5mm; }
+body.narrow { font-size: 8pt; }
+.narrow .doc { padding: 3mm; }
+.narrow header, .narrow .parties, .narrow .footer { display: block; }
+.narrow h1 { text-align: start; font-size: 12pt; margin-top: 2mm; }
+.narrow .operator .name { font-size: 10pt; }
+.narrow .totals { width: 100%; }
+.narrow .qr svg { width: 30mm; height: 30mm; margin: 3mm auto 0; }
+.narrow th, .narrow td { padding: 1mm .5mm; }
+@media screen { body { background: #eef1f4; } .doc { max-width: 210mm; margin: 6mm auto; background: #fff; box-shadow: 0 1px 4px rgba(0,0,0,.15); } }
+@media screen and (max-width: 600px) { .doc { margin: 0; padding: 5mm; } header, .parties, .footer { display: block; } h1 { text-align: start; } }
+`;
+function renderInvoiceHtml(m) {
+    const t = (0, labels_1.labelsFor)(m.language);
+    const dir = (0, labels_1.isRtl)(m.language) ? 'rtl' : 'ltr';
+    const money = (minor) => ltr(`${(0, money_1.formatMinor)(minor, m.currency)} ${m.currency}`);
+    const logo = safeLogo(m.operator.logoUrl);
+    const title = m.combinedNumbers ? t.statement : t.invoice;
+    const statusText = t.statuses[m.status] ?? m.status;
+    const operatorLines = [m.operator.address, m.operator.phone, m.operator.email]
+        .filter(Boolean)
+        .map((line) => `<div>${multiline(line)}</div>`)
+        .join('');
+    const subscriber = m.subscriber
+        ? [
+            `<div><strong>${escapeHtml(m.subscriber.name || m.subscriber.username)}</strong></div>`,
+            m.subscriber.name ? `<div>${ltr(m.subscriber.username)}</div>` : '',
+            m.subscriber.phone ? `<div>${ltr(m.subscriber.phone)}</div>` : '',
+            m.subscriber.address ? `<div>${multiline(m.subscriber.address)}</div>` : '',
+        ].join('')
+        : '';
+    const rows = m.items
+        .map((it) => `<tr><td>${escapeHtml(it.description)}</td><td class="num">${ltr(it.qty)}</td>` +
+        `<td class="num">${money(it.unitPriceMinor)}</td><td class="num">${money(it.amountMinor)}</td></tr>`)
+        .join('');
+    const payments = m.payments.length
+        ? `<section><div class="label">${t.payments}</div><table><thead><tr><th>${t.date}</th><th>${t.method}</th><th>${t.reference}</th><th class="num">${t.amount}</th></tr></thead><tbody>` +
+            m.payments
+                .map((p) => `<tr><td>${ltr(p.date)}</td><td>${escapeHtml(p.method)}</td><td>${escapeHtml(p.reference ?? '')}</td><td class="num">${money(p.amountMinor)}</td></tr>`)
+                .join('') +
+            '</tbody></table></section>'
+        : '';
+    const taxLabel = m.taxRate === null ? t.tax : `${t.tax} (${ltr(`${m.taxRate}%`)})`;
+    return `<!doctype html>
+<html lang="${escapeHtml(m.language)}" dir="${dir}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>${escapeHtml(`${title} ${m.invoiceNumber} - ${m.operator.name}`)}</title>
+<style>${STYLE}</style>
+</head>
+<body class="${m.narrow ? 'narrow' : ''}" dir="${dir}">
+<main class="doc">
+<header>
+  <div class="operator">
+    ${logo ? `<img src="${escapeHtml(logo)}" alt="">` : ''}
+    <div class="name">${escapeHtml(m.operator.name)}</div>
+    ${operatorLines}
+  </div>
+  <div>
+    <h1>${title}</h1>
+    <dl class="meta">
+      <dt>${t.number}</dt><dd class="invoice-number">${ltr(m.invoiceNumber)}</dd>
+      <dt>${t.issueDate}</dt><dd>${ltr(m.issueDate)}</dd>
+      <dt>${t.dueDate}</dt><dd>${ltr(m.dueDate)}</dd>
+      <dt>${t.status}</dt><dd><span class="status status-${escapeHtml(m.status)}">${escapeHtml(statusText)}</span></dd>
+    </dl>
+  </div>
+</header>
+<div class="parties">
+  <div><div class="label">${t.billTo}</div>${subscriber}</div>
+  ${m.combinedNumbers ? `<div><div class="label">${t.includes}</div>${m.combinedNumbers.map((n) => `<div>${ltr(n)}</div>`).join('')}</div>` : ''}
+</div>
+<table class="items">
+  <thead><tr><th>${t.description}</th><th class="num">${t.qty}</th><th class="num">${t.unitPrice}</th><th class="num">${t.amount}</th></tr></thead>
+  <tbody>${rows}</tbody>
+</table>
+<table class="totals">
+  <tr><td>${t.subtotal}</td><td class="num">${money(m.subtotalMinor)}</td></tr>
+  <tr><td>${taxLabel}</td><td class="num">${money(m.taxMinor)}</td></tr>
+  <tr class="grand"><td>${t.total}</td><td class="num">${money(m.totalMinor)}</td></tr>
+  <tr><td>${t.paid}</td><td class="num">${money(m.paidMinor)}</td></tr>
+  <tr class="due"><td>${t.balance}</td><td class="num">${money(m.balanceMinor)}</td></tr>
+</table>
+${payments}
+${m.notes ? `<section><div class="label">${t.notes}</div><div>${multiline(m.notes)}</div></section>` : ''}
+<div class="footer">
+  ${m.howToPay ? `<div class="howtopay"><div class="label">${t.howToPay}</div><div>${multiline(m.howToPay)}</div></div>` : '<div></div>'}
+  ${m.qrSvg ? `<div class="qr" title="${escapeHtml(t.scanToView)}">${m.qrSvg}<div class="muted">${escapeHtml(t.scanToView)}</div></div>` : ''}
+</div>
+${m.mode === 'page' && m.pdfUrl ? `<a class="download" id="pdf-link" href="${escapeHtml(m.pdfUrl)}">${t.downloadPdf}</a>` : ''}
+</main>
+</body>
+</html>`;
+}
+//# sourceMappingURL=invoice.js.map

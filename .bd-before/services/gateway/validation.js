@@ -1,0 +1,176 @@
+"use strict";
+var __importDefault = (this && this.__importDefault) || function (mod) {
+    return (mod && mod.__esModule) ? mod : { "default": mod };
+};
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.compileRoute = compileRoute;
+exports.jsonBody = jsonBody;
+exports.duplicateKey = duplicateKey;
+exports.describe = describe;
+const ajv_1 = __importDefault(require("ajv"));
+const ajv_formats_1 = __importDefault(require("ajv-formats"));
+const jsonc_parser_1 = require("jsonc-parser");
+const errors_1 = require("../../shared/errors");
+/**
+ * Path and query arrive as strings, so their validator coerces ("7" -> 7) once the text is a
+ * canonical decimal number (ajv alone would take "0x1", " 1" or "1e0" as 1); unknown query
+ * parameters are dropped. A JSON body must carry the right types itself, and a field its schema
+ * does not name is refused, except on routes that say `dropUnknown` (the spec's PUT
+ * /api/subscribers/:id). Defaults are filled.
+ */
+const coercing = (0, ajv_formats_1.default)(new ajv_1.default({ coerceTypes: true, removeAdditional: true, useDefaults: true, allErrors: false }));
+const refusing = (0, ajv_formats_1.default)(new ajv_1.default({ coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: false }));
+const dropping = (0, ajv_formats_1.default)(new ajv_1.default({ coerceTypes: false, removeAdditional: true, useDefaults: true, allErrors: false }));
+const noProperties = { type: 'object', properties: {}, additionalProperties: false };
+const CANONICAL_INTEGER = /^-?(0|[1-9]\d*)$/;
+const CANONICAL_NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?$/;
+// Tab, line feed and carriage return are text; every other C0 control and DEL is not (PostgreSQL
+// refuses NUL in text outright).
+const CONTROL_CHARACTER = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
+function compileRoute(def) {
+    const params = coercing.compile(def.params ?? noProperties);
+    const query = coercing.compile(def.query ?? noProperties);
+    const body = def.body ? (def.dropUnknown ? dropping : refusing).compile(def.body) : undefined;
+    const numericParams = numericProperties(def.params);
+    const numericQuery = numericProperties(def.query);
+    return (input) => {
+        checkText(input.params, '');
+        checkCanonicalNumbers(input.params, numericParams);
+        check(params, input.params);
+        checkText(input.query, '');
+        checkCanonicalNumbers(input.query, numericQuery);
+        check(query, input.query);
+        if (body) {
+            checkText(input.body, '');
+            check(body, input.body);
+            if (def.method === 'PUT' && Object.keys(input.body).length === 0)
+                throw (0, errors_1.badRequest)('body has nothing to change');
+        }
+        return { params: input.params, query: input.query, body: def.body ? input.body : {} };
+    };
+}
+/** `integer` or `number` properties of a path or query schema, which arrive as text. */
+function numericProperties(schema) {
+    const out = new Map();
+    for (const [name, prop] of Object.entries((schema?.properties ?? {}))) {
+        const types = [].concat(prop.type ?? []);
+        if (types.includes('integer'))
+            out.set(name, CANONICAL_INTEGER);
+        else if (types.includes('number'))
+            out.set(name, CANONICAL_NUMBER);
+    }
+    return out;
+}
+function checkCanonicalNumbers(values, numeric) {
+    for (const [name, pattern] of numeric) {
+        const value = values[name];
+        if (typeof value === 'string' && !pattern.test(value)) {
+            throw (0, errors_1.badRequest)(`${name} must be ${pattern === CANONICAL_INTEGER ? 'an integer' : 'a number'} in plain decimal digits`);
+        }
+    }
+}
+/** No string anywhere in the input may hold a control character; the message names the field. */
+function checkText(value, field) {
+    if (typeof value === 'string') {
+        if (CONTROL_CHARACTER.test(value))
+            throw (0, errors_1.badRequest)(`${field || 'value'} must not contain control characters`);
+    }
+    else if (Array.isArray(value)) {
+        value.forEach((v, i) => checkText(v, `${field}[${i}]`));
+    }
+    else if (value !== null && typeof value === 'object') {
+        for (const [key, v] of Object.entries(value)) {
+            if (CONTROL_CHARACTER.test(key))
+                throw (0, errors_1.badRequest)(`${field || 'body'} has a field name with control characters`);
+            checkText(v, field ? `${field}.${key}` : key);
+        }
+    }
+}
+const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i;
+/**
+ * The JSON object of a request to a route that takes a body: 415 for any other content type, 400
+ * for `null`, an array, a scalar or a key given twice (JSON.parse would keep the last silently).
+ * No body at all is an empty object, which the route's schema then judges.
+ */
+function jsonBody(headers, parsed, raw) {
+    const hasBody = Number(headers['content-length'] ?? 0) > 0 || headers['transfer-encoding'] !== undefined;
+    if (!hasBody)
+        return {};
+    const type = headers['content-type'];
+    if (typeof type !== 'string' || !JSON_TYPE.test(type))
+        throw new errors_1.ApiError(415, 'content type must be application/json');
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+        throw (0, errors_1.badRequest)('body must be a JSON object');
+    if (raw) {
+        const duplicate = duplicateKey(raw.toString('utf8'));
+        if (duplicate !== null)
+            throw (0, errors_1.badRequest)(`body has the key "${duplicate}" more than once`);
+    }
+    return parsed;
+}
+/** The first key repeated within one JSON object, or null. */
+function duplicateKey(text) {
+    const open = [];
+    let found = null;
+    (0, jsonc_parser_1.visit)(text, {
+        onObjectBegin: () => {
+            open.push(new Set());
+        },
+        onObjectEnd: () => {
+            open.pop();
+        },
+        onObjectProperty: (key) => {
+            const keys = open[open.length - 1];
+            if (found === null && keys) {
+                if (keys.has(key))
+                    found = key;
+                keys.add(key);
+            }
+        },
+    });
+    return found;
+}
+function check(validate, value) {
+    if (!validate(value))
+        throw (0, errors_1.badRequest)(describe(validate.errors?.[0]));
+}
+/** `items[0].qty must be >= 0`, `amount is required`: the message always names the field. */
+function describe(error, prefix = '') {
+    if (!error)
+        return 'invalid request';
+    const path = error.instancePath
+        .split('/')
+        .filter(Boolean)
+        .map((seg) => (/^\d+$/.test(seg) ? `[${seg}]` : `.${seg}`))
+        .join('')
+        .replace(/^\./, '');
+    const field = [prefix, path].filter(Boolean).join('.');
+    if (error.keyword === 'required') {
+        const missing = error.params.missingProperty;
+        return `${field ? field + '.' : ''}${missing} is required`;
+    }
+    if (error.keyword === 'additionalProperties') {
+        const extra = error.params.additionalProperty;
+        return `${field ? field + '.' : ''}${extra} is not a known field`;
+    }
+    if (error.keyword === 'minProperties' && !field)
+        return 'body has nothing to change';
+    if (error.keyword === 'enum') {
+        const allowed = error.params.allowedValues;
+        return `${field || 'value'} must be one of ${allowed.join(', ')}`;
+    }
+    if (error.keyword === 'format') {
+        const format = error.params.format;
+        const hints = {
+            date: 'an ISO date (YYYY-MM-DD)',
+            'date-time': 'an ISO date-time',
+            ipv4: 'an IPv4 address',
+        };
+        const hint = hints[format] ?? `in ${format} format`;
+        return `${field || 'value'} must be ${hint}`;
+    }
+    if (error.keyword === 'not' && field)
+        return `${field} is not allowed`;
+    return `${field || 'body'} ${error.message ?? 'is invalid'}`;
+}
+//# sourceMappingURL=validation.js.map

@@ -1,0 +1,121 @@
+"use strict";
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.bandwidthData = exports.torchData = exports.pingData = exports.disconnectData = exports.sessionResultSchema = exports.torchQuery = exports.pingBody = exports.TORCH_MAX_SECONDS = exports.PING_MAX_COUNT = void 0;
+const schemas_1 = require("../../shared/http/schemas");
+exports.PING_MAX_COUNT = 20;
+exports.TORCH_MAX_SECONDS = 10;
+exports.pingBody = (0, schemas_1.object)({
+    count: { type: 'integer', minimum: 1, maximum: exports.PING_MAX_COUNT, default: 4 },
+    size: { type: 'integer', minimum: 28, maximum: 1500, default: 64 },
+});
+exports.torchQuery = (0, schemas_1.object)({
+    duration: { type: 'integer', minimum: 1, maximum: exports.TORCH_MAX_SECONDS, default: 3 },
+});
+const int = { type: 'integer' };
+const str = { type: 'string' };
+const nullable = (s) => ({ ...s, type: [s.type, 'null'] });
+const nasRef = {
+    type: ['object', 'null'],
+    properties: { id: int, name: str, ip_address: str },
+};
+const OUTCOMES = ['disconnected', 'applied', 'offline', 'rejected', 'kicked', 'failed'];
+exports.sessionResultSchema = {
+    type: 'object',
+    properties: {
+        session_id: str,
+        ip_address: nullable(str),
+        nas: nasRef,
+        nas_ip: str,
+        outcome: { type: 'string', enum: OUTCOMES },
+        via: { type: ['string', 'null'], enum: ['coa', 'api', null], description: 'coa: the NAS answered; api: CoA went unanswered and the router API acted' },
+        error_cause: { type: ['object', 'null'], properties: { code: int, name: str }, description: 'RFC 5176 Error-Cause of a NAK' },
+        attempts: { type: 'integer', description: 'CoA transmissions, retransmissions included' },
+        rtt_ms: nullable({ type: 'number' }),
+        detail: nullable(str),
+    },
+};
+exports.disconnectData = {
+    type: 'object',
+    properties: {
+        subscriber_id: int,
+        username: str,
+        outcome: {
+            type: 'string', enum: ['disconnected', 'offline', 'rejected', 'kicked', 'failed'],
+            description: 'disconnected: the NAS acknowledged; offline: no live session (or the NAS has none: Error-Cause 503); '
+                + 'rejected: the NAS refused with an Error-Cause; kicked: CoA unanswered, removed through the router API; failed: neither worked',
+        },
+        message: str,
+        sessions: { type: 'array', items: exports.sessionResultSchema },
+    },
+};
+exports.pingData = {
+    type: 'object',
+    properties: {
+        subscriber_id: int,
+        username: str,
+        nas: nasRef,
+        address: { type: 'string', description: 'the subscriber\'s current address, pinged from the access server' },
+        sent: int,
+        received: int,
+        loss_percent: int,
+        min_ms: nullable({ type: 'number' }),
+        avg_ms: nullable({ type: 'number' }),
+        max_ms: nullable({ type: 'number' }),
+        replies: {
+            type: 'array',
+            items: { type: 'object', properties: { seq: int, time_ms: nullable({ type: 'number' }), size: nullable(int), ttl: nullable(int), status: nullable(str) } },
+        },
+        raw: { type: 'string', description: 'the router\'s output, as its terminal prints it' },
+    },
+};
+exports.torchData = {
+    type: 'object',
+    properties: {
+        subscriber_id: int,
+        username: str,
+        nas: nasRef,
+        interface: { type: 'string', description: 'the PPPoE session interface, <pppoe-username>' },
+        duration_seconds: int,
+        samples: int,
+        download_bps: int,
+        upload_bps: int,
+        connections: {
+            type: 'array',
+            items: {
+                type: 'object',
+                properties: {
+                    protocol: str, src_address: str, src_port: nullable(int), dst_address: str, dst_port: nullable(int),
+                    download_bps: { type: 'integer', description: 'mean over the window, bits per second, towards the subscriber' },
+                    upload_bps: { type: 'integer', description: 'mean over the window, bits per second, from the subscriber' },
+                },
+            },
+        },
+    },
+};
+const bytesPoint = (key, description) => ({
+    type: 'array',
+    description,
+    items: { type: 'object', properties: { [key]: str, download_bytes: int, upload_bytes: int } },
+});
+exports.bandwidthData = {
+    type: 'object',
+    properties: {
+        subscriber_id: int,
+        username: str,
+        last_24h: bytesPoint('hour', '24 hourly points (UTC hour start), oldest first; each session\'s octets spread over the time it covers'),
+        last_30d: bytesPoint('date', '30 daily points (UTC dates), oldest first, from daily_usage'),
+        sessions: {
+            type: 'array',
+            description: 'the 20 most recent sessions, newest first',
+            items: {
+                type: 'object',
+                properties: {
+                    session_id: str, started_at: nullable(str), stopped_at: nullable(str), online: { type: 'boolean' }, duration_seconds: int,
+                    download_bytes: int, upload_bytes: int, avg_download_bps: int, avg_upload_bps: int, ip_address: nullable(str), nas_ip: str,
+                    terminate_cause: nullable(str),
+                },
+            },
+        },
+    },
+};
+//# sourceMappingURL=schemas.js.map

@@ -1,0 +1,66 @@
+"use strict";
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.evaluatePending = evaluatePending;
+/**
+ * The FUP engine's I/O: reads subscribers whose usage moved (`fup_pending`), asks the pure rule
+ * (shared/domain/fup.ts) for their level, and applies changed levels in the same transaction:
+ * `fup_level`, the tier's RADIUS group (next login) and a `subscriber.rate_limit` outbox event
+ * (CoA on the live session). Batches are claimed with SKIP LOCKED, so several network-access
+ * instances share the work without applying a change twice.
+ */
+const drizzle_orm_1 = require("drizzle-orm");
+const fup_1 = require("../../../shared/domain/fup");
+const fup_rate_1 = require("../../../shared/fup-rate");
+/** One batch: returns how many subscribers it looked at and how many changed level. */
+async function evaluateBatch(database, batchSize) {
+    return database.transaction(async (tx) => {
+        const res = await tx.execute((0, drizzle_orm_1.sql) `
+      select s.id, s.fup_level, s.deleted_at is not null as deleted, s.daily_quota_used, s.monthly_quota_used, s.extra_quota_bytes,
+             s.daily_quota_gb as own_daily_gb, s.monthly_quota_gb as own_monthly_gb,
+             p.daily_quota_gb as plan_daily_gb, p.monthly_quota_gb as plan_monthly_gb, p.fup_tiers
+        from subscribers s join services p on p.id = s.service_id
+       where s.fup_pending
+       order by s.id
+       limit ${batchSize}
+         for update of s skip locked`);
+        const rows = res.rows;
+        if (rows.length === 0)
+            return { evaluated: 0, changed: 0 };
+        // A deleted subscriber has no RADIUS rows and no session to change: its mark is just cleared.
+        const changes = rows
+            .filter((r) => !r.deleted)
+            .map((r) => ({
+            id: r.id,
+            from: r.fup_level,
+            to: (0, fup_1.fupLevel)({ dailyUsedBytes: r.daily_quota_used, monthlyUsedBytes: r.monthly_quota_used, extraBytes: r.extra_quota_bytes }, {
+                dailyQuotaGb: (0, fup_1.effectiveQuotaGb)(r.own_daily_gb, r.plan_daily_gb),
+                monthlyQuotaGb: (0, fup_1.effectiveQuotaGb)(r.own_monthly_gb, r.plan_monthly_gb),
+                tiers: r.fup_tiers,
+            }),
+        }))
+            .filter((c) => c.to !== c.from);
+        await tx.execute((0, drizzle_orm_1.sql) `update subscribers set fup_pending = false where id = any(${drizzle_orm_1.sql.param(rows.map((r) => r.id))}::int[])`);
+        if (changes.length) {
+            await tx.execute((0, drizzle_orm_1.sql) `
+        update subscribers s set fup_level = v.level, updated_at = now()
+          from unnest(${drizzle_orm_1.sql.param(changes.map((c) => c.id))}::int[], ${drizzle_orm_1.sql.param(changes.map((c) => c.to))}::int[]) as v(id, level)
+         where s.id = v.id`);
+            const ids = changes.map((c) => c.id);
+            await (0, fup_rate_1.writeFupMembership)(tx, ids);
+            await (0, fup_rate_1.queueRateLimit)(tx, ids);
+        }
+        return { evaluated: rows.length, changed: changes.length };
+    });
+}
+/** Every pending subscriber, batch after batch. */
+async function evaluatePending(database, batchSize = 500) {
+    const total = { evaluated: 0, changed: 0 };
+    for (;;) {
+        const batch = await evaluateBatch(database, batchSize);
+        total.evaluated += batch.evaluated;
+        total.changed += batch.changed;
+        if (batch.evaluated < batchSize)
+            return total;
+    }
+}
+//# sourceMappingURL=fup-engine.js.map

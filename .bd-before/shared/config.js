@@ -1,0 +1,65 @@
+"use strict";
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.ConfigError = void 0;
+exports.intVar = intVar;
+exports.parseEncryptionKey = parseEncryptionKey;
+exports.loadConfig = loadConfig;
+exports.setConfig = setConfig;
+exports.config = config;
+class ConfigError extends Error {
+}
+exports.ConfigError = ConfigError;
+/** An integer variable at least `min`, or `fallback` when unset; anything else is a ConfigError. */
+function intVar(env, name, fallback, min = 0) {
+    const raw = env[name];
+    if (raw === undefined || raw === '')
+        return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min)
+        throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
+    return n;
+}
+/** ENCRYPTION_KEY is 32 bytes, given as 64 hex characters or base64. */
+function parseEncryptionKey(raw) {
+    const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+    if (key.length !== 32)
+        throw new ConfigError('ENCRYPTION_KEY must be 32 bytes (64 hex characters or base64)');
+    return key;
+}
+function loadConfig(env = process.env) {
+    const jwtSecret = env.JWT_SECRET ?? '';
+    if (!jwtSecret) {
+        throw new ConfigError('JWT_SECRET is not set. Set it to a long random string, e.g. JWT_SECRET=$(openssl rand -hex 32) npm start');
+    }
+    const port = intVar(env, 'PORT', 3000);
+    return {
+        port,
+        dataDir: env.DATA_DIR || './data',
+        databaseUrl: env.DATABASE_URL || undefined,
+        embeddedPgPort: env.EMBEDDED_PG_PORT ? intVar(env, 'EMBEDDED_PG_PORT', 0) : undefined,
+        transporter: env.TRANSPORTER || undefined,
+        services: env.SERVICES ? env.SERVICES.split(',').map((s) => s.trim()).filter(Boolean) : undefined,
+        jwtSecret,
+        jwtTtlSeconds: intVar(env, 'JWT_TTL_SECONDS', 12 * 3600),
+        encryptionKey: env.ENCRYPTION_KEY ? parseEncryptionKey(env.ENCRYPTION_KEY) : undefined,
+        adminUsername: env.ADMIN_USERNAME || 'admin',
+        adminPassword: env.ADMIN_PASSWORD || undefined,
+        logLevel: env.LOG_LEVEL || 'info',
+        publicBaseUrl: (env.PUBLIC_BASE_URL || `http://localhost:${port}`).replace(/\/+$/, ''),
+        rateLimitPerMin: intVar(env, 'RATE_LIMIT_PER_MIN', 300),
+        identityCacheMs: intVar(env, 'IDENTITY_CACHE_MS', 1000),
+        publicRateLimitPerMin: intVar(env, 'PUBLIC_RATE_LIMIT_PER_MIN', 30),
+        trustProxy: env.TRUST_PROXY === 'true' || env.TRUST_PROXY === '1',
+    };
+}
+let current;
+function setConfig(cfg) {
+    current = cfg;
+    return cfg;
+}
+function config() {
+    if (!current)
+        throw new Error('configuration not loaded: call setConfig(loadConfig()) at start');
+    return current;
+}
+//# sourceMappingURL=config.js.map

@@ -1,0 +1,275 @@
+"use strict";
+var __importDefault = (this && this.__importDefault) || function (mod) {
+    return (mod && mod.__esModule) ? mod : { "default": mod };
+};
+Object.defineProperty(exports, "__esModule", { value: true });
+exports.RouterOsSimulator = exports.SentenceReader = void 0;
+exports.encodeLength = encodeLength;
+exports.encodeSentence = encodeSentence;
+/**
+ * A MikroTik RouterOS API server (TCP) for tests and `bench:coa`: the length-prefixed word
+ * protocol, sentences, `.tag`, post-6.43 `/login`, `!re` / `!done` / `!trap` / `!fatal`, and
+ * RouterOS 7.18+'s `!empty` for a command with no rows. It keeps a table of active PPP sessions
+ * and answers `/ppp/active/print` (with `?name=` and `=.proplist=`), `/ppp/active/remove`, `/ping`
+ * and `/tool/torch` (sections one tick apart).
+ */
+const node_net_1 = __importDefault(require("node:net"));
+function encodeLength(n) {
+    if (n < 0x80)
+        return Buffer.from([n]);
+    if (n < 0x4000)
+        return Buffer.from([(n >> 8) | 0x80, n & 0xff]);
+    if (n < 0x200000)
+        return Buffer.from([(n >> 16) | 0xc0, (n >> 8) & 0xff, n & 0xff]);
+    if (n < 0x10000000)
+        return Buffer.from([(n >>> 24) | 0xe0, (n >> 16) & 0xff, (n >> 8) & 0xff, n & 0xff]);
+    return Buffer.from([0xf0, (n >>> 24) & 0xff, (n >> 16) & 0xff, (n >> 8) & 0xff, n & 0xff]);
+}
+function encodeSentence(words) {
+    const parts = [];
+    for (const w of words) {
+        const bytes = Buffer.from(w, 'utf8');
+        parts.push(encodeLength(bytes.length), bytes);
+    }
+    parts.push(Buffer.from([0]));
+    return Buffer.concat(parts);
+}
+/** Splits a byte stream into sentences; keeps an incomplete tail for the next chunk. */
+class SentenceReader {
+    buffer = Buffer.alloc(0);
+    words = [];
+    push(chunk) {
+        this.buffer = Buffer.concat([this.buffer, chunk]);
+        const out = [];
+        for (;;) {
+            const decoded = decodeLength(this.buffer);
+            if (!decoded)
+                break;
+            const [headerLength, length] = decoded;
+            if (this.buffer.length < headerLength + length)
+                break;
+            const word = this.buffer.subarray(headerLength, headerLength + length).toString('utf8');
+            this.buffer = this.buffer.subarray(headerLength + length);
+            if (length === 0) {
+                out.push(this.words);
+                this.words = [];
+            }
+            else
+                this.words.push(word);
+        }
+        return out;
+    }
+}
+exports.SentenceReader = SentenceReader;
+function decodeLength(b) {
+    if (b.length === 0)
+        return undefined;
+    const c = b[0];
+    const need = c < 0x80 ? 1 : c < 0xc0 ? 2 : c < 0xe0 ? 3 : c < 0xf0 ? 4 : 5;
+    if (b.length < need)
+        return undefined;
+    if (need === 1)
+        return [1, c];
+    if (need === 2)
+        return [2, ((c & 0x3f) << 8) | b[1]];
+    if (need === 3)
+        return [3, ((c & 0x1f) << 16) | (b[1] << 8) | b[2]];
+    if (need === 4)
+        return [4, ((c & 0x0f) * 0x1000000) + (b[1] << 16) + (b[2] << 8) + b[3]];
+    return [5, b.readUInt32BE(1)];
+}
+class RouterOsSimulator {
+    options;
+    stats = { connections: 0, logins: 0, failedLogins: 0, commands: [], peakOutstanding: 0 };
+    outstanding = 0;
+    sessions = new Map();
+    server = node_net_1.default.createServer((socket) => this.onConnection(socket));
+    sockets = new Set();
+    nextId = 1;
+    port = 0;
+    constructor(options) {
+        this.options = options;
+    }
+    async start() {
+        await new Promise((resolve) => this.server.listen(0, '127.0.0.1', () => resolve()));
+        this.port = this.server.address().port;
+        return this;
+    }
+    async stop() {
+        this.dropConnections();
+        await new Promise((resolve) => this.server.close(() => resolve()));
+    }
+    /** Cuts every open connection, as a rebooting router would. */
+    dropConnections() {
+        for (const s of this.sockets)
+            s.destroy();
+        this.sockets.clear();
+    }
+    addSession(s) {
+        const id = `*${(this.nextId++).toString(16).toUpperCase()}`;
+        this.sessions.set(id, { ...s, id });
+        return id;
+    }
+    onConnection(socket) {
+        this.stats.connections++;
+        this.sockets.add(socket);
+        const reader = new SentenceReader();
+        const state = { loggedIn: false };
+        socket.on('data', (chunk) => {
+            for (const sentence of reader.push(chunk))
+                this.onSentence(socket, state, sentence);
+        });
+        socket.on('error', () => undefined);
+        socket.on('close', () => this.sockets.delete(socket));
+    }
+    onSentence(socket, state, sentence) {
+        const [command, ...rest] = sentence;
+        if (!command)
+            return;
+        const attrs = new Map();
+        const queries = new Map();
+        let tag;
+        for (const w of rest) {
+            if (w.startsWith('.tag='))
+                tag = w.slice(5);
+            else if (w.startsWith('=')) {
+                const eq = w.indexOf('=', 1);
+                attrs.set(w.slice(1, eq), w.slice(eq + 1));
+            }
+            else if (w.startsWith('?')) {
+                const eq = w.indexOf('=');
+                queries.set(w.slice(1, eq), w.slice(eq + 1));
+            }
+        }
+        this.stats.commands.push(command);
+        if (this.options.silentCommands?.includes(command))
+            return;
+        const odd = this.options.oddReplies?.[command];
+        const send = (words) => {
+            if (!socket.destroyed)
+                socket.write(encodeSentence(tag === undefined ? words : [...words, `.tag=${tag}`]));
+        };
+        const reply = (fn) => {
+            if (!this.options.latencyMs)
+                return fn();
+            this.stats.peakOutstanding = Math.max(this.stats.peakOutstanding, ++this.outstanding);
+            setTimeout(() => {
+                this.outstanding--;
+                fn();
+            }, this.options.latencyMs);
+        };
+        const trap = (message) => reply(() => {
+            send(['!trap', `=message=${message}`]);
+            send(['!done']);
+        });
+        const rows = (list) => reply(() => {
+            for (const r of list)
+                send(['!re', ...Object.entries(r).map(([k, v]) => `=${k}=${v}`)]);
+            if (list.length === 0 && this.options.emptyReply)
+                send(['!empty']);
+            send(['!done']);
+        });
+        if (command === '/login') {
+            if (attrs.get('name') === this.options.username && attrs.get('password') === this.options.password) {
+                state.loggedIn = true;
+                this.stats.logins++;
+                return rows([]);
+            }
+            this.stats.failedLogins++;
+            return trap('invalid user name or password (6)');
+        }
+        if (!state.loggedIn)
+            return trap('not logged in');
+        if (odd)
+            return reply(() => {
+                send([odd]);
+                send(['!done']);
+            });
+        switch (command) {
+            case '/ppp/active/print': {
+                const found = [...this.sessions.values()].filter((s) => [...queries].every(([k, v]) => k !== 'name' || s.name === v));
+                const props = attrs.get('.proplist')?.split(',');
+                return rows(found.map((s) => pick({ '.id': s.id, name: s.name, service: 'pppoe', 'caller-id': s.callerId ?? '', address: s.address, uptime: '1h' }, props)));
+            }
+            case '/ppp/active/remove': {
+                const id = attrs.get('.id') ?? attrs.get('numbers') ?? '';
+                if (!this.sessions.delete(id))
+                    return trap('no such item');
+                return rows([]);
+            }
+            case '/ping': return this.ping(attrs, send);
+            case '/tool/torch': return this.torch(attrs, send, trap);
+            case '#': return rows([]);
+            default: return trap('no such command prefix');
+        }
+    }
+    ping(attrs, send) {
+        const address = attrs.get('address') ?? '';
+        const count = Number(attrs.get('count') ?? 4);
+        const size = attrs.get('size') ?? '56';
+        const rtts = this.options.pingRtts?.[address] ?? [];
+        const tick = this.options.tickMs ?? 0;
+        let received = 0;
+        const times = [];
+        for (let seq = 0; seq < count; seq++) {
+            setTimeout(() => {
+                const rtt = seq < rtts.length ? rtts[seq] : 1;
+                const row = { seq: String(seq), host: address };
+                if (rtt === null)
+                    row.status = 'timeout';
+                else {
+                    received++;
+                    times.push(rtt);
+                    Object.assign(row, { size, ttl: '64', time: rosTime(rtt) });
+                }
+                Object.assign(row, { sent: String(seq + 1), received: String(received), 'packet-loss': String(Math.round(((seq + 1 - received) / (seq + 1)) * 100)) });
+                if (times.length) {
+                    Object.assign(row, {
+                        'min-rtt': rosTime(Math.min(...times)),
+                        'avg-rtt': rosTime(times.reduce((a, b) => a + b, 0) / times.length),
+                        'max-rtt': rosTime(Math.max(...times)),
+                    });
+                }
+                send(['!re', ...Object.entries(row).map(([k, v]) => `=${k}=${v}`)]);
+                if (seq === count - 1)
+                    send(['!done']);
+            }, tick * seq);
+        }
+    }
+    torch(attrs, send, trap) {
+        const iface = attrs.get('interface') ?? '';
+        const flows = this.options.torch?.[iface];
+        if (!flows)
+            return trap('input does not match any value of interface');
+        const sections = Math.max(1, parseSeconds(attrs.get('duration')));
+        const tick = this.options.tickMs ?? 0;
+        for (let section = 0; section < sections; section++) {
+            setTimeout(() => {
+                for (const f of flows) {
+                    send(['!re', `=.section=${section}`, `=ip-protocol=${f.protocol}`, `=src-address=${f.src}`, `=src-port=${f.srcPort ?? ''}`,
+                        `=dst-address=${f.dst}`, `=dst-port=${f.dstPort ?? ''}`, `=tx=${f.tx}`, `=rx=${f.rx}`, `=tx-packets=${Math.round(f.tx / 12000)}`,
+                        `=rx-packets=${Math.round(f.rx / 12000)}`]);
+                }
+                if (section === sections - 1)
+                    send(['!done']);
+            }, tick * (section + 1));
+        }
+    }
+}
+exports.RouterOsSimulator = RouterOsSimulator;
+function pick(row, props) {
+    if (!props)
+        return row;
+    return Object.fromEntries(props.filter((p) => p in row).map((p) => [p, row[p]]));
+}
+/** RouterOS 7 durations: `12ms345us`. */
+function rosTime(ms) {
+    const whole = Math.floor(ms);
+    const us = Math.round((ms - whole) * 1000);
+    return us ? `${whole}ms${us}us` : `${whole}ms`;
+}
+function parseSeconds(text) {
+    const m = /^(\d+)s?$/.exec(text ?? '');
+    return m ? Number(m[1]) : 1;
+}
+//# sourceMappingURL=routeros-simulator.js.map
