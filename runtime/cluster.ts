@@ -136,6 +136,25 @@ async function waitForNode(observer: ServiceBroker, nodeID: string, timeoutMs: n
   throw new Error(`node ${nodeID} did not join within ${timeoutMs} ms`);
 }
 
+/**
+ * Every gateway knows every process's node, so its routes hold their actions. The observer learns
+ * a node on its own: a gateway that learns it later (the TCP transporter's gossip under load)
+ * answered 404 for a route of a unit already up.
+ */
+async function waitForGatewayPeers(observer: ServiceBroker, gateways: string[], nodeIDs: string[], timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (const gateway of gateways) {
+    for (;;) {
+      const known = await observer.call<{ id: string; available: boolean }[], { onlyAvailable: boolean }>(
+        '$node.list', { onlyAvailable: true }, { nodeID: gateway },
+      ).catch(() => []);
+      if (nodeIDs.every((id) => id === gateway || known.some((n) => n.id === id))) break;
+      if (Date.now() > deadline) throw new Error(`gateway ${gateway} did not learn every node within ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
+
 async function waitForHealth(baseUrl: string, timeoutMs: number, exitedEarly: () => string | undefined): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
@@ -241,6 +260,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     const timeoutMs = options.readyTimeoutMs ?? 90_000;
     await Promise.all(processes.map((p) => waitForNode(observer, p.nodeID, timeoutMs, exitedEarly)));
     await waitForHealth(baseUrl, timeoutMs, exitedEarly);
+    const gateways = processes.filter((p) => p.units.split('+').includes('gateway')).map((p) => p.nodeID);
+    await waitForGatewayPeers(observer, gateways, processes.map((p) => p.nodeID), timeoutMs);
   } catch (err) {
     await stop(5_000);
     throw err;
