@@ -62,7 +62,7 @@ export function parseProcesses(services: string | undefined): string[] {
     const unknown = entry.split('+').filter((u) => !UNIT_NAMES.includes(u));
     if (unknown.length) throw new Error(`unknown service(s) in SERVICES: ${unknown.join(', ')} (known: ${UNIT_NAMES.join(', ')})`);
   }
-  if (!entries.some((e) => e.split('+').includes('gateway'))) throw new Error('SERVICES must include gateway: the cluster is reached through it');
+  if (!entries.some(runsGateway)) throw new Error('SERVICES must include gateway: the cluster is reached through it');
   return entries;
 }
 
@@ -123,17 +123,32 @@ async function tcpNodes(namespace: string, count: number): Promise<{ nodeIDs: st
 
 const SPARE_TCP_NODES = 4;
 
-/** A node is in the registry with its services once all of them have started (Moleculer sends INFO then). */
-async function waitForNode(observer: ServiceBroker, nodeID: string, timeoutMs: number, exitedEarly: () => string | undefined): Promise<void> {
+/**
+ * Polls `probe` every 200 ms until it holds; fails with `what` after `timeoutMs`, or at once with
+ * `exitedEarly`'s message when a process died meanwhile.
+ */
+async function pollUntil(what: string, probe: () => Promise<boolean> | boolean, timeoutMs: number, exitedEarly: () => string | undefined): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const early = exitedEarly();
     if (early) throw new Error(early);
-    const node = observer.registry.nodes.get(nodeID) as { available: boolean; services?: unknown[] } | undefined;
-    if (node?.available && (node.services?.length ?? 0) > 0) return;
+    if (await probe()) return;
     await new Promise((r) => setTimeout(r, 200));
   }
-  throw new Error(`node ${nodeID} did not join within ${timeoutMs} ms`);
+  throw new Error(`${what} within ${timeoutMs} ms`);
+}
+
+/** A node is in the registry with its services once all of them have started (Moleculer sends INFO then). */
+function waitForNode(observer: ServiceBroker, nodeID: string, timeoutMs: number, exitedEarly: () => string | undefined): Promise<void> {
+  return pollUntil(`node ${nodeID} did not join`, () => {
+    const node = observer.registry.nodes.get(nodeID) as { available: boolean; services?: unknown[] } | undefined;
+    return !!node?.available && (node.services?.length ?? 0) > 0;
+  }, timeoutMs, exitedEarly);
+}
+
+function waitForHealth(baseUrl: string, timeoutMs: number, exitedEarly: () => string | undefined): Promise<void> {
+  return pollUntil('the gateway did not answer /health with 200',
+    () => fetch(`${baseUrl}/health`).then((r) => r.status === 200, () => false), timeoutMs, exitedEarly);
 }
 
 /**
@@ -141,30 +156,19 @@ async function waitForNode(observer: ServiceBroker, nodeID: string, timeoutMs: n
  * a node on its own: a gateway that learns it later (the TCP transporter's gossip under load)
  * answered 404 for a route of a unit already up.
  */
-async function waitForGatewayPeers(observer: ServiceBroker, gateways: string[], nodeIDs: string[], timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+async function waitForGatewayPeers(observer: ServiceBroker, gateways: string[], nodeIDs: string[], timeoutMs: number, exitedEarly: () => string | undefined): Promise<void> {
   for (const gateway of gateways) {
-    for (;;) {
-      const known = await observer.call<{ id: string; available: boolean }[], { onlyAvailable: boolean }>(
-        '$node.list', { onlyAvailable: true }, { nodeID: gateway },
-      ).catch(() => []);
-      if (nodeIDs.every((id) => id === gateway || known.some((n) => n.id === id))) break;
-      if (Date.now() > deadline) throw new Error(`gateway ${gateway} did not learn every node within ${timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    await pollUntil(`gateway ${gateway} did not learn every node`, async () => {
+      const known = await observer.call<{ id: string }[], { onlyAvailable: boolean }>('$node.list', { onlyAvailable: true }, { nodeID: gateway })
+        .catch(() => []);
+      return nodeIDs.every((id) => id === gateway || known.some((n) => n.id === id));
+    }, timeoutMs, exitedEarly);
   }
 }
 
-async function waitForHealth(baseUrl: string, timeoutMs: number, exitedEarly: () => string | undefined): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const early = exitedEarly();
-    if (early) throw new Error(early);
-    const ok = await fetch(`${baseUrl}/health`).then((r) => r.status === 200, () => false);
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`the gateway did not answer /health with 200 within ${timeoutMs} ms`);
+/** Whether a process's units (`gateway+billing`) include the gateway. */
+function runsGateway(units: string): boolean {
+  return units.split('+').includes('gateway');
 }
 
 export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
@@ -230,7 +234,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 
   let gatewayPort = 0;
   for (const units of entries) {
-    const isGateway = units.split('+').includes('gateway');
+    const isGateway = runsGateway(units);
     // PORT=0 (tests): a fixed free port is chosen here, because the cluster must know where to call.
     const port = isGateway ? (nextGatewayPort === 0 ? await freePort() : nextGatewayPort++) : 0;
     if (isGateway && !gatewayPort) gatewayPort = port;
@@ -260,8 +264,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     const timeoutMs = options.readyTimeoutMs ?? 90_000;
     await Promise.all(processes.map((p) => waitForNode(observer, p.nodeID, timeoutMs, exitedEarly)));
     await waitForHealth(baseUrl, timeoutMs, exitedEarly);
-    const gateways = processes.filter((p) => p.units.split('+').includes('gateway')).map((p) => p.nodeID);
-    await waitForGatewayPeers(observer, gateways, processes.map((p) => p.nodeID), timeoutMs);
+    const gateways = processes.filter((p) => runsGateway(p.units)).map((p) => p.nodeID);
+    await waitForGatewayPeers(observer, gateways, processes.map((p) => p.nodeID), timeoutMs, exitedEarly);
   } catch (err) {
     await stop(5_000);
     throw err;
