@@ -8,6 +8,7 @@ import { decrypt, encrypt } from './auth/secrets';
 import type { DbOrTx } from './db/client';
 import { settings as settingsTable } from './db/schema';
 import type { JsonSchema } from './http/route';
+import { BLOCKED_ACCESS_MODES, DEFAULT_GARDEN_ATTRIBUTES, type BlockedAccessMode } from './domain/access';
 import { PAPER_NAMES } from './paper';
 
 interface SettingDef {
@@ -45,6 +46,19 @@ export const SETTING_DEFS = {
   telegram_base_url: { schema: text(500), default: 'https://api.telegram.org', description: 'Telegram Bot API base URL' },
   coa_max_in_flight_per_nas: { schema: { type: 'integer', minimum: 1, maximum: 1024 }, default: 64, description: 'CoA/Disconnect requests outstanding at once towards one access server; the rest queue' },
   coa_retransmits: { schema: { type: 'integer', minimum: 0, maximum: 5 }, default: 1, description: 'Retransmissions of an unanswered CoA/Disconnect request before the router-API fallback' },
+  blocked_access: { schema: { type: 'string', enum: [...BLOCKED_ACCESS_MODES] }, default: 'reject' as BlockedAccessMode, description: 'What a blocked subscriber (expired, quota used up, suspended) gets: Access-Reject, or Access-Accept into the walled garden' },
+  walled_garden_attributes: { schema: text(4000), default: DEFAULT_GARDEN_ATTRIBUTES, description: 'RADIUS reply pairs of the walled garden, one `Attribute := "value"` a line' },
+  reminders_enabled: { schema: { type: 'boolean' }, default: false, description: 'Send expiry reminders through the chat provider' },
+  reminder_days: {
+    schema: { type: 'array', items: { type: 'integer', minimum: 0, maximum: 60 }, maxItems: 10, uniqueItems: true },
+    default: [3, 1, 0] as number[],
+    description: 'Days before expiry a reminder goes out (0 = on the last day)',
+  },
+  suspend_overdue_after_days: {
+    schema: { type: ['integer', 'null'], minimum: 0, maximum: 365 },
+    default: null as number | null,
+    description: 'Block a subscriber whose invoice is overdue for more than this many days (null = never)',
+  },
 } satisfies Record<string, SettingDef>;
 
 export type SettingKey = keyof typeof SETTING_DEFS;

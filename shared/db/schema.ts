@@ -22,9 +22,12 @@ import {
   smallint,
   text,
   timestamp,
+  unique,
   uniqueIndex,
   varchar,
 } from 'drizzle-orm/pg-core';
+
+import type { BlockedReason } from '../domain/access';
 
 const money = (name: string) => bigint(name, { mode: 'number' });
 /** Binary column read and written as a Buffer (node-postgres decodes bytea itself). */
@@ -166,6 +169,10 @@ export const subscribers = pgTable(
     walletBalance: money('wallet_balance').notNull().default(0),
     expiryDate: date('expiry_date').notNull(),
     lastRenewedOn: date('last_renewed_on'),
+    /** Renewed from the wallet at expiry by the lifecycle sweep (migration 0015). */
+    autoRenew: boolean('auto_renew').notNull().default(false),
+    /** Why access is blocked now (`expired`, `quota`, `overdue`) or null; the RADIUS rows follow it. */
+    blockedReason: text('blocked_reason').$type<BlockedReason>(),
     /** Kept by a trigger on radacct so list filters need no scan of accounting. */
     isOnline: boolean('is_online').notNull().default(false),
     ipAddress: inet('ip_address'),
@@ -191,6 +198,9 @@ export const subscribers = pgTable(
     index('subscribers_live_created_idx').on(t.createdAt, t.id).where(sql`${t.deletedAt} is null`),
     index('subscribers_live_expiry_idx').on(t.expiryDate, t.id, t.resellerId).where(sql`${t.deletedAt} is null`),
     index('subscribers_live_online_created_idx').on(t.createdAt, t.id, t.resellerId).where(sql`${t.isOnline} and ${t.deletedAt} is null`),
+    index('subscribers_unblocked_expiry_idx').on(t.expiryDate).where(sql`${t.deletedAt} is null and ${t.blockedReason} is null`),
+    index('subscribers_blocked_idx').on(t.blockedReason, t.id).where(sql`${t.deletedAt} is null and ${t.blockedReason} is not null`),
+    index('subscribers_auto_renew_expiry_idx').on(t.expiryDate, t.id).where(sql`${t.deletedAt} is null and ${t.autoRenew}`),
     index('subscribers_live_status_idx').on(t.status, t.resellerId).where(sql`${t.deletedAt} is null`),
     index('subscribers_username_trgm').using('gin', sql`${t.username} gin_trgm_ops`),
     index('subscribers_full_name_trgm').using('gin', sql`${t.fullName} gin_trgm_ops`),
@@ -388,6 +398,29 @@ export const deliveries = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [index('deliveries_invoice_idx').on(t.invoiceId)],
+);
+
+/** Messages the lifecycle sends (expiry reminders): one per subscriber, rule and expiry date (0015). */
+export const notifications = pgTable(
+  'notifications',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    subscriberId: integer('subscriber_id').notNull(),
+    kind: text('kind').notNull(),
+    ruleDays: integer('rule_days').notNull(),
+    expiryDate: date('expiry_date').notNull(),
+    provider: text('provider'),
+    recipient: text('recipient'),
+    message: text('message'),
+    status: text('status').notNull(),
+    error: text('error'),
+    createdAt: createdAt(),
+    sentAt: timestamp('sent_at', { withTimezone: true }),
+  },
+  (t) => [
+    unique('notifications_once_uq').on(t.subscriberId, t.kind, t.ruleDays, t.expiryDate),
+    index('notifications_subscriber_idx').on(t.subscriberId, t.id),
+  ],
 );
 
 // ---------------------------------------------------------------- operations

@@ -1,0 +1,61 @@
+/**
+ * Whether a subscriber may use the network, as billing decides it (docs/lifecycle.md). Pure: the
+ * SQL twin that the writers and the sweep run over sets of rows is `blockedReasonSql` in
+ * shared/access/blocked.ts, and the unit tests hold both to the same table.
+ *
+ * - `inactive` (an operator's decision) is not a block: it is always a reject.
+ * - blocked, in this order of precedence: `expired` (expiry_date before today), `quota` (a quota
+ *   used up on a plan with no fair-use tier to drop to: fup_level > 0 without tiers), `overdue`
+ *   (an invoice overdue for more than `suspend_overdue_after_days`, when that setting is set).
+ */
+export const BLOCKED_REASONS = ['expired', 'quota', 'overdue'] as const;
+export type BlockedReason = (typeof BLOCKED_REASONS)[number];
+
+export const BLOCKED_ACCESS_MODES = ['reject', 'walled_garden'] as const;
+export type BlockedAccessMode = (typeof BLOCKED_ACCESS_MODES)[number];
+
+export interface AccessFacts {
+  expiryDate: string;
+  today: string;
+  fupLevel: number;
+  planHasTiers: boolean;
+  /** Days the oldest overdue invoice is past its due date (0 when none). */
+  overdueDays: number;
+}
+
+export function blockedReason(f: AccessFacts, suspendOverdueAfterDays: number | null): BlockedReason | null {
+  if (f.expiryDate < f.today) return 'expired';
+  if (f.fupLevel > 0 && !f.planHasTiers) return 'quota';
+  if (suspendOverdueAfterDays !== null && f.overdueDays > suspendOverdueAfterDays) return 'overdue';
+  return null;
+}
+
+/** The group FreeRADIUS puts a blocked subscriber in, instead of its plan's groups. */
+export const BLOCKED_GROUP = 'billing_blocked';
+
+export const DEFAULT_GARDEN_ATTRIBUTES = 'Mikrotik-Address-List := "billing-blocked"\nMikrotik-Rate-Limit := "256k/256k"';
+
+export interface RadiusPair {
+  attribute: string;
+  op: string;
+  value: string;
+}
+
+const PAIR = /^\s*([A-Za-z][A-Za-z0-9-]*)\s*(:=|\+=|==|=)\s*(?:"((?:[^"\\]|\\.)*)"|([^\s"]+))\s*$/;
+
+/**
+ * Parses the walled garden's reply attributes, one `Attribute op value` a line (blank lines
+ * skipped). Throws naming the first bad line, so a setting that FreeRADIUS could not use is a 400.
+ */
+export function parseRadiusPairs(text: string): RadiusPair[] {
+  const pairs: RadiusPair[] = [];
+  const lines = text.split(/\r?\n/);
+  for (const [i, line] of lines.entries()) {
+    if (line.trim() === '') continue;
+    const m = PAIR.exec(line);
+    if (!m) throw new Error(`line ${i + 1} is not a RADIUS pair (Attribute := "value"): ${line.trim().slice(0, 80)}`);
+    const value = m[3] !== undefined ? m[3].replace(/\\(.)/g, '$1') : m[4];
+    pairs.push({ attribute: m[1], op: m[2], value });
+  }
+  return pairs;
+}
