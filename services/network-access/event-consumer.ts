@@ -3,14 +3,13 @@
  * `processed_events`, or being worked on here, is skipped. Events arriving together (a bulk job's
  * batch) are looked up together: one query for their processed state and one for their sessions.
  */
+import { DISCONNECT_EVENT } from '../../shared/access/outbox';
 import { RATE_LIMIT_EVENT, type RateLimitEvent as RateLimitPayload } from '../../shared/fup-rate';
 import type { OutcomeRecorder } from './outcomes';
 import type { RouterActions } from './router-actions';
 import { liveSessions, processedAmong, type LiveSession } from './sessions';
 
-/** Written by the subscribers unit (services/subscribers/outbox.ts), which this unit may not import. */
-export const DISCONNECT_EVENT = 'subscriber.disconnect';
-export { RATE_LIMIT_EVENT };
+export { DISCONNECT_EVENT, RATE_LIMIT_EVENT };
 export const CONSUMED_EVENTS = [DISCONNECT_EVENT, RATE_LIMIT_EVENT];
 
 /** The relay adds `event_id` (the outbox row id) to the row's payload. */

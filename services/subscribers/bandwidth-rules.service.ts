@@ -21,7 +21,7 @@ import type { Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
 import { isoTimestamp } from '../../shared/http/schemas';
 import { ATTR } from '../../shared/radius';
-import { queueDisconnect } from './outbox';
+import { queueDisconnect } from '../../shared/access/outbox';
 import { idParams } from '../../shared/http/schemas';
 import { ruleCreateBody, ruleDeleteBody, ruleParams, ruleUpdateBody } from './subscriber-schemas';
 

@@ -15,8 +15,8 @@ import { fromMinor, toMinor } from '../../shared/money';
 import { ApiError } from '../../shared/errors';
 import { createInvoices, payFromWallet, quoteServiceChange, settleServiceChange, type ServiceChangeQuote } from '../../shared/billing';
 import type { Settings } from '../../shared/settings';
-import { queueDisconnect } from './outbox';
-import { removeAccessRows, renameAccessRows, syncAccessRows } from './radius-rows';
+import { queueDisconnect } from '../../shared/access/outbox';
+import { removeAccessRows, renameAccessRows, syncAccessRows } from '../../shared/access/radius-rows';
 import { plansById, renewalPrice, type PlanRow, type SubscriberRow } from './subscriber-view';
 
 export interface Failure {

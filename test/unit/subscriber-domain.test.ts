@@ -3,7 +3,7 @@ import {
   addDays, clamp, intToIpv4, ipv4ToInt, isIPv4, isValidUsername, likePattern, normaliseMac, realmOf, renewedExpiry, swapRealm,
 } from '../../shared/domain/subscriber';
 import { permanentRateLimit } from '../../services/subscribers/bandwidth-rules.service';
-import { ntHash } from '../../services/subscribers/radius-rows';
+import { ntHash } from '../../shared/access/radius-rows';
 
 describe('subscriber domain rules', () => {
   it('normalises every common MAC notation and refuses the rest', () => {

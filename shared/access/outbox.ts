@@ -5,7 +5,7 @@
  * renewal, a new plan or a new static address takes effect ("disconnect and reconnect").
  */
 import { sql } from 'drizzle-orm';
-import type { DbOrTx } from '../../shared/db/client';
+import type { DbOrTx } from '../db/client';
 
 export const DISCONNECT_EVENT = 'subscriber.disconnect';
 

@@ -18,10 +18,10 @@
  */
 import { sql } from 'drizzle-orm';
 import { md4 } from 'hash-wasm';
-import type { DbOrTx } from '../../shared/db/client';
-import { radcheck } from '../../shared/db/schema';
-import { writeFupMembership } from '../../shared/fup-rate';
-import { ATTR } from '../../shared/radius';
+import type { DbOrTx } from '../db/client';
+import { radcheck } from '../db/schema';
+import { writeFupMembership } from '../fup-rate';
+import { ATTR } from '../radius';
 
 export const EXPIRATION = 'Expiration';
 export type PasswordMode = 'nt' | 'cleartext';
