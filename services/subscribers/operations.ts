@@ -9,7 +9,7 @@ import type { Auth } from '../../shared/auth/claims';
 import { inScope, type Scope } from '../../shared/auth/policy';
 import type { Tx } from '../../shared/db/client';
 import { resellers, resellerServiceLimits, subscribers } from '../../shared/db/schema';
-import { clamp, isValidUsername, PRICE_MAX, QUOTA_GB_MAX } from '../../shared/domain/subscriber';
+import { clamp, isValidUsername, PRICE_MAX, QUOTA_GB_MAX, renewalPrice } from '../../shared/domain/subscriber';
 import { writeFupMembership, queueRateLimit } from '../../shared/fup-rate';
 import { fromMinor, toMinor } from '../../shared/money';
 import { ApiError } from '../../shared/errors';
@@ -17,7 +17,7 @@ import { createInvoices, payFromWallet, quoteServiceChange, settleServiceChange,
 import type { Settings } from '../../shared/settings';
 import { queueDisconnect } from '../../shared/access/outbox';
 import { removeAccessRows, renameAccessRows, syncAccessRows } from '../../shared/access/radius-rows';
-import { plansById, renewalPrice, type PlanRow, type SubscriberRow } from './subscriber-view';
+import { plansById, type PlanRow, type SubscriberRow } from './subscriber-view';
 
 export interface Failure {
   id: number;

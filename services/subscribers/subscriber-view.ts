@@ -57,11 +57,6 @@ export async function plansById(db: DbOrTx, ids: number[]): Promise<Map<number, 
   return new Map(rows.map((p) => [p.id, p]));
 }
 
-/** What a renewal costs: the per-subscriber price when it overrides the plan's. */
-export function renewalPrice(s: SubscriberRow, plan: PlanRow): number {
-  return s.overridePrice && s.price !== null ? s.price : plan.price;
-}
-
 export async function viewsOf(db: DbOrTx, rows: SubscriberRow[], fallbackCurrency: string) {
   const plans = await plansById(db, rows.map((r) => r.serviceId));
   return rows.map((r) => subscriberView(r, plans.get(r.serviceId)?.currency ?? fallbackCurrency));

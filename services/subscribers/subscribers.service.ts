@@ -25,7 +25,7 @@ import { queueDisconnect } from '../../shared/access/outbox';
 import { planView, resellerView } from '../../shared/views';
 import { syncAccessRows, writePasswordRow } from '../../shared/access/radius-rows';
 import { listSubscribers, type ListParams } from './subscriber-list';
-import { plansById, renewalPrice, subscriberView, type PlanRow, type SubscriberRow } from './subscriber-view';
+import { plansById, subscriberView, type PlanRow, type SubscriberRow } from './subscriber-view';
 import type { HttpRoute } from '../../shared/http/route';
 import { addBalanceBody, addDaysBody, changePriceQuery, changeServiceBody, createBody, listQuery, renameBody, topupBody, updateBody } from './subscriber-schemas';
 import { emptyBody, idParams } from '../../shared/http/schemas';

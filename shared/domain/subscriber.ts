@@ -83,6 +83,14 @@ export function renewedExpiry(expiryDate: string, today: string, durationDays: n
   return addDays(expiryDate > today ? expiryDate : today, durationDays);
 }
 
+/**
+ * What a renewal costs, in the plan's minor units: the subscriber's own price when it overrides the
+ * plan's. Shared because billing shows it (the captive portal) and subscribers charges it.
+ */
+export function renewalPrice(s: { overridePrice: boolean; price: number | null }, plan: { price: number }): number {
+  return s.overridePrice && s.price !== null ? s.price : plan.price;
+}
+
 /** `%` and `_` of a search term matched literally in ILIKE. */
 export function likePattern(term: string): string {
   return `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import {
-  addDays, clamp, intToIpv4, ipv4ToInt, isIPv4, isValidUsername, likePattern, normaliseMac, realmOf, renewedExpiry, swapRealm,
+  addDays, clamp, intToIpv4, ipv4ToInt, isIPv4, isValidUsername, likePattern, normaliseMac, realmOf, renewalPrice, renewedExpiry,
+  swapRealm,
 } from '../../shared/domain/subscriber';
 import { permanentRateLimit } from '../../services/subscribers/bandwidth-rules.service';
 import { ntHash } from '../../shared/access/radius-rows';
@@ -39,6 +40,13 @@ describe('subscriber domain rules', () => {
     expect(addDays('2024-03-01', -1)).toBe('2024-02-29');
     expect(renewedExpiry('2024-05-10', '2024-05-01', 30)).toBe('2024-06-09');
     expect(renewedExpiry('2024-04-01', '2024-05-01', 30)).toBe('2024-05-31');
+  });
+
+  it("charges the subscriber's own price only when it overrides the plan's", () => {
+    const plan = { price: 2500 };
+    expect(renewalPrice({ overridePrice: true, price: 1800 }, plan)).toBe(1800);
+    expect(renewalPrice({ overridePrice: false, price: 1800 }, plan)).toBe(2500);
+    expect(renewalPrice({ overridePrice: true, price: null }, plan)).toBe(2500);
   });
 
   it('search terms match % and _ literally', () => {
