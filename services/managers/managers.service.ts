@@ -2,6 +2,7 @@ import { and, count, eq, ne, sql } from 'drizzle-orm';
 import type { ServiceSchema } from 'moleculer';
 import type { Role } from '../../shared/auth/claims';
 import { hashPassword } from '../../shared/auth/passwords';
+import { isPermission, PERMISSIONS } from '../../shared/auth/permissions';
 import { requireAdmin } from '../../shared/auth/policy';
 import { config } from '../../shared/config';
 import { db } from '../../shared/db/client';
@@ -63,6 +64,12 @@ async function checkRoleAndReseller(role: Role, resellerId: number | null | unde
   }
 }
 
+/** Names the first permission that shared/auth/permissions does not list. */
+function checkPermissions(names: string[] | undefined): void {
+  const unknown = names?.find((name) => !isPermission(name));
+  if (unknown !== undefined) throw badRequest(`unknown permission ${unknown}`);
+}
+
 /** The first admin, from ADMIN_USERNAME / ADMIN_PASSWORD, created once when no admin exists. */
 async function ensureFirstAdmin(log: (msg: string) => void): Promise<void> {
   const cfg = config();
@@ -100,6 +107,7 @@ export const managersService: ServiceSchema = {
         requireAdmin(ctx.meta.auth);
         const p = ctx.params;
         const role = p.role as Role;
+        checkPermissions(p.permissions);
         await checkRoleAndReseller(role, p.reseller_id);
         return conflictOnDuplicate('username already exists', async () => {
           const [row] = await db()
@@ -135,6 +143,21 @@ export const managersService: ServiceSchema = {
         return { data: rows.map(view), pagination: { page, limit, total } };
       },
     },
+    permissions: {
+      rest: 'GET /api/permissions',
+      http: {
+        auth: 'jwt',
+        access: 'admin',
+        summary: 'The permissions a manager can hold (the console offers these)',
+        tag: 'managers',
+        data: { type: 'array', items: { type: 'string', enum: [...PERMISSIONS] } },
+        errors: adminErrors,
+      },
+      handler(ctx: Ctx<unknown>): ActionResult {
+        requireAdmin(ctx.meta.auth);
+        return { data: PERMISSIONS };
+      },
+    },
     update: {
       rest: 'PUT /api/managers/:id',
       http: {
@@ -153,6 +176,7 @@ export const managersService: ServiceSchema = {
         if (!current) throw notFound('manager not found');
         const role = (p.role ?? current.role) as Role;
         const resellerId = p.reseller_id === undefined ? current.resellerId : p.reseller_id;
+        checkPermissions(p.permissions);
         await checkRoleAndReseller(role, resellerId);
         const active = p.active ?? current.active;
         if (current.role === 'admin' && role !== 'admin') await assertAnotherAdmin(current.id, 'cannot demote the last admin');

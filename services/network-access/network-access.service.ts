@@ -6,6 +6,7 @@
  */
 import { and, eq, isNull } from 'drizzle-orm';
 import type { ServiceSchema } from 'moleculer';
+import type { Permission } from '../../shared/auth/permissions';
 import { assertRecordInScope, requirePermission, type Access } from '../../shared/auth/policy';
 import { db } from '../../shared/db/client';
 import { subscribers } from '../../shared/db/schema';
@@ -44,7 +45,7 @@ interface Clients {
 }
 
 /** The subscriber named by the path, after the permission and scope checks of shared/auth/policy. */
-async function subscriberFor(ctx: Ctx<{ id: number }>, permission: string, access: Access) {
+async function subscriberFor(ctx: Ctx<{ id: number }>, permission: Permission, access: Access) {
   const auth = requirePermission(ctx.meta.auth, permission);
   const [row] = await db()
     .select({ id: subscribers.id, username: subscribers.username, resellerId: subscribers.resellerId })

@@ -9,6 +9,7 @@
 import { eq, sql } from 'drizzle-orm';
 import type { ServiceSchema } from 'moleculer';
 import type { Auth } from '../../shared/auth/claims';
+import type { Permission } from '../../shared/auth/permissions';
 import { hasPermission, requireAdminOrReseller, requireAuth, scopeFor, targetReseller, type Scope } from '../../shared/auth/policy';
 import { db } from '../../shared/db/client';
 import { isSerializationFailure } from '../../shared/db/errors';
@@ -29,7 +30,7 @@ type BulkAction =
 
 type Payload = Record<string, unknown>;
 
-const PERMISSION: Record<BulkAction, string> = {
+const PERMISSION: Record<BulkAction, Permission> = {
   renew: 'subscribers.renew',
   disconnect: 'subscribers.disconnect',
   enable: 'subscribers.inactivate',

@@ -6,6 +6,7 @@
 import { and, asc, eq, gte, isNull, sql } from 'drizzle-orm';
 import type { ServiceSchema } from 'moleculer';
 import type { Auth } from '../../shared/auth/claims';
+import type { Permission } from '../../shared/auth/permissions';
 import { assertRecordInScope, requireAdmin, requirePermission, scopeFor, targetReseller } from '../../shared/auth/policy';
 import { decrypt, encrypt } from '../../shared/auth/secrets';
 import { db, type Tx } from '../../shared/db/client';
@@ -133,7 +134,7 @@ function throwFailure(f: ops.Failure): never {
  */
 async function runSingle<P>(
   ctx: Ctx<IdParams>,
-  permission: string,
+  permission: Permission,
   op: ops.Operation<P>,
   payload: P,
 ): Promise<ActionResult> {
@@ -154,7 +155,7 @@ async function runSingle<P>(
 }
 
 /** A `POST /api/subscribers/:id/<path>` action with no body: one operation under one permission. */
-const simpleAction = (path: string, permission: string, op: ops.Operation<unknown>, summary: string, errors: Record<number, string> = {}) => ({
+const simpleAction = (path: string, permission: Permission, op: ops.Operation<unknown>, summary: string, errors: Record<number, string> = {}) => ({
   rest: `POST /api/subscribers/:id/${path}`,
   http: {
     auth: 'jwt', access: permission, summary, tag: 'subscribers', params: idParams(), body: emptyBody,
@@ -292,7 +293,7 @@ export const subscribersService: ServiceSchema = {
       rest: 'PUT /api/subscribers/:id',
       http: {
         auth: 'jwt',
-        access: 'subscribers.edit (username change: subscribers.rename; reseller_id: subscribers.transfer)',
+        access: `subscribers.edit (username change: ${'subscribers.rename' satisfies Permission}; reseller_id: ${'subscribers.transfer' satisfies Permission})`,
         summary: 'Update any subset of the create fields; unknown fields are dropped',
         tag: 'subscribers',
         params: idParams(),

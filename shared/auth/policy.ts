@@ -14,6 +14,7 @@ import { isPoolDb, pgPool, type DbOrTx } from '../db/client';
 import { resellers, resellerTreeGeneration } from '../db/schema';
 import { badRequest, forbidden, notFound, unauthorized } from '../errors';
 import type { Auth, Role } from './claims';
+import type { Permission } from './permissions';
 
 /**
  * A tree scope carries the reseller tree's generation (migration 0013) read with its path: whatever
@@ -22,18 +23,18 @@ import type { Auth, Role } from './claims';
 export type Scope = { kind: 'all' } | { kind: 'tree'; rootId: number; rootPath: string; treeGeneration: number };
 export type Access = 'read' | 'write';
 
-export const VIEW_ALL = 'subscribers.view_all';
+export const VIEW_ALL: Permission = 'subscribers.view_all';
 
 export function requireAuth(auth: Auth | undefined): Auth {
   if (!auth) throw unauthorized();
   return auth;
 }
 
-export function hasPermission(auth: Auth, permission: string): boolean {
+export function hasPermission(auth: Auth, permission: Permission): boolean {
   return auth.role === 'admin' || auth.permissions.includes(permission);
 }
 
-export function requirePermission(auth: Auth | undefined, permission: string): Auth {
+export function requirePermission(auth: Auth | undefined, permission: Permission): Auth {
   const a = requireAuth(auth);
   if (!hasPermission(a, permission)) throw forbidden(`permission ${permission} required`);
   return a;

@@ -1,8 +1,10 @@
 /**
- * A route of the public HTTP API, declared by the service that owns it (services/<name>/routes.ts).
+ * A route of the public HTTP API, declared by the action that serves it (its `rest` and `http`).
  * The gateway builds its route table, its ajv validators and the OpenAPI document from these
  * declarations, so what is validated and what is documented cannot drift apart.
  */
+import type { Permission } from '../auth/permissions';
+
 export type JsonSchema = Record<string, unknown>;
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -22,7 +24,7 @@ export interface HttpRoute {
   /** `public`: no token. `jwt`: a valid, unrevoked token of an active manager. */
   auth: 'public' | 'jwt';
   /** Who may call it, as the OpenAPI document states it (the action enforces it through policy). */
-  access: string;
+  access: RouteAccess;
   summary: string;
   tag: string;
   params?: JsonSchema;
@@ -41,6 +43,24 @@ export interface HttpRoute {
   idempotent?: boolean;
   /** Drop body fields the schema does not name instead of refusing them (the spec's PUT /api/subscribers/:id). */
   dropUnknown?: boolean;
+}
+
+/**
+ * A permission by its name (checked against shared/auth/permissions), or a rule of roles in words.
+ * Permissions named inside the words are written as `${Permission}` placeholders, so they are checked too.
+ */
+export type RouteAccess =
+  | Permission
+  | `${Permission} (${string})`
+  | `admin${string}`
+  | `any authenticated${string}`
+  | `none${string}`;
+
+// Every action's `http` is typed where it is declared, so a misspelled permission fails to compile.
+declare module 'moleculer' {
+  interface ActionSchema {
+    http?: HttpRoute;
+  }
 }
 
 /** A route as the gateway serves it: an action's `rest` split into method and path, plus its `http`. */

@@ -1,4 +1,5 @@
 import { and, eq, ne } from 'drizzle-orm';
+import { PERMISSIONS } from '../../shared/auth/permissions';
 import { managers, nas, radgroupreply, resellers, settings, transactions } from '../../shared/db/schema';
 import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
 
@@ -241,6 +242,20 @@ describe('managers', () => {
     const upd = await api.put(`/api/managers/${res.body.data.id}`, { permissions: [] }, admin());
     expect(upd.body.data.permissions).toEqual([]);
     expect((await api.get('/api/managers', asReseller(r.id))).status).toBe(403);
+  });
+
+  it('takes only the permissions of shared/auth/permissions, and serves that list to admins', async () => {
+    const list = await api.get('/api/permissions', admin());
+    expect(list.status).toBe(200);
+    expect(list.body.data).toEqual([...PERMISSIONS]);
+    expect((await api.get('/api/permissions', asReseller(1))).status).toBe(403);
+    const typo = await api.post('/api/managers', { username: 'typo', password: 'longenough', role: 'user', permissions: ['subscribers.view', 'subscribers.reneww'] }, admin());
+    expect(typo.status).toBe(400);
+    expect(typo.body.message).toBe('unknown permission subscribers.reneww');
+    const [{ id }] = await t.db.select({ id: managers.id }).from(managers).where(eq(managers.role, 'admin')).limit(1);
+    const upd = await api.put(`/api/managers/${id}`, { permissions: ['billing.view'] }, admin());
+    expect(upd.body).toEqual({ success: false, message: 'unknown permission billing.view' });
+    expect(await t.db.select().from(managers).where(eq(managers.username, 'typo'))).toEqual([]);
   });
 
   it('refuses to remove, demote or disable the last admin', async () => {

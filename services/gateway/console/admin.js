@@ -159,24 +159,24 @@ export function NasPage() {
 
 // ---- managers ---------------------------------------------------------------------------------
 
-const PERMISSIONS = ['subscribers.view', 'subscribers.view_all', 'subscribers.create', 'subscribers.edit', 'subscribers.delete',
-  'subscribers.renew', 'subscribers.add_days', 'subscribers.change_service', 'subscribers.inactivate', 'subscribers.disconnect',
-  'subscribers.reset_fup', 'subscribers.reset_mac', 'subscribers.rename', 'subscribers.refill_quota', 'subscribers.ping',
-  'subscribers.torch', 'subscribers.view_graph', 'subscribers.transfer'];
-
 export function ManagersPage() {
-  const state = useLoad(async () => ({ rows: await allPages('/api/managers'), resellers: await allPages('/api/resellers') }), []);
-  const fields = (rs) => [
+  // The permissions are the API's own list (GET /api/permissions), so the console never offers a stale one.
+  const state = useLoad(async () => ({
+    rows: await allPages('/api/managers'),
+    resellers: await allPages('/api/resellers'),
+    permissions: (await api('GET', '/api/permissions')).data,
+  }), []);
+  const fields = (rs, permissions) => [
     { name: 'username', label: 'Username', required: true },
     { name: 'password', label: 'Password (8 or more)', type: 'password', required: true },
     { name: 'role', label: 'Role', type: 'select', options: opt(['reseller', 'user', 'admin']), required: true },
     { name: 'reseller_id', label: 'Reseller', type: 'select', numeric: true, options: options(rs) },
     { name: 'permissions', label: 'Permissions (admins hold all)', type: 'checkboxes', value: ['subscribers.view'],
-      options: PERMISSIONS.map((p) => ({ value: p, label: p.replace('subscribers.', '').replace(/_/g, ' ') })) },
+      options: permissions.map((p) => ({ value: p, label: p.replace('subscribers.', '').replace(/_/g, ' ') })) },
   ];
   return html`<section>
     <div class="page-head"><h1>Managers</h1>
-      <${Loaded} state=${state}>${(d) => html`<${ActionDialog} label="New manager" fields=${fields(d.resellers)}
+      <${Loaded} state=${state}>${(d) => html`<${ActionDialog} label="New manager" fields=${fields(d.resellers, d.permissions)}
         run=${(v) => api('POST', '/api/managers', { body: v })} onDone=${() => { notify('Manager created'); state.reload(); }} />`}</${Loaded}>
     </div>
     <${Loaded} state=${state}>${(d) => html`<${Table} rows=${d.rows} columns=${[['username', 'Username'], ['role', 'Role'], ['reseller_id', 'Reseller'],

@@ -1,0 +1,33 @@
+/**
+ * The one list of permissions a manager can hold (spec section 2, "subscribers.*" per endpoint).
+ * Policy, route declarations, the bulk table and manager validation take `Permission`, so a
+ * misspelled name fails to compile; the console reads the list from `GET /api/permissions`.
+ */
+export const PERMISSIONS = [
+  'subscribers.view',
+  'subscribers.view_all',
+  'subscribers.create',
+  'subscribers.edit',
+  'subscribers.delete',
+  'subscribers.renew',
+  'subscribers.add_days',
+  'subscribers.change_service',
+  'subscribers.inactivate',
+  'subscribers.disconnect',
+  'subscribers.reset_fup',
+  'subscribers.reset_mac',
+  'subscribers.rename',
+  'subscribers.refill_quota',
+  'subscribers.ping',
+  'subscribers.torch',
+  'subscribers.view_graph',
+  'subscribers.transfer',
+] as const;
+
+export type Permission = (typeof PERMISSIONS)[number];
+
+const known: ReadonlySet<string> = new Set(PERMISSIONS);
+
+export function isPermission(name: string): name is Permission {
+  return known.has(name);
+}
