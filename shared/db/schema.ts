@@ -9,8 +9,10 @@ import {
   bigserial,
   boolean,
   char,
+  check,
   customType,
   date,
+  foreignKey,
   index,
   inet,
   integer,
@@ -279,6 +281,8 @@ export const invoices = pgTable(
     // Commissions (migration 0008 adds INCLUDE (status, amount, commission_amount): index-only sums).
     index('invoices_commission_idx').on(t.resellerId, t.issueDate),
     index('invoices_number_trgm').using('gin', sql`${t.invoiceNumber} gin_trgm_ops`),
+    // Migration 0011: what a search can rule out as no number (services/billing/invoice-list.ts).
+    check('invoices_number_chars', sql`${t.invoiceNumber} ~ '^[A-Za-z0-9-]+$'`),
     // Migration 0009 adds `search_text` (number, username and full name, lower-cased, kept by
     // triggers) and invoices_search_idx (id) INCLUDE (search_text) for broad searches; SQL only.
   ],
@@ -450,10 +454,14 @@ export const invoiceStatusCounts = pgTable(
  * One row: bumped at COMMIT by every write that can change which invoices a list holds (migrations
  * 0010 and 0012's deferred triggers), so a page kept between requests knows when it is stale.
  */
-export const invoiceListGeneration = pgTable('invoice_list_generation', {
-  one: boolean('one').primaryKey().default(true),
-  n: bigint('n', { mode: 'number' }).notNull(),
-});
+export const invoiceListGeneration = pgTable(
+  'invoice_list_generation',
+  {
+    one: boolean('one').primaryKey().default(true),
+    n: bigint('n', { mode: 'number' }).notNull(),
+  },
+  (t) => [check('invoice_list_generation_one_check', sql`${t.one}`)],
+);
 
 /**
  * Each invoice under every reseller on its reseller's path, itself included, kept by triggers in the
@@ -465,28 +473,37 @@ export const invoiceTree = pgTable(
     ancestorId: integer('ancestor_id').notNull(),
     invoiceId: integer('invoice_id').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.ancestorId, t.invoiceId] })],
+  (t) => [primaryKey({ name: 'invoice_tree_pkey', columns: [t.ancestorId, t.invoiceId] })],
 );
 
 /** Moves when a reseller is created, deleted or given another path (migration 0013): scopes carry it. */
-export const resellerTreeGeneration = pgTable('reseller_tree_generation', {
-  one: boolean('one').primaryKey().default(true),
-  n: bigint('n', { mode: 'number' }).notNull(),
-});
+export const resellerTreeGeneration = pgTable(
+  'reseller_tree_generation',
+  {
+    one: boolean('one').primaryKey().default(true),
+    n: bigint('n', { mode: 'number' }).notNull(),
+  },
+  (t) => [check('reseller_tree_generation_one_check', sql`${t.one}`)],
+);
 
 /** Rendered invoice PDFs, keyed by a hash of everything the page shows (services/billing/pdf-cache.ts). */
 export const pdfCache = pgTable(
   'pdf_cache',
   {
     key: text('key').primaryKey(),
-    invoiceId: integer('invoice_id').notNull().references(() => invoices.id, { onDelete: 'cascade' }),
+    invoiceId: integer('invoice_id').notNull(),
     paper: text('paper').notNull(),
     pdf: bytea('pdf').notNull(),
     size: integer('size').notNull(),
     createdAt: createdAt(),
     usedAt: timestamp('used_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index('pdf_cache_invoice_idx').on(t.invoiceId, t.paper), index('pdf_cache_used_idx').on(t.usedAt)],
+  (t) => [
+    // Named as migration 0008 (PostgreSQL's default) named it.
+    foreignKey({ name: 'pdf_cache_invoice_id_fkey', columns: [t.invoiceId], foreignColumns: [invoices.id] }).onDelete('cascade'),
+    index('pdf_cache_invoice_idx').on(t.invoiceId, t.paper),
+    index('pdf_cache_used_idx').on(t.usedAt),
+  ],
 );
 
 export const settings = pgTable('settings', {
