@@ -202,6 +202,7 @@ export const subscribers = pgTable(
     index('subscribers_live_online_created_idx').on(t.createdAt, t.id, t.resellerId).where(sql`${t.isOnline} and ${t.deletedAt} is null`),
     index('subscribers_unblocked_expiry_idx').on(t.expiryDate).where(sql`${t.deletedAt} is null and ${t.blockedReason} is null`),
     index('subscribers_blocked_idx').on(t.blockedReason, t.id).where(sql`${t.deletedAt} is null and ${t.blockedReason} is not null`),
+    check('subscribers_blocked_reason_check', sql`${t.blockedReason} IN ('expired', 'quota', 'overdue')`),
     index('subscribers_auto_renew_expiry_idx').on(t.expiryDate, t.id).where(sql`${t.deletedAt} is null and ${t.autoRenew}`),
     index('subscribers_live_status_idx').on(t.status, t.resellerId).where(sql`${t.deletedAt} is null`),
     index('subscribers_username_trgm').using('gin', sql`${t.username} gin_trgm_ops`),
