@@ -28,6 +28,27 @@ export const subscriberFields: Record<string, JsonSchema> = {
 export const createBody = object(subscriberFields, ['username', 'password', 'service_id']);
 export const updateBody = object(subscriberFields);
 
+export interface UpdateSubscriberInput {
+  username?: string;
+  password?: string;
+  service_id?: number;
+  full_name?: string | null;
+  phone?: string | null;
+  mac_address?: string | null;
+  static_ip?: string | null;
+  expiry_date?: string;
+  reseller_id?: number;
+  region?: string | null;
+  building?: string | null;
+  address?: string | null;
+  nationality?: string | null;
+  country?: string | null;
+  notes?: string | null;
+  price?: number | null;
+  override_price?: boolean;
+}
+export type CreateSubscriberInput = UpdateSubscriberInput & Required<Pick<UpdateSubscriberInput, 'username' | 'password' | 'service_id'>>;
+
 export const LIST_STATUSES = ['active', 'inactive', 'expired', 'expiring', 'online', 'offline'] as const;
 export const LIST_SORTS = ['created_at', 'username', 'expiry_date', 'daily_quota_used'] as const;
 

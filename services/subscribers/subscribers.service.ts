@@ -3,168 +3,35 @@
  * Each single action runs the same set-based operation as its bulk counterpart (operations.ts)
  * over one locked row, then answers with the updated subscriber.
  */
-import { and, asc, eq, gte, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, gte, sql } from 'drizzle-orm';
 import type { ServiceSchema } from 'moleculer';
-import type { Auth } from '../../shared/auth/claims';
 import type { Permission } from '../../shared/auth/permissions';
-import { assertRecordInScope, requireAdmin, requirePermission, scopeFor, targetReseller } from '../../shared/auth/policy';
-import { decrypt, encrypt } from '../../shared/auth/secrets';
-import { db, type Tx } from '../../shared/db/client';
-import { isUniqueViolation } from '../../shared/db/errors';
-import {
-  auditLog, bandwidthRules, dailyUsage, radcheck, radreply, radusergroup, resellers, services, subscribers, walletEntries,
-} from '../../shared/db/schema';
+import { requirePermission } from '../../shared/auth/policy';
+import { decrypt } from '../../shared/auth/secrets';
+import { db } from '../../shared/db/client';
+import { auditLog, dailyUsage, resellers, services, subscribers } from '../../shared/db/schema';
 import { creditWallet, quoteServiceChange } from '../../shared/billing';
-import { addDays, GB_BYTES, isIPv4, isValidUsername, normaliseMac, todayIso } from '../../shared/domain/subscriber';
-import { ApiError, badRequest, conflict, forbidden, notFound } from '../../shared/errors';
-import { authOf, type Ctx } from '../../shared/http/context';
+import { addDays, GB_BYTES, todayIso } from '../../shared/domain/subscriber';
+import type { Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
-import { fromMinor, toMinor } from '../../shared/money';
+import { fromMinor } from '../../shared/money';
 import { loadSettings } from '../../shared/settings';
 import * as ops from './operations';
-import { queueDisconnect } from '../../shared/access/outbox';
 import { planView, resellerView } from '../../shared/views';
-import { syncAccessRows, writePasswordRow } from '../../shared/access/radius-rows';
+import { syncAccessRows } from '../../shared/access/radius-rows';
 import { listSubscribers, type ListParams } from './subscriber-list';
-import { plansById, subscriberView, type PlanRow, type SubscriberRow } from './subscriber-view';
-import type { HttpRoute } from '../../shared/http/route';
+import { subscriberView } from './subscriber-view';
 import { addBalanceBody, addDaysBody, changePriceQuery, changeServiceBody, createBody, listQuery, renameBody, topupBody, updateBody } from './subscriber-schemas';
-import { emptyBody, idParams } from '../../shared/http/schemas';
+import type { CreateSubscriberInput, UpdateSubscriberInput } from './subscriber-schemas';
+import { idParams } from '../../shared/http/schemas';
+import { checkUsername, minorOrBadRequest } from './field-checks';
+import { livePlan, rowInScope } from './subscriber-rows';
+import { authorizeSingle, runAuthorized, runSingle, simpleAction } from './single-action';
+import { createSubscriber } from './use-cases/create-subscriber';
+import { updateSubscriber } from './use-cases/update-subscriber';
+import { removeSubscriberPermanently } from './use-cases/remove-subscriber-permanently';
 
 type IdParams = { id: number };
-
-interface SubscriberInput {
-  username?: string;
-  password?: string;
-  service_id?: number;
-  full_name?: string | null;
-  phone?: string | null;
-  mac_address?: string | null;
-  static_ip?: string | null;
-  expiry_date?: string;
-  reseller_id?: number;
-  region?: string | null;
-  building?: string | null;
-  address?: string | null;
-  nationality?: string | null;
-  country?: string | null;
-  notes?: string | null;
-  price?: number | null;
-  override_price?: boolean;
-}
-
-const NOT_FOUND = 'subscriber not found';
-
-async function loadRow(id: number, live = true): Promise<SubscriberRow | undefined> {
-  const [row] = await db().select().from(subscribers)
-    .where(live ? and(eq(subscribers.id, id), isNull(subscribers.deletedAt)) : eq(subscribers.id, id));
-  return row;
-}
-
-/** The row, after the policy's 404 / 403 rule for the caller and the kind of access. */
-async function rowInScope(auth: Auth, id: number, access: 'read' | 'write'): Promise<SubscriberRow> {
-  const row = await loadRow(id);
-  await assertRecordInScope(db(), auth, access, row?.resellerId, NOT_FOUND);
-  return row!;
-}
-
-async function livePlan(db_: Tx | ReturnType<typeof db>, id: number): Promise<PlanRow> {
-  const [plan] = await db_.select().from(services).where(and(eq(services.id, id), isNull(services.deletedAt)));
-  if (!plan) throw badRequest('service_id not found');
-  return plan;
-}
-
-async function viewOf(row: SubscriberRow) {
-  const plans = await plansById(db(), [row.serviceId]);
-  return subscriberView(row, plans.get(row.serviceId)?.currency ?? (await loadSettings(db(), ['currency'])).currency);
-}
-
-function checkUsername(username: string, field = 'username'): void {
-  if (!isValidUsername(username)) throw badRequest(`${field} must be name or name@realm (letters, digits and . _ -)`);
-}
-
-function macOrBadRequest(mac: string | null | undefined): string | null | undefined {
-  if (mac === undefined || mac === null || mac === '') return mac === '' ? null : mac;
-  const normal = normaliseMac(mac);
-  if (!normal) throw badRequest('mac_address must be a MAC address such as AA:BB:CC:DD:EE:FF');
-  return normal;
-}
-
-function ipOrBadRequest(ip: string | null | undefined): string | null | undefined {
-  if (ip === undefined || ip === null || ip === '') return ip === '' ? null : ip;
-  if (!isIPv4(ip)) throw badRequest('static_ip must be an IPv4 address');
-  return ip;
-}
-
-function priceOrBadRequest(price: number | null | undefined, currency: string): number | null | undefined {
-  if (price === undefined || price === null) return price;
-  try {
-    return toMinor(price, currency);
-  } catch {
-    throw badRequest(`price has more decimal places than ${currency} allows`);
-  }
-}
-
-/** Same rule as bulk set_static_ip: free among live subscribers and in no other username's reply rows. */
-async function assertAddressFree(tx: Tx, ip: string, self?: SubscriberRow): Promise<void> {
-  await tx.execute(sql`select pg_advisory_xact_lock(hashtext('subscribers.static_ip'))`);
-  const res = await tx.execute(sql`
-    select 1 from subscribers where deleted_at is null and static_ip = ${ip}::inet and id <> ${self?.id ?? 0}
-    union all
-    select 1 from radreply where attribute = 'Framed-IP-Address' and value = ${ip} and username <> ${self?.username ?? ''}
-    limit 1`);
-  if (res.rows.length) throw conflict(ops.REASON.ipUsed);
-}
-
-function uniqueConflict(err: unknown): never {
-  if (isUniqueViolation(err)) {
-    const text = JSON.stringify(err, Object.getOwnPropertyNames(err)) + String((err as { cause?: unknown }).cause);
-    throw conflict(text.includes('static_ip') ? ops.REASON.ipUsed : ops.REASON.usernameTaken);
-  }
-  throw err;
-}
-
-function throwFailure(f: ops.Failure): never {
-  throw new ApiError(f.status, f.reason);
-}
-
-/**
- * One subscriber through an operation: the policy decides 404/403, then the row is locked and the
- * operation's own failure (402, 409...) becomes the HTTP error.
- */
-async function runSingle<P>(
-  ctx: Ctx<IdParams>,
-  permission: Permission,
-  op: ops.Operation<P>,
-  payload: P,
-): Promise<ActionResult> {
-  const auth = requirePermission(ctx.meta.auth, permission);
-  await rowInScope(auth, ctx.params.id, 'write');
-  const scope = await scopeFor(db(), auth, 'write');
-  const settings = await loadSettings(db());
-  const today = todayIso();
-  const extra = await db().transaction(async (tx) => {
-    const locked = await ops.lockInScope(tx, scope, [ctx.params.id]);
-    if (locked.failed.length) throwFailure(locked.failed[0]);
-    const result = await op({ tx, auth, today, settings }, locked.rows, payload);
-    if (result.failed.length) throwFailure(result.failed[0]);
-    return result.extra.get(ctx.params.id) ?? {};
-  });
-  const row = await loadRow(ctx.params.id, false);
-  return { data: { ...(await viewOf(row!)), ...extra } };
-}
-
-/** A `POST /api/subscribers/:id/<path>` action with no body: one operation under one permission. */
-const simpleAction = (path: string, permission: Permission, op: ops.Operation<unknown>, summary: string, errors: Record<number, string> = {}) => ({
-  rest: `POST /api/subscribers/:id/${path}`,
-  http: {
-    auth: 'jwt', access: permission, summary, tag: 'subscribers', params: idParams(), body: emptyBody,
-    errors: { 403: 'not authorized', 404: 'subscriber not found', ...errors },
-  } satisfies HttpRoute,
-  async handler(ctx: Ctx<IdParams>): Promise<ActionResult> {
-    return runSingle(ctx, permission, op, {});
-  },
-});
 
 export const subscribersService: ServiceSchema = {
   name: 'subscribers',
@@ -239,53 +106,8 @@ export const subscribersService: ServiceSchema = {
         body: createBody,
         errors: { 400: 'service_id not found, or a field is invalid', 403: 'reseller has no service limit for this plan', 409: 'username already exists, or static_ip already used' },
       },
-      async handler(ctx: Ctx<SubscriberInput>): Promise<ActionResult> {
-        const auth = requirePermission(ctx.meta.auth, 'subscribers.create');
-        const p = ctx.params;
-        checkUsername(p.username!);
-        const mac = macOrBadRequest(p.mac_address);
-        const staticIp = ipOrBadRequest(p.static_ip);
-        const plan = await livePlan(db(), p.service_id!);
-        const price = priceOrBadRequest(p.price, plan.currency);
-        const resellerId = await targetReseller(db(), auth, p.reseller_id);
-        const settings = await loadSettings(db());
-        const today = todayIso();
-        try {
-          const row = await db().transaction(async (tx) => {
-            const [taken] = await tx.select({ id: subscribers.id }).from(subscribers)
-              .where(and(eq(subscribers.username, p.username!), isNull(subscribers.deletedAt)));
-            if (taken) throw conflict(ops.REASON.usernameTaken);
-            const probe = { id: 0, resellerId, serviceId: 0 } as SubscriberRow;
-            const limits = await ops.checkServiceLimits(tx, [probe], plan.id);
-            if (limits.failed.length) throw forbidden(limits.failed[0].reason);
-            if (staticIp) await assertAddressFree(tx, staticIp);
-            const [inserted] = await tx.insert(subscribers).values({
-              username: p.username!,
-              passwordEnc: encrypt(p.password!),
-              fullName: p.full_name ?? null,
-              phone: p.phone ?? null,
-              macAddress: mac ?? null,
-              serviceId: plan.id,
-              resellerId,
-              staticIp: staticIp ?? null,
-              region: p.region ?? null,
-              building: p.building ?? null,
-              address: p.address ?? null,
-              nationality: p.nationality ?? null,
-              country: p.country ?? null,
-              notes: p.notes ?? null,
-              price: price ?? null,
-              overridePrice: p.override_price ?? false,
-              expiryDate: p.expiry_date ?? addDays(today, plan.durationDays),
-            }).returning();
-            await writePasswordRow(tx, inserted.username, p.password!, settings.radius_password_mode as 'nt' | 'cleartext');
-            await syncAccessRows(tx, [inserted.id], today);
-            return inserted;
-          });
-          return { data: subscriberView(row, plan.currency) };
-        } catch (err) {
-          return uniqueConflict(err);
-        }
+      async handler(ctx: Ctx<CreateSubscriberInput>): Promise<ActionResult> {
+        return { data: await createSubscriber(ctx.meta.auth, ctx.params) };
       },
     },
 
@@ -301,76 +123,8 @@ export const subscribersService: ServiceSchema = {
         dropUnknown: true,
         errors: { 400: 'service_id not found, or a field is invalid', 403: 'not authorized', 404: 'subscriber not found', 409: 'username already exists, or static_ip already used' },
       },
-      async handler(ctx: Ctx<SubscriberInput & IdParams>): Promise<ActionResult> {
-        const auth = requirePermission(ctx.meta.auth, 'subscribers.edit');
-        const p = ctx.params;
-        const current = await rowInScope(auth, p.id, 'write');
-        if (p.username !== undefined && p.username !== current.username) {
-          requirePermission(auth, 'subscribers.rename');
-          checkUsername(p.username);
-        }
-        const mac = macOrBadRequest(p.mac_address);
-        const staticIp = ipOrBadRequest(p.static_ip);
-        const newPlan = p.service_id !== undefined && p.service_id !== current.serviceId ? await livePlan(db(), p.service_id) : undefined;
-        const currency = newPlan?.currency ?? (await plansById(db(), [current.serviceId])).get(current.serviceId)!.currency;
-        const price = priceOrBadRequest(p.price, currency);
-        let resellerId: number | undefined;
-        if (p.reseller_id !== undefined && p.reseller_id !== current.resellerId) {
-          requirePermission(auth, 'subscribers.transfer');
-          resellerId = await targetReseller(db(), auth, p.reseller_id);
-        }
-        const settings = await loadSettings(db());
-        const today = todayIso();
-        const scope = await scopeFor(db(), auth, 'write');
-        try {
-          await db().transaction(async (tx) => {
-            const locked = await ops.lockInScope(tx, scope, [p.id]);
-            if (locked.failed.length) throwFailure(locked.failed[0]);
-            const env = { tx, auth, today, settings };
-            let row = locked.rows[0];
-            if (newPlan) {
-              const result = await ops.setService(env, [row], { plan: newPlan, charge_difference: false });
-              if (result.failed.length) throwFailure(result.failed[0]);
-            }
-            const set: Partial<typeof subscribers.$inferInsert> = {};
-            const keep = <K extends keyof SubscriberInput>(k: K) => p[k] !== undefined;
-            if (keep('full_name')) set.fullName = p.full_name;
-            if (keep('phone')) set.phone = p.phone;
-            if (mac !== undefined) set.macAddress = mac;
-            if (keep('expiry_date')) set.expiryDate = p.expiry_date;
-            if (keep('region')) set.region = p.region;
-            if (keep('building')) set.building = p.building;
-            if (keep('address')) set.address = p.address;
-            if (keep('nationality')) set.nationality = p.nationality;
-            if (keep('country')) set.country = p.country;
-            if (keep('notes')) set.notes = p.notes;
-            if (price !== undefined) set.price = price;
-            if (keep('override_price')) set.overridePrice = p.override_price;
-            if (resellerId !== undefined) set.resellerId = resellerId;
-            if (keep('password')) set.passwordEnc = encrypt(p.password!);
-            const addressChanged = staticIp !== undefined && staticIp !== row.staticIp;
-            if (addressChanged) {
-              if (staticIp) await assertAddressFree(tx, staticIp, row);
-              set.staticIp = staticIp;
-            }
-            if (Object.keys(set).length) {
-              [row] = await tx.update(subscribers).set({ ...set, updatedAt: sql`now()` }).where(eq(subscribers.id, row.id)).returning();
-            }
-            if (p.username !== undefined && p.username !== row.username) {
-              const renamed = await ops.rename(() => p.username!, 'new_username is invalid')(env, [row], {});
-              if (renamed.failed.length) throwFailure(renamed.failed[0]);
-            }
-            if (p.password !== undefined) {
-              const [fresh] = await tx.select({ username: subscribers.username }).from(subscribers).where(eq(subscribers.id, row.id));
-              await writePasswordRow(tx, fresh.username, p.password, settings.radius_password_mode as 'nt' | 'cleartext');
-            }
-            await syncAccessRows(tx, [row.id], today);
-            if (addressChanged && !newPlan) await queueDisconnect(tx, [row], 'static_ip');
-          });
-        } catch (err) {
-          return uniqueConflict(err);
-        }
-        return { data: await viewOf((await loadRow(p.id))!) };
+      async handler(ctx: Ctx<UpdateSubscriberInput & IdParams>): Promise<ActionResult> {
+        return { data: await updateSubscriber(ctx.meta.auth, ctx.params) };
       },
     },
 
@@ -385,7 +139,7 @@ export const subscribersService: ServiceSchema = {
         errors: { 403: 'not authorized', 404: 'subscriber not found' },
       },
       async handler(ctx: Ctx<IdParams>): Promise<ActionResult> {
-        return runSingle(ctx, 'subscribers.delete', ops.softDelete, {});
+        return { data: await runSingle(ctx.meta.auth, 'subscribers.delete', ctx.params.id, ops.softDelete, {}) };
       },
     },
 
@@ -400,29 +154,7 @@ export const subscribersService: ServiceSchema = {
         errors: { 403: 'Not an admin', 404: 'subscriber not found' },
       },
       async handler(ctx: Ctx<IdParams>): Promise<ActionResult> {
-        requireAdmin(ctx.meta.auth);
-        const row = await loadRow(ctx.params.id, false);
-        if (!row) throw notFound(NOT_FOUND);
-        await db().transaction(async (tx) => {
-          const [locked] = await tx.select().from(subscribers).where(eq(subscribers.id, row.id)).for('update');
-          if (!locked) throw notFound(NOT_FOUND);
-          // A soft-deleted row's username may already belong to a new subscriber: its rows stay.
-          if (locked.deletedAt === null) {
-            await tx.delete(radcheck).where(eq(radcheck.username, locked.username));
-            await tx.delete(radreply).where(eq(radreply.username, locked.username));
-            await tx.delete(radusergroup).where(eq(radusergroup.username, locked.username));
-            await queueDisconnect(tx, [locked], 'delete');
-          }
-          await tx.delete(dailyUsage).where(eq(dailyUsage.subscriberId, locked.id));
-          await tx.delete(bandwidthRules).where(eq(bandwidthRules.subscriberId, locked.id));
-          await tx.delete(walletEntries).where(eq(walletEntries.subscriberId, locked.id));
-          await tx.delete(subscribers).where(eq(subscribers.id, locked.id));
-          await tx.insert(auditLog).values({
-            managerId: authOf(ctx).managerId, action: 'subscriber.delete_permanent', entity: 'subscriber', entityId: locked.id,
-            details: { username: locked.username },
-          });
-        });
-        return { data: { id: row.id, deleted: true } };
+        return { data: await removeSubscriberPermanently(ctx.meta.auth, ctx.params) };
       },
     },
 
@@ -449,7 +181,8 @@ export const subscribersService: ServiceSchema = {
       },
       async handler(ctx: Ctx<IdParams & { new_username: string }>): Promise<ActionResult> {
         checkUsername(ctx.params.new_username, 'new_username');
-        return runSingle(ctx, 'subscribers.rename', ops.rename(() => ctx.params.new_username, 'new_username is invalid'), {});
+        const op = ops.rename(() => ctx.params.new_username, 'new_username is invalid');
+        return { data: await runSingle(ctx.meta.auth, 'subscribers.rename', ctx.params.id, op, {}) };
       },
     },
 
@@ -477,7 +210,7 @@ export const subscribersService: ServiceSchema = {
           });
           return { failed: [], extra: new Map() };
         };
-        return runSingle(ctx, 'subscribers.add_days', addDaysOp, {});
+        return { data: await runSingle(ctx.meta.auth, 'subscribers.add_days', ctx.params.id, addDaysOp, {}) };
       },
     },
 
@@ -493,12 +226,11 @@ export const subscribersService: ServiceSchema = {
         errors: { 400: 'service_id not found', 403: 'not authorized, or reseller has no service limit for this plan', 404: 'subscriber not found' },
       },
       async handler(ctx: Ctx<IdParams & { service_id: number; charge_difference?: boolean }>): Promise<ActionResult> {
-        requirePermission(ctx.meta.auth, 'subscribers.change_service');
-        await rowInScope(authOf(ctx), ctx.params.id, 'write');
+        // The plan is checked after the policy, so a missing subscriber is 404 whatever the plan.
+        const auth = await authorizeSingle(ctx.meta.auth, 'subscribers.change_service', ctx.params.id);
         const plan = await livePlan(db(), ctx.params.service_id);
-        return runSingle(ctx, 'subscribers.change_service', ops.setService, {
-          plan, charge_difference: ctx.params.charge_difference ?? false,
-        });
+        const payload = { plan, charge_difference: ctx.params.charge_difference ?? false };
+        return { data: await runAuthorized(auth, ctx.params.id, ops.setService, payload) };
       },
     },
 
@@ -552,7 +284,7 @@ export const subscribersService: ServiceSchema = {
             .where(eq(subscribers.id, rows[0].id));
           return { failed: [], extra: new Map([[rows[0].id, { added_bytes: bytes }]]) };
         };
-        return runSingle(ctx, 'subscribers.refill_quota', topup, {});
+        return { data: await runSingle(ctx.meta.auth, 'subscribers.refill_quota', ctx.params.id, topup, {}) };
       },
     },
 
@@ -568,20 +300,15 @@ export const subscribersService: ServiceSchema = {
         errors: { 400: 'amount has too many decimals', 403: 'not authorized', 404: 'subscriber not found' },
       },
       async handler(ctx: Ctx<IdParams & { amount: number }>): Promise<ActionResult> {
-        const auth = requirePermission(ctx.meta.auth, 'subscribers.refill_quota');
-        await rowInScope(auth, ctx.params.id, 'write');
+        // The amount is checked after the policy, so a missing subscriber is 404 whatever the amount.
+        const auth = await authorizeSingle(ctx.meta.auth, 'subscribers.refill_quota', ctx.params.id);
         const { currency } = await loadSettings(db(), ['currency']);
-        let amount: number;
-        try {
-          amount = toMinor(ctx.params.amount, currency);
-        } catch {
-          throw badRequest(`amount has more decimal places than ${currency} allows`);
-        }
+        const amount = minorOrBadRequest(ctx.params.amount, currency, 'amount');
         const credit: ops.Operation<unknown> = async (env, rows) => {
           const credit = await creditWallet(env.tx, { subscriberId: rows[0].id, amount, currency, reason: 'add-balance', createdBy: env.auth.managerId });
           return { failed: [], extra: new Map([[rows[0].id, { transaction_id: credit.transactionId }]]) };
         };
-        return runSingle(ctx, 'subscribers.refill_quota', credit, {});
+        return { data: await runAuthorized(auth, ctx.params.id, credit, {}) };
       },
     },
   },

@@ -1,0 +1,27 @@
+/** The 409s of create and update: a static address already held, a username already taken. */
+import { sql } from 'drizzle-orm';
+import type { Tx } from '../../shared/db/client';
+import { isUniqueViolation } from '../../shared/db/errors';
+import { conflict } from '../../shared/errors';
+import { REASON } from './operations';
+import type { SubscriberRow } from './subscriber-view';
+
+/** Same rule as bulk set_static_ip: free among live subscribers and in no other username's reply rows. */
+export async function assertAddressFree(tx: Tx, ip: string, self?: SubscriberRow): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtext('subscribers.static_ip'))`);
+  const res = await tx.execute(sql`
+    select 1 from subscribers where deleted_at is null and static_ip = ${ip}::inet and id <> ${self?.id ?? 0}
+    union all
+    select 1 from radreply where attribute = 'Framed-IP-Address' and value = ${ip} and username <> ${self?.username ?? ''}
+    limit 1`);
+  if (res.rows.length) throw conflict(REASON.ipUsed);
+}
+
+/** A unique index that a concurrent writer won becomes the same 409 as the checks before it. */
+export function uniqueConflict(err: unknown): never {
+  if (isUniqueViolation(err)) {
+    const text = JSON.stringify(err, Object.getOwnPropertyNames(err)) + String((err as { cause?: unknown }).cause);
+    throw conflict(text.includes('static_ip') ? REASON.ipUsed : REASON.usernameTaken);
+  }
+  throw err;
+}

@@ -1,0 +1,60 @@
+/**
+ * One subscriber through an operation of operations.ts: the policy decides 404 / 403, then the row
+ * is locked (scope checked again under the lock) and the operation's own failure (402, 409...)
+ * becomes the HTTP error. The answer is the updated subscriber's view plus the operation's extras.
+ */
+import type { Auth } from '../../shared/auth/claims';
+import type { Permission } from '../../shared/auth/permissions';
+import { requirePermission, scopeFor } from '../../shared/auth/policy';
+import { db } from '../../shared/db/client';
+import { ApiError } from '../../shared/errors';
+import type { Ctx } from '../../shared/http/context';
+import type { ActionResult, HttpRoute } from '../../shared/http/route';
+import { emptyBody, idParams } from '../../shared/http/schemas';
+import { loadSettings } from '../../shared/settings';
+import { todayIso } from '../../shared/domain/subscriber';
+import * as ops from './operations';
+import { loadRow, rowInScope, viewOf } from './subscriber-rows';
+
+export function throwFailure(f: ops.Failure): never {
+  throw new ApiError(f.status, f.reason);
+}
+
+/** The caller holds `permission` and may write subscriber `id` (403 / 404 otherwise). */
+export async function authorizeSingle(caller: Auth | undefined, permission: Permission, id: number): Promise<Auth> {
+  const auth = requirePermission(caller, permission);
+  await rowInScope(auth, id, 'write');
+  return auth;
+}
+
+/** Runs `op` over subscriber `id` for a caller `authorizeSingle` already let through. */
+export async function runAuthorized<P>(auth: Auth, id: number, op: ops.Operation<P>, payload: P): Promise<Record<string, unknown>> {
+  const scope = await scopeFor(db(), auth, 'write');
+  const settings = await loadSettings(db());
+  const today = todayIso();
+  const extra = await db().transaction(async (tx) => {
+    const locked = await ops.lockInScope(tx, scope, [id]);
+    if (locked.failed.length) throwFailure(locked.failed[0]);
+    const result = await op({ tx, auth, today, settings }, locked.rows, payload);
+    if (result.failed.length) throwFailure(result.failed[0]);
+    return result.extra.get(id) ?? {};
+  });
+  const row = await loadRow(id, false);
+  return { ...(await viewOf(row!)), ...extra };
+}
+
+export async function runSingle<P>(caller: Auth | undefined, permission: Permission, id: number, op: ops.Operation<P>, payload: P) {
+  return runAuthorized(await authorizeSingle(caller, permission, id), id, op, payload);
+}
+
+/** A `POST /api/subscribers/:id/<path>` action with no body: one operation under one permission. */
+export const simpleAction = (path: string, permission: Permission, op: ops.Operation<unknown>, summary: string, errors: Record<number, string> = {}) => ({
+  rest: `POST /api/subscribers/:id/${path}`,
+  http: {
+    auth: 'jwt', access: permission, summary, tag: 'subscribers', params: idParams(), body: emptyBody,
+    errors: { 403: 'not authorized', 404: 'subscriber not found', ...errors },
+  } satisfies HttpRoute,
+  async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
+    return { data: await runSingle(ctx.meta.auth, permission, ctx.params.id, op, {}) };
+  },
+});

@@ -1,0 +1,69 @@
+/**
+ * POST /api/subscribers: a subscriber and its FreeRADIUS rows, in one transaction. The reseller's
+ * service limit for the plan and the uniqueness of username and static address are decided under
+ * the transaction's locks.
+ */
+import { and, eq, isNull } from 'drizzle-orm';
+import type { Auth } from '../../../shared/auth/claims';
+import { requirePermission, targetReseller } from '../../../shared/auth/policy';
+import { encrypt } from '../../../shared/auth/secrets';
+import { db } from '../../../shared/db/client';
+import { subscribers } from '../../../shared/db/schema';
+import { addDays, todayIso } from '../../../shared/domain/subscriber';
+import { conflict, forbidden } from '../../../shared/errors';
+import { loadSettings } from '../../../shared/settings';
+import { assertAddressFree, uniqueConflict } from '../conflicts';
+import { checkUsername, ipOrBadRequest, macOrBadRequest, priceOrBadRequest } from '../field-checks';
+import * as ops from '../operations';
+import { syncAccessRows, writePasswordRow } from '../../../shared/access/radius-rows';
+import type { CreateSubscriberInput } from '../subscriber-schemas';
+import { livePlan } from '../subscriber-rows';
+import { subscriberView, type SubscriberRow } from '../subscriber-view';
+
+export async function createSubscriber(caller: Auth | undefined, p: CreateSubscriberInput) {
+  const auth = requirePermission(caller, 'subscribers.create');
+  checkUsername(p.username);
+  const mac = macOrBadRequest(p.mac_address);
+  const staticIp = ipOrBadRequest(p.static_ip);
+  const plan = await livePlan(db(), p.service_id);
+  const price = priceOrBadRequest(p.price, plan.currency);
+  const resellerId = await targetReseller(db(), auth, p.reseller_id);
+  const settings = await loadSettings(db());
+  const today = todayIso();
+  try {
+    const row = await db().transaction(async (tx) => {
+      const [taken] = await tx.select({ id: subscribers.id }).from(subscribers)
+        .where(and(eq(subscribers.username, p.username), isNull(subscribers.deletedAt)));
+      if (taken) throw conflict(ops.REASON.usernameTaken);
+      const probe = { id: 0, resellerId, serviceId: 0 } as SubscriberRow;
+      const limits = await ops.checkServiceLimits(tx, [probe], plan.id);
+      if (limits.failed.length) throw forbidden(limits.failed[0].reason);
+      if (staticIp) await assertAddressFree(tx, staticIp);
+      const [inserted] = await tx.insert(subscribers).values({
+        username: p.username,
+        passwordEnc: encrypt(p.password),
+        fullName: p.full_name ?? null,
+        phone: p.phone ?? null,
+        macAddress: mac ?? null,
+        serviceId: plan.id,
+        resellerId,
+        staticIp: staticIp ?? null,
+        region: p.region ?? null,
+        building: p.building ?? null,
+        address: p.address ?? null,
+        nationality: p.nationality ?? null,
+        country: p.country ?? null,
+        notes: p.notes ?? null,
+        price: price ?? null,
+        overridePrice: p.override_price ?? false,
+        expiryDate: p.expiry_date ?? addDays(today, plan.durationDays),
+      }).returning();
+      await writePasswordRow(tx, inserted.username, p.password, settings.radius_password_mode as 'nt' | 'cleartext');
+      await syncAccessRows(tx, [inserted.id], today);
+      return inserted;
+    });
+    return subscriberView(row, plan.currency);
+  } catch (err) {
+    return uniqueConflict(err);
+  }
+}

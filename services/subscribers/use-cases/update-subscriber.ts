@@ -1,0 +1,101 @@
+/**
+ * PUT /api/subscribers/:id: any subset of the create fields. A new username needs
+ * subscribers.rename and a new reseller subscribers.transfer; a new plan or static address
+ * rewrites the FreeRADIUS rows and disconnects, like the single actions that do the same.
+ */
+import { eq, sql } from 'drizzle-orm';
+import type { Auth } from '../../../shared/auth/claims';
+import { requirePermission, scopeFor, targetReseller } from '../../../shared/auth/policy';
+import { encrypt } from '../../../shared/auth/secrets';
+import { db } from '../../../shared/db/client';
+import { subscribers } from '../../../shared/db/schema';
+import { todayIso } from '../../../shared/domain/subscriber';
+import { loadSettings } from '../../../shared/settings';
+import { assertAddressFree, uniqueConflict } from '../conflicts';
+import { checkUsername, ipOrBadRequest, macOrBadRequest, priceOrBadRequest } from '../field-checks';
+import * as ops from '../operations';
+import { queueDisconnect } from '../../../shared/access/outbox';
+import { syncAccessRows, writePasswordRow } from '../../../shared/access/radius-rows';
+import { throwFailure } from '../single-action';
+import type { UpdateSubscriberInput } from '../subscriber-schemas';
+import { livePlan, loadRow, rowInScope, viewOf } from '../subscriber-rows';
+import { plansById } from '../subscriber-view';
+
+type Columns = Partial<typeof subscribers.$inferInsert>;
+
+/** The plain columns the body sets; the checked ones (MAC, price, reseller, address) come in `checked`. */
+function columnChanges(p: UpdateSubscriberInput, checked: Columns): Columns {
+  const set: Columns = { ...checked };
+  if (p.full_name !== undefined) set.fullName = p.full_name;
+  if (p.phone !== undefined) set.phone = p.phone;
+  if (p.expiry_date !== undefined) set.expiryDate = p.expiry_date;
+  if (p.region !== undefined) set.region = p.region;
+  if (p.building !== undefined) set.building = p.building;
+  if (p.address !== undefined) set.address = p.address;
+  if (p.nationality !== undefined) set.nationality = p.nationality;
+  if (p.country !== undefined) set.country = p.country;
+  if (p.notes !== undefined) set.notes = p.notes;
+  if (p.override_price !== undefined) set.overridePrice = p.override_price;
+  if (p.password !== undefined) set.passwordEnc = encrypt(p.password);
+  return set;
+}
+
+export async function updateSubscriber(caller: Auth | undefined, p: UpdateSubscriberInput & { id: number }) {
+  const auth = requirePermission(caller, 'subscribers.edit');
+  const current = await rowInScope(auth, p.id, 'write');
+  if (p.username !== undefined && p.username !== current.username) {
+    requirePermission(auth, 'subscribers.rename');
+    checkUsername(p.username);
+  }
+  const mac = macOrBadRequest(p.mac_address);
+  const staticIp = ipOrBadRequest(p.static_ip);
+  const newPlan = p.service_id !== undefined && p.service_id !== current.serviceId ? await livePlan(db(), p.service_id) : undefined;
+  const currency = newPlan?.currency ?? (await plansById(db(), [current.serviceId])).get(current.serviceId)!.currency;
+  const price = priceOrBadRequest(p.price, currency);
+  let resellerId: number | undefined;
+  if (p.reseller_id !== undefined && p.reseller_id !== current.resellerId) {
+    requirePermission(auth, 'subscribers.transfer');
+    resellerId = await targetReseller(db(), auth, p.reseller_id);
+  }
+  const settings = await loadSettings(db());
+  const today = todayIso();
+  const scope = await scopeFor(db(), auth, 'write');
+  try {
+    await db().transaction(async (tx) => {
+      const locked = await ops.lockInScope(tx, scope, [p.id]);
+      if (locked.failed.length) throwFailure(locked.failed[0]);
+      const env = { tx, auth, today, settings };
+      let row = locked.rows[0];
+      if (newPlan) {
+        const result = await ops.setService(env, [row], { plan: newPlan, charge_difference: false });
+        if (result.failed.length) throwFailure(result.failed[0]);
+      }
+      const checked: Columns = {};
+      if (mac !== undefined) checked.macAddress = mac;
+      if (price !== undefined) checked.price = price;
+      if (resellerId !== undefined) checked.resellerId = resellerId;
+      const addressChanged = staticIp !== undefined && staticIp !== row.staticIp;
+      if (addressChanged) {
+        if (staticIp) await assertAddressFree(tx, staticIp, row);
+        checked.staticIp = staticIp;
+      }
+      const set = columnChanges(p, checked);
+      if (Object.keys(set).length) {
+        [row] = await tx.update(subscribers).set({ ...set, updatedAt: sql`now()` }).where(eq(subscribers.id, row.id)).returning();
+      }
+      if (p.username !== undefined && p.username !== row.username) {
+        const renamed = await ops.rename(() => p.username!, 'new_username is invalid')(env, [row], {});
+        if (renamed.failed.length) throwFailure(renamed.failed[0]);
+      }
+      if (p.password !== undefined) {
+        const [fresh] = await tx.select({ username: subscribers.username }).from(subscribers).where(eq(subscribers.id, row.id));
+        await writePasswordRow(tx, fresh.username, p.password, settings.radius_password_mode as 'nt' | 'cleartext');
+      }
+      await syncAccessRows(tx, [row.id], today);
+      if (addressChanged && !newPlan) await queueDisconnect(tx, [row], 'static_ip');
+    });
+  } catch (err) {
+    return uniqueConflict(err);
+  }
+  return viewOf((await loadRow(p.id))!);
+}
