@@ -4,6 +4,7 @@
  * its ids were read at, so every write that changes what a list holds shows on the next request,
  * and its rows are read fresh, so a payment shows without the list being walked again.
  */
+import { TransactionRollbackError } from 'drizzle-orm';
 import { createInvoices } from '../../shared/billing';
 import { pgPool, type Tx } from '../../shared/db/client';
 import { invoiceListGeneration } from '../../shared/db/schema';
@@ -303,10 +304,11 @@ describe('invoice_list_generation', () => {
     // A rename that changes only letter case leaves search_text, so what searches match, as it was.
     const [{ name }] = (await t.pool.query<{ name: string }>('select full_name as name from subscribers where id = $1', [kept.root[200]])).rows;
     expect((await api.put(`/api/subscribers/${kept.root[200]}`, { full_name: name.toUpperCase() }, { token: adminToken() })).status).toBe(200);
-    await t.db.transaction(async (tx) => {
-      await createInvoices(tx as unknown as Tx, [{ subscriberId: kept.root[202], resellerId: tree.root, items: [{ description: 'x', qty: 1, unitPrice: 1 }], taxRate: 0 }]);
+    // The rollback is the only way out: the invoice was written, and an error before it fails here.
+    await expect(t.db.transaction(async (tx) => {
+      expect(await createInvoices(tx as unknown as Tx, [{ subscriberId: kept.root[202], resellerId: tree.root, items: [{ description: 'x', qty: 1, unitPrice: 1 }], taxRate: 0 }])).toHaveLength(1);
       tx.rollback();
-    }).catch(() => undefined);
+    })).rejects.toThrow(TransactionRollbackError);
     expect(await generation()).toBe(after);
   });
 });

@@ -5,6 +5,7 @@
  * generation it was read at (for every page of the range, beside the kept pages themselves) and
  * counts again once a write changes which invoices the range holds.
  */
+import { TransactionRollbackError } from 'drizzle-orm';
 import { createInvoices } from '../../shared/billing';
 import type { Tx } from '../../shared/db/client';
 import { EXACT_TOTAL_CAP } from '../../shared/pagination/total';
@@ -83,10 +84,11 @@ describe('invoice_status_counts', () => {
     const [gone] = await invoicesFor(subs.child, tree.child, 1);
     expect((await api.del(`/api/invoices/${gone}`, { token: adminToken() })).status).toBe(200);
     await t.pool.query(`update invoices set reseller_id = $1 where id = (select max(id) from invoices where reseller_id = $2)`, [tree.other, tree.child]);
-    await t.db.transaction(async (tx) => {
-      await createInvoices(tx as unknown as Tx, [{ subscriberId: subs.root, resellerId: tree.root, items: [{ description: 'x', qty: 1, unitPrice: 1 }], taxRate: 0 }]);
+    // The rollback is the only way out: the invoice was written, and an error before it fails here.
+    await expect(t.db.transaction(async (tx) => {
+      expect(await createInvoices(tx as unknown as Tx, [{ subscriberId: subs.root, resellerId: tree.root, items: [{ description: 'x', qty: 1, unitPrice: 1 }], taxRate: 0 }])).toHaveLength(1);
       tx.rollback();
-    }).catch(() => undefined);
+    })).rejects.toThrow(TransactionRollbackError);
     expect(await statusDrift()).toEqual([]);
   });
 

@@ -5,13 +5,14 @@
  * reseller path, and every statement shape (trees, date ranges, number and name search) returns the
  * rows and order it should.
  */
-import { sql } from 'drizzle-orm';
+import { sql, TransactionRollbackError } from 'drizzle-orm';
 import { createInvoices, deleteInvoice } from '../../shared/billing';
 import type { Tx } from '../../shared/db/client';
 import { EXACT_TOTAL_CAP, totalFromPage } from '../../shared/pagination/total';
 import { listInvoicesJson, numberKey, useNameSample } from '../../services/billing/invoice-list';
 import { rareWordPattern, sampleFullNames } from '../../services/billing/name-lookup';
 import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
+import { waitFor } from '../helpers/wait';
 import { seedPlan, seedReseller, seedSubscriber } from './billing-fixtures';
 
 let t: TestApp;
@@ -102,10 +103,11 @@ describe('invoice_counts and invoice_tree (exact totals and tree pages)', () => 
     await t.pool.query('update invoices set reseller_id = $1 where id = $2', [tree.child.id, moved]);
     await inStep();
     await t.pool.query('update invoices set reseller_id = $1 where id = $2', [tree.other.id, moved]);
-    await t.db.transaction(async (tx) => {
-      await createInvoices(tx as unknown as Tx, [{ subscriberId: tree.subs.root, resellerId: tree.root.id, items: [{ description: 'x', qty: 1, unitPrice: 1 }], taxRate: 0 }]);
+    // The rollback is the only way out: the invoice was written, and an error before it fails here.
+    await expect(t.db.transaction(async (tx) => {
+      expect(await createInvoices(tx as unknown as Tx, [{ subscriberId: tree.subs.root, resellerId: tree.root.id, items: [{ description: 'x', qty: 1, unitPrice: 1 }], taxRate: 0 }])).toHaveLength(1);
       tx.rollback();
-    }).catch(() => undefined);
+    })).rejects.toThrow(TransactionRollbackError);
     await inStep();
   });
 
@@ -124,6 +126,7 @@ describe('invoice_counts and invoice_tree (exact totals and tree pages)', () => 
     const writer = await t.pool.connect();
     const mover = await t.pool.connect();
     try {
+      const { rows: [{ pid: moverPid }] } = await mover.query<{ pid: number }>('select pg_backend_pid() as pid');
       await writer.query('begin');
       const { rows: [late] } = await writer.query<{ id: number }>(`insert into invoices (invoice_number, subscriber_id, reseller_id, kind,
           amount, tax_rate, tax_amount, total, currency, issue_date, due_date, commission_rate, commission_amount, public_token_nonce)
@@ -132,7 +135,8 @@ describe('invoice_counts and invoice_tree (exact totals and tree pages)', () => 
       const moving = mover.query(`update resellers r set parent_id = case when r.id = $1 then $3 else r.parent_id end,
           path = (select path from resellers where id = $3) || substr(r.path, length((select path from resellers where id = $2)) + 1)
         where r.path like (select path from resellers where id = $1) || '%'`, [mid.id, tree.root.id, tree.other.id]);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await waitFor('the move waiting for the writer\'s lock', async () =>
+        (await t.pool.query(`select 1 from pg_stat_activity where pid = $1 and wait_event_type = 'Lock'`, [moverPid])).rowCount === 1);
       await writer.query('commit');
       await moving;
       made.push(late.id);
