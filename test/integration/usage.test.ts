@@ -132,14 +132,14 @@ describe('rollup of radacct octets', () => {
     let row = await sub(s.id);
     expect([row.dailyQuotaUsed, row.monthlyQuotaUsed, row.usageDay]).toEqual([500, 500, today()]);
 
-    // Same month, earlier day: only the daily counter restarts.
-    const firstOfMonth = `${today().slice(0, 8)}01`;
-    if (firstOfMonth !== today()) {
-      await t.db.update(subscribers).set({ usageDay: firstOfMonth }).where(eq(subscribers.id, s.id));
-      await interim('n1', 0, 1600);
-      row = await sub(s.id);
-      expect([row.dailyQuotaUsed, row.monthlyQuotaUsed]).toEqual([100, 600]);
-    }
+    // Same month, another day: only the daily counter restarts. The trigger dates traffic by the
+    // database's clock, so the other day is the 1st, or the 2nd when today is the 1st (any day but
+    // today restarts the daily counter), and the check runs every day of the month.
+    const otherDay = `${today().slice(0, 8)}${today().endsWith('-01') ? '02' : '01'}`;
+    await t.db.update(subscribers).set({ usageDay: otherDay }).where(eq(subscribers.id, s.id));
+    await interim('n1', 0, 1600);
+    row = await sub(s.id);
+    expect([row.dailyQuotaUsed, row.monthlyQuotaUsed, row.usageDay]).toEqual([100, 600, today()]);
   });
 });
 
