@@ -1,6 +1,7 @@
 import dgram from 'node:dgram';
 import { CoaClient } from '../../services/network-access/coa/client';
 import { decodeRequest, encodeReply } from '../../services/network-access/coa/codec';
+import { settle, waitFor } from '../helpers/wait';
 import { NasSimulator } from '../sim/nas-simulator';
 
 const SECRET = 'coa-secret';
@@ -10,6 +11,7 @@ let client: CoaClient;
 
 let sim: NasSimulator | undefined;
 afterEach(async () => {
+  jest.useRealTimers();
   await client?.close();
   await sim?.stop();
   sim = undefined;
@@ -112,30 +114,72 @@ it('more than 256 requests in flight use more than one socket, each identifier m
   }
 });
 
+/**
+ * A fake clock over real sockets: the client's and the simulator's timers (and performance.now)
+ * move only when the test moves them, while the UDP traffic and setImmediate run for real. Round
+ * trips are then exactly the simulator's latency, however loaded the machine.
+ */
+function fakeClock(): void {
+  jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] });
+}
+
+const turn = () => new Promise<void>((r) => setImmediate(r));
+
+/** Moves the clock a millisecond at a time (I/O and the client's setImmediate in between) until `probe` holds. */
+async function advanceUntil(what: string, probe: () => boolean, maxMs: number): Promise<void> {
+  for (let ms = 0; ms < maxMs && !probe(); ms++) {
+    await jest.advanceTimersByTimeAsync(1);
+    for (let i = 0; i < 5; i++) await turn();
+  }
+  if (!probe()) throw new Error(`${what} did not happen within ${maxMs} ms of the fake clock`);
+}
+
+/** A request whose reply the test can look at before awaiting it. */
+function tracked<T>(p: Promise<T>): { done: () => boolean; result: Promise<T> } {
+  let settled = false;
+  const result = p.finally(() => { settled = true; });
+  return { done: () => settled, result };
+}
+
 it('the retransmission timeout follows the measured round trip', async () => {
-  const { target } = await setup({ latencyMs: 30 });
+  const { nas, target } = await setup({ latencyMs: 30 });
+  fakeClock();
   expect(client.rtoMs(target)).toBe(200);
-  for (let i = 0; i < 10; i++) await client.disconnect(target, session(`r${i}`));
-  const rto = client.rtoMs(target);
-  expect(rto).toBeGreaterThanOrEqual(45);
-  expect(rto).toBeLessThan(200);
+  for (let i = 0; i < 10; i++) {
+    const reply = tracked(client.disconnect(target, session(`r${i}`)));
+    await settle('the request at the NAS', () => nas.stats.received === i + 1);
+    await jest.advanceTimersByTimeAsync(30);
+    await settle('the reply at the client', reply.done);
+    expect(await reply.result).toMatchObject({ kind: 'ack', attempts: 1, rttMs: 30 });
+  }
+  // Ten round trips of 30 ms: srtt 30, the variance decayed to 1.1, so the 1.5 x srtt floor: 45.
+  expect(client.rtoMs(target)).toBe(45);
 });
 
 it('a request waiting on the initial timeout is re-armed once the first round trip is measured', async () => {
   // One user is silent; the others answer in 20 ms. Without re-arming, the silent one would wait the
   // initial 5 s twice; with it, it gives up after a few round trips.
-  const { target } = await setup({ latencyMs: 20, answer: (r) => (r.userName === 'silent' ? 'silent' : 'ack') }, { rto: { initialMs: 5000, minMs: 20, maxMs: 10000 } });
+  const { nas, target } = await setup({ latencyMs: 20, answer: (r) => (r.userName === 'silent' ? 'silent' : 'ack') }, { rto: { initialMs: 5000, minMs: 20, maxMs: 10000 } });
+  fakeClock();
   const started = performance.now();
-  const [silent] = await Promise.all([client.disconnect(target, session('silent')), client.disconnect(target, session('a'))]);
-  expect(silent).toEqual({ kind: 'timeout', attempts: 2 });
+  const silent = tracked(client.disconnect(target, session('silent')));
+  const other = tracked(client.disconnect(target, session('a')));
+  await settle('both requests at the NAS', () => nas.stats.received === 2);
+  await jest.advanceTimersByTimeAsync(20);
+  await settle('the answer to the other request', other.done);
+  expect(await other.result).toMatchObject({ kind: 'ack', rttMs: 20 });
+  await advanceUntil('the silent request given up', silent.done, 5000);
+  expect(await silent.result).toEqual({ kind: 'timeout', attempts: 2 });
+  // Measured on the fake clock: the initial 5 s never ran out.
   expect(performance.now() - started).toBeLessThan(5000);
 });
 
 it('close() ends outstanding and queued requests with an error', async () => {
-  const { target } = await setup({ answer: () => 'silent' }, { maxInFlightPerNas: 1, rto: { initialMs: 10000, minMs: 20, maxMs: 10000 } });
+  const { nas, target } = await setup({ answer: () => 'silent' }, { maxInFlightPerNas: 1, rto: { initialMs: 10000, minMs: 20, maxMs: 10000 } });
   const first = client.disconnect(target, session('a'));
   const queued = client.disconnect(target, session('b'));
-  await new Promise((r) => setTimeout(r, 50));
+  // The first is outstanding at the NAS, the second queued behind it.
+  await waitFor('the first request at the NAS', () => nas.stats.received === 1, 10_000);
   await client.close();
   expect(await first).toMatchObject({ kind: 'error', message: 'CoA client closed' });
   expect(await queued).toMatchObject({ kind: 'error' });
