@@ -130,6 +130,11 @@ export class RouterOsSimulator {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
+  /** Connections open now (a client's idle close shows here). */
+  get openConnections(): number {
+    return this.sockets.size;
+  }
+
   /** Cuts every open connection, as a rebooting router would. */
   dropConnections(): void {
     for (const s of this.sockets) s.destroy();

@@ -1,5 +1,6 @@
 import net from 'node:net';
 import { pppoeInterface, RouterOsClient, RouterOsError } from '../../services/network-access/routeros/client';
+import { waitFor } from '../helpers/wait';
 import { RouterOsSimulator, type RouterOsSimulatorOptions } from '../sim/routeros-simulator';
 
 const CREDS = { username: 'billing', password: 'api-pass' };
@@ -91,7 +92,7 @@ it('a reply word the library does not know fails that command only', async () =>
 it('a router that drops the connection fails the waiting command; the next command reconnects', async () => {
   const { sim, target } = await setup({ silentCommands: ['/ppp/active/print'] }, { commandTimeoutMs: 5000 });
   const waiting = rejection(client.run(target, '/ppp/active/print'));
-  await new Promise((r) => setTimeout(r, 100));
+  await waitFor('the command at the router', () => sim.stats.commands.includes('/ppp/active/print'), 10_000);
   sim.dropConnections();
   expect((await waiting).kind).toBe('closed');
   sim.options.silentCommands = [];
@@ -101,7 +102,7 @@ it('a router that drops the connection fails the waiting command; the next comma
 it('an idle connection closed by the socket timeout raises no unhandled error and is replaced', async () => {
   const { sim, target } = await setup({}, { idleSeconds: 1 });
   expect(await client.run(target, '/ppp/active/print')).toEqual([]);
-  await new Promise((r) => setTimeout(r, 1500));
+  await waitFor('the idle connection closed', () => sim.openConnections === 0, 10_000);
   expect(await client.run(target, '/ppp/active/print')).toEqual([]);
   expect(sim.stats.connections).toBe(2);
 });

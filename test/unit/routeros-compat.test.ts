@@ -11,7 +11,9 @@ interface Held {
   holdConnection(): void;
 }
 
-const tick = (ms: number) => new Promise((r) => setTimeout(r, ms));
+// The hold is timer-driven: a fake clock makes "while open" and "once gone" exact.
+beforeEach(() => jest.useFakeTimers());
+afterEach(() => jest.useRealTimers());
 
 it('sends keepalives only while the connection is open, on timers that do not hold the process', async () => {
   applyRouterOsCompat();
@@ -23,15 +25,15 @@ it('sends keepalives only while the connection is open, on timers that do not ho
     });
     api.holdConnection();
     expect(api.connectionHoldInterval!.hasRef()).toBe(false);
-    await tick(60);
+    await jest.advanceTimersByTimeAsync(60);
     expect(write.mock.calls.length).toBeGreaterThan(0);
     expect(write.mock.calls.every(([words]) => JSON.stringify(words) === '["#"]')).toBe(true);
 
     api.connected = false;
-    await tick(20);
     const sent = write.mock.calls.length;
-    await tick(60);
+    await jest.advanceTimersByTimeAsync(60);
     expect(write.mock.calls.length).toBe(sent);
+    expect(jest.getTimerCount()).toBe(0);
   } finally {
     write.mockRestore();
   }
