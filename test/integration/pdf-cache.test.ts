@@ -10,11 +10,12 @@ import { pdfCache, subscribers } from '../../shared/db/schema';
 import { saveSettings } from '../../shared/settings';
 import { PgPdfStore } from '../../services/billing/pdf-cache';
 import { adminToken, client, startTestApp, type TestApp } from '../helpers/app';
+import { FAKE, suiteTransporter } from '../helpers/transporter';
 import { fetchPdf, pdfText, seedInvoice, seedReseller, seedSubscriber } from './documents-fixtures';
 
 // The app joins a transporter so that a gateway-only broker (below) can reach it: PDFs then
 // cross the transporter as a stream. CI sets TRANSPORTER to NATS; else Moleculer's Fake one.
-const transporter = process.env.TRANSPORTER || 'Fake';
+const { transporter, label } = suiteTransporter(FAKE);
 const namespace = `test-pdf-${crypto.randomBytes(4).toString('hex')}`;
 
 let t: TestApp;
@@ -117,7 +118,7 @@ describe('PDF cache', () => {
   });
 });
 
-describe('a gateway on another node', () => {
+describe(`a gateway on another node, over ${label}`, () => {
   it('receives the cached PDF as a stream through the transporter, the same bytes', async () => {
     const edge = await startTestApp({ databaseUrl: t.databaseUrl, env: { SERVICES: 'gateway', TRANSPORTER: transporter }, broker: { namespace } });
     try {
