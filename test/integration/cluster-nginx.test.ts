@@ -10,6 +10,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../runtime/cluster';
+import { waitFor } from '../helpers/wait';
 
 const NGINX = '/usr/sbin/nginx';
 let dir: string;
@@ -42,10 +43,7 @@ beforeAll(async () => {
   expect(check.status).toBe(0);
   nginx = spawn(NGINX, args, { stdio: 'ignore' });
   base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 50; i++) {
-    if (await fetch(`${base}/health`).then(() => true, () => false)) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitFor('nginx accepting connections', () => fetch(`${base}/health`).then(() => true), 10_000, 100);
   seen.length = 0;
 });
 

@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { subscribers } from '../../shared/db/schema';
 import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
+import { waitFor } from '../helpers/wait';
 
 let t: TestApp;
 let api: ReturnType<typeof client>;
@@ -30,14 +31,13 @@ it('a job not done within BULK_SYNC_SECONDS answers 202 { job_id }; bulk-jobs/:i
   const res = await api.post('/api/subscribers/bulk-action', { ids: [...ids, 424242], action: 'disable' }, { token: admin });
   expect(res.status).toBe(202);
   expect(res.body).toEqual({ success: true, data: { job_id: expect.any(Number) } });
-  let job: { status: string; processed: number; total: number; succeeded: number[]; failed: unknown[] } | undefined;
-  for (let i = 0; i < 100; i++) {
+  type Job = { status: string; processed: number; total: number; succeeded: number[]; failed: unknown[] };
+  const job = await waitFor('the job leaving running', async () => {
     const poll = await api.get(`/api/subscribers/bulk-jobs/${res.body.data.job_id}`, { token: admin });
     expect(poll.status).toBe(200);
-    job = poll.body.data;
-    if (job!.status !== 'running') break;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+    const data = poll.body.data as Job;
+    return data.status !== 'running' && data;
+  }, 10_000);
   expect(job).toMatchObject({ status: 'done', total: 4, processed: 4, succeeded: ids, failed: [{ id: 424242, reason: 'subscriber not found' }] });
   for (const id of ids) expect((await t.db.select().from(subscribers).where(eq(subscribers.id, id)))[0].status).toBe('inactive');
   const other = token('reseller', { managerId: 99, resellerId: r.body.data.id, permissions: [] });
