@@ -70,6 +70,16 @@ export async function idempotentWrite(
   });
 }
 
+/** A request's write as a use case sees it: whether it carries a key, and its transaction. */
+export interface RequestWrite {
+  keyed: boolean;
+  transaction(work: (tx: Tx) => Promise<ActionResult>): Promise<ActionResult>;
+}
+
+export function requestWrite(ctx: Ctx<unknown>, successStatus: number): RequestWrite {
+  return { keyed: Boolean(ctx.meta.idempotencyKey), transaction: (work) => idempotentWrite(ctx, successStatus, work) };
+}
+
 export async function pruneIdempotencyKeys(): Promise<number> {
   const res = await db().delete(idempotencyKeys).where(sql`${idempotencyKeys.createdAt} < now() - make_interval(hours => ${KEY_TTL_HOURS})`);
   return res.rowCount ?? 0;

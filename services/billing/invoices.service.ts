@@ -1,107 +1,47 @@
 /**
- * The `billing` service: invoice actions behind the routes in routes.ts. Every write runs in one
- * transaction through the shared billing functions (shared/billing), which the subscribers unit
- * uses too; reads are prepared statements in queries.ts.
+ * The `billing` service: invoice actions; the larger ones call their use case in use-cases/. Every
+ * write runs in one transaction through the shared billing functions (shared/billing), which the
+ * subscribers unit uses too; reads are prepared statements in queries.ts.
  */
-import { eq } from 'drizzle-orm';
 import type { Service, ServiceSchema, ServiceSettingSchema } from 'moleculer';
-import type { Auth } from '../../shared/auth/claims';
 import { assertRecordInScope, requireAdmin, requireAdminOrReseller, resellerInScope, scopeFor } from '../../shared/auth/policy';
 import {
-  applyPayment,
   consolidateInvoices,
   createInvoice,
   deleteInvoice,
-  lockInvoice,
   payFifo,
   quoteServiceChange,
-  readInvoiceForPayment,
-  recordPayment,
-  recordPaymentUnlocked,
   updatePendingInvoice,
   type PaymentMethod,
-  type PaymentResult,
 } from '../../shared/billing';
-import type { ItemInput } from '../../shared/domain/invoice-math';
-import { db, pgPool } from '../../shared/db/client';
-import { resellers } from '../../shared/db/schema';
-import { badRequest, forbidden, notFound } from '../../shared/errors';
+import { db } from '../../shared/db/client';
+import { badRequest, forbidden } from '../../shared/errors';
 import { authOf, pageOf, type Ctx } from '../../shared/http/context';
 import { rawJsonEnvelope, type ActionResult } from '../../shared/http/route';
 import { clientOf } from '../../shared/billing/pg';
 import type { Tx } from '../../shared/db/client';
-import { fromMinor, isCurrency, toMinor } from '../../shared/money';
+import { fromMinor, isCurrency } from '../../shared/money';
 import { loadSettings } from '../../shared/settings';
-import { idempotentWrite, pruneIdempotencyKeys } from './idempotency';
+import { idempotentWrite, pruneIdempotencyKeys, requestWrite } from './idempotency';
 import { markOverdue } from './overdue';
 import { keepListPages, listInvoicesJson, useNameSample } from './invoice-list';
 import { NAME_SAMPLE_INTERVAL_MS, sampleFullNames } from './name-lookup';
 import { FOLD_INTERVAL_MS, foldStatusCounts } from './invoice-status-counts';
 import { listPageEntriesFromEnv } from './list-page-cache';
-import { commissionRows, invoiceHead, invoiceJson, paymentsJson, subscriberHead } from './queries';
+import { invoiceJson, paymentsJson } from './queries';
 import { INVOICE_STATUSES } from '../../shared/domain/invoice-state';
 import { PAYMENT_METHODS } from '../../shared/billing/types';
 import { READ, TAG, WRITE, items, notes, positiveAmount, readErrors, reference, taxRate, writeErrors } from './invoice-schemas';
 import { currencyCode, idParams, idSchema, isoDate, isoDateTime, object, paginationProperties } from '../../shared/http/schemas';
-
-interface ItemParam {
-  description: string;
-  qty: number;
-  unit_price: number;
-}
+import { itemsInMinor, minor, type ItemParam } from './amounts';
+import { invoiceInScope, subscriberInScope } from './records-in-scope';
+import { payInvoice, type PayInvoiceInput } from './use-cases/pay-invoice';
+import { commissionReport, type CommissionsInput } from './use-cases/commissions';
 
 const DAY_MS = 86_400_000;
 
-function minor(value: number, currency: string, field: string): number {
-  try {
-    return toMinor(value, currency);
-  } catch {
-    throw badRequest(`${field} has more decimal places than ${currency} allows`);
-  }
-}
-
-function itemsInMinor(items: ItemParam[], currency: string): ItemInput[] {
-  return items.map((it, i) => ({ description: it.description, qty: it.qty, unitPrice: minor(it.unit_price, currency, `items[${i}].unit_price`) }));
-}
-
 async function systemCurrency(): Promise<string> {
   return (await loadSettings(db(), ['currency'])).currency;
-}
-
-/** The invoice exists (404) and its reseller is in the caller's scope (403). */
-async function invoiceInScope(auth: Auth, id: number, access: 'read' | 'write') {
-  const head = await invoiceHead(id);
-  await assertRecordInScope(db(), auth, access, head?.resellerId, 'invoice not found');
-  return head!;
-}
-
-/**
- * The subscriber exists and is live and its reseller is in the caller's scope (403). Missing is
- * 404 `subscriber not found` for a path id, 400 `subscriber_id not found` for a body field.
- */
-async function subscriberInScope(auth: Auth, id: number, access: 'read' | 'write', from: 'path' | 'body' = 'path') {
-  const head = await subscriberHead(id);
-  if (!head) throw from === 'path' ? notFound('subscriber not found') : badRequest('subscriber_id not found');
-  await assertRecordInScope(db(), auth, access, head.resellerId, 'subscriber not found');
-  return head;
-}
-
-/** POST /api/invoices/:id/payment's answer (spec 4.1). */
-function paymentResponse(r: PaymentResult): ActionResult {
-  const c = r.invoice.currency;
-  return {
-    data: {
-      invoice: {
-        id: r.invoice.id,
-        status: r.invoice.status,
-        paid_amount: fromMinor(r.invoice.paidAmount, c),
-        balance: fromMinor(r.invoice.total - r.invoice.paidAmount, c),
-        paid_at: r.invoice.paidAt ? r.invoice.paidAt.toISOString() : null,
-      },
-      payment: { id: r.payment.id, amount: fromMinor(r.payment.amount, c), method: r.payment.method },
-      transaction_id: r.transactionId,
-    },
-  };
 }
 
 /** A write answers with its invoice read back through the API's one JSON view, inside its transaction. */
@@ -264,34 +204,8 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         body: object({ amount: positiveAmount, method: { type: 'string', enum: [...PAYMENT_METHODS] }, reference, paid_at: isoDateTime, notes }, ['amount']),
         errors: { 400: 'amount exceeds balance', ...writeErrors, 409: 'invoice is void, or Idempotency-Key reused with another request' },
       },
-      async handler(
-        ctx: Ctx<{ id: number; amount: number; method?: PaymentMethod; reference?: string; paid_at?: string; notes?: string }>,
-      ): Promise<ActionResult> {
-        const auth = requireAdminOrReseller(ctx.meta.auth);
-        const p = ctx.params;
-        const details = {
-          method: p.method, reference: p.reference, notes: p.notes,
-          paidAt: p.paid_at ? new Date(p.paid_at) : undefined, createdBy: auth.managerId,
-        };
-        const amountIn = (currency: string) => minor(p.amount, currency, 'amount');
-        // The common case, no wallet and no Idempotency-Key: read, check, then one compare-and-set
-        // statement without a transaction; if another payment changed the invoice in between,
-        // fall through to the locked path below, which always settles.
-        if (p.method !== 'wallet' && !ctx.meta.idempotencyKey) {
-          const invoice = await readInvoiceForPayment(pgPool(), p.id);
-          await assertRecordInScope(db(), auth, 'write', invoice.resellerId, 'invoice not found');
-          const r = await recordPaymentUnlocked(pgPool(), invoice, { ...details, amount: amountIn(invoice.currency) });
-          if (r) return paymentResponse(r);
-        }
-        // A wallet payment locks the subscriber before the invoice (the lock order), so it checks
-        // scope first; any other payment locks the invoice straight away and checks under the lock.
-        const walletHead = p.method === 'wallet' ? await invoiceInScope(auth, p.id, 'write') : undefined;
-        return idempotentWrite(ctx, 200, async (tx) => {
-          if (walletHead) return paymentResponse(await applyPayment(tx, { ...details, invoiceId: p.id, amount: amountIn(walletHead.currency) }));
-          const invoice = await lockInvoice(tx, p.id);
-          await assertRecordInScope(tx, auth, 'write', invoice.resellerId, 'invoice not found');
-          return paymentResponse(await recordPayment(tx, invoice, { ...details, amount: amountIn(invoice.currency) }));
-        });
+      async handler(ctx: Ctx<PayInvoiceInput>): Promise<ActionResult> {
+        return payInvoice(ctx.meta.auth, ctx.params, requestWrite(ctx, 200));
       },
     },
 
@@ -375,35 +289,8 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         query: object({ reseller_id: idSchema, from: isoDate, to: isoDate, status: { type: 'string', enum: [...INVOICE_STATUSES] } }),
         errors: { 403: 'reseller_id outside the caller\'s tree' },
       },
-      async handler(ctx: Ctx<{ reseller_id?: number; from?: string; to?: string; status?: string }>): Promise<ActionResult> {
-        const auth = authOf(ctx);
-        const p = ctx.params;
-        const scope = await scopeFor(db(), auth, 'read');
-        // A reseller's commissions are on its own invoices; an admin sees all unless it names one.
-        const resellerId = p.reseller_id ?? auth.resellerId ?? undefined;
-        let rate: number | null = null;
-        if (resellerId !== undefined) {
-          const [r] = await db().select({ rate: resellers.commissionRate }).from(resellers).where(eq(resellers.id, resellerId));
-          if (!r) throw badRequest('reseller_id not found');
-          if (!(await resellerInScope(db(), scope, resellerId))) throw forbidden();
-          rate = Number(r.rate);
-        }
-        const { commission_basis: basis, currency } = await loadSettings(db(), ['commission_basis', 'currency']);
-        // An explicit status wins; otherwise the basis setting decides: paid invoices, or every non-void one.
-        const statuses = p.status ? [p.status] : basis === 'paid' ? ['paid'] : undefined;
-        const rows = await commissionRows(scope, { resellerId, from: p.from, to: p.to, statuses });
-        const totalInvoiced = rows.reduce((s, r) => s + Number(r.invoiced), 0);
-        const totalCommission = rows.reduce((s, r) => s + Number(r.commission), 0);
-        // Without a reseller, the rate is the effective one over what was selected.
-        rate ??= totalInvoiced === 0 ? 0 : Math.round((totalCommission * 10000) / totalInvoiced) / 100;
-        return {
-          data: {
-            total_commission: fromMinor(totalCommission, currency),
-            total_invoiced: fromMinor(totalInvoiced, currency),
-            rate,
-            rows: rows.map((r) => ({ month: r.month, invoiced: fromMinor(Number(r.invoiced), currency), commission: fromMinor(Number(r.commission), currency) })),
-          },
-        };
+      async handler(ctx: Ctx<CommissionsInput>): Promise<ActionResult> {
+        return { data: await commissionReport(ctx.meta.auth, ctx.params) };
       },
     },
 

@@ -1,0 +1,49 @@
+/**
+ * GET /api/invoices/commissions: a reseller's commission per month. A reseller sees its own
+ * invoices unless it names one of its tree; an admin sees all unless it names one.
+ */
+import { eq } from 'drizzle-orm';
+import type { Auth } from '../../../shared/auth/claims';
+import { requireAuth, resellerInScope, scopeFor, type Scope } from '../../../shared/auth/policy';
+import { db } from '../../../shared/db/client';
+import { resellers } from '../../../shared/db/schema';
+import { badRequest, forbidden } from '../../../shared/errors';
+import { fromMinor } from '../../../shared/money';
+import { loadSettings } from '../../../shared/settings';
+import { commissionRows } from '../queries';
+
+export interface CommissionsInput {
+  reseller_id?: number;
+  from?: string;
+  to?: string;
+  status?: string;
+}
+
+/** The named reseller's own rate (400 when it does not exist, 403 outside the caller's tree). */
+async function resellerRate(scope: Scope, resellerId: number): Promise<number> {
+  const [r] = await db().select({ rate: resellers.commissionRate }).from(resellers).where(eq(resellers.id, resellerId));
+  if (!r) throw badRequest('reseller_id not found');
+  if (!(await resellerInScope(db(), scope, resellerId))) throw forbidden();
+  return Number(r.rate);
+}
+
+export async function commissionReport(caller: Auth | undefined, p: CommissionsInput) {
+  const auth = requireAuth(caller);
+  const scope = await scopeFor(db(), auth, 'read');
+  const resellerId = p.reseller_id ?? auth.resellerId ?? undefined;
+  let rate = resellerId === undefined ? null : await resellerRate(scope, resellerId);
+  const { commission_basis: basis, currency } = await loadSettings(db(), ['commission_basis', 'currency']);
+  // An explicit status wins; otherwise the basis setting decides: paid invoices, or every non-void one.
+  const statuses = p.status ? [p.status] : basis === 'paid' ? ['paid'] : undefined;
+  const rows = await commissionRows(scope, { resellerId, from: p.from, to: p.to, statuses });
+  const totalInvoiced = rows.reduce((s, r) => s + Number(r.invoiced), 0);
+  const totalCommission = rows.reduce((s, r) => s + Number(r.commission), 0);
+  // Without a reseller, the rate is the effective one over what was selected.
+  rate ??= totalInvoiced === 0 ? 0 : Math.round((totalCommission * 10000) / totalInvoiced) / 100;
+  return {
+    total_commission: fromMinor(totalCommission, currency),
+    total_invoiced: fromMinor(totalInvoiced, currency),
+    rate,
+    rows: rows.map((r) => ({ month: r.month, invoiced: fromMinor(Number(r.invoiced), currency), commission: fromMinor(Number(r.commission), currency) })),
+  };
+}
