@@ -45,12 +45,18 @@ async function newPage(): Promise<void> {
   await page.goto(`${t.baseUrl}/`);
 }
 
-async function signIn(username: string, password: string): Promise<void> {
+/** The sign-in page's words in English, or in the language the settings chose. */
+const SIGN_IN = {
+  en: { username: 'Username', password: 'Password', signIn: 'Sign in', signOut: 'Sign out' },
+  ar: { username: 'اسم المستخدم', password: 'كلمة المرور', signIn: 'تسجيل الدخول', signOut: 'تسجيل الخروج' },
+};
+
+async function signIn(username: string, password: string, words = SIGN_IN.en): Promise<void> {
   await newPage();
-  await page.getByLabel('Username').fill(username);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('button', { name: 'Sign out' }).waitFor();
+  await page.getByLabel(words.username).fill(username);
+  await page.getByLabel(words.password).fill(password);
+  await page.getByRole('button', { name: words.signIn }).click();
+  await page.getByRole('button', { name: words.signOut }).waitFor();
 }
 
 async function signOut(): Promise<void> {
@@ -214,6 +220,12 @@ describe('operator console', () => {
     }
     await page.getByRole('cell', { name: 'a1' }).waitFor();
     await page.getByRole('cell', { name: '3.4 GB' }).waitFor();
+    // Fields read as words, not API names; a plan without quotas reads as unlimited.
+    const labels = await page.locator('dl.kv dt').allTextContents();
+    expect(labels).toEqual(expect.arrayContaining(['Full name', 'Expiry date', 'IP address', 'Last access server', 'MAC address', 'Used today', 'FUP level']));
+    expect(labels.filter((label) => /_|^[a-z]/.test(label))).toEqual([]);
+    await expect(page.locator('dt:text-is("Used today") + dd').textContent()).resolves.toBe('0 B of unlimited');
+    await page.getByRole('columnheader', { name: 'Ended by' }).waitFor();
     // Buttons only for what the token may do: renew yes, delete and ping no.
     await expect(page.getByRole('button', { name: 'Renew' }).count()).resolves.toBe(1);
     await expect(page.getByRole('button', { name: 'Delete' }).count()).resolves.toBe(0);
@@ -352,22 +364,34 @@ describe('operator console', () => {
     expect(revoked.status).toBe(401);
   });
 
-  it('lays the page out right to left when the language is Arabic', async () => {
+  it('lays the page out right to left and labels it in Arabic when the language is Arabic', async () => {
     const admin = await apiToken('admin', ADMIN_PASSWORD);
     expect((await http(t.baseUrl, 'PUT', '/api/settings', { token: admin, body: { language: 'ar' } })).status).toBe(200);
-    await signIn('north', 'north-pass-1');
+    await signIn('north', 'north-pass-1', SIGN_IN.ar);
     await page.getByRole('link', { name: 'bulk-099@north' }).waitFor();
     await expect(page.locator('html').getAttribute('dir')).resolves.toBe('rtl');
     await expect(page.locator('html').getAttribute('lang')).resolves.toBe('ar');
+    await page.getByRole('heading', { name: 'المشتركون' }).waitFor();
     await scan('subscribers (rtl)');
     await shot('subscribers-rtl');
+
+    // The subscriber's fields in the documents' language (the invoice's labels say تاريخ الإصدار too).
+    const { rows: [ali] } = await t.db.execute(sql`select id from subscribers where username = 'ali@north'`);
+    await page.evaluate(`location.hash = "#/subscribers/${Number(ali.id)}"`);
+    await page.getByRole('heading', { name: 'السجل' }).waitFor();
+    const labels = await page.locator('dl.kv dt').allTextContents();
+    expect(labels).toEqual(expect.arrayContaining(['الاسم الكامل', 'تاريخ الانتهاء', 'عنوان IP', 'آخر خادم وصول', 'المستخدم اليوم']));
+    await expect(page.locator('dt:text-is("المستخدم اليوم") + dd').textContent()).resolves.toBe('0 B من غير محدود');
+    await page.getByRole('link', { name: /^INV-/ }).first().click();
+    await page.getByRole('heading', { name: 'التفاصيل' }).waitFor();
+    await expect(page.locator('dl.kv dt').allTextContents()).resolves.toEqual(expect.arrayContaining(['تاريخ الإصدار', 'الرصيد المستحق']));
 
     // A token revoked elsewhere (or expired) brings the sign-in page back with the reason.
     const token = String(await page.evaluate('sessionStorage.getItem("isp-billing.console.token")'));
     expect((await http(t.baseUrl, 'POST', '/api/auth/logout', { token, body: {} })).status).toBe(200);
-    await page.getByRole('link', { name: 'Invoices' }).click();
-    await page.getByText('Your session has ended. Please sign in again.').waitFor();
-    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await page.getByRole('link', { name: 'الفواتير' }).click();
+    await page.getByText('انتهت جلستك. يرجى تسجيل الدخول مرة أخرى.').waitFor();
+    await page.getByRole('heading', { name: 'تسجيل الدخول' }).waitFor();
     expect(pageProblems).toEqual([]);
   });
 });

@@ -2,6 +2,7 @@
 import { useState } from 'preact/hooks';
 import { allPages, api } from './api.js';
 import { forget, options, plans } from './lookups.js';
+import { fieldLabel, t } from './i18n.js';
 import { PAPERS } from './invoices.js';
 import { session } from './session.js';
 import { ActionDialog, Form, html, Loaded, money, notify, Table, useLoad } from './ui.js';
@@ -69,7 +70,7 @@ export function ResellersPage() {
     ...(session.isAdmin ? [{ name: 'balance', label: 'Opening balance', type: 'number', min: 0 }] : []),
   ];
   return html`<section>
-    <div class="page-head"><h1>Resellers</h1>
+    <div class="page-head"><h1>${t('Resellers')}</h1>
       <${Loaded} state=${state}>${(d) => html`<${ActionDialog} label="New reseller" fields=${resellerFields(d.rows)}
         run=${(v) => api('POST', '/api/resellers', { body: v })} onDone=${(res) => { notify(`Reseller ${res.data.name} created`); reload(); }} />`}</${Loaded}>
     </div>
@@ -80,7 +81,7 @@ export function ResellersPage() {
       ['commission_rate', 'Commission', (r) => `${r.commission_rate}%`],
       ['actions', 'Actions', (r) => html`<button type="button" class="secondary" onClick=${() => setChosen(r)}>Details of ${r.name}</button>
         ${(session.isAdmin || r.id !== session.claims.resellerId) && html`<${ActionDialog} label=${`Balance of ${r.name}`} title=${`Credit or debit ${r.name}`}
-          fields=${[{ name: 'amount', label: `Amount (${r.currency}); negative debits`, type: 'number', required: true }, { name: 'notes', label: 'Notes' }]}
+          fields=${[{ name: 'amount', label: t('Amount ({currency}); negative debits', { currency: r.currency }), type: 'number', required: true }, { name: 'notes', label: 'Notes' }]}
           confirm=${session.isAdmin ? 'The reseller balance changes through the ledger.' : 'The amount moves from your own balance.'}
           run=${(v) => api('POST', `/api/resellers/${r.id}/balance`, { body: v })} onDone=${() => { notify('Balance updated'); reload(); }} />`}`],
     ]} />
@@ -109,7 +110,7 @@ export function PlansPage() {
     state.reload();
   };
   return html`<section>
-    <div class="page-head"><h1>Plans</h1>
+    <div class="page-head"><h1>${t('Plans')}</h1>
       ${session.isAdmin && html`<${ActionDialog} label="New plan" fields=${planFields()} run=${(v) => api('POST', '/api/services', { body: v })}
         onDone=${(res) => { notify(`Plan ${res.data.name} created`); reload(); }} />`}
     </div>
@@ -145,7 +146,7 @@ export function NasPage() {
     state.reload();
   };
   return html`<section>
-    <div class="page-head"><h1>Access servers</h1>
+    <div class="page-head"><h1>${t('Access servers')}</h1>
       <${ActionDialog} label="New access server" fields=${nasFields()} run=${(v) => api('POST', '/api/nas', { body: v })} onDone=${reload} />
     </div>
     <${Loaded} state=${state}>${(rows) => html`<${Table} rows=${rows} empty="No access server yet." columns=${[
@@ -175,7 +176,7 @@ export function ManagersPage() {
       options: permissions.map((p) => ({ value: p, label: p.replace('subscribers.', '').replace(/_/g, ' ') })) },
   ];
   return html`<section>
-    <div class="page-head"><h1>Managers</h1>
+    <div class="page-head"><h1>${t('Managers')}</h1>
       <${Loaded} state=${state}>${(d) => html`<${ActionDialog} label="New manager" fields=${fields(d.resellers, d.permissions)}
         run=${(v) => api('POST', '/api/managers', { body: v })} onDone=${() => { notify('Manager created'); state.reload(); }} />`}</${Loaded}>
     </div>
@@ -200,22 +201,28 @@ const SETTING_TYPES = {
   whatsapp_access_token: { type: 'password', secret: true },
   telegram_bot_token: { type: 'password', secret: true },
   language: { hint: 'two letters; ar, fa, he and ur lay the console and documents out right to left' },
+  reminder_days: { type: 'ints', hint: 'comma-separated, e.g. 3, 1, 0' },
+  suspend_overdue_after_days: { type: 'int', hint: 'empty: never' },
 };
+
+/** A setting's input by its stored value when SETTING_TYPES does not name one. */
+const typeOf = (value) => (typeof value === 'boolean' ? 'checkbox' : typeof value === 'number' ? 'number' : 'text');
+const sameValue = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 
 export function SettingsPage() {
   const state = useLoad(() => api('GET', '/api/settings'), []);
   return html`<section>
-    <h1>Settings</h1>
+    <h1>${t('Settings')}</h1>
     <${Loaded} state=${state}>${(res) => {
       const current = res.data;
       const fields = Object.entries(current).map(([key, value]) => {
-        const t = SETTING_TYPES[key] ?? {};
-        const type = t.type ?? (typeof value === 'number' ? 'number' : 'text');
-        return { name: key, label: key.replace(/_/g, ' '), ...t, type, required: type === 'select', value: t.secret ? '' : value,
-          hint: t.secret ? (value ? 'set; leave empty to keep' : 'not set') : t.hint };
+        const kind = SETTING_TYPES[key] ?? {};
+        const type = kind.type ?? typeOf(value);
+        return { name: key, label: fieldLabel(key), ...kind, type, required: type === 'select', value: kind.secret ? '' : value,
+          hint: kind.secret ? (value ? 'set; leave empty to keep' : 'not set') : kind.hint };
       });
       return html`<${Form} className="form columns" fields=${fields} submitLabel="Save settings" onSubmit=${async (values) => {
-        const changed = Object.fromEntries(Object.entries(values).filter(([k, v]) => v !== current[k]));
+        const changed = Object.fromEntries(Object.entries(values).filter(([k, v]) => !sameValue(v, current[k])));
         if (Object.keys(changed).length === 0) return notify('Nothing changed');
         await api('PUT', '/api/settings', { body: changed });
         notify('Settings saved');

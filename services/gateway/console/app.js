@@ -3,6 +3,7 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ManagersPage, NasPage, PlansPage, ResellersPage, SettingsPage } from './admin.js';
 import { api } from './api.js';
+import { t } from './i18n.js';
 import { InvoicePage, InvoicesPage } from './invoices.js';
 import { match, useRoute } from './router.js';
 import { session } from './session.js';
@@ -12,10 +13,10 @@ import { ErrorMessage, Form, html, notify, StatusLine } from './ui.js';
 
 function SignIn() {
   useEffect(() => {
-    document.title = 'Sign in · ISP billing console';
+    document.title = `${t('Sign in')} · ${t('ISP billing console')}`;
   }, []);
   return html`<main id="main" class="signin">
-    <h1>Sign in</h1>
+    <h1>${t('Sign in')}</h1>
     ${session.notice && html`<p class="message" role="alert">${session.notice}</p>`}
     <${Form} submitLabel="Sign in" fields=${[
       { name: 'username', label: 'Username', required: true },
@@ -56,7 +57,7 @@ function Page({ route }) {
   for (const [pattern, component, title] of PAGES) {
     const params = match(pattern, route.path);
     if (!params) continue;
-    document.title = `${title} · ISP billing console`;
+    document.title = `${t(title)} · ${t('ISP billing console')}`;
     const Component = component();
     return html`<${Component} key=${route.path} ...${params} query=${route.query} />`;
   }
@@ -65,7 +66,7 @@ function Page({ route }) {
     location.replace(first[0]);
     return null;
   }
-  return html`<h1>Not found</h1><p>No page at ${route.path}.</p>`;
+  return html`<h1>${t('Not found')}</h1><p>${t('No page at {path}.', { path: route.path })}</p>`;
 }
 
 function Shell() {
@@ -79,19 +80,19 @@ function Shell() {
       // A token the server already refuses is signed out anyway; anything else is worth saying.
       if (err.status !== 401) return setError(err);
     }
-    session.end('You are signed out.');
-    notify('Signed out');
+    session.end(t('You are signed out.'));
+    notify(t('Signed out'));
   }
   return html`
-    <a class="skip" href="#main" onClick=${(e) => { e.preventDefault(); document.getElementById('main')?.focus(); }}>Skip to content</a>
+    <a class="skip" href="#main" onClick=${(e) => { e.preventDefault(); document.getElementById('main')?.focus(); }}>${t('Skip to content')}</a>
     <header class="top">
-      <strong class="brand">ISP billing</strong>
-      <nav aria-label="Main">
+      <strong class="brand">${t('ISP billing')}</strong>
+      <nav aria-label=${t('Main')}>
         <ul>${NAV.filter(([, , visible]) => visible()).map(([hash, text]) => html`<li>
-          <a href=${hash} aria-current=${route.path.startsWith(hash.slice(1)) ? 'page' : undefined}>${text}</a></li>`)}</ul>
+          <a href=${hash} aria-current=${route.path.startsWith(hash.slice(1)) ? 'page' : undefined}>${t(text)}</a></li>`)}</ul>
       </nav>
-      <span class="who">${role}${resellerId ? ` of reseller #${resellerId}` : ''}</span>
-      <button type="button" class="secondary" onClick=${signOut}>Sign out</button>
+      <span class="who">${resellerId ? t('{role} of reseller #{id}', { role, id: resellerId }) : role}</span>
+      <button type="button" class="secondary" onClick=${signOut}>${t('Sign out')}</button>
     </header>
     <${ErrorMessage} error=${error} />
     <main id="main" tabindex="-1"><${Page} route=${route} /></main>`;

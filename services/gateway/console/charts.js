@@ -5,6 +5,7 @@
  */
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
+import { fieldLabel } from './i18n.js';
 import { bytes, dateTime, html, Table } from './ui.js';
 
 const TIME_KEYS = ['t', 'ts', 'time', 'timestamp', 'bucket', 'hour', 'day', 'date', 'period', 'start', 'started_at', 'start_time'];
@@ -49,7 +50,7 @@ function sessionColumns(row) {
     avg_download_bps: ['Avg down', (r) => bits(r.avg_download_bps)], avg_upload_bps: ['Avg up', (r) => bits(r.avg_upload_bps)],
     ip_address: ['Address'], nas_ip: ['Access server'], terminate_cause: ['Ended by'],
   };
-  return Object.keys(row).filter((k) => k !== 'online').map((k) => [k, ...(known[k] ?? [k.replace(/_/g, ' ')])]);
+  return Object.keys(row).filter((k) => k !== 'online').map((k) => [k, ...(known[k] ?? [fieldLabel(k)])]);
 }
 
 /** Days and sessions are counts per period: bars; hours are a flow: a line. */

@@ -1,6 +1,7 @@
 /** Invoices: the list and its filters, one invoice with items and payments, payments, PDF and chat. */
 import { useEffect, useState } from 'preact/hooks';
 import { api } from './api.js';
+import { t } from './i18n.js';
 import { options, resellers } from './lookups.js';
 import { go, href } from './router.js';
 import { session } from './session.js';
@@ -28,7 +29,7 @@ export function InvoiceTable({ rows }) {
 export function invoiceActionsFor(s, reload) {
   return [
     html`<${ActionDialog} label="Quick pay" title="Pay open invoices, oldest first" fields=${[
-      { name: 'amount', label: `Amount (${s.currency})`, type: 'number', min: 0.01, required: true },
+      { name: 'amount', label: t('Amount ({currency})', { currency: s.currency }), type: 'number', min: 0.01, required: true },
       { name: 'method', label: 'Method', type: 'select', options: opt(METHODS.filter((m) => m !== 'wallet')), value: 'cash', required: true },
       { name: 'reference', label: 'Reference' },
       { name: 'notes', label: 'Notes', type: 'textarea' }]}
@@ -45,7 +46,7 @@ export function invoiceActionsFor(s, reload) {
     html`<${ActionDialog} label="New invoice" title="Ad-hoc invoice" fields=${[
       { name: 'description', label: 'Item', required: true },
       { name: 'qty', label: 'Quantity', type: 'number', min: 0.001, value: 1, required: true },
-      { name: 'unit_price', label: `Unit price (${s.currency})`, type: 'number', min: 0, required: true },
+      { name: 'unit_price', label: t('Unit price ({currency})', { currency: s.currency }), type: 'number', min: 0, required: true },
       { name: 'due_date', label: 'Due date', type: 'date' },
       { name: 'notes', label: 'Notes', type: 'textarea' }]}
       run=${({ description, qty, unit_price, ...rest }) => api('POST', '/api/invoices', { body: { subscriber_id: s.id, items: [{ description, qty, unit_price }], ...rest } })}
@@ -69,7 +70,7 @@ export function InvoicesPage({ query }) {
     { name: 'order', label: 'Order', type: 'select', required: true, options: [{ value: 'desc', label: 'newest first' }, { value: 'asc', label: 'oldest first' }], value: query.order ?? 'desc' },
   ];
   return html`<section>
-    <h1>Invoices</h1>
+    <h1>${t('Invoices')}</h1>
     <${Loaded} state=${rs}>${(rows) => html`<details class="filters" open=${Object.keys(filters).length > 0}><summary>Filters</summary>
       <${Form} className="form inline" fields=${fields(rows)} submitLabel="Apply" onSubmit=${async (v) => go('/invoices', v)} />
     </details>`}</${Loaded}>
@@ -122,7 +123,7 @@ export function InvoicePage({ id }) {
       </div>
       <div class="toolbar" role="group" aria-label="Invoice actions">
         ${writable && open && html`<${ActionDialog} label="Record payment" fields=${[
-          { name: 'amount', label: `Amount (${inv.currency})`, type: 'number', min: 0.01, max: inv.balance, value: inv.balance, required: true },
+          { name: 'amount', label: t('Amount ({currency})', { currency: inv.currency }), type: 'number', min: 0.01, max: inv.balance, value: inv.balance, required: true },
           { name: 'method', label: 'Method', type: 'select', options: opt(METHODS), value: 'cash', required: true },
           { name: 'reference', label: 'Reference' },
           { name: 'paid_at', label: 'Paid at', type: 'datetime' },
@@ -141,7 +142,7 @@ export function InvoicePage({ id }) {
           run=${() => api('DELETE', `/api/invoices/${inv.id}`)} onDone=${() => go('/invoices')} />`}
       </div>
       <div class="grid">
-        <section class="card" aria-labelledby="h-inv"><h2 id="h-inv">Details</h2>
+        <section class="card" aria-labelledby="h-inv"><h2 id="h-inv">${t('Details')}</h2>
           <${KeyValues} data=${{
             ...inv,
             subscriber: html`<a href=${href(`/subscribers/${inv.subscriber_id}`)}>#${inv.subscriber_id}</a>`,
@@ -151,16 +152,16 @@ export function InvoicePage({ id }) {
             public_link: inv.public_url ? html`<a href=${inv.public_url} target="_blank" rel="noopener noreferrer">receipt page</a>` : null,
           }} keys=${['subscriber', 'issue_date', 'due_date', 'amount', 'tax', 'total', 'paid', 'balance_due', 'commission', 'paid_at', 'notes', 'public_link']} />
         </section>
-        <section class="card" aria-labelledby="h-items"><h2 id="h-items">Items</h2>
+        <section class="card" aria-labelledby="h-items"><h2 id="h-items">${t('Items')}</h2>
           <${Table} rows=${inv.items} columns=${[['description', 'Description'], ['qty', 'Qty'],
             ['unit_price', 'Unit price', (i) => money(i.unit_price, inv.currency)], ['amount', 'Amount', (i) => money(i.amount, inv.currency)]]} />
         </section>
       </div>
-      <section aria-labelledby="h-payments"><h2 id="h-payments">Payments</h2>
+      <section aria-labelledby="h-payments"><h2 id="h-payments">${t('Payments')}</h2>
         <${Table} rows=${inv.payments} empty="No payment yet." columns=${[['id', 'Id'], ['amount', 'Amount', (p) => money(p.amount, inv.currency)], ['method', 'Method'],
           ['reference', 'Reference'], ['transaction_id', 'Ledger transaction'], ['paid_at', 'Paid at', (p) => dateTime(p.paid_at ?? p.created_at)]]} />
       </section>
-      <section aria-labelledby="h-pdf"><h2 id="h-pdf">PDF</h2><${PdfPreview} invoice=${inv} /></section>
+      <section aria-labelledby="h-pdf"><h2 id="h-pdf">${t('PDF')}</h2><${PdfPreview} invoice=${inv} /></section>
     </section>`;
   }}</${Loaded}>`;
 }

@@ -4,6 +4,8 @@
  * page's CSP allows only our own scripts, which is what keeps it from other code. Sign-out revokes
  * it on the server too.
  */
+import { t } from './i18n.js';
+
 const KEY = 'isp-billing.console.token';
 const listeners = new Set();
 
@@ -46,7 +48,7 @@ export const session = {
     listeners.forEach((l) => l());
   },
   expire() {
-    this.end('Your session has ended. Please sign in again.');
+    this.end(t('Your session has ended. Please sign in again.'));
   },
   onChange(listener) {
     listeners.add(listener);

@@ -6,7 +6,8 @@ import { options, plans, resellers } from './lookups.js';
 import { go } from './router.js';
 import { session } from './session.js';
 import { subscriberFields } from './subscribers.js';
-import { ActionDialog, bytes, Form, html, KeyValues, Loaded, money, notify, Table, useLoad } from './ui.js';
+import { fieldLabel, t } from './i18n.js';
+import { ActionDialog, bytes, Form, html, KeyValues, Loaded, money, notify, quota, Table, useLoad } from './ui.js';
 
 const post = (id, action, body = {}) => api('POST', `/api/subscribers/${id}/${action}`, { body });
 
@@ -17,7 +18,7 @@ function Result({ res }) {
   const lists = Object.entries(data).filter(([, v]) => Array.isArray(v));
   return html`<div class="result">
     <${KeyValues} data=${data} keys=${scalars} />
-    ${lists.map(([k, rows]) => html`<h3>${k.replace(/_/g, ' ')}</h3><${Table} rows=${rows} empty="None." />`)}
+    ${lists.map(([k, rows]) => html`<h3>${fieldLabel(k)}</h3><${Table} rows=${rows} empty="None." />`)}
     ${typeof data.raw === 'string' && html`<pre>${data.raw}</pre>`}
   </div>`;
 }
@@ -67,7 +68,7 @@ function actionsFor(s, lk, reload) {
       run=${() => post(s.id, 'refill')} onDone=${done('Quota refilled')} />`],
     ['subscribers.refill_quota', html`<${ActionDialog} label="Top up data" fields=${[{ name: 'gb', label: 'Extra GB', type: 'number', min: 0.001, max: 10000, required: true }]}
       run=${(v) => post(s.id, 'topup-data', v)} onDone=${done('Data added')} />`],
-    ['subscribers.refill_quota', html`<${ActionDialog} label="Add to wallet" fields=${[{ name: 'amount', label: `Amount (${s.currency})`, type: 'number', min: 0.01, required: true }]}
+    ['subscribers.refill_quota', html`<${ActionDialog} label="Add to wallet" fields=${[{ name: 'amount', label: t('Amount ({currency})', { currency: s.currency }), type: 'number', min: 0.01, required: true }]}
       confirm="The amount is credited to the subscriber's prepaid wallet."
       run=${(v) => post(s.id, 'add-balance', v)} onDone=${done('Wallet credited')} />`],
     ['subscribers.rename', html`<${ActionDialog} label="Rename" fields=${[{ name: 'new_username', label: 'New username', required: true, value: s.username }]}
@@ -93,7 +94,7 @@ function BandwidthRules({ id }) {
   const editable = session.can('subscribers.edit');
   const when = (r) => (r.start_time ? `${r.start_time}–${r.end_time}` : 'always');
   const days = (r) => (r.days?.length ? r.days.map((d) => DAYS[d]).join(' ') : 'every day');
-  return html`<section class="card" aria-labelledby="h-rules"><h2 id="h-rules">Bandwidth rules</h2>
+  return html`<section class="card" aria-labelledby="h-rules"><h2 id="h-rules">${t('Bandwidth rules')}</h2>
     <${Loaded} state=${state}>${(res) => html`<${Table} rows=${res.data} empty="None: the plan's rate limit applies." columns=${[
       ['direction', 'Direction'], ['rate_kbps', 'kbit/s'], ['window', 'When', when], ['days', 'Days', days], ['priority', 'Priority'],
       ...(editable ? [['actions', 'Actions', (r) => html`<${ActionDialog} label=${`Delete rule ${r.id}`} danger confirm="The subscriber is back on the next rule or the plan's rate."
@@ -136,27 +137,27 @@ export function SubscriberPage({ id }) {
       </div>
       <${Loaded} state=${lookups}>${(lk) => html`<div class="toolbar" role="group" aria-label="Actions">${actionsFor(s, lk, reload)}</div>`}</${Loaded}>
       <div class="grid">
-        <section class="card" aria-labelledby="h-record"><h2 id="h-record">Record</h2>
+        <section class="card" aria-labelledby="h-record"><h2 id="h-record">${t('Record')}</h2>
           <${KeyValues} data=${{ ...s, plan: `${s.service.name} (${money(s.service.price, s.service.currency)} / ${s.service.duration_days} days)`, reseller: s.reseller.name, password: res.password }}
             keys=${['full_name', 'phone', 'plan', 'reseller', 'expiry_date', 'last_renewed_on', 'password', 'price', 'override_price', 'region', 'building', 'address', 'nationality', 'country', 'notes', 'created_at']} />
         </section>
-        <section class="card" aria-labelledby="h-online"><h2 id="h-online">Connection</h2>
+        <section class="card" aria-labelledby="h-online"><h2 id="h-online">${t('Connection')}</h2>
           <${KeyValues} data=${s} keys=${['is_online', 'ip_address', 'last_nas_id', 'static_ip', 'mac_address']} />
-          <h3>Quotas</h3>
-          <dl class="kv">
-            <dt>daily used</dt><dd>${bytes(s.counters.daily_quota_used)} of ${s.counters.daily_quota_gb ?? '∞'} GB</dd>
-            <dt>monthly used</dt><dd>${bytes(s.counters.monthly_quota_used)} of ${s.counters.monthly_quota_gb ?? '∞'} GB</dd>
-            <dt>extra data</dt><dd>${bytes(s.counters.extra_quota_bytes)}</dd>
-            <dt>FUP level</dt><dd>${s.counters.fup_level}</dd>
-            <dt>wallet</dt><dd>${money(s.counters.wallet_balance, s.currency)}</dd>
-          </dl>
+          <h3>${t('Quotas')}</h3>
+          <${KeyValues} data=${{
+            daily_used: quota(s.counters.daily_quota_used, s.counters.daily_quota_gb),
+            monthly_used: quota(s.counters.monthly_quota_used, s.counters.monthly_quota_gb),
+            extra_data: bytes(s.counters.extra_quota_bytes),
+            fup_level: s.counters.fup_level,
+            wallet: money(s.counters.wallet_balance, s.currency),
+          }} />
         </section>
       </div>
-      <section aria-labelledby="h-invoices"><h2 id="h-invoices">Invoices</h2>
+      <section aria-labelledby="h-invoices"><h2 id="h-invoices">${t('Invoices')}</h2>
         ${session.isAdminOrReseller && html`<div class="toolbar">${invoiceActionsFor(s, reload)}</div>`}
         <${Loaded} state=${invoices}>${(inv) => html`<${InvoiceTable} rows=${inv.data} />`}</${Loaded}>
       </section>
-      <section aria-labelledby="h-usage"><h2 id="h-usage">Usage and bandwidth</h2>
+      <section aria-labelledby="h-usage"><h2 id="h-usage">${t('Usage and bandwidth')}</h2>
         ${usage && !session.can('subscribers.view_graph') && html`<${Chart} title="Daily download, last 30 days" data=${usage} />`}
         ${session.can('subscribers.view_graph') ? html`<${BandwidthSection} id=${s.id} />` : html`<p class="muted">Bandwidth charts need the subscribers.view_graph permission.</p>`}
       </section>

@@ -2,10 +2,11 @@
 import { useState } from 'preact/hooks';
 import { allPages, api } from './api.js';
 import { BulkPanel } from './bulk.js';
+import { t } from './i18n.js';
 import { accessServers, options, plans, resellers } from './lookups.js';
 import { go, href } from './router.js';
 import { session } from './session.js';
-import { date, ErrorMessage, Form, html, Loaded, notify, Pager, useLoad } from './ui.js';
+import { bytes, date, ErrorMessage, Form, html, Loaded, notify, Pager, useLoad } from './ui.js';
 
 const STATUSES = ['active', 'inactive', 'expired', 'expiring', 'online', 'offline'];
 const SORTS = ['created_at', 'username', 'expiry_date', 'daily_quota_used'];
@@ -73,10 +74,10 @@ export function SubscribersPage({ query }) {
 
   return html`<section>
     <div class="page-head">
-      <h1>Subscribers</h1>
-      ${session.can('subscribers.create') && html`<a class="button" href="#/subscribers/new">New subscriber</a>`}
+      <h1>${t('Subscribers')}</h1>
+      ${session.can('subscribers.create') && html`<a class="button" href="#/subscribers/new">${t('New subscriber')}</a>`}
     </div>
-    <${Loaded} state=${lookups}>${(lk) => html`<section class="filters" aria-label="Search, filters and sort">
+    <${Loaded} state=${lookups}>${(lk) => html`<section class="filters" aria-label=${t('Search, filters and sort')}>
       <${Form} className="form inline" fields=${filterFields(query, lk)} submitLabel="Apply"
         onSubmit=${async (values) => go('/subscribers', values)} />
     </section>`}</${Loaded}>
@@ -85,20 +86,19 @@ export function SubscribersPage({ query }) {
       const allOnPage = rows.length > 0 && rows.every((r) => selected.has(r.id));
       return html`
         ${session.isAdminOrReseller && html`<div class="selection">
-          <span>${selected.size} selected</span>
-          <button type="button" class="secondary" onClick=${selectAllMatching} disabled=${!!collecting}>Select all ${res.pagination.total} matching</button>
-          ${selected.size > 0 && html`<button type="button" class="secondary" onClick=${() => setSelected(new Set())}>Clear selection</button>`}
+          <span>${t('{n} selected', { n: selected.size })}</span>
+          <button type="button" class="secondary" onClick=${selectAllMatching} disabled=${!!collecting}>${t('Select all {n} matching', { n: res.pagination.total })}</button>
+          ${selected.size > 0 && html`<button type="button" class="secondary" onClick=${() => setSelected(new Set())}>${t('Clear selection')}</button>`}
           ${collecting && html`<span class="muted">${collecting}</span>`}
         </div>`}
         <${ErrorMessage} error=${collectError} onRetry=${selectAllMatching} />
         ${selected.size > 0 && html`<${BulkPanel} ids=${[...selected]} onFinished=${list.reload} />`}
         <div class="table-wrap"><table>
-          <caption class="visually-hidden">Subscribers</caption>
+          <caption class="visually-hidden">${t('Subscribers')}</caption>
           <thead><tr>
             ${session.isAdminOrReseller && html`<th scope="col" class="pick"><input type="checkbox" aria-label="Select every subscriber on this page" checked=${allOnPage}
               onChange=${(e) => { const next = new Set(selected); rows.forEach((r) => (e.currentTarget.checked ? next.add(r.id) : next.delete(r.id))); setSelected(next); }} /></th>`}
-            <th scope="col">Username</th><th scope="col">Name</th><th scope="col">Phone</th><th scope="col">Plan</th>
-            <th scope="col">Status</th><th scope="col">Online</th><th scope="col">Expiry</th><th scope="col">Daily used</th>
+            ${['Username', 'Name', 'Phone', 'Plan', 'Status', 'Online', 'Expiry', 'Used today'].map((title) => html`<th scope="col">${t(title)}</th>`)}
           </tr></thead>
           <tbody>${rows.map((s) => html`<tr key=${s.id}>
             ${session.isAdminOrReseller && html`<td class="pick"><input type="checkbox" aria-label=${`Select ${s.username}`} checked=${selected.has(s.id)} onChange=${(e) => toggle(s.id, e.currentTarget.checked)} /></td>`}
@@ -106,10 +106,10 @@ export function SubscribersPage({ query }) {
             <td>${s.full_name ?? ''}</td><td>${s.phone ?? ''}</td><td>${planName(s.service_id)}</td>
             <td><span class=${`badge ${s.status}`}>${s.status}</span></td>
             <td>${s.is_online ? html`<span class="badge online">online</span> ${s.ip_address ?? ''}` : 'offline'}</td>
-            <td>${date(s.expiry_date)}</td><td>${s.daily_quota_used ?? 0}</td>
+            <td>${date(s.expiry_date)}</td><td>${bytes(s.daily_quota_used ?? 0)}</td>
           </tr>`)}</tbody>
         </table></div>
-        ${rows.length === 0 && html`<p class="muted">No subscriber matches.</p>`}
+        ${rows.length === 0 && html`<p class="muted">${t('No subscriber matches.')}</p>`}
         <${Pager} pagination=${res.pagination} onPage=${(p) => go('/subscribers', { ...filters, page: p })} />`;
     }}</${Loaded}>
   </section>`;
@@ -145,7 +145,7 @@ export function subscriberFields(lookups, current = {}) {
 export function NewSubscriberPage() {
   const lookups = useLoad(async () => ({ plans: await plans(), resellers: await resellers() }), []);
   return html`<section>
-    <h1>New subscriber</h1>
+    <h1>${t('New subscriber')}</h1>
     <${Loaded} state=${lookups}>${(lk) => html`<${Form} fields=${subscriberFields(lk)} submitLabel="Create subscriber"
       onSubmit=${async (values) => {
         const res = await api('POST', '/api/subscribers', { body: values });

@@ -2,6 +2,7 @@
 import { h } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
+import { fieldLabel, t } from './i18n.js';
 
 export const html = htm.bind(h);
 
@@ -18,6 +19,9 @@ export function money(amount, currency) {
 
 export const date = (iso) => (iso ? String(iso).slice(0, 10) : '—');
 export const dateTime = (iso) => (iso ? new Date(iso).toLocaleString() : '—');
+
+/** `used` bytes of a quota in GB, where no quota (null) is unlimited. */
+export const quota = (used, gb) => t('{used} of {quota}', { used: bytes(used), quota: gb === null || gb === undefined ? t('unlimited') : `${gb} GB` });
 
 export function bytes(n) {
   if (n === null || n === undefined) return '—';
@@ -79,14 +83,14 @@ export function ErrorMessage({ error, onRetry }) {
   const text = error.explanation ?? String(error.message ?? error);
   return html`<div class="message error" role="alert">
     <span>${text}</span>
-    ${onRetry && (error.retryable ?? true) && html` <button type="button" class="link" onClick=${onRetry}>Retry</button>`}
+    ${onRetry && (error.retryable ?? true) && html` <button type="button" class="link" onClick=${onRetry}>${t('Retry')}</button>`}
   </div>`;
 }
 
 /** Loading, its error with Retry, or the children rendered from the data. */
 export function Loaded({ state, children }) {
   if (state.error) return html`<${ErrorMessage} error=${state.error} onRetry=${state.reload} />`;
-  if (state.loading && !state.data) return html`<p class="muted">Loading…</p>`;
+  if (state.loading && !state.data) return html`<p class="muted">${t('Loading…')}</p>`;
   return children(state.data);
 }
 
@@ -98,12 +102,13 @@ const useId = () => useRef(`f${++fieldSeq}`).current;
 
 /**
  * One labelled input. Specs: `{ name, label, type, value, options, required, min, max, step, hint }`
- * with type text, password, number, int, date, datetime, checkbox, checkboxes (several values of
- * `options`), select or textarea.
+ * with type text, password, number, int, ints (comma-separated integers), date, datetime, checkbox,
+ * checkboxes (several values of `options`), select or textarea.
  */
 function Field({ spec }) {
   const id = useId();
-  const { name, label, type = 'text', value, options, required, min, max, step, hint, placeholder } = spec;
+  const { name, type = 'text', value, options, required, min, max, step, hint, placeholder } = spec;
+  const label = t(spec.label);
   const common = { id, name, required, 'aria-describedby': hint ? `${id}-hint` : undefined };
   let control;
   if (type === 'select') {
@@ -125,7 +130,7 @@ function Field({ spec }) {
       <label for=${id}>${label}</label>
     </div>`;
   } else {
-    const inputType = { int: 'number', datetime: 'datetime-local' }[type] ?? type;
+    const inputType = { int: 'number', ints: 'text', datetime: 'datetime-local' }[type] ?? type;
     const numberStep = type === 'int' ? '1' : type === 'number' ? step ?? 'any' : undefined;
     control = html`<input ...${common} type=${inputType} defaultValue=${value ?? ''} min=${min} max=${max} step=${numberStep}
       placeholder=${placeholder} autocomplete=${type === 'password' ? 'new-password' : 'off'} />`;
@@ -156,6 +161,7 @@ function readForm(form, specs) {
     if (s.type === 'number') out[s.name] = Number(raw);
     else if (s.type === 'int' || (s.type === 'select' && s.numeric)) out[s.name] = parseInt(raw, 10);
     else if (s.type === 'datetime') out[s.name] = new Date(raw).toISOString();
+    else if (s.type === 'ints') out[s.name] = raw.split(/[\s,]+/).filter(Boolean).map((n) => parseInt(n, 10));
     else out[s.name] = raw;
   }
   return out;
@@ -181,7 +187,7 @@ export function Form({ fields, submitLabel, onSubmit, children, className }) {
     ${fields.map((f) => html`<${Field} key=${f.name} spec=${f} />`)}
     ${children}
     <${ErrorMessage} error=${error} />
-    <div class="actions"><button type="submit" disabled=${busy}>${busy ? 'Working…' : submitLabel}</button></div>
+    <div class="actions"><button type="submit" disabled=${busy}>${busy ? t('Working…') : t(submitLabel)}</button></div>
   </form>`;
 }
 
@@ -189,7 +195,8 @@ export function Form({ fields, submitLabel, onSubmit, children, className }) {
  * A button that opens a modal dialog: an optional form, an optional confirmation text (for
  * changes of money or access), and what the action answered when `showResult` renders it.
  */
-export function ActionDialog({ label, title, fields = [], confirm, danger, submitLabel, run, onDone, showResult }) {
+export function ActionDialog({ label: english, title, fields = [], confirm, danger, submitLabel, run, onDone, showResult }) {
+  const label = t(english);
   const ref = useRef(null);
   const [open, setOpen] = useState(false);
   const [result, setResult] = useState(null);
@@ -212,12 +219,12 @@ export function ActionDialog({ label, title, fields = [], confirm, danger, submi
   return html`<span class="action">
     <button type="button" class=${danger ? 'danger' : ''} onClick=${() => setOpen(true)}>${label}</button>
     ${open && html`<dialog ref=${ref} aria-labelledby="dialog-title" onClose=${() => { setOpen(false); setResult(null); }}>
-      <h2 id="dialog-title">${title ?? label}</h2>
+      <h2 id="dialog-title">${title ? t(title) : label}</h2>
       ${confirm && html`<p class=${danger ? 'warning' : ''}>${confirm}</p>`}
       ${result
-        ? html`${showResult(result)}<div class="actions"><button type="button" onClick=${() => { close(); onDone?.(result); }}>Close</button></div>`
-        : html`<${Form} fields=${fields} submitLabel=${submitLabel ?? (confirm ? `Yes, ${label.toLowerCase()}` : label)} onSubmit=${submit}>
-            <button type="button" class="secondary" onClick=${close}>Cancel</button>
+        ? html`${showResult(result)}<div class="actions"><button type="button" onClick=${() => { close(); onDone?.(result); }}>${t('Close')}</button></div>`
+        : html`<${Form} fields=${fields} submitLabel=${submitLabel ?? (confirm ? t('Yes, {action}', { action: label.toLowerCase() }) : label)} onSubmit=${submit}>
+            <button type="button" class="secondary" onClick=${close}>${t('Cancel')}</button>
           </${Form}>`}
     </dialog>`}
   </span>`;
@@ -230,18 +237,17 @@ export function Pager({ pagination, onPage }) {
   const { page, limit, total } = pagination;
   const pages = Math.max(1, Math.ceil(total / limit));
   const estimated = total > 10000;
-  return html`<nav class="pager" aria-label="Pages">
-    <button type="button" disabled=${page <= 1} onClick=${() => onPage(page - 1)}>Previous</button>
-    <span>Page ${page} of ${estimated ? 'about ' : ''}${pages} (${estimated ? 'about ' : ''}${total} rows)</span>
-    <button type="button" disabled=${page >= pages} onClick=${() => onPage(page + 1)}>Next</button>
+  const where = estimated ? 'Page {page} of about {pages} (about {total} rows)' : 'Page {page} of {pages} ({total} rows)';
+  return html`<nav class="pager" aria-label=${t('Pages')}>
+    <button type="button" disabled=${page <= 1} onClick=${() => onPage(page - 1)}>${t('Previous')}</button>
+    <span>${t(where, { page, pages, total })}</span>
+    <button type="button" disabled=${page >= pages} onClick=${() => onPage(page + 1)}>${t('Next')}</button>
   </nav>`;
 }
 
-const label = (key) => key.replace(/_/g, ' ');
-
 function show(value) {
   if (value === null || value === undefined || value === '') return '—';
-  if (typeof value === 'boolean') return value ? 'yes' : 'no';
+  if (typeof value === 'boolean') return value ? t('yes') : t('no');
   if (typeof value === 'object') return 'props' in value ? value : JSON.stringify(value);
   return String(value);
 }
@@ -249,16 +255,16 @@ function show(value) {
 /** Any object as a definition list (for answers whose shape this console does not fix). */
 export function KeyValues({ data, keys }) {
   const entries = (keys ?? Object.keys(data ?? {})).map((k) => [k, data?.[k]]);
-  return html`<dl class="kv">${entries.map(([k, v]) => html`<dt>${label(k)}</dt><dd>${show(v)}</dd>`)}</dl>`;
+  return html`<dl class="kv">${entries.map(([k, v]) => html`<dt>${fieldLabel(k)}</dt><dd>${show(v)}</dd>`)}</dl>`;
 }
 
 /** Rows of objects as a table; columns `[key, title, render?]`, by default every key of the first row. */
 export function Table({ rows, columns, caption, empty = 'Nothing here yet.' }) {
-  if (!rows?.length) return html`<p class="muted">${empty}</p>`;
-  const cols = columns ?? Object.keys(rows[0]).map((k) => [k, label(k)]);
+  if (!rows?.length) return html`<p class="muted">${t(empty)}</p>`;
+  const cols = columns ?? Object.keys(rows[0]).map((k) => [k, fieldLabel(k)]);
   return html`<div class="table-wrap"><table>
-    ${caption && html`<caption>${caption}</caption>`}
-    <thead><tr>${cols.map(([, title]) => html`<th scope="col">${title}</th>`)}</tr></thead>
+    ${caption && html`<caption>${t(caption)}</caption>`}
+    <thead><tr>${cols.map(([, title]) => html`<th scope="col">${typeof title === 'string' ? t(title) : title}</th>`)}</tr></thead>
     <tbody>${rows.map((r, i) => html`<tr key=${r.id ?? i}>${cols.map(([k, , render]) => html`<td>${render ? render(r) : show(r[k])}</td>`)}</tr>`)}</tbody>
   </table></div>`;
 }
