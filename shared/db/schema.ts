@@ -686,6 +686,8 @@ export const radacct = pgTable(
   (t) => [
     uniqueIndex('radacct_acctuniqueid').on(t.acctuniqueid),
     index('radacct_active_session_idx').on(t.username).where(sql`${t.acctstoptime} is null`),
+    // The captive portal's lookup of a client address (migration 0016).
+    index('radacct_open_framedip_idx').on(t.framedipaddress).where(sql`${t.acctstoptime} is null`),
     index('radacct_username_start_idx').on(t.username, t.acctstarttime),
     index('radacct_start_idx').on(t.acctstarttime),
     index('radacct_nasip_idx').on(t.nasipaddress),

@@ -4,6 +4,7 @@
  * It is a pure function of a prepared model: no database, no settings lookups, no I/O.
  */
 import { formatMinor } from '../../../shared/money';
+import { escapeHtml, ltr, multiline, safeLogo } from './html';
 import { isRtl, labelsFor } from './labels';
 
 export interface DocumentItem {
@@ -50,24 +51,6 @@ export interface DocumentModel {
   qrSvg: string | null;
   /** Link of the public PDF, shown on the page only. */
   pdfUrl: string | null;
-}
-
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => ESCAPES[c]);
-}
-
-/** Only http(s) and inline images may be a logo: anything else (javascript:, file:) is dropped. */
-function safeLogo(url: string): string | null {
-  return /^(https?:\/\/|data:image\/(png|jpeg|gif|webp|svg\+xml);base64,)/i.test(url) ? url : null;
-}
-
-/** Amounts, numbers and dates stay left-to-right inside a right-to-left page. */
-const ltr = (text: string) => `<bdi dir="ltr">${escapeHtml(text)}</bdi>`;
-
-function multiline(text: string): string {
-  return escapeHtml(text).replace(/\r?\n/g, '<br>');
 }
 
 const STYLE = `

@@ -1,0 +1,141 @@
+/**
+ * The captive portal page: a pure function of its model (no database, no settings, no I/O), in
+ * the operator's branding and language, laid out right to left where the language is.
+ */
+import type { BlockedReason } from '../../../shared/domain/access';
+import { formatMinor } from '../../../shared/money';
+import { escapeHtml, ltr, multiline, safeLogo } from '../templates/html';
+import { isRtl } from '../templates/labels';
+import { portalLabelsFor, type PortalLabels } from './portal-labels';
+
+export interface PortalInvoiceLine {
+  number: string;
+  status: string;
+  dueDate: string;
+  currency: string;
+  balanceMinor: number;
+  /** The invoice's public receipt, or null when it has no public link. */
+  url: string | null;
+}
+
+export interface PortalAccount {
+  username: string;
+  /** Why access is blocked now, or null when it is not. */
+  reason: BlockedReason | null;
+  expiryDate: string;
+  renewal: { plan: string; days: number; priceMinor: number; currency: string } | null;
+  invoices: PortalInvoiceLine[];
+}
+
+export interface PortalModel {
+  language: string;
+  operator: { name: string; address: string; phone: string; email: string; logoUrl: string };
+  howToPay: string;
+  /** Null on the generic page: the address is nobody's open session. */
+  account: PortalAccount | null;
+}
+
+/** The page's only style sheet; its hash is what the Content-Security-Policy allows. */
+export const PORTAL_STYLE = `
+* { box-sizing: border-box; }
+body { margin: 0; font-family: 'Noto Sans', 'Noto Sans Arabic', 'DejaVu Sans', sans-serif; color: #1d232a; background: #eef1f4; line-height: 1.45; }
+body[dir=rtl] { font-family: 'Noto Sans Arabic', 'Noto Naskh Arabic', 'Noto Sans', 'DejaVu Sans', sans-serif; }
+main { max-width: 40rem; margin: 1.5rem auto; background: #fff; padding: 1.5rem; box-shadow: 0 1px 4px rgba(0,0,0,.15); }
+header { border-bottom: 2px solid #1d232a; padding-bottom: .75rem; margin-bottom: 1rem; }
+header img { max-height: 4rem; max-width: 12rem; display: block; margin-bottom: .5rem; }
+.operator-name { font-size: 1.4rem; font-weight: 700; }
+.muted { color: #4a5560; }
+h1 { font-size: 1.3rem; margin: 0 0 .75rem; }
+h2 { font-size: 1rem; margin: 1.25rem 0 .5rem; text-transform: uppercase; letter-spacing: .04em; color: #4a5560; }
+.notice { padding: .75rem 1rem; border-radius: .4rem; margin: .75rem 0; border-inline-start: .35rem solid; }
+.notice strong { display: block; }
+.blocked { background: #fef3f2; border-color: #b42318; }
+.active { background: #ecfdf3; border-color: #18794e; }
+dl { display: grid; grid-template-columns: auto 1fr; gap: .25rem 1rem; margin: 0; }
+dt { color: #4a5560; }
+dd { margin: 0; font-weight: 600; }
+table { width: 100%; border-collapse: collapse; }
+th, td { padding: .45rem .35rem; text-align: start; border-bottom: 1px solid #d9dee3; vertical-align: top; }
+th { font-size: .85rem; color: #4a5560; border-bottom-color: #1d232a; }
+.num { text-align: end; white-space: nowrap; }
+a { color: #0b57d0; }
+@media (max-width: 600px) { main { margin: 0; padding: 1rem; box-shadow: none; } }
+`;
+
+function reasonText(t: PortalLabels, account: PortalAccount): string {
+  switch (account.reason) {
+    case 'expired':
+      return t.expired(ltr(account.expiryDate));
+    case 'quota':
+      return t.quota;
+    case 'overdue':
+      return t.overdue;
+    default:
+      return '';
+  }
+}
+
+function accessNotice(t: PortalLabels, account: PortalAccount): string {
+  if (account.reason) {
+    return `<div class="notice blocked" id="access" data-reason="${account.reason}"><strong>${t.blocked}</strong>${reasonText(t, account)}</div>`;
+  }
+  return `<div class="notice active" id="access"><strong>${t.active}</strong>${t.paidUntil} ${ltr(account.expiryDate)}</div>`;
+}
+
+function invoiceTable(t: PortalLabels, lines: PortalInvoiceLine[]): string {
+  if (lines.length === 0) return `<p class="muted">${t.noOpenInvoices}</p>`;
+  const rows = lines
+    .map((l) => {
+      const link = l.url ? `<a href="${escapeHtml(l.url)}">${t.receipt}</a>` : '';
+      return `<tr><td>${ltr(l.number)}</td><td>${ltr(l.dueDate)}</td><td>${escapeHtml(t.doc.statuses[l.status] ?? l.status)}</td>` +
+        `<td class="num">${ltr(`${formatMinor(l.balanceMinor, l.currency)} ${l.currency}`)}</td><td>${link}</td></tr>`;
+    })
+    .join('');
+  return `<table id="invoices"><thead><tr><th>${t.doc.number}</th><th>${t.doc.dueDate}</th><th>${t.doc.status}</th>` +
+    `<th class="num">${t.doc.balance}</th><th></th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+function accountSection(t: PortalLabels, account: PortalAccount): string {
+  const r = account.renewal;
+  const renewal = r
+    ? `<dt>${t.renewal}</dt><dd id="renewal">${ltr(`${formatMinor(r.priceMinor, r.currency)} ${r.currency}`)} <span class="muted">(${t.renewalOf(escapeHtml(r.plan), ltr(String(r.days)))})</span></dd>`
+    : '';
+  return `<h1>${t.account}</h1>
+<dl><dt>${t.username}</dt><dd id="username">${ltr(account.username)}</dd>${renewal}</dl>
+${accessNotice(t, account)}
+<h2>${t.openInvoices}</h2>
+${invoiceTable(t, account.invoices)}`;
+}
+
+export function renderPortalHtml(m: PortalModel): string {
+  const t = portalLabelsFor(m.language);
+  const dir = isRtl(m.language) ? 'rtl' : 'ltr';
+  const logo = safeLogo(m.operator.logoUrl);
+  const contact = [m.operator.address, m.operator.phone, m.operator.email]
+    .filter(Boolean)
+    .map((line) => `<div class="muted">${multiline(line)}</div>`)
+    .join('');
+  const body = m.account ? accountSection(t, m.account) : `<h1>${t.welcome}</h1><p id="generic">${t.unknown}</p>`;
+  const howToPay = m.howToPay ? `<section id="how-to-pay"><h2>${t.doc.howToPay}</h2><div>${multiline(m.howToPay)}</div></section>` : '';
+  return `<!doctype html>
+<html lang="${escapeHtml(m.language)}" dir="${dir}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>${escapeHtml(m.operator.name)}</title>
+<style>${PORTAL_STYLE}</style>
+</head>
+<body dir="${dir}">
+<main>
+<header>
+  ${logo ? `<img src="${escapeHtml(logo)}" alt="">` : ''}
+  <div class="operator-name">${escapeHtml(m.operator.name)}</div>
+  ${contact}
+</header>
+${body}
+${howToPay}
+</main>
+</body>
+</html>`;
+}
