@@ -4,7 +4,7 @@
  * router redirected. The page's one inline style must pass its own Content-Security-Policy, its
  * receipt links must open, and an Arabic operator gets a right-to-left page.
  */
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { findChromium } from '../../services/pdf-renderer/chromium';
 import { addDays, todayUtc } from '../../shared/billing';
 import { db } from '../../shared/db/client';
@@ -27,6 +27,12 @@ let invoices: Awaited<ReturnType<typeof seedPortalInvoices>>;
 const expired = addDays(todayUtc(), -1);
 /** Script errors and policy refusals the page reports: none is expected. */
 const problems: string[] = [];
+
+/** A computed style property of the element, read in the page (the tests compile without the DOM lib). */
+function computed(locator: Locator, property: string): Promise<string> {
+  type View = { getComputedStyle(el: unknown): Record<string, string> };
+  return locator.evaluate((el, p) => (globalThis as unknown as View).getComputedStyle(el)[p], property);
+}
 
 beforeAll(async () => {
   t = await startTestApp({ env: { TRUST_PROXY: '1' } });
@@ -59,7 +65,7 @@ describe('the captive portal in Chromium', () => {
     const notice = page.locator('#access');
     await expect(notice.innerText()).resolves.toBe(`Your internet access is blocked\nYour subscription expired on ${expired}.`);
     // The inline style applied: its hash is in the Content-Security-Policy.
-    await expect(notice.evaluate((el) => getComputedStyle(el).backgroundColor)).resolves.toBe('rgb(254, 243, 242)');
+    await expect(computed(notice, 'backgroundColor')).resolves.toBe('rgb(254, 243, 242)');
     const rows = await page.locator('#invoices tbody tr').allInnerTexts();
     expect(rows).toHaveLength(2);
     expect(rows[0]).toContain(invoices.pending.invoiceNumber);
@@ -82,14 +88,14 @@ describe('the captive portal in Chromium', () => {
     try {
       await page.goto(`${t.baseUrl}/portal`);
       await expect(page.locator('html').getAttribute('dir')).resolves.toBe('rtl');
-      await expect(page.locator('body').evaluate((el) => getComputedStyle(el).direction)).resolves.toBe('rtl');
+      await expect(computed(page.locator('body'), 'direction')).resolves.toBe('rtl');
       await expect(page.locator('#access').innerText()).resolves.toContain('تم إيقاف اتصالك بالإنترنت');
       // The first column (the invoice number) sits at the right edge, the last at the left.
       const first = await page.locator('#invoices th').first().boundingBox();
       const last = await page.locator('#invoices th').last().boundingBox();
       expect(first!.x).toBeGreaterThan(last!.x);
       // Numbers and dates stay left to right inside the right-to-left page.
-      await expect(page.locator('#username bdi').evaluate((el) => getComputedStyle(el).direction)).resolves.toBe('ltr');
+      await expect(computed(page.locator('#username bdi'), 'direction')).resolves.toBe('ltr');
       expect(problems).toEqual([]);
     } finally {
       await saveSettings(db(), { language: 'en' });
