@@ -6,7 +6,7 @@ import type { Role } from '../../shared/auth/claims';
 import { config } from '../../shared/config';
 import { db } from '../../shared/db/client';
 import { managers, tokenBlacklist } from '../../shared/db/schema';
-import { unauthorized } from '../../shared/errors';
+import { fail } from '../../shared/failures';
 import { authOf, type Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
 import { emptyBody, object } from '../../shared/http/schemas';
@@ -27,8 +27,8 @@ export const authService: ServiceSchema = {
       async handler(ctx: Ctx<{ username: string; password: string }>): Promise<ActionResult> {
         const [manager] = await db().select().from(managers).where(eq(managers.username, ctx.params.username));
         const ok = await verifyPassword(ctx.params.password, manager?.passwordHash);
-        if (!manager || !ok) throw unauthorized('invalid username or password');
-        if (!manager.active) throw unauthorized('manager is disabled');
+        if (!manager || !ok) throw fail('badCredentials');
+        if (!manager.active) throw fail('managerDisabled');
         const cfg = config();
         const { token, expiresAt } = signToken(
           {

@@ -1,6 +1,6 @@
 /** Decimal amounts of a request in minor units of a currency, with the 400 that names the field. */
 import type { ItemInput } from '../../shared/domain/invoice-math';
-import { badRequest } from '../../shared/errors';
+import { fail } from '../../shared/failures';
 import { toMinor } from '../../shared/money';
 
 export interface ItemParam {
@@ -13,7 +13,7 @@ export function minor(value: number, currency: string, field: string): number {
   try {
     return toMinor(value, currency);
   } catch {
-    throw badRequest(`${field} has more decimal places than ${currency} allows`);
+    throw fail('tooManyDecimals', field, currency);
   }
 }
 

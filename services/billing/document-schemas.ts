@@ -2,6 +2,7 @@
 import type { JsonSchema } from '../../shared/http/route';
 import { idParams, object } from '../../shared/http/schemas';
 import { PAPER_NAMES } from '../../shared/paper';
+import { FAILURES } from '../../shared/failures';
 
 export const TAG = 'invoice documents';
 export const paper: JsonSchema = { type: 'string', enum: [...PAPER_NAMES] };
@@ -15,7 +16,7 @@ export const sendBody = object({
 export const sendErrors = {
   400: 'phone is required (the subscriber has no phone), or not valid for the provider',
   403: "not authorized (role, or outside the caller's tree)",
-  404: 'invoice not found',
+  404: FAILURES.invoiceNotFound.message,
   409: 'no messaging account configured',
   502: 'the provider rejected the message (its message is quoted)',
   503: 'the provider stayed unreachable after retries, or the renderer is busy',

@@ -11,7 +11,7 @@ import { todayUtc, type InvoiceRow } from '../../shared/billing';
 import { assertRecordInScope, requireAdminOrReseller } from '../../shared/auth/policy';
 import { db, pgPool, type DbOrTx } from '../../shared/db/client';
 import { invoices } from '../../shared/db/schema';
-import { badRequest, conflict, notFound } from '../../shared/errors';
+import { FAILURES, fail } from '../../shared/failures';
 import { authOf, type Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
 import { formatMinor } from '../../shared/money';
@@ -27,7 +27,6 @@ import { labelsFor } from './templates/labels';
 import { TAG, paper, renderErrors, sendBody, sendErrors, token } from './document-schemas';
 import { idParams, object } from '../../shared/http/schemas';
 
-const NOT_FOUND = 'invoice not found';
 
 type DocumentSettings = BrandingSettings & Pick<Settings, 'default_paper_size'>;
 
@@ -53,13 +52,13 @@ async function documentSettings(conn: DbOrTx = db()): Promise<DocumentSettings> 
 /** The invoice for a public request: a missing, wrong or absent token looks exactly like no invoice. */
 async function publicInvoice(id: number, token: string | undefined): Promise<InvoiceRow> {
   const invoice = await loadInvoiceRow(db(), id);
-  if (!invoice || !verifyPublicToken(invoice.publicTokenHash, token)) throw notFound(NOT_FOUND);
+  if (!invoice || !verifyPublicToken(invoice.publicTokenHash, token)) throw fail('invoiceNotFound');
   return invoice;
 }
 
 async function invoiceInScope(ctx: Ctx<unknown>, id: number, access: 'read' | 'write'): Promise<InvoiceRow> {
   const invoice = await loadInvoiceRow(db(), id);
-  await assertRecordInScope(db(), authOf(ctx), access, invoice?.resellerId, NOT_FOUND);
+  await assertRecordInScope(db(), authOf(ctx), access, invoice?.resellerId, 'invoiceNotFound');
   return invoice as InvoiceRow;
 }
 
@@ -89,7 +88,7 @@ async function invoicePdf(ctx: Ctx<unknown>, source: PdfSource, paper: PaperSize
     store: pdfStore,
     async html(conn, p) {
       const invoice = await loadInvoiceRow(conn, source.id);
-      if (!invoice) throw notFound(NOT_FOUND);
+      if (!invoice) throw fail('invoiceNotFound');
       return singleHtml(invoice, await documentSettings(conn), 'pdf', p, null, conn);
     },
     render: (html, p) => ctx.call<Readable, { html: string; paper: PaperSize }>('pdf-renderer.render', { html, paper: p }),
@@ -122,7 +121,7 @@ async function prepareSend(ctx: Ctx<SendParams>) {
 
 function recipient(params: SendParams, subscriberPhone: string | null | undefined): string {
   const phone = (params.phone ?? subscriberPhone ?? '').trim();
-  if (!phone) throw badRequest('phone is required: the subscriber has no phone number');
+  if (!phone) throw fail('phoneMissing');
   return phone;
 }
 
@@ -139,11 +138,11 @@ export const documentsService: ServiceSchema = {
         params: idParams(),
         query: object({ paper }),
         produces: 'pdf',
-        errors: { 400: 'unknown paper', 403: "not authorized (outside the caller's tree)", 404: 'invoice not found', ...renderErrors },
+        errors: { 400: 'unknown paper', 403: "not authorized (outside the caller's tree)", 404: FAILURES.invoiceNotFound.message, ...renderErrors },
       },
       async handler(ctx: Ctx<PdfParams>): Promise<Buffer | Readable> {
         const source = await pdfSource(ctx.params.id);
-        await assertRecordInScope(db(), authOf(ctx), 'read', source?.resellerId, NOT_FOUND);
+        await assertRecordInScope(db(), authOf(ctx), 'read', source?.resellerId, 'invoiceNotFound');
         return invoicePdf(ctx, source!, ctx.params.paper);
       },
     },
@@ -159,7 +158,7 @@ export const documentsService: ServiceSchema = {
         query: object({ token }),
         produces: 'html',
         rateLimit: 'public',
-        errors: { 404: 'invoice not found, or token missing or wrong' },
+        errors: { 404: `${FAILURES.invoiceNotFound.message}, or token missing or wrong` },
       },
       async handler(ctx: Ctx<PublicParams>): Promise<string> {
         const invoice = await publicInvoice(ctx.params.id, ctx.params.token);
@@ -181,11 +180,11 @@ export const documentsService: ServiceSchema = {
         query: object({ token, paper }),
         produces: 'pdf',
         rateLimit: 'public',
-        errors: { 400: 'unknown paper', 404: 'invoice not found, or token missing or wrong', ...renderErrors },
+        errors: { 400: 'unknown paper', 404: `${FAILURES.invoiceNotFound.message}, or token missing or wrong`, ...renderErrors },
       },
       async handler(ctx: Ctx<PublicParams>): Promise<Buffer | Readable> {
         const source = await pdfSource(ctx.params.id);
-        if (!source || !verifyPublicToken(source.publicTokenHash, ctx.params.token)) throw notFound(NOT_FOUND);
+        if (!source || !verifyPublicToken(source.publicTokenHash, ctx.params.token)) throw fail('invoiceNotFound');
         const pdf = await invoicePdf(ctx, source, ctx.params.paper);
         ctx.meta.$responseHeaders = { ...ctx.meta.$responseHeaders, ...PUBLIC_HEADERS };
         return pdf;
@@ -201,7 +200,7 @@ export const documentsService: ServiceSchema = {
         tag: TAG,
         params: idParams(),
         body: object({}),
-        errors: { 403: "not authorized (role, or outside the caller's tree)", 404: 'invoice not found' },
+        errors: { 403: "not authorized (role, or outside the caller's tree)", 404: FAILURES.invoiceNotFound.message },
       },
       async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
         requireAdminOrReseller(ctx.meta.auth);
@@ -256,7 +255,7 @@ export const documentsService: ServiceSchema = {
       async handler(ctx: Ctx<SendParams>): Promise<ActionResult> {
         const { auth, invoice, sub, phone } = await prepareSend(ctx);
         const docs = await loadOpenDocuments(db(), invoice.subscriberId, invoice.currency);
-        if (docs.length === 0) throw conflict('the subscriber has no open invoice to combine');
+        if (docs.length === 0) throw fail('noOpenInvoice');
         const s = await documentSettings();
         const paper = s.default_paper_size as PaperSize;
         const model = combinedModel(docs, sub, s, paper, todayUtc());

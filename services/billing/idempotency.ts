@@ -11,7 +11,7 @@ import crypto from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
 import { db, type Tx } from '../../shared/db/client';
 import { idempotencyKeys } from '../../shared/db/schema';
-import { badRequest, conflict } from '../../shared/errors';
+import { fail } from '../../shared/failures';
 import { authOf, type Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
 
@@ -40,7 +40,7 @@ export async function idempotentWrite(
 ): Promise<ActionResult> {
   const key = ctx.meta.idempotencyKey;
   if (!key) return db().transaction(work);
-  if (key.length > MAX_KEY_LENGTH) throw badRequest(`Idempotency-Key must be at most ${MAX_KEY_LENGTH} characters`);
+  if (key.length > MAX_KEY_LENGTH) throw fail('idempotencyKeyTooLong', MAX_KEY_LENGTH);
   const managerId = authOf(ctx).managerId;
   const route = ctx.meta.route ?? ctx.action?.name ?? '';
   const hash = requestHash(route, ctx.params);
@@ -56,7 +56,7 @@ export async function idempotentWrite(
         .from(idempotencyKeys)
         .where(and(eq(idempotencyKeys.managerId, managerId), eq(idempotencyKeys.key, key)));
       if (first.route !== route || first.requestHash !== hash) {
-        throw conflict('Idempotency-Key was already used with a different request');
+        throw fail('idempotencyKeyReused');
       }
       ctx.meta.$statusCode = first.statusCode ?? successStatus;
       return first.response as ActionResult;

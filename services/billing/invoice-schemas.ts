@@ -3,6 +3,7 @@ import type { JsonSchema } from '../../shared/http/route';
 import { currencyCode, idParams, idSchema, isoDate, isoDateTime, object, paginationProperties } from '../../shared/http/schemas';
 import { INVOICE_STATUSES } from '../../shared/domain/invoice-state';
 import { PAYMENT_METHODS } from '../../shared/billing/types';
+import { FAILURES } from '../../shared/failures';
 
 export const TAG = 'invoices';
 export const WRITE = 'admin or reseller (own tree)';
@@ -22,5 +23,5 @@ export const items: JsonSchema = { type: 'array', items: item, minItems: 1, maxI
 export const taxRate: JsonSchema = { type: 'number', minimum: 0, maximum: 100 };
 export const notes: JsonSchema = { type: 'string', maxLength: 4000 };
 export const reference: JsonSchema = { type: 'string', maxLength: 200 };
-export const readErrors = { 403: 'not authorized (outside the caller\'s tree)', 404: 'invoice not found' };
-export const writeErrors = { 403: 'not authorized (role, or outside the caller\'s tree)', 404: 'invoice not found' };
+export const readErrors = { 403: 'not authorized (outside the caller\'s tree)', 404: FAILURES.invoiceNotFound.message };
+export const writeErrors = { 403: 'not authorized (role, or outside the caller\'s tree)', 404: FAILURES.invoiceNotFound.message };

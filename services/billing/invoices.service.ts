@@ -15,7 +15,7 @@ import {
   type PaymentMethod,
 } from '../../shared/billing';
 import { db } from '../../shared/db/client';
-import { badRequest, forbidden } from '../../shared/errors';
+import { FAILURES, fail } from '../../shared/failures';
 import { authOf, pageOf, type Ctx } from '../../shared/http/context';
 import { rawJsonEnvelope, type ActionResult } from '../../shared/http/route';
 import { clientOf } from '../../shared/billing/pg';
@@ -93,7 +93,7 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         const p = ctx.params;
         const { page, limit, offset } = pageOf(p);
         const scope = await scopeFor(db(), auth, 'read');
-        if (p.reseller_id !== undefined && !(await resellerInScope(db(), scope, p.reseller_id))) throw forbidden();
+        if (p.reseller_id !== undefined && !(await resellerInScope(db(), scope, p.reseller_id))) throw fail('notAuthorized');
         const { json, total } = await listInvoicesJson(scope, {
           status: p.status, subscriberId: p.subscriber_id, resellerId: p.reseller_id, from: p.from, to: p.to,
           search: p.search, order: p.order ?? 'desc', limit, offset,
@@ -115,7 +115,7 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
       async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
         const auth = authOf(ctx);
         const invoice = await invoiceJson(ctx.params.id);
-        await assertRecordInScope(db(), auth, 'read', invoice?.resellerId, 'invoice not found');
+        await assertRecordInScope(db(), auth, 'read', invoice?.resellerId, 'invoiceNotFound');
         return rawJsonEnvelope(invoice!.json);
       },
     },
@@ -130,7 +130,7 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         success: 201,
         idempotent: true,
         body: object({ subscriber_id: idSchema, items, tax_rate: taxRate, due_date: isoDate, notes, currency: currencyCode }, ['subscriber_id', 'items']),
-        errors: { 400: 'validation (the message names the field), subscriber_id not found', 403: 'not authorized', 409: 'Idempotency-Key reused with another request' },
+        errors: { 400: 'validation (the message names the field), subscriber_id not found', 403: FAILURES.notAuthorized.message, 409: 'Idempotency-Key reused with another request' },
       },
       async handler(
         ctx: Ctx<{ subscriber_id: number; items: ItemParam[]; tax_rate?: number; due_date?: string; notes?: string; currency?: string }>,
@@ -139,7 +139,7 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         const p = ctx.params;
         const subscriber = await subscriberInScope(auth, p.subscriber_id, 'write', 'body');
         const currency = p.currency ?? (await systemCurrency());
-        if (!isCurrency(currency)) throw badRequest('currency must be an ISO 4217 code');
+        if (!isCurrency(currency)) throw fail('currencyInvalid');
         const items = itemsInMinor(p.items, currency);
         return idempotentWrite(ctx, 201, async (tx) => {
           const { invoice } = await createInvoice(tx, {
@@ -183,7 +183,7 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         summary: 'Hard-delete an invoice without payments',
         tag: TAG,
         params: idParams(),
-        errors: { 403: 'not an admin', 404: 'invoice not found', 409: 'cannot delete paid invoice' },
+        errors: { 403: 'not an admin', 404: FAILURES.invoiceNotFound.message, 409: FAILURES.invoicePaid.message },
       },
       async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
@@ -202,7 +202,7 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         params: idParams(),
         idempotent: true,
         body: object({ amount: positiveAmount, method: { type: 'string', enum: [...PAYMENT_METHODS] }, reference, paid_at: isoDateTime, notes }, ['amount']),
-        errors: { 400: 'amount exceeds balance', ...writeErrors, 409: 'invoice is void, or Idempotency-Key reused with another request' },
+        errors: { 400: FAILURES.amountExceedsBalance.message, ...writeErrors, 409: 'invoice is void, or Idempotency-Key reused with another request' },
       },
       async handler(ctx: Ctx<PayInvoiceInput>): Promise<ActionResult> {
         return payInvoice(ctx.meta.auth, ctx.params, requestWrite(ctx, 200));
@@ -235,7 +235,7 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         params: idParams('subscriber_id'),
         idempotent: true,
         body: object({ amount: positiveAmount, method: { type: 'string', enum: PAYMENT_METHODS.filter((m) => m !== 'wallet') }, reference, notes }, ['amount']),
-        errors: { 403: 'not authorized', 404: 'subscriber not found', 409: 'Idempotency-Key reused with another request' },
+        errors: { 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message, 409: 'Idempotency-Key reused with another request' },
       },
       async handler(
         ctx: Ctx<{ subscriber_id: number; amount: number; method?: Exclude<PaymentMethod, 'wallet'>; reference?: string; notes?: string }>,
@@ -266,7 +266,7 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         tag: TAG,
         params: idParams('subscriber_id'),
         body: object({ notes }),
-        errors: { 403: 'not authorized', 404: 'subscriber not found', 409: 'fewer than two pending invoices, or mixed currencies or tax rates' },
+        errors: { 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message, 409: 'fewer than two pending invoices, or mixed currencies or tax rates' },
       },
       async handler(ctx: Ctx<{ subscriber_id: number; notes?: string }>): Promise<ActionResult> {
         const auth = requireAdminOrReseller(ctx.meta.auth);
@@ -302,7 +302,7 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         summary: 'Pre-compute a prorated change of plan (nothing is written)',
         tag: TAG,
         body: object({ subscriber_id: idSchema, new_service_id: idSchema }, ['subscriber_id', 'new_service_id']),
-        errors: { 400: 'new_service_id not found', 403: 'not authorized', 404: 'subscriber not found' },
+        errors: { 400: 'new_service_id not found', 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message },
       },
       async handler(ctx: Ctx<{ subscriber_id: number; new_service_id: number }>): Promise<ActionResult> {
         const auth = requireAdminOrReseller(ctx.meta.auth);

@@ -2,13 +2,13 @@
 import type { Auth } from '../../shared/auth/claims';
 import { assertRecordInScope } from '../../shared/auth/policy';
 import { db } from '../../shared/db/client';
-import { badRequest, notFound } from '../../shared/errors';
+import { fail } from '../../shared/failures';
 import { invoiceHead, subscriberHead } from './queries';
 
 /** The invoice exists (404) and its reseller is in the caller's scope (403). */
 export async function invoiceInScope(auth: Auth, id: number, access: 'read' | 'write') {
   const head = await invoiceHead(id);
-  await assertRecordInScope(db(), auth, access, head?.resellerId, 'invoice not found');
+  await assertRecordInScope(db(), auth, access, head?.resellerId, 'invoiceNotFound');
   return head!;
 }
 
@@ -18,7 +18,7 @@ export async function invoiceInScope(auth: Auth, id: number, access: 'read' | 'w
  */
 export async function subscriberInScope(auth: Auth, id: number, access: 'read' | 'write', from: 'path' | 'body' = 'path') {
   const head = await subscriberHead(id);
-  if (!head) throw from === 'path' ? notFound('subscriber not found') : badRequest('subscriber_id not found');
-  await assertRecordInScope(db(), auth, access, head.resellerId, 'subscriber not found');
+  if (!head) throw from === 'path' ? fail('subscriberNotFound') : fail('referenceNotFound', 'subscriber_id');
+  await assertRecordInScope(db(), auth, access, head.resellerId, 'subscriberNotFound');
   return head;
 }

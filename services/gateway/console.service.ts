@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Service, ServiceSchema, ServiceSettingSchema } from 'moleculer';
 import { db } from '../../shared/db/client';
-import { ApiError, notFound } from '../../shared/errors';
+import { fail } from '../../shared/failures';
 import type { Ctx } from '../../shared/http/context';
 import type { HttpRoute } from '../../shared/http/route';
 import { repoRoot } from '../../shared/paths';
@@ -165,7 +165,7 @@ export function createConsoleService(): ServiceSchema {
         async handler(this: ConsoleThis, ctx: Ctx): Promise<string> {
           // Everyone sees the layout direction of the operator's language, not only admins (who
           // alone may read GET /api/settings), so the page carries it.
-          if (this.unavailable) throw new ApiError(503, this.unavailable);
+          if (this.unavailable) throw fail('consoleUnavailable', this.unavailable);
           const { language } = await loadSettings(db(), ['language']);
           ctx.meta.$responseHeaders = this.page.headers;
           return this.page.html(language);
@@ -186,9 +186,9 @@ export function createConsoleService(): ServiceSchema {
           errors: { 404: 'No such console file', 503: 'The console files are not installed' },
         } satisfies HttpRoute,
         handler(this: ConsoleThis, ctx: Ctx<{ file: string; v?: string }>): Buffer {
-          if (this.unavailable) throw new ApiError(503, this.unavailable);
+          if (this.unavailable) throw fail('consoleUnavailable', this.unavailable);
           const found = this.assets.get(ctx.params.file);
-          if (!found) throw notFound('no such console file');
+          if (!found) throw fail('consoleFileNotFound');
           ctx.meta.$responseHeaders = {
             'Content-Type': found.type,
             'X-Content-Type-Options': 'nosniff',

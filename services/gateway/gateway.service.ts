@@ -12,7 +12,8 @@ import { cachedVerifier, type VerifiedToken } from '../../shared/auth/jwt';
 import { config } from '../../shared/config';
 import { db } from '../../shared/db/client';
 import { tokenBlacklist } from '../../shared/db/schema';
-import { ApiError, unauthorized } from '../../shared/errors';
+import { ApiError } from '../../shared/errors';
+import { fail, failure, type Failure } from '../../shared/failures';
 import { isRawJson, type ActionResult } from '../../shared/http/route';
 import { registerDatabaseGauges } from '../../shared/metrics';
 import { clusterMetrics } from './cluster-metrics';
@@ -57,22 +58,22 @@ function clientIp(req: RoutedRequest): string {
 }
 
 /** HTTP status and message of any error: ours carry the spec's; others are named, never leaked. */
-export function toHttpError(err: unknown): { status: number; message: string } {
+export function toHttpError(err: unknown): Failure {
   const e = err as { code?: unknown; status?: unknown; type?: unknown; message?: string; name?: string };
   if (err instanceof ApiError || e.type === 'API_ERROR') return { status: Number(e.code), message: e.message ?? '' };
-  if (e.type === 'entity.too.large') return { status: 413, message: 'request body too large (limit 1 MB)' };
-  if (e.type === 'entity.parse.failed') return { status: 400, message: 'malformed JSON body' };
+  if (e.type === 'entity.too.large') return failure('requestTooLarge');
+  if (e.type === 'entity.parse.failed') return failure('malformedJson');
   // A unit no process runs: Moleculer says 404 ServiceNotFound, which for HTTP is a 503.
   if (e.name === 'ServiceNotAvailableError' || e.name === 'ServiceNotFoundError') {
-    return { status: 503, message: 'service unavailable' };
+    return failure('serviceUnavailable');
   }
   const status = Number(e.code ?? e.status);
-  if (status === 404) return { status, message: 'not found' };
-  if (status === 429) return { status, message: 'too many requests' };
-  if (status === 503) return { status, message: 'service unavailable' };
-  if (e.name === 'RequestTimeoutError') return { status: 504, message: 'upstream timeout' };
+  if (status === 404) return failure('notFound');
+  if (status === 429) return failure('tooManyRequests');
+  if (status === 503) return failure('serviceUnavailable');
+  if (e.name === 'RequestTimeoutError') return failure('upstreamTimeout');
   if (Number.isInteger(status) && status >= 400 && status < 500) return { status, message: e.message ?? 'bad request' };
-  return { status: 500, message: 'internal server error' };
+  return failure('internal');
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
@@ -121,11 +122,11 @@ export function createGatewayService(): ServiceSchema {
         async handler(this: GatewayThis): Promise<ActionResult> {
           // The gateway listens before its sibling services finish starting (the first admin,
           // warm browsers): it is ready when the whole broker is.
-          if (!this.broker.started) throw new ApiError(503, 'starting');
+          if (!this.broker.started) throw fail('starting');
           try {
             await db().execute(sql`select 1`);
           } catch {
-            throw new ApiError(503, 'database unreachable');
+            throw fail('databaseUnreachable');
           }
           return { data: { status: 'ok' } };
         },
@@ -197,18 +198,18 @@ export function createGatewayService(): ServiceSchema {
       async authenticate(this: GatewayThis, req: RoutedRequest): Promise<Auth> {
         const header = req.headers.authorization;
         const match = typeof header === 'string' ? /^Bearer\s+(\S+)$/i.exec(header) : null;
-        if (!match) throw unauthorized('missing bearer token');
+        if (!match) throw fail('bearerMissing');
         let token: VerifiedToken;
         try {
           token = this.verify(match[1]);
         } catch (err) {
-          throw unauthorized((err as Error).name === 'TokenExpiredError' ? 'token expired' : 'invalid token');
+          throw fail((err as Error).name === 'TokenExpiredError' ? 'tokenExpired' : 'tokenInvalid');
         }
-        if (this.revocations.has(token.jti)) throw unauthorized('token revoked');
+        if (this.revocations.has(token.jti)) throw fail('tokenRevoked');
         const manager = await this.identities.get(token.managerId);
-        if (!manager) throw unauthorized('manager no longer exists');
-        if (!manager.active) throw unauthorized('manager is disabled');
-        if (manager.tokenVersion !== token.tokenVersion) throw unauthorized('token revoked');
+        if (!manager) throw fail('managerGone');
+        if (!manager.active) throw fail('managerDisabled');
+        if (manager.tokenVersion !== token.tokenVersion) throw fail('tokenRevoked');
         return {
           managerId: manager.id,
           role: manager.role,
@@ -286,7 +287,7 @@ export function createGatewayService(): ServiceSchema {
         } catch (rejection) {
           if (!(rejection instanceof RateLimiterRes)) throw rejection;
           res.setHeader('Retry-After', String(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000))));
-          throw new ApiError(429, 'too many requests');
+          throw fail('tooManyRequests');
         }
       },
 

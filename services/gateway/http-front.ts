@@ -8,7 +8,7 @@
 import http, { type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import bodyParser from 'body-parser';
 import Router, { type HTTPMethod } from 'find-my-way';
-import { notFound } from '../../shared/errors';
+import { fail } from '../../shared/failures';
 import type { ServedRoute } from './route-registry';
 
 /** What a matched request carries to the route's handler. */
@@ -109,7 +109,7 @@ export class HttpFront {
       found = null;
     }
     if (!found) {
-      this.onError(req, res, notFound());
+      this.onError(req, res, fail('notFound'));
       return;
     }
     const route = found.store as ServedRoute;

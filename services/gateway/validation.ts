@@ -1,7 +1,7 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { visit } from 'jsonc-parser';
-import { ApiError, badRequest } from '../../shared/errors';
+import { fail } from '../../shared/failures';
 import type { JsonSchema, RouteDef } from '../../shared/http/route';
 
 /**
@@ -49,7 +49,7 @@ export function compileRoute(def: RouteDef): RouteValidator {
     if (body) {
       checkText(input.body, '');
       check(body, input.body);
-      if (def.method === 'PUT' && Object.keys(input.body).length === 0) throw badRequest('body has nothing to change');
+      if (def.method === 'PUT' && Object.keys(input.body).length === 0) throw fail('bodyEmpty');
     }
     return { params: input.params, query: input.query, body: def.body ? input.body : {} };
   };
@@ -70,7 +70,7 @@ function checkCanonicalNumbers(values: Record<string, unknown>, numeric: Map<str
   for (const [name, pattern] of numeric) {
     const value = values[name];
     if (typeof value === 'string' && !pattern.test(value)) {
-      throw badRequest(`${name} must be ${pattern === CANONICAL_INTEGER ? 'an integer' : 'a number'} in plain decimal digits`);
+      throw fail('notPlainDigits', name, pattern === CANONICAL_INTEGER);
     }
   }
 }
@@ -78,12 +78,12 @@ function checkCanonicalNumbers(values: Record<string, unknown>, numeric: Map<str
 /** No string anywhere in the input may hold a control character; the message names the field. */
 function checkText(value: unknown, field: string): void {
   if (typeof value === 'string') {
-    if (CONTROL_CHARACTER.test(value)) throw badRequest(`${field || 'value'} must not contain control characters`);
+    if (CONTROL_CHARACTER.test(value)) throw fail('controlCharacters', field);
   } else if (Array.isArray(value)) {
     value.forEach((v, i) => checkText(v, `${field}[${i}]`));
   } else if (value !== null && typeof value === 'object') {
     for (const [key, v] of Object.entries(value)) {
-      if (CONTROL_CHARACTER.test(key)) throw badRequest(`${field || 'body'} has a field name with control characters`);
+      if (CONTROL_CHARACTER.test(key)) throw fail('controlCharactersInKey', field);
       checkText(v, field ? `${field}.${key}` : key);
     }
   }
@@ -100,11 +100,11 @@ export function jsonBody(headers: Record<string, string | string[] | undefined>,
   const hasBody = Number(headers['content-length'] ?? 0) > 0 || headers['transfer-encoding'] !== undefined;
   if (!hasBody) return {};
   const type = headers['content-type'];
-  if (typeof type !== 'string' || !JSON_TYPE.test(type)) throw new ApiError(415, 'content type must be application/json');
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw badRequest('body must be a JSON object');
+  if (typeof type !== 'string' || !JSON_TYPE.test(type)) throw fail('notJson');
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw fail('bodyNotObject');
   if (raw) {
     const duplicate = duplicateKey(raw.toString('utf8'));
-    if (duplicate !== null) throw badRequest(`body has the key "${duplicate}" more than once`);
+    if (duplicate !== null) throw fail('duplicateKey', duplicate);
   }
   return parsed as Record<string, unknown>;
 }
@@ -132,7 +132,7 @@ export function duplicateKey(text: string): string | null {
 }
 
 function check(validate: ValidateFunction, value: unknown): void {
-  if (!validate(value)) throw badRequest(describe(validate.errors?.[0]));
+  if (!validate(value)) throw fail('invalidRequest', describe(validate.errors?.[0]));
 }
 
 /** `items[0].qty must be >= 0`, `amount is required`: the message always names the field. */

@@ -7,7 +7,7 @@ import { requireAdmin } from '../../shared/auth/policy';
 import { config } from '../../shared/config';
 import { db } from '../../shared/db/client';
 import { auditLog, managers, resellers } from '../../shared/db/schema';
-import { badRequest, conflict, notFound } from '../../shared/errors';
+import { FAILURES, fail } from '../../shared/failures';
 import { authOf, pageOf, type Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
 import { isoTimestamp } from '../../shared/http/schemas';
@@ -56,18 +56,18 @@ function auditedChanges(current: ManagerRow, next: ManagerRow): Record<string, u
 }
 
 async function checkRoleAndReseller(role: Role, resellerId: number | null | undefined): Promise<void> {
-  if (role === 'reseller' && !resellerId) throw badRequest('reseller_id is required for role reseller');
-  if (role === 'admin' && resellerId) throw badRequest('reseller_id must be empty for role admin');
+  if (role === 'reseller' && !resellerId) throw fail('resellerRequiredForRole');
+  if (role === 'admin' && resellerId) throw fail('resellerForbiddenForAdmin');
   if (resellerId) {
     const [r] = await db().select({ id: resellers.id }).from(resellers).where(eq(resellers.id, resellerId));
-    if (!r) throw badRequest('reseller_id not found');
+    if (!r) throw fail('referenceNotFound', 'reseller_id');
   }
 }
 
 /** Names the first permission that shared/auth/permissions does not list. */
 function checkPermissions(names: string[] | undefined): void {
   const unknown = names?.find((name) => !isPermission(name));
-  if (unknown !== undefined) throw badRequest(`unknown permission ${unknown}`);
+  if (unknown !== undefined) throw fail('unknownPermission', unknown);
 }
 
 /** The first admin, from ADMIN_USERNAME / ADMIN_PASSWORD, created once when no admin exists. */
@@ -101,7 +101,7 @@ export const managersService: ServiceSchema = {
         tag: 'managers',
         success: 201,
         body: object(managerFields, ['username', 'password', 'role']),
-        errors: { ...adminErrors, 409: 'username already exists' },
+        errors: { ...adminErrors, 409: FAILURES.usernameTaken.message },
       },
       async handler(ctx: Ctx<ManagerInput>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
@@ -109,7 +109,7 @@ export const managersService: ServiceSchema = {
         const role = p.role as Role;
         checkPermissions(p.permissions);
         await checkRoleAndReseller(role, p.reseller_id);
-        return conflictOnDuplicate('username already exists', async () => {
+        return conflictOnDuplicate('usernameTaken', async () => {
           const [row] = await db()
             .insert(managers)
             .values({
@@ -167,21 +167,21 @@ export const managersService: ServiceSchema = {
         tag: 'managers',
         params: idParams(),
         body: { ...object(managerFields), minProperties: 1 },
-        errors: { ...adminErrors, 404: 'manager not found', 409: 'username already exists, or cannot demote the last admin' },
+        errors: { ...adminErrors, 404: FAILURES.managerNotFound.message, 409: 'username already exists, or cannot demote the last admin' },
       },
       async handler(ctx: Ctx<ManagerInput & { id: number }>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
         const p = ctx.params;
         const [current] = await db().select().from(managers).where(eq(managers.id, p.id));
-        if (!current) throw notFound('manager not found');
+        if (!current) throw fail('managerNotFound');
         const role = (p.role ?? current.role) as Role;
         const resellerId = p.reseller_id === undefined ? current.resellerId : p.reseller_id;
         checkPermissions(p.permissions);
         await checkRoleAndReseller(role, resellerId);
         const active = p.active ?? current.active;
-        if (current.role === 'admin' && role !== 'admin') await assertAnotherAdmin(current.id, 'cannot demote the last admin');
-        if (current.role === 'admin' && current.active && !active) await assertAnotherAdmin(current.id, 'cannot disable the last admin');
-        const row = await conflictOnDuplicate('username already exists', async () =>
+        if (current.role === 'admin' && role !== 'admin') await assertAnotherAdmin(current.id, 'lastAdminDemote');
+        if (current.role === 'admin' && current.active && !active) await assertAnotherAdmin(current.id, 'lastAdminDisable');
+        const row = await conflictOnDuplicate('usernameTaken', async () =>
           db().transaction(async (tx) => {
             const [updated] = await tx
               .update(managers)
@@ -216,13 +216,13 @@ export const managersService: ServiceSchema = {
         summary: 'Delete a manager',
         tag: 'managers',
         params: idParams(),
-        errors: { ...adminErrors, 404: 'manager not found', 409: 'cannot delete the last admin' },
+        errors: { ...adminErrors, 404: FAILURES.managerNotFound.message, 409: FAILURES.lastAdminDelete.message },
       },
       async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
         const [current] = await db().select().from(managers).where(eq(managers.id, ctx.params.id));
-        if (!current) throw notFound('manager not found');
-        if (current.role === 'admin') await assertAnotherAdmin(current.id, 'cannot delete the last admin');
+        if (!current) throw fail('managerNotFound');
+        if (current.role === 'admin') await assertAnotherAdmin(current.id, 'lastAdminDelete');
         await db().transaction(async (tx) => {
           await tx.delete(managers).where(eq(managers.id, ctx.params.id));
           await tx.insert(auditLog).values({
@@ -236,10 +236,10 @@ export const managersService: ServiceSchema = {
   },
 };
 
-async function assertAnotherAdmin(exceptId: number, message: string): Promise<void> {
+async function assertAnotherAdmin(exceptId: number, refusal: 'lastAdminDemote' | 'lastAdminDisable' | 'lastAdminDelete'): Promise<void> {
   const [{ others }] = await db()
     .select({ others: count() })
     .from(managers)
     .where(and(eq(managers.role, 'admin'), eq(managers.active, true), ne(managers.id, exceptId)));
-  if (others === 0) throw conflict(message);
+  if (others === 0) throw fail(refusal);
 }

@@ -5,7 +5,7 @@ import { encrypt } from '../../shared/auth/secrets';
 import { db } from '../../shared/db/client';
 import { conflictOnDuplicate } from '../../shared/db/errors';
 import { nas } from '../../shared/db/schema';
-import { notFound } from '../../shared/errors';
+import { FAILURES, fail } from '../../shared/failures';
 import { pageOf, type Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
 import { isoTimestamp } from '../../shared/http/schemas';
@@ -56,7 +56,7 @@ function columns(p: NasInput): Partial<typeof nas.$inferInsert> {
   return out;
 }
 
-const uniqueIp = <T>(write: () => Promise<T>) => conflictOnDuplicate('nas ip_address already exists', write);
+const uniqueIp = <T>(write: () => Promise<T>) => conflictOnDuplicate('nasIpTaken', write);
 
 export const nasService: ServiceSchema = {
   name: 'nas',
@@ -70,7 +70,7 @@ export const nasService: ServiceSchema = {
         tag: 'nas',
         success: 201,
         body: object(nasFields, ['name', 'ip_address', 'secret']),
-        errors: { ...adminErrors, 409: 'nas ip_address already exists' },
+        errors: { ...adminErrors, 409: FAILURES.nasIpTaken.message },
       },
       async handler(ctx: Ctx<NasInput>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
@@ -106,13 +106,13 @@ export const nasService: ServiceSchema = {
         tag: 'nas',
         params: idParams(),
         body: { ...object(nasFields), minProperties: 1 },
-        errors: { ...adminErrors, 404: 'nas not found', 409: 'nas ip_address already exists' },
+        errors: { ...adminErrors, 404: FAILURES.nasNotFound.message, 409: FAILURES.nasIpTaken.message },
       },
       async handler(ctx: Ctx<NasInput & { id: number }>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
         const { id, ...input } = ctx.params;
         const [row] = await uniqueIp(() => db().update(nas).set(columns(input)).where(eq(nas.id, id)).returning());
-        if (!row) throw notFound('nas not found');
+        if (!row) throw fail('nasNotFound');
         return { data: nasView(row) };
       },
     },
@@ -124,12 +124,12 @@ export const nasService: ServiceSchema = {
         summary: 'Remove an access server',
         tag: 'nas',
         params: idParams(),
-        errors: { ...adminErrors, 404: 'nas not found' },
+        errors: { ...adminErrors, 404: FAILURES.nasNotFound.message },
       },
       async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
         const [row] = await db().delete(nas).where(eq(nas.id, ctx.params.id)).returning({ id: nas.id });
-        if (!row) throw notFound('nas not found');
+        if (!row) throw fail('nasNotFound');
         return { data: { id: row.id, deleted: true } };
       },
     },

@@ -10,7 +10,7 @@ import type { Permission } from '../../shared/auth/permissions';
 import { assertRecordInScope, requirePermission, type Access } from '../../shared/auth/policy';
 import { db } from '../../shared/db/client';
 import { subscribers } from '../../shared/db/schema';
-import { ApiError, conflict, notFound } from '../../shared/errors';
+import { FAILURES, fail } from '../../shared/failures';
 import type { Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
 import { emptyBody, idParams } from '../../shared/http/schemas';
@@ -25,8 +25,7 @@ import { pppoeInterface, RouterOsClient, RouterOsError } from './routeros/client
 import { bandwidthData, disconnectData, pingBody, pingData, torchData, torchQuery } from './schemas';
 import { apiTarget, liveSessions, type LiveSession } from './sessions';
 
-const NOT_FOUND = 'subscriber not found';
-const SUBSCRIBER_ERRORS = { 403: 'not authorized', 404: NOT_FOUND };
+const SUBSCRIBER_ERRORS = { 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message };
 const ROUTER_ERRORS = {
   409: 'subscriber is offline, or its access server is not registered or has no API credentials',
   500: 'the access server\'s API failed (message says how)',
@@ -51,8 +50,8 @@ async function subscriberFor(ctx: Ctx<{ id: number }>, permission: Permission, a
     .select({ id: subscribers.id, username: subscribers.username, resellerId: subscribers.resellerId })
     .from(subscribers)
     .where(and(eq(subscribers.id, ctx.params.id), isNull(subscribers.deletedAt)));
-  if (!row) throw notFound(NOT_FOUND);
-  await assertRecordInScope(db(), auth, access, row.resellerId, NOT_FOUND);
+  if (!row) throw fail('subscriberNotFound');
+  await assertRecordInScope(db(), auth, access, row.resellerId, 'subscriberNotFound');
   return row;
 }
 
@@ -76,15 +75,15 @@ function messageOf(result: RouterResult): string {
 /** The session a ping or torch runs on: the newest live one, on a NAS whose API we can log in to. */
 function routerSession(sessions: LiveSession[]) {
   const session = sessions[0];
-  if (!session) throw conflict('subscriber is offline');
-  if (!session.nas) throw conflict(`access server ${session.nasIp} is not registered`);
+  if (!session) throw fail('subscriberOffline');
+  if (!session.nas) throw fail('nasNotRegistered', session.nasIp);
   const target = apiTarget(session.nas);
-  if (!target) throw conflict(`access server ${session.nas.name} has no API credentials`);
+  if (!target) throw fail('nasWithoutApi', session.nas.name);
   return { session, nas: session.nas, target, nasRef: { id: session.nas.id, name: session.nas.name, ip_address: session.nas.ip } };
 }
 
 function routerFailure(err: unknown): never {
-  if (err instanceof RouterOsError) throw new ApiError(500, `access server API failed (${err.kind}): ${err.message}`);
+  if (err instanceof RouterOsError) throw fail('routerApiFailed', err.kind, err.message);
   throw err;
 }
 
@@ -164,7 +163,7 @@ export const networkAccessService: ServiceSchema = {
         const clients = this.clients as Clients;
         const sub = await subscriberFor(ctx, 'subscribers.ping', 'write');
         const { session, target, nasRef } = routerSession((await liveSessions([{ username: sub.username }])).get(sub.username) ?? []);
-        if (!session.framedIp) throw conflict('the live session has no address to ping');
+        if (!session.framedIp) throw fail('sessionWithoutAddress');
         const result = await clients.routeros
           .ping(target, { address: session.framedIp, count: ctx.params.count ?? 4, size: ctx.params.size ?? 64, intervalMs: PING_INTERVAL_MS })
           .catch(routerFailure);

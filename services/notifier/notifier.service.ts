@@ -10,7 +10,7 @@ import { eq } from 'drizzle-orm';
 import type { Context, ServiceSchema } from 'moleculer';
 import { db } from '../../shared/db/client';
 import { deliveries } from '../../shared/db/schema';
-import { ApiError, badRequest, conflict } from '../../shared/errors';
+import { fail } from '../../shared/failures';
 import { loadSettings } from '../../shared/settings';
 import { notifierOptionsFromEnv, type NotifierOptions } from './options';
 import { providerFor } from './providers';
@@ -33,7 +33,7 @@ async function configuredProvider(timeoutMs: number): Promise<ChatProvider> {
   try {
     return providerFor(await loadSettings(db()), timeoutMs);
   } catch (err) {
-    if (err instanceof NotConfiguredError) throw conflict(`no messaging account configured (${err.message})`);
+    if (err instanceof NotConfiguredError) throw fail('messagingNotConfigured', err.message);
     throw err;
   }
 }
@@ -44,7 +44,7 @@ async function readAll(stream: Readable, limit: number): Promise<Buffer> {
   for await (const chunk of stream) {
     const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
     size += buf.length;
-    if (size > limit) throw new ApiError(413, `document larger than ${limit} bytes`);
+    if (size > limit) throw fail('documentTooLarge', limit);
     parts.push(buf);
   }
   return Buffer.concat(parts);
@@ -82,7 +82,7 @@ export function createNotifierService(overrides: Partial<NotifierOptions> = {}):
           try {
             to = provider.recipient(request.phone);
           } catch (err) {
-            if (err instanceof InvalidRecipientError) throw badRequest(err.message);
+            if (err instanceof InvalidRecipientError) throw fail('recipientInvalid', err.message);
             throw err;
           }
           const pdf = await readAll(ctx.params, opts.maxPdfBytes);
@@ -113,11 +113,11 @@ export function createNotifierService(overrides: Partial<NotifierOptions> = {}):
                 continue;
               }
               await record(row.id, { status: 'failed', attempts: attempt, error: message });
-              if (err instanceof ProviderRejectedError) throw new ApiError(502, `${provider.name} rejected the message: ${message}`);
+              if (err instanceof ProviderRejectedError) throw fail('providerRejected', provider.name, message);
               if (err instanceof TransientProviderError) {
-                throw new ApiError(503, `${provider.name} unavailable after ${attempt} attempts: ${message}`);
+                throw fail('providerUnavailable', provider.name, attempt, message);
               }
-              throw new ApiError(502, `${provider.name} answered unexpectedly: ${message}`);
+              throw fail('providerUnexpected', provider.name, message);
             }
           }
         },

@@ -4,7 +4,7 @@
  */
 import { Readable } from 'node:stream';
 import type { Context, Service, ServiceSchema } from 'moleculer';
-import { ApiError, badRequest, unavailable } from '../../shared/errors';
+import { fail } from '../../shared/failures';
 import { observeRender, setPdfQueue, type RenderOutcome } from '../../shared/metrics';
 import { PAPER_NAMES, PAPER_SIZES, isPaperSize } from '../../shared/paper';
 import { findChromium } from './chromium';
@@ -41,9 +41,9 @@ export function createPdfRendererService(overrides: Partial<RendererOptions> & {
         idempotent: true,
         async handler(ctx: Context<RenderParams>): Promise<Readable> {
           const { html, paper } = ctx.params;
-          if (typeof html !== 'string' || !html) throw badRequest('html is required');
-          if (!isPaperSize(paper)) throw badRequest(`paper must be one of ${PAPER_NAMES.join(', ')}`);
-          if (!pool) throw unavailable('pdf renderer is not running');
+          if (typeof html !== 'string' || !html) throw fail('htmlMissing');
+          if (!isPaperSize(paper)) throw fail('paperInvalid');
+          if (!pool) throw fail('rendererNotRunning');
           const size = PAPER_SIZES[paper];
           const started = process.hrtime.bigint();
           let outcome: RenderOutcome = 'error';
@@ -57,9 +57,9 @@ export function createPdfRendererService(overrides: Partial<RendererOptions> & {
           } catch (err) {
             if (err instanceof QueueFullError || err instanceof PoolClosedError) outcome = 'busy';
             if (err instanceof RenderTimeoutError) outcome = 'timeout';
-            if (err instanceof QueueFullError) throw unavailable('pdf renderer is busy, retry shortly');
-            if (err instanceof PoolClosedError) throw unavailable('pdf renderer is restarting, retry shortly');
-            if (err instanceof RenderTimeoutError) throw new ApiError(504, 'pdf render timed out');
+            if (err instanceof QueueFullError) throw fail('rendererBusy');
+            if (err instanceof PoolClosedError) throw fail('rendererRestarting');
+            if (err instanceof RenderTimeoutError) throw fail('renderTimeout');
             throw err;
           } finally {
             observeRender(outcome, Number(process.hrtime.bigint() - started) / 1e9);

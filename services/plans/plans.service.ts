@@ -4,7 +4,7 @@ import { requireAdmin } from '../../shared/auth/policy';
 import { db } from '../../shared/db/client';
 import { conflictOnDuplicate } from '../../shared/db/errors';
 import { services, subscribers, type FupTier } from '../../shared/db/schema';
-import { badRequest, conflict, notFound } from '../../shared/errors';
+import { FAILURES, fail } from '../../shared/failures';
 import { authOf, pageOf, type Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
 import { isoTimestamp } from '../../shared/http/schemas';
@@ -34,20 +34,20 @@ interface PlanInput {
 function checkTiers(tiers: FupTier[] | undefined): void {
   if (!tiers) return;
   const levels = tiers.map((t) => t.level);
-  if (new Set(levels).size !== levels.length) throw badRequest('fup_tiers levels must be distinct');
+  if (new Set(levels).size !== levels.length) throw fail('fupLevelsNotDistinct');
 }
 
 function priceMinor(price: number, currency: string): number {
   try {
     return toMinor(price, currency);
   } catch {
-    throw badRequest(`price has more decimal places than ${currency} allows`);
+    throw fail('tooManyDecimals', 'price', currency);
   }
 }
 
 async function loadPlan(id: number): Promise<PlanRow> {
   const [row] = await db().select().from(services).where(and(eq(services.id, id), isNull(services.deletedAt)));
-  if (!row) throw notFound('service not found');
+  if (!row) throw fail('serviceNotFound');
   return row;
 }
 
@@ -63,15 +63,15 @@ export const plansService: ServiceSchema = {
         tag: 'plans',
         success: 201,
         body: object(planFields, ['name', 'price', 'duration_days']),
-        errors: { ...adminErrors, 409: 'service name already exists' },
+        errors: { ...adminErrors, 409: FAILURES.serviceNameTaken.message },
       },
       async handler(ctx: Ctx<PlanInput>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
         const p = ctx.params;
         const currency = p.currency ?? (await loadSettings(db(), ['currency'])).currency;
-        if (!isCurrency(currency)) throw badRequest('currency must be an ISO 4217 code');
+        if (!isCurrency(currency)) throw fail('currencyInvalid');
         checkTiers(p.fup_tiers);
-        return conflictOnDuplicate('service name already exists', async () => {
+        return conflictOnDuplicate('serviceNameTaken', async () => {
           const row = await db().transaction(async (tx) => {
             const [inserted] = await tx
               .insert(services)
@@ -122,7 +122,7 @@ export const plansService: ServiceSchema = {
         summary: 'One plan',
         tag: 'plans',
         params: idParams(),
-        errors: { 404: 'service not found' },
+        errors: { 404: FAILURES.serviceNotFound.message },
       },
       async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
         authOf(ctx);
@@ -139,17 +139,17 @@ export const plansService: ServiceSchema = {
         tag: 'plans',
         params: idParams(),
         body: { ...object(planFields), minProperties: 1 },
-        errors: { ...adminErrors, 404: 'service not found', 409: 'service name already exists' },
+        errors: { ...adminErrors, 404: FAILURES.serviceNotFound.message, 409: FAILURES.serviceNameTaken.message },
       },
       async handler(ctx: Ctx<PlanInput & { id: number }>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
         const current = await loadPlan(ctx.params.id);
         const p = ctx.params;
         const currency = p.currency ?? current.currency;
-        if (!isCurrency(currency)) throw badRequest('currency must be an ISO 4217 code');
+        if (!isCurrency(currency)) throw fail('currencyInvalid');
         checkTiers(p.fup_tiers);
         const opt = <T>(v: T | undefined, fallback: T) => (v === undefined ? fallback : v);
-        return conflictOnDuplicate('service name already exists', async () => {
+        return conflictOnDuplicate('serviceNameTaken', async () => {
           const row = await db().transaction(async (tx) => {
             const [updated] = await tx
               .update(services)
@@ -185,7 +185,7 @@ export const plansService: ServiceSchema = {
         summary: 'Retire a plan (soft delete; refused while subscribers use it)',
         tag: 'plans',
         params: idParams(),
-        errors: { ...adminErrors, 404: 'service not found', 409: 'service is in use by subscribers' },
+        errors: { ...adminErrors, 404: FAILURES.serviceNotFound.message, 409: FAILURES.serviceInUse.message },
       },
       async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
@@ -194,7 +194,7 @@ export const plansService: ServiceSchema = {
           .select({ users: count() })
           .from(subscribers)
           .where(and(eq(subscribers.serviceId, current.id), isNull(subscribers.deletedAt)));
-        if (users > 0) throw conflict('service is in use by subscribers');
+        if (users > 0) throw fail('serviceInUse');
         await db().update(services).set({ deletedAt: sql`now()` }).where(eq(services.id, current.id));
         return { data: { id: current.id, deleted: true } };
       },

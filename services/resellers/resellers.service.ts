@@ -4,7 +4,7 @@ import type { Auth } from '../../shared/auth/claims';
 import { inScope, requireAdminOrReseller, resellerInScope, scopeFor } from '../../shared/auth/policy';
 import { db, type Tx } from '../../shared/db/client';
 import { resellers, resellerServiceLimits, services } from '../../shared/db/schema';
-import { badRequest, forbidden, notFound, paymentRequired } from '../../shared/errors';
+import { FAILURES, fail } from '../../shared/failures';
 import { authOf, pageOf, type Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
 import { isoTimestamp } from '../../shared/http/schemas';
@@ -22,15 +22,15 @@ function minorOrBadRequest(value: number, currency: string, field: string): numb
   try {
     return toMinor(value, currency);
   } catch {
-    throw badRequest(`${field} has more decimal places than ${currency} allows`);
+    throw fail('tooManyDecimals', field, currency);
   }
 }
 
 async function loadInScope(auth: Auth, id: number, access: 'read' | 'write'): Promise<ResellerRow> {
   const [row] = await db().select().from(resellers).where(eq(resellers.id, id));
-  if (!row) throw notFound('reseller not found');
+  if (!row) throw fail('resellerNotFound');
   const scope = await scopeFor(db(), auth, access);
-  if (!(await resellerInScope(db(), scope, id))) throw forbidden();
+  if (!(await resellerInScope(db(), scope, id))) throw fail('notAuthorized');
   return row;
 }
 
@@ -38,7 +38,7 @@ async function loadInScope(auth: Auth, id: number, access: 'read' | 'write'): Pr
 async function loadForAncestorWrite(auth: Auth, id: number): Promise<ResellerRow> {
   requireAdminOrReseller(auth);
   const row = await loadInScope(auth, id, 'write');
-  if (auth.role !== 'admin' && auth.resellerId === id) throw forbidden('a reseller cannot change its own account');
+  if (auth.role !== 'admin' && auth.resellerId === id) throw fail('ownAccount');
   return row;
 }
 
@@ -70,17 +70,17 @@ export const resellersService: ServiceSchema = {
         let parentId = p.parent_id ?? null;
         if (auth.role !== 'admin') {
           parentId ??= auth.resellerId;
-          if (p.balance) throw forbidden('only an admin can give an opening balance; transfer with POST /api/resellers/:id/balance');
+          if (p.balance) throw fail('openingBalanceAdminOnly');
         }
         let parent: ResellerRow | undefined;
         if (parentId !== null) {
           [parent] = await db().select().from(resellers).where(eq(resellers.id, parentId));
-          if (!parent) throw badRequest('parent_id not found');
+          if (!parent) throw fail('referenceNotFound', 'parent_id');
           const scope = await scopeFor(db(), auth, 'write');
-          if (!(await resellerInScope(db(), scope, parentId))) throw forbidden();
+          if (!(await resellerInScope(db(), scope, parentId))) throw fail('notAuthorized');
         }
         const currency = p.currency ?? parent?.currency ?? (await loadSettings(db(), ['currency'])).currency;
-        if (!isCurrency(currency)) throw badRequest('currency must be an ISO 4217 code');
+        if (!isCurrency(currency)) throw fail('currencyInvalid');
         const opening = p.balance ? minorOrBadRequest(p.balance, currency, 'balance') : 0;
         const row = await db().transaction(async (tx) => {
           const [inserted] = await tx
@@ -142,7 +142,7 @@ export const resellersService: ServiceSchema = {
         summary: 'One reseller',
         tag: 'resellers',
         params: idParams(),
-        errors: { 403: 'Outside the caller\'s tree', 404: 'reseller not found' },
+        errors: { 403: 'Outside the caller\'s tree', 404: FAILURES.resellerNotFound.message },
       },
       async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
         const auth = requireAdminOrReseller(ctx.meta.auth);
@@ -159,14 +159,14 @@ export const resellersService: ServiceSchema = {
         tag: 'resellers',
         params: idParams(),
         body: { ...object(resellerFields), minProperties: 1 },
-        errors: { 403: 'Outside the caller\'s tree, or a reseller editing itself', 404: 'reseller not found' },
+        errors: { 403: 'Outside the caller\'s tree, or a reseller editing itself', 404: FAILURES.resellerNotFound.message },
       },
       async handler(ctx: Ctx<{ id: number; name?: string; commission_rate?: number; currency?: string }>): Promise<ActionResult> {
         const current = await loadForAncestorWrite(authOf(ctx), ctx.params.id);
         const p = ctx.params;
         if (p.currency && p.currency !== current.currency) {
-          if (!isCurrency(p.currency)) throw badRequest('currency must be an ISO 4217 code');
-          if (current.balance !== 0) throw badRequest('currency can change only while the balance is 0');
+          if (!isCurrency(p.currency)) throw fail('currencyInvalid');
+          if (current.balance !== 0) throw fail('currencyChangeNeedsZeroBalance');
         }
         const [row] = await db()
           .update(resellers)
@@ -191,23 +191,23 @@ export const resellersService: ServiceSchema = {
         tag: 'resellers',
         params: idParams(),
         body: object({ amount: { type: 'number', minimum: -1e12, maximum: 1e12 }, notes: { type: 'string', maxLength: 1000 } }, ['amount']),
-        errors: { 402: 'Insufficient balance (debit below zero, or a transfer the caller cannot fund)', 403: 'Outside the caller\'s tree', 404: 'reseller not found' },
+        errors: { 402: 'Insufficient balance (debit below zero, or a transfer the caller cannot fund)', 403: 'Outside the caller\'s tree', 404: FAILURES.resellerNotFound.message },
       },
       async handler(ctx: Ctx<{ id: number; amount: number; notes?: string }>): Promise<ActionResult> {
         const auth = authOf(ctx);
         const target = await loadForAncestorWrite(auth, ctx.params.id);
-        if (ctx.params.amount === 0) throw badRequest('amount must not be 0');
+        if (ctx.params.amount === 0) throw fail('amountZero');
         const amount = minorOrBadRequest(ctx.params.amount, target.currency, 'amount');
         // An ancestor reseller moves money between its own balance and the child's; an admin creates it.
         const source = auth.role === 'admin' ? null : auth.resellerId;
         const row = await db().transaction(async (tx) => {
           const locked = await lockResellers(tx, source === null ? [target.id] : [target.id, source]);
           const t = locked.get(target.id)!;
-          if (t.balance + amount < 0) throw paymentRequired('insufficient reseller balance');
+          if (t.balance + amount < 0) throw fail('insufficientBalance');
           if (source !== null) {
             const s = locked.get(source)!;
-            if (s.currency !== t.currency) throw badRequest('a transfer needs both resellers in the same currency');
-            if (s.balance - amount < 0) throw paymentRequired('insufficient reseller balance');
+            if (s.currency !== t.currency) throw fail('transferCurrencyMismatch');
+            if (s.balance - amount < 0) throw fail('insufficientBalance');
             await tx.update(resellers).set({ balance: s.balance - amount, updatedAt: sql`now()` }).where(eq(resellers.id, s.id));
             await recordTransaction(tx, {
               type: amount > 0 ? 'reseller_debit' : 'reseller_credit', amount: -amount, currency: s.currency,
@@ -238,18 +238,18 @@ export const resellersService: ServiceSchema = {
         tag: 'resellers',
         params: idParams(),
         body: object({ service_id: idSchema, max_subscribers: { type: ['integer', 'null'], minimum: 0, maximum: 10000000 } }, ['service_id']),
-        errors: { 400: 'service_id not found', 403: 'Outside the caller\'s tree', 404: 'reseller not found' },
+        errors: { 400: 'service_id not found', 403: 'Outside the caller\'s tree', 404: FAILURES.resellerNotFound.message },
       },
       async handler(ctx: Ctx<{ id: number; service_id: number; max_subscribers?: number | null }>): Promise<ActionResult> {
         const auth = authOf(ctx);
         const target = await loadForAncestorWrite(auth, ctx.params.id);
         const [plan] = await db().select({ id: services.id }).from(services)
           .where(and(eq(services.id, ctx.params.service_id), sql`${services.deletedAt} is null`));
-        if (!plan) throw badRequest('service_id not found');
+        if (!plan) throw fail('referenceNotFound', 'service_id');
         if (auth.role !== 'admin') {
           const [own] = await db().select({ id: resellerServiceLimits.id }).from(resellerServiceLimits)
             .where(and(eq(resellerServiceLimits.resellerId, auth.resellerId!), eq(resellerServiceLimits.serviceId, plan.id)));
-          if (!own) throw forbidden('a reseller can pass on only plans it holds itself');
+          if (!own) throw fail('planNotHeld');
         }
         const [row] = await db()
           .insert(resellerServiceLimits)
@@ -271,7 +271,7 @@ export const resellersService: ServiceSchema = {
         summary: 'Plans allowed for a reseller',
         tag: 'resellers',
         params: idParams(),
-        errors: { 403: 'Outside the caller\'s tree', 404: 'reseller not found' },
+        errors: { 403: 'Outside the caller\'s tree', 404: FAILURES.resellerNotFound.message },
       },
       async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
         const auth = requireAdminOrReseller(ctx.meta.auth);

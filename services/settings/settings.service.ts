@@ -1,7 +1,7 @@
 import type { ServiceSchema } from 'moleculer';
 import { requireAdmin } from '../../shared/auth/policy';
 import { db } from '../../shared/db/client';
-import { badRequest } from '../../shared/errors';
+import { fail } from '../../shared/failures';
 import type { Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
 import { isCurrency } from '../../shared/money';
@@ -40,7 +40,7 @@ export const settingsService: ServiceSchema = {
         requireAdmin(ctx.meta.auth);
         const changes = ctx.params;
         if (typeof changes.currency === 'string' && !isCurrency(changes.currency)) {
-          throw badRequest('currency must be an ISO 4217 code');
+          throw fail('currencyInvalid');
         }
         await saveSettings(db(), changes);
         return { data: publicView(await loadSettings(db())) };

@@ -16,7 +16,7 @@ import type { Auth } from '../../shared/auth/claims';
 import { assertRecordInScope, requirePermission } from '../../shared/auth/policy';
 import { db, type Tx } from '../../shared/db/client';
 import { bandwidthRules, radreply, services, subscribers } from '../../shared/db/schema';
-import { badRequest, notFound } from '../../shared/errors';
+import { FAILURES, fail } from '../../shared/failures';
 import type { Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
 import { isoTimestamp } from '../../shared/http/schemas';
@@ -67,8 +67,8 @@ export function permanentRateLimit(rules: RuleRow[], planRateLimit: string | nul
 
 /** A time window needs both ends; a window may wrap midnight (22:00-06:00). */
 function checkWindow(start: string | null, end: string | null): void {
-  if ((start === null) !== (end === null)) throw badRequest(start === null ? 'start_time is required with end_time' : 'end_time is required with start_time');
-  if (start !== null && start === end) throw badRequest('end_time must differ from start_time');
+  if ((start === null) !== (end === null)) throw fail(start === null ? 'startTimeMissing' : 'endTimeMissing');
+  if (start !== null && start === end) throw fail('timesEqual');
 }
 
 async function writeRateReply(tx: Tx, subscriberId: number): Promise<void> {
@@ -85,7 +85,7 @@ async function writeRateReply(tx: Tx, subscriberId: number): Promise<void> {
 async function subscriberInScope(auth: Auth, id: number, access: 'read' | 'write'): Promise<void> {
   const [row] = await db().select({ resellerId: subscribers.resellerId }).from(subscribers)
     .where(and(eq(subscribers.id, id), isNull(subscribers.deletedAt)));
-  await assertRecordInScope(db(), auth, access, row?.resellerId, 'subscriber not found');
+  await assertRecordInScope(db(), auth, access, row?.resellerId, 'subscriberNotFound');
 }
 
 /** Locks the subscriber row first (the order every subscriber write uses), then the rule. */
@@ -93,11 +93,11 @@ async function lockRule(tx: Tx, subscriberId: number, ruleId: number): Promise<R
   await tx.select({ id: subscribers.id }).from(subscribers).where(eq(subscribers.id, subscriberId)).for('update');
   const [rule] = await tx.select().from(bandwidthRules)
     .where(and(eq(bandwidthRules.id, ruleId), eq(bandwidthRules.subscriberId, subscriberId))).for('update');
-  if (!rule) throw notFound('bandwidth rule not found');
+  if (!rule) throw fail('bandwidthRuleNotFound');
   return rule;
 }
 
-const ruleErrors = { 403: 'not authorized', 404: 'subscriber not found, or bandwidth rule not found' };
+const ruleErrors = { 403: FAILURES.notAuthorized.message, 404: `${FAILURES.subscriberNotFound.message}, or ${FAILURES.bandwidthRuleNotFound.message}` };
 
 /** The rule id comes from the path (`/:rule_id`) or the body (`rule_id`); both routes share it. */
 async function updateRule(ctx: Ctx<RuleInput>): Promise<ActionResult> {
@@ -145,7 +145,7 @@ export const bandwidthRulesService: ServiceSchema = {
         summary: 'The subscriber\'s bandwidth-rule overrides',
         tag: 'subscribers',
         params: idParams(),
-        errors: { 403: 'not authorized', 404: 'subscriber not found' },
+        errors: { 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message },
       },
       async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
         const auth = requirePermission(ctx.meta.auth, 'subscribers.view');
@@ -164,7 +164,7 @@ export const bandwidthRulesService: ServiceSchema = {
         success: 201,
         params: idParams(),
         body: ruleCreateBody,
-        errors: { 403: 'not authorized', 404: 'subscriber not found' },
+        errors: { 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message },
       },
       async handler(ctx: Ctx<RuleInput>): Promise<ActionResult> {
         const auth = requirePermission(ctx.meta.auth, 'subscribers.edit');

@@ -15,7 +15,8 @@ import { db } from '../../shared/db/client';
 import { isSerializationFailure } from '../../shared/db/errors';
 import { bulkJobs, ipPools, services } from '../../shared/db/schema';
 import { swapRealm, todayIso } from '../../shared/domain/subscriber';
-import { ApiError, badRequest, forbidden, notFound } from '../../shared/errors';
+import { ApiError } from '../../shared/errors';
+import { FAILURES, fail, failure } from '../../shared/failures';
 import type { Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
 import { isoTimestamp } from '../../shared/http/schemas';
@@ -86,7 +87,7 @@ async function prepare(auth: Auth, action: BulkAction, payload: Payload): Promis
     case 'set_price': return as(ops.setPrice, payload as { price: number; override_price: boolean });
     case 'set_service': {
       const [plan] = await db().select().from(services).where(sql`${services.id} = ${payload.service_id as number} and ${services.deletedAt} is null`);
-      if (!plan) throw badRequest('payload.service_id not found');
+      if (!plan) throw fail('referenceNotFound', 'payload.service_id');
       return as(ops.setService, { plan, charge_difference: payload.charge_difference === true });
     }
     case 'set_reseller': {
@@ -95,7 +96,7 @@ async function prepare(auth: Auth, action: BulkAction, payload: Payload): Promis
       try {
         resellerId = await targetReseller(db(), auth, payload.reseller_id as number);
       } catch (err) {
-        if (err instanceof ApiError && err.code === 400) throw badRequest('payload.reseller_id not found');
+        if (err instanceof ApiError && err.code === 400) throw fail('referenceNotFound', 'payload.reseller_id');
         throw err;
       }
       return as(ops.setReseller, { reseller_id: resellerId });
@@ -103,13 +104,13 @@ async function prepare(auth: Auth, action: BulkAction, payload: Payload): Promis
     case 'set_static_ip': {
       if (typeof payload.pool_name === 'string') {
         const [pool] = await db().select({ name: ipPools.name }).from(ipPools).where(eq(ipPools.name, payload.pool_name));
-        if (!pool) throw badRequest('payload.pool_name not found');
+        if (!pool) throw fail('referenceNotFound', 'payload.pool_name');
       }
       return as(ops.setStaticIp, payload as { ip?: string; pool_name?: string });
     }
     case 'rename': {
       const { old_realm: oldRealm, new_realm: newRealm } = payload as { old_realm: string; new_realm: string };
-      return as(ops.rename((row) => swapRealm(row.username, oldRealm, newRealm), `username is not in realm ${oldRealm}`), {});
+      return as(ops.rename((row) => swapRealm(row.username, oldRealm, newRealm), failure('notInRealm', oldRealm)), {});
     }
   }
 }
@@ -134,7 +135,7 @@ async function runBatch(job: JobInput, batch: number[]): Promise<{ succeeded: nu
         const result = locked.rows.length
           ? await job.op({ tx, auth: job.auth, today: todayIso(), settings: job.settings }, locked.rows, job.payload as never)
           : { failed: [] };
-        const failed = [...locked.failed, ...result.failed].map((f) => ({ id: f.id, reason: f.reason }));
+        const failed = [...locked.failed, ...result.failed].map((f) => ({ id: f.id, reason: f.message }));
         const bad = new Set(failed.map((f) => f.id));
         const succeeded = batch.filter((id) => !bad.has(id));
         await recordProgress(tx, job.jobId, batch.length, succeeded, failed);
@@ -256,13 +257,13 @@ export const subscriberBulkService: ServiceSchema = {
         summary: 'Progress and outcome of a bulk job',
         tag: 'subscribers',
         params: idParams(),
-        errors: { 403: 'Another manager\'s job', 404: 'bulk job not found' },
+        errors: { 403: 'Another manager\'s job', 404: FAILURES.bulkJobNotFound.message },
       },
       async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
         const auth = requireAuth(ctx.meta.auth);
         const [job] = await db().select().from(bulkJobs).where(eq(bulkJobs.id, ctx.params.id));
-        if (!job) throw notFound('bulk job not found');
-        if (auth.role !== 'admin' && job.managerId !== auth.managerId) throw forbidden();
+        if (!job) throw fail('bulkJobNotFound');
+        if (auth.role !== 'admin' && job.managerId !== auth.managerId) throw fail('notAuthorized');
         return { data: bulkJobView(job) };
       },
     },

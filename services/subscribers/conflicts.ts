@@ -2,8 +2,7 @@
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../../shared/db/client';
 import { isUniqueViolation } from '../../shared/db/errors';
-import { conflict } from '../../shared/errors';
-import { REASON } from './operations';
+import { fail } from '../../shared/failures';
 import type { SubscriberRow } from './subscriber-view';
 
 /** Same rule as bulk set_static_ip: free among live subscribers and in no other username's reply rows. */
@@ -14,14 +13,14 @@ export async function assertAddressFree(tx: Tx, ip: string, self?: SubscriberRow
     union all
     select 1 from radreply where attribute = 'Framed-IP-Address' and value = ${ip} and username <> ${self?.username ?? ''}
     limit 1`);
-  if (res.rows.length) throw conflict(REASON.ipUsed);
+  if (res.rows.length) throw fail('staticIpUsed');
 }
 
 /** A unique index that a concurrent writer won becomes the same 409 as the checks before it. */
 export function uniqueConflict(err: unknown): never {
   if (isUniqueViolation(err)) {
     const text = JSON.stringify(err, Object.getOwnPropertyNames(err)) + String((err as { cause?: unknown }).cause);
-    throw conflict(text.includes('static_ip') ? REASON.ipUsed : REASON.usernameTaken);
+    throw fail(text.includes('static_ip') ? 'staticIpUsed' : 'usernameTaken');
   }
   throw err;
 }

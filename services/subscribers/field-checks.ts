@@ -3,23 +3,23 @@
  * a valid value looks like. `''` clears a nullable field; `undefined` leaves it as it is.
  */
 import { isIPv4, isValidUsername, normaliseMac } from '../../shared/domain/subscriber';
-import { badRequest } from '../../shared/errors';
+import { fail } from '../../shared/failures';
 import { toMinor } from '../../shared/money';
 
 export function checkUsername(username: string, field = 'username'): void {
-  if (!isValidUsername(username)) throw badRequest(`${field} must be name or name@realm (letters, digits and . _ -)`);
+  if (!isValidUsername(username)) throw fail('usernameInvalid', field);
 }
 
 export function macOrBadRequest(mac: string | null | undefined): string | null | undefined {
   if (mac === undefined || mac === null || mac === '') return mac === '' ? null : mac;
   const normal = normaliseMac(mac);
-  if (!normal) throw badRequest('mac_address must be a MAC address such as AA:BB:CC:DD:EE:FF');
+  if (!normal) throw fail('macInvalid');
   return normal;
 }
 
 export function ipOrBadRequest(ip: string | null | undefined): string | null | undefined {
   if (ip === undefined || ip === null || ip === '') return ip === '' ? null : ip;
-  if (!isIPv4(ip)) throw badRequest('static_ip must be an IPv4 address');
+  if (!isIPv4(ip)) throw fail('staticIpInvalid');
   return ip;
 }
 
@@ -28,7 +28,7 @@ export function minorOrBadRequest(value: number, currency: string, field: string
   try {
     return toMinor(value, currency);
   } catch {
-    throw badRequest(`${field} has more decimal places than ${currency} allows`);
+    throw fail('tooManyDecimals', field, currency);
   }
 }
 

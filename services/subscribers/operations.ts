@@ -13,17 +13,15 @@ import { clamp, isValidUsername, PRICE_MAX, QUOTA_GB_MAX, renewalPrice } from '.
 import { writeFupMembership, queueRateLimit } from '../../shared/fup-rate';
 import { fromMinor, toMinor } from '../../shared/money';
 import { ApiError } from '../../shared/errors';
+import { failure, type Failure } from '../../shared/failures';
 import { createInvoices, payFromWallet, quoteServiceChange, settleServiceChange, type ServiceChangeQuote } from '../../shared/billing';
 import type { Settings } from '../../shared/settings';
 import { queueDisconnect } from '../../shared/access/outbox';
 import { removeAccessRows, renameAccessRows, syncAccessRows } from '../../shared/access/radius-rows';
 import { plansById, type PlanRow, type SubscriberRow } from './subscriber-view';
 
-export interface Failure {
-  id: number;
-  status: number;
-  reason: string;
-}
+/** One id that an operation did not apply, with the failure a single request would answer. */
+export type Failed = { id: number } & Failure;
 
 export interface OpEnv {
   tx: Tx;
@@ -34,7 +32,7 @@ export interface OpEnv {
 }
 
 export interface OpResult {
-  failed: Failure[];
+  failed: Failed[];
   /** Extra per-id results (renew: transaction_id). */
   extra: Map<number, Record<string, unknown>>;
 }
@@ -42,26 +40,14 @@ export interface OpResult {
 export type Operation<P> = (env: OpEnv, rows: SubscriberRow[], payload: P) => Promise<OpResult>;
 
 const intArray = (ids: number[]) => sql`${sql.param(ids)}::int[]`;
-const done = (failed: Failure[] = [], extra = new Map<number, Record<string, unknown>>()): OpResult => ({ failed, extra });
+const done = (failed: Failed[] = [], extra = new Map<number, Record<string, unknown>>()): OpResult => ({ failed, extra });
 const idsOf = (rows: { id: number }[]) => rows.map((r) => r.id);
-
-export const REASON = {
-  notFound: 'subscriber not found',
-  outOfScope: 'out of scope',
-  insufficient: 'insufficient reseller balance',
-  renewedToday: 'already renewed today',
-  ipUsed: 'static_ip already used',
-  poolExhausted: 'pool has no free address',
-  noLimit: 'reseller has no service limit for this plan',
-  limitReached: 'reseller service limit reached for this plan',
-  usernameTaken: 'username already exists',
-} as const;
 
 /**
  * Locks the live rows of `ids` (ascending, the order every writer uses) and splits off those that
  * do not exist or lie outside the caller's write scope.
  */
-export async function lockInScope(tx: Tx, scope: Scope, ids: number[]): Promise<{ rows: SubscriberRow[]; failed: Failure[] }> {
+export async function lockInScope(tx: Tx, scope: Scope, ids: number[]): Promise<{ rows: SubscriberRow[]; failed: Failed[] }> {
   const rows = await tx.select().from(subscribers)
     .where(and(inArray(subscribers.id, ids), isNull(subscribers.deletedAt)))
     .orderBy(asc(subscribers.id))
@@ -72,11 +58,11 @@ export async function lockInScope(tx: Tx, scope: Scope, ids: number[]): Promise<
     : new Set((await tx.select({ id: resellers.id }).from(resellers)
       .where(and(inArray(resellers.id, resellerIds), inScope(scope, resellers.id)))).map((r) => r.id));
   const found = new Set(rows.map((r) => r.id));
-  const failed: Failure[] = ids.filter((id) => !found.has(id)).map((id) => ({ id, status: 404, reason: REASON.notFound }));
+  const failed: Failed[] = ids.filter((id) => !found.has(id)).map((id) => ({ id, ...failure('subscriberNotFound') }));
   const kept: SubscriberRow[] = [];
   for (const r of rows) {
     if (allowed.has(r.resellerId)) kept.push(r);
-    else failed.push({ id: r.id, status: 403, reason: REASON.outOfScope });
+    else failed.push({ id: r.id, ...failure('outOfScope') });
   }
   return { rows: kept, failed };
 }
@@ -98,7 +84,7 @@ async function chargeResellers(
   env: OpEnv,
   charges: Charge[],
   type: 'renewal' | 'rename_fee' | 'refill_fee',
-): Promise<{ charged: SubscriberRow[]; failed: Failure[]; transactionIds: Map<number, number> }> {
+): Promise<{ charged: SubscriberRow[]; failed: Failed[]; transactionIds: Map<number, number> }> {
   const transactionIds = new Map<number, number>();
   if (charges.length === 0) return { charged: [], failed: [], transactionIds };
   const ids = [...new Set(charges.map((c) => c.row.resellerId))].sort((a, b) => a - b);
@@ -106,13 +92,13 @@ async function chargeResellers(
   const balance = new Map(locked.map((r) => [r.id, r.balance]));
   const currency = new Map(locked.map((r) => [r.id, r.currency]));
   const charged: Charge[] = [];
-  const failed: Failure[] = [];
+  const failed: Failed[] = [];
   for (const c of charges) {
     const have = balance.get(c.row.resellerId) ?? 0;
     if (currency.get(c.row.resellerId) !== c.currency) {
-      failed.push({ id: c.row.id, status: 409, reason: `reseller balance is not in ${c.currency}` });
+      failed.push({ id: c.row.id, ...failure('resellerCurrencyMismatch', c.currency) });
     } else if (have < c.amount) {
-      failed.push({ id: c.row.id, status: 402, reason: REASON.insufficient });
+      failed.push({ id: c.row.id, ...failure('insufficientBalance') });
     } else {
       balance.set(c.row.resellerId, have - c.amount);
       charged.push(c);
@@ -139,11 +125,11 @@ async function chargeResellers(
 // ------------------------------------------------------------------ operations
 
 export const renew: Operation<unknown> = async (env, rows) => {
-  const failed: Failure[] = [];
+  const failed: Failed[] = [];
   const plans = await plansById(env.tx, rows.map((r) => r.serviceId));
   const charges: Charge[] = [];
   for (const r of rows) {
-    if (r.lastRenewedOn === env.today) failed.push({ id: r.id, status: 409, reason: REASON.renewedToday });
+    if (r.lastRenewedOn === env.today) failed.push({ id: r.id, ...failure('renewedToday') });
     else {
       const plan = plans.get(r.serviceId)!;
       charges.push({ row: r, amount: renewalPrice(r, plan), currency: plan.currency });
@@ -237,7 +223,7 @@ export const resetMac: Operation<unknown> = async (env, rows) => {
 export const refill: Operation<unknown> = async (env, rows) => {
   const fee = feeMinor(env.settings.refill_fee, env.settings.currency);
   let ok = rows;
-  const failed: Failure[] = [];
+  const failed: Failed[] = [];
   if (fee > 0) {
     const res = await chargeResellers(env, rows.map((row) => ({ row, amount: fee, currency: env.settings.currency })), 'refill_fee');
     ok = res.charged;
@@ -273,7 +259,7 @@ export function setQuota(column: 'daily' | 'monthly'): Operation<{ gb: number }>
 export const setPrice: Operation<{ price: number; override_price: boolean }> = async (env, rows, payload) => {
   const price = clamp(payload.price, 0, PRICE_MAX);
   const plans = await plansById(env.tx, rows.map((r) => r.serviceId));
-  const failed: Failure[] = [];
+  const failed: Failed[] = [];
   const byPrice = new Map<number, number[]>();
   for (const r of rows) {
     const currency = plans.get(r.serviceId)!.currency;
@@ -281,7 +267,7 @@ export const setPrice: Operation<{ price: number; override_price: boolean }> = a
     try {
       minor = toMinor(price, currency);
     } catch {
-      failed.push({ id: r.id, status: 400, reason: `price has more decimal places than ${currency} allows` });
+      failed.push({ id: r.id, ...failure('tooManyDecimals', 'price', currency) });
       continue;
     }
     byPrice.set(minor, [...(byPrice.get(minor) ?? []), r.id]);
@@ -303,7 +289,7 @@ export const setReseller: Operation<{ reseller_id: number }> = async (env, rows,
  * Checks the owning resellers' service limits for `plan` when `rows` move onto it (rows already on
  * it are not counted twice). Limit rows are locked so concurrent moves cannot overfill a cap.
  */
-export async function checkServiceLimits(tx: Tx, rows: SubscriberRow[], planId: number): Promise<{ ok: SubscriberRow[]; failed: Failure[] }> {
+export async function checkServiceLimits(tx: Tx, rows: SubscriberRow[], planId: number): Promise<{ ok: SubscriberRow[]; failed: Failed[] }> {
   const resellerIds = [...new Set(rows.map((r) => r.resellerId))].sort((a, b) => a - b);
   if (resellerIds.length === 0) return { ok: [], failed: [] };
   const limits = await tx.select().from(resellerServiceLimits)
@@ -321,17 +307,17 @@ export async function checkServiceLimits(tx: Tx, rows: SubscriberRow[], planId: 
   }
   const limitOf = new Map(limits.map((l) => [l.resellerId, l.maxSubscribers]));
   const ok: SubscriberRow[] = [];
-  const failed: Failure[] = [];
+  const failed: Failed[] = [];
   for (const r of rows) {
     if (!limitOf.has(r.resellerId)) {
-      failed.push({ id: r.id, status: 403, reason: REASON.noLimit });
+      failed.push({ id: r.id, ...failure('noServiceLimit') });
       continue;
     }
     const max = limitOf.get(r.resellerId);
     const n = counts.get(r.resellerId) ?? 0;
     if (max !== null && max !== undefined && r.serviceId !== planId) {
       if (n >= max) {
-        failed.push({ id: r.id, status: 403, reason: REASON.limitReached });
+        failed.push({ id: r.id, ...failure('serviceLimitReached') });
         continue;
       }
       counts.set(r.resellerId, n + 1);
@@ -357,7 +343,7 @@ export const setService: Operation<{ plan: PlanRow; charge_difference?: boolean 
         quotes.set(r.id, await quoteServiceChange(env.tx, { subscriberId: r.id, newServiceId: plan.id, today: env.today, serviceField: 'service_id' }));
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;
-        failed.push({ id: r.id, status: err.code, reason: err.message });
+        failed.push({ id: r.id, status: err.code, message: err.message });
         continue;
       }
     }
@@ -402,15 +388,15 @@ async function takenAddresses(tx: Tx, candidates: string[], except: SubscriberRo
 
 export const setStaticIp: Operation<{ ip?: string; pool_name?: string }> = async (env, rows, payload) => {
   await lockAddressAssignment(env.tx);
-  const failed: Failure[] = [];
+  const failed: Failed[] = [];
   const assigned: { row: SubscriberRow; ip: string }[] = [];
   if (payload.ip !== undefined) {
     const taken = await takenAddresses(env.tx, [payload.ip], rows);
     const [first, ...rest] = rows;
-    if (taken.has(payload.ip)) failed.push({ id: first.id, status: 409, reason: REASON.ipUsed });
+    if (taken.has(payload.ip)) failed.push({ id: first.id, ...failure('staticIpUsed') });
     else assigned.push({ row: first, ip: payload.ip });
     // One address, one subscriber: the others of the batch cannot share it.
-    for (const r of rest) failed.push({ id: r.id, status: 409, reason: REASON.ipUsed });
+    for (const r of rest) failed.push({ id: r.id, ...failure('staticIpUsed') });
   } else {
     const res = await env.tx.execute<{ ip: string }>(sql`
       with pool as (select range_start, range_end from ip_pools where name = ${payload.pool_name!}),
@@ -425,7 +411,7 @@ export const setStaticIp: Operation<{ ip?: string; pool_name?: string }> = async
     rows.forEach((row, i) => {
       const ip = res.rows[i]?.ip;
       if (ip) assigned.push({ row, ip });
-      else failed.push({ id: row.id, status: 409, reason: REASON.poolExhausted });
+      else failed.push({ id: row.id, ...failure('poolExhausted') });
     });
   }
   if (assigned.length) {
@@ -441,20 +427,20 @@ export const setStaticIp: Operation<{ ip?: string; pool_name?: string }> = async
 };
 
 /**
- * Renames each row to `newName(row)` (null: not renamed, with `skipReason`) in every record that
+ * Renames each row to `newName(row)` (null: not renamed, failing with `skip`) in every record that
  * carries the username, charging the rename fee per subscriber when one is configured.
  */
-export function rename(newName: (row: SubscriberRow) => string | null, skipReason: string): Operation<unknown> {
+export function rename(newName: (row: SubscriberRow) => string | null, skip: Failure): Operation<unknown> {
   return async (env, rows) => {
-    const failed: Failure[] = [];
+    const failed: Failed[] = [];
     const wanted: { row: SubscriberRow; to: string }[] = [];
     const claimed = new Set<string>();
     for (const row of rows) {
       const to = newName(row);
-      if (to === null) failed.push({ id: row.id, status: 400, reason: skipReason });
-      else if (!isValidUsername(to)) failed.push({ id: row.id, status: 400, reason: 'new_username is not a valid username' });
+      if (to === null) failed.push({ id: row.id, ...skip });
+      else if (!isValidUsername(to)) failed.push({ id: row.id, ...failure('newUsernameNotValid') });
       else if (to === row.username) continue;
-      else if (claimed.has(to)) failed.push({ id: row.id, status: 409, reason: REASON.usernameTaken });
+      else if (claimed.has(to)) failed.push({ id: row.id, ...failure('usernameTaken') });
       else {
         claimed.add(to);
         wanted.push({ row, to });
@@ -466,7 +452,7 @@ export function rename(newName: (row: SubscriberRow) => string | null, skipReaso
     const taken = new Set(existing.map((e) => e.username));
     let free = wanted.filter((w) => {
       if (!taken.has(w.to)) return true;
-      failed.push({ id: w.row.id, status: 409, reason: REASON.usernameTaken });
+      failed.push({ id: w.row.id, ...failure('usernameTaken') });
       return false;
     });
     const fee = feeMinor(env.settings.rename_fee, env.settings.currency);

@@ -7,7 +7,7 @@ import type { Auth } from '../../shared/auth/claims';
 import type { Permission } from '../../shared/auth/permissions';
 import { requirePermission, scopeFor } from '../../shared/auth/policy';
 import { db } from '../../shared/db/client';
-import { ApiError } from '../../shared/errors';
+import { FAILURES, errorOf } from '../../shared/failures';
 import type { Ctx } from '../../shared/http/context';
 import type { ActionResult, HttpRoute } from '../../shared/http/route';
 import { emptyBody, idParams } from '../../shared/http/schemas';
@@ -15,10 +15,6 @@ import { loadSettings } from '../../shared/settings';
 import { todayIso } from '../../shared/domain/subscriber';
 import * as ops from './operations';
 import { loadRow, rowInScope, viewOf } from './subscriber-rows';
-
-export function throwFailure(f: ops.Failure): never {
-  throw new ApiError(f.status, f.reason);
-}
 
 /** The caller holds `permission` and may write subscriber `id` (403 / 404 otherwise). */
 export async function authorizeSingle(caller: Auth | undefined, permission: Permission, id: number): Promise<Auth> {
@@ -34,9 +30,9 @@ export async function runAuthorized<P>(auth: Auth, id: number, op: ops.Operation
   const today = todayIso();
   const extra = await db().transaction(async (tx) => {
     const locked = await ops.lockInScope(tx, scope, [id]);
-    if (locked.failed.length) throwFailure(locked.failed[0]);
+    if (locked.failed.length) throw errorOf(locked.failed[0]);
     const result = await op({ tx, auth, today, settings }, locked.rows, payload);
-    if (result.failed.length) throwFailure(result.failed[0]);
+    if (result.failed.length) throw errorOf(result.failed[0]);
     return result.extra.get(id) ?? {};
   });
   const row = await loadRow(id, false);
@@ -52,7 +48,7 @@ export const simpleAction = (path: string, permission: Permission, op: ops.Opera
   rest: `POST /api/subscribers/:id/${path}`,
   http: {
     auth: 'jwt', access: permission, summary, tag: 'subscribers', params: idParams(), body: emptyBody,
-    errors: { 403: 'not authorized', 404: 'subscriber not found', ...errors },
+    errors: { 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message, ...errors },
   } satisfies HttpRoute,
   async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
     return { data: await runSingle(ctx.meta.auth, permission, ctx.params.id, op, {}) };

@@ -10,7 +10,7 @@ import { inScope, resellerInScope, scopeFor } from '../../shared/auth/policy';
 import { db } from '../../shared/db/client';
 import { subscribers } from '../../shared/db/schema';
 import { addDays, likePattern, todayIso } from '../../shared/domain/subscriber';
-import { forbidden } from '../../shared/errors';
+import { fail } from '../../shared/failures';
 import { pageOf } from '../../shared/http/context';
 import { EXACT_TOTAL_CAP, planRows, totalFromCappedCount, totalFromPage } from '../../shared/pagination/total';
 import type { ActionResult } from '../../shared/http/route';
@@ -74,7 +74,7 @@ export async function listSubscribers(auth: Auth, p: ListParams): Promise<Action
   const { page, limit, offset } = pageOf(p);
   const scope = await scopeFor(db(), auth, 'read');
   // reseller_id narrows the caller's own view: an admin names any reseller, others one in their tree.
-  if (p.reseller_id !== undefined && !(await resellerInScope(db(), scope, p.reseller_id))) throw forbidden();
+  if (p.reseller_id !== undefined && !(await resellerInScope(db(), scope, p.reseller_id))) throw fail('notAuthorized');
   const pattern = p.search ? likePattern(p.search) : undefined;
   const where = and(
     isNull(subscribers.deletedAt),

@@ -4,11 +4,10 @@ import type { Auth } from '../../shared/auth/claims';
 import { assertRecordInScope } from '../../shared/auth/policy';
 import { db, type DbOrTx } from '../../shared/db/client';
 import { services, subscribers } from '../../shared/db/schema';
-import { badRequest } from '../../shared/errors';
+import { fail } from '../../shared/failures';
 import { loadSettings } from '../../shared/settings';
 import { plansById, subscriberView, type PlanRow, type SubscriberRow } from './subscriber-view';
 
-export const NOT_FOUND = 'subscriber not found';
 
 /** The row by id; `live` leaves out soft-deleted ones. */
 export async function loadRow(id: number, live = true): Promise<SubscriberRow | undefined> {
@@ -20,14 +19,14 @@ export async function loadRow(id: number, live = true): Promise<SubscriberRow | 
 /** The live row, after the policy's 404 / 403 rule for the caller and the kind of access. */
 export async function rowInScope(auth: Auth, id: number, access: 'read' | 'write'): Promise<SubscriberRow> {
   const row = await loadRow(id);
-  await assertRecordInScope(db(), auth, access, row?.resellerId, NOT_FOUND);
+  await assertRecordInScope(db(), auth, access, row?.resellerId, 'subscriberNotFound');
   return row!;
 }
 
 /** A plan a subscriber may move to: it exists and is not retired (400 otherwise, as a body field). */
 export async function livePlan(db_: DbOrTx, id: number): Promise<PlanRow> {
   const [plan] = await db_.select().from(services).where(and(eq(services.id, id), isNull(services.deletedAt)));
-  if (!plan) throw badRequest('service_id not found');
+  if (!plan) throw fail('referenceNotFound', 'service_id');
   return plan;
 }
 

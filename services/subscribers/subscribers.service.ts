@@ -30,6 +30,7 @@ import { authorizeSingle, runAuthorized, runSingle, simpleAction } from './singl
 import { createSubscriber } from './use-cases/create-subscriber';
 import { updateSubscriber } from './use-cases/update-subscriber';
 import { removeSubscriberPermanently } from './use-cases/remove-subscriber-permanently';
+import { FAILURES, failure } from '../../shared/failures';
 
 type IdParams = { id: number };
 
@@ -60,7 +61,7 @@ export const subscribersService: ServiceSchema = {
         summary: 'One subscriber with service, reseller, counters, password and daily_breakdown',
         tag: 'subscribers',
         params: idParams(),
-        errors: { 403: 'not authorized', 404: 'subscriber not found' },
+        errors: { 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message },
       },
       async handler(ctx: Ctx<IdParams>): Promise<ActionResult> {
         const auth = requirePermission(ctx.meta.auth, 'subscribers.view');
@@ -104,7 +105,7 @@ export const subscribersService: ServiceSchema = {
         tag: 'subscribers',
         success: 201,
         body: createBody,
-        errors: { 400: 'service_id not found, or a field is invalid', 403: 'reseller has no service limit for this plan', 409: 'username already exists, or static_ip already used' },
+        errors: { 400: 'service_id not found, or a field is invalid', 403: FAILURES.noServiceLimit.message, 409: 'username already exists, or static_ip already used' },
       },
       async handler(ctx: Ctx<CreateSubscriberInput>): Promise<ActionResult> {
         return { data: await createSubscriber(ctx.meta.auth, ctx.params) };
@@ -121,7 +122,7 @@ export const subscribersService: ServiceSchema = {
         params: idParams(),
         body: updateBody,
         dropUnknown: true,
-        errors: { 400: 'service_id not found, or a field is invalid', 403: 'not authorized', 404: 'subscriber not found', 409: 'username already exists, or static_ip already used' },
+        errors: { 400: 'service_id not found, or a field is invalid', 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message, 409: 'username already exists, or static_ip already used' },
       },
       async handler(ctx: Ctx<UpdateSubscriberInput & IdParams>): Promise<ActionResult> {
         return { data: await updateSubscriber(ctx.meta.auth, ctx.params) };
@@ -136,7 +137,7 @@ export const subscribersService: ServiceSchema = {
         summary: 'Soft delete: the username becomes reusable and the FreeRADIUS rows are removed',
         tag: 'subscribers',
         params: idParams(),
-        errors: { 403: 'not authorized', 404: 'subscriber not found' },
+        errors: { 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message },
       },
       async handler(ctx: Ctx<IdParams>): Promise<ActionResult> {
         return { data: await runSingle(ctx.meta.auth, 'subscribers.delete', ctx.params.id, ops.softDelete, {}) };
@@ -151,7 +152,7 @@ export const subscribersService: ServiceSchema = {
         summary: 'Hard delete: everything but the ledger, invoices and accounting history',
         tag: 'subscribers',
         params: idParams(),
-        errors: { 403: 'Not an admin', 404: 'subscriber not found' },
+        errors: { 403: 'Not an admin', 404: FAILURES.subscriberNotFound.message },
       },
       async handler(ctx: Ctx<IdParams>): Promise<ActionResult> {
         return { data: await removeSubscriberPermanently(ctx.meta.auth, ctx.params) };
@@ -160,13 +161,13 @@ export const subscribersService: ServiceSchema = {
 
     renew: simpleAction('renew', 'subscribers.renew', ops.renew,
       'Charge the reseller, extend expiry by the plan duration, reset counters, create the renewal invoice, reconnect',
-      { 402: 'insufficient reseller balance', 409: 'already renewed today' }),
+      { 402: FAILURES.insufficientBalance.message, 409: FAILURES.renewedToday.message }),
     resetFup: simpleAction('reset-fup', 'subscribers.reset_fup', ops.resetFup, 'Daily quota counter and FUP tier to 0 (monthly untouched)'),
     resetMac: simpleAction('reset-mac', 'subscribers.reset_mac', ops.resetMac, 'Clear the bound MAC so the next connection rebinds'),
     activate: simpleAction('activate', 'subscribers.inactivate', ops.enable, 'Status active'),
     deactivate: simpleAction('deactivate', 'subscribers.inactivate', ops.disable, 'Status inactive; FreeRADIUS refuses it; disconnect queued'),
     refill: simpleAction('refill', 'subscribers.refill_quota', ops.refill,
-      'Reset daily and monthly counters; charge the refill fee to the reseller', { 402: 'insufficient reseller balance' }),
+      'Reset daily and monthly counters; charge the refill fee to the reseller', { 402: FAILURES.insufficientBalance.message }),
 
     rename: {
       rest: 'POST /api/subscribers/:id/rename',
@@ -177,11 +178,11 @@ export const subscribersService: ServiceSchema = {
         tag: 'subscribers',
         params: idParams(),
         body: renameBody,
-        errors: { 400: 'new_username is invalid', 402: 'insufficient reseller balance', 403: 'not authorized', 404: 'subscriber not found', 409: 'username already exists' },
+        errors: { 400: FAILURES.newUsernameInvalid.message, 402: FAILURES.insufficientBalance.message, 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message, 409: FAILURES.usernameTaken.message },
       },
       async handler(ctx: Ctx<IdParams & { new_username: string }>): Promise<ActionResult> {
         checkUsername(ctx.params.new_username, 'new_username');
-        const op = ops.rename(() => ctx.params.new_username, 'new_username is invalid');
+        const op = ops.rename(() => ctx.params.new_username, failure('newUsernameInvalid'));
         return { data: await runSingle(ctx.meta.auth, 'subscribers.rename', ctx.params.id, op, {}) };
       },
     },
@@ -195,7 +196,7 @@ export const subscribersService: ServiceSchema = {
         tag: 'subscribers',
         params: idParams(),
         body: addDaysBody,
-        errors: { 403: 'not authorized', 404: 'subscriber not found' },
+        errors: { 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message },
       },
       async handler(ctx: Ctx<IdParams & { days: number; reason: string }>): Promise<ActionResult> {
         const { days, reason } = ctx.params;
@@ -223,7 +224,7 @@ export const subscribersService: ServiceSchema = {
         tag: 'subscribers',
         params: idParams(),
         body: changeServiceBody,
-        errors: { 400: 'service_id not found', 403: 'not authorized, or reseller has no service limit for this plan', 404: 'subscriber not found' },
+        errors: { 400: 'service_id not found', 403: 'not authorized, or reseller has no service limit for this plan', 404: FAILURES.subscriberNotFound.message },
       },
       async handler(ctx: Ctx<IdParams & { service_id: number; charge_difference?: boolean }>): Promise<ActionResult> {
         // The plan is checked after the policy, so a missing subscriber is 404 whatever the plan.
@@ -243,7 +244,7 @@ export const subscribersService: ServiceSchema = {
         tag: 'subscribers',
         params: idParams(),
         query: changePriceQuery,
-        errors: { 400: 'service_id not found', 403: 'not authorized', 404: 'subscriber not found' },
+        errors: { 400: 'service_id not found', 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message },
       },
       async handler(ctx: Ctx<IdParams & { service_id: number }>): Promise<ActionResult> {
         const auth = requirePermission(ctx.meta.auth, 'subscribers.change_service');
@@ -274,7 +275,7 @@ export const subscribersService: ServiceSchema = {
         tag: 'subscribers',
         params: idParams(),
         body: topupBody,
-        errors: { 403: 'not authorized', 404: 'subscriber not found' },
+        errors: { 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message },
       },
       async handler(ctx: Ctx<IdParams & { gb: number }>): Promise<ActionResult> {
         const bytes = Math.round(ctx.params.gb * GB_BYTES);
@@ -297,7 +298,7 @@ export const subscribersService: ServiceSchema = {
         tag: 'subscribers',
         params: idParams(),
         body: addBalanceBody,
-        errors: { 400: 'amount has too many decimals', 403: 'not authorized', 404: 'subscriber not found' },
+        errors: { 400: 'amount has too many decimals', 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message },
       },
       async handler(ctx: Ctx<IdParams & { amount: number }>): Promise<ActionResult> {
         // The amount is checked after the policy, so a missing subscriber is 404 whatever the amount.

@@ -12,7 +12,7 @@ import { eq, sql, type SQL } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import { isPoolDb, pgPool, type DbOrTx } from '../db/client';
 import { resellers, resellerTreeGeneration } from '../db/schema';
-import { badRequest, forbidden, notFound, unauthorized } from '../errors';
+import { fail, type FixedFailure } from '../failures';
 import type { Auth, Role } from './claims';
 import type { Permission } from './permissions';
 
@@ -26,7 +26,7 @@ export type Access = 'read' | 'write';
 export const VIEW_ALL: Permission = 'subscribers.view_all';
 
 export function requireAuth(auth: Auth | undefined): Auth {
-  if (!auth) throw unauthorized();
+  if (!auth) throw fail('unauthorized');
   return auth;
 }
 
@@ -36,13 +36,13 @@ export function hasPermission(auth: Auth, permission: Permission): boolean {
 
 export function requirePermission(auth: Auth | undefined, permission: Permission): Auth {
   const a = requireAuth(auth);
-  if (!hasPermission(a, permission)) throw forbidden(`permission ${permission} required`);
+  if (!hasPermission(a, permission)) throw fail('permissionRequired', permission);
   return a;
 }
 
 export function requireRole(auth: Auth | undefined, ...roles: Role[]): Auth {
   const a = requireAuth(auth);
-  if (!roles.includes(a.role)) throw forbidden(`requires role ${roles.join(' or ')}`);
+  if (!roles.includes(a.role)) throw fail('roleRequired', roles.join(' or '));
   return a;
 }
 
@@ -55,10 +55,10 @@ export async function scopeFor(db: DbOrTx, auth: Auth, access: Access): Promise<
   if (access === 'read' && auth.permissions.includes(VIEW_ALL)) return { kind: 'all' };
   if (auth.resellerId === null) {
     if (auth.role === 'user') return { kind: 'all' };
-    throw forbidden();
+    throw fail('notAuthorized');
   }
   const found = await resellerPath(db, auth.resellerId);
-  if (found === undefined) throw forbidden('reseller of this token no longer exists');
+  if (found === undefined) throw fail('tokenResellerGone');
   return { kind: 'tree', rootId: auth.resellerId, rootPath: found.path, treeGeneration: found.treeGeneration };
 }
 
@@ -99,7 +99,7 @@ export async function resellerInScope(db: DbOrTx, scope: Scope, resellerId: numb
 }
 
 /**
- * The rule for one record: it exists (else 404 with `notFoundMessage`) and its reseller is in the
+ * The rule for one record: it exists (else the failure `missing`, a 404) and its reseller is in the
  * caller's scope (else 403). `resellerId` undefined means the record was not found.
  */
 export async function assertRecordInScope(
@@ -107,11 +107,11 @@ export async function assertRecordInScope(
   auth: Auth,
   access: Access,
   resellerId: number | undefined | null,
-  notFoundMessage: string,
+  missing: FixedFailure,
 ): Promise<Scope> {
-  if (resellerId === undefined || resellerId === null) throw notFound(notFoundMessage);
+  if (resellerId === undefined || resellerId === null) throw fail(missing);
   const scope = await scopeFor(db, auth, access);
-  if (!(await resellerInScope(db, scope, resellerId))) throw forbidden();
+  if (!(await resellerInScope(db, scope, resellerId))) throw fail('notAuthorized');
   return scope;
 }
 
@@ -119,11 +119,11 @@ export async function assertRecordInScope(
 export async function targetReseller(db: DbOrTx, auth: Auth, requested: number | undefined): Promise<number> {
   if (requested === undefined) {
     if (auth.resellerId !== null) return auth.resellerId;
-    throw forbidden('reseller_id is required for a caller without a reseller');
+    throw fail('resellerRequiredForCaller');
   }
   const scope = await scopeFor(db, auth, 'write');
   const [row] = await db.select({ id: resellers.id }).from(resellers).where(eq(resellers.id, requested));
-  if (!row) throw badRequest('reseller_id not found');
-  if (!(await resellerInScope(db, scope, requested))) throw forbidden();
+  if (!row) throw fail('referenceNotFound', 'reseller_id');
+  if (!(await resellerInScope(db, scope, requested))) throw fail('notAuthorized');
   return requested;
 }

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../db/client';
-import { conflict } from '../errors';
+import { fail } from '../failures';
 import { todayUtc } from './dates';
 import { createInvoice, lockPendingInvoices, voidInvoices } from './invoices';
 import { lockSubscriber } from './subscribers';
@@ -27,9 +27,9 @@ export interface ConsolidateResult extends InvoiceRecord {
 export async function consolidateInvoices(tx: Tx, input: ConsolidateInput): Promise<ConsolidateResult> {
   const subscriber = await lockSubscriber(tx, input.subscriberId);
   const originals = await lockPendingInvoices(tx, subscriber.id);
-  if (originals.length < 2) throw conflict('at least two pending invoices are needed to consolidate');
-  if (new Set(originals.map((o) => o.currency)).size > 1) throw conflict('pending invoices are in different currencies');
-  if (new Set(originals.map((o) => Number(o.taxRate))).size > 1) throw conflict('pending invoices have different tax rates');
+  if (originals.length < 2) throw fail('consolidationNeedsTwo');
+  if (new Set(originals.map((o) => o.currency)).size > 1) throw fail('consolidationCurrencies');
+  if (new Set(originals.map((o) => Number(o.taxRate))).size > 1) throw fail('consolidationTaxRates');
   const ids = originals.map((o) => o.id);
   const lines = await tx.execute<{ description: string; qty: string; unit_price: number }>(sql`
     select description, qty, unit_price from invoice_items

@@ -2,7 +2,7 @@
  * Billing writes that take a transaction handle (`Tx`), shared by the billing service's actions and
  * by the subscribers unit (renewals, change of plan, add-balance). Amounts are integer minor units.
  * Lock order everywhere: the subscriber row, then its invoices by ascending id.
- * Errors are `ApiError`s with the spec's status and message; let them propagate.
+ * Errors are failures of the catalogue (shared/failures.ts, `fail`); let them propagate.
  */
 export { consolidateInvoices, type ConsolidateInput, type ConsolidateResult } from './consolidation';
 export { addDays, todayUtc } from './dates';

@@ -9,7 +9,7 @@ import type { DbOrTx, Tx } from '../db/client';
 import { invoiceItems, invoices, resellers } from '../db/schema';
 import { invoiceTotals, type ItemInput } from '../domain/invoice-math';
 import { canDelete, canEdit, initialStatus, type InvoiceStatus } from '../domain/invoice-state';
-import { badRequest, conflict, notFound } from '../errors';
+import { fail } from '../failures';
 import { isCurrency, parseDecimal } from '../money';
 import { newPublicLink } from '../public-links';
 import { loadSettings, type SettingKey, type Settings } from '../settings';
@@ -38,17 +38,17 @@ export interface CreateInvoiceInput {
 
 export function checkTaxRate(rate: number | string): void {
   const d = parseDecimal(rate);
-  if (d.scale > 2) throw badRequest('tax_rate must have at most 2 decimal places');
-  if (d.digits < 0n || d.digits > 100n * 10n ** BigInt(d.scale)) throw badRequest('tax_rate must be between 0 and 100');
+  if (d.scale > 2) throw fail('taxRateDecimals');
+  if (d.digits < 0n || d.digits > 100n * 10n ** BigInt(d.scale)) throw fail('taxRateRange');
 }
 
 export function checkItems(items: ItemInput[]): void {
-  if (items.length === 0) throw badRequest('items must not be empty');
+  if (items.length === 0) throw fail('itemsEmpty');
   items.forEach((it, i) => {
     const q = parseDecimal(it.qty);
-    if (q.scale > 3) throw badRequest(`items[${i}].qty must have at most 3 decimal places`);
-    if (q.digits <= 0n) throw badRequest(`items[${i}].qty must be greater than 0`);
-    if (!Number.isSafeInteger(it.unitPrice) || it.unitPrice < 0) throw badRequest(`items[${i}].unit_price must not be negative`);
+    if (q.scale > 3) throw fail('itemQtyDecimals', i);
+    if (q.digits <= 0n) throw fail('itemQtyNotPositive', i);
+    if (!Number.isSafeInteger(it.unitPrice) || it.unitPrice < 0) throw fail('itemPriceNegative', i);
   });
 }
 
@@ -56,7 +56,7 @@ function totalsOrBadRequest(items: ItemInput[], taxRate: number | string, commis
   try {
     return invoiceTotals(items, taxRate, commissionRate);
   } catch {
-    throw badRequest('items total is too large');
+    throw fail('itemsTotalTooLarge');
   }
 }
 
@@ -92,14 +92,14 @@ function itemRows(invoiceId: number, priced: ReturnType<typeof invoiceTotals>['i
 function priceInvoice(input: CreateInvoiceInput, s: Pick<Settings, 'currency' | 'default_tax_rate' | 'default_due_days'>, commissionRate: string | undefined) {
   checkItems(input.items);
   const currency = input.currency ?? s.currency;
-  if (!isCurrency(currency)) throw badRequest('currency must be an ISO 4217 code');
+  if (!isCurrency(currency)) throw fail('currencyInvalid');
   const taxRate = input.taxRate ?? s.default_tax_rate;
   checkTaxRate(taxRate);
-  if (commissionRate === undefined) throw badRequest('reseller_id not found');
+  if (commissionRate === undefined) throw fail('referenceNotFound', 'reseller_id');
   const totals = totalsOrBadRequest(input.items, taxRate, commissionRate);
   const issueDate = input.issueDate ?? todayUtc();
   const dueDate = input.dueDate ?? addDays(issueDate, s.default_due_days);
-  if (dueDate < issueDate) throw badRequest('due_date must not be before the issue date');
+  if (dueDate < issueDate) throw fail('dueBeforeIssue');
   return { currency, taxRate: String(taxRate), commissionRate, totals, issueDate, dueDate, year: Number(issueDate.slice(0, 4)) };
 }
 
@@ -216,14 +216,14 @@ const LOCK_INVOICE = `${INVOICE_FOR_PAYMENT} for update of i`;
 /** The invoice row with its subscriber's username, unlocked (for recordPaymentUnlocked). */
 export async function readInvoiceForPayment(client: Pick<PoolClient, 'query'>, id: number): Promise<InvoiceRow & { username: string | null }> {
   const { rows: [row] } = await client.query<InvoiceRow & { username: string | null }>({ name: 'billing_invoice_for_payment', text: INVOICE_FOR_PAYMENT, values: [id] });
-  if (!row) throw notFound('invoice not found');
+  if (!row) throw fail('invoiceNotFound');
   return row;
 }
 
 /** The invoice row locked for the rest of the transaction, with its subscriber's username. */
 export async function lockInvoice(tx: Tx, id: number): Promise<InvoiceRow & { username: string | null }> {
   const [row] = await txQuery<InvoiceRow & { username: string | null }>(tx, 'billing_lock_invoice', LOCK_INVOICE, [id]);
-  if (!row) throw notFound('invoice not found');
+  if (!row) throw fail('invoiceNotFound');
   return row;
 }
 
@@ -241,14 +241,14 @@ export interface InvoiceChanges {
 /** PUT: only a pending invoice changes; totals and commission are recomputed from the new lines. */
 export async function updatePendingInvoice(tx: Tx, id: number, changes: InvoiceChanges): Promise<InvoiceRecord> {
   const current = await lockInvoice(tx, id);
-  if (!canEdit(current.status)) throw conflict(`cannot edit a ${current.status} invoice; only pending invoices can be edited`);
+  if (!canEdit(current.status)) throw fail('invoiceNotEditable', current.status);
   if (changes.items) checkItems(changes.items);
   if (changes.taxRate !== undefined) checkTaxRate(changes.taxRate);
   const lines = changes.items ?? (await loadItems(tx, id)).map((it) => ({ description: it.description, qty: it.qty, unitPrice: it.unitPrice }));
   const taxRate = changes.taxRate ?? current.taxRate;
   const totals = totalsOrBadRequest(lines, taxRate, current.commissionRate);
   const dueDate = changes.dueDate ?? current.dueDate;
-  if (dueDate < current.issueDate) throw badRequest('due_date must not be before the issue date');
+  if (dueDate < current.issueDate) throw fail('dueBeforeIssue');
   const [invoice] = await tx
     .update(invoices)
     .set({
@@ -280,8 +280,8 @@ export async function updatePendingInvoice(tx: Tx, id: number, changes: InvoiceC
  */
 export async function deleteInvoice(tx: Tx, id: number): Promise<void> {
   const current = await lockInvoice(tx, id);
-  if (!canDelete(current.status)) throw conflict('cannot delete paid invoice');
-  if (current.paidAmount > 0) throw conflict('cannot delete an invoice with payments');
+  if (!canDelete(current.status)) throw fail('invoicePaid');
+  if (current.paidAmount > 0) throw fail('invoiceHasPayments');
   await tx.delete(invoiceItems).where(eq(invoiceItems.invoiceId, id));
   await tx.delete(invoices).where(eq(invoices.id, id));
 }

@@ -4,7 +4,7 @@ import type { Tx } from '../db/client';
 import { invoices } from '../db/schema';
 import { allocateFifo } from '../domain/allocation';
 import { OPEN_STATUSES } from '../domain/invoice-state';
-import { badRequest } from '../errors';
+import { fail } from '../failures';
 import { loadSettings } from '../settings';
 import { lockInvoice } from './invoices';
 import { recordPayment, type PaymentDetails } from './record-payment';
@@ -53,7 +53,7 @@ export interface FifoResult {
  * The subscriber row lock serialises concurrent quick-pays, so no invoice is ever overpaid.
  */
 export async function payFifo(tx: Tx, input: FifoInput): Promise<FifoResult> {
-  if (!Number.isSafeInteger(input.amount) || input.amount <= 0) throw badRequest('amount must be greater than 0');
+  if (!Number.isSafeInteger(input.amount) || input.amount <= 0) throw fail('amountNotPositive');
   const subscriber = await lockSubscriber(tx, input.subscriberId);
   const { currency } = await loadSettings(tx, ['currency']);
   const open = await tx

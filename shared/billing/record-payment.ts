@@ -6,7 +6,7 @@
 import type { PoolClient } from 'pg';
 import type { Tx } from '../db/client';
 import { paymentRefusal, statusAfterPayment, type InvoiceStatus } from '../domain/invoice-state';
-import { badRequest, conflict } from '../errors';
+import { fail } from '../failures';
 import { clientOf } from './pg';
 import type { InvoicePaymentRow, InvoiceRow, PaymentMethod, PaymentResult } from './types';
 
@@ -59,9 +59,9 @@ export async function recordPaymentUnlocked(
   p: PaymentDetails,
 ): Promise<PaymentResult | undefined> {
   const refusal = paymentRefusal(invoice.status, invoice.total, invoice.paidAmount, p.amount);
-  if (refusal === 'void') throw conflict('invoice is void');
-  if (refusal === 'not_positive') throw badRequest('amount must be greater than 0');
-  if (refusal === 'exceeds_balance') throw badRequest('amount exceeds balance');
+  if (refusal === 'void') throw fail('invoiceVoid');
+  if (refusal === 'not_positive') throw fail('amountNotPositive');
+  if (refusal === 'exceeds_balance') throw fail('amountExceedsBalance');
   const method = p.method ?? 'cash';
   const paidAt = p.paidAt ?? new Date();
   const reference = p.reference ?? null;

@@ -6,7 +6,7 @@ import { and, eq, isNull } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../db/client';
 import { services, subscribers } from '../db/schema';
 import { prorate, type Proration } from '../domain/proration';
-import { badRequest, notFound } from '../errors';
+import { fail } from '../failures';
 import { todayUtc } from './dates';
 import { createInvoice } from './invoices';
 import type { InvoiceRecord } from './types';
@@ -36,13 +36,13 @@ export async function quoteServiceChange(
     .select({ id: subscribers.id, resellerId: subscribers.resellerId, price: subscribers.price, overridePrice: subscribers.overridePrice, expiryDate: subscribers.expiryDate, serviceId: subscribers.serviceId })
     .from(subscribers)
     .where(and(eq(subscribers.id, input.subscriberId), isNull(subscribers.deletedAt)));
-  if (!sub) throw notFound('subscriber not found');
+  if (!sub) throw fail('subscriberNotFound');
   const [oldPlan] = await db.select().from(services).where(eq(services.id, sub.serviceId));
   const [newPlan] = await db.select().from(services).where(and(eq(services.id, input.newServiceId), isNull(services.deletedAt)));
-  if (!newPlan) throw badRequest(`${field} not found`);
-  if (!oldPlan) throw badRequest('the subscriber has no current plan to prorate');
+  if (!newPlan) throw fail('referenceNotFound', field);
+  if (!oldPlan) throw fail('noCurrentPlan');
   if (oldPlan.currency !== newPlan.currency) {
-    throw badRequest(`${field} is priced in ${newPlan.currency} but the current plan in ${oldPlan.currency}`);
+    throw fail('planCurrencyMismatch', field, newPlan.currency, oldPlan.currency);
   }
   const oldPrice = sub.overridePrice && sub.price !== null ? sub.price : oldPlan.price;
   const p = prorate({

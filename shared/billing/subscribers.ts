@@ -1,7 +1,7 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import type { Tx } from '../db/client';
 import { subscribers } from '../db/schema';
-import { notFound } from '../errors';
+import { fail } from '../failures';
 
 export interface LockedSubscriber {
   id: number;
@@ -20,6 +20,6 @@ export async function lockSubscriber(tx: Tx, id: number): Promise<LockedSubscrib
     .from(subscribers)
     .where(and(eq(subscribers.id, id), isNull(subscribers.deletedAt)))
     .for('update');
-  if (!row) throw notFound('subscriber not found');
+  if (!row) throw fail('subscriberNotFound');
   return row;
 }

@@ -9,7 +9,7 @@
 import { eq, sql } from 'drizzle-orm';
 import type { Tx } from '../db/client';
 import { subscribers, walletEntries } from '../db/schema';
-import { badRequest, conflict, notFound } from '../errors';
+import { fail } from '../failures';
 import { recordTransaction } from '../ledger';
 import { loadSettings } from '../settings';
 import { lockInvoice } from './invoices';
@@ -38,14 +38,14 @@ export interface WalletCreditResult {
 }
 
 export async function creditWallet(tx: Tx, input: WalletCreditInput): Promise<WalletCreditResult> {
-  if (!Number.isSafeInteger(input.amount) || input.amount <= 0) throw badRequest('amount must be greater than 0');
+  if (!Number.isSafeInteger(input.amount) || input.amount <= 0) throw fail('amountNotPositive');
   const currency = input.currency ?? (await loadSettings(tx, ['currency'])).currency;
   const [sub] = await tx
     .update(subscribers)
     .set({ walletBalance: sql`${subscribers.walletBalance} + ${input.amount}` })
     .where(eq(subscribers.id, input.subscriberId))
     .returning({ username: subscribers.username, resellerId: subscribers.resellerId, walletBalance: subscribers.walletBalance });
-  if (!sub) throw notFound('subscriber not found');
+  if (!sub) throw fail('subscriberNotFound');
   const transactionId = await recordTransaction(tx, {
     type: 'wallet_credit',
     amount: input.amount,
@@ -86,21 +86,21 @@ export type WalletPaymentResult = { applied: number } & (PaymentResult | { invoi
  */
 export async function payFromWallet(tx: Tx, input: WalletPaymentInput): Promise<WalletPaymentResult> {
   const [head] = await tx.execute<{ subscriber_id: number }>(sql`select subscriber_id from invoices where id = ${input.invoiceId}`).then((r) => r.rows);
-  if (!head) throw notFound('invoice not found');
+  if (!head) throw fail('invoiceNotFound');
   const subscriber = await lockSubscriber(tx, head.subscriber_id);
   const invoice = await lockInvoice(tx, input.invoiceId);
-  if (invoice.status === 'void') throw conflict('invoice is void');
+  if (invoice.status === 'void') throw fail('invoiceVoid');
   const { currency } = await loadSettings(tx, ['currency']);
   const balance = invoice.total - invoice.paidAmount;
   const wanted = input.amount ?? balance;
   if (input.exact) {
-    if (wanted > balance) throw badRequest('amount exceeds balance');
-    if (invoice.currency !== currency) throw badRequest(`the wallet holds ${currency}; this invoice is in ${invoice.currency}`);
-    if (subscriber.walletBalance < wanted) throw badRequest('amount exceeds wallet balance');
+    if (wanted > balance) throw fail('amountExceedsBalance');
+    if (invoice.currency !== currency) throw fail('walletCurrencyMismatch', currency, invoice.currency);
+    if (subscriber.walletBalance < wanted) throw fail('amountExceedsWallet');
   }
   const take = invoice.currency === currency ? Math.min(wanted, balance, subscriber.walletBalance) : 0;
   if (take <= 0) {
-    if (input.exact) throw badRequest('amount must be greater than 0');
+    if (input.exact) throw fail('amountNotPositive');
     return { applied: 0, invoice: null, payment: null, transactionId: null };
   }
   const result = await recordPayment(tx, { ...invoice, username: subscriber.username }, { ...input, amount: take, method: 'wallet' });

@@ -1,4 +1,4 @@
-import { ApiError } from '../errors';
+import { fail, type FixedFailure } from '../failures';
 
 /** PostgreSQL error codes the services turn into API errors. Drizzle wraps driver errors in `cause`. */
 function pgCode(err: unknown): string | undefined {
@@ -13,12 +13,12 @@ function pgCode(err: unknown): string | undefined {
 export const isUniqueViolation = (err: unknown) => pgCode(err) === '23505';
 export const isSerializationFailure = (err: unknown) => pgCode(err) === '40001' || pgCode(err) === '40P01';
 
-/** Runs a write; a unique-index violation becomes 409 with `message` (e.g. `username already exists`). */
-export async function conflictOnDuplicate<T>(message: string, write: () => Promise<T>): Promise<T> {
+/** Runs a write; a unique-index violation becomes the failure `taken` (e.g. `usernameTaken`). */
+export async function conflictOnDuplicate<T>(taken: FixedFailure, write: () => Promise<T>): Promise<T> {
   try {
     return await write();
   } catch (err) {
-    if (isUniqueViolation(err)) throw new ApiError(409, message);
+    if (isUniqueViolation(err)) throw fail(taken);
     throw err;
   }
 }

@@ -7,7 +7,7 @@ import type { Auth } from '../../../shared/auth/claims';
 import { requireAuth, resellerInScope, scopeFor, type Scope } from '../../../shared/auth/policy';
 import { db } from '../../../shared/db/client';
 import { resellers } from '../../../shared/db/schema';
-import { badRequest, forbidden } from '../../../shared/errors';
+import { fail } from '../../../shared/failures';
 import { fromMinor } from '../../../shared/money';
 import { loadSettings } from '../../../shared/settings';
 import { commissionRows } from '../queries';
@@ -22,8 +22,8 @@ export interface CommissionsInput {
 /** The named reseller's own rate (400 when it does not exist, 403 outside the caller's tree). */
 async function resellerRate(scope: Scope, resellerId: number): Promise<number> {
   const [r] = await db().select({ rate: resellers.commissionRate }).from(resellers).where(eq(resellers.id, resellerId));
-  if (!r) throw badRequest('reseller_id not found');
-  if (!(await resellerInScope(db(), scope, resellerId))) throw forbidden();
+  if (!r) throw fail('referenceNotFound', 'reseller_id');
+  if (!(await resellerInScope(db(), scope, resellerId))) throw fail('notAuthorized');
   return Number(r.rate);
 }
 

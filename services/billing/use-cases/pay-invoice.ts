@@ -51,7 +51,7 @@ export async function payInvoice(caller: Auth | undefined, p: PayInvoiceInput, w
   // fall through to the locked path below, which always settles.
   if (p.method !== 'wallet' && !write.keyed) {
     const invoice = await readInvoiceForPayment(pgPool(), p.id);
-    await assertRecordInScope(db(), auth, 'write', invoice.resellerId, 'invoice not found');
+    await assertRecordInScope(db(), auth, 'write', invoice.resellerId, 'invoiceNotFound');
     const r = await recordPaymentUnlocked(pgPool(), invoice, { ...details, amount: minor(p.amount, invoice.currency, 'amount') });
     if (r) return paymentResponse(r);
   }

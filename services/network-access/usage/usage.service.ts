@@ -7,7 +7,7 @@
  */
 import type { Context, ServiceSchema } from 'moleculer';
 import { db } from '../../../shared/db/client';
-import { badRequest } from '../../../shared/errors';
+import { fail } from '../../../shared/failures';
 import { resetCountersBefore } from './counters';
 import { evaluatePending } from './fup-engine';
 import { usageOptionsFromEnv, type UsageOptions } from './options';
@@ -40,7 +40,7 @@ export function createUsageService(given?: UsageOptions): ServiceSchema {
         visibility: 'public',
         async handler(ctx: Context<{ today?: string }>): Promise<UsageRunResult> {
           const { today } = ctx.params;
-          if (today !== undefined && !isIsoDate(today)) throw badRequest('today must be a date (YYYY-MM-DD)');
+          if (today !== undefined && !isIsoDate(today)) throw fail('todayInvalid');
           return runUsage(today);
         },
       },

@@ -10,7 +10,7 @@ import { encrypt } from '../../../shared/auth/secrets';
 import { db } from '../../../shared/db/client';
 import { subscribers } from '../../../shared/db/schema';
 import { addDays, todayIso } from '../../../shared/domain/subscriber';
-import { conflict, forbidden } from '../../../shared/errors';
+import { errorOf, fail } from '../../../shared/failures';
 import { loadSettings } from '../../../shared/settings';
 import { assertAddressFree, uniqueConflict } from '../conflicts';
 import { checkUsername, ipOrBadRequest, macOrBadRequest, priceOrBadRequest } from '../field-checks';
@@ -34,10 +34,10 @@ export async function createSubscriber(caller: Auth | undefined, p: CreateSubscr
     const row = await db().transaction(async (tx) => {
       const [taken] = await tx.select({ id: subscribers.id }).from(subscribers)
         .where(and(eq(subscribers.username, p.username), isNull(subscribers.deletedAt)));
-      if (taken) throw conflict(ops.REASON.usernameTaken);
+      if (taken) throw fail('usernameTaken');
       const probe = { id: 0, resellerId, serviceId: 0 } as SubscriberRow;
       const limits = await ops.checkServiceLimits(tx, [probe], plan.id);
-      if (limits.failed.length) throw forbidden(limits.failed[0].reason);
+      if (limits.failed.length) throw errorOf(limits.failed[0]);
       if (staticIp) await assertAddressFree(tx, staticIp);
       const [inserted] = await tx.insert(subscribers).values({
         username: p.username,

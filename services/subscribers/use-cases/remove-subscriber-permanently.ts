@@ -9,9 +9,9 @@ import { db, type Tx } from '../../../shared/db/client';
 import {
   auditLog, bandwidthRules, dailyUsage, radcheck, radreply, radusergroup, subscribers, walletEntries,
 } from '../../../shared/db/schema';
-import { notFound } from '../../../shared/errors';
+import { fail } from '../../../shared/failures';
 import { queueDisconnect } from '../../../shared/access/outbox';
-import { loadRow, NOT_FOUND } from '../subscriber-rows';
+import { loadRow } from '../subscriber-rows';
 import type { SubscriberRow } from '../subscriber-view';
 
 /** The FreeRADIUS rows of a live subscriber; the router is told to drop its session after commit. */
@@ -33,10 +33,10 @@ async function removeOwnRows(tx: Tx, id: number): Promise<void> {
 export async function removeSubscriberPermanently(caller: Auth | undefined, { id }: { id: number }) {
   const auth = requireAdmin(caller);
   const row = await loadRow(id, false);
-  if (!row) throw notFound(NOT_FOUND);
+  if (!row) throw fail('subscriberNotFound');
   await db().transaction(async (tx) => {
     const [locked] = await tx.select().from(subscribers).where(eq(subscribers.id, row.id)).for('update');
-    if (!locked) throw notFound(NOT_FOUND);
+    if (!locked) throw fail('subscriberNotFound');
     // A soft-deleted row's username may already belong to a new subscriber: its rows stay.
     if (locked.deletedAt === null) await removeAccess(tx, locked);
     await removeOwnRows(tx, locked.id);

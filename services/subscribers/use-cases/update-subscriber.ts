@@ -16,10 +16,10 @@ import { checkUsername, ipOrBadRequest, macOrBadRequest, priceOrBadRequest } fro
 import * as ops from '../operations';
 import { queueDisconnect } from '../../../shared/access/outbox';
 import { syncAccessRows, writePasswordRow } from '../../../shared/access/radius-rows';
-import { throwFailure } from '../single-action';
 import type { UpdateSubscriberInput } from '../subscriber-schemas';
 import { livePlan, loadRow, rowInScope, viewOf } from '../subscriber-rows';
 import { plansById } from '../subscriber-view';
+import { errorOf, failure } from '../../../shared/failures';
 
 type Columns = Partial<typeof subscribers.$inferInsert>;
 
@@ -63,12 +63,12 @@ export async function updateSubscriber(caller: Auth | undefined, p: UpdateSubscr
   try {
     await db().transaction(async (tx) => {
       const locked = await ops.lockInScope(tx, scope, [p.id]);
-      if (locked.failed.length) throwFailure(locked.failed[0]);
+      if (locked.failed.length) throw errorOf(locked.failed[0]);
       const env = { tx, auth, today, settings };
       let row = locked.rows[0];
       if (newPlan) {
         const result = await ops.setService(env, [row], { plan: newPlan, charge_difference: false });
-        if (result.failed.length) throwFailure(result.failed[0]);
+        if (result.failed.length) throw errorOf(result.failed[0]);
       }
       const checked: Columns = {};
       if (mac !== undefined) checked.macAddress = mac;
@@ -84,8 +84,8 @@ export async function updateSubscriber(caller: Auth | undefined, p: UpdateSubscr
         [row] = await tx.update(subscribers).set({ ...set, updatedAt: sql`now()` }).where(eq(subscribers.id, row.id)).returning();
       }
       if (p.username !== undefined && p.username !== row.username) {
-        const renamed = await ops.rename(() => p.username!, 'new_username is invalid')(env, [row], {});
-        if (renamed.failed.length) throwFailure(renamed.failed[0]);
+        const renamed = await ops.rename(() => p.username!, failure('newUsernameInvalid'))(env, [row], {});
+        if (renamed.failed.length) throw errorOf(renamed.failed[0]);
       }
       if (p.password !== undefined) {
         const [fresh] = await tx.select({ username: subscribers.username }).from(subscribers).where(eq(subscribers.id, row.id));

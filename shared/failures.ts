@@ -1,0 +1,174 @@
+/**
+ * Every failure the API answers with, by name: its HTTP status and its message (the spec's words
+ * where the spec gives them). Code names a failure (`throw fail('invoiceNotFound')`) and never
+ * writes a status or a message itself, so one reason reads the same wherever it arises. A message
+ * that carries a detail (a field, a currency) is a function of it; `fail` takes its arguments.
+ */
+import { ApiError } from './errors';
+import { PAPER_NAMES } from './paper';
+
+type Message = string | ((...args: never[]) => string);
+
+export const FAILURES = {
+  // 400: the request, or a record it names, is not acceptable.
+  invalidRequest: { status: 400, message: (why: string) => why },
+  bodyNotObject: { status: 400, message: 'body must be a JSON object' },
+  bodyEmpty: { status: 400, message: 'body has nothing to change' },
+  duplicateKey: { status: 400, message: (key: string) => `body has the key "${key}" more than once` },
+  notPlainDigits: { status: 400, message: (field: string, integer: boolean) => `${field} must be ${integer ? 'an integer' : 'a number'} in plain decimal digits` },
+  controlCharacters: { status: 400, message: (field: string) => `${field || 'value'} must not contain control characters` },
+  controlCharactersInKey: { status: 400, message: (field: string) => `${field || 'body'} has a field name with control characters` },
+  /** A body or query field names a record that does not exist (400: the route's own record may well exist). */
+  referenceNotFound: { status: 400, message: (field: string) => `${field} not found` },
+  tooManyDecimals: { status: 400, message: (field: string, currency: string) => `${field} has more decimal places than ${currency} allows` },
+  currencyInvalid: { status: 400, message: 'currency must be an ISO 4217 code' },
+  currencyChangeNeedsZeroBalance: { status: 400, message: 'currency can change only while the balance is 0' },
+  transferCurrencyMismatch: { status: 400, message: 'a transfer needs both resellers in the same currency' },
+  amountZero: { status: 400, message: 'amount must not be 0' },
+  amountNotPositive: { status: 400, message: 'amount must be greater than 0' },
+  amountExceedsBalance: { status: 400, message: 'amount exceeds balance' },
+  amountExceedsWallet: { status: 400, message: 'amount exceeds wallet balance' },
+  walletCurrencyMismatch: { status: 400, message: (wallet: string, invoice: string) => `the wallet holds ${wallet}; this invoice is in ${invoice}` },
+  planCurrencyMismatch: { status: 400, message: (field: string, next: string, current: string) => `${field} is priced in ${next} but the current plan in ${current}` },
+  noCurrentPlan: { status: 400, message: 'the subscriber has no current plan to prorate' },
+  fupLevelsNotDistinct: { status: 400, message: 'fup_tiers levels must be distinct' },
+  usernameInvalid: { status: 400, message: (field: string) => `${field} must be name or name@realm (letters, digits and . _ -)` },
+  newUsernameInvalid: { status: 400, message: 'new_username is invalid' },
+  newUsernameNotValid: { status: 400, message: 'new_username is not a valid username' },
+  notInRealm: { status: 400, message: (realm: string) => `username is not in realm ${realm}` },
+  macInvalid: { status: 400, message: 'mac_address must be a MAC address such as AA:BB:CC:DD:EE:FF' },
+  staticIpInvalid: { status: 400, message: 'static_ip must be an IPv4 address' },
+  startTimeMissing: { status: 400, message: 'start_time is required with end_time' },
+  endTimeMissing: { status: 400, message: 'end_time is required with start_time' },
+  timesEqual: { status: 400, message: 'end_time must differ from start_time' },
+  resellerRequiredForRole: { status: 400, message: 'reseller_id is required for role reseller' },
+  resellerForbiddenForAdmin: { status: 400, message: 'reseller_id must be empty for role admin' },
+  unknownPermission: { status: 400, message: (name: string) => `unknown permission ${name}` },
+  phoneMissing: { status: 400, message: 'phone is required: the subscriber has no phone number' },
+  recipientInvalid: { status: 400, message: (why: string) => why },
+  idempotencyKeyTooLong: { status: 400, message: (max: number) => `Idempotency-Key must be at most ${max} characters` },
+  todayInvalid: { status: 400, message: 'today must be a date (YYYY-MM-DD)' },
+  htmlMissing: { status: 400, message: 'html is required' },
+  paperInvalid: { status: 400, message: `paper must be one of ${PAPER_NAMES.join(', ')}` },
+  taxRateDecimals: { status: 400, message: 'tax_rate must have at most 2 decimal places' },
+  taxRateRange: { status: 400, message: 'tax_rate must be between 0 and 100' },
+  itemsEmpty: { status: 400, message: 'items must not be empty' },
+  itemQtyDecimals: { status: 400, message: (i: number) => `items[${i}].qty must have at most 3 decimal places` },
+  itemQtyNotPositive: { status: 400, message: (i: number) => `items[${i}].qty must be greater than 0` },
+  itemPriceNegative: { status: 400, message: (i: number) => `items[${i}].unit_price must not be negative` },
+  itemsTotalTooLarge: { status: 400, message: 'items total is too large' },
+  dueBeforeIssue: { status: 400, message: 'due_date must not be before the issue date' },
+  malformedJson: { status: 400, message: 'malformed JSON body' },
+
+  // 401: no valid identity.
+  unauthorized: { status: 401, message: 'unauthorized' },
+  bearerMissing: { status: 401, message: 'missing bearer token' },
+  tokenExpired: { status: 401, message: 'token expired' },
+  tokenInvalid: { status: 401, message: 'invalid token' },
+  tokenRevoked: { status: 401, message: 'token revoked' },
+  managerGone: { status: 401, message: 'manager no longer exists' },
+  managerDisabled: { status: 401, message: 'manager is disabled' },
+  badCredentials: { status: 401, message: 'invalid username or password' },
+
+  // 402
+  insufficientBalance: { status: 402, message: 'insufficient reseller balance' },
+
+  // 403: known caller, not allowed.
+  notAuthorized: { status: 403, message: 'not authorized' },
+  outOfScope: { status: 403, message: 'out of scope' },
+  permissionRequired: { status: 403, message: (permission: string) => `permission ${permission} required` },
+  roleRequired: { status: 403, message: (roles: string) => `requires role ${roles}` },
+  resellerRequiredForCaller: { status: 403, message: 'reseller_id is required for a caller without a reseller' },
+  tokenResellerGone: { status: 403, message: 'reseller of this token no longer exists' },
+  ownAccount: { status: 403, message: 'a reseller cannot change its own account' },
+  openingBalanceAdminOnly: { status: 403, message: 'only an admin can give an opening balance; transfer with POST /api/resellers/:id/balance' },
+  planNotHeld: { status: 403, message: 'a reseller can pass on only plans it holds itself' },
+  noServiceLimit: { status: 403, message: 'reseller has no service limit for this plan' },
+  serviceLimitReached: { status: 403, message: 'reseller service limit reached for this plan' },
+
+  // 404
+  notFound: { status: 404, message: 'not found' },
+  invoiceNotFound: { status: 404, message: 'invoice not found' },
+  subscriberNotFound: { status: 404, message: 'subscriber not found' },
+  serviceNotFound: { status: 404, message: 'service not found' },
+  resellerNotFound: { status: 404, message: 'reseller not found' },
+  managerNotFound: { status: 404, message: 'manager not found' },
+  nasNotFound: { status: 404, message: 'nas not found' },
+  bandwidthRuleNotFound: { status: 404, message: 'bandwidth rule not found' },
+  bulkJobNotFound: { status: 404, message: 'bulk job not found' },
+  consoleFileNotFound: { status: 404, message: 'no such console file' },
+
+  // 409: the records' state forbids it.
+  usernameTaken: { status: 409, message: 'username already exists' },
+  serviceNameTaken: { status: 409, message: 'service name already exists' },
+  nasIpTaken: { status: 409, message: 'nas ip_address already exists' },
+  staticIpUsed: { status: 409, message: 'static_ip already used' },
+  poolExhausted: { status: 409, message: 'pool has no free address' },
+  renewedToday: { status: 409, message: 'already renewed today' },
+  resellerCurrencyMismatch: { status: 409, message: (currency: string) => `reseller balance is not in ${currency}` },
+  serviceInUse: { status: 409, message: 'service is in use by subscribers' },
+  lastAdminDemote: { status: 409, message: 'cannot demote the last admin' },
+  lastAdminDisable: { status: 409, message: 'cannot disable the last admin' },
+  lastAdminDelete: { status: 409, message: 'cannot delete the last admin' },
+  invoiceVoid: { status: 409, message: 'invoice is void' },
+  invoiceNotEditable: { status: 409, message: (status: string) => `cannot edit a ${status} invoice; only pending invoices can be edited` },
+  invoicePaid: { status: 409, message: 'cannot delete paid invoice' },
+  invoiceHasPayments: { status: 409, message: 'cannot delete an invoice with payments' },
+  consolidationNeedsTwo: { status: 409, message: 'at least two pending invoices are needed to consolidate' },
+  consolidationCurrencies: { status: 409, message: 'pending invoices are in different currencies' },
+  consolidationTaxRates: { status: 409, message: 'pending invoices have different tax rates' },
+  noOpenInvoice: { status: 409, message: 'the subscriber has no open invoice to combine' },
+  idempotencyKeyReused: { status: 409, message: 'Idempotency-Key was already used with a different request' },
+  subscriberOffline: { status: 409, message: 'subscriber is offline' },
+  nasNotRegistered: { status: 409, message: (ip: string) => `access server ${ip} is not registered` },
+  nasWithoutApi: { status: 409, message: (name: string) => `access server ${name} has no API credentials` },
+  sessionWithoutAddress: { status: 409, message: 'the live session has no address to ping' },
+  messagingNotConfigured: { status: 409, message: (why: string) => `no messaging account configured (${why})` },
+
+  // 413, 415, 429
+  requestTooLarge: { status: 413, message: 'request body too large (limit 1 MB)' },
+  documentTooLarge: { status: 413, message: (limit: number) => `document larger than ${limit} bytes` },
+  notJson: { status: 415, message: 'content type must be application/json' },
+  tooManyRequests: { status: 429, message: 'too many requests' },
+
+  // 5xx: something the caller cannot fix is not working.
+  internal: { status: 500, message: 'internal server error' },
+  routerApiFailed: { status: 500, message: (kind: string, why: string) => `access server API failed (${kind}): ${why}` },
+  providerRejected: { status: 502, message: (provider: string, why: string) => `${provider} rejected the message: ${why}` },
+  providerUnexpected: { status: 502, message: (provider: string, why: string) => `${provider} answered unexpectedly: ${why}` },
+  serviceUnavailable: { status: 503, message: 'service unavailable' },
+  starting: { status: 503, message: 'starting' },
+  databaseUnreachable: { status: 503, message: 'database unreachable' },
+  consoleUnavailable: { status: 503, message: (why: string) => why },
+  rendererNotRunning: { status: 503, message: 'pdf renderer is not running' },
+  rendererBusy: { status: 503, message: 'pdf renderer is busy, retry shortly' },
+  rendererRestarting: { status: 503, message: 'pdf renderer is restarting, retry shortly' },
+  providerUnavailable: { status: 503, message: (provider: string, attempts: number, why: string) => `${provider} unavailable after ${attempts} attempts: ${why}` },
+  renderTimeout: { status: 504, message: 'pdf render timed out' },
+  upstreamTimeout: { status: 504, message: 'upstream timeout' },
+} as const satisfies Record<string, { status: number; message: Message }>;
+
+export type FailureName = keyof typeof FAILURES;
+/** Failures whose message needs no detail. */
+export type FixedFailure = { [N in FailureName]: (typeof FAILURES)[N]['message'] extends string ? N : never }[FailureName];
+type DetailOf<N extends FailureName> = (typeof FAILURES)[N]['message'] extends (...args: infer A) => string ? A : [];
+
+/** A failure with its detail filled in: what the API answers (and a bulk job reports per id). */
+export interface Failure {
+  status: number;
+  message: string;
+}
+
+export function failure<N extends FailureName>(name: N, ...detail: DetailOf<N>): Failure {
+  const { status, message } = FAILURES[name] as { status: number; message: Message };
+  return { status, message: typeof message === 'string' ? message : (message as (...a: unknown[]) => string)(...detail) };
+}
+
+/** The API error of a failure: `throw fail('invoiceNotFound')`. */
+export function fail<N extends FailureName>(name: N, ...detail: DetailOf<N>): ApiError {
+  return errorOf(failure(name, ...detail));
+}
+
+export function errorOf(f: Failure): ApiError {
+  return new ApiError(f.status, f.message);
+}
