@@ -12,6 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { freePort, startCluster, type Cluster } from '../../runtime/cluster';
 import { repoRoot } from '../../shared/paths';
 import { client, testEnv } from '../helpers/app';
+import { waitFor } from '../helpers/wait';
 
 export const ADMIN = { username: 'cluster-admin', password: 'cluster-admin-pw' };
 
@@ -40,16 +41,6 @@ export async function login(baseUrl: string): Promise<string> {
   const res = await client(baseUrl).post('/api/auth/login', ADMIN);
   if (res.status !== 200) throw new Error(`login: ${res.status} ${res.text}`);
   return res.body.data.token;
-}
-
-/** Polls `probe` until it is true; fails with `what` after `timeoutMs`. */
-export async function until(what: string, probe: () => Promise<boolean>, timeoutMs = 30_000): Promise<number> {
-  const started = Date.now();
-  while (Date.now() - started < timeoutMs) {
-    if (await probe().catch(() => false)) return Date.now() - started;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`${what} did not happen within ${timeoutMs} ms`);
 }
 
 export interface Seeded {
@@ -112,7 +103,7 @@ export async function privateNats(): Promise<Restartable> {
     port,
     async start() {
       child = spawn('/usr/sbin/nats-server', ['-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
-      await until('nats-server listening', async () => {
+      await waitFor('nats-server listening', async () => {
         const net = await import('node:net');
         return new Promise<boolean>((resolve) => {
           const s = net.connect(port, '127.0.0.1');

@@ -1,15 +1,19 @@
 /**
  * The distributed mode as `npm run start:cluster` runs it: the six units as separate
  * `dist/server.js` processes (pdf-renderer twice) on the machine's NATS (TRANSPORTER, as CI sets
- * it; Moleculer's loopback TCP transporter without it) and PostgreSQL. A business flow crosses
- * them (ending in a deactivation whose CoA, relayed from the outbox by network-access, reaches
- * a NAS simulator), then a pdf-renderer process is killed in the middle of renders.
+ * it; Moleculer's loopback TCP transporter without it, named in each suite) and PostgreSQL. A
+ * business flow crosses them (ending in a deactivation whose CoA, relayed from the outbox by
+ * network-access, reaches a NAS simulator), then a pdf-renderer process is killed in the middle
+ * of renders. Each render below asks for a paper not rendered before: the PDF cache would answer
+ * a repeated one without a renderer.
  */
 import { Client } from 'pg';
 import { pdfText } from './documents-fixtures';
 import { createTestDatabase, client } from '../helpers/app';
-import { isCleanFailure, login, seed, startTestCluster, until, type Seeded } from './cluster-harness';
+import { isCleanFailure, login, seed, startTestCluster, type Seeded } from './cluster-harness';
 import type { Cluster } from '../../runtime/cluster';
+import { suiteTransporter } from '../helpers/transporter';
+import { waitFor } from '../helpers/wait';
 import { NasSimulator } from '../sim/nas-simulator';
 
 jest.setTimeout(240_000);
@@ -19,10 +23,11 @@ let cluster: Cluster & { log: string[] };
 let token: string;
 let seeded: Seeded;
 let databaseUrl: string;
+// '' lets runtime/cluster.ts join the processes over Moleculer's loopback TCP transporter.
+const { transporter, label } = suiteTransporter({ transporter: '', name: "Moleculer's loopback TCP transporter" });
 
 beforeAll(async () => {
   databaseUrl = await createTestDatabase();
-  const transporter = process.env.TRANSPORTER ?? '';
   cluster = await startTestCluster(databaseUrl, { SERVICES, TRANSPORTER: transporter });
   token = await login(cluster.baseUrl);
 }, 180_000);
@@ -35,7 +40,7 @@ afterAll(async () => {
 let nasSim: NasSimulator | undefined;
 const NAS_SECRET = 'cluster-nas-secret';
 
-describe('a flow across six processes', () => {
+describe(`a flow across six processes, over ${label}`, () => {
   it('runs every unit in its own process', () => {
     expect(cluster.processes.map((p) => p.units)).toEqual(SERVICES.split(','));
     expect(new Set(cluster.processes.map((p) => p.child.pid)).size).toBe(7);
@@ -59,10 +64,9 @@ describe('a flow across six processes', () => {
 
     // Billing learns the renderer nodes by discovery: on a loaded machine a cluster that has just
     // come up may still answer 503 (never anything else) for a moment.
-    let pdf!: Response;
-    await until('a PDF answer other than 503', async () => {
-      pdf = await fetch(`${cluster.baseUrl}/api/invoices/${seeded.invoiceId}/pdf`, { headers: { authorization: `Bearer ${token}` } });
-      return pdf.status !== 503;
+    const pdf = await waitFor('a PDF answer other than 503', async () => {
+      const res = await fetch(`${cluster.baseUrl}/api/invoices/${seeded.invoiceId}/pdf`, { headers: { authorization: `Bearer ${token}` } });
+      return res.status !== 503 && res;
     }, 10_000);
     expect(pdf.status).toBe(200);
     expect(pdf.headers.get('content-type')).toBe('application/pdf');
@@ -91,11 +95,11 @@ describe('a flow across six processes', () => {
          values ('cluster-sess', 'u-cluster-sess', 'flow@isp', '127.0.0.1', '100.64.7.7', now() - interval '1 hour', now())`,
       );
       expect((await api.post(`/api/subscribers/${seeded.subscriberId}/deactivate`, {}, { token })).status).toBe(200);
-      await until('the Disconnect-Request at the NAS', async () => nasSim!.requests.some((r) => r.userName === 'flow@isp'));
+      await waitFor('the Disconnect-Request at the NAS', async () => nasSim!.requests.some((r) => r.userName === 'flow@isp'));
       expect(nasSim.requests.filter((r) => r.userName === 'flow@isp')).toEqual([
         expect.objectContaining({ code: 'Disconnect-Request', acctSessionId: 'cluster-sess', framedIp: '100.64.7.7' }),
       ]);
-      await until('the recorded outcome', async () => {
+      await waitFor('the recorded outcome', async () => {
         // The renewal before it sent its own event (reason 'renew', while the subscriber was offline).
         const { rows } = await db.query(`select outcome from coa_outcomes where subscriber_id = $1 and source = 'event' and reason = 'disable'`, [seeded.subscriberId]);
         return rows.length === 1 && rows[0].outcome === 'disconnected';
@@ -116,20 +120,23 @@ describe('a flow across six processes', () => {
   });
 });
 
-describe('a pdf-renderer process killed during renders', () => {
+describe(`a pdf-renderer process killed during renders, over ${label}`, () => {
   it('fails over to the other replica or answers 503; nothing hangs past the request timeout', async () => {
     const renderers = cluster.processes.filter((p) => p.units === 'pdf-renderer');
     expect(renderers).toHaveLength(2);
-    const victim = renderers[0];
-    const render = () =>
-      fetch(`${cluster.baseUrl}/api/invoices/${seeded.invoiceId}/pdf?paper=A4`, {
+    const [victim, survivor] = renderers;
+    const render = (paper: string) =>
+      fetch(`${cluster.baseUrl}/api/invoices/${seeded.invoiceId}/pdf?paper=${paper}`, {
         headers: { authorization: `Bearer ${token}` },
         // The broker's request timeout is 30 s: a hung request fails the test here.
         signal: AbortSignal.timeout(40_000),
       }).then(async (res) => ({ status: res.status, body: res.headers.get('content-type')?.includes('json') ? await res.json() : await res.arrayBuffer() }));
 
-    const inFlight = Array.from({ length: 12 }, render);
-    await new Promise((r) => setTimeout(r, 150));
+    const inFlight = Array.from({ length: 12 }, () => render('Letter'));
+    await waitFor('renders running on the victim', async () => {
+      const s = await rendererStatus(victim.nodeID);
+      return s.idle < s.concurrency || s.queued > 0;
+    });
     victim.child.kill('SIGKILL');
     const results = await Promise.all(inFlight);
     for (const r of results) {
@@ -139,20 +146,47 @@ describe('a pdf-renderer process killed during renders', () => {
     expect(results.filter((r) => r.status === 200).length).toBeGreaterThan(0);
 
     // The survivor takes every render from now on.
-    const after = await Promise.all(Array.from({ length: 4 }, render));
+    const rendered = await rendersOn(survivor.nodeID);
+    const after = await Promise.all(Array.from({ length: 4 }, () => render('Legal')));
     expect(after.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    expect(await rendersOn(survivor.nodeID)).toBeGreaterThan(rendered);
   });
 
   it('serves renders on a replica started afterwards', async () => {
     const replacement = await cluster.add('pdf-renderer');
     await cluster.waitForNode(replacement.nodeID);
-    const status = await until('the new replica renders', async () => {
-      const res = await cluster.observer.call('pdf-renderer.status', {}, { nodeID: replacement.nodeID });
-      return res !== null;
-    });
-    expect(status).toBeGreaterThanOrEqual(0);
+    // The last original replica leaves (a clean stop), so only the new one can render.
+    const survivor = cluster.processes.find((p) => p.units === 'pdf-renderer' && p.child.exitCode === null && p.child.signalCode === null && p !== replacement)!;
+    survivor.child.kill('SIGTERM');
+    expect(await survivor.exited).toBe(0);
+    await waitFor('the observer dropping the stopped replica', () => !cluster.observer.registry.nodes.get(survivor.nodeID)?.available);
+    expect(await rendersOn(replacement.nodeID)).toBe(0);
+
+    const res = await waitFor('a PDF answer other than 503', async () => {
+      const r = await fetch(`${cluster.baseUrl}/api/invoices/${seeded.invoiceId}/pdf?paper=B5`, { headers: { authorization: `Bearer ${token}` } });
+      return r.status !== 503 && r;
+    }, 10_000);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/pdf');
+    const pdf = Buffer.from(await res.arrayBuffer());
+    expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');
+    const invoice = await client(cluster.baseUrl).get(`/api/invoices/${seeded.invoiceId}`, { token });
+    expect(await pdfText(pdf)).toContain(invoice.body.data.invoice_number);
+    expect(await rendersOn(replacement.nodeID)).toBe(1);
   });
 });
+
+interface RendererStatus { concurrency: number; idle: number; queued: number }
+const rendererStatus = (nodeID: string) => cluster.observer.call<RendererStatus, Record<string, never>>('pdf-renderer.status', {}, { nodeID });
+
+/** Renders a process has finished with a PDF, from its own metrics (not the gateway's sum). */
+async function rendersOn(nodeID: string): Promise<number> {
+  const metrics = await cluster.observer.call<{ name: string; values: { metricName?: string; labels: Record<string, string>; value: number }[] }[], Record<string, never>>(
+    'node-metrics.snapshot', {}, { nodeID },
+  );
+  const histogram = metrics.find((m) => m.name === 'pdf_render_duration_seconds');
+  return histogram?.values.find((v) => v.metricName === 'pdf_render_duration_seconds_count' && v.labels.outcome === 'ok')?.value ?? 0;
+}
 
 /** PDF requests the gateway has received so far: answered (any status) or in flight (its own scrape excluded). */
 async function pdfRequestsReceived(): Promise<number> {
@@ -162,7 +196,7 @@ async function pdfRequestsReceived(): Promise<number> {
   return answered.reduce((sum, m) => sum + Number(m[1]), 0) + inFlight - 1;
 }
 
-describe('SIGTERM', () => {
+describe(`SIGTERM, over ${label}`, () => {
   it('lets the gateway and billing finish the requests in flight, then exit 0', async () => {
     const gateway = cluster.processes.find((p) => p.units === 'gateway')!;
     const billing = cluster.processes.find((p) => p.units === 'billing')!;
@@ -176,11 +210,7 @@ describe('SIGTERM', () => {
     // Every request must have reached the gateway first: one whose bytes it has not read yet sits
     // on a connection it counts as idle, which closing the listener resets (a fixed 300 ms wait
     // was not always enough on a loaded machine).
-    const deadline = Date.now() + 20_000;
-    while ((await pdfRequestsReceived()) - before < 8) {
-      if (Date.now() > deadline) throw new Error('the gateway did not receive the eight requests within 20 s');
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await waitFor('the gateway receiving the eight requests', async () => (await pdfRequestsReceived()) - before >= 8, 20_000, 10);
     gateway.child.kill('SIGTERM');
     billing.child.kill('SIGTERM');
     expect(await Promise.all(renders)).toEqual(Array(8).fill({ status: 200, head: '%PDF-' }));
