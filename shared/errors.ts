@@ -1,5 +1,4 @@
 import { Errors } from 'moleculer';
-import { fail } from './failures';
 
 /**
  * The one error type of the API. `code` is the HTTP status the gateway answers with and `message`

@@ -10,8 +10,6 @@ import type { Db } from './db/client';
 export const registry = new client.Registry();
 client.collectDefaultMetrics({ register: registry });
 
-const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
-
 // ------------------------------------------------------------------ pdf-renderer
 
 const pdfRenders = new client.Histogram({

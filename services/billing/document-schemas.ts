@@ -1,6 +1,6 @@
 /** Request schemas and error tables of the invoice document routes (documents.service.ts). */
 import type { JsonSchema } from '../../shared/http/route';
-import { idParams, object } from '../../shared/http/schemas';
+import { object } from '../../shared/http/schemas';
 import { PAPER_NAMES } from '../../shared/paper';
 import { FAILURES } from '../../shared/failures';
 

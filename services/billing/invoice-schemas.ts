@@ -1,8 +1,6 @@
 /** Request schemas and error tables of the invoice routes (declared on the actions in invoices.service.ts). */
 import type { JsonSchema } from '../../shared/http/route';
-import { currencyCode, idParams, idSchema, isoDate, isoDateTime, object, paginationProperties } from '../../shared/http/schemas';
-import { INVOICE_STATUSES } from '../../shared/domain/invoice-state';
-import { PAYMENT_METHODS } from '../../shared/billing/types';
+import { object } from '../../shared/http/schemas';
 import { FAILURES } from '../../shared/failures';
 
 export const TAG = 'invoices';

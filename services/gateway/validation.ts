@@ -31,6 +31,7 @@ const CANONICAL_INTEGER = /^-?(0|[1-9]\d*)$/;
 const CANONICAL_NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?$/;
 // Tab, line feed and carriage return are text; every other C0 control and DEL is not (PostgreSQL
 // refuses NUL in text outright).
+// eslint-disable-next-line no-control-regex -- matching control characters is this pattern's purpose
 const CONTROL_CHARACTER = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
 
 export function compileRoute(def: RouteDef): RouteValidator {

@@ -1,5 +1,4 @@
 /** Request schemas of the access-server routes (nas.service.ts). */
-import { idParams, object, paginationProperties } from '../../shared/http/schemas';
 
 export const nasFields = {
   name: { type: 'string', minLength: 1, maxLength: 64 },

@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import type { Context, Service, ServiceSchema } from 'moleculer';
 import { fail } from '../../shared/failures';
 import { observeRender, setPdfQueue, type RenderOutcome } from '../../shared/metrics';
-import { PAPER_NAMES, PAPER_SIZES, isPaperSize } from '../../shared/paper';
+import { PAPER_SIZES, isPaperSize } from '../../shared/paper';
 import { findChromium } from './chromium';
 import { rendererOptionsFromEnv, type RendererOptions } from './options';
 import { PoolClosedError, QueueFullError, RenderPool, RenderTimeoutError } from './pool';

@@ -7,9 +7,8 @@ import { resellers, resellerServiceLimits, services } from '../../shared/db/sche
 import { FAILURES, fail } from '../../shared/failures';
 import { authOf, pageOf, type Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
-import { isoTimestamp } from '../../shared/http/schemas';
 import { recordTransaction } from '../../shared/ledger';
-import { fromMinor, isCurrency, toMinor } from '../../shared/money';
+import { isCurrency, toMinor } from '../../shared/money';
 import { loadSettings } from '../../shared/settings';
 import { resellerView } from '../../shared/views';
 import { idParams, idSchema, moneyAmount, object, paginationProperties } from '../../shared/http/schemas';

@@ -22,7 +22,7 @@ export default async function globalSetup() {
   try {
     await admin.connect();
   } catch (err) {
-    throw new Error(`PostgreSQL at ${redact(adminUrl)} is unreachable: ${err.message}`);
+    throw new Error(`PostgreSQL at ${redact(adminUrl)} is unreachable: ${err.message}`, { cause: err });
   }
   const template = `${runId}_template`;
   await admin.query(`create database "${template}"`);

@@ -22,7 +22,6 @@ export async function portOpen(port: number): Promise<boolean> {
 /** An environment with nothing inherited that would point the server elsewhere. */
 export function serverEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const { DATABASE_URL, TRANSPORTER, SERVICES, DATA_DIR, ...rest } = process.env;
-  void DATABASE_URL, void TRANSPORTER, void SERVICES, void DATA_DIR;
   return { ...rest, LOG_LEVEL: 'info', ...extra };
 }
 

@@ -33,7 +33,7 @@ export async function startTestCluster(databaseUrl: string, extra: Record<string
     const cluster = await startCluster({ env, migrate: false, output: (units, line) => log.push(`[${units}] ${line}`), readyTimeoutMs: 120_000 });
     return Object.assign(cluster, { log });
   } catch (err) {
-    throw new Error(`${(err as Error).message}\n${log.slice(-40).join('\n')}`);
+    throw new Error(`${(err as Error).message}\n${log.slice(-40).join('\n')}`, { cause: err });
   }
 }
 

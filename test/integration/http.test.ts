@@ -123,7 +123,6 @@ describe('operations endpoints', () => {
 async function startConfigured(env: Record<string, string>, databaseUrl?: string) {
   const url = databaseUrl ?? (await createTestDatabase());
   const { PORT, HOST, ...rest } = testEnv(url, env) as Record<string, string>;
-  void PORT, void HOST;
   const server = await startServer({ env: rest });
   return { server, url, api: client(server.base), token: await login(server.base) };
 }

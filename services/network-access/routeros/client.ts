@@ -12,7 +12,6 @@ import type { Socket } from 'node:net';
 import { RouterOSAPI } from 'node-routeros';
 import { applyRouterOsCompat } from './compat';
 import { pingResult, torchResult, type PingResult, type Row, type TorchResult } from './parse';
-import { fail } from '../../../shared/failures';
 
 applyRouterOsCompat();
 
