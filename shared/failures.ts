@@ -125,6 +125,10 @@ export const FAILURES = {
   sessionWithoutAddress: { status: 409, message: 'the live session has no address to ping' },
   messagingNotConfigured: { status: 409, message: (why: string) => `no messaging account configured (${why})` },
 
+  // 422: accepted, but nothing to do (spec section 7).
+  /** A bulk renew whose every id was already renewed today; the single renew answers 409 renewedToday. */
+  renewNoOp: { status: 422, message: 'already renewed today' },
+
   // 413, 415, 429
   requestTooLarge: { status: 413, message: 'request body too large (limit 1 MB)' },
   documentTooLarge: { status: 413, message: (limit: number) => `document larger than ${limit} bytes` },

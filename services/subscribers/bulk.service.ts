@@ -189,6 +189,15 @@ async function runJob(job: JobInput): Promise<{ succeeded: number[]; failed: { i
   return { succeeded, failed };
 }
 
+/**
+ * Spec section 7: renewing an already-renewed-today subscriber from the list is "accepted but a
+ * no-op", 422. Only when the whole request did nothing for that one reason; any other failure or
+ * any success keeps the 200 with per-id outcomes (docs/subscribers.md).
+ */
+function allNoOp(outcome: { succeeded: number[]; failed: { reason: string }[] }): boolean {
+  return outcome.succeeded.length === 0 && outcome.failed.length > 0 && outcome.failed.every((f) => f.reason === FAILURES.renewedToday.message);
+}
+
 export function bulkJobView(j: typeof bulkJobs.$inferSelect) {
   return {
     id: j.id,
@@ -215,7 +224,7 @@ export const subscriberBulkService: ServiceSchema = {
         summary: 'Apply one action to many subscribers; per-id failures in data.failed; 202 { job_id } when not done within BULK_SYNC_SECONDS (25)',
         tag: 'subscribers',
         body: bulkBody,
-        errors: { 403: 'Not an admin or reseller' },
+        errors: { 403: 'Not an admin or reseller', 422: `${FAILURES.renewNoOp.message} (renew, every id)` },
       },
       async handler(ctx: Ctx<{ ids: number[]; action: BulkAction; payload?: Payload }>): Promise<ActionResult> {
         // The wait is measured from here: preparation (plan lookup, scope, settings, job row) may
@@ -245,6 +254,7 @@ export const subscriberBulkService: ServiceSchema = {
           ctx.meta.$statusCode = 202;
           return { data: { job_id: row.id } };
         }
+        if (action === 'renew' && allNoOp(outcome)) throw fail('renewNoOp');
         return { data: { succeeded: outcome.succeeded, failed: outcome.failed }, job_id: row.id };
       },
     },

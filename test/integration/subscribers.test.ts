@@ -542,8 +542,53 @@ describe('bulk actions', () => {
     const status = await api.get(`/api/subscribers/bulk-jobs/${res.body.job_id}`, { token: tok });
     expect(status.body.data).toMatchObject({ status: 'done', succeeded: [a.id, b.id] });
     expect((await api.get('/api/subscribers/bulk-jobs/999999', { token: admin })).status).toBe(404);
-    const again = await bulk({ ids: [a.id], action: 'renew' }, tok);
-    expect(again.body.data.failed).toEqual([{ id: a.id, reason: 'already renewed today' }]);
+    const again = await bulk({ ids: [a.id, b.id, c.id], action: 'renew' }, tok);
+    expect(again.status).toBe(200);
+    expect(again.body.data.failed).toEqual(expect.arrayContaining([
+      { id: a.id, reason: 'already renewed today' },
+      { id: b.id, reason: 'already renewed today' },
+      { id: c.id, reason: 'insufficient reseller balance' },
+    ]));
+  });
+
+  it('renew: already renewed today is 409 alone, 422 when it is the whole batch, a per-id failure in a mixed one', async () => {
+    const [a, b, c] = [await mkSub(), await mkSub(), await mkSub()];
+    const renewals = async () => (await t.db.select().from(transactions)
+      .where(and(sql`${transactions.subscriberId} in (${a.id}, ${b.id}, ${c.id})`, eq(transactions.type, 'renewal')))).length;
+    expect((await bulk({ ids: [a.id, b.id], action: 'renew' })).body.data).toEqual({ succeeded: [a.id, b.id], failed: [] });
+    const expiry = (await rows.sub(a.id)).expiryDate;
+
+    const single = await api.post(`/api/subscribers/${a.id}/renew`, {}, { token: admin });
+    expect([single.status, single.body]).toEqual([409, { success: false, message: 'already renewed today' }]);
+
+    const noOp = await bulk({ ids: [b.id, a.id, a.id], action: 'renew' });
+    expect([noOp.status, noOp.body]).toEqual([422, { success: false, message: 'already renewed today' }]);
+    // Accepted: the audit row is written and says why nothing happened; nothing was charged.
+    const [job] = (await t.db.execute<{ status: string; succeeded: number[]; failed: { id: number; reason: string }[] }>(
+      sql`select status, succeeded, failed from bulk_jobs order by id desc limit 1`)).rows;
+    expect(job.status).toBe('done');
+    expect(job.succeeded).toEqual([]);
+    expect([...job.failed].sort((x, y) => x.id - y.id)).toEqual([a.id, b.id].map((id) => ({ id, reason: 'already renewed today' })));
+    expect(await renewals()).toBe(2);
+    expect((await rows.sub(a.id)).expiryDate).toBe(expiry);
+
+    const mixed = await bulk({ ids: [a.id, c.id, b.id], action: 'renew' });
+    expect(mixed.status).toBe(200);
+    expect(mixed.body.data.succeeded).toEqual([c.id]);
+    expect(mixed.body.data.failed).toEqual(expect.arrayContaining([
+      { id: a.id, reason: 'already renewed today' },
+      { id: b.id, reason: 'already renewed today' },
+    ]));
+    expect(mixed.body.data.failed).toHaveLength(2);
+    expect(await renewals()).toBe(3);
+
+    // Another failure beside the no-ops is not a no-op: the caller reads it in `failed`.
+    const withMissing = await bulk({ ids: [a.id, 999999], action: 'renew' });
+    expect(withMissing.status).toBe(200);
+    expect(withMissing.body.data.failed).toEqual(expect.arrayContaining([
+      { id: a.id, reason: 'already renewed today' },
+      { id: 999999, reason: 'subscriber not found' },
+    ]));
   });
 
   it('every action, with its RADIUS rows and outbox events', async () => {
