@@ -48,19 +48,38 @@ const payArb: fc.Arbitrary<Pay> = fc.record({
   target: fc.constantFrom<Target>('any', 'void', 'open', 'open'),
   pick: fc.nat(1000),
   // Share of the balance in percent; 0 asks for one minor unit more than the balance.
-  share: fc.oneof({ weight: 2, arbitrary: fc.constant(100) }, { weight: 1, arbitrary: fc.constant(0) }, { weight: 3, arbitrary: fc.integer({ min: 1, max: 99 }) }),
+  share: fc.oneof(
+    { weight: 2, arbitrary: fc.constant(100) },
+    { weight: 1, arbitrary: fc.constant(0) },
+    { weight: 3, arbitrary: fc.integer({ min: 1, max: 99 }) },
+  ),
   wallet: fc.boolean(),
 });
 const quickPayArb: fc.Arbitrary<QuickPay> = fc.record({ kind: fc.constant('quickPay' as const), cents: cents(60_000) });
 const consolidateArb: fc.Arbitrary<Consolidate> = fc.constant({ kind: 'consolidate' as const });
 const creditArb: fc.Arbitrary<Credit> = fc.record({ kind: fc.constant('credit' as const), cents: cents(20_000) });
-const createArb: fc.Arbitrary<Create> = fc.record({ kind: fc.constant('create' as const), cents: cents(30_000), ageDays: fc.nat(40) });
-const opArb: fc.Arbitrary<Op> = fc.oneof({ weight: 4, arbitrary: payArb }, { weight: 2, arbitrary: quickPayArb }, { weight: 2, arbitrary: consolidateArb }, { weight: 1, arbitrary: creditArb });
+const createArb: fc.Arbitrary<Create> = fc.record({
+  kind: fc.constant('create' as const),
+  cents: cents(30_000),
+  ageDays: fc.nat(40),
+});
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  { weight: 4, arbitrary: payArb },
+  { weight: 2, arbitrary: quickPayArb },
+  { weight: 2, arbitrary: consolidateArb },
+  { weight: 1, arbitrary: creditArb },
+);
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 3, arbitrary: createArb },
   { weight: 1, arbitrary: fc.constant({ kind: 'overdue' as const }) },
   { weight: 5, arbitrary: opArb },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('together' as const), ops: fc.array(opArb, { minLength: 2, maxLength: 4 }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('together' as const),
+      ops: fc.array(opArb, { minLength: 2, maxLength: 4 }),
+    }),
+  },
 );
 
 // ---- Model and database state ----------------------------------------------------------------
@@ -83,22 +102,33 @@ const toCents = (n: number) => Math.round(n * 100);
 const dec = (c: number) => c / 100;
 /** Half-up tax of an integer percent rate on an amount in minor units. */
 const tax = (amount: number, rate: number) => Math.floor((amount * rate + 50) / 100);
-const fifo = (list: Inv[]) => [...list].sort((a, b) => (a.issueDate < b.issueDate ? -1 : a.issueDate > b.issueDate ? 1 : a.id - b.id));
+const fifo = (list: Inv[]) =>
+  [...list].sort((a, b) => (a.issueDate < b.issueDate ? -1 : a.issueDate > b.issueDate ? 1 : a.id - b.id));
 /** A payment that leaves a balance keeps an overdue invoice overdue (docs/billing.md). */
 const statusAfter = (inv: Inv) => (inv.paid >= inv.total ? 'paid' : inv.status === 'overdue' ? 'overdue' : 'partial');
 
 async function dbState(subscriberId: number): Promise<State> {
   const inv = await t.pool.query(
     `select id, amount::float8 as amount, total::float8 as total, paid_amount::float8 as paid, status, issue_date::text as issue_date
-     from invoices where subscriber_id = $1 order by id`, [subscriberId]);
+     from invoices where subscriber_id = $1 order by id`,
+    [subscriberId],
+  );
   const sub = await t.pool.query(`select wallet_balance::float8 as w from subscribers where id = $1`, [subscriberId]);
   return {
-    invoices: new Map(inv.rows.map((r) => [r.id, { id: r.id, amount: r.amount, total: r.total, paid: r.paid, status: r.status, issueDate: r.issue_date }])),
+    invoices: new Map(
+      inv.rows.map((r) => [
+        r.id,
+        { id: r.id, amount: r.amount, total: r.total, paid: r.paid, status: r.status, issueDate: r.issue_date },
+      ]),
+    ),
     wallet: sub.rows[0].w,
   };
 }
 
-const cloneState = (s: State): State => ({ invoices: new Map([...s.invoices].map(([k, v]) => [k, { ...v }])), wallet: s.wallet });
+const cloneState = (s: State): State => ({
+  invoices: new Map([...s.invoices].map(([k, v]) => [k, { ...v }])),
+  wallet: s.wallet,
+});
 
 /**
  * Every invariant: each query lists the rows that break one, so a failure names the rule and the
@@ -156,7 +186,9 @@ const INVARIANTS: Record<string, string> = {
 
 /** All the invariant queries in one round trip: rule number and offending id per row. */
 const RULES = Object.keys(INVARIANTS);
-const ALL_INVARIANTS = Object.values(INVARIANTS).map((q, i) => `select ${i} as rule, q.id::bigint as id from (${q}) q`).join('\nunion all\n');
+const ALL_INVARIANTS = Object.values(INVARIANTS)
+  .map((q, i) => `select ${i} as rule, q.id::bigint as id from (${q}) q`)
+  .join('\nunion all\n');
 
 async function expectInvariants(subscriberId: number | null): Promise<void> {
   const { rows } = await t.pool.query<{ rule: number; id: string }>(ALL_INVARIANTS, [subscriberId]);
@@ -171,14 +203,22 @@ async function checkInvariants(subscriberId: number): Promise<void> {
   const list = await api.get(`/api/invoices?subscriber_id=${subscriberId}&limit=500`, { token: admin });
   expect(list.status).toBe(200);
   const db = await dbState(subscriberId);
-  expect(list.body.data.map((i: Record<string, number>) => [i.id, toCents(i.total), toCents(i.paid_amount), toCents(i.balance)]).sort((a: number[], b: number[]) => a[0] - b[0]))
-    .toEqual([...db.invoices.values()].map((i) => [i.id, i.total, i.paid, i.total - i.paid]));
+  expect(
+    list.body.data
+      .map((i: Record<string, number>) => [i.id, toCents(i.total), toCents(i.paid_amount), toCents(i.balance)])
+      .sort((a: number[], b: number[]) => a[0] - b[0]),
+  ).toEqual([...db.invoices.values()].map((i) => [i.id, i.total, i.paid, i.total - i.paid]));
 }
 
 /** Model and rows agree exactly: every invoice's total, paid amount and status, and the wallet. */
 async function expectModel(subscriberId: number, model: State): Promise<void> {
   const db = await dbState(subscriberId);
-  const view = (s: State) => ({ wallet: s.wallet, invoices: [...s.invoices.values()].map((i) => [i.id, i.total, i.paid, i.status]).sort((a, b) => Number(a[0]) - Number(b[0])) });
+  const view = (s: State) => ({
+    wallet: s.wallet,
+    invoices: [...s.invoices.values()]
+      .map((i) => [i.id, i.total, i.paid, i.status])
+      .sort((a, b) => Number(a[0]) - Number(b[0])),
+  });
   expect(view(db)).toEqual(view(model));
 }
 
@@ -187,12 +227,24 @@ async function expectModel(subscriberId: number, model: State): Promise<void> {
 /** The invoice a payment aims at and the amount it asks, decided on the state before the step. */
 function payPlan(op: Pay, s: State): { id: number; amount: number } | undefined {
   const all = [...s.invoices.values()];
-  const pool = op.target === 'void' ? all.filter((i) => i.status === 'void') : op.target === 'open' ? all.filter((i) => OPEN.includes(i.status)) : all;
+  const pool =
+    op.target === 'void'
+      ? all.filter((i) => i.status === 'void')
+      : op.target === 'open'
+        ? all.filter((i) => OPEN.includes(i.status))
+        : all;
   const candidates = pool.length ? pool : all;
   if (!candidates.length) return undefined;
   const chosen = candidates[op.pick % candidates.length];
   const balance = chosen.total - chosen.paid;
-  const amount = balance === 0 ? 1 : op.share === 0 ? balance + 1 : op.share === 100 ? balance : Math.max(1, Math.floor((balance * op.share) / 100));
+  const amount =
+    balance === 0
+      ? 1
+      : op.share === 0
+        ? balance + 1
+        : op.share === 100
+          ? balance
+          : Math.max(1, Math.floor((balance * op.share) / 100));
   return { id: chosen.id, amount };
 }
 
@@ -208,11 +260,19 @@ async function send(op: Op, subscriberId: number, before: State): Promise<Sent |
     case 'pay': {
       const plan = payPlan(op, before);
       if (!plan) return undefined;
-      const res = await api.post(`/api/invoices/${plan.id}/payment`, { amount: dec(plan.amount), method: op.wallet ? 'wallet' : 'cash' }, { token: admin });
+      const res = await api.post(
+        `/api/invoices/${plan.id}/payment`,
+        { amount: dec(plan.amount), method: op.wallet ? 'wallet' : 'cash' },
+        { token: admin },
+      );
       return { op, plan, status: res.status, body: res.body };
     }
     case 'quickPay': {
-      const res = await api.post(`/api/invoices/quick-pay/${subscriberId}`, { amount: dec(op.cents) }, { token: admin });
+      const res = await api.post(
+        `/api/invoices/quick-pay/${subscriberId}`,
+        { amount: dec(op.cents) },
+        { token: admin },
+      );
       return { op, status: res.status, body: res.body };
     }
     case 'consolidate': {
@@ -220,7 +280,11 @@ async function send(op: Op, subscriberId: number, before: State): Promise<Sent |
       return { op, status: res.status, body: res.body };
     }
     case 'credit': {
-      const res = await api.post(`/api/subscribers/${subscriberId}/add-balance`, { amount: dec(op.cents) }, { token: admin });
+      const res = await api.post(
+        `/api/subscribers/${subscriberId}/add-balance`,
+        { amount: dec(op.cents) },
+        { token: admin },
+      );
       return { op, status: res.status, body: res.body };
     }
   }
@@ -229,14 +293,32 @@ async function send(op: Op, subscriberId: number, before: State): Promise<Sent |
 // ---- Sequential steps: exactly what the model predicts -------------------------------------------
 
 async function create(op: Create, subscriberId: number, rate: number, model: State): Promise<void> {
-  const res = await api.post('/api/invoices', { subscriber_id: subscriberId, items: [{ description: 'service', qty: 1, unit_price: dec(op.cents) }], tax_rate: rate }, { token: admin });
+  const res = await api.post(
+    '/api/invoices',
+    {
+      subscriber_id: subscriberId,
+      items: [{ description: 'service', qty: 1, unit_price: dec(op.cents) }],
+      tax_rate: rate,
+    },
+    { token: admin },
+  );
   expect(res.status).toBe(201);
   const { id, total } = res.body.data;
   expect(toCents(total)).toBe(op.cents + tax(op.cents, rate));
   // Invoices of a real subscriber are issued over many days (renewals); back-dating makes
   // oldest-first a matter of issue dates and ties, not only of ids.
-  const { rows } = await t.pool.query(`update invoices set issue_date = issue_date - $2::int where id = $1 returning issue_date::text`, [id, op.ageDays]);
-  model.invoices.set(id, { id, amount: op.cents, total: toCents(total), paid: 0, status: 'pending', issueDate: rows[0].issue_date });
+  const { rows } = await t.pool.query(
+    `update invoices set issue_date = issue_date - $2::int where id = $1 returning issue_date::text`,
+    [id, op.ageDays],
+  );
+  model.invoices.set(id, {
+    id,
+    amount: op.cents,
+    total: toCents(total),
+    paid: 0,
+    status: 'pending',
+    issueDate: rows[0].issue_date,
+  });
 }
 
 /** Checks one response against the model and moves the model as the request should have. */
@@ -256,7 +338,12 @@ function expectSequential(r: Sent, model: State, rate: number): void {
       inv.paid += amount;
       inv.status = statusAfter(inv);
       if (op.wallet) model.wallet -= amount;
-      expect(body.data.invoice).toMatchObject({ id: inv.id, status: inv.status, paid_amount: dec(inv.paid), balance: dec(inv.total - inv.paid) });
+      expect(body.data.invoice).toMatchObject({
+        id: inv.id,
+        status: inv.status,
+        paid_amount: dec(inv.paid),
+        balance: dec(inv.total - inv.paid),
+      });
       expect(body.data.payment).toMatchObject({ amount: dec(amount), method: op.wallet ? 'wallet' : 'cash' });
     }
   } else if (op.kind === 'quickPay') {
@@ -283,11 +370,23 @@ function expectSequential(r: Sent, model: State, rate: number): void {
     const merged = body.data.consolidated_invoice;
     const amount = pending.reduce((s, i) => s + i.amount, 0);
     expect(body.data.voided_invoice_ids).toEqual(pending.map((i) => i.id));
-    expect([toCents(merged.amount), toCents(merged.total), merged.paid_amount, merged.status, merged.kind])
-      .toEqual([amount, amount + tax(amount, rate), 0, 'pending', 'consolidated']);
+    expect([toCents(merged.amount), toCents(merged.total), merged.paid_amount, merged.status, merged.kind]).toEqual([
+      amount,
+      amount + tax(amount, rate),
+      0,
+      'pending',
+      'consolidated',
+    ]);
     if (rate === 0) expect(toCents(merged.total)).toBe(pending.reduce((s, i) => s + i.total, 0));
     for (const i of pending) i.status = 'void';
-    model.invoices.set(merged.id, { id: merged.id, amount, total: toCents(merged.total), paid: 0, status: 'pending', issueDate: merged.issue_date });
+    model.invoices.set(merged.id, {
+      id: merged.id,
+      amount,
+      total: toCents(merged.total),
+      paid: 0,
+      status: 'pending',
+      issueDate: merged.issue_date,
+    });
   } else {
     expect(r.status).toBe(200);
     model.wallet += op.cents;
@@ -304,7 +403,8 @@ function expectConcurrent(results: Sent[], before: State, after: State): void {
   const touched = new Map<number, number>(); // invoice id -> payments that succeeded on it in the group
   for (const r of results) {
     if (r.op.kind === 'pay' && r.status === 200) touched.set(r.plan!.id, (touched.get(r.plan!.id) ?? 0) + 1);
-    if (r.op.kind === 'quickPay') for (const a of r.body.applied) touched.set(a.invoice_id, (touched.get(a.invoice_id) ?? 0) + 1);
+    if (r.op.kind === 'quickPay')
+      for (const a of r.body.applied) touched.set(a.invoice_id, (touched.get(a.invoice_id) ?? 0) + 1);
   }
   const walletPays = results.filter((r) => r.op.kind === 'pay' && r.op.wallet && r.status === 200).length;
 
@@ -349,7 +449,8 @@ function expectConcurrent(results: Sent[], before: State, after: State): void {
       }
       walletDelta += toCents(body.remaining);
     } else if (op.kind === 'consolidate') {
-      if (r.status !== 200) expect([r.status, body.message]).toEqual([409, 'at least two pending invoices are needed to consolidate']);
+      if (r.status !== 200)
+        expect([r.status, body.message]).toEqual([409, 'at least two pending invoices are needed to consolidate']);
     } else {
       expect(r.status).toBe(200);
       walletDelta += op.cents;
@@ -377,41 +478,51 @@ const RUNS = Number(process.env.MONEY_PROPERTY_RUNS ?? 25);
 const TIME_LIMIT_MS = Math.max(100_000, RUNS * 4_000);
 
 describe('money under random sequences of payments, quick-pay, consolidation and wallet credit', () => {
-  it('keeps every invariant after every step, sequential or concurrent', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.constantFrom(0, 0, 16),
-        fc.array(createArb, { minLength: 1, maxLength: 4 }),
-        fc.array(stepArb, { minLength: 5, maxLength: 15 }),
-        async (rate, initial, steps) => {
-          const subscriberId = (await seedSubscriber(t.db, { resellerId, serviceId: planId })).id;
-          const model: State = { invoices: new Map(), wallet: 0 };
-          for (const c of initial) await create(c, subscriberId, rate, model);
-          for (const step of steps) {
-            if (step.kind === 'create') {
-              await create(step, subscriberId, rate, model);
-            } else if (step.kind === 'overdue') {
-              await t.app.broker.call('billing.markOverdue', { today: '2999-01-01' });
-              for (const inv of model.invoices.values()) if ((inv.status === 'pending' || inv.status === 'partial') && inv.paid < inv.total) inv.status = 'overdue';
-              await expectModel(subscriberId, model);
-            } else if (step.kind === 'together') {
-              const before = cloneState(model);
-              const sent = await Promise.all(step.ops.map((op) => send(op, subscriberId, before)));
-              const after = await dbState(subscriberId);
-              expectConcurrent(sent.filter((r): r is Sent => r !== undefined), before, after);
-              Object.assign(model, after);
-            } else {
-              const r = await send(step, subscriberId, model);
-              if (r) expectSequential(r, model, rate);
-              await expectModel(subscriberId, model);
+  it(
+    'keeps every invariant after every step, sequential or concurrent',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom(0, 0, 16),
+          fc.array(createArb, { minLength: 1, maxLength: 4 }),
+          fc.array(stepArb, { minLength: 5, maxLength: 15 }),
+          async (rate, initial, steps) => {
+            const subscriberId = (await seedSubscriber(t.db, { resellerId, serviceId: planId })).id;
+            const model: State = { invoices: new Map(), wallet: 0 };
+            for (const c of initial) await create(c, subscriberId, rate, model);
+            for (const step of steps) {
+              if (step.kind === 'create') {
+                await create(step, subscriberId, rate, model);
+              } else if (step.kind === 'overdue') {
+                await t.app.broker.call('billing.markOverdue', { today: '2999-01-01' });
+                for (const inv of model.invoices.values())
+                  if ((inv.status === 'pending' || inv.status === 'partial') && inv.paid < inv.total)
+                    inv.status = 'overdue';
+                await expectModel(subscriberId, model);
+              } else if (step.kind === 'together') {
+                const before = cloneState(model);
+                const sent = await Promise.all(step.ops.map((op) => send(op, subscriberId, before)));
+                const after = await dbState(subscriberId);
+                expectConcurrent(
+                  sent.filter((r): r is Sent => r !== undefined),
+                  before,
+                  after,
+                );
+                Object.assign(model, after);
+              } else {
+                const r = await send(step, subscriberId, model);
+                if (r) expectSequential(r, model, rate);
+                await expectModel(subscriberId, model);
+              }
+              await checkInvariants(subscriberId);
             }
-            await checkInvariants(subscriberId);
-          }
-        },
-      ),
-      // A failure shrinks by re-running shorter sequences; the time limit ends the shrinking with the
-      // smallest counterexample so far, before jest's timeout would swallow it.
-      { numRuns: RUNS, plugins: [fc.interruptAfterTimeLimit(TIME_LIMIT_MS, { failOnInterrupt: true })] },
-    );
-  }, TIME_LIMIT_MS + 60_000);
+          },
+        ),
+        // A failure shrinks by re-running shorter sequences; the time limit ends the shrinking with the
+        // smallest counterexample so far, before jest's timeout would swallow it.
+        { numRuns: RUNS, plugins: [fc.interruptAfterTimeLimit(TIME_LIMIT_MS, { failOnInterrupt: true })] },
+      );
+    },
+    TIME_LIMIT_MS + 60_000,
+  );
 });
