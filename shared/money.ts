@@ -2,6 +2,7 @@
  * Money is integer minor units everywhere inside; the API speaks decimal numbers. Conversions go
  * through decimal strings and BigInt, never through floating-point arithmetic.
  */
+import { fail } from './failures';
 
 /** ISO 4217 currencies whose minor unit is not 2 digits. Every other valid code has 2. */
 export const EXPONENT_EXCEPTIONS: Readonly<Record<string, number>> = {
@@ -89,6 +90,18 @@ export function toMinor(value: number, currency: string): number {
   const { digits, scale } = parseDecimal(value);
   if (scale > exp) throw new RangeError(`more than ${exp} decimal places`);
   return Number(digits * 10n ** BigInt(exp - scale));
+}
+
+/**
+ * A money field of a request in minor units: more decimals than the currency has is the 400
+ * `<field> has more decimal places than <currency> allows`.
+ */
+export function moneyField(value: number, currency: string, field: string): number {
+  try {
+    return toMinor(value, currency);
+  } catch {
+    throw fail('tooManyDecimals', field, currency);
+  }
 }
 
 /** Minor units -> decimal number for the API (exact for every amount below 2^53 minor units). */

@@ -1,7 +1,6 @@
-/** Decimal amounts of a request in minor units of a currency, with the 400 that names the field. */
+/** Invoice lines of a request in minor units of a currency (`moneyField`: the 400 names the line's field). */
 import type { ItemInput } from '../../shared/domain/invoice-math';
-import { fail } from '../../shared/failures';
-import { toMinor } from '../../shared/money';
+import { moneyField } from '../../shared/money';
 
 export interface ItemParam {
   description: string;
@@ -9,14 +8,6 @@ export interface ItemParam {
   unit_price: number;
 }
 
-export function minor(value: number, currency: string, field: string): number {
-  try {
-    return toMinor(value, currency);
-  } catch {
-    throw fail('tooManyDecimals', field, currency);
-  }
-}
-
 export function itemsInMinor(items: ItemParam[], currency: string): ItemInput[] {
-  return items.map((it, i) => ({ description: it.description, qty: it.qty, unitPrice: minor(it.unit_price, currency, `items[${i}].unit_price`) }));
+  return items.map((it, i) => ({ description: it.description, qty: it.qty, unitPrice: moneyField(it.unit_price, currency, `items[${i}].unit_price`) }));
 }

@@ -8,7 +8,7 @@ import type { Readable } from 'node:stream';
 import { eq } from 'drizzle-orm';
 import type { Service, ServiceSchema } from 'moleculer';
 import { todayUtc, type InvoiceRow } from '../../shared/billing';
-import { assertRecordInScope, requireAdminOrReseller } from '../../shared/auth/policy';
+import { recordInScope, requireAdminOrReseller } from '../../shared/auth/policy';
 import { db, pgPool, type DbOrTx } from '../../shared/db/client';
 import { invoices } from '../../shared/db/schema';
 import { FAILURES, fail } from '../../shared/failures';
@@ -54,12 +54,6 @@ async function publicInvoice(id: number, token: string | undefined): Promise<Inv
   const invoice = await loadInvoiceRow(db(), id);
   if (!invoice || !verifyPublicToken(invoice.publicTokenHash, token)) throw fail('invoiceNotFound');
   return invoice;
-}
-
-async function invoiceInScope(ctx: Ctx<unknown>, id: number, access: 'read' | 'write'): Promise<InvoiceRow> {
-  const invoice = await loadInvoiceRow(db(), id);
-  await assertRecordInScope(db(), authOf(ctx), access, invoice?.resellerId, 'invoiceNotFound');
-  return invoice as InvoiceRow;
 }
 
 async function singleHtml(
@@ -113,7 +107,7 @@ async function deliver(ctx: Ctx<unknown>, pdf: Readable, request: DeliveryReques
 /** What both send routes check first: role, scope, a configured provider (before any render), a recipient. */
 async function prepareSend(ctx: Ctx<SendParams>) {
   const auth = requireAdminOrReseller(ctx.meta.auth);
-  const invoice = await invoiceInScope(ctx, ctx.params.id, 'write');
+  const invoice = await recordInScope(db(), authOf(ctx), 'write', await loadInvoiceRow(db(), ctx.params.id), 'invoiceNotFound');
   await ctx.call('notifier.ready');
   const sub = await loadSubscriber(db(), invoice.subscriberId);
   return { auth, invoice, sub, phone: recipient(ctx.params, sub?.phone) };
@@ -141,9 +135,8 @@ export const documentsService: ServiceSchema = {
         errors: { 400: 'unknown paper', 403: "not authorized (outside the caller's tree)", 404: FAILURES.invoiceNotFound.message, ...renderErrors },
       },
       async handler(ctx: Ctx<PdfParams>): Promise<Buffer | Readable> {
-        const source = await pdfSource(ctx.params.id);
-        await assertRecordInScope(db(), authOf(ctx), 'read', source?.resellerId, 'invoiceNotFound');
-        return invoicePdf(ctx, source!, ctx.params.paper);
+        const source = await recordInScope(db(), authOf(ctx), 'read', await pdfSource(ctx.params.id), 'invoiceNotFound');
+        return invoicePdf(ctx, source, ctx.params.paper);
       },
     },
 
@@ -204,7 +197,7 @@ export const documentsService: ServiceSchema = {
       },
       async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
         requireAdminOrReseller(ctx.meta.auth);
-        const invoice = await invoiceInScope(ctx, ctx.params.id, 'write');
+        const invoice = await recordInScope(db(), authOf(ctx), 'write', await loadInvoiceRow(db(), ctx.params.id), 'invoiceNotFound');
         const link = newPublicLink(invoice.id);
         await db().update(invoices).set({ ...link, updatedAt: new Date() }).where(eq(invoices.id, invoice.id));
         return { data: { id: invoice.id, public_url: publicUrl(invoice.id, link.publicTokenNonce) } };

@@ -4,7 +4,7 @@
  * subscribers unit uses too; reads are prepared statements in queries.ts.
  */
 import type { Service, ServiceSchema, ServiceSettingSchema } from 'moleculer';
-import { assertRecordInScope, requireAdmin, requireAdminOrReseller, resellerInScope, scopeFor } from '../../shared/auth/policy';
+import { recordInScope, requireAdmin, requireAdminOrReseller, resellerInScope, scopeFor } from '../../shared/auth/policy';
 import {
   consolidateInvoices,
   createInvoice,
@@ -15,12 +15,12 @@ import {
   type PaymentMethod,
 } from '../../shared/billing';
 import { db } from '../../shared/db/client';
-import { FAILURES, fail } from '../../shared/failures';
+import { FAILURES, fail, failure } from '../../shared/failures';
 import { authOf, pageOf, type Ctx } from '../../shared/http/context';
 import { rawJsonEnvelope, type ActionResult } from '../../shared/http/route';
 import { clientOf } from '../../shared/billing/pg';
 import type { Tx } from '../../shared/db/client';
-import { fromMinor, isCurrency } from '../../shared/money';
+import { fromMinor, isCurrency, moneyField } from '../../shared/money';
 import { loadSettings } from '../../shared/settings';
 import { idempotentWrite, pruneIdempotencyKeys, requestWrite } from './idempotency';
 import { markOverdue } from './overdue';
@@ -28,13 +28,12 @@ import { keepListPages, listInvoicesJson, useNameSample } from './invoice-list';
 import { NAME_SAMPLE_INTERVAL_MS, sampleFullNames } from './name-lookup';
 import { FOLD_INTERVAL_MS, foldStatusCounts } from './invoice-status-counts';
 import { listPageEntriesFromEnv } from './list-page-cache';
-import { invoiceJson, paymentsJson } from './queries';
+import { invoiceHead, invoiceJson, paymentsJson, subscriberHead } from './queries';
 import { INVOICE_STATUSES } from '../../shared/domain/invoice-state';
 import { PAYMENT_METHODS } from '../../shared/billing/types';
 import { READ, TAG, WRITE, items, notes, positiveAmount, readErrors, reference, taxRate, writeErrors } from './invoice-schemas';
 import { currencyCode, idParams, idSchema, isoDate, isoDateTime, object, paginationProperties } from '../../shared/http/schemas';
-import { itemsInMinor, minor, type ItemParam } from './amounts';
-import { invoiceInScope, subscriberInScope } from './records-in-scope';
+import { itemsInMinor, type ItemParam } from './amounts';
 import { payInvoice, type PayInvoiceInput } from './use-cases/pay-invoice';
 import { commissionReport, type CommissionsInput } from './use-cases/commissions';
 
@@ -114,9 +113,8 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
       },
       async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
         const auth = authOf(ctx);
-        const invoice = await invoiceJson(ctx.params.id);
-        await assertRecordInScope(db(), auth, 'read', invoice?.resellerId, 'invoiceNotFound');
-        return rawJsonEnvelope(invoice!.json);
+        const invoice = await recordInScope(db(), auth, 'read', await invoiceJson(ctx.params.id), 'invoiceNotFound');
+        return rawJsonEnvelope(invoice.json);
       },
     },
 
@@ -137,7 +135,7 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
       ): Promise<ActionResult> {
         const auth = requireAdminOrReseller(ctx.meta.auth);
         const p = ctx.params;
-        const subscriber = await subscriberInScope(auth, p.subscriber_id, 'write', 'body');
+        const subscriber = await recordInScope(db(), auth, 'write', await subscriberHead(p.subscriber_id), failure('referenceNotFound', 'subscriber_id'));
         const currency = p.currency ?? (await systemCurrency());
         if (!isCurrency(currency)) throw fail('currencyInvalid');
         const items = itemsInMinor(p.items, currency);
@@ -165,7 +163,7 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
       async handler(ctx: Ctx<{ id: number; items?: ItemParam[]; tax_rate?: number; due_date?: string; notes?: string | null }>): Promise<ActionResult> {
         const auth = requireAdminOrReseller(ctx.meta.auth);
         const p = ctx.params;
-        const head = await invoiceInScope(auth, p.id, 'write');
+        const head = await recordInScope(db(), auth, 'write', await invoiceHead(p.id), 'invoiceNotFound');
         const items = p.items ? itemsInMinor(p.items, head.currency) : undefined;
         const json = await db().transaction(async (tx) => {
           await updatePendingInvoice(tx, p.id, { items, taxRate: p.tax_rate, dueDate: p.due_date, notes: p.notes });
@@ -220,7 +218,7 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         errors: readErrors,
       },
       async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
-        await invoiceInScope(authOf(ctx), ctx.params.id, 'read');
+        await recordInScope(db(), authOf(ctx), 'read', await invoiceHead(ctx.params.id), 'invoiceNotFound');
         return rawJsonEnvelope(await paymentsJson(ctx.params.id));
       },
     },
@@ -242,9 +240,9 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
       ): Promise<ActionResult> {
         const auth = requireAdminOrReseller(ctx.meta.auth);
         const p = ctx.params;
-        await subscriberInScope(auth, p.subscriber_id, 'write');
+        await recordInScope(db(), auth, 'write', await subscriberHead(p.subscriber_id), 'subscriberNotFound');
         const currency = await systemCurrency();
-        const amount = minor(p.amount, currency, 'amount');
+        const amount = moneyField(p.amount, currency, 'amount');
         return idempotentWrite(ctx, 200, async (tx) => {
           const r = await payFifo(tx, {
             subscriberId: p.subscriber_id, amount, method: p.method, reference: p.reference, notes: p.notes, createdBy: auth.managerId,
@@ -270,7 +268,7 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
       },
       async handler(ctx: Ctx<{ subscriber_id: number; notes?: string }>): Promise<ActionResult> {
         const auth = requireAdminOrReseller(ctx.meta.auth);
-        await subscriberInScope(auth, ctx.params.subscriber_id, 'write');
+        await recordInScope(db(), auth, 'write', await subscriberHead(ctx.params.subscriber_id), 'subscriberNotFound');
         const { json, voidedIds } = await db().transaction(async (tx) => {
           const r = await consolidateInvoices(tx, { subscriberId: ctx.params.subscriber_id, notes: ctx.params.notes, createdBy: auth.managerId });
           return { json: await writtenInvoiceJson(tx, r.invoice.id), voidedIds: r.voidedIds };
@@ -306,7 +304,7 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
       },
       async handler(ctx: Ctx<{ subscriber_id: number; new_service_id: number }>): Promise<ActionResult> {
         const auth = requireAdminOrReseller(ctx.meta.auth);
-        await subscriberInScope(auth, ctx.params.subscriber_id, 'write');
+        await recordInScope(db(), auth, 'write', await subscriberHead(ctx.params.subscriber_id), 'subscriberNotFound');
         const q = await quoteServiceChange(db(), { subscriberId: ctx.params.subscriber_id, newServiceId: ctx.params.new_service_id });
         return {
           data: {

@@ -7,7 +7,7 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import type { ServiceSchema } from 'moleculer';
 import type { Permission } from '../../shared/auth/permissions';
-import { assertRecordInScope, requirePermission, type Access } from '../../shared/auth/policy';
+import { recordInScope, requirePermission, type Access } from '../../shared/auth/policy';
 import { db } from '../../shared/db/client';
 import { subscribers } from '../../shared/db/schema';
 import { FAILURES, fail } from '../../shared/failures';
@@ -50,9 +50,7 @@ async function subscriberFor(ctx: Ctx<{ id: number }>, permission: Permission, a
     .select({ id: subscribers.id, username: subscribers.username, resellerId: subscribers.resellerId })
     .from(subscribers)
     .where(and(eq(subscribers.id, ctx.params.id), isNull(subscribers.deletedAt)));
-  if (!row) throw fail('subscriberNotFound');
-  await assertRecordInScope(db(), auth, access, row.resellerId, 'subscriberNotFound');
-  return row;
+  return recordInScope(db(), auth, access, row, 'subscriberNotFound');
 }
 
 const MESSAGES: Record<Outcome, string> = {

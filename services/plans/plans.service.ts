@@ -7,7 +7,7 @@ import { services, subscribers, type FupTier } from '../../shared/db/schema';
 import { FAILURES, fail } from '../../shared/failures';
 import { authOf, pageOf, type Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
-import { isCurrency, toMinor } from '../../shared/money';
+import { isCurrency, moneyField } from '../../shared/money';
 import { syncPlanMacRows, writePlanGroupReply } from '../../shared/radius';
 import { loadSettings } from '../../shared/settings';
 import { planView } from '../../shared/views';
@@ -34,14 +34,6 @@ function checkTiers(tiers: FupTier[] | undefined): void {
   if (!tiers) return;
   const levels = tiers.map((t) => t.level);
   if (new Set(levels).size !== levels.length) throw fail('fupLevelsNotDistinct');
-}
-
-function priceMinor(price: number, currency: string): number {
-  try {
-    return toMinor(price, currency);
-  } catch {
-    throw fail('tooManyDecimals', 'price', currency);
-  }
 }
 
 async function loadPlan(id: number): Promise<PlanRow> {
@@ -76,7 +68,7 @@ export const plansService: ServiceSchema = {
               .insert(services)
               .values({
                 name: p.name as string,
-                price: priceMinor(p.price as number, currency),
+                price: moneyField(p.price as number, currency, 'price'),
                 currency,
                 durationDays: p.duration_days as number,
                 dailyQuotaGb: p.daily_quota_gb == null ? null : String(p.daily_quota_gb),
@@ -154,7 +146,7 @@ export const plansService: ServiceSchema = {
               .update(services)
               .set({
                 name: p.name ?? current.name,
-                price: p.price === undefined ? current.price : priceMinor(p.price, currency),
+                price: p.price === undefined ? current.price : moneyField(p.price, currency, 'price'),
                 currency,
                 durationDays: p.duration_days ?? current.durationDays,
                 dailyQuotaGb: p.daily_quota_gb === undefined ? current.dailyQuotaGb : p.daily_quota_gb === null ? null : String(p.daily_quota_gb),

@@ -1,14 +1,14 @@
 import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
 import type { ServiceSchema } from 'moleculer';
 import type { Auth } from '../../shared/auth/claims';
-import { inScope, requireAdminOrReseller, resellerInScope, scopeFor } from '../../shared/auth/policy';
+import { inScope, recordInScope, requireAdminOrReseller, resellerInScope, scopeFor } from '../../shared/auth/policy';
 import { db, type Tx } from '../../shared/db/client';
 import { resellers, resellerServiceLimits, services } from '../../shared/db/schema';
 import { FAILURES, fail } from '../../shared/failures';
 import { authOf, pageOf, type Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
 import { recordTransaction } from '../../shared/ledger';
-import { isCurrency, toMinor } from '../../shared/money';
+import { isCurrency, moneyField } from '../../shared/money';
 import { loadSettings } from '../../shared/settings';
 import { resellerView } from '../../shared/views';
 import { idParams, idSchema, moneyAmount, object, paginationProperties } from '../../shared/http/schemas';
@@ -17,26 +17,16 @@ import { resellerFields } from './schemas';
 type ResellerRow = typeof resellers.$inferSelect;
 
 
-function minorOrBadRequest(value: number, currency: string, field: string): number {
-  try {
-    return toMinor(value, currency);
-  } catch {
-    throw fail('tooManyDecimals', field, currency);
-  }
-}
-
-async function loadInScope(auth: Auth, id: number, access: 'read' | 'write'): Promise<ResellerRow> {
+/** The reseller row, tagged with itself as the reseller whose scope it lies in (for `recordInScope`). */
+async function loadReseller(id: number): Promise<(ResellerRow & { resellerId: number }) | undefined> {
   const [row] = await db().select().from(resellers).where(eq(resellers.id, id));
-  if (!row) throw fail('resellerNotFound');
-  const scope = await scopeFor(db(), auth, access);
-  if (!(await resellerInScope(db(), scope, id))) throw fail('notAuthorized');
-  return row;
+  return row && { ...row, resellerId: row.id };
 }
 
 /** Writes on a reseller come from an admin or from a strict ancestor: a reseller never edits itself. */
 async function loadForAncestorWrite(auth: Auth, id: number): Promise<ResellerRow> {
   requireAdminOrReseller(auth);
-  const row = await loadInScope(auth, id, 'write');
+  const row = await recordInScope(db(), auth, 'write', await loadReseller(id), 'resellerNotFound');
   if (auth.role !== 'admin' && auth.resellerId === id) throw fail('ownAccount');
   return row;
 }
@@ -80,7 +70,7 @@ export const resellersService: ServiceSchema = {
         }
         const currency = p.currency ?? parent?.currency ?? (await loadSettings(db(), ['currency'])).currency;
         if (!isCurrency(currency)) throw fail('currencyInvalid');
-        const opening = p.balance ? minorOrBadRequest(p.balance, currency, 'balance') : 0;
+        const opening = p.balance ? moneyField(p.balance, currency, 'balance') : 0;
         const row = await db().transaction(async (tx) => {
           const [inserted] = await tx
             .insert(resellers)
@@ -145,7 +135,7 @@ export const resellersService: ServiceSchema = {
       },
       async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
         const auth = requireAdminOrReseller(ctx.meta.auth);
-        return { data: resellerView(await loadInScope(auth, ctx.params.id, 'read')) };
+        return { data: resellerView(await recordInScope(db(), auth, 'read', await loadReseller(ctx.params.id), 'resellerNotFound')) };
       },
     },
 
@@ -196,7 +186,7 @@ export const resellersService: ServiceSchema = {
         const auth = authOf(ctx);
         const target = await loadForAncestorWrite(auth, ctx.params.id);
         if (ctx.params.amount === 0) throw fail('amountZero');
-        const amount = minorOrBadRequest(ctx.params.amount, target.currency, 'amount');
+        const amount = moneyField(ctx.params.amount, target.currency, 'amount');
         // An ancestor reseller moves money between its own balance and the child's; an admin creates it.
         const source = auth.role === 'admin' ? null : auth.resellerId;
         const row = await db().transaction(async (tx) => {
@@ -274,7 +264,7 @@ export const resellersService: ServiceSchema = {
       },
       async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
         const auth = requireAdminOrReseller(ctx.meta.auth);
-        const target = await loadInScope(auth, ctx.params.id, 'read');
+        const target = await recordInScope(db(), auth, 'read', await loadReseller(ctx.params.id), 'resellerNotFound');
         const rows = await db()
           .select({ serviceId: resellerServiceLimits.serviceId, maxSubscribers: resellerServiceLimits.maxSubscribers, name: services.name })
           .from(resellerServiceLimits)

@@ -12,8 +12,7 @@
  */
 import { and, asc, eq, isNull } from 'drizzle-orm';
 import type { ServiceSchema } from 'moleculer';
-import type { Auth } from '../../shared/auth/claims';
-import { assertRecordInScope, requirePermission } from '../../shared/auth/policy';
+import { recordInScope, requirePermission } from '../../shared/auth/policy';
 import { db, type Tx } from '../../shared/db/client';
 import { bandwidthRules, radreply, services, subscribers } from '../../shared/db/schema';
 import { FAILURES, fail } from '../../shared/failures';
@@ -82,10 +81,10 @@ async function writeRateReply(tx: Tx, subscriberId: number): Promise<void> {
   await queueDisconnect(tx, [sub], 'bandwidth_rules');
 }
 
-async function subscriberInScope(auth: Auth, id: number, access: 'read' | 'write'): Promise<void> {
+async function liveSubscriber(id: number): Promise<{ resellerId: number } | undefined> {
   const [row] = await db().select({ resellerId: subscribers.resellerId }).from(subscribers)
     .where(and(eq(subscribers.id, id), isNull(subscribers.deletedAt)));
-  await assertRecordInScope(db(), auth, access, row?.resellerId, 'subscriberNotFound');
+  return row;
 }
 
 /** Locks the subscriber row first (the order every subscriber write uses), then the rule. */
@@ -103,7 +102,7 @@ const ruleErrors = { 403: FAILURES.notAuthorized.message, 404: `${FAILURES.subsc
 async function updateRule(ctx: Ctx<RuleInput>): Promise<ActionResult> {
     const auth = requirePermission(ctx.meta.auth, 'subscribers.edit');
     const p = ctx.params;
-    await subscriberInScope(auth, p.id, 'write');
+    await recordInScope(db(), auth, 'write', await liveSubscriber(p.id), 'subscriberNotFound');
     const rule = await db().transaction(async (tx) => {
       const current = await lockRule(tx, p.id, p.rule_id!);
       checkWindow(p.start_time === undefined ? current.startTime : p.start_time, p.end_time === undefined ? current.endTime : p.end_time);
@@ -125,7 +124,7 @@ async function updateRule(ctx: Ctx<RuleInput>): Promise<ActionResult> {
 async function removeRule(ctx: Ctx<RuleInput>): Promise<ActionResult> {
     const auth = requirePermission(ctx.meta.auth, 'subscribers.edit');
     const p = ctx.params;
-    await subscriberInScope(auth, p.id, 'write');
+    await recordInScope(db(), auth, 'write', await liveSubscriber(p.id), 'subscriberNotFound');
     await db().transaction(async (tx) => {
       const current = await lockRule(tx, p.id, p.rule_id!);
       await tx.delete(bandwidthRules).where(eq(bandwidthRules.id, current.id));
@@ -149,7 +148,7 @@ export const bandwidthRulesService: ServiceSchema = {
       },
       async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
         const auth = requirePermission(ctx.meta.auth, 'subscribers.view');
-        await subscriberInScope(auth, ctx.params.id, 'read');
+        await recordInScope(db(), auth, 'read', await liveSubscriber(ctx.params.id), 'subscriberNotFound');
         const rows = await db().select().from(bandwidthRules).where(eq(bandwidthRules.subscriberId, ctx.params.id)).orderBy(asc(bandwidthRules.priority), asc(bandwidthRules.id));
         return { data: rows.map(ruleView) };
       },
@@ -169,7 +168,7 @@ export const bandwidthRulesService: ServiceSchema = {
       async handler(ctx: Ctx<RuleInput>): Promise<ActionResult> {
         const auth = requirePermission(ctx.meta.auth, 'subscribers.edit');
         const p = ctx.params;
-        await subscriberInScope(auth, p.id, 'write');
+        await recordInScope(db(), auth, 'write', await liveSubscriber(p.id), 'subscriberNotFound');
         checkWindow(p.start_time ?? null, p.end_time ?? null);
         const rule = await db().transaction(async (tx) => {
           await tx.select({ id: subscribers.id }).from(subscribers).where(eq(subscribers.id, p.id)).for('update');

@@ -4,7 +4,6 @@
  */
 import { isIPv4, isValidUsername, normaliseMac } from '../../shared/domain/subscriber';
 import { fail } from '../../shared/failures';
-import { toMinor } from '../../shared/money';
 
 export function checkUsername(username: string, field = 'username'): void {
   if (!isValidUsername(username)) throw fail('usernameInvalid', field);
@@ -21,18 +20,4 @@ export function ipOrBadRequest(ip: string | null | undefined): string | null | u
   if (ip === undefined || ip === null || ip === '') return ip === '' ? null : ip;
   if (!isIPv4(ip)) throw fail('staticIpInvalid');
   return ip;
-}
-
-/** A decimal amount in minor units of `currency`; 400 naming `field` when it has too many decimals. */
-export function minorOrBadRequest(value: number, currency: string, field: string): number {
-  try {
-    return toMinor(value, currency);
-  } catch {
-    throw fail('tooManyDecimals', field, currency);
-  }
-}
-
-export function priceOrBadRequest(price: number | null | undefined, currency: string): number | null | undefined {
-  if (price === undefined || price === null) return price;
-  return minorOrBadRequest(price, currency, 'price');
 }

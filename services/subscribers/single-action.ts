@@ -5,7 +5,7 @@
  */
 import type { Auth } from '../../shared/auth/claims';
 import type { Permission } from '../../shared/auth/permissions';
-import { requirePermission, scopeFor } from '../../shared/auth/policy';
+import { recordInScope, requirePermission, scopeFor } from '../../shared/auth/policy';
 import { db } from '../../shared/db/client';
 import { FAILURES, errorOf } from '../../shared/failures';
 import type { Ctx } from '../../shared/http/context';
@@ -14,12 +14,12 @@ import { emptyBody, idParams } from '../../shared/http/schemas';
 import { loadSettings } from '../../shared/settings';
 import { todayIso } from '../../shared/domain/subscriber';
 import * as ops from './operations';
-import { loadRow, rowInScope, viewOf } from './subscriber-rows';
+import { loadRow, viewOf } from './subscriber-rows';
 
 /** The caller holds `permission` and may write subscriber `id` (403 / 404 otherwise). */
 export async function authorizeSingle(caller: Auth | undefined, permission: Permission, id: number): Promise<Auth> {
   const auth = requirePermission(caller, permission);
-  await rowInScope(auth, id, 'write');
+  await recordInScope(db(), auth, 'write', await loadRow(id), 'subscriberNotFound');
   return auth;
 }
 

@@ -1,7 +1,5 @@
-/** Reading one subscriber for an action: the row, the policy's 404 / 403 on it, its plan and its view. */
+/** Reading one subscriber for an action: the row (for `recordInScope` of the policy), its plan and its view. */
 import { and, eq, isNull } from 'drizzle-orm';
-import type { Auth } from '../../shared/auth/claims';
-import { assertRecordInScope } from '../../shared/auth/policy';
 import { db, type DbOrTx } from '../../shared/db/client';
 import { services, subscribers } from '../../shared/db/schema';
 import { fail } from '../../shared/failures';
@@ -14,13 +12,6 @@ export async function loadRow(id: number, live = true): Promise<SubscriberRow | 
   const [row] = await db().select().from(subscribers)
     .where(live ? and(eq(subscribers.id, id), isNull(subscribers.deletedAt)) : eq(subscribers.id, id));
   return row;
-}
-
-/** The live row, after the policy's 404 / 403 rule for the caller and the kind of access. */
-export async function rowInScope(auth: Auth, id: number, access: 'read' | 'write'): Promise<SubscriberRow> {
-  const row = await loadRow(id);
-  await assertRecordInScope(db(), auth, access, row?.resellerId, 'subscriberNotFound');
-  return row!;
 }
 
 /** A plan a subscriber may move to: it exists and is not retired (400 otherwise, as a body field). */

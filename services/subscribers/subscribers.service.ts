@@ -6,7 +6,7 @@
 import { and, asc, eq, gte, sql } from 'drizzle-orm';
 import type { ServiceSchema } from 'moleculer';
 import type { Permission } from '../../shared/auth/permissions';
-import { requirePermission } from '../../shared/auth/policy';
+import { recordInScope, requirePermission } from '../../shared/auth/policy';
 import { decrypt } from '../../shared/auth/secrets';
 import { db } from '../../shared/db/client';
 import { auditLog, dailyUsage, resellers, services, subscribers } from '../../shared/db/schema';
@@ -14,7 +14,7 @@ import { creditWallet, quoteServiceChange } from '../../shared/billing';
 import { addDays, GB_BYTES, todayIso } from '../../shared/domain/subscriber';
 import type { Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
-import { fromMinor } from '../../shared/money';
+import { fromMinor, moneyField } from '../../shared/money';
 import { loadSettings } from '../../shared/settings';
 import * as ops from './operations';
 import { planView, resellerView } from '../../shared/views';
@@ -24,8 +24,8 @@ import { subscriberView } from './subscriber-view';
 import { addBalanceBody, addDaysBody, changePriceQuery, changeServiceBody, createBody, listQuery, renameBody, topupBody, updateBody } from './subscriber-schemas';
 import type { CreateSubscriberInput, UpdateSubscriberInput } from './subscriber-schemas';
 import { idParams } from '../../shared/http/schemas';
-import { checkUsername, minorOrBadRequest } from './field-checks';
-import { livePlan, rowInScope } from './subscriber-rows';
+import { checkUsername } from './field-checks';
+import { livePlan, loadRow } from './subscriber-rows';
 import { authorizeSingle, runAuthorized, runSingle, simpleAction } from './single-action';
 import { createSubscriber } from './use-cases/create-subscriber';
 import { updateSubscriber } from './use-cases/update-subscriber';
@@ -65,7 +65,7 @@ export const subscribersService: ServiceSchema = {
       },
       async handler(ctx: Ctx<IdParams>): Promise<ActionResult> {
         const auth = requirePermission(ctx.meta.auth, 'subscribers.view');
-        const row = await rowInScope(auth, ctx.params.id, 'read');
+        const row = await recordInScope(db(), auth, 'read', await loadRow(ctx.params.id), 'subscriberNotFound');
         const [plan] = await db().select().from(services).where(eq(services.id, row.serviceId));
         const [reseller] = await db().select().from(resellers).where(eq(resellers.id, row.resellerId));
         const since = addDays(todayIso(), -30);
@@ -248,7 +248,7 @@ export const subscribersService: ServiceSchema = {
       },
       async handler(ctx: Ctx<IdParams & { service_id: number }>): Promise<ActionResult> {
         const auth = requirePermission(ctx.meta.auth, 'subscribers.change_service');
-        const row = await rowInScope(auth, ctx.params.id, 'write');
+        const row = await recordInScope(db(), auth, 'write', await loadRow(ctx.params.id), 'subscriberNotFound');
         const q = await quoteServiceChange(db(), { subscriberId: row.id, newServiceId: ctx.params.service_id, today: todayIso(), serviceField: 'service_id' });
         const money = (v: number) => fromMinor(v, q.currency);
         return {
@@ -304,7 +304,7 @@ export const subscribersService: ServiceSchema = {
         // The amount is checked after the policy, so a missing subscriber is 404 whatever the amount.
         const auth = await authorizeSingle(ctx.meta.auth, 'subscribers.refill_quota', ctx.params.id);
         const { currency } = await loadSettings(db(), ['currency']);
-        const amount = minorOrBadRequest(ctx.params.amount, currency, 'amount');
+        const amount = moneyField(ctx.params.amount, currency, 'amount');
         const credit: ops.Operation<unknown> = async (env, rows) => {
           const credit = await creditWallet(env.tx, { subscriberId: rows[0].id, amount, currency, reason: 'add-balance', createdBy: env.auth.managerId });
           return { failed: [], extra: new Map([[rows[0].id, { transaction_id: credit.transactionId }]]) };

@@ -12,7 +12,7 @@ import { eq, sql, type SQL } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import { isPoolDb, pgPool, type DbOrTx } from '../db/client';
 import { resellers, resellerTreeGeneration } from '../db/schema';
-import { fail, type FixedFailure } from '../failures';
+import { errorOf, fail, type Failure, type FixedFailure } from '../failures';
 import type { Auth, Role } from './claims';
 import type { Permission } from './permissions';
 
@@ -99,20 +99,21 @@ export async function resellerInScope(db: DbOrTx, scope: Scope, resellerId: numb
 }
 
 /**
- * The rule for one record: it exists (else the failure `missing`, a 404) and its reseller is in the
- * caller's scope (else 403). `resellerId` undefined means the record was not found.
+ * The rule for one record the caller has just loaded (`record` undefined: none): it exists (else
+ * the failure `missing`, a 404, or a 400 when a body field named it) and its reseller is in the
+ * caller's scope (else 403). Gives the record back.
  */
-export async function assertRecordInScope(
+export async function recordInScope<T extends { resellerId: number | null }>(
   db: DbOrTx,
   auth: Auth,
   access: Access,
-  resellerId: number | undefined | null,
-  missing: FixedFailure,
-): Promise<Scope> {
-  if (resellerId === undefined || resellerId === null) throw fail(missing);
+  record: T | undefined,
+  missing: FixedFailure | Failure,
+): Promise<T> {
+  if (record === undefined || record.resellerId === null) throw typeof missing === 'string' ? fail(missing) : errorOf(missing);
   const scope = await scopeFor(db, auth, access);
-  if (!(await resellerInScope(db, scope, resellerId))) throw fail('notAuthorized');
-  return scope;
+  if (!(await resellerInScope(db, scope, record.resellerId))) throw fail('notAuthorized');
+  return record;
 }
 
 /** The reseller a new record belongs to: the caller's own unless an admin (or an ancestor) names one in its tree. */

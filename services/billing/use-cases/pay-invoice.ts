@@ -4,14 +4,13 @@
  * invoice's lock; this use case adds the caller's scope and the lock-free fast path.
  */
 import type { Auth } from '../../../shared/auth/claims';
-import { assertRecordInScope, requireAdminOrReseller } from '../../../shared/auth/policy';
+import { recordInScope, requireAdminOrReseller } from '../../../shared/auth/policy';
 import { applyPayment, readInvoiceForPayment, recordPaymentUnlocked, type PaymentMethod, type PaymentResult } from '../../../shared/billing';
 import { db, pgPool } from '../../../shared/db/client';
 import type { ActionResult } from '../../../shared/http/route';
-import { fromMinor } from '../../../shared/money';
-import { minor } from '../amounts';
+import { fromMinor, moneyField } from '../../../shared/money';
+import { invoiceHead } from '../queries';
 import type { RequestWrite } from '../idempotency';
-import { invoiceInScope } from '../records-in-scope';
 
 export interface PayInvoiceInput {
   id: number;
@@ -51,13 +50,13 @@ export async function payInvoice(caller: Auth | undefined, p: PayInvoiceInput, w
   // fall through to the locked path below, which always settles.
   if (p.method !== 'wallet' && !write.keyed) {
     const invoice = await readInvoiceForPayment(pgPool(), p.id);
-    await assertRecordInScope(db(), auth, 'write', invoice.resellerId, 'invoiceNotFound');
-    const r = await recordPaymentUnlocked(pgPool(), invoice, { ...details, amount: minor(p.amount, invoice.currency, 'amount') });
+    await recordInScope(db(), auth, 'write', invoice, 'invoiceNotFound');
+    const r = await recordPaymentUnlocked(pgPool(), invoice, { ...details, amount: moneyField(p.amount, invoice.currency, 'amount') });
     if (r) return paymentResponse(r);
   }
   // Scope before the transaction: applyPayment takes its locks in the order its method needs
   // (a wallet payment locks the subscriber before the invoice).
-  const head = await invoiceInScope(auth, p.id, 'write');
-  const amount = minor(p.amount, head.currency, 'amount');
+  const head = await recordInScope(db(), auth, 'write', await invoiceHead(p.id), 'invoiceNotFound');
+  const amount = moneyField(p.amount, head.currency, 'amount');
   return write.transaction(async (tx) => paymentResponse(await applyPayment(tx, { ...details, invoiceId: p.id, amount })));
 }

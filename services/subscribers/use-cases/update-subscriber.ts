@@ -5,21 +5,22 @@
  */
 import { eq, sql } from 'drizzle-orm';
 import type { Auth } from '../../../shared/auth/claims';
-import { requirePermission, scopeFor, targetReseller } from '../../../shared/auth/policy';
+import { recordInScope, requirePermission, scopeFor, targetReseller } from '../../../shared/auth/policy';
 import { encrypt } from '../../../shared/auth/secrets';
 import { db } from '../../../shared/db/client';
 import { subscribers } from '../../../shared/db/schema';
 import { todayIso } from '../../../shared/domain/subscriber';
 import { loadSettings } from '../../../shared/settings';
 import { assertAddressFree, uniqueConflict } from '../conflicts';
-import { checkUsername, ipOrBadRequest, macOrBadRequest, priceOrBadRequest } from '../field-checks';
+import { checkUsername, ipOrBadRequest, macOrBadRequest } from '../field-checks';
 import * as ops from '../operations';
 import { queueDisconnect } from '../../../shared/access/outbox';
 import { syncAccessRows, writePasswordRow } from '../../../shared/access/radius-rows';
 import type { UpdateSubscriberInput } from '../subscriber-schemas';
-import { livePlan, loadRow, rowInScope, viewOf } from '../subscriber-rows';
+import { livePlan, loadRow, viewOf } from '../subscriber-rows';
 import { plansById } from '../subscriber-view';
 import { errorOf, failure } from '../../../shared/failures';
+import { moneyField } from '../../../shared/money';
 
 type Columns = Partial<typeof subscribers.$inferInsert>;
 
@@ -42,7 +43,7 @@ function columnChanges(p: UpdateSubscriberInput, checked: Columns): Columns {
 
 export async function updateSubscriber(caller: Auth | undefined, p: UpdateSubscriberInput & { id: number }) {
   const auth = requirePermission(caller, 'subscribers.edit');
-  const current = await rowInScope(auth, p.id, 'write');
+  const current = await recordInScope(db(), auth, 'write', await loadRow(p.id), 'subscriberNotFound');
   if (p.username !== undefined && p.username !== current.username) {
     requirePermission(auth, 'subscribers.rename');
     checkUsername(p.username);
@@ -51,7 +52,7 @@ export async function updateSubscriber(caller: Auth | undefined, p: UpdateSubscr
   const staticIp = ipOrBadRequest(p.static_ip);
   const newPlan = p.service_id !== undefined && p.service_id !== current.serviceId ? await livePlan(db(), p.service_id) : undefined;
   const currency = newPlan?.currency ?? (await plansById(db(), [current.serviceId])).get(current.serviceId)!.currency;
-  const price = priceOrBadRequest(p.price, currency);
+  const price = p.price == null ? p.price : moneyField(p.price, currency, 'price');
   let resellerId: number | undefined;
   if (p.reseller_id !== undefined && p.reseller_id !== current.resellerId) {
     requirePermission(auth, 'subscribers.transfer');
