@@ -15,12 +15,25 @@ export const FAILURES = {
   bodyNotObject: { status: 400, message: 'body must be a JSON object' },
   bodyEmpty: { status: 400, message: 'body has nothing to change' },
   duplicateKey: { status: 400, message: (key: string) => `body has the key "${key}" more than once` },
-  notPlainDigits: { status: 400, message: (field: string, integer: boolean) => `${field} must be ${integer ? 'an integer' : 'a number'} in plain decimal digits` },
-  controlCharacters: { status: 400, message: (field: string) => `${field || 'value'} must not contain control characters` },
-  controlCharactersInKey: { status: 400, message: (field: string) => `${field || 'body'} has a field name with control characters` },
+  notPlainDigits: {
+    status: 400,
+    message: (field: string, integer: boolean) =>
+      `${field} must be ${integer ? 'an integer' : 'a number'} in plain decimal digits`,
+  },
+  controlCharacters: {
+    status: 400,
+    message: (field: string) => `${field || 'value'} must not contain control characters`,
+  },
+  controlCharactersInKey: {
+    status: 400,
+    message: (field: string) => `${field || 'body'} has a field name with control characters`,
+  },
   /** A body or query field names a record that does not exist (400: the route's own record may well exist). */
   referenceNotFound: { status: 400, message: (field: string) => `${field} not found` },
-  tooManyDecimals: { status: 400, message: (field: string, currency: string) => `${field} has more decimal places than ${currency} allows` },
+  tooManyDecimals: {
+    status: 400,
+    message: (field: string, currency: string) => `${field} has more decimal places than ${currency} allows`,
+  },
   currencyInvalid: { status: 400, message: 'currency must be an ISO 4217 code' },
   currencyChangeNeedsZeroBalance: { status: 400, message: 'currency can change only while the balance is 0' },
   transferCurrencyMismatch: { status: 400, message: 'a transfer needs both resellers in the same currency' },
@@ -28,11 +41,21 @@ export const FAILURES = {
   amountNotPositive: { status: 400, message: 'amount must be greater than 0' },
   amountExceedsBalance: { status: 400, message: 'amount exceeds balance' },
   amountExceedsWallet: { status: 400, message: 'amount exceeds wallet balance' },
-  walletCurrencyMismatch: { status: 400, message: (wallet: string, invoice: string) => `the wallet holds ${wallet}; this invoice is in ${invoice}` },
-  planCurrencyMismatch: { status: 400, message: (field: string, next: string, current: string) => `${field} is priced in ${next} but the current plan in ${current}` },
+  walletCurrencyMismatch: {
+    status: 400,
+    message: (wallet: string, invoice: string) => `the wallet holds ${wallet}; this invoice is in ${invoice}`,
+  },
+  planCurrencyMismatch: {
+    status: 400,
+    message: (field: string, next: string, current: string) =>
+      `${field} is priced in ${next} but the current plan in ${current}`,
+  },
   noCurrentPlan: { status: 400, message: 'the subscriber has no current plan to prorate' },
   fupLevelsNotDistinct: { status: 400, message: 'fup_tiers levels must be distinct' },
-  usernameInvalid: { status: 400, message: (field: string) => `${field} must be name or name@realm (letters, digits and . _ -)` },
+  usernameInvalid: {
+    status: 400,
+    message: (field: string) => `${field} must be name or name@realm (letters, digits and . _ -)`,
+  },
   newUsernameInvalid: { status: 400, message: 'new_username is invalid' },
   newUsernameNotValid: { status: 400, message: 'new_username is not a valid username' },
   notInRealm: { status: 400, message: (realm: string) => `username is not in realm ${realm}` },
@@ -81,7 +104,10 @@ export const FAILURES = {
   resellerRequiredForCaller: { status: 403, message: 'reseller_id is required for a caller without a reseller' },
   tokenResellerGone: { status: 403, message: 'reseller of this token no longer exists' },
   ownAccount: { status: 403, message: 'a reseller cannot change its own account' },
-  openingBalanceAdminOnly: { status: 403, message: 'only an admin can give an opening balance; transfer with POST /api/resellers/:id/balance' },
+  openingBalanceAdminOnly: {
+    status: 403,
+    message: 'only an admin can give an opening balance; transfer with POST /api/resellers/:id/balance',
+  },
   planNotHeld: { status: 403, message: 'a reseller can pass on only plans it holds itself' },
   noServiceLimit: { status: 403, message: 'reseller has no service limit for this plan' },
   serviceLimitReached: { status: 403, message: 'reseller service limit reached for this plan' },
@@ -111,7 +137,10 @@ export const FAILURES = {
   lastAdminDisable: { status: 409, message: 'cannot disable the last admin' },
   lastAdminDelete: { status: 409, message: 'cannot delete the last admin' },
   invoiceVoid: { status: 409, message: 'invoice is void' },
-  invoiceNotEditable: { status: 409, message: (status: string) => `cannot edit a ${status} invoice; only pending invoices can be edited` },
+  invoiceNotEditable: {
+    status: 409,
+    message: (status: string) => `cannot edit a ${status} invoice; only pending invoices can be edited`,
+  },
   invoicePaid: { status: 409, message: 'cannot delete paid invoice' },
   invoiceHasPayments: { status: 409, message: 'cannot delete an invoice with payments' },
   consolidationNeedsTwo: { status: 409, message: 'at least two pending invoices are needed to consolidate' },
@@ -137,9 +166,18 @@ export const FAILURES = {
 
   // 5xx: something the caller cannot fix is not working.
   internal: { status: 500, message: 'internal server error' },
-  routerApiFailed: { status: 500, message: (kind: string, why: string) => `access server API failed (${kind}): ${why}` },
-  providerRejected: { status: 502, message: (provider: string, why: string) => `${provider} rejected the message: ${why}` },
-  providerUnexpected: { status: 502, message: (provider: string, why: string) => `${provider} answered unexpectedly: ${why}` },
+  routerApiFailed: {
+    status: 500,
+    message: (kind: string, why: string) => `access server API failed (${kind}): ${why}`,
+  },
+  providerRejected: {
+    status: 502,
+    message: (provider: string, why: string) => `${provider} rejected the message: ${why}`,
+  },
+  providerUnexpected: {
+    status: 502,
+    message: (provider: string, why: string) => `${provider} answered unexpectedly: ${why}`,
+  },
   serviceUnavailable: { status: 503, message: 'service unavailable' },
   starting: { status: 503, message: 'starting' },
   databaseUnreachable: { status: 503, message: 'database unreachable' },
@@ -147,14 +185,20 @@ export const FAILURES = {
   rendererNotRunning: { status: 503, message: 'pdf renderer is not running' },
   rendererBusy: { status: 503, message: 'pdf renderer is busy, retry shortly' },
   rendererRestarting: { status: 503, message: 'pdf renderer is restarting, retry shortly' },
-  providerUnavailable: { status: 503, message: (provider: string, attempts: number, why: string) => `${provider} unavailable after ${attempts} attempts: ${why}` },
+  providerUnavailable: {
+    status: 503,
+    message: (provider: string, attempts: number, why: string) =>
+      `${provider} unavailable after ${attempts} attempts: ${why}`,
+  },
   renderTimeout: { status: 504, message: 'pdf render timed out' },
   upstreamTimeout: { status: 504, message: 'upstream timeout' },
 } as const satisfies Record<string, { status: number; message: Message }>;
 
 export type FailureName = keyof typeof FAILURES;
 /** Failures whose message needs no detail. */
-export type FixedFailure = { [N in FailureName]: (typeof FAILURES)[N]['message'] extends string ? N : never }[FailureName];
+export type FixedFailure = {
+  [N in FailureName]: (typeof FAILURES)[N]['message'] extends string ? N : never;
+}[FailureName];
 type DetailOf<N extends FailureName> = (typeof FAILURES)[N]['message'] extends (...args: infer A) => string ? A : [];
 
 /** A failure with its detail filled in: what the API answers (and a bulk job reports per id). */
@@ -165,7 +209,10 @@ export interface Failure {
 
 export function failure<N extends FailureName>(name: N, ...detail: DetailOf<N>): Failure {
   const { status, message } = FAILURES[name] as { status: number; message: Message };
-  return { status, message: typeof message === 'string' ? message : (message as (...a: unknown[]) => string)(...detail) };
+  return {
+    status,
+    message: typeof message === 'string' ? message : (message as (...a: unknown[]) => string)(...detail),
+  };
 }
 
 /** The API error of a failure: `throw fail('invoiceNotFound')`. */
