@@ -5,6 +5,7 @@
  * other people's accounts; an address without a session gets the operator's generic page.
  */
 import crypto from 'node:crypto';
+import type { ServiceSchema } from 'moleculer';
 import { todayUtc } from '../../../shared/billing';
 import { db } from '../../../shared/db/client';
 import type { BlockedReason } from '../../../shared/domain/access';
@@ -14,7 +15,6 @@ import type { HttpRoute } from '../../../shared/http/route';
 import { object } from '../../../shared/http/schemas';
 import { publicUrl } from '../../../shared/public-links';
 import { loadSettings, type SettingKey } from '../../../shared/settings';
-import type { ServiceSchema } from 'moleculer';
 import { safeLogo } from '../templates/html';
 import { openInvoices, sessionAddress, subscriberAt, type PortalSubscriber } from './portal-data';
 import { PORTAL_STYLE, renderPortalHtml, type PortalAccount, type PortalModel } from './portal-template';
