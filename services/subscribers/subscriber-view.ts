@@ -58,6 +58,9 @@ export async function plansById(db: DbOrTx, ids: number[]): Promise<Map<number, 
 }
 
 export async function viewsOf(db: DbOrTx, rows: SubscriberRow[], fallbackCurrency: string) {
-  const plans = await plansById(db, rows.map((r) => r.serviceId));
+  const plans = await plansById(
+    db,
+    rows.map((r) => r.serviceId),
+  );
   return rows.map((r) => subscriberView(r, plans.get(r.serviceId)?.currency ?? fallbackCurrency));
 }

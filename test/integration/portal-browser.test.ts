@@ -40,12 +40,21 @@ beforeAll(async () => {
   sub = await seedPortalSubscriber(t, reseller.id, { expiryDate: expired, blockedReason: 'expired' });
   invoices = await seedPortalInvoices(t, sub);
   await openSession(t, sub.username, ADDRESS);
-  await saveSettings(db(), { operator_name: 'Skyline Networks', how_to_pay: 'Pay at any Skyline agent', language: 'en' });
+  await saveSettings(db(), {
+    operator_name: 'Skyline Networks',
+    how_to_pay: 'Pay at any Skyline agent',
+    language: 'en',
+  });
 
-  browser = await chromium.launch({ executablePath: findChromium(), args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+  browser = await chromium.launch({
+    executablePath: findChromium(),
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+  });
   context = await browser.newContext({ extraHTTPHeaders: { 'X-Forwarded-For': ADDRESS } });
   // Receipt links carry PUBLIC_BASE_URL: this name is the test app.
-  await context.route(`${PUBLIC_BASE_URL}/**`, (route) => route.continue({ url: route.request().url().replace(PUBLIC_BASE_URL, t.baseUrl) }));
+  await context.route(`${PUBLIC_BASE_URL}/**`, (route) =>
+    route.continue({ url: route.request().url().replace(PUBLIC_BASE_URL, t.baseUrl) }),
+  );
   page = await context.newPage();
   page.on('pageerror', (err) => problems.push(err.message));
   page.on('console', (msg) => {
@@ -63,7 +72,9 @@ describe('the captive portal in Chromium', () => {
     expect(response?.status()).toBe(200);
     await expect(page.locator('#username').innerText()).resolves.toBe(sub.username);
     const notice = page.locator('#access');
-    await expect(notice.innerText()).resolves.toBe(`Your internet access is blocked\nYour subscription expired on ${expired}.`);
+    await expect(notice.innerText()).resolves.toBe(
+      `Your internet access is blocked\nYour subscription expired on ${expired}.`,
+    );
     // The inline style applied: its hash is in the Content-Security-Policy.
     await expect(computed(notice, 'backgroundColor')).resolves.toBe('rgb(254, 243, 242)');
     const rows = await page.locator('#invoices tbody tr').allInnerTexts();

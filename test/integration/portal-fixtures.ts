@@ -46,9 +46,20 @@ export async function seedPortalSubscriber(
 
 /** Two open invoices (one partly paid) and one paid one, which the portal must not list. */
 export async function seedPortalInvoices(t: TestApp, sub: { id: number; resellerId: number }) {
-  const pending = await seedInvoice(t, sub, { items: [{ description: 'Fibre 100, March', qty: 1, unitPrice: 2500 }], taxRate: 0 });
-  const partial = await seedInvoice(t, sub, { items: [{ description: 'Router', qty: 1, unitPrice: 12000 }], taxRate: 0, paid: 4550 });
-  const paid = await seedInvoice(t, sub, { items: [{ description: 'Install', qty: 1, unitPrice: 900 }], taxRate: 0, paid: 900 });
+  const pending = await seedInvoice(t, sub, {
+    items: [{ description: 'Fibre 100, March', qty: 1, unitPrice: 2500 }],
+    taxRate: 0,
+  });
+  const partial = await seedInvoice(t, sub, {
+    items: [{ description: 'Router', qty: 1, unitPrice: 12000 }],
+    taxRate: 0,
+    paid: 4550,
+  });
+  const paid = await seedInvoice(t, sub, {
+    items: [{ description: 'Install', qty: 1, unitPrice: 900 }],
+    taxRate: 0,
+    paid: 900,
+  });
   return { pending, partial, paid };
 }
 
@@ -61,6 +72,9 @@ export function visibleText(html: string): string {
     .replace(/<head>[\s\S]*?<\/head>/g, ' ')
     .replace(/<\/?(bdi|a|span)\b[^>]*>/g, '')
     .replace(/<[^>]+>/g, ' ')
-    .replace(/&(amp|lt|gt|quot|#39);/g, (e) => ({ '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#39;': "'" })[e]!)
+    .replace(
+      /&(amp|lt|gt|quot|#39);/g,
+      (e) => ({ '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#39;': "'" })[e]!,
+    )
     .replace(/\s+/g, ' ');
 }

@@ -54,13 +54,19 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 function expectNoSubscriberData(text: string): void {
-  for (const secret of [blocked.username, active.username, invoices.pending.invoiceNumber, invoices.partial.invoiceNumber, '/api/invoices/public/']) {
+  for (const secret of [
+    blocked.username,
+    active.username,
+    invoices.pending.invoiceNumber,
+    invoices.partial.invoiceNumber,
+    '/api/invoices/public/',
+  ]) {
     expect(text).not.toContain(secret);
   }
 }
 
 describe('GET /portal', () => {
-  it("shows a blocked subscriber its username, the reason, its open invoices with balances and receipt links", async () => {
+  it('shows a blocked subscriber its username, the reason, its open invoices with balances and receipt links', async () => {
     const res = await from(BLOCKED_IP);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
@@ -90,14 +96,23 @@ describe('GET /portal', () => {
   });
 
   it('reads the reason billing recorded: quota, then overdue', async () => {
-    for (const [reason, words] of [['quota', 'Your data quota is used up.'], ['overdue', 'An invoice is overdue.']] as const) {
-      await t.db.update(subscribers).set({ blockedReason: reason, expiryDate: addDays(todayUtc(), 5) }).where(eq(subscribers.id, blocked.id));
+    for (const [reason, words] of [
+      ['quota', 'Your data quota is used up.'],
+      ['overdue', 'An invoice is overdue.'],
+    ] as const) {
+      await t.db
+        .update(subscribers)
+        .set({ blockedReason: reason, expiryDate: addDays(todayUtc(), 5) })
+        .where(eq(subscribers.id, blocked.id));
       const text = visibleText((await from(BLOCKED_IP)).text);
       expect(text).toContain('Your internet access is blocked');
       expect(text).toContain(words);
       expect(text).not.toContain('expired on');
     }
-    await t.db.update(subscribers).set({ blockedReason: null, expiryDate: expired }).where(eq(subscribers.id, blocked.id));
+    await t.db
+      .update(subscribers)
+      .set({ blockedReason: null, expiryDate: expired })
+      .where(eq(subscribers.id, blocked.id));
   });
 
   it('tells a subscriber whose access is not blocked so, with its paid-until date', async () => {
@@ -121,7 +136,7 @@ describe('GET /portal', () => {
     expect(res.headers.get('referrer-policy')).toBe('no-referrer');
   });
 
-  it('gives an address without an open session the generic page: branding, how to pay, nobody\'s data', async () => {
+  it("gives an address without an open session the generic page: branding, how to pay, nobody's data", async () => {
     for (const address of [freshClient(), STOPPED_IP, SHARED_IP, 'not-an-address']) {
       const res = await from(address);
       expect(res.status).toBe(200);

@@ -6,7 +6,15 @@ describe('captive portal', () => {
     expect(sessionAddress('10.64.0.7')).toBe('10.64.0.7');
     // An IPv4 client of a dual-stack listener.
     expect(sessionAddress('::ffff:10.64.0.7')).toBe('10.64.0.7');
-    for (const other of [undefined, '', 'unknown', '10.64.0.256', "10.0.0.1' or 1=1", '2001:db8::7', '::ffff:2001:db8::7']) {
+    for (const other of [
+      undefined,
+      '',
+      'unknown',
+      '10.64.0.256',
+      "10.0.0.1' or 1=1",
+      '2001:db8::7',
+      '::ffff:2001:db8::7',
+    ]) {
       expect(sessionAddress(other)).toBeNull();
     }
   });

@@ -1,6 +1,16 @@
 import fc from 'fast-check';
 import {
-  addDays, clamp, intToIpv4, ipv4ToInt, isIPv4, isValidUsername, likePattern, normaliseMac, realmOf, renewalPrice, renewedExpiry,
+  addDays,
+  clamp,
+  intToIpv4,
+  ipv4ToInt,
+  isIPv4,
+  isValidUsername,
+  likePattern,
+  normaliseMac,
+  realmOf,
+  renewalPrice,
+  renewedExpiry,
   swapRealm,
 } from '../../shared/domain/subscriber';
 import { permanentRateLimit } from '../../services/subscribers/bandwidth-rules.service';
@@ -8,10 +18,17 @@ import { ntHash } from '../../shared/access/radius-rows';
 
 describe('subscriber domain rules', () => {
   it('normalises every common MAC notation and refuses the rest', () => {
-    for (const m of ['aa:bb:cc:dd:ee:ff', 'AA-BB-CC-DD-EE-FF', 'aabb.ccdd.eeff', 'aabbccddeeff', ' aa:bb:cc:dd:ee:ff ']) {
+    for (const m of [
+      'aa:bb:cc:dd:ee:ff',
+      'AA-BB-CC-DD-EE-FF',
+      'aabb.ccdd.eeff',
+      'aabbccddeeff',
+      ' aa:bb:cc:dd:ee:ff ',
+    ]) {
       expect(normaliseMac(m)).toBe('AA:BB:CC:DD:EE:FF');
     }
-    for (const m of ['aa:bb:cc:dd:ee', 'aa:bb-cc:dd:ee:ff', 'gg:bb:cc:dd:ee:ff', '', 'aabb.ccdd']) expect(normaliseMac(m)).toBeNull();
+    for (const m of ['aa:bb:cc:dd:ee', 'aa:bb-cc:dd:ee:ff', 'gg:bb:cc:dd:ee:ff', '', 'aabb.ccdd'])
+      expect(normaliseMac(m)).toBeNull();
   });
 
   it('usernames: name or name@realm', () => {
@@ -30,7 +47,12 @@ describe('subscriber domain rules', () => {
   it('IPv4: dotted quads without leading zeros; int round trip', () => {
     expect(isIPv4('10.0.0.1')).toBe(true);
     for (const ip of ['10.0.0.01', '256.0.0.1', '1.2.3', '1.2.3.4.5', 'a.b.c.d', '']) expect(isIPv4(ip)).toBe(false);
-    fc.assert(fc.property(fc.integer({ min: 0, max: 2 ** 32 - 1 }), (n) => ipv4ToInt(intToIpv4(n)) === n && isIPv4(intToIpv4(n))));
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 2 ** 32 - 1 }),
+        (n) => ipv4ToInt(intToIpv4(n)) === n && isIPv4(intToIpv4(n)),
+      ),
+    );
   });
 
   it('clamps and dates', () => {
@@ -62,7 +84,16 @@ describe('RADIUS values', () => {
 
   it('permanent bandwidth rules win by priority; timed rules stay off the static reply', () => {
     const rule = (id: number, direction: string, rateKbps: number, priority = 8, startTime: string | null = null) => ({
-      id, subscriberId: 1, direction, rateKbps, priority, startTime, endTime: startTime ? '06:00' : null, days: null, createdAt: new Date(), updatedAt: new Date(),
+      id,
+      subscriberId: 1,
+      direction,
+      rateKbps,
+      priority,
+      startTime,
+      endTime: startTime ? '06:00' : null,
+      days: null,
+      createdAt: new Date(),
+      updatedAt: new Date(),
     });
     expect(permanentRateLimit([], '5M/10M')).toBeNull();
     expect(permanentRateLimit([rule(1, 'upload', 512)], '5M/10M')).toBe('512k/10M');

@@ -70,9 +70,10 @@ export async function subscriberAt(db: DbOrTx, address: string): Promise<PortalS
     .where(and(eq(subscribers.username, sessions[0].username), isNull(subscribers.deletedAt)));
   if (!row) return null;
   const { planName, planPrice, planCurrency, planDays, ...sub } = row;
-  const plan = planName === null || planPrice === null || planCurrency === null || planDays === null
-    ? null
-    : { name: planName, price: planPrice, currency: planCurrency, durationDays: planDays };
+  const plan =
+    planName === null || planPrice === null || planCurrency === null || planDays === null
+      ? null
+      : { name: planName, price: planPrice, currency: planCurrency, durationDays: planDays };
   return { ...sub, plan };
 }
 

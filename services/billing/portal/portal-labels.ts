@@ -41,7 +41,8 @@ const en: Omit<PortalLabels, 'doc'> = {
   renewal: 'Renewal price',
   renewalOf: (plan, days) => `${plan}, ${days} days`,
   welcome: 'Welcome',
-  unknown: 'This connection is not linked to a subscription we can show. If your internet access has stopped, pay as described below or contact us.',
+  unknown:
+    'This connection is not linked to a subscription we can show. If your internet access has stopped, pay as described below or contact us.',
 };
 
 const ar: Omit<PortalLabels, 'doc'> = {
@@ -59,7 +60,8 @@ const ar: Omit<PortalLabels, 'doc'> = {
   renewal: 'سعر التجديد',
   renewalOf: (plan, days) => `${plan}، ${days} يومًا`,
   welcome: 'مرحبًا',
-  unknown: 'هذا الاتصال غير مرتبط باشتراك يمكننا عرضه. إذا توقف اتصالك بالإنترنت، ادفع كما هو موضح أدناه أو تواصل معنا.',
+  unknown:
+    'هذا الاتصال غير مرتبط باشتراك يمكننا عرضه. إذا توقف اتصالك بالإنترنت، ادفع كما هو موضح أدناه أو تواصل معنا.',
 };
 
 const PORTAL: Record<string, Omit<PortalLabels, 'doc'>> = { en, ar };

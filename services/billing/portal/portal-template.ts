@@ -87,12 +87,16 @@ function invoiceTable(t: PortalLabels, lines: PortalInvoiceLine[]): string {
   const rows = lines
     .map((l) => {
       const link = l.url ? `<a href="${escapeHtml(l.url)}">${t.receipt}</a>` : '';
-      return `<tr><td>${ltr(l.number)}</td><td>${ltr(l.dueDate)}</td><td>${escapeHtml(t.doc.statuses[l.status] ?? l.status)}</td>` +
-        `<td class="num">${ltr(`${formatMinor(l.balanceMinor, l.currency)} ${l.currency}`)}</td><td>${link}</td></tr>`;
+      return (
+        `<tr><td>${ltr(l.number)}</td><td>${ltr(l.dueDate)}</td><td>${escapeHtml(t.doc.statuses[l.status] ?? l.status)}</td>` +
+        `<td class="num">${ltr(`${formatMinor(l.balanceMinor, l.currency)} ${l.currency}`)}</td><td>${link}</td></tr>`
+      );
     })
     .join('');
-  return `<table id="invoices"><thead><tr><th>${t.doc.number}</th><th>${t.doc.dueDate}</th><th>${t.doc.status}</th>` +
-    `<th class="num">${t.doc.balance}</th><th></th></tr></thead><tbody>${rows}</tbody></table>`;
+  return (
+    `<table id="invoices"><thead><tr><th>${t.doc.number}</th><th>${t.doc.dueDate}</th><th>${t.doc.status}</th>` +
+    `<th class="num">${t.doc.balance}</th><th></th></tr></thead><tbody>${rows}</tbody></table>`
+  );
 }
 
 function accountSection(t: PortalLabels, account: PortalAccount): string {
@@ -116,7 +120,9 @@ export function renderPortalHtml(m: PortalModel): string {
     .map((line) => `<div class="muted">${multiline(line)}</div>`)
     .join('');
   const body = m.account ? accountSection(t, m.account) : `<h1>${t.welcome}</h1><p id="generic">${t.unknown}</p>`;
-  const howToPay = m.howToPay ? `<section id="how-to-pay"><h2>${t.doc.howToPay}</h2><div>${multiline(m.howToPay)}</div></section>` : '';
+  const howToPay = m.howToPay
+    ? `<section id="how-to-pay"><h2>${t.doc.howToPay}</h2><div>${multiline(m.howToPay)}</div></section>`
+    : '';
   return `<!doctype html>
 <html lang="${escapeHtml(m.language)}" dir="${dir}">
 <head>

@@ -20,7 +20,13 @@ import { openInvoices, sessionAddress, subscriberAt, type PortalSubscriber } fro
 import { PORTAL_STYLE, renderPortalHtml, type PortalAccount, type PortalModel } from './portal-template';
 
 const BRANDING = [
-  'language', 'operator_name', 'operator_address', 'operator_phone', 'operator_email', 'operator_logo_url', 'how_to_pay',
+  'language',
+  'operator_name',
+  'operator_address',
+  'operator_phone',
+  'operator_email',
+  'operator_logo_url',
+  'how_to_pay',
 ] as const satisfies readonly SettingKey[];
 
 const STYLE_HASH = crypto.createHash('sha256').update(PORTAL_STYLE).digest('base64');
@@ -74,7 +80,12 @@ async function accountOf(sub: PortalSubscriber): Promise<PortalAccount> {
     reason: reasonOf(sub, todayUtc()),
     expiryDate: sub.expiryDate,
     renewal: sub.plan
-      ? { plan: sub.plan.name, days: sub.plan.durationDays, priceMinor: renewalPrice(sub, sub.plan), currency: sub.plan.currency }
+      ? {
+          plan: sub.plan.name,
+          days: sub.plan.durationDays,
+          priceMinor: renewalPrice(sub, sub.plan),
+          currency: sub.plan.currency,
+        }
       : null,
     invoices: invoices.map((i) => ({
       number: i.invoiceNumber,
@@ -95,7 +106,8 @@ export const portalService: ServiceSchema = {
       http: {
         auth: 'public',
         access: 'none (the subscriber is the one whose open session has the client address)',
-        summary: 'Captive portal: the account, why access is blocked, open invoices and how to pay, for the caller\'s address',
+        summary:
+          "Captive portal: the account, why access is blocked, open invoices and how to pay, for the caller's address",
         tag: 'captive portal',
         query: object({}),
         produces: 'html',
@@ -107,7 +119,13 @@ export const portalService: ServiceSchema = {
         const sub = address ? await subscriberAt(db(), address) : null;
         const model: PortalModel = {
           language: s.language,
-          operator: { name: s.operator_name, address: s.operator_address, phone: s.operator_phone, email: s.operator_email, logoUrl: s.operator_logo_url },
+          operator: {
+            name: s.operator_name,
+            address: s.operator_address,
+            phone: s.operator_phone,
+            email: s.operator_email,
+            logoUrl: s.operator_logo_url,
+          },
           howToPay: s.how_to_pay,
           account: sub ? await accountOf(sub) : null,
         };

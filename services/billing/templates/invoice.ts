@@ -120,14 +120,18 @@ export function renderInvoiceHtml(m: DocumentModel): string {
 
   const rows = m.items
     .map(
-      (it) => `<tr><td>${escapeHtml(it.description)}</td><td class="num">${ltr(it.qty)}</td>` +
+      (it) =>
+        `<tr><td>${escapeHtml(it.description)}</td><td class="num">${ltr(it.qty)}</td>` +
         `<td class="num">${money(it.unitPriceMinor)}</td><td class="num">${money(it.amountMinor)}</td></tr>`,
     )
     .join('');
   const payments = m.payments.length
     ? `<section><div class="label">${t.payments}</div><table><thead><tr><th>${t.date}</th><th>${t.method}</th><th>${t.reference}</th><th class="num">${t.amount}</th></tr></thead><tbody>` +
       m.payments
-        .map((p) => `<tr><td>${ltr(p.date)}</td><td>${escapeHtml(p.method)}</td><td>${escapeHtml(p.reference ?? '')}</td><td class="num">${money(p.amountMinor)}</td></tr>`)
+        .map(
+          (p) =>
+            `<tr><td>${ltr(p.date)}</td><td>${escapeHtml(p.method)}</td><td>${escapeHtml(p.reference ?? '')}</td><td class="num">${money(p.amountMinor)}</td></tr>`,
+        )
         .join('') +
       '</tbody></table></section>'
     : '';
