@@ -9,6 +9,7 @@
  */
 import fc from 'fast-check';
 import { adminToken, client, startTestApp, type TestApp } from '../helpers/app';
+import { failure } from '../../shared/failures';
 import { seedPlan, seedReseller, seedSubscriber } from './billing-fixtures';
 
 let t: TestApp;
@@ -30,16 +31,18 @@ afterAll(async () => {
 
 // ---- Steps ---------------------------------------------------------------------------------
 
-/** Which invoice a payment aims at: any known one, a void one, or an open one (when there is one). */
-type Target = 'any' | 'void' | 'open';
+/** Which invoice a request aims at: any known one, or one of that status group when there is one. */
+type Target = 'any' | 'void' | 'open' | 'pending';
 type Pay = { kind: 'pay'; target: Target; pick: number; share: number; wallet: boolean };
+/** PUT with one new line of `cents` (0 included: a zero invoice is settled at once). */
+type Edit = { kind: 'edit'; target: Target; pick: number; cents: number };
 type QuickPay = { kind: 'quickPay'; cents: number };
 type Consolidate = { kind: 'consolidate' };
 type Credit = { kind: 'credit'; cents: number };
 type Create = { kind: 'create'; cents: number; ageDays: number };
 /** The daily overdue job, run as if every due date had passed. */
 type Overdue = { kind: 'overdue' };
-type Op = Pay | QuickPay | Consolidate | Credit;
+type Op = Pay | QuickPay | Consolidate | Credit | Edit;
 type Step = Op | Create | Overdue | { kind: 'together'; ops: Op[] };
 
 const cents = (max: number) => fc.integer({ min: 1, max });
@@ -55,6 +58,15 @@ const payArb: fc.Arbitrary<Pay> = fc.record({
   ),
   wallet: fc.boolean(),
 });
+const editArb: fc.Arbitrary<Edit> = fc.record({
+  kind: fc.constant('edit' as const),
+  target: fc.constantFrom<Target>('pending', 'pending', 'any'),
+  pick: fc.nat(1000),
+  cents: fc.oneof(
+    { weight: 1, arbitrary: fc.constant(0) },
+    { weight: 6, arbitrary: fc.integer({ min: 1, max: 30_000 }) },
+  ),
+});
 const quickPayArb: fc.Arbitrary<QuickPay> = fc.record({ kind: fc.constant('quickPay' as const), cents: cents(60_000) });
 const consolidateArb: fc.Arbitrary<Consolidate> = fc.constant({ kind: 'consolidate' as const });
 const creditArb: fc.Arbitrary<Credit> = fc.record({ kind: fc.constant('credit' as const), cents: cents(20_000) });
@@ -68,6 +80,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 2, arbitrary: quickPayArb },
   { weight: 2, arbitrary: consolidateArb },
   { weight: 1, arbitrary: creditArb },
+  { weight: 1, arbitrary: editArb },
 );
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 3, arbitrary: createArb },
@@ -158,15 +171,13 @@ const INVARIANTS: Record<string, string> = {
     select x.id from transactions x
     where ($1::int is null or x.subscriber_id = $1)
       and x.type = 'invoice_payment' and (select count(*) from invoice_payments p where p.transaction_id = x.id) <> 1`,
-  'a consolidated invoice merges at least two void originals: their amounts, their lines': `
+  // Its amounts and lines are checked when it is made (expectMerge): a merged invoice is pending,
+  // so a later PUT may change them.
+  'a consolidated invoice merges at least two originals, all void': `
     select m.id from invoices m
     where ($1::int is null or m.subscriber_id = $1) and m.kind = 'consolidated' and (
          (select count(*) from invoices o where o.consolidated_into = m.id) < 2
-      or exists (select 1 from invoices o where o.consolidated_into = m.id and o.status <> 'void')
-      or m.amount <> (select sum(o.amount) from invoices o where o.consolidated_into = m.id)
-      or (m.tax_rate = 0 and m.total <> (select sum(o.total) from invoices o where o.consolidated_into = m.id))
-      or (select count(*) from invoice_items l where l.invoice_id = m.id)
-         <> (select count(*) from invoice_items l join invoices o on o.id = l.invoice_id where o.consolidated_into = m.id))`,
+      or exists (select 1 from invoices o where o.consolidated_into = m.id and o.status <> 'void'))`,
   'a void invoice was voided by a consolidation': `
     select o.id from invoices o left join invoices m on m.id = o.consolidated_into
     where ($1::int is null or o.subscriber_id = $1) and o.status = 'void' and (m.id is null or m.kind <> 'consolidated' or m.subscriber_id <> o.subscriber_id)`,
@@ -210,6 +221,40 @@ async function checkInvariants(subscriberId: number): Promise<void> {
   ).toEqual([...db.invoices.values()].map((i) => [i.id, i.total, i.paid, i.total - i.paid]));
 }
 
+/**
+ * A merge just made: its amount is the sum of the voided originals' amounts (its total too without
+ * tax; with tax, the tax of the sum), and its lines are theirs, in invoice then line order.
+ */
+async function expectMerge(mergedId: number, voidedIds: number[], rate: number): Promise<void> {
+  const head = await t.pool.query(
+    `select m.amount::float8 as amount, m.total::float8 as total,
+            (select sum(o.amount)::float8 from invoices o where o.id = any($2::int[])) as sum_amount,
+            (select sum(o.total)::float8 from invoices o where o.id = any($2::int[])) as sum_total,
+            (select array_agg(o.id order by o.id) from invoices o where o.consolidated_into = m.id) as originals
+     from invoices m where m.id = $1`,
+    [mergedId, voidedIds],
+  );
+  const m = head.rows[0];
+  expect(m.originals).toEqual([...voidedIds].sort((a, b) => a - b));
+  expect(m.amount).toBe(m.sum_amount);
+  expect(m.total).toBe(rate === 0 ? m.sum_total : m.amount + tax(m.amount, rate));
+  const lines = async (ids: number[]) =>
+    (
+      await t.pool.query(
+        `select description, qty::text as qty, unit_price::float8 as unit_price from invoice_items
+         where invoice_id = any($1::int[]) order by invoice_id, position`,
+        [ids],
+      )
+    ).rows;
+  expect(await lines([mergedId])).toEqual(await lines(voidedIds));
+}
+
+async function expectMerges(sent: Sent[], rate: number): Promise<void> {
+  for (const r of sent)
+    if (r.op.kind === 'consolidate' && r.status === 200)
+      await expectMerge(r.body.data.consolidated_invoice.id, r.body.data.voided_invoice_ids, rate);
+}
+
 /** Model and rows agree exactly: every invoice's total, paid amount and status, and the wallet. */
 async function expectModel(subscriberId: number, model: State): Promise<void> {
   const db = await dbState(subscriberId);
@@ -225,17 +270,23 @@ async function expectModel(subscriberId: number, model: State): Promise<void> {
 // ---- Requests --------------------------------------------------------------------------------
 
 /** The invoice a payment aims at and the amount it asks, decided on the state before the step. */
-function payPlan(op: Pay, s: State): { id: number; amount: number } | undefined {
+function pickInvoice(target: Target, pick: number, s: State): Inv | undefined {
   const all = [...s.invoices.values()];
   const pool =
-    op.target === 'void'
+    target === 'void'
       ? all.filter((i) => i.status === 'void')
-      : op.target === 'open'
+      : target === 'open'
         ? all.filter((i) => OPEN.includes(i.status))
-        : all;
+        : target === 'pending'
+          ? all.filter((i) => i.status === 'pending')
+          : all;
   const candidates = pool.length ? pool : all;
-  if (!candidates.length) return undefined;
-  const chosen = candidates[op.pick % candidates.length];
+  return candidates.length ? candidates[pick % candidates.length] : undefined;
+}
+
+function payPlan(op: Pay, s: State): { id: number; amount: number } | undefined {
+  const chosen = pickInvoice(op.target, op.pick, s);
+  if (!chosen) return undefined;
   const balance = chosen.total - chosen.paid;
   const amount =
     balance === 0
@@ -278,6 +329,16 @@ async function send(op: Op, subscriberId: number, before: State): Promise<Sent |
     case 'consolidate': {
       const res = await api.post(`/api/invoices/consolidate/${subscriberId}`, {}, { token: admin });
       return { op, status: res.status, body: res.body };
+    }
+    case 'edit': {
+      const inv = pickInvoice(op.target, op.pick, before);
+      if (!inv) return undefined;
+      const res = await api.put(
+        `/api/invoices/${inv.id}`,
+        { items: [{ description: 'edited', qty: 1, unit_price: dec(op.cents) }] },
+        { token: admin },
+      );
+      return { op, plan: { id: inv.id, amount: op.cents }, status: res.status, body: res.body };
     }
     case 'credit': {
       const res = await api.post(
@@ -387,6 +448,18 @@ function expectSequential(r: Sent, model: State, rate: number): void {
       status: 'pending',
       issueDate: merged.issue_date,
     });
+  } else if (op.kind === 'edit') {
+    const inv = model.invoices.get(r.plan!.id)!;
+    if (inv.status !== 'pending') {
+      expect([r.status, body.message]).toEqual([409, failure('invoiceNotEditable', inv.status).message]);
+      return;
+    }
+    expect(r.status).toBe(200);
+    inv.amount = op.cents;
+    inv.total = op.cents + tax(op.cents, rate);
+    // A pending invoice edited down to 0 is settled at once (docs/billing.md).
+    if (inv.total === 0) inv.status = 'paid';
+    expect([toCents(body.data.total), body.data.status]).toEqual([inv.total, inv.status]);
   } else {
     expect(r.status).toBe(200);
     model.wallet += op.cents;
@@ -400,9 +473,14 @@ function expectConcurrent(results: Sent[], before: State, after: State): void {
   // Creations are never in a group, so one merge leaves fewer than two pending invoices.
   expect(consolidations.length).toBeLessThanOrEqual(1);
   const voidedNow = new Set<number>(consolidations.flatMap((r) => r.body.data.voided_invoice_ids));
-  const touched = new Map<number, number>(); // invoice id -> payments that succeeded on it in the group
+  // Invoice id -> requests of the group that changed its amounts (payments, quick-pay, edits).
+  const touched = new Map<number, number>();
+  const edited = new Map<number, number[]>(); // invoice id -> new totals of the edits that succeeded
   for (const r of results) {
-    if (r.op.kind === 'pay' && r.status === 200) touched.set(r.plan!.id, (touched.get(r.plan!.id) ?? 0) + 1);
+    if ((r.op.kind === 'pay' || r.op.kind === 'edit') && r.status === 200)
+      touched.set(r.plan!.id, (touched.get(r.plan!.id) ?? 0) + 1);
+    if (r.op.kind === 'edit' && r.status === 200)
+      edited.set(r.plan!.id, [...(edited.get(r.plan!.id) ?? []), toCents(r.body.data.total)]);
     if (r.op.kind === 'quickPay')
       for (const a of r.body.applied) touched.set(a.invoice_id, (touched.get(a.invoice_id) ?? 0) + 1);
   }
@@ -417,7 +495,8 @@ function expectConcurrent(results: Sent[], before: State, after: State): void {
       const amount = r.plan!.amount;
       if (r.status === 200) {
         expect(inv.status).not.toBe('void');
-        expect(amount).toBeLessThanOrEqual(inv.total - inv.paid);
+        // Within the balance it saw, unless an edit of the group raised the total first.
+        expect(amount <= inv.total - inv.paid || edited.has(inv.id)).toBe(true);
         paidDelta.set(inv.id, (paidDelta.get(inv.id) ?? 0) + amount);
         if (op.wallet) walletDelta -= amount;
       } else if (r.status === 409) {
@@ -451,6 +530,16 @@ function expectConcurrent(results: Sent[], before: State, after: State): void {
     } else if (op.kind === 'consolidate') {
       if (r.status !== 200)
         expect([r.status, body.message]).toEqual([409, 'at least two pending invoices are needed to consolidate']);
+    } else if (op.kind === 'edit') {
+      const inv = before.invoices.get(r.plan!.id)!;
+      if (r.status === 200) {
+        expect(inv.status).toBe('pending');
+      } else {
+        // Not pending before, or paid into or voided by another request of the group first.
+        const now = after.invoices.get(inv.id)!.status;
+        expect([r.status, body.message]).toEqual([409, failure('invoiceNotEditable', now).message]);
+        expect(inv.status !== 'pending' || voidedNow.has(inv.id) || (touched.get(inv.id) ?? 0) > 0).toBe(true);
+      }
     } else {
       expect(r.status).toBe(200);
       walletDelta += op.cents;
@@ -467,6 +556,9 @@ function expectConcurrent(results: Sent[], before: State, after: State): void {
       continue;
     }
     expect([inv.id, inv.paid - old.paid]).toEqual([inv.id, paidDelta.get(inv.id) ?? 0]);
+    // A total changes only by an edit that answered 200, to that edit's total.
+    const totals = edited.get(inv.id) ?? [old.total];
+    expect([inv.id, totals.includes(inv.total)]).toEqual([inv.id, true]);
     expect([inv.id, inv.status === 'void']).toEqual([inv.id, old.status === 'void' || voidedNow.has(inv.id)]);
   }
 }
@@ -501,18 +593,18 @@ describe('money under random sequences of payments, quick-pay, consolidation and
                 await expectModel(subscriberId, model);
               } else if (step.kind === 'together') {
                 const before = cloneState(model);
-                const sent = await Promise.all(step.ops.map((op) => send(op, subscriberId, before)));
-                const after = await dbState(subscriberId);
-                expectConcurrent(
-                  sent.filter((r): r is Sent => r !== undefined),
-                  before,
-                  after,
+                const sent = (await Promise.all(step.ops.map((op) => send(op, subscriberId, before)))).filter(
+                  (r): r is Sent => r !== undefined,
                 );
+                const after = await dbState(subscriberId);
+                expectConcurrent(sent, before, after);
                 Object.assign(model, after);
+                await expectMerges(sent, rate);
               } else {
                 const r = await send(step, subscriberId, model);
                 if (r) expectSequential(r, model, rate);
                 await expectModel(subscriberId, model);
+                if (r) await expectMerges([r], rate);
               }
               await checkInvariants(subscriberId);
             }
