@@ -25,7 +25,7 @@ import { BoundedPdfStore, PgPdfStore, pdfCacheOptionsFromEnv, type PdfStore } fr
 import { renderInvoiceHtml } from './templates/invoice';
 import { labelsFor } from './templates/labels';
 import { TAG, paper, renderErrors, sendBody, sendErrors, token } from './document-schemas';
-import { idParams, object } from '../../shared/http/schemas';
+import { idParams, object, type IdPath } from '../../shared/http/schemas';
 
 
 type DocumentSettings = BrandingSettings & Pick<Settings, 'default_paper_size'>;
@@ -195,7 +195,7 @@ export const documentsService: ServiceSchema = {
         body: object({}),
         errors: { 403: "not authorized (role, or outside the caller's tree)", 404: FAILURES.invoiceNotFound.message },
       },
-      async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
+      async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
         requireAdminOrReseller(ctx.meta.auth);
         const invoice = await recordInScope(db(), authOf(ctx), 'write', await loadInvoiceRow(db(), ctx.params.id), 'invoiceNotFound');
         const link = newPublicLink(invoice.id);

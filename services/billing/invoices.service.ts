@@ -12,7 +12,6 @@ import {
   payFifo,
   quoteServiceChange,
   updatePendingInvoice,
-  type PaymentMethod,
 } from '../../shared/billing';
 import { db } from '../../shared/db/client';
 import { FAILURES, fail, failure } from '../../shared/failures';
@@ -29,13 +28,18 @@ import { NAME_SAMPLE_INTERVAL_MS, sampleFullNames } from './name-lookup';
 import { FOLD_INTERVAL_MS, foldStatusCounts } from './invoice-status-counts';
 import { listPageEntriesFromEnv } from './list-page-cache';
 import { invoiceHead, invoiceJson, paymentsJson, subscriberHead } from './queries';
-import { INVOICE_STATUSES } from '../../shared/domain/invoice-state';
-import { PAYMENT_METHODS } from '../../shared/billing/types';
-import { READ, TAG, WRITE, items, notes, positiveAmount, readErrors, reference, taxRate, writeErrors } from './invoice-schemas';
-import { currencyCode, idParams, idSchema, isoDate, isoDateTime, object, paginationProperties } from '../../shared/http/schemas';
-import { itemsInMinor, type ItemParam } from './amounts';
-import { payInvoice, type PayInvoiceInput } from './use-cases/pay-invoice';
-import { commissionReport, type CommissionsInput } from './use-cases/commissions';
+import { READ, TAG, WRITE, readErrors, writeErrors } from './invoice-schemas';
+import { commissionsQuery, consolidateBody, createBody, listQuery, payBody, prorateBody, quickPayBody, updateBody } from './invoice-schemas';
+import type {
+  CommissionsInput, ConsolidateInput, CreateInvoiceInput, ListInvoicesInput, PayInput, ProrateInput, QuickPayInput, UpdateInvoiceInput,
+} from './invoice-schemas';
+import { idParams, type IdPath, type Infer } from '../../shared/http/schemas';
+import { itemsInMinor } from './amounts';
+import { payInvoice } from './use-cases/pay-invoice';
+import { commissionReport } from './use-cases/commissions';
+
+const subscriberPath = idParams('subscriber_id');
+type SubscriberPath = Infer<typeof subscriberPath>;
 
 const DAY_MS = 86_400_000;
 
@@ -73,21 +77,10 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         access: READ,
         summary: 'List invoices, newest first',
         tag: TAG,
-        query: object({
-        ...paginationProperties,
-        status: { type: 'string', enum: [...INVOICE_STATUSES] },
-        subscriber_id: idSchema,
-        reseller_id: idSchema,
-        from: isoDate,
-        to: isoDate,
-        search: { type: 'string', minLength: 1, maxLength: 100 },
-        order: { type: 'string', enum: ['desc', 'asc'], default: 'desc' },
-        }),
+        query: listQuery,
         errors: { 403: 'reseller_id outside the caller\'s tree' },
       },
-      async handler(
-        ctx: Ctx<{ page?: number; limit?: number; status?: string; subscriber_id?: number; reseller_id?: number; from?: string; to?: string; search?: string; order?: 'asc' | 'desc' }>,
-      ): Promise<ActionResult> {
+      async handler(ctx: Ctx<ListInvoicesInput>): Promise<ActionResult> {
         const auth = authOf(ctx);
         const p = ctx.params;
         const { page, limit, offset } = pageOf(p);
@@ -95,7 +88,7 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         if (p.reseller_id !== undefined && !(await resellerInScope(db(), scope, p.reseller_id))) throw fail('notAuthorized');
         const { json, total } = await listInvoicesJson(scope, {
           status: p.status, subscriberId: p.subscriber_id, resellerId: p.reseller_id, from: p.from, to: p.to,
-          search: p.search, order: p.order ?? 'desc', limit, offset,
+          search: p.search, order: p.order, limit, offset,
         });
         return rawJsonEnvelope(json, { pagination: { page, limit, total } });
       },
@@ -111,7 +104,7 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         params: idParams(),
         errors: readErrors,
       },
-      async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
+      async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
         const auth = authOf(ctx);
         const invoice = await recordInScope(db(), auth, 'read', await invoiceJson(ctx.params.id), 'invoiceNotFound');
         return rawJsonEnvelope(invoice.json);
@@ -127,12 +120,10 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         tag: TAG,
         success: 201,
         idempotent: true,
-        body: object({ subscriber_id: idSchema, items, tax_rate: taxRate, due_date: isoDate, notes, currency: currencyCode }, ['subscriber_id', 'items']),
+        body: createBody,
         errors: { 400: 'validation (the message names the field), subscriber_id not found', 403: FAILURES.notAuthorized.message, 409: 'Idempotency-Key reused with another request' },
       },
-      async handler(
-        ctx: Ctx<{ subscriber_id: number; items: ItemParam[]; tax_rate?: number; due_date?: string; notes?: string; currency?: string }>,
-      ): Promise<ActionResult> {
+      async handler(ctx: Ctx<CreateInvoiceInput>): Promise<ActionResult> {
         const auth = requireAdminOrReseller(ctx.meta.auth);
         const p = ctx.params;
         const subscriber = await recordInScope(db(), auth, 'write', await subscriberHead(p.subscriber_id), failure('referenceNotFound', 'subscriber_id'));
@@ -157,10 +148,10 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         summary: 'Edit a pending invoice (items, tax_rate, due_date, notes); totals are recomputed',
         tag: TAG,
         params: idParams(),
-        body: { ...object({ items, tax_rate: taxRate, due_date: isoDate, notes: { type: ['string', 'null'], maxLength: 4000 } }), minProperties: 1 },
+        body: updateBody,
         errors: { ...writeErrors, 409: 'the invoice is not pending' },
       },
-      async handler(ctx: Ctx<{ id: number; items?: ItemParam[]; tax_rate?: number; due_date?: string; notes?: string | null }>): Promise<ActionResult> {
+      async handler(ctx: Ctx<IdPath & UpdateInvoiceInput>): Promise<ActionResult> {
         const auth = requireAdminOrReseller(ctx.meta.auth);
         const p = ctx.params;
         const head = await recordInScope(db(), auth, 'write', await invoiceHead(p.id), 'invoiceNotFound');
@@ -183,7 +174,7 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         params: idParams(),
         errors: { 403: 'not an admin', 404: FAILURES.invoiceNotFound.message, 409: FAILURES.invoicePaid.message },
       },
-      async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
+      async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
         await db().transaction((tx) => deleteInvoice(tx, ctx.params.id));
         return { data: { id: ctx.params.id, deleted: true } };
@@ -199,10 +190,10 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         tag: TAG,
         params: idParams(),
         idempotent: true,
-        body: object({ amount: positiveAmount, method: { type: 'string', enum: [...PAYMENT_METHODS] }, reference, paid_at: isoDateTime, notes }, ['amount']),
+        body: payBody,
         errors: { 400: FAILURES.amountExceedsBalance.message, ...writeErrors, 409: 'invoice is void, or Idempotency-Key reused with another request' },
       },
-      async handler(ctx: Ctx<PayInvoiceInput>): Promise<ActionResult> {
+      async handler(ctx: Ctx<IdPath & PayInput>): Promise<ActionResult> {
         return payInvoice(ctx.meta.auth, ctx.params, requestWrite(ctx, 200));
       },
     },
@@ -217,7 +208,7 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         params: idParams(),
         errors: readErrors,
       },
-      async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
+      async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
         await recordInScope(db(), authOf(ctx), 'read', await invoiceHead(ctx.params.id), 'invoiceNotFound');
         return rawJsonEnvelope(await paymentsJson(ctx.params.id));
       },
@@ -230,14 +221,12 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         access: WRITE,
         summary: 'Pay the subscriber\'s open invoices oldest first; the excess goes to the wallet',
         tag: TAG,
-        params: idParams('subscriber_id'),
+        params: subscriberPath,
         idempotent: true,
-        body: object({ amount: positiveAmount, method: { type: 'string', enum: PAYMENT_METHODS.filter((m) => m !== 'wallet') }, reference, notes }, ['amount']),
+        body: quickPayBody,
         errors: { 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message, 409: 'Idempotency-Key reused with another request' },
       },
-      async handler(
-        ctx: Ctx<{ subscriber_id: number; amount: number; method?: Exclude<PaymentMethod, 'wallet'>; reference?: string; notes?: string }>,
-      ): Promise<ActionResult> {
+      async handler(ctx: Ctx<SubscriberPath & QuickPayInput>): Promise<ActionResult> {
         const auth = requireAdminOrReseller(ctx.meta.auth);
         const p = ctx.params;
         await recordInScope(db(), auth, 'write', await subscriberHead(p.subscriber_id), 'subscriberNotFound');
@@ -262,11 +251,11 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         access: WRITE,
         summary: 'Merge the subscriber\'s pending invoices into one new pending invoice and void them',
         tag: TAG,
-        params: idParams('subscriber_id'),
-        body: object({ notes }),
+        params: subscriberPath,
+        body: consolidateBody,
         errors: { 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message, 409: 'fewer than two pending invoices, or mixed currencies or tax rates' },
       },
-      async handler(ctx: Ctx<{ subscriber_id: number; notes?: string }>): Promise<ActionResult> {
+      async handler(ctx: Ctx<SubscriberPath & ConsolidateInput>): Promise<ActionResult> {
         const auth = requireAdminOrReseller(ctx.meta.auth);
         await recordInScope(db(), auth, 'write', await subscriberHead(ctx.params.subscriber_id), 'subscriberNotFound');
         const { json, voidedIds } = await db().transaction(async (tx) => {
@@ -284,7 +273,7 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         access: 'any authenticated (reseller_id: admin scope, or a reseller inside its tree)',
         summary: 'Monthly commission breakdown of a reseller',
         tag: TAG,
-        query: object({ reseller_id: idSchema, from: isoDate, to: isoDate, status: { type: 'string', enum: [...INVOICE_STATUSES] } }),
+        query: commissionsQuery,
         errors: { 403: 'reseller_id outside the caller\'s tree' },
       },
       async handler(ctx: Ctx<CommissionsInput>): Promise<ActionResult> {
@@ -299,10 +288,10 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         access: WRITE,
         summary: 'Pre-compute a prorated change of plan (nothing is written)',
         tag: TAG,
-        body: object({ subscriber_id: idSchema, new_service_id: idSchema }, ['subscriber_id', 'new_service_id']),
+        body: prorateBody,
         errors: { 400: 'new_service_id not found', 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message },
       },
-      async handler(ctx: Ctx<{ subscriber_id: number; new_service_id: number }>): Promise<ActionResult> {
+      async handler(ctx: Ctx<ProrateInput>): Promise<ActionResult> {
         const auth = requireAdminOrReseller(ctx.meta.auth);
         await recordInScope(db(), auth, 'write', await subscriberHead(ctx.params.subscriber_id), 'subscriberNotFound');
         const q = await quoteServiceChange(db(), { subscriberId: ctx.params.subscriber_id, newServiceId: ctx.params.new_service_id });

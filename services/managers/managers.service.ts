@@ -12,19 +12,10 @@ import { authOf, pageOf, type Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
 import { isoTimestamp } from '../../shared/http/schemas';
 import { conflictOnDuplicate } from '../../shared/db/errors';
-import { adminErrors, idParams, object, paginationProperties } from '../../shared/http/schemas';
-import { managerFields } from './schemas';
+import { adminErrors, idParams, pageQuery, type IdPath, type PageQuery } from '../../shared/http/schemas';
+import { managerCreateBody, managerUpdateBody, type ManagerInput, type NewManagerInput } from './schemas';
 
 type ManagerRow = typeof managers.$inferSelect;
-
-interface ManagerInput {
-  username?: string;
-  password?: string;
-  role?: Role;
-  reseller_id?: number | null;
-  permissions?: string[];
-  active?: boolean;
-}
 
 function view(m: ManagerRow) {
   return {
@@ -100,21 +91,21 @@ export const managersService: ServiceSchema = {
         summary: 'Create a manager (admin, reseller or user account)',
         tag: 'managers',
         success: 201,
-        body: object(managerFields, ['username', 'password', 'role']),
+        body: managerCreateBody,
         errors: { ...adminErrors, 409: FAILURES.usernameTaken.message },
       },
-      async handler(ctx: Ctx<ManagerInput>): Promise<ActionResult> {
+      async handler(ctx: Ctx<NewManagerInput>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
         const p = ctx.params;
-        const role = p.role as Role;
+        const role = p.role;
         checkPermissions(p.permissions);
         await checkRoleAndReseller(role, p.reseller_id);
         return conflictOnDuplicate('usernameTaken', async () => {
           const [row] = await db()
             .insert(managers)
             .values({
-              username: p.username as string,
-              passwordHash: await hashPassword(p.password as string),
+              username: p.username,
+              passwordHash: await hashPassword(p.password),
               role,
               resellerId: p.reseller_id ?? null,
               permissions: p.permissions ?? [],
@@ -132,10 +123,10 @@ export const managersService: ServiceSchema = {
         access: 'admin',
         summary: 'List managers',
         tag: 'managers',
-        query: object(paginationProperties),
+        query: pageQuery,
         errors: adminErrors,
       },
-      async handler(ctx: Ctx<{ page?: number; limit?: number }>): Promise<ActionResult> {
+      async handler(ctx: Ctx<PageQuery>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
         const { page, limit, offset } = pageOf(ctx.params);
         const rows = await db().select().from(managers).orderBy(managers.id).limit(limit).offset(offset);
@@ -166,10 +157,10 @@ export const managersService: ServiceSchema = {
         summary: 'Update a manager',
         tag: 'managers',
         params: idParams(),
-        body: { ...object(managerFields), minProperties: 1 },
+        body: managerUpdateBody,
         errors: { ...adminErrors, 404: FAILURES.managerNotFound.message, 409: 'username already exists, or cannot demote the last admin' },
       },
-      async handler(ctx: Ctx<ManagerInput & { id: number }>): Promise<ActionResult> {
+      async handler(ctx: Ctx<ManagerInput & IdPath>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
         const p = ctx.params;
         const [current] = await db().select().from(managers).where(eq(managers.id, p.id));
@@ -218,7 +209,7 @@ export const managersService: ServiceSchema = {
         params: idParams(),
         errors: { ...adminErrors, 404: FAILURES.managerNotFound.message, 409: FAILURES.lastAdminDelete.message },
       },
-      async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
+      async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
         const [current] = await db().select().from(managers).where(eq(managers.id, ctx.params.id));
         if (!current) throw fail('managerNotFound');

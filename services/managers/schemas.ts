@@ -1,8 +1,8 @@
 /** Request schemas of the manager routes. */
-import { idSchema } from '../../shared/http/schemas';
+import { idSchema, object, type Infer } from '../../shared/http/schemas';
 import { ROLES } from '../../shared/auth/claims';
 
-const permissionList = { type: 'array', items: { type: 'string', pattern: '^[a-z_]+\\.[a-z_]+$' }, maxItems: 100 };
+const permissionList = { type: 'array', items: { type: 'string', pattern: '^[a-z_]+\\.[a-z_]+$' }, maxItems: 100 } as const;
 
 export const managerFields = {
   username: { type: 'string', minLength: 3, maxLength: 64, pattern: '^[A-Za-z0-9_.@-]+$' },
@@ -11,4 +11,9 @@ export const managerFields = {
   reseller_id: { ...idSchema, type: ['integer', 'null'] },
   permissions: permissionList,
   active: { type: 'boolean' },
-};
+} as const;
+
+export const managerCreateBody = object(managerFields, ['username', 'password', 'role']);
+export const managerUpdateBody = { ...object(managerFields), minProperties: 1 };
+export type ManagerInput = Infer<typeof managerUpdateBody>;
+export type NewManagerInput = Infer<typeof managerCreateBody>;

@@ -1,4 +1,5 @@
 /** Request schemas of the access-server routes (nas.service.ts). */
+import { object, type Infer } from '../../shared/http/schemas';
 
 export const nasFields = {
   name: { type: 'string', minLength: 1, maxLength: 64 },
@@ -10,5 +11,9 @@ export const nasFields = {
   api_username: { type: ['string', 'null'], maxLength: 64 },
   api_password: { type: ['string', 'null'], maxLength: 128 },
   description: { type: ['string', 'null'], maxLength: 500 },
-};
+} as const;
+
+export const nasCreateBody = object(nasFields, ['name', 'ip_address', 'secret']);
+export const nasUpdateBody = { ...object(nasFields), minProperties: 1 };
+export type NasInput = Infer<typeof nasUpdateBody>;
 

@@ -9,22 +9,10 @@ import { FAILURES, fail } from '../../shared/failures';
 import { pageOf, type Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
 import { isoTimestamp } from '../../shared/http/schemas';
-import { adminErrors, idParams, object, paginationProperties } from '../../shared/http/schemas';
-import { nasFields } from './nas-schemas';
+import { adminErrors, idParams, pageQuery, type IdPath, type PageQuery } from '../../shared/http/schemas';
+import { nasCreateBody, nasUpdateBody, type NasInput } from './nas-schemas';
 
 type NasRow = typeof nas.$inferSelect;
-
-interface NasInput {
-  name?: string;
-  ip_address?: string;
-  secret?: string;
-  coa_port?: number;
-  type?: string;
-  api_port?: number | null;
-  api_username?: string | null;
-  api_password?: string | null;
-  description?: string | null;
-}
 
 /** Secrets (RADIUS shared secret, API password) are write-only. */
 export function nasView(n: NasRow) {
@@ -69,7 +57,7 @@ export const nasService: ServiceSchema = {
         summary: 'Register an access server (written to the FreeRADIUS nas table)',
         tag: 'nas',
         success: 201,
-        body: object(nasFields, ['name', 'ip_address', 'secret']),
+        body: nasCreateBody,
         errors: { ...adminErrors, 409: FAILURES.nasIpTaken.message },
       },
       async handler(ctx: Ctx<NasInput>): Promise<ActionResult> {
@@ -86,10 +74,10 @@ export const nasService: ServiceSchema = {
         access: 'admin',
         summary: 'List access servers (secrets never returned)',
         tag: 'nas',
-        query: object(paginationProperties),
+        query: pageQuery,
         errors: adminErrors,
       },
-      async handler(ctx: Ctx<{ page?: number; limit?: number }>): Promise<ActionResult> {
+      async handler(ctx: Ctx<PageQuery>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
         const { page, limit, offset } = pageOf(ctx.params);
         const rows = await db().select().from(nas).orderBy(asc(nas.id)).limit(limit).offset(offset);
@@ -105,10 +93,10 @@ export const nasService: ServiceSchema = {
         summary: 'Update an access server',
         tag: 'nas',
         params: idParams(),
-        body: { ...object(nasFields), minProperties: 1 },
+        body: nasUpdateBody,
         errors: { ...adminErrors, 404: FAILURES.nasNotFound.message, 409: FAILURES.nasIpTaken.message },
       },
-      async handler(ctx: Ctx<NasInput & { id: number }>): Promise<ActionResult> {
+      async handler(ctx: Ctx<NasInput & IdPath>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
         const { id, ...input } = ctx.params;
         const [row] = await uniqueIp(() => db().update(nas).set(columns(input)).where(eq(nas.id, id)).returning());
@@ -126,7 +114,7 @@ export const nasService: ServiceSchema = {
         params: idParams(),
         errors: { ...adminErrors, 404: FAILURES.nasNotFound.message },
       },
-      async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
+      async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
         const [row] = await db().delete(nas).where(eq(nas.id, ctx.params.id)).returning({ id: nas.id });
         if (!row) throw fail('nasNotFound');

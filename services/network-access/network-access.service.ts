@@ -13,7 +13,7 @@ import { subscribers } from '../../shared/db/schema';
 import { FAILURES, fail } from '../../shared/failures';
 import type { Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
-import { emptyBody, idParams } from '../../shared/http/schemas';
+import { emptyBody, idParams, type IdPath } from '../../shared/http/schemas';
 import { loadSettings } from '../../shared/settings';
 import { bandwidthSeries } from './bandwidth';
 import { CoaClient } from './coa/client';
@@ -44,7 +44,7 @@ interface Clients {
 }
 
 /** The subscriber named by the path, after the permission and scope checks of shared/auth/policy. */
-async function subscriberFor(ctx: Ctx<{ id: number }>, permission: Permission, access: Access) {
+async function subscriberFor(ctx: Ctx<IdPath>, permission: Permission, access: Access) {
   const auth = requirePermission(ctx.meta.auth, permission);
   const [row] = await db()
     .select({ id: subscribers.id, username: subscribers.username, resellerId: subscribers.resellerId })
@@ -136,7 +136,7 @@ export const networkAccessService: ServiceSchema = {
         summary: 'Disconnect the live session now: CoA Disconnect-Request to its access server, the router API kick when CoA goes unanswered. 200 even when offline; data.outcome says what happened',
         params: idParams(), body: emptyBody, data: disconnectData, errors: SUBSCRIBER_ERRORS,
       },
-      async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
+      async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
         const clients = this.clients as Clients;
         const sub = await subscriberFor(ctx, 'subscribers.disconnect', 'write');
         const sessions = (await liveSessions([{ username: sub.username }])).get(sub.username) ?? [];
@@ -192,7 +192,7 @@ export const networkAccessService: ServiceSchema = {
         summary: '24-hour (hourly), 30-day (daily) and per-session usage series from accounting',
         params: idParams(), data: bandwidthData, errors: SUBSCRIBER_ERRORS,
       },
-      async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
+      async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
         const sub = await subscriberFor(ctx, 'subscribers.view_graph', 'read');
         return { data: { subscriber_id: sub.id, username: sub.username, ...(await bandwidthSeries(sub.id, sub.username)) } };
       },

@@ -11,24 +11,10 @@ import { isCurrency, moneyField } from '../../shared/money';
 import { syncPlanMacRows, writePlanGroupReply } from '../../shared/radius';
 import { loadSettings } from '../../shared/settings';
 import { planView } from '../../shared/views';
-import { adminErrors, idParams, object, paginationProperties } from '../../shared/http/schemas';
-import { planFields } from './schemas';
+import { adminErrors, idParams, pageQuery, type IdPath, type PageQuery } from '../../shared/http/schemas';
+import { planCreateBody, planUpdateBody, type NewPlanInput, type PlanInput } from './schemas';
 
 type PlanRow = typeof services.$inferSelect;
-
-interface PlanInput {
-  name?: string;
-  price?: number;
-  duration_days?: number;
-  currency?: string;
-  daily_quota_gb?: number | null;
-  monthly_quota_gb?: number | null;
-  rate_limit?: string | null;
-  pool_name?: string | null;
-  mac_binding?: boolean;
-  fup_tiers?: FupTier[];
-}
-
 
 function checkTiers(tiers: FupTier[] | undefined): void {
   if (!tiers) return;
@@ -53,10 +39,10 @@ export const plansService: ServiceSchema = {
         summary: 'Create a plan',
         tag: 'plans',
         success: 201,
-        body: object(planFields, ['name', 'price', 'duration_days']),
+        body: planCreateBody,
         errors: { ...adminErrors, 409: FAILURES.serviceNameTaken.message },
       },
-      async handler(ctx: Ctx<PlanInput>): Promise<ActionResult> {
+      async handler(ctx: Ctx<NewPlanInput>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
         const p = ctx.params;
         const currency = p.currency ?? (await loadSettings(db(), ['currency'])).currency;
@@ -67,10 +53,10 @@ export const plansService: ServiceSchema = {
             const [inserted] = await tx
               .insert(services)
               .values({
-                name: p.name as string,
-                price: moneyField(p.price as number, currency, 'price'),
+                name: p.name,
+                price: moneyField(p.price, currency, 'price'),
                 currency,
-                durationDays: p.duration_days as number,
+                durationDays: p.duration_days,
                 dailyQuotaGb: p.daily_quota_gb == null ? null : String(p.daily_quota_gb),
                 monthlyQuotaGb: p.monthly_quota_gb == null ? null : String(p.monthly_quota_gb),
                 rateLimit: p.rate_limit ?? null,
@@ -94,9 +80,9 @@ export const plansService: ServiceSchema = {
         access: 'any authenticated',
         summary: 'List plans',
         tag: 'plans',
-        query: object(paginationProperties),
+        query: pageQuery,
       },
-      async handler(ctx: Ctx<{ page?: number; limit?: number }>): Promise<ActionResult> {
+      async handler(ctx: Ctx<PageQuery>): Promise<ActionResult> {
         authOf(ctx);
         const { page, limit, offset } = pageOf(ctx.params);
         const rows = await db().select().from(services).where(isNull(services.deletedAt)).orderBy(asc(services.id)).limit(limit).offset(offset);
@@ -115,7 +101,7 @@ export const plansService: ServiceSchema = {
         params: idParams(),
         errors: { 404: FAILURES.serviceNotFound.message },
       },
-      async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
+      async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
         authOf(ctx);
         return { data: planView(await loadPlan(ctx.params.id)) };
       },
@@ -129,10 +115,10 @@ export const plansService: ServiceSchema = {
         summary: 'Update a plan',
         tag: 'plans',
         params: idParams(),
-        body: { ...object(planFields), minProperties: 1 },
+        body: planUpdateBody,
         errors: { ...adminErrors, 404: FAILURES.serviceNotFound.message, 409: FAILURES.serviceNameTaken.message },
       },
-      async handler(ctx: Ctx<PlanInput & { id: number }>): Promise<ActionResult> {
+      async handler(ctx: Ctx<PlanInput & IdPath>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
         const current = await loadPlan(ctx.params.id);
         const p = ctx.params;
@@ -178,7 +164,7 @@ export const plansService: ServiceSchema = {
         params: idParams(),
         errors: { ...adminErrors, 404: FAILURES.serviceNotFound.message, 409: FAILURES.serviceInUse.message },
       },
-      async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
+      async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
         const current = await loadPlan(ctx.params.id);
         const [{ users }] = await db()

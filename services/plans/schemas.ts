@@ -1,7 +1,7 @@
 /** Request schemas of the plan routes (`/api/services`). */
-import { currencyCode, moneyAmount, object } from '../../shared/http/schemas';
+import { currencyCode, moneyAmount, object, type Infer } from '../../shared/http/schemas';
 
-const rateLimitText = { type: 'string', pattern: '^\\d+[kKmMgG]?(/\\d+[kKmMgG]?)?( .*)?$', maxLength: 200 };
+const rateLimitText = { type: 'string', pattern: '^\\d+[kKmMgG]?(/\\d+[kKmMgG]?)?( .*)?$', maxLength: 200 } as const;
 const fupTier = object(
   {
     level: { type: 'integer', minimum: 1, maximum: 3 },
@@ -10,7 +10,7 @@ const fupTier = object(
   },
   ['level', 'threshold_gb', 'rate_limit'],
 );
-const quotaGb = { type: ['number', 'null'], minimum: 0, maximum: 10000 };
+const quotaGb = { type: ['number', 'null'], minimum: 0, maximum: 10000 } as const;
 
 export const planFields = {
   name: { type: 'string', minLength: 1, maxLength: 100 },
@@ -23,4 +23,9 @@ export const planFields = {
   pool_name: { type: ['string', 'null'], maxLength: 64, pattern: '^[A-Za-z0-9_.-]*$' },
   mac_binding: { type: 'boolean' },
   fup_tiers: { type: 'array', items: fupTier, maxItems: 3 },
-};
+} as const;
+
+export const planCreateBody = object(planFields, ['name', 'price', 'duration_days']);
+export const planUpdateBody = { ...object(planFields), minProperties: 1 };
+export type PlanInput = Infer<typeof planUpdateBody>;
+export type NewPlanInput = Infer<typeof planCreateBody>;

@@ -11,7 +11,7 @@ import { recordTransaction } from '../../shared/ledger';
 import { isCurrency, moneyField } from '../../shared/money';
 import { loadSettings } from '../../shared/settings';
 import { resellerView } from '../../shared/views';
-import { idParams, idSchema, moneyAmount, object, paginationProperties } from '../../shared/http/schemas';
+import { idParams, idSchema, moneyAmount, object, paginationProperties, type IdPath } from '../../shared/http/schemas';
 import { resellerFields } from './schemas';
 
 type ResellerRow = typeof resellers.$inferSelect;
@@ -133,7 +133,7 @@ export const resellersService: ServiceSchema = {
         params: idParams(),
         errors: { 403: 'Outside the caller\'s tree', 404: FAILURES.resellerNotFound.message },
       },
-      async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
+      async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
         const auth = requireAdminOrReseller(ctx.meta.auth);
         return { data: resellerView(await recordInScope(db(), auth, 'read', await loadReseller(ctx.params.id), 'resellerNotFound')) };
       },
@@ -262,7 +262,7 @@ export const resellersService: ServiceSchema = {
         params: idParams(),
         errors: { 403: 'Outside the caller\'s tree', 404: FAILURES.resellerNotFound.message },
       },
-      async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
+      async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
         const auth = requireAdminOrReseller(ctx.meta.auth);
         const target = await recordInScope(db(), auth, 'read', await loadReseller(ctx.params.id), 'resellerNotFound');
         const rows = await db()

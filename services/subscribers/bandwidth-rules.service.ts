@@ -21,21 +21,13 @@ import type { ActionResult } from '../../shared/http/route';
 import { isoTimestamp } from '../../shared/http/schemas';
 import { ATTR } from '../../shared/radius';
 import { queueDisconnect } from '../../shared/access/outbox';
-import { idParams } from '../../shared/http/schemas';
+import { idParams, type IdPath, type Infer } from '../../shared/http/schemas';
 import { ruleCreateBody, ruleDeleteBody, ruleParams, ruleUpdateBody } from './subscriber-schemas';
 
 type RuleRow = typeof bandwidthRules.$inferSelect;
 
-interface RuleInput {
-  id: number;
-  rule_id?: number;
-  direction?: 'upload' | 'download' | 'both';
-  rate_kbps?: number;
-  start_time?: string | null;
-  end_time?: string | null;
-  days?: number[] | null;
-  priority?: number;
-}
+/** Update and delete name the rule in the path or in the body: every field but the subscriber's id is optional here. */
+type RuleInput = IdPath & Partial<Infer<typeof ruleUpdateBody>>;
 
 export function ruleView(r: RuleRow) {
   return {
@@ -146,7 +138,7 @@ export const bandwidthRulesService: ServiceSchema = {
         params: idParams(),
         errors: { 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message },
       },
-      async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
+      async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
         const auth = requirePermission(ctx.meta.auth, 'subscribers.view');
         await recordInScope(db(), auth, 'read', await liveSubscriber(ctx.params.id), 'subscriberNotFound');
         const rows = await db().select().from(bandwidthRules).where(eq(bandwidthRules.subscriberId, ctx.params.id)).orderBy(asc(bandwidthRules.priority), asc(bandwidthRules.id));
@@ -165,7 +157,7 @@ export const bandwidthRulesService: ServiceSchema = {
         body: ruleCreateBody,
         errors: { 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message },
       },
-      async handler(ctx: Ctx<RuleInput>): Promise<ActionResult> {
+      async handler(ctx: Ctx<IdPath & Infer<typeof ruleCreateBody>>): Promise<ActionResult> {
         const auth = requirePermission(ctx.meta.auth, 'subscribers.edit');
         const p = ctx.params;
         await recordInScope(db(), auth, 'write', await liveSubscriber(p.id), 'subscriberNotFound');
@@ -173,7 +165,7 @@ export const bandwidthRulesService: ServiceSchema = {
         const rule = await db().transaction(async (tx) => {
           await tx.select({ id: subscribers.id }).from(subscribers).where(eq(subscribers.id, p.id)).for('update');
           const [inserted] = await tx.insert(bandwidthRules).values({
-            subscriberId: p.id, direction: p.direction!, rateKbps: p.rate_kbps!,
+            subscriberId: p.id, direction: p.direction, rateKbps: p.rate_kbps,
             startTime: p.start_time ?? null, endTime: p.end_time ?? null, days: p.days ?? null, priority: p.priority ?? 8,
           }).returning();
           await writeRateReply(tx, p.id);

@@ -22,14 +22,9 @@ import type { ActionResult } from '../../shared/http/route';
 import { isoTimestamp } from '../../shared/http/schemas';
 import { loadSettings, type Settings } from '../../shared/settings';
 import * as ops from './operations';
-import { bulkBody } from './subscriber-schemas';
-import { idParams } from '../../shared/http/schemas';
+import { bulkBody, type BulkAction, type BulkPayload, type BulkRequest } from './subscriber-schemas';
+import { idParams, type IdPath } from '../../shared/http/schemas';
 
-type BulkAction =
-  | 'renew' | 'disconnect' | 'enable' | 'disable' | 'reset_fup' | 'delete' | 'set_service' | 'set_reseller'
-  | 'set_static_ip' | 'set_daily_quota' | 'set_monthly_quota' | 'set_price' | 'rename' | 'reset_mac' | 'refill';
-
-type Payload = Record<string, unknown>;
 
 const PERMISSION: Record<BulkAction, Permission> = {
   renew: 'subscribers.renew',
@@ -71,8 +66,9 @@ function syncBudgetMs(requestTimeoutMs: number | null | undefined): number {
 }
 
 /** The operation for an action, with request-wide payload checks done once, before any id is touched. */
-async function prepare(auth: Auth, action: BulkAction, payload: Payload): Promise<{ op: ops.Operation<never>; payload: unknown }> {
+async function prepare(auth: Auth, action: BulkAction, payload: BulkRequest['payload']): Promise<{ op: ops.Operation<never>; payload: unknown }> {
   const as = <P>(op: ops.Operation<P>, p: P) => ({ op: op as ops.Operation<never>, payload: p });
+  // Each payload was validated against its action's schema (bulkBody), so the casts below hold.
   switch (action) {
     case 'renew': return as(ops.renew, {});
     case 'disconnect': return as(ops.disconnect, {});
@@ -82,19 +78,20 @@ async function prepare(auth: Auth, action: BulkAction, payload: Payload): Promis
     case 'delete': return as(ops.softDelete, {});
     case 'reset_mac': return as(ops.resetMac, {});
     case 'refill': return as(ops.refill, {});
-    case 'set_daily_quota': return as(ops.setQuota('daily'), payload as { gb: number });
-    case 'set_monthly_quota': return as(ops.setQuota('monthly'), payload as { gb: number });
-    case 'set_price': return as(ops.setPrice, payload as { price: number; override_price: boolean });
+    case 'set_daily_quota': return as(ops.setQuota('daily'), payload as BulkPayload<'set_daily_quota'>);
+    case 'set_monthly_quota': return as(ops.setQuota('monthly'), payload as BulkPayload<'set_monthly_quota'>);
+    case 'set_price': return as(ops.setPrice, payload as BulkPayload<'set_price'>);
     case 'set_service': {
-      const [plan] = await db().select().from(services).where(sql`${services.id} = ${payload.service_id as number} and ${services.deletedAt} is null`);
+      const p = payload as BulkPayload<'set_service'>;
+      const [plan] = await db().select().from(services).where(sql`${services.id} = ${p.service_id} and ${services.deletedAt} is null`);
       if (!plan) throw fail('referenceNotFound', 'payload.service_id');
-      return as(ops.setService, { plan, charge_difference: payload.charge_difference === true });
+      return as(ops.setService, { plan, charge_difference: p.charge_difference === true });
     }
     case 'set_reseller': {
       // The tree rule: an admin may name any reseller, a reseller only one of its own tree.
       let resellerId: number;
       try {
-        resellerId = await targetReseller(db(), auth, payload.reseller_id as number);
+        resellerId = await targetReseller(db(), auth, (payload as BulkPayload<'set_reseller'>).reseller_id);
       } catch (err) {
         if (err instanceof ApiError && err.code === 400) throw fail('referenceNotFound', 'payload.reseller_id');
         throw err;
@@ -102,14 +99,15 @@ async function prepare(auth: Auth, action: BulkAction, payload: Payload): Promis
       return as(ops.setReseller, { reseller_id: resellerId });
     }
     case 'set_static_ip': {
-      if (typeof payload.pool_name === 'string') {
-        const [pool] = await db().select({ name: ipPools.name }).from(ipPools).where(eq(ipPools.name, payload.pool_name));
+      const p = payload as BulkPayload<'set_static_ip'>;
+      if (typeof p.pool_name === 'string') {
+        const [pool] = await db().select({ name: ipPools.name }).from(ipPools).where(eq(ipPools.name, p.pool_name));
         if (!pool) throw fail('referenceNotFound', 'payload.pool_name');
       }
-      return as(ops.setStaticIp, payload as { ip?: string; pool_name?: string });
+      return as(ops.setStaticIp, p);
     }
     case 'rename': {
-      const { old_realm: oldRealm, new_realm: newRealm } = payload as { old_realm: string; new_realm: string };
+      const { old_realm: oldRealm, new_realm: newRealm } = payload as BulkPayload<'rename'>;
       return as(ops.rename((row) => swapRealm(row.username, oldRealm, newRealm), failure('notInRealm', oldRealm)), {});
     }
   }
@@ -226,7 +224,7 @@ export const subscriberBulkService: ServiceSchema = {
         body: bulkBody,
         errors: { 403: 'Not an admin or reseller', 422: `${FAILURES.renewNoOp.message} (renew, every id)` },
       },
-      async handler(ctx: Ctx<{ ids: number[]; action: BulkAction; payload?: Payload }>): Promise<ActionResult> {
+      async handler(ctx: Ctx<BulkRequest>): Promise<ActionResult> {
         // The wait is measured from here: preparation (plan lookup, scope, settings, job row) may
         // itself wait for a pool connection behind running jobs, and counts against the timeout too.
         const deadline = Date.now() + syncBudgetMs(ctx.options.timeout);
@@ -269,7 +267,7 @@ export const subscriberBulkService: ServiceSchema = {
         params: idParams(),
         errors: { 403: 'Another manager\'s job', 404: FAILURES.bulkJobNotFound.message },
       },
-      async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
+      async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
         const auth = requireAuth(ctx.meta.auth);
         const [job] = await db().select().from(bulkJobs).where(eq(bulkJobs.id, ctx.params.id));
         if (!job) throw fail('bulkJobNotFound');

@@ -10,7 +10,7 @@ import { db } from '../../shared/db/client';
 import { FAILURES, errorOf } from '../../shared/failures';
 import type { Ctx } from '../../shared/http/context';
 import type { ActionResult, HttpRoute } from '../../shared/http/route';
-import { emptyBody, idParams } from '../../shared/http/schemas';
+import { emptyBody, idParams, type IdPath } from '../../shared/http/schemas';
 import { loadSettings } from '../../shared/settings';
 import { todayIso } from '../../shared/domain/subscriber';
 import * as ops from './operations';
@@ -50,7 +50,7 @@ export const simpleAction = (path: string, permission: Permission, op: ops.Opera
     auth: 'jwt', access: permission, summary, tag: 'subscribers', params: idParams(), body: emptyBody,
     errors: { 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message, ...errors },
   } satisfies HttpRoute,
-  async handler(ctx: Ctx<{ id: number }>): Promise<ActionResult> {
+  async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
     return { data: await runSingle(ctx.meta.auth, permission, ctx.params.id, op, {}) };
   },
 });

@@ -15,21 +15,11 @@ import { pageOf } from '../../shared/http/context';
 import { EXACT_TOTAL_CAP, planRows, totalFromCappedCount, totalFromPage } from '../../shared/pagination/total';
 import type { ActionResult } from '../../shared/http/route';
 import { loadSettings } from '../../shared/settings';
-import type { LIST_SORTS, LIST_STATUSES } from './subscriber-schemas';
+import type { Infer } from '../../shared/http/schemas';
+import type { listQuery } from './subscriber-schemas';
 import { viewsOf } from './subscriber-view';
 
-export interface ListParams {
-  page?: number;
-  limit?: number;
-  search?: string;
-  status?: (typeof LIST_STATUSES)[number];
-  service_id?: number;
-  reseller_id?: number;
-  nas_id?: number;
-  fup_level?: number;
-  sort?: (typeof LIST_SORTS)[number];
-  order?: 'asc' | 'desc';
-}
+export type ListParams = Infer<typeof listQuery>;
 
 const SORT_COLUMNS = {
   created_at: subscribers.createdAt,

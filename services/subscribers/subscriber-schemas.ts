@@ -1,11 +1,11 @@
 /** Request schemas of the subscriber routes (routes.ts), kept here so routes.ts stays a table. */
-import { idSchema, isoDate, object, paginationProperties } from '../../shared/http/schemas';
+import { idParams, idSchema, isoDate, object, paginationProperties, type Infer } from '../../shared/http/schemas';
 import type { JsonSchema } from '../../shared/http/route';
 
-const text = (maxLength: number): JsonSchema => ({ type: ['string', 'null'], maxLength });
+const text = (maxLength: number) => ({ type: ['string', 'null'], maxLength }) as const;
 
 /** Fields of create and update. Username, MAC and address shapes are checked in the action, for messages that say what a valid one looks like. */
-export const subscriberFields: Record<string, JsonSchema> = {
+export const subscriberFields = {
   username: { type: 'string', minLength: 1, maxLength: 128 },
   password: { type: 'string', minLength: 1, maxLength: 128 },
   service_id: idSchema,
@@ -23,31 +23,13 @@ export const subscriberFields: Record<string, JsonSchema> = {
   notes: text(4000),
   price: { type: ['number', 'null'], minimum: 0, maximum: 1e12 },
   override_price: { type: 'boolean' },
-};
+} as const;
 
 export const createBody = object(subscriberFields, ['username', 'password', 'service_id']);
 export const updateBody = object(subscriberFields);
 
-export interface UpdateSubscriberInput {
-  username?: string;
-  password?: string;
-  service_id?: number;
-  full_name?: string | null;
-  phone?: string | null;
-  mac_address?: string | null;
-  static_ip?: string | null;
-  expiry_date?: string;
-  reseller_id?: number;
-  region?: string | null;
-  building?: string | null;
-  address?: string | null;
-  nationality?: string | null;
-  country?: string | null;
-  notes?: string | null;
-  price?: number | null;
-  override_price?: boolean;
-}
-export type CreateSubscriberInput = UpdateSubscriberInput & Required<Pick<UpdateSubscriberInput, 'username' | 'password' | 'service_id'>>;
+export type CreateSubscriberInput = Infer<typeof createBody>;
+export type UpdateSubscriberInput = Infer<typeof updateBody>;
 
 export const LIST_STATUSES = ['active', 'inactive', 'expired', 'expiring', 'online', 'offline'] as const;
 export const LIST_SORTS = ['created_at', 'username', 'expiry_date', 'daily_quota_used'] as const;
@@ -65,8 +47,8 @@ export const listQuery = object({
 });
 
 /** Out-of-range quota and price values are clamped by the action (spec section 8), not refused. */
-const clamped = { type: 'number', minimum: -1e12, maximum: 1e12 };
-const realm = { type: 'string', minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)*$' };
+const clamped = { type: 'number', minimum: -1e12, maximum: 1e12 } as const;
+const realm = { type: 'string', minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)*$' } as const;
 
 export const renameBody = object({ new_username: { type: 'string', minLength: 1, maxLength: 128 } }, ['new_username']);
 export const addDaysBody = object({ days: { type: 'integer', minimum: 1, maximum: 3650 }, reason: { type: 'string', minLength: 1, maxLength: 500 } }, ['days', 'reason']);
@@ -77,24 +59,24 @@ export const addBalanceBody = object({ amount: { type: 'number', exclusiveMinimu
 
 // ---- bandwidth rules
 
-const hhmm = { type: ['string', 'null'], pattern: '^([01]\\d|2[0-3]):[0-5]\\d$' };
-export const bandwidthRuleFields: Record<string, JsonSchema> = {
+const hhmm = { type: ['string', 'null'], pattern: '^([01]\\d|2[0-3]):[0-5]\\d$' } as const;
+export const bandwidthRuleFields = {
   direction: { type: 'string', enum: ['upload', 'download', 'both'] },
   rate_kbps: { type: 'integer', minimum: 1, maximum: 100_000_000 },
   start_time: hhmm,
   end_time: hhmm,
   days: { type: ['array', 'null'], items: { type: 'integer', minimum: 0, maximum: 6 }, uniqueItems: true, maxItems: 7 },
   priority: { type: 'integer', minimum: 1, maximum: 8 },
-};
+} as const;
 export const ruleCreateBody = object(bandwidthRuleFields, ['direction', 'rate_kbps']);
 export const ruleUpdateBody = { ...object({ ...bandwidthRuleFields, rule_id: idSchema }, ['rule_id']), minProperties: 2 };
 export const ruleDeleteBody = object({ rule_id: idSchema }, ['rule_id']);
-export const ruleParams = { type: 'object', properties: { id: idSchema, rule_id: idSchema }, required: ['id', 'rule_id'] };
+export const ruleParams = idParams('id', 'rule_id');
 
 // ---- bulk
 
 /** Payload of each bulk action; the key order is the spec's table order. */
-export const BULK_PAYLOADS: Record<string, JsonSchema> = {
+export const BULK_PAYLOADS = {
   renew: object({}),
   disconnect: object({}),
   enable: object({}),
@@ -113,18 +95,25 @@ export const BULK_PAYLOADS: Record<string, JsonSchema> = {
   rename: object({ old_realm: realm, new_realm: realm }, ['old_realm', 'new_realm']),
   reset_mac: object({}),
   refill: object({}),
-};
-export const BULK_ACTIONS = Object.keys(BULK_PAYLOADS);
+} as const;
+export type BulkAction = keyof typeof BULK_PAYLOADS;
+/** An action's payload after validation (the handler picks the action's schema by name). */
+export type BulkPayload<A extends BulkAction> = Infer<(typeof BULK_PAYLOADS)[A]>;
+export const BULK_ACTIONS = Object.keys(BULK_PAYLOADS) as BulkAction[];
+
+/** The request as the handler reads it; bulkBody adds each action's payload schema. */
+const bulkRequest = object(
+  {
+    ids: { type: 'array', items: idSchema, minItems: 1, maxItems: 100_000 },
+    action: { type: 'string', enum: BULK_ACTIONS },
+    payload: { type: 'object', default: {} },
+  },
+  ['ids', 'action'],
+);
+export type BulkRequest = Infer<typeof bulkRequest>;
 
 export const bulkBody: JsonSchema = {
-  ...object(
-    {
-      ids: { type: 'array', items: idSchema, minItems: 1, maxItems: 100_000 },
-      action: { type: 'string', enum: BULK_ACTIONS },
-      payload: { type: 'object', default: {} },
-    },
-    ['ids', 'action'],
-  ),
+  ...bulkRequest,
   allOf: BULK_ACTIONS.map((action) => ({
     if: { properties: { action: { const: action } }, required: ['action'] },
     then: { properties: { payload: BULK_PAYLOADS[action] } },

@@ -23,7 +23,7 @@ import { listSubscribers, type ListParams } from './subscriber-list';
 import { subscriberView } from './subscriber-view';
 import { addBalanceBody, addDaysBody, changePriceQuery, changeServiceBody, createBody, listQuery, renameBody, topupBody, updateBody } from './subscriber-schemas';
 import type { CreateSubscriberInput, UpdateSubscriberInput } from './subscriber-schemas';
-import { idParams } from '../../shared/http/schemas';
+import { idParams, type IdPath, type Infer } from '../../shared/http/schemas';
 import { checkUsername } from './field-checks';
 import { livePlan, loadRow } from './subscriber-rows';
 import { authorizeSingle, runAuthorized, runSingle, simpleAction } from './single-action';
@@ -31,8 +31,6 @@ import { createSubscriber } from './use-cases/create-subscriber';
 import { updateSubscriber } from './use-cases/update-subscriber';
 import { removeSubscriberPermanently } from './use-cases/remove-subscriber-permanently';
 import { FAILURES, failure } from '../../shared/failures';
-
-type IdParams = { id: number };
 
 export const subscribersService: ServiceSchema = {
   name: 'subscribers',
@@ -63,7 +61,7 @@ export const subscribersService: ServiceSchema = {
         params: idParams(),
         errors: { 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message },
       },
-      async handler(ctx: Ctx<IdParams>): Promise<ActionResult> {
+      async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
         const auth = requirePermission(ctx.meta.auth, 'subscribers.view');
         const row = await recordInScope(db(), auth, 'read', await loadRow(ctx.params.id), 'subscriberNotFound');
         const [plan] = await db().select().from(services).where(eq(services.id, row.serviceId));
@@ -124,7 +122,7 @@ export const subscribersService: ServiceSchema = {
         dropUnknown: true,
         errors: { 400: 'service_id not found, or a field is invalid', 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message, 409: 'username already exists, or static_ip already used' },
       },
-      async handler(ctx: Ctx<UpdateSubscriberInput & IdParams>): Promise<ActionResult> {
+      async handler(ctx: Ctx<UpdateSubscriberInput & IdPath>): Promise<ActionResult> {
         return { data: await updateSubscriber(ctx.meta.auth, ctx.params) };
       },
     },
@@ -139,7 +137,7 @@ export const subscribersService: ServiceSchema = {
         params: idParams(),
         errors: { 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message },
       },
-      async handler(ctx: Ctx<IdParams>): Promise<ActionResult> {
+      async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
         return { data: await runSingle(ctx.meta.auth, 'subscribers.delete', ctx.params.id, ops.softDelete, {}) };
       },
     },
@@ -154,7 +152,7 @@ export const subscribersService: ServiceSchema = {
         params: idParams(),
         errors: { 403: 'Not an admin', 404: FAILURES.subscriberNotFound.message },
       },
-      async handler(ctx: Ctx<IdParams>): Promise<ActionResult> {
+      async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
         return { data: await removeSubscriberPermanently(ctx.meta.auth, ctx.params) };
       },
     },
@@ -180,7 +178,7 @@ export const subscribersService: ServiceSchema = {
         body: renameBody,
         errors: { 400: FAILURES.newUsernameInvalid.message, 402: FAILURES.insufficientBalance.message, 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message, 409: FAILURES.usernameTaken.message },
       },
-      async handler(ctx: Ctx<IdParams & { new_username: string }>): Promise<ActionResult> {
+      async handler(ctx: Ctx<IdPath & Infer<typeof renameBody>>): Promise<ActionResult> {
         checkUsername(ctx.params.new_username, 'new_username');
         const op = ops.rename(() => ctx.params.new_username, failure('newUsernameInvalid'));
         return { data: await runSingle(ctx.meta.auth, 'subscribers.rename', ctx.params.id, op, {}) };
@@ -198,7 +196,7 @@ export const subscribersService: ServiceSchema = {
         body: addDaysBody,
         errors: { 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message },
       },
-      async handler(ctx: Ctx<IdParams & { days: number; reason: string }>): Promise<ActionResult> {
+      async handler(ctx: Ctx<IdPath & Infer<typeof addDaysBody>>): Promise<ActionResult> {
         const { days, reason } = ctx.params;
         const addDaysOp: ops.Operation<unknown> = async (env, rows) => {
           const [row] = rows;
@@ -226,11 +224,11 @@ export const subscribersService: ServiceSchema = {
         body: changeServiceBody,
         errors: { 400: 'service_id not found', 403: 'not authorized, or reseller has no service limit for this plan', 404: FAILURES.subscriberNotFound.message },
       },
-      async handler(ctx: Ctx<IdParams & { service_id: number; charge_difference?: boolean }>): Promise<ActionResult> {
+      async handler(ctx: Ctx<IdPath & Infer<typeof changeServiceBody>>): Promise<ActionResult> {
         // The plan is checked after the policy, so a missing subscriber is 404 whatever the plan.
         const auth = await authorizeSingle(ctx.meta.auth, 'subscribers.change_service', ctx.params.id);
         const plan = await livePlan(db(), ctx.params.service_id);
-        const payload = { plan, charge_difference: ctx.params.charge_difference ?? false };
+        const payload = { plan, charge_difference: ctx.params.charge_difference };
         return { data: await runAuthorized(auth, ctx.params.id, ops.setService, payload) };
       },
     },
@@ -246,7 +244,7 @@ export const subscribersService: ServiceSchema = {
         query: changePriceQuery,
         errors: { 400: 'service_id not found', 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message },
       },
-      async handler(ctx: Ctx<IdParams & { service_id: number }>): Promise<ActionResult> {
+      async handler(ctx: Ctx<IdPath & Infer<typeof changePriceQuery>>): Promise<ActionResult> {
         const auth = requirePermission(ctx.meta.auth, 'subscribers.change_service');
         const row = await recordInScope(db(), auth, 'write', await loadRow(ctx.params.id), 'subscriberNotFound');
         const q = await quoteServiceChange(db(), { subscriberId: row.id, newServiceId: ctx.params.service_id, today: todayIso(), serviceField: 'service_id' });
@@ -277,7 +275,7 @@ export const subscribersService: ServiceSchema = {
         body: topupBody,
         errors: { 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message },
       },
-      async handler(ctx: Ctx<IdParams & { gb: number }>): Promise<ActionResult> {
+      async handler(ctx: Ctx<IdPath & Infer<typeof topupBody>>): Promise<ActionResult> {
         const bytes = Math.round(ctx.params.gb * GB_BYTES);
         const topup: ops.Operation<unknown> = async (env, rows) => {
           await env.tx.update(subscribers)
@@ -300,7 +298,7 @@ export const subscribersService: ServiceSchema = {
         body: addBalanceBody,
         errors: { 400: 'amount has too many decimals', 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message },
       },
-      async handler(ctx: Ctx<IdParams & { amount: number }>): Promise<ActionResult> {
+      async handler(ctx: Ctx<IdPath & Infer<typeof addBalanceBody>>): Promise<ActionResult> {
         // The amount is checked after the policy, so a missing subscriber is 404 whatever the amount.
         const auth = await authorizeSingle(ctx.meta.auth, 'subscribers.refill_quota', ctx.params.id);
         const { currency } = await loadSettings(db(), ['currency']);

@@ -1,11 +1,30 @@
-/** JSON Schema building blocks reused by the route declarations of every service. */
-import type { JsonSchema } from './route';
+/**
+ * JSON Schema building blocks reused by the route declarations of every service. They keep their
+ * literal types (`as const`, `const` type parameters), so `Infer<typeof schema>` gives the
+ * action's input type from the same declaration that ajv validates and OpenAPI documents.
+ */
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
+
+/**
+ * What a schema accepts, as TypeScript. Defaulted properties count as present: the gateway's ajv
+ * fills them in (`useDefaults`) before the action runs.
+ */
+export type Infer<S extends JSONSchema> = FromSchema<S>;
 
 export const MAX_INT4 = 2147483647;
 
-export const idSchema: JsonSchema = { type: 'integer', minimum: 1, maximum: MAX_INT4 };
+export const idSchema = { type: 'integer', minimum: 1, maximum: MAX_INT4 } as const;
 
-export function idParams(...names: string[]): JsonSchema {
+type IdParamsSchema<N extends string> = {
+  readonly type: 'object';
+  readonly properties: { readonly [K in N]: typeof idSchema };
+  readonly required: readonly N[];
+};
+
+/** Path parameters that are ids: `id` unless named. */
+export function idParams(): IdParamsSchema<'id'>;
+export function idParams<N extends string>(...names: N[]): IdParamsSchema<N>;
+export function idParams(...names: string[]): IdParamsSchema<string> {
   const list = names.length ? names : ['id'];
   return {
     type: 'object',
@@ -14,25 +33,37 @@ export function idParams(...names: string[]): JsonSchema {
   };
 }
 
+/** The most common path: `/:id`. */
+export const idPath = idParams();
+export type IdPath = Infer<typeof idPath>;
+
 /** The largest page a list returns (spec: `limit` max 500). */
 export const MAX_PAGE_LIMIT = 500;
 
-export const paginationProperties: Record<string, JsonSchema> = {
+export const paginationProperties = {
   page: { type: 'integer', minimum: 1, maximum: MAX_INT4, default: 1 },
   limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, default: 50 },
-};
+} as const;
 
-export const isoDate: JsonSchema = { type: 'string', format: 'date' };
-export const isoDateTime: JsonSchema = { type: 'string', format: 'date-time' };
-export const currencyCode: JsonSchema = { type: 'string', pattern: '^[A-Z]{3}$' };
+export const isoDate = { type: 'string', format: 'date' } as const;
+export const isoDateTime = { type: 'string', format: 'date-time' } as const;
+export const currencyCode = { type: 'string', pattern: '^[A-Z]{3}$' } as const;
 /** A money amount in the API: a decimal number (checked against the currency's digits later). */
-export const moneyAmount: JsonSchema = { type: 'number', minimum: 0, maximum: 1e12 };
+export const moneyAmount = { type: 'number', minimum: 0, maximum: 1e12 } as const;
 
-export function object(properties: Record<string, JsonSchema>, required: string[] = []): JsonSchema {
-  return { type: 'object', properties, required, additionalProperties: false };
+/** A closed object schema; its literal type keeps the property schemas and the required names. */
+export function object<const P extends Record<string, JSONSchema>, const R extends readonly (keyof P & string)[] = []>(
+  properties: P,
+  required?: R,
+): { readonly type: 'object'; readonly properties: P; readonly required: R; readonly additionalProperties: false } {
+  return { type: 'object', properties, required: (required ?? []) as R, additionalProperties: false };
 }
 
-export const emptyBody: JsonSchema = { type: 'object', properties: {}, additionalProperties: false };
+/** `?page=&limit=` of a list; ajv fills the defaults. */
+export const pageQuery = object(paginationProperties);
+export type PageQuery = Infer<typeof pageQuery>;
+
+export const emptyBody = { type: 'object', properties: {}, additionalProperties: false } as const;
 
 /** The shape of `Date` text the database hands back, as the API's ISO strings. */
 export function isoTimestamp(value: Date | string | null | undefined): string | null {

@@ -10,14 +10,8 @@ import { resellers } from '../../../shared/db/schema';
 import { fail } from '../../../shared/failures';
 import { fromMinor } from '../../../shared/money';
 import { loadSettings } from '../../../shared/settings';
+import type { CommissionsInput } from '../invoice-schemas';
 import { commissionRows } from '../queries';
-
-export interface CommissionsInput {
-  reseller_id?: number;
-  from?: string;
-  to?: string;
-  status?: string;
-}
 
 /** The named reseller's own rate (400 when it does not exist, 403 outside the caller's tree). */
 async function resellerRate(scope: Scope, resellerId: number): Promise<number> {

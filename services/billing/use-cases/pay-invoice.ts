@@ -5,21 +5,14 @@
  */
 import type { Auth } from '../../../shared/auth/claims';
 import { recordInScope, requireAdminOrReseller } from '../../../shared/auth/policy';
-import { applyPayment, readInvoiceForPayment, recordPaymentUnlocked, type PaymentMethod, type PaymentResult } from '../../../shared/billing';
+import { applyPayment, readInvoiceForPayment, recordPaymentUnlocked, type PaymentResult } from '../../../shared/billing';
 import { db, pgPool } from '../../../shared/db/client';
 import type { ActionResult } from '../../../shared/http/route';
+import type { IdPath } from '../../../shared/http/schemas';
 import { fromMinor, moneyField } from '../../../shared/money';
 import { invoiceHead } from '../queries';
 import type { RequestWrite } from '../idempotency';
-
-export interface PayInvoiceInput {
-  id: number;
-  amount: number;
-  method?: PaymentMethod;
-  reference?: string;
-  paid_at?: string;
-  notes?: string;
-}
+import type { PayInput } from '../invoice-schemas';
 
 /** The answer of spec 4.1, kept whole as the Idempotency-Key's stored response. */
 function paymentResponse(r: PaymentResult): ActionResult {
@@ -39,7 +32,7 @@ function paymentResponse(r: PaymentResult): ActionResult {
   };
 }
 
-export async function payInvoice(caller: Auth | undefined, p: PayInvoiceInput, write: RequestWrite): Promise<ActionResult> {
+export async function payInvoice(caller: Auth | undefined, p: IdPath & PayInput, write: RequestWrite): Promise<ActionResult> {
   const auth = requireAdminOrReseller(caller);
   const details = {
     method: p.method, reference: p.reference, notes: p.notes,

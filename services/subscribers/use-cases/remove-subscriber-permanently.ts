@@ -10,6 +10,7 @@ import {
   auditLog, bandwidthRules, dailyUsage, radcheck, radreply, radusergroup, subscribers, walletEntries,
 } from '../../../shared/db/schema';
 import { fail } from '../../../shared/failures';
+import type { IdPath } from '../../../shared/http/schemas';
 import { queueDisconnect } from '../../../shared/access/outbox';
 import { loadRow } from '../subscriber-rows';
 import type { SubscriberRow } from '../subscriber-view';
@@ -30,7 +31,7 @@ async function removeOwnRows(tx: Tx, id: number): Promise<void> {
   await tx.delete(subscribers).where(eq(subscribers.id, id));
 }
 
-export async function removeSubscriberPermanently(caller: Auth | undefined, { id }: { id: number }) {
+export async function removeSubscriberPermanently(caller: Auth | undefined, { id }: IdPath) {
   const auth = requireAdmin(caller);
   const row = await loadRow(id, false);
   if (!row) throw fail('subscriberNotFound');

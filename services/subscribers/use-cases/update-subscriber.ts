@@ -10,6 +10,7 @@ import { encrypt } from '../../../shared/auth/secrets';
 import { db } from '../../../shared/db/client';
 import { subscribers } from '../../../shared/db/schema';
 import { todayIso } from '../../../shared/domain/subscriber';
+import type { IdPath } from '../../../shared/http/schemas';
 import { loadSettings } from '../../../shared/settings';
 import { assertAddressFree, uniqueConflict } from '../conflicts';
 import { checkUsername, ipOrBadRequest, macOrBadRequest } from '../field-checks';
@@ -41,7 +42,7 @@ function columnChanges(p: UpdateSubscriberInput, checked: Columns): Columns {
   return set;
 }
 
-export async function updateSubscriber(caller: Auth | undefined, p: UpdateSubscriberInput & { id: number }) {
+export async function updateSubscriber(caller: Auth | undefined, p: UpdateSubscriberInput & IdPath) {
   const auth = requirePermission(caller, 'subscribers.edit');
   const current = await recordInScope(db(), auth, 'write', await loadRow(p.id), 'subscriberNotFound');
   if (p.username !== undefined && p.username !== current.username) {
