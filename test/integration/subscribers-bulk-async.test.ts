@@ -43,3 +43,18 @@ it('a job not done within BULK_SYNC_SECONDS answers 202 { job_id }; bulk-jobs/:i
   const other = token('reseller', { managerId: 99, resellerId: r.body.data.id, permissions: [] });
   expect((await api.get(`/api/subscribers/bulk-jobs/${res.body.data.job_id}`, { token: other })).status).toBe(403);
 });
+
+it('a bulk renew of subscribers already renewed today answers 202 when it outlives the wait: only a synchronous answer is 422', async () => {
+  const r = await api.post('/api/resellers', { name: 'r2', balance: 100, currency: 'USD' }, { token: admin });
+  const plan = await api.post('/api/services', { name: 'p2', price: 1, duration_days: 30, currency: 'USD' }, { token: admin });
+  await api.post(`/api/resellers/${r.body.data.id}/service-limits`, { service_id: plan.body.data.id }, { token: admin });
+  const s = await api.post('/api/subscribers', { username: 'renewed', password: 'pw', service_id: plan.body.data.id, reseller_id: r.body.data.id }, { token: admin });
+  await t.db.update(subscribers).set({ lastRenewedOn: new Date().toISOString().slice(0, 10) }).where(eq(subscribers.id, s.body.data.id));
+  const res = await api.post('/api/subscribers/bulk-action', { ids: [s.body.data.id], action: 'renew' }, { token: admin });
+  expect(res.status).toBe(202);
+  const job = await waitFor('the job leaving running', async () => {
+    const data = (await api.get(`/api/subscribers/bulk-jobs/${res.body.data.job_id}`, { token: admin })).body.data;
+    return data.status !== 'running' && data;
+  }, 10_000);
+  expect(job).toMatchObject({ status: 'done', succeeded: [], failed: [{ id: s.body.data.id, reason: 'already renewed today' }] });
+});
