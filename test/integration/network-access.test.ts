@@ -30,7 +30,8 @@ let sessionSeq = 0;
 
 const admin: Auth = { managerId: 1, role: 'admin', resellerId: null, permissions: [], jti: 'test', exp: 4102444800 };
 const as = (auth: Partial<Auth>): Auth => ({ ...admin, role: 'reseller', ...auth });
-const call = <T = { data: Record<string, any> }>(action: string, params: Record<string, unknown>, auth: Auth = admin) => // eslint-disable-line @typescript-eslint/no-explicit-any -- a test reads whatever the action answers
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a test reads whatever the action answers
+const call = <T = { data: Record<string, any> }>(action: string, params: Record<string, unknown>, auth: Auth = admin) =>
   t.app.broker.call(action, params, { meta: { auth } }) as Promise<T>;
 const status = (p: Promise<unknown>) => p.then(() => 200, (err: { code?: number }) => err.code);
 
