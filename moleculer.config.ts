@@ -93,7 +93,8 @@ function transporterOption(url: string | undefined): BrokerOptions['transporter'
   // NATS keeps no message for a subscriber that is away: a request sent before its callee has
   // reconnected is lost and ends in the request timeout. Retrying every 250 ms (nats.js: 2 s)
   // shortens that window after a NATS restart.
-  if (url.startsWith('nats://')) return { type: 'NATS', options: { url, reconnectTimeWait: FAULT_POLICY.natsReconnectWaitMs } };
+  if (url.startsWith('nats://'))
+    return { type: 'NATS', options: { url, reconnectTimeWait: FAULT_POLICY.natsReconnectWaitMs } };
   // Any other Moleculer transporter string (`Fake`, in tests without NATS) as Moleculer takes it.
   return url;
 }

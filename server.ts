@@ -9,7 +9,10 @@ import { stopOnSignals } from './runtime/shutdown';
  */
 function exitWith(prefix: string, err: unknown, code: number): never {
   const message = err instanceof Error ? err.message : err === undefined ? '' : String(err);
-  const line = message.split('\n').map((s) => s.trim()).find(Boolean);
+  const line = message
+    .split('\n')
+    .map((s) => s.trim())
+    .find(Boolean);
   const name = err instanceof Error ? err.name : typeof err;
   console.error(`${prefix}: ${line ?? `${name} without a message (LOG_LEVEL=debug shows more)`}`);
   if (process.env.LOG_LEVEL === 'debug') console.error(err instanceof Error ? err.stack : err);

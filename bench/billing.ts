@@ -15,7 +15,17 @@
 import { Pool, type PoolClient } from 'pg';
 import { signToken } from '../shared/auth/jwt';
 import { intVar, loadConfig } from '../shared/config';
-import { autocannon, benchAdminToken, benchEnv, forkApp, percentile, runBench, serveApp, serverCpu, type AppServer } from './load';
+import {
+  autocannon,
+  benchAdminToken,
+  benchEnv,
+  forkApp,
+  percentile,
+  runBench,
+  serveApp,
+  serverCpu,
+  type AppServer,
+} from './load';
 
 const env = (name: string, fallback: number) => intVar(process.env, name, fallback, 1);
 const INVOICES = env('BENCH_INVOICES', 100_000);
@@ -77,8 +87,13 @@ async function seed(pool: Pool): Promise<Seeded> {
       await c.query(`truncate invoices, invoice_items, invoice_payments, transactions, wallet_entries, invoice_sequences,
         idempotency_keys, pdf_cache, subscribers, resellers, services restart identity cascade`);
     }
-    const { rows: [{ n }] } = await c.query<{ n: number }>('select count(*)::int as n from invoices');
-    if (n > 0) throw new Error(`the database already holds ${n} invoices; point DATABASE_URL at an empty one or set BENCH_RESET=1`);
+    const {
+      rows: [{ n }],
+    } = await c.query<{ n: number }>('select count(*)::int as n from invoices');
+    if (n > 0)
+      throw new Error(
+        `the database already holds ${n} invoices; point DATABASE_URL at an empty one or set BENCH_RESET=1`,
+      );
     const tag = Date.now().toString(36);
     const t0 = Date.now();
     await c.query('begin');
@@ -102,7 +117,9 @@ async function seed(pool: Pool): Promise<Seeded> {
         [resellerIds],
       );
     }
-    const { rows: [plan] } = await c.query<{ id: number }>(
+    const {
+      rows: [plan],
+    } = await c.query<{ id: number }>(
       `insert into services (name, price, currency, duration_days) values ('bench-' || $1, 3000, 'USD', 30) returning id`,
       [tag],
     );
@@ -152,9 +169,15 @@ async function seed(pool: Pool): Promise<Seeded> {
     await c.query('commit');
     // Steady state as autovacuum would leave it: statistics, and the visibility map that lets the
     // capped counts and deep pages run as index-only scans.
-    await c.query('vacuum (analyze) invoices, invoice_items, invoice_payments, transactions, subscribers, resellers, invoice_counts, invoice_status_counts, invoice_tree');
-    const { rows: [r] } = await c.query<{ min: number; max: number }>('select min(id)::int as min, max(id)::int as max from invoices');
-    console.log(`seeded ${INVOICES} invoices for ${SUBSCRIBERS} subscribers of ${RESELLERS} resellers (three-level tree) in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    await c.query(
+      'vacuum (analyze) invoices, invoice_items, invoice_payments, transactions, subscribers, resellers, invoice_counts, invoice_status_counts, invoice_tree',
+    );
+    const {
+      rows: [r],
+    } = await c.query<{ min: number; max: number }>('select min(id)::int as min, max(id)::int as max from invoices');
+    console.log(
+      `seeded ${INVOICES} invoices for ${SUBSCRIBERS} subscribers of ${RESELLERS} resellers (three-level tree) in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+    );
     return { minId: r.min, maxId: r.max, subscriberIds, resellerIds, parents };
   } catch (err) {
     await c.query('rollback').catch(() => undefined);
@@ -165,14 +188,23 @@ async function seed(pool: Pool): Promise<Seeded> {
 }
 
 /** A manager of each reseller, and its token (the gateway takes role and tree from the manager's row). */
-async function resellerTokens(pool: Pool, secret: string, resellerIds: number[]): Promise<(resellerId: number) => string> {
+async function resellerTokens(
+  pool: Pool,
+  secret: string,
+  resellerIds: number[],
+): Promise<(resellerId: number) => string> {
   const { rows } = await pool.query<{ id: number; resellerId: number }>(
     `insert into managers (username, password_hash, role, reseller_id)
      select 'bench-reseller-' || r || '-' || $2, '!', 'reseller', r from unnest($1::int[]) r
      returning id, reseller_id as "resellerId"`,
     [resellerIds, Date.now().toString(36)],
   );
-  const tokens = new Map(rows.map((m) => [m.resellerId, signToken({ managerId: m.id, role: 'reseller', resellerId: m.resellerId, permissions: [] }, secret, 3600).token]));
+  const tokens = new Map(
+    rows.map((m) => [
+      m.resellerId,
+      signToken({ managerId: m.id, role: 'reseller', resellerId: m.resellerId, permissions: [] }, secret, 3600).token,
+    ]),
+  );
   return (resellerId) => tokens.get(resellerId)!;
 }
 
@@ -182,7 +214,13 @@ const randInt = (min: number, max: number) => min + Math.floor(Math.random() * (
 /** One HTTP phase: the next request's path and, when it varies, its token. */
 type NextRequest = () => string | { path: string; token: string };
 
-async function httpPhase(name: string, server: AppServer, token: string, next: NextRequest, duration = DURATION): Promise<void> {
+async function httpPhase(
+  name: string,
+  server: AppServer,
+  token: string,
+  next: NextRequest,
+  duration = DURATION,
+): Promise<void> {
   if (name && !wanted(name)) return;
   const latencies: number[] = [];
   const cpuBefore = await serverCpu(server);
@@ -191,13 +229,20 @@ async function httpPhase(name: string, server: AppServer, token: string, next: N
     connections: CONNECTIONS,
     duration,
     headers: { authorization: `Bearer ${token}` },
-    requests: [{
-      setupRequest: (req) => {
-        const n = next();
-        if (typeof n === 'string') return { ...req, method: 'GET', path: n };
-        return { ...req, method: 'GET', path: n.path, headers: { ...req.headers, authorization: `Bearer ${n.token}` } };
+    requests: [
+      {
+        setupRequest: (req) => {
+          const n = next();
+          if (typeof n === 'string') return { ...req, method: 'GET', path: n };
+          return {
+            ...req,
+            method: 'GET',
+            path: n.path,
+            headers: { ...req.headers, authorization: `Bearer ${n.token}` },
+          };
+        },
       },
-    }],
+    ],
   });
   instance.on('response', (_client, status, _bytes, ms) => {
     if (status === 200) latencies.push(ms);
@@ -215,19 +260,29 @@ async function httpPhase(name: string, server: AppServer, token: string, next: N
 }
 
 /** Sequential calls (no concurrency): p50 and p95 of a heavier request, as an operator waits for it. */
-async function timedCalls(name: string, server: AppServer, calls: { method: string; path: string; token: string }[]): Promise<void> {
+async function timedCalls(
+  name: string,
+  server: AppServer,
+  calls: { method: string; path: string; token: string }[],
+): Promise<void> {
   if (!wanted(name)) return;
   const ms: number[] = [];
   let failed = 0;
   for (const c of calls) {
     const t0 = performance.now();
-    const res = await fetch(server.baseUrl + c.path, { method: c.method, headers: { authorization: `Bearer ${c.token}`, 'content-type': 'application/json' }, body: c.method === 'POST' ? '{}' : undefined });
+    const res = await fetch(server.baseUrl + c.path, {
+      method: c.method,
+      headers: { authorization: `Bearer ${c.token}`, 'content-type': 'application/json' },
+      body: c.method === 'POST' ? '{}' : undefined,
+    });
     await res.arrayBuffer();
     ms.push(performance.now() - t0);
     if (res.status !== 200) failed++;
   }
   ms.sort((a, b) => a - b);
-  console.log(`${name.padEnd(44)} p50 ${percentile(ms, 50).toFixed(1)} ms   p95 ${percentile(ms, 95).toFixed(1)} ms   max ${ms[ms.length - 1].toFixed(1)} ms   (${calls.length} calls, ${failed} not 200)`);
+  console.log(
+    `${name.padEnd(44)} p50 ${percentile(ms, 50).toFixed(1)} ms   p95 ${percentile(ms, 95).toFixed(1)} ms   max ${ms[ms.length - 1].toFixed(1)} ms   (${calls.length} calls, ${failed} not 200)`,
+  );
 }
 
 /**
@@ -250,9 +305,16 @@ async function paymentPhase(server: AppServer, token: string, pool: Pool): Promi
     connections: PAYERS,
     duration: DURATION,
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    requests: [{
-      setupRequest: (req) => ({ ...req, method: 'POST', path: `/api/invoices/${pick(ids)}/payment`, body: JSON.stringify({ amount: 1, method: 'cash' }) }),
-    }],
+    requests: [
+      {
+        setupRequest: (req) => ({
+          ...req,
+          method: 'POST',
+          path: `/api/invoices/${pick(ids)}/payment`,
+          body: JSON.stringify({ amount: 1, method: 'cash' }),
+        }),
+      },
+    ],
   });
   instance.on('response', (_client, status, _bytes, ms) => {
     if (status === 200) latencies.push(ms);
@@ -310,15 +372,35 @@ async function main(): Promise<void> {
     const middleTokens = (middles.length ? middles : roots).map(resellerToken);
     const day = (n: number) => new Date(Date.UTC(2025, 0, 1 + n)).toISOString().slice(0, 10);
     // Warm-up (JIT, prepared statements on every pooled connection), not reported.
-    await httpPhase('', server, token, () => (Math.random() < 0.5 ? `/api/invoices/${randInt(minId, maxId)}` : `/api/invoices?subscriber_id=${pick(subscriberIds)}`), 3);
-    console.log(`HTTP: ${CONNECTIONS} connections, ${DURATION} s per phase; lists of 50 rows, first page and the 100th`);
+    await httpPhase(
+      '',
+      server,
+      token,
+      () =>
+        Math.random() < 0.5
+          ? `/api/invoices/${randInt(minId, maxId)}`
+          : `/api/invoices?subscriber_id=${pick(subscriberIds)}`,
+      3,
+    );
+    console.log(
+      `HTTP: ${CONNECTIONS} connections, ${DURATION} s per phase; lists of 50 rows, first page and the 100th`,
+    );
     await httpPhase('GET /api/invoices/:id', server, token, () => `/api/invoices/${randInt(minId, maxId)}`);
     const shapes: [string, (page: number) => ReturnType<NextRequest>][] = [
       ['admin', (page) => `/api/invoices?page=${page}`],
-      [`reseller tree (${middles.length ? 'middle' : 'root'} level)`, (page) => ({ path: `/api/invoices?page=${page}`, token: pick(middleTokens) })],
+      [
+        `reseller tree (${middles.length ? 'middle' : 'root'} level)`,
+        (page) => ({ path: `/api/invoices?page=${page}`, token: pick(middleTokens) }),
+      ],
       ['reseller_id', (page) => `/api/invoices?reseller_id=${pick(resellerIds)}&page=${page}`],
       ['status=pending', (page) => `/api/invoices?status=pending&page=${page}`],
-      ['date range (one month)', (page) => { const d = randInt(0, 330); return `/api/invoices?from=${day(d)}&to=${day(d + 30)}&page=${page}`; }],
+      [
+        'date range (one month)',
+        (page) => {
+          const d = randInt(0, 330);
+          return `/api/invoices?from=${day(d)}&to=${day(d + 30)}&page=${page}`;
+        },
+      ],
     ];
     // Pages of every list but status are kept between requests (list-page-cache.ts): these lines
     // are a console's repeated pages; the same pages with none kept follow, before the payments
@@ -331,28 +413,67 @@ async function main(): Promise<void> {
       }
     }
     await coldPhases(token, cold);
-    await httpPhase('list subscriber_id (one page)', server, token, () => `/api/invoices?subscriber_id=${pick(subscriberIds)}`);
-    await httpPhase('list search number (10 matches)', server, token, () => `/api/invoices?search=INV-2025-0${randInt(1000, Math.max(1000, Math.min(9999, Math.floor(INVOICES / 100) - 1)))}`);
-    await httpPhase('list search name (one subscriber)', server, token, () => `/api/invoices?search=User%20${randInt(Math.ceil(SUBSCRIBERS / 10), SUBSCRIBERS)}`);
+    await httpPhase(
+      'list subscriber_id (one page)',
+      server,
+      token,
+      () => `/api/invoices?subscriber_id=${pick(subscriberIds)}`,
+    );
+    await httpPhase(
+      'list search number (10 matches)',
+      server,
+      token,
+      () =>
+        `/api/invoices?search=INV-2025-0${randInt(1000, Math.max(1000, Math.min(9999, Math.floor(INVOICES / 100) - 1)))}`,
+    );
+    await httpPhase(
+      'list search name (one subscriber)',
+      server,
+      token,
+      () => `/api/invoices?search=User%20${randInt(Math.ceil(SUBSCRIBERS / 10), SUBSCRIBERS)}`,
+    );
     const root = roots[0];
     const rootToken = resellerToken(root);
     const repeat = <T>(n: number, f: () => T) => Array.from({ length: n }, f);
-    await timedCalls('commissions, admin, every invoice', server, repeat(10, () => ({ method: 'GET', path: '/api/invoices/commissions', token })));
-    await timedCalls(`commissions, root reseller ${root}`, server, repeat(10, () => ({ method: 'GET', path: '/api/invoices/commissions?status=pending', token: rootToken })));
+    await timedCalls(
+      'commissions, admin, every invoice',
+      server,
+      repeat(10, () => ({ method: 'GET', path: '/api/invoices/commissions', token })),
+    );
+    await timedCalls(
+      `commissions, root reseller ${root}`,
+      server,
+      repeat(10, () => ({ method: 'GET', path: '/api/invoices/commissions?status=pending', token: rootToken })),
+    );
     if (wanted('payments')) {
       await paymentPhase(server, token, pool);
-      console.log(`invariant violations (paid_amount vs payments, ledger rows, status): ${await invariantViolations(pool)}`);
+      console.log(
+        `invariant violations (paid_amount vs payments, ledger rows, status): ${await invariantViolations(pool)}`,
+      );
     }
     const { rows: toMerge } = await pool.query<{ id: number }>(
       `select s.id from subscribers s join resellers r on r.id = s.reseller_id
        where r.path like (select path from resellers where id = $1) || '%' and s.id = any($2)
-       order by random() limit 20`, [root, subscriberIds]);
-    await timedCalls('consolidate (root reseller\'s tree)', server, toMerge.map((s) => ({ method: 'POST', path: `/api/invoices/consolidate/${s.id}`, token: rootToken })));
+       order by random() limit 20`,
+      [root, subscriberIds],
+    );
+    await timedCalls(
+      "consolidate (root reseller's tree)",
+      server,
+      toMerge.map((s) => ({ method: 'POST', path: `/api/invoices/consolidate/${s.id}`, token: rootToken })),
+    );
     // Last: the backlog of a broad search at 50 connections would spill into the next phase. These
     // pages are kept between requests (list-page-cache.ts): after the first, each is one statement.
-    const broad: [string, string][] = [['page 1', '/api/invoices?search=User%201'], ['page 100', '/api/invoices?search=User%201&page=100']];
-    for (const [page, path] of broad) await httpPhase(`list search name (broad: "User 1"), ${page}`, server, token, () => path);
-    await coldPhases(token, broad.map(([page, path]) => [`list search name (broad: "User 1"), ${page}`, () => path]));
+    const broad: [string, string][] = [
+      ['page 1', '/api/invoices?search=User%201'],
+      ['page 100', '/api/invoices?search=User%201&page=100'],
+    ];
+    for (const [page, path] of broad)
+      await httpPhase(`list search name (broad: "User 1"), ${page}`, server, token, () => path);
+    await coldPhases(
+      token,
+      broad.map(([page, path]) => [`list search name (broad: "User 1"), ${page}`, () => path]),
+    );
   } finally {
     await pool.end();
     server.child.send('stop');

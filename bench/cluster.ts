@@ -36,13 +36,25 @@ function p95(samples: number[]): number {
 
 async function load(baseUrl: string, request: AutocannonRequest, connections = CONNECTIONS): Promise<Figure> {
   const latencies: number[] = [];
-  const instance = autocannon({ url: baseUrl, connections, duration: DURATION, headers: request.headers, requests: [{ setupRequest: () => request }] });
+  const instance = autocannon({
+    url: baseUrl,
+    connections,
+    duration: DURATION,
+    headers: request.headers,
+    requests: [{ setupRequest: () => request }],
+  });
   instance.on('response', (_client, _status, _bytes, ms) => latencies.push(ms));
   const result = await instance;
   return { perSecond: result.requests.average, p95Ms: p95(latencies), failed: result.non2xx + result.errors };
 }
 
-async function api<T>(baseUrl: string, method: string, url: string, token: string | undefined, body?: unknown): Promise<T> {
+async function api<T>(
+  baseUrl: string,
+  method: string,
+  url: string,
+  token: string | undefined,
+  body?: unknown,
+): Promise<T> {
   const res = await fetch(baseUrl + url, {
     method,
     headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
@@ -58,29 +70,74 @@ async function api<T>(baseUrl: string, method: string, url: string, token: strin
  */
 async function seed(baseUrl: string, tag: string): Promise<{ token: string; invoiceId: number; pdfInvoiceId: number }> {
   const { token } = await api<{ token: string }>(baseUrl, 'POST', '/api/auth/login', undefined, ADMIN);
-  const plan = await api<{ id: number }>(baseUrl, 'POST', '/api/services', token, { name: `Bench ${tag}`, price: 20, duration_days: 30 });
-  const reseller = await api<{ id: number }>(baseUrl, 'POST', '/api/resellers', token, { name: `Bench ${tag}`, balance: 1000 });
-  await api(baseUrl, 'POST', `/api/resellers/${reseller.id}/service-limits`, token, { service_id: plan.id, max_subscribers: 10 });
-  const sub = await api<{ id: number }>(baseUrl, 'POST', '/api/subscribers', token, { username: `bench-${tag}@isp`, password: 'pw', service_id: plan.id, reseller_id: reseller.id });
-  const invoice = await api<{ id: number }>(baseUrl, 'POST', '/api/invoices', token, { subscriber_id: sub.id, items: [{ description: 'Bench', qty: 1, unit_price: 10_000_000 }] });
-  const printed = await api<{ id: number }>(baseUrl, 'POST', '/api/invoices', token, { subscriber_id: sub.id, items: [{ description: 'Router', qty: 1, unit_price: 35 }] });
+  const plan = await api<{ id: number }>(baseUrl, 'POST', '/api/services', token, {
+    name: `Bench ${tag}`,
+    price: 20,
+    duration_days: 30,
+  });
+  const reseller = await api<{ id: number }>(baseUrl, 'POST', '/api/resellers', token, {
+    name: `Bench ${tag}`,
+    balance: 1000,
+  });
+  await api(baseUrl, 'POST', `/api/resellers/${reseller.id}/service-limits`, token, {
+    service_id: plan.id,
+    max_subscribers: 10,
+  });
+  const sub = await api<{ id: number }>(baseUrl, 'POST', '/api/subscribers', token, {
+    username: `bench-${tag}@isp`,
+    password: 'pw',
+    service_id: plan.id,
+    reseller_id: reseller.id,
+  });
+  const invoice = await api<{ id: number }>(baseUrl, 'POST', '/api/invoices', token, {
+    subscriber_id: sub.id,
+    items: [{ description: 'Bench', qty: 1, unit_price: 10_000_000 }],
+  });
+  const printed = await api<{ id: number }>(baseUrl, 'POST', '/api/invoices', token, {
+    subscriber_id: sub.id,
+    items: [{ description: 'Router', qty: 1, unit_price: 35 }],
+  });
   return { token, invoiceId: invoice.id, pdfInvoiceId: printed.id };
 }
 
-async function requestFigures(cluster: Cluster, tag: string): Promise<{ read: Figure; pay: Figure; pdf: Figure; token: string; pdfInvoiceId: number }> {
+async function requestFigures(
+  cluster: Cluster,
+  tag: string,
+): Promise<{ read: Figure; pay: Figure; pdf: Figure; token: string; pdfInvoiceId: number }> {
   const { token, invoiceId, pdfInvoiceId } = await seed(cluster.baseUrl, tag);
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
   const read = await load(cluster.baseUrl, { method: 'GET', path: `/api/invoices/${invoiceId}`, headers });
-  const pay = await load(cluster.baseUrl, { method: 'POST', path: `/api/invoices/${invoiceId}/payment`, headers, body: JSON.stringify({ amount: 0.01, method: 'cash' }) });
+  const pay = await load(cluster.baseUrl, {
+    method: 'POST',
+    path: `/api/invoices/${invoiceId}/payment`,
+    headers,
+    body: JSON.stringify({ amount: 0.01, method: 'cash' }),
+  });
   // One render first: the browser starts on the first render, which is not what is measured.
-  const first = await fetch(`${cluster.baseUrl}/api/invoices/${pdfInvoiceId}/pdf?paper=A4`, { headers: { authorization: headers.authorization }, signal: AbortSignal.timeout(60_000) });
+  const first = await fetch(`${cluster.baseUrl}/api/invoices/${pdfInvoiceId}/pdf?paper=A4`, {
+    headers: { authorization: headers.authorization },
+    signal: AbortSignal.timeout(60_000),
+  });
   if (first.status !== 200) throw new Error(`first PDF: ${first.status} ${await first.text()}`);
   await first.arrayBuffer();
-  const pdf = await load(cluster.baseUrl, { method: 'GET', path: `/api/invoices/${pdfInvoiceId}/pdf?paper=A4`, headers: { authorization: headers.authorization } }, PDF_CONNECTIONS);
+  const pdf = await load(
+    cluster.baseUrl,
+    {
+      method: 'GET',
+      path: `/api/invoices/${pdfInvoiceId}/pdf?paper=A4`,
+      headers: { authorization: headers.authorization },
+    },
+    PDF_CONNECTIONS,
+  );
   return { read, pay, pdf, token, pdfInvoiceId };
 }
 
-function clusterEnv(services: string, transporter: string | undefined, databaseUrl: string | undefined, dataDir: string): NodeJS.ProcessEnv {
+function clusterEnv(
+  services: string,
+  transporter: string | undefined,
+  databaseUrl: string | undefined,
+  dataDir: string,
+): NodeJS.ProcessEnv {
   return {
     ...benchEnv(),
     SERVICES: services,
@@ -95,16 +152,22 @@ function clusterEnv(services: string, transporter: string | undefined, databaseU
 }
 
 const quiet = () => undefined;
-const fmt = (f: Figure) => `${f.perSecond.toFixed(0).padStart(7)}/s  p95 ${f.p95Ms.toFixed(1).padStart(6)} ms${f.failed ? `  (${f.failed} failed)` : ''}`;
+const fmt = (f: Figure) =>
+  `${f.perSecond.toFixed(0).padStart(7)}/s  p95 ${f.p95Ms.toFixed(1).padStart(6)} ms${f.failed ? `  (${f.failed} failed)` : ''}`;
 
 async function main(): Promise<void> {
   const transporter = process.env.TRANSPORTER || 'nats://127.0.0.1:4222';
   const dataDir = process.env.BENCH_DATA_DIR || fs.mkdtempSync(path.join(os.tmpdir(), 'bench-cluster-'));
   fs.chmodSync(dataDir, 0o755);
   const databaseUrl = process.env.DATABASE_URL || undefined;
-  console.log(`bench:cluster  ${CONNECTIONS} connections, ${DURATION} s per phase, ${os.cpus().length} cores, NATS ${transporter}`);
+  console.log(
+    `bench:cluster  ${CONNECTIONS} connections, ${DURATION} s per phase, ${os.cpus().length} cores, NATS ${transporter}`,
+  );
 
-  const embedded = await startCluster({ env: clusterEnv('gateway+billing+subscribers+pdf-renderer', transporter, databaseUrl, dataDir), output: quiet });
+  const embedded = await startCluster({
+    env: clusterEnv('gateway+billing+subscribers+pdf-renderer', transporter, databaseUrl, dataDir),
+    output: quiet,
+  });
   let one: Awaited<ReturnType<typeof requestFigures>>;
   try {
     one = await requestFigures(embedded, 'embedded');
@@ -121,9 +184,14 @@ async function main(): Promise<void> {
     const second = await distributed.add('pdf-renderer');
     await distributed.waitForNode(second.nodeID);
     const headers = { authorization: `Bearer ${many.token}` };
-    const twoRenderers = await load(distributed.baseUrl, { method: 'GET', path: `/api/invoices/${many.pdfInvoiceId}/pdf?paper=A4`, headers }, PDF_CONNECTIONS);
+    const twoRenderers = await load(
+      distributed.baseUrl,
+      { method: 'GET', path: `/api/invoices/${many.pdfInvoiceId}/pdf?paper=A4`, headers },
+      PDF_CONNECTIONS,
+    );
 
-    const ratio = (a: Figure, b: Figure) => `${(a.perSecond / b.perSecond).toFixed(2)}x time per request, p95 ${(b.p95Ms / a.p95Ms).toFixed(2)}x`;
+    const ratio = (a: Figure, b: Figure) =>
+      `${(a.perSecond / b.perSecond).toFixed(2)}x time per request, p95 ${(b.p95Ms / a.p95Ms).toFixed(2)}x`;
     console.log('');
     console.log(`invoice read   embedded    ${fmt(one.read)}`);
     console.log(`invoice read   distributed ${fmt(many.read)}   -> distributed costs ${ratio(one.read, many.read)}`);
@@ -131,7 +199,9 @@ async function main(): Promise<void> {
     console.log(`payment        distributed ${fmt(many.pay)}   -> distributed costs ${ratio(one.pay, many.pay)}`);
     console.log(`PDF (A4)       embedded    ${fmt(one.pdf)}`);
     console.log(`PDF (A4)       1 renderer  ${fmt(many.pdf)}`);
-    console.log(`PDF (A4)       2 renderers ${fmt(twoRenderers)}   -> ${(twoRenderers.perSecond / many.pdf.perSecond).toFixed(2)}x the PDFs/s of one`);
+    console.log(
+      `PDF (A4)       2 renderers ${fmt(twoRenderers)}   -> ${(twoRenderers.perSecond / many.pdf.perSecond).toFixed(2)}x the PDFs/s of one`,
+    );
     console.log('target: distributed < 2x embedded per request (same machine, same run)');
   } finally {
     await distributed.stop();

@@ -42,7 +42,12 @@ interface CoaStats {
 async function serve(): Promise<void> {
   const app: App = await startApp(loadConfig(process.env));
   // The service's CoA client, reached directly: its in-flight peaks and counters are what the bench reports.
-  const coa = () => (app.broker.getLocalService('networkAccess') as unknown as { clients: { coa: { inFlightPeaks(): Record<string, number>; resetPeaks(): void; stats: CoaStats['stats'] } } }).clients.coa;
+  const coa = () =>
+    (
+      app.broker.getLocalService('networkAccess') as unknown as {
+        clients: { coa: { inFlightPeaks(): Record<string, number>; resetPeaks(): void; stats: CoaStats['stats'] } };
+      }
+    ).clients.coa;
   process.send?.({ baseUrl: app.baseUrl, databaseUrl: app.databaseUrl });
   process.on('message', (m) => {
     if (m === 'stop') void app.stop().then(() => process.exit(0));
@@ -92,12 +97,24 @@ async function seed(pool: Pool, nasPort: number, apiPort: number): Promise<numbe
   const c = await pool.connect();
   try {
     await c.query('begin');
-    await c.query(`insert into managers (id, username, password_hash, role) values (1, 'bench', 'x', 'admin') on conflict do nothing`);
-    const { rows: [reseller] } = await c.query<{ id: number }>(`insert into resellers (name, path, currency) values ('coa-bench', '', 'USD') returning id`);
+    await c.query(
+      `insert into managers (id, username, password_hash, role) values (1, 'bench', 'x', 'admin') on conflict do nothing`,
+    );
+    const {
+      rows: [reseller],
+    } = await c.query<{ id: number }>(
+      `insert into resellers (name, path, currency) values ('coa-bench', '', 'USD') returning id`,
+    );
     await c.query(`update resellers set path = '/' || id || '/' where id = $1`, [reseller.id]);
-    const { rows: [plan] } = await c.query<{ id: number }>(`insert into services (name, price, currency, duration_days) values ('coa-bench', 1000, 'USD', 30) returning id`);
-    await c.query(`insert into nas (nasname, shortname, secret, coa_port, api_port, api_username, api_password_enc) values ('127.0.0.1', 'bench-nas', $1, $2, $3, $4, $5)`,
-      [SECRET, nasPort, apiPort, API.username, encrypt(API.password, key)]);
+    const {
+      rows: [plan],
+    } = await c.query<{ id: number }>(
+      `insert into services (name, price, currency, duration_days) values ('coa-bench', 1000, 'USD', 30) returning id`,
+    );
+    await c.query(
+      `insert into nas (nasname, shortname, secret, coa_port, api_port, api_username, api_password_enc) values ('127.0.0.1', 'bench-nas', $1, $2, $3, $4, $5)`,
+      [SECRET, nasPort, apiPort, API.username, encrypt(API.password, key)],
+    );
     const { rows } = await c.query<{ id: number }>(
       `insert into subscribers (username, password_enc, service_id, reseller_id, expiry_date)
        select 'coa' || g || '@bench', 'x', $1, $2, current_date + 30 from generate_series(0, $3 - 1) g order by g returning id`,
@@ -109,7 +126,10 @@ async function seed(pool: Pool, nasPort: number, apiPort: number): Promise<numbe
          from generate_series(0, $1 - 1) g`,
       [COUNT],
     );
-    await c.query(`insert into settings (key, value) values ('coa_max_in_flight_per_nas', $1::jsonb) on conflict (key) do update set value = excluded.value`, [JSON.stringify(IN_FLIGHT)]);
+    await c.query(
+      `insert into settings (key, value) values ('coa_max_in_flight_per_nas', $1::jsonb) on conflict (key) do update set value = excluded.value`,
+      [JSON.stringify(IN_FLIGHT)],
+    );
     await c.query('commit');
     await c.query('vacuum analyze subscribers, radacct, nas');
     return rows.map((r) => r.id);
@@ -131,7 +151,9 @@ interface RunResult {
 
 /** One bulk disconnect of every id; done when each new event has a recorded outcome. */
 async function run(server: Server, pool: Pool, ids: number[], token: string): Promise<RunResult> {
-  const { rows: [{ max }] } = await pool.query<{ max: string | null }>('select max(id) as max from outbox');
+  const {
+    rows: [{ max }],
+  } = await pool.query<{ max: string | null }>('select max(id) as max from outbox');
   const after = Number(max ?? 0);
   await ask(server, 'coa', 'coa');
   const cpu0 = await ask<number>(server, 'cpu', 'cpu');
@@ -149,26 +171,46 @@ async function run(server: Server, pool: Pool, ids: number[], token: string): Pr
   while (recorded < ids.length) {
     if (Date.now() > deadline) throw new Error(`only ${recorded} of ${ids.length} outcomes after 120 s`);
     await new Promise((r) => setTimeout(r, 10));
-    const { rows: [{ n }] } = await pool.query<{ n: number }>('select count(*)::int as n from coa_outcomes where event_id > $1', [after]);
+    const {
+      rows: [{ n }],
+    } = await pool.query<{ n: number }>('select count(*)::int as n from coa_outcomes where event_id > $1', [after]);
     recorded = n;
   }
   const seconds = (performance.now() - t0) / 1000;
   const cpu1 = await ask<number>(server, 'cpu', 'cpu');
   const coa = await ask<CoaStats>(server, 'coa', 'coa');
   const { rows } = await pool.query<{ outcome: string; n: number }>(
-    'select outcome, count(*)::int as n from coa_outcomes where event_id > $1 group by outcome order by outcome', [after]);
-  return { seconds, recorded, bulkSeconds, startedAt: t0, cpuSeconds: (cpu1 - cpu0) / 1e6, coa, outcomes: Object.fromEntries(rows.map((r) => [r.outcome, r.n])) };
+    'select outcome, count(*)::int as n from coa_outcomes where event_id > $1 group by outcome order by outcome',
+    [after],
+  );
+  return {
+    seconds,
+    recorded,
+    bulkSeconds,
+    startedAt: t0,
+    cpuSeconds: (cpu1 - cpu0) / 1e6,
+    coa,
+    outcomes: Object.fromEntries(rows.map((r) => [r.outcome, r.n])),
+  };
 }
 
 function print(label: string, r: RunResult, nas: NasSimulator, count: number): void {
-  const peaks = Object.entries(r.coa.peaks).map(([k, v]) => `${k}: ${v}`).join(', ');
+  const peaks = Object.entries(r.coa.peaks)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join(', ');
   console.log(`\n${label}`);
-  console.log(`  ${count} disconnects in ${r.seconds.toFixed(2)} s = ${(count / r.seconds).toFixed(0)} requests/s (bulk request answered after ${r.bulkSeconds.toFixed(2)} s)`);
+  console.log(
+    `  ${count} disconnects in ${r.seconds.toFixed(2)} s = ${(count / r.seconds).toFixed(0)} requests/s (bulk request answered after ${r.bulkSeconds.toFixed(2)} s)`,
+  );
   const window = (nas.stats.lastAt - nas.stats.firstAt) / 1000;
   console.log(`  in-flight peak per NAS: client ${peaks}; seen by the NAS ${nas.stats.peakInFlight}`);
-  console.log(`  at the NAS: first request ${((nas.stats.firstAt - r.startedAt) / 1000).toFixed(2)} s after the bulk request, last answer at ${((nas.stats.lastAt - r.startedAt) / 1000).toFixed(2)} s; `
-    + `mean in flight over that ${window.toFixed(2)} s: ${(nas.stats.heldMs / 1000 / window).toFixed(1)}`);
-  console.log(`  app CPU ${r.cpuSeconds.toFixed(2)} s; CoA sent ${r.coa.stats.sent}, retransmitted ${r.coa.stats.retransmitted}, dropped replies ${r.coa.stats.dropped}`);
+  console.log(
+    `  at the NAS: first request ${((nas.stats.firstAt - r.startedAt) / 1000).toFixed(2)} s after the bulk request, last answer at ${((nas.stats.lastAt - r.startedAt) / 1000).toFixed(2)} s; ` +
+      `mean in flight over that ${window.toFixed(2)} s: ${(nas.stats.heldMs / 1000 / window).toFixed(1)}`,
+  );
+  console.log(
+    `  app CPU ${r.cpuSeconds.toFixed(2)} s; CoA sent ${r.coa.stats.sent}, retransmitted ${r.coa.stats.retransmitted}, dropped replies ${r.coa.stats.dropped}`,
+  );
   console.log(`  outcomes recorded ${r.recorded}/${count}: ${JSON.stringify(r.outcomes)}`);
 }
 
@@ -176,14 +218,24 @@ function print(label: string, r: RunResult, nas: NasSimulator, count: number): v
 async function radclientReference(port: number, count: number): Promise<number | undefined> {
   if (!fs.existsSync(RADCLIENT)) return undefined;
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'bench-coa-')), 'requests');
-  const packets = Array.from({ length: count }, (_, i) => `User-Name = "${username(i)}"\nAcct-Session-Id = "sess${i}"\nFramed-IP-Address = 100.64.${(i >> 8) & 255}.${i & 255}\n`);
+  const packets = Array.from(
+    { length: count },
+    (_, i) =>
+      `User-Name = "${username(i)}"\nAcct-Session-Id = "sess${i}"\nFramed-IP-Address = 100.64.${(i >> 8) & 255}.${i & 255}\n`,
+  );
   fs.writeFileSync(file, packets.join('\n'));
   const t0 = performance.now();
-  await new Promise<void>((resolve, reject) => execFile(RADCLIENT, ['-q', '-s', '-p', '64', '-f', file, `127.0.0.1:${port}`, 'disconnect', SECRET],
-    { maxBuffer: 1 << 24 }, (err, stdout) => {
-      if (err && !/Packets/.test(stdout)) reject(err);
-      else resolve();
-    }));
+  await new Promise<void>((resolve, reject) =>
+    execFile(
+      RADCLIENT,
+      ['-q', '-s', '-p', '64', '-f', file, `127.0.0.1:${port}`, 'disconnect', SECRET],
+      { maxBuffer: 1 << 24 },
+      (err, stdout) => {
+        if (err && !/Packets/.test(stdout)) reject(err);
+        else resolve();
+      },
+    ),
+  );
   const seconds = (performance.now() - t0) / 1000;
   fs.rmSync(path.dirname(file), { recursive: true, force: true });
   return seconds;
@@ -196,16 +248,24 @@ async function main(): Promise<void> {
   // 10% of the users (every tenth) silent in the second run; the router API knows their sessions.
   let silent = false;
   const nas = await new NasSimulator({
-    secret: SECRET, latencyMs: LATENCY_MS,
-    answer: (r) => (silent && Number(/^coa(\d+)@/.exec(r.userName)?.[1]) % Math.round(100 / SILENT_PERCENT) === 0 ? 'silent' : 'ack'),
+    secret: SECRET,
+    latencyMs: LATENCY_MS,
+    answer: (r) =>
+      silent && Number(/^coa(\d+)@/.exec(r.userName)?.[1]) % Math.round(100 / SILENT_PERCENT) === 0 ? 'silent' : 'ack',
   }).start();
   const ros = await new RouterOsSimulator({ ...API, emptyReply: true }).start();
   const server = await startServer(extra);
   const pool = new Pool({ connectionString: server.databaseUrl, max: 2 });
   try {
     const ids = await seed(pool, nas.port, ros.port);
-    const token = signToken({ managerId: 1, role: 'admin', resellerId: null, permissions: [] }, benchEnv().JWT_SECRET as string, 3600).token;
-    console.log(`${COUNT} subscribers online on one NAS (simulator answering in ${LATENCY_MS} ms), coa_max_in_flight_per_nas ${IN_FLIGHT}, ${os.cpus().length} CPUs`);
+    const token = signToken(
+      { managerId: 1, role: 'admin', resellerId: null, permissions: [] },
+      benchEnv().JWT_SECRET as string,
+      3600,
+    ).token;
+    console.log(
+      `${COUNT} subscribers online on one NAS (simulator answering in ${LATENCY_MS} ms), coa_max_in_flight_per_nas ${IN_FLIGHT}, ${os.cpus().length} CPUs`,
+    );
 
     // Warm-up: the app's first requests pay for JIT and connection set-up, and the RTT estimate starts at its initial guess.
     await run(server, pool, ids.slice(0, 200), token);
@@ -216,16 +276,21 @@ async function main(): Promise<void> {
     const reference = await radclientReference(nas.port, COUNT);
     if (reference === undefined) console.log(`  radclient not found at ${RADCLIENT}: no reference run`);
     else {
-      console.log(`  radclient -f -p 64, same ${COUNT} requests, same simulator: ${reference.toFixed(2)} s = ${(COUNT / reference).toFixed(0)} requests/s`);
+      console.log(
+        `  radclient -f -p 64, same ${COUNT} requests, same simulator: ${reference.toFixed(2)} s = ${(COUNT / reference).toFixed(0)} requests/s`,
+      );
       console.log(`  ratio bulk path / radclient: ${(answered.seconds / reference).toFixed(2)}`);
     }
 
     silent = SILENT_PERCENT > 0;
     nas.resetStats();
-    for (let i = 0; i < COUNT; i += Math.round(100 / SILENT_PERCENT)) ros.addSession({ name: username(i), address: `100.64.0.${i & 255}` });
+    for (let i = 0; i < COUNT; i += Math.round(100 / SILENT_PERCENT))
+      ros.addSession({ name: username(i), address: `100.64.0.${i & 255}` });
     const lossy = await run(server, pool, ids, token);
     print(`${SILENT_PERCENT}% of requests unanswered (retransmit, then the RouterOS API kick)`, lossy, nas, COUNT);
-    console.log(`  RouterOS API: ${ros.stats.connections} connection(s), ${ros.stats.commands.filter((c) => c === '/ppp/active/remove').length} sessions removed`);
+    console.log(
+      `  RouterOS API: ${ros.stats.connections} connection(s), ${ros.stats.commands.filter((c) => c === '/ppp/active/remove').length} sessions removed`,
+    );
   } finally {
     await pool.end();
     await new Promise<void>((resolve) => {

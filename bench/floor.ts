@@ -41,14 +41,20 @@ async function serve(variant: Variant): Promise<void> {
     const pool = pgPool();
     const handlers: Record<Exclude<Variant, 'app'>, (id: number) => Promise<string>> = {
       select1: async () => JSON.stringify((await pool.query({ name: 'floor_select1', text: 'select 1 as one' })).rows),
-      row: async (id) => JSON.stringify((await pool.query({ name: 'floor_row', text: 'select * from invoices where id = $1', values: [id] })).rows),
+      row: async (id) =>
+        JSON.stringify(
+          (await pool.query({ name: 'floor_row', text: 'select * from invoices where id = $1', values: [id] })).rows,
+        ),
       detail: async (id) => `{"success":true,"data":${(await invoiceJson(id))!.json}}`,
     };
     const handle = handlers[variant];
     const server = http.createServer((req, res) => {
       handle(Number(req.url!.split('/').pop())).then(
         (text) => {
-          res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+          res.writeHead(200, {
+            'content-type': 'application/json; charset=utf-8',
+            'content-length': Buffer.byteLength(text),
+          });
           res.end(text);
         },
         () => {
@@ -105,7 +111,10 @@ function postgresCpu(): Map<number, number> | undefined {
  * PostgreSQL CPU between two readings. Per process: an idle server's pool closes its backends
  * while another server is measured, and a sum over all processes would lose their past CPU.
  */
-function postgresCpuBetween(before: Map<number, number> | undefined, after: Map<number, number> | undefined): number | undefined {
+function postgresCpuBetween(
+  before: Map<number, number> | undefined,
+  after: Map<number, number> | undefined,
+): number | undefined {
   if (!before || !after) return undefined;
   let us = 0;
   for (const [pid, total] of after) us += total - (before.get(pid) ?? 0);
@@ -133,14 +142,27 @@ interface Window {
 }
 
 /** One measured window of load on one server: its rate and a line of CPU per request. */
-async function measure(served: Served, ids: { min: number; max: number }, token: string, duration: number): Promise<Window> {
+async function measure(
+  served: Served,
+  ids: { min: number; max: number },
+  token: string,
+  duration: number,
+): Promise<Window> {
   const run = (seconds: number) =>
     autocannon({
       url: served.baseUrl,
       connections: CONNECTIONS,
       duration: seconds,
       headers: { authorization: `Bearer ${token}` },
-      requests: [{ setupRequest: (req: AutocannonRequest) => ({ ...req, method: 'GET', path: `/api/invoices/${ids.min + Math.floor(Math.random() * (ids.max - ids.min + 1))}` }) }],
+      requests: [
+        {
+          setupRequest: (req: AutocannonRequest) => ({
+            ...req,
+            method: 'GET',
+            path: `/api/invoices/${ids.min + Math.floor(Math.random() * (ids.max - ids.min + 1))}`,
+          }),
+        },
+      ],
     });
   const server0 = (await ask<{ cpu: number }>(served.child, 'cpu')).cpu;
   const pg0 = postgresCpu();
@@ -160,16 +182,24 @@ async function measure(served: Served, ids: { min: number; max: number }, token:
   };
 }
 
-const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
+const median = (xs: number[]) =>
+  percentile(
+    [...xs].sort((a, b) => a - b),
+    50,
+  );
 
 async function main(): Promise<void> {
   if (!process.env.DATABASE_URL) throw new Error('set DATABASE_URL to the database bench:billing seeded');
   const pool = new Pool({ connectionString: process.env.DATABASE_URL, max: 1 });
-  const { rows: [ids] } = await pool.query<{ min: number; max: number }>('select min(id)::int as min, max(id)::int as max from invoices');
+  const {
+    rows: [ids],
+  } = await pool.query<{ min: number; max: number }>('select min(id)::int as min, max(id)::int as max from invoices');
   const token = await benchAdminToken(pool, loadConfig(benchEnv()).jwtSecret);
   await pool.end();
   if (ids.min === null) throw new Error('no invoices: run npm run bench:billing against this DATABASE_URL first');
-  console.log(`GET /api/invoices/:id, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s per server, random ids ${ids.min}-${ids.max}`);
+  console.log(
+    `GET /api/invoices/:id, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${DURATION} s per server, random ids ${ids.min}-${ids.max}`,
+  );
   const servers = await Promise.all(VARIANTS.map(startServer));
   try {
     for (const served of servers) await measure(served, ids, token, 3); // warm-up: JIT and prepared statements
@@ -195,7 +225,9 @@ async function main(): Promise<void> {
     }
     const share = median(shares);
     console.log(`app / detail per round: ${shares.map((x) => `${x.toFixed(0)}%`).join(', ')}`);
-    console.log(`app / detail (framework-free, same statement), median of rounds: ${share.toFixed(0)}%   target >= 85%: ${share >= 85 ? 'met' : 'NOT met'}`);
+    console.log(
+      `app / detail (framework-free, same statement), median of rounds: ${share.toFixed(0)}%   target >= 85%: ${share >= 85 ? 'met' : 'NOT met'}`,
+    );
   } finally {
     for (const served of servers) served.child.kill('SIGKILL');
   }

@@ -72,8 +72,12 @@ export function runBench(main: () => Promise<void>, serve: (args: string[]) => P
  * every token against its manager's row.
  */
 export async function benchAdminToken(db: { query(text: string): Promise<unknown> }, secret: string): Promise<string> {
-  await db.query(`insert into managers (id, username, password_hash, role) values (1, 'bench-admin', '!', 'admin') on conflict (id) do nothing`);
-  await db.query(`select setval(pg_get_serial_sequence('managers', 'id'), greatest(1, (select max(id) from managers)))`);
+  await db.query(
+    `insert into managers (id, username, password_hash, role) values (1, 'bench-admin', '!', 'admin') on conflict (id) do nothing`,
+  );
+  await db.query(
+    `select setval(pg_get_serial_sequence('managers', 'id'), greatest(1, (select max(id) from managers)))`,
+  );
   return signToken({ managerId: 1, role: 'admin', resellerId: null, permissions: [] }, secret, 3600).token;
 }
 
@@ -125,11 +129,16 @@ export function serverCpu(server: AppServer): Promise<number> {
  * Where a bench keeps its data: a fresh database beside DATABASE_URL's (dropped afterwards unless
  * BENCH_KEEP=1), or, without DATABASE_URL, an embedded PostgreSQL in a temporary DATA_DIR.
  */
-export async function scratchStore(prefix: string): Promise<{ env: { DATABASE_URL: string; DATA_DIR?: string }; dispose(): Promise<void> }> {
+export async function scratchStore(
+  prefix: string,
+): Promise<{ env: { DATABASE_URL: string; DATA_DIR?: string }; dispose(): Promise<void> }> {
   const adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `bench-${prefix}-`));
-    return { env: { DATABASE_URL: '', DATA_DIR: dataDir }, dispose: async () => fs.rmSync(dataDir, { recursive: true, force: true }) };
+    return {
+      env: { DATABASE_URL: '', DATA_DIR: dataDir },
+      dispose: async () => fs.rmSync(dataDir, { recursive: true, force: true }),
+    };
   }
   const name = `bench_${prefix}_${Date.now().toString(36)}`;
   const admin = async (statement: string) => {

@@ -29,20 +29,45 @@ const HTTP_CONNECTIONS = intVar(process.env, 'BENCH_PDF_HTTP_CONNECTIONS', 8, 1)
 
 async function sampleHtml(): Promise<string> {
   return renderInvoiceHtml({
-    mode: 'pdf', narrow: false, language: 'en',
-    operator: { name: 'Skyline Networks', address: '1 Tower Road\nErbil', phone: '+964 750 000 0000', email: 'billing@skyline.example', logoUrl: '' },
-    howToPay: 'Pay at any Skyline agent, or by bank transfer to IBAN IQ00 0000 0000 0000 0000 000 quoting the invoice number.',
-    invoiceNumber: 'INV-2025-000123', issueDate: '2025-03-01', dueDate: '2025-03-15', status: 'partial', currency: 'USD',
-    subscriber: { name: 'Layla Haddad', username: 'layla@skyline', phone: '+964 770 123 4567', address: '12 Fibre Street' },
+    mode: 'pdf',
+    narrow: false,
+    language: 'en',
+    operator: {
+      name: 'Skyline Networks',
+      address: '1 Tower Road\nErbil',
+      phone: '+964 750 000 0000',
+      email: 'billing@skyline.example',
+      logoUrl: '',
+    },
+    howToPay:
+      'Pay at any Skyline agent, or by bank transfer to IBAN IQ00 0000 0000 0000 0000 000 quoting the invoice number.',
+    invoiceNumber: 'INV-2025-000123',
+    issueDate: '2025-03-01',
+    dueDate: '2025-03-15',
+    status: 'partial',
+    currency: 'USD',
+    subscriber: {
+      name: 'Layla Haddad',
+      username: 'layla@skyline',
+      phone: '+964 770 123 4567',
+      address: '12 Fibre Street',
+    },
     items: [
       { description: 'Fibre 100 Mbps, March', qty: '1', unitPriceMinor: 25000, amountMinor: 25000 },
       { description: 'Router rental', qty: '2', unitPriceMinor: 1250, amountMinor: 2500 },
       { description: 'Static IP address', qty: '1', unitPriceMinor: 500, amountMinor: 500 },
     ],
-    subtotalMinor: 28000, taxRate: '10', taxMinor: 2800, totalMinor: 30800, paidMinor: 10000, balanceMinor: 20800,
+    subtotalMinor: 28000,
+    taxRate: '10',
+    taxMinor: 2800,
+    totalMinor: 30800,
+    paidMinor: 10000,
+    balanceMinor: 20800,
     payments: [{ date: '2025-03-03', method: 'cash', reference: 'R-77', amountMinor: 10000 }],
     notes: 'Thank you for choosing Skyline.',
-    qrSvg: await qrSvg('https://billing.skyline.example/api/invoices/public/123?token=3q2-7wAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'),
+    qrSvg: await qrSvg(
+      'https://billing.skyline.example/api/invoices/public/123?token=3q2-7wAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+    ),
     pdfUrl: null,
   });
 }
@@ -106,7 +131,8 @@ function treeCpuMs(): number {
   return total * 10;
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
 
 async function render(broker: ServiceBroker, html: string): Promise<void> {
   const stream = await broker.call<Readable, object>('pdf-renderer.render', { html, paper: 'A4' });
@@ -153,31 +179,46 @@ async function seedInvoices(databaseUrl: string): Promise<number[]> {
   const pool = new Pool({ connectionString: databaseUrl, max: 1 });
   try {
     const tag = Date.now().toString(36);
-    const { rows: [r] } = await pool.query<{ id: number }>(
-      `insert into resellers (name, path, currency, commission_rate) values ('pdf-bench-' || $1, '', 'USD', 10) returning id`, [tag]);
+    const {
+      rows: [r],
+    } = await pool.query<{ id: number }>(
+      `insert into resellers (name, path, currency, commission_rate) values ('pdf-bench-' || $1, '', 'USD', 10) returning id`,
+      [tag],
+    );
     await pool.query(`update resellers set path = '/' || id || '/' where id = $1`, [r.id]);
-    const { rows: [plan] } = await pool.query<{ id: number }>(
-      `insert into services (name, price, currency, duration_days) values ('pdf-bench-' || $1, 3000, 'USD', 30) returning id`, [tag]);
-    const { rows: [sub] } = await pool.query<{ id: number }>(
+    const {
+      rows: [plan],
+    } = await pool.query<{ id: number }>(
+      `insert into services (name, price, currency, duration_days) values ('pdf-bench-' || $1, 3000, 'USD', 30) returning id`,
+      [tag],
+    );
+    const {
+      rows: [sub],
+    } = await pool.query<{ id: number }>(
       `insert into subscribers (username, password_enc, full_name, phone, address, service_id, reseller_id, expiry_date)
        values ('pdf-bench-' || $1, 'x', 'Layla Haddad', '+964 770 123 4567', '12 Fibre Street', $2, $3, current_date + 30) returning id`,
-      [tag, plan.id, r.id]);
+      [tag, plan.id, r.id],
+    );
     const { rows } = await pool.query<{ id: number }>(
       `insert into invoices (invoice_number, subscriber_id, reseller_id, amount, tax_rate, tax_amount, total, paid_amount, status,
          currency, issue_date, due_date, commission_rate, commission_amount, public_token_nonce)
        select 'PDF-' || $1 || '-' || g, $2, $3, 28000, 10, 2800, 30800, 10000, 'partial', 'USD', current_date, current_date + 14, 10, 2800, md5(g::text)
        from generate_series(1, $4) g returning id`,
-      [tag, sub.id, r.id, HTTP_INVOICES]);
+      [tag, sub.id, r.id, HTTP_INVOICES],
+    );
     const ids = rows.map((x) => x.id);
     await pool.query(
       `insert into invoice_items (invoice_id, position, description, qty, unit_price, amount)
        select id, p, (array['Fibre 100 Mbps', 'Router rental', 'Static IP address'])[p + 1], 1, (array[25000, 2500, 500])[p + 1], (array[25000, 2500, 500])[p + 1]
-       from unnest($1::int[]) id cross join generate_series(0, 2) p`, [ids]);
+       from unnest($1::int[]) id cross join generate_series(0, 2) p`,
+      [ids],
+    );
     await pool.query(
       `with t as (insert into transactions (type, amount, currency, subscriber_id, reseller_id, invoice_id, method, reference)
          select 'invoice_payment', 10000, 'USD', $2, $3, id, 'cash', 'R-77' from unnest($1::int[]) id returning id, invoice_id)
        insert into invoice_payments (invoice_id, transaction_id, amount, method, reference, paid_at) select invoice_id, id, 10000, 'cash', 'R-77', now() from t`,
-      [ids, sub.id, r.id]);
+      [ids, sub.id, r.id],
+    );
     return ids;
   } finally {
     await pool.end();
@@ -185,7 +226,13 @@ async function seedInvoices(databaseUrl: string): Promise<number[]> {
 }
 
 /** One HTTP phase of PDF downloads: `amount` requests (each id once), or `duration` seconds of random ids. */
-async function httpPdfPhase(name: string, server: AppServer, token: string, ids: number[], run: { amount?: number; duration?: number }) {
+async function httpPdfPhase(
+  name: string,
+  server: AppServer,
+  token: string,
+  ids: number[],
+  run: { amount?: number; duration?: number },
+) {
   const latencies: number[] = [];
   let bad = 0;
   let next = 0;
@@ -197,12 +244,15 @@ async function httpPdfPhase(name: string, server: AppServer, token: string, ids:
     duration: run.duration ?? 3600,
     amount: run.amount,
     headers: { authorization: `Bearer ${token}` },
-    requests: [{
-      setupRequest: (req) => ({
-        ...req, method: 'GET',
-        path: `/api/invoices/${run.amount ? ids[next++ % ids.length] : ids[Math.floor(Math.random() * ids.length)]}/pdf`,
-      }),
-    }],
+    requests: [
+      {
+        setupRequest: (req) => ({
+          ...req,
+          method: 'GET',
+          path: `/api/invoices/${run.amount ? ids[next++ % ids.length] : ids[Math.floor(Math.random() * ids.length)]}/pdf`,
+        }),
+      },
+    ],
   });
   instance.on('response', (_c, status, _b, ms) => (status === 200 ? latencies.push(ms) : bad++));
   const result = await instance;
@@ -228,7 +278,9 @@ async function httpPhases(): Promise<void> {
     console.log(`HTTP GET /api/invoices/:id/pdf, ${ids.length} invoices`);
     const rendered = await httpPdfPhase('first download (render + store)', server, token, ids, { amount: ids.length });
     const cached = await httpPdfPhase('cached (no browser)', server, token, ids, { duration: seconds });
-    console.log(`cached / rendered: ${(cached / Math.max(1e-9, rendered)).toFixed(0)}x; target >= 1,000 PDFs/s cached at ${HTTP_CONNECTIONS} connections: ${cached >= 1000 ? 'met' : 'NOT met'}`);
+    console.log(
+      `cached / rendered: ${(cached / Math.max(1e-9, rendered)).toFixed(0)}x; target >= 1,000 PDFs/s cached at ${HTTP_CONNECTIONS} connections: ${cached >= 1000 ? 'met' : 'NOT met'}`,
+    );
   } finally {
     server.child.send('stop');
   }
@@ -248,8 +300,12 @@ async function main(): Promise<void> {
     console.table(rows);
     const one = rows.find((r) => r.concurrency === 1);
     const four = rows.find((r) => r.concurrency === 4);
-    if (one) console.log(`target p50 < 80 ms at concurrency 1: ${one.p50_ms} ms ${one.p50_ms < 80 ? 'met' : 'NOT met'}`);
-    if (four) console.log(`target >= 25 PDFs/s at concurrency 4: ${four.pdfs_per_s} ${four.pdfs_per_s >= 25 ? 'met' : 'NOT met'}`);
+    if (one)
+      console.log(`target p50 < 80 ms at concurrency 1: ${one.p50_ms} ms ${one.p50_ms < 80 ? 'met' : 'NOT met'}`);
+    if (four)
+      console.log(
+        `target >= 25 PDFs/s at concurrency 4: ${four.pdfs_per_s} ${four.pdfs_per_s >= 25 ? 'met' : 'NOT met'}`,
+      );
   } finally {
     await broker.stop();
   }

@@ -56,8 +56,10 @@ function stopNats(child: ChildProcess): Promise<void> {
 }
 
 async function served(baseUrl: string, token: string): Promise<boolean> {
-  const res = await fetch(`${baseUrl}/api/services`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) })
-    .catch(() => undefined);
+  const res = await fetch(`${baseUrl}/api/services`, {
+    headers: { authorization: `Bearer ${token}` },
+    signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
+  }).catch(() => undefined);
   return res?.status === 200;
 }
 
@@ -70,7 +72,11 @@ async function timeToServe(baseUrl: string, token: string): Promise<number> {
   let servedAt: number | undefined;
   const probes: Promise<void>[] = [];
   while (servedAt === undefined) {
-    probes.push(served(baseUrl, token).then((ok) => { if (ok) servedAt ??= performance.now(); }));
+    probes.push(
+      served(baseUrl, token).then((ok) => {
+        if (ok) servedAt ??= performance.now();
+      }),
+    );
     await sleep(50);
   }
   await Promise.all(probes);
@@ -97,7 +103,11 @@ async function main(): Promise<void> {
     output: () => undefined,
   });
   try {
-    const login = await fetch(`${cluster.baseUrl}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
+    const login = await fetch(`${cluster.baseUrl}/api/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(ADMIN),
+    });
     if (login.status !== 200) throw new Error(`login: ${login.status} ${await login.text()}`);
     const { token } = ((await login.json()) as { data: { token: string } }).data;
     if (!(await served(cluster.baseUrl, token))) throw new Error('the cluster does not serve before the first restart');

@@ -25,7 +25,8 @@ const JWT_SECRET = 'bench-jwt-secret-not-for-production';
 const ENCRYPTION_KEY = 'c'.repeat(64);
 
 const seconds = (startNs: bigint) => Number(process.hrtime.bigint() - startNs) / 1e9;
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 
 async function seed(url: string): Promise<void> {
   const c = new Client({ connectionString: url });
@@ -35,14 +36,19 @@ async function seed(url: string): Promise<void> {
   // Seeding writes accounting history in bulk: the per-row session trigger is skipped here and its
   // outcome is set once, set-based, below.
   await c.query(`set session_replication_role = replica`);
-  await c.query(`insert into resellers (id, name, path, balance, currency) values (1, 'bench', '/1/', 1000000000000, 'USD')`);
+  await c.query(
+    `insert into resellers (id, name, path, balance, currency) values (1, 'bench', '/1/', 1000000000000, 'USD')`,
+  );
   await c.query(`select setval(pg_get_serial_sequence('resellers', 'id'), 1)`);
   await c.query(`insert into services (id, name, price, currency, duration_days, rate_limit, pool_name) values
     (1, 'bench-basic', 1000, 'USD', 30, '5M/10M', 'basic'), (2, 'bench-plus', 2000, 'USD', 30, '10M/20M', 'plus')`);
   await c.query(`select setval(pg_get_serial_sequence('services', 'id'), 2)`);
   await c.query(`insert into reseller_service_limits (reseller_id, service_id) values (1, 1), (1, 2)`);
-  await c.query(`insert into nas (id, nasname, shortname, secret) values (1, '192.0.2.1', 'edge-1', 's'), (2, '192.0.2.2', 'edge-2', 's')`);
-  await c.query(`
+  await c.query(
+    `insert into nas (id, nasname, shortname, secret) values (1, '192.0.2.1', 'edge-1', 's'), (2, '192.0.2.2', 'edge-2', 's')`,
+  );
+  await c.query(
+    `
     insert into subscribers (username, password_enc, full_name, phone, mac_address, service_id, reseller_id, status, expiry_date, created_at,
                              daily_quota_used, fup_level)
     select 'user' || g || '@bench', $1, 'Subscriber ' || g, '+1' || (2000000000 + (g::bigint * 2654435761) % 8000000000),
@@ -50,18 +56,27 @@ async function seed(url: string): Promise<void> {
                  substr(md5(g::text), 7, 2) || ':' || substr(md5(g::text), 9, 2) || ':' || substr(md5(g::text), 11, 2)),
            1 + (g % 2), 1, case when g % 10 = 0 then 'inactive' else 'active' end,
            current_date + (g % 400) - 100, now() - make_interval(secs => g), (g % 1000) * 1048576, g % 4
-      from generate_series(1, $2::int) g`, [passwordEnc, SUBSCRIBERS]);
-  await c.query(`insert into radcheck (username, attribute, op, value) select username, 'NT-Password', ':=', 'BENCH' from subscribers`);
-  await c.query(`insert into radusergroup (username, groupname, priority) select username, 'plan_' || service_id, 1 from subscribers`);
+      from generate_series(1, $2::int) g`,
+    [passwordEnc, SUBSCRIBERS],
+  );
+  await c.query(
+    `insert into radcheck (username, attribute, op, value) select username, 'NT-Password', ':=', 'BENCH' from subscribers`,
+  );
+  await c.query(
+    `insert into radusergroup (username, groupname, priority) select username, 'plan_' || service_id, 1 from subscribers`,
+  );
   // Sessions spread over every subscriber; the newest tenth of the subscribers' sessions are open.
-  await c.query(`
+  await c.query(
+    `
     insert into radacct (acctsessionid, acctuniqueid, username, nasipaddress, acctstarttime, acctstoptime, framedipaddress,
                          acctinputoctets, acctoutputoctets, acctsessiontime)
     select 's' || g, 'u' || g, 'user' || (1 + (g % $1::int)) || '@bench', case when g % 2 = 0 then inet '192.0.2.1' else inet '192.0.2.2' end,
            now() - make_interval(hours => (g / $1::int) * 24 + 1),
            case when g > $2::int - $1::int / 10 then null else now() - make_interval(hours => (g / $1::int) * 24) end,
            inet '100.64.0.0' + (g % 4000000), g % 100000000, g % 900000000, 3600
-      from generate_series(1, $2::int) g`, [SUBSCRIBERS, RADACCT]);
+      from generate_series(1, $2::int) g`,
+    [SUBSCRIBERS, RADACCT],
+  );
   await c.query(`
     update subscribers s set is_online = true, ip_address = r.framedipaddress, last_nas_id = case when host(r.nasipaddress) = '192.0.2.1' then 1 else 2 end
       from radacct r where r.acctstoptime is null and r.username = s.username`);
@@ -74,10 +89,19 @@ async function seed(url: string): Promise<void> {
 async function main(): Promise<void> {
   const store = await scratchStore('subscribers');
   process.env.BULK_SYNC_SECONDS = '3600';
-  const app = await startApp(loadConfig({
-    ...process.env, JWT_SECRET, ENCRYPTION_KEY, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn',
-    RATE_LIMIT_PER_MIN: '100000000', DATA_DIR: './data', ...store.env,
-  }));
+  const app = await startApp(
+    loadConfig({
+      ...process.env,
+      JWT_SECRET,
+      ENCRYPTION_KEY,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PER_MIN: '100000000',
+      DATA_DIR: './data',
+      ...store.env,
+    }),
+  );
   try {
     await seed(app.databaseUrl);
     const admin = new Pool({ connectionString: app.databaseUrl, max: 1 });
@@ -85,7 +109,9 @@ async function main(): Promise<void> {
     await admin.end();
     const call = async (method: string, url: string, body?: unknown) => {
       const res = await fetch(app.baseUrl + url, {
-        method, headers: { authorization: auth, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+        method,
+        headers: { authorization: auth, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
       });
       const json = (await res.json()) as { data?: { succeeded?: number[]; failed?: unknown[] }; message?: string };
       if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${json.message}`);
@@ -95,7 +121,10 @@ async function main(): Promise<void> {
     const mid = Math.floor(SUBSCRIBERS / 2);
     const queries: [string, string][] = [
       ['no filter', ''],
-      ...['active', 'inactive', 'expired', 'expiring', 'online', 'offline'].map((s): [string, string] => [`status=${s}`, `status=${s}`]),
+      ...['active', 'inactive', 'expired', 'expiring', 'online', 'offline'].map((s): [string, string] => [
+        `status=${s}`,
+        `status=${s}`,
+      ]),
       ['search username', `search=ser${mid}@`],
       ['search phone', `search=${String(2000000000n + ((BigInt(mid) * 2654435761n) % 8000000000n)).slice(3, 9)}`],
       ['sort expiry_date', 'sort=expiry_date&order=asc'],
@@ -112,16 +141,26 @@ async function main(): Promise<void> {
         total = res.pagination?.total ?? 0;
       }
       times.sort((a, b) => a - b);
-      console.log(label.padEnd(22), percentile(times, 50).toFixed(1).padStart(8), percentile(times, 95).toFixed(1).padStart(8), String(total).padStart(10));
+      console.log(
+        label.padEnd(22),
+        percentile(times, 50).toFixed(1).padStart(8),
+        percentile(times, 95).toFixed(1).padStart(8),
+        String(total).padStart(10),
+      );
     }
 
     const ids = Array.from({ length: BULK }, (_, i) => 1 + Math.floor((i * SUBSCRIBERS) / BULK));
     console.log(`\nbulk actions over ${BULK} ids`);
-    for (const [action, payload] of [['set_service', { service_id: 2 }], ['renew', {}]] as const) {
+    for (const [action, payload] of [
+      ['set_service', { service_id: 2 }],
+      ['renew', {}],
+    ] as const) {
       const t0 = process.hrtime.bigint();
       const res = await call('POST', '/api/subscribers/bulk-action', { ids, action, payload });
       const s = seconds(t0);
-      console.log(`${action.padEnd(12)} ${s.toFixed(2)} s  ${(BULK / s).toFixed(0)} ids/s  succeeded ${res.data?.succeeded?.length} failed ${res.data?.failed?.length}`);
+      console.log(
+        `${action.padEnd(12)} ${s.toFixed(2)} s  ${(BULK / s).toFixed(0)} ids/s  succeeded ${res.data?.succeeded?.length} failed ${res.data?.failed?.length}`,
+      );
     }
   } finally {
     await app.stop();

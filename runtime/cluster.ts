@@ -57,10 +57,14 @@ export interface ClusterOptions {
 }
 
 export function parseProcesses(services: string | undefined): string[] {
-  const entries = (services || UNIT_NAMES.join(',')).split(',').map((s) => s.trim()).filter(Boolean);
+  const entries = (services || UNIT_NAMES.join(','))
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const entry of entries) {
     const unknown = entry.split('+').filter((u) => !UNIT_NAMES.includes(u));
-    if (unknown.length) throw new Error(`unknown service(s) in SERVICES: ${unknown.join(', ')} (known: ${UNIT_NAMES.join(', ')})`);
+    if (unknown.length)
+      throw new Error(`unknown service(s) in SERVICES: ${unknown.join(', ')} (known: ${UNIT_NAMES.join(', ')})`);
   }
   if (!entries.some(runsGateway)) throw new Error('SERVICES must include gateway: the cluster is reached through it');
   return entries;
@@ -97,7 +101,11 @@ function ephemeralPortStart(): number | undefined {
   }
 }
 
-const canListen = (port: number) => listenAndClose(port).then(() => true, () => false);
+const canListen = (port: number) =>
+  listenAndClose(port).then(
+    () => true,
+    () => false,
+  );
 
 function listenAndClose(port: number): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -127,7 +135,12 @@ const SPARE_TCP_NODES = 4;
  * Polls `probe` every 200 ms until it holds; fails with `what` after `timeoutMs`, or at once with
  * `exitedEarly`'s message when a process died meanwhile.
  */
-async function pollUntil(what: string, probe: () => Promise<boolean> | boolean, timeoutMs: number, exitedEarly: () => string | undefined): Promise<void> {
+async function pollUntil(
+  what: string,
+  probe: () => Promise<boolean> | boolean,
+  timeoutMs: number,
+  exitedEarly: () => string | undefined,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const early = exitedEarly();
@@ -139,16 +152,34 @@ async function pollUntil(what: string, probe: () => Promise<boolean> | boolean, 
 }
 
 /** A node is in the registry with its services once all of them have started (Moleculer sends INFO then). */
-function waitForNode(observer: ServiceBroker, nodeID: string, timeoutMs: number, exitedEarly: () => string | undefined): Promise<void> {
-  return pollUntil(`node ${nodeID} did not join`, () => {
-    const node = observer.registry.nodes.get(nodeID) as { available: boolean; services?: unknown[] } | undefined;
-    return !!node?.available && (node.services?.length ?? 0) > 0;
-  }, timeoutMs, exitedEarly);
+function waitForNode(
+  observer: ServiceBroker,
+  nodeID: string,
+  timeoutMs: number,
+  exitedEarly: () => string | undefined,
+): Promise<void> {
+  return pollUntil(
+    `node ${nodeID} did not join`,
+    () => {
+      const node = observer.registry.nodes.get(nodeID) as { available: boolean; services?: unknown[] } | undefined;
+      return !!node?.available && (node.services?.length ?? 0) > 0;
+    },
+    timeoutMs,
+    exitedEarly,
+  );
 }
 
 function waitForHealth(baseUrl: string, timeoutMs: number, exitedEarly: () => string | undefined): Promise<void> {
-  return pollUntil('the gateway did not answer /health with 200',
-    () => fetch(`${baseUrl}/health`).then((r) => r.status === 200, () => false), timeoutMs, exitedEarly);
+  return pollUntil(
+    'the gateway did not answer /health with 200',
+    () =>
+      fetch(`${baseUrl}/health`).then(
+        (r) => r.status === 200,
+        () => false,
+      ),
+    timeoutMs,
+    exitedEarly,
+  );
 }
 
 /**
@@ -156,13 +187,29 @@ function waitForHealth(baseUrl: string, timeoutMs: number, exitedEarly: () => st
  * a node on its own: a gateway that learns it later (the TCP transporter's gossip under load)
  * answered 404 for a route of a unit already up.
  */
-async function waitForGatewayPeers(observer: ServiceBroker, gateways: string[], nodeIDs: string[], timeoutMs: number, exitedEarly: () => string | undefined): Promise<void> {
+async function waitForGatewayPeers(
+  observer: ServiceBroker,
+  gateways: string[],
+  nodeIDs: string[],
+  timeoutMs: number,
+  exitedEarly: () => string | undefined,
+): Promise<void> {
   for (const gateway of gateways) {
-    await pollUntil(`gateway ${gateway} did not learn every node`, async () => {
-      const known = await observer.call<{ id: string }[], { onlyAvailable: boolean }>('$node.list', { onlyAvailable: true }, { nodeID: gateway })
-        .catch(() => []);
-      return nodeIDs.every((id) => id === gateway || known.some((n) => n.id === id));
-    }, timeoutMs, exitedEarly);
+    await pollUntil(
+      `gateway ${gateway} did not learn every node`,
+      async () => {
+        const known = await observer
+          .call<{ id: string }[], { onlyAvailable: boolean }>(
+            '$node.list',
+            { onlyAvailable: true },
+            { nodeID: gateway },
+          )
+          .catch(() => []);
+        return nodeIDs.every((id) => id === gateway || known.some((n) => n.id === id));
+      },
+      timeoutMs,
+      exitedEarly,
+    );
   }
 }
 
@@ -176,7 +223,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   const cfg = loadConfig(env);
   const entries = parseProcesses(env.SERVICES);
   const output = options.output ?? ((units, line) => process.stdout.write(`[${units}] ${line}\n`));
-  const namespace = env.NAMESPACE || (cfg.transporter ? 'isp-billing' : `cluster-${crypto.randomBytes(3).toString('hex')}`);
+  const namespace =
+    env.NAMESPACE || (cfg.transporter ? 'isp-billing' : `cluster-${crypto.randomBytes(3).toString('hex')}`);
 
   let embedded: EmbeddedPostgresHandle | undefined;
   let databaseUrl = cfg.databaseUrl;
@@ -192,7 +240,11 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   const observer = new ServiceBroker(
     brokerOptions(
       { ...cfg, transporter },
-      { namespace, nodeID: tcp ? tcp.nodeIDs[tcp.nodeIDs.length - 1] : `${namespace}-observer-${process.pid}`, logger: false },
+      {
+        namespace,
+        nodeID: tcp ? tcp.nodeIDs[tcp.nodeIDs.length - 1] : `${namespace}-observer-${process.pid}`,
+        logger: false,
+      },
     ),
   );
   await observer.start();
@@ -203,7 +255,9 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 
   const launch = (units: string, port: number): ClusterProcess => {
     const index = nextNode++;
-    const nodeID = tcp ? tcp.nodeIDs[index] : `${namespace}-${units}-${index + 1}-${crypto.randomBytes(2).toString('hex')}`;
+    const nodeID = tcp
+      ? tcp.nodeIDs[index]
+      : `${namespace}-${units}-${index + 1}-${crypto.randomBytes(2).toString('hex')}`;
     if (!nodeID) throw new Error(`no TCP node slot left for ${units}: set TRANSPORTER (NATS) for larger clusters`);
     const child = spawn(process.execPath, [entry], {
       env: {
@@ -226,7 +280,9 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
         for (const line of lines) output(units, line);
       });
     }
-    const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
+    const exited = new Promise<number | string>((resolve) =>
+      child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
+    );
     const proc = { units, nodeID, child, exited };
     processes.push(proc);
     return proc;
@@ -265,7 +321,13 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     await Promise.all(processes.map((p) => waitForNode(observer, p.nodeID, timeoutMs, exitedEarly)));
     await waitForHealth(baseUrl, timeoutMs, exitedEarly);
     const gateways = processes.filter((p) => runsGateway(p.units)).map((p) => p.nodeID);
-    await waitForGatewayPeers(observer, gateways, processes.map((p) => p.nodeID), timeoutMs, exitedEarly);
+    await waitForGatewayPeers(
+      observer,
+      gateways,
+      processes.map((p) => p.nodeID),
+      timeoutMs,
+      exitedEarly,
+    );
   } catch (err) {
     await stop(5_000);
     throw err;

@@ -36,7 +36,9 @@ export async function startOpsServer(broker: ServiceBroker, port: number | undef
     if (path === '/health/live') return send(res, 200, JSON.stringify({ success: true, data: { status: 'ok' } }));
     if (path === '/health') {
       const ready = isReady(broker, draining);
-      const body = ready ? { success: true, data: { status: 'ok' } } : { success: false, message: draining ? 'shutting down' : 'starting' };
+      const body = ready
+        ? { success: true, data: { status: 'ok' } }
+        : { success: false, message: draining ? 'shutting down' : 'starting' };
       return send(res, ready ? 200 : 503, JSON.stringify(body));
     }
     if (path === '/metrics') {

@@ -30,7 +30,10 @@ export async function gracefulStop(app: App, httpDrainTimeoutMs = HTTP_DRAIN_TIM
   const gateway = drainingGateway(app);
   if (gateway) {
     const unfinished = await gateway.drainHttp(httpDrainTimeoutMs);
-    if (unfinished > 0) app.broker.logger.warn(`${unfinished} HTTP request(s) still running after ${httpDrainTimeoutMs} ms; stopping anyway`);
+    if (unfinished > 0)
+      app.broker.logger.warn(
+        `${unfinished} HTTP request(s) still running after ${httpDrainTimeoutMs} ms; stopping anyway`,
+      );
   }
   await app.stop();
 }

@@ -20,7 +20,14 @@ export const UNITS: Record<string, () => ServiceSchema[]> = {
   gateway: gatewaySchemas,
   billing: () => billingSchemas,
   // Subscribers and the reference data they stand on: identity, resellers, plans, settings.
-  subscribers: () => [...subscribersSchemas, authService, managersService, resellersService, plansService, settingsService],
+  subscribers: () => [
+    ...subscribersSchemas,
+    authService,
+    managersService,
+    resellersService,
+    plansService,
+    settingsService,
+  ],
   'network-access': () => networkAccessSchemas,
   'pdf-renderer': () => pdfRendererSchemas,
   notifier: () => notifierSchemas,
@@ -31,6 +38,7 @@ export const UNIT_NAMES = Object.keys(UNITS);
 export function schemasFor(units: string[] | undefined): ServiceSchema[] {
   const chosen = units ?? UNIT_NAMES;
   const unknown = chosen.filter((u) => !UNITS[u]);
-  if (unknown.length) throw new Error(`unknown service(s) in SERVICES: ${unknown.join(', ')} (known: ${UNIT_NAMES.join(', ')})`);
+  if (unknown.length)
+    throw new Error(`unknown service(s) in SERVICES: ${unknown.join(', ')} (known: ${UNIT_NAMES.join(', ')})`);
   return chosen.flatMap((u) => UNITS[u]());
 }

@@ -55,7 +55,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: env.DATABASE_URL || undefined,
     embeddedPgPort: env.EMBEDDED_PG_PORT ? intVar(env, 'EMBEDDED_PG_PORT', 0) : undefined,
     transporter: env.TRANSPORTER || undefined,
-    services: env.SERVICES ? env.SERVICES.split(',').map((s) => s.trim()).filter(Boolean) : undefined,
+    services: env.SERVICES
+      ? env.SERVICES.split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : undefined,
     jwtSecret,
     jwtTtlSeconds: intVar(env, 'JWT_TTL_SECONDS', 12 * 3600),
     encryptionKey: env.ENCRYPTION_KEY ? parseEncryptionKey(env.ENCRYPTION_KEY) : undefined,

@@ -82,13 +82,15 @@ export function registerDatabaseGauges(database: () => Db): void {
   let reading: Promise<Record<string, number>> | undefined;
   const read = (): Promise<Record<string, number>> => {
     reading ??= database()
-      .execute(sql`
+      .execute(
+        sql`
         select (select count(*) from outbox where published_at is null)::int as pending,
                coalesce((select extract(epoch from now() - min(created_at)) from outbox where published_at is null), 0)::float8 as lag,
                count(*)::int as running,
                coalesce(sum(total - processed), 0)::int as remaining,
                coalesce(sum(processed), 0)::int as processed
-          from bulk_jobs where status = 'running'`)
+          from bulk_jobs where status = 'running'`,
+      )
       .then((r) => r.rows[0] as Record<string, number>)
       .finally(() => setTimeout(() => (reading = undefined), 0));
     return reading;

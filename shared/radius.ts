@@ -34,7 +34,9 @@ export async function writePlanGroupReply(
   plan: { poolName: string | null; rateLimit: string | null; fupTiers?: FupTier[] },
 ): Promise<void> {
   const group = planGroup(serviceId);
-  await tx.delete(radgroupreply).where(or(eq(radgroupreply.groupname, group), like(radgroupreply.groupname, `plan\\_${serviceId}\\_fup_`)));
+  await tx
+    .delete(radgroupreply)
+    .where(or(eq(radgroupreply.groupname, group), like(radgroupreply.groupname, `plan\\_${serviceId}\\_fup_`)));
   const rows = [
     plan.poolName ? { groupname: group, attribute: ATTR.framedPool, op: '=', value: plan.poolName } : undefined,
     plan.rateLimit ? { groupname: group, attribute: ATTR.rateLimit, op: '=', value: plan.rateLimit } : undefined,

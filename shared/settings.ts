@@ -21,34 +21,111 @@ interface SettingDef {
 const text = (maxLength: number): JsonSchema => ({ type: 'string', maxLength });
 
 export const SETTING_DEFS = {
-  currency: { schema: { type: 'string', pattern: '^[A-Z]{3}$' }, default: 'USD', description: 'System currency (ISO 4217)' },
-  default_tax_rate: { schema: { type: 'number', minimum: 0, maximum: 100 }, default: 0, description: 'Percent applied when an invoice names no tax_rate' },
-  default_due_days: { schema: { type: 'integer', minimum: 0, maximum: 365 }, default: 7, description: 'Days from issue to due date' },
-  default_paper_size: { schema: { type: 'string', enum: PAPER_NAMES }, default: 'A4', description: 'Paper of PDFs when the request names none' },
-  commission_basis: { schema: { type: 'string', enum: ['paid', 'invoiced'] }, default: 'paid', description: 'Which invoices count towards total_commission' },
-  invoice_prefix: { schema: { type: 'string', pattern: '^[A-Z0-9]{1,10}$' }, default: 'INV', description: 'Prefix of invoice numbers' },
-  rename_fee: { schema: { type: 'number', minimum: 0, maximum: 1e9 }, default: 0, description: 'Charged per rename, in the system currency' },
-  refill_fee: { schema: { type: 'number', minimum: 0, maximum: 1e9 }, default: 0, description: 'Charged per quota refill, in the system currency' },
-  expiring_days: { schema: { type: 'integer', minimum: 1, maximum: 365 }, default: 7, description: 'Window of the `expiring` subscriber filter' },
-  radius_password_mode: { schema: { type: 'string', enum: ['nt', 'cleartext'] }, default: 'nt', description: 'How subscriber passwords are written to radcheck' },
-  language: { schema: { type: 'string', pattern: '^[a-z]{2}$' }, default: 'en', description: 'Language of documents (ar, fa, he, ur are laid out right-to-left)' },
+  currency: {
+    schema: { type: 'string', pattern: '^[A-Z]{3}$' },
+    default: 'USD',
+    description: 'System currency (ISO 4217)',
+  },
+  default_tax_rate: {
+    schema: { type: 'number', minimum: 0, maximum: 100 },
+    default: 0,
+    description: 'Percent applied when an invoice names no tax_rate',
+  },
+  default_due_days: {
+    schema: { type: 'integer', minimum: 0, maximum: 365 },
+    default: 7,
+    description: 'Days from issue to due date',
+  },
+  default_paper_size: {
+    schema: { type: 'string', enum: PAPER_NAMES },
+    default: 'A4',
+    description: 'Paper of PDFs when the request names none',
+  },
+  commission_basis: {
+    schema: { type: 'string', enum: ['paid', 'invoiced'] },
+    default: 'paid',
+    description: 'Which invoices count towards total_commission',
+  },
+  invoice_prefix: {
+    schema: { type: 'string', pattern: '^[A-Z0-9]{1,10}$' },
+    default: 'INV',
+    description: 'Prefix of invoice numbers',
+  },
+  rename_fee: {
+    schema: { type: 'number', minimum: 0, maximum: 1e9 },
+    default: 0,
+    description: 'Charged per rename, in the system currency',
+  },
+  refill_fee: {
+    schema: { type: 'number', minimum: 0, maximum: 1e9 },
+    default: 0,
+    description: 'Charged per quota refill, in the system currency',
+  },
+  expiring_days: {
+    schema: { type: 'integer', minimum: 1, maximum: 365 },
+    default: 7,
+    description: 'Window of the `expiring` subscriber filter',
+  },
+  radius_password_mode: {
+    schema: { type: 'string', enum: ['nt', 'cleartext'] },
+    default: 'nt',
+    description: 'How subscriber passwords are written to radcheck',
+  },
+  language: {
+    schema: { type: 'string', pattern: '^[a-z]{2}$' },
+    default: 'en',
+    description: 'Language of documents (ar, fa, he, ur are laid out right-to-left)',
+  },
   operator_name: { schema: text(200), default: 'Your ISP', description: 'Branding on documents' },
   operator_address: { schema: text(500), default: '', description: 'Branding on documents' },
   operator_phone: { schema: text(50), default: '', description: 'Branding on documents' },
   operator_email: { schema: text(200), default: '', description: 'Branding on documents' },
   operator_logo_url: { schema: text(2000), default: '', description: 'Logo on documents (http(s) or data: URL)' },
   how_to_pay: { schema: text(4000), default: '', description: 'How-to-pay block of documents' },
-  messaging_provider: { schema: { type: 'string', enum: ['none', 'whatsapp', 'telegram'] }, default: 'none', description: 'Chat channel for invoice delivery' },
+  messaging_provider: {
+    schema: { type: 'string', enum: ['none', 'whatsapp', 'telegram'] },
+    default: 'none',
+    description: 'Chat channel for invoice delivery',
+  },
   whatsapp_access_token: { schema: text(1000), default: '', secret: true, description: 'WhatsApp Cloud API token' },
   whatsapp_phone_number_id: { schema: text(100), default: '', description: 'WhatsApp sender phone number id' },
-  whatsapp_base_url: { schema: text(500), default: 'https://graph.facebook.com/v21.0', description: 'WhatsApp Cloud API base URL' },
+  whatsapp_base_url: {
+    schema: text(500),
+    default: 'https://graph.facebook.com/v21.0',
+    description: 'WhatsApp Cloud API base URL',
+  },
   telegram_bot_token: { schema: text(500), default: '', secret: true, description: 'Telegram Bot API token' },
-  telegram_base_url: { schema: text(500), default: 'https://api.telegram.org', description: 'Telegram Bot API base URL' },
-  coa_max_in_flight_per_nas: { schema: { type: 'integer', minimum: 1, maximum: 1024 }, default: 64, description: 'CoA/Disconnect requests outstanding at once towards one access server; the rest queue' },
-  coa_retransmits: { schema: { type: 'integer', minimum: 0, maximum: 5 }, default: 1, description: 'Retransmissions of an unanswered CoA/Disconnect request before the router-API fallback' },
-  blocked_access: { schema: { type: 'string', enum: [...BLOCKED_ACCESS_MODES] }, default: 'reject' as BlockedAccessMode, description: 'What a blocked subscriber (expired, quota used up, suspended) gets: Access-Reject, or Access-Accept into the walled garden' },
-  walled_garden_attributes: { schema: text(4000), default: DEFAULT_GARDEN_ATTRIBUTES, description: 'RADIUS reply pairs of the walled garden, one `Attribute := "value"` a line' },
-  reminders_enabled: { schema: { type: 'boolean' }, default: false, description: 'Send expiry reminders through the chat provider' },
+  telegram_base_url: {
+    schema: text(500),
+    default: 'https://api.telegram.org',
+    description: 'Telegram Bot API base URL',
+  },
+  coa_max_in_flight_per_nas: {
+    schema: { type: 'integer', minimum: 1, maximum: 1024 },
+    default: 64,
+    description: 'CoA/Disconnect requests outstanding at once towards one access server; the rest queue',
+  },
+  coa_retransmits: {
+    schema: { type: 'integer', minimum: 0, maximum: 5 },
+    default: 1,
+    description: 'Retransmissions of an unanswered CoA/Disconnect request before the router-API fallback',
+  },
+  blocked_access: {
+    schema: { type: 'string', enum: [...BLOCKED_ACCESS_MODES] },
+    default: 'reject' as BlockedAccessMode,
+    description:
+      'What a blocked subscriber (expired, quota used up, suspended) gets: Access-Reject, or Access-Accept into the walled garden',
+  },
+  walled_garden_attributes: {
+    schema: text(4000),
+    default: DEFAULT_GARDEN_ATTRIBUTES,
+    description: 'RADIUS reply pairs of the walled garden, one `Attribute := "value"` a line',
+  },
+  reminders_enabled: {
+    schema: { type: 'boolean' },
+    default: false,
+    description: 'Send expiry reminders through the chat provider',
+  },
   reminder_days: {
     schema: { type: 'array', items: { type: 'integer', minimum: 0, maximum: 60 }, maxItems: 10, uniqueItems: true },
     default: [3, 1, 0] as number[],
@@ -111,5 +188,8 @@ export async function saveSettings(db: DbOrTx, changes: Partial<Record<SettingKe
   await db
     .insert(settingsTable)
     .values(rows)
-    .onConflictDoUpdate({ target: settingsTable.key, set: { value: sql.raw('excluded.value'), updatedAt: new Date() } });
+    .onConflictDoUpdate({
+      target: settingsTable.key,
+      set: { value: sql.raw('excluded.value'), updatedAt: new Date() },
+    });
 }

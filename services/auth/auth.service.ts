@@ -21,7 +21,13 @@ export const authService: ServiceSchema = {
         access: 'none',
         summary: 'Exchange manager credentials for a JWT',
         tag: 'auth',
-        body: object({ username: { type: 'string', minLength: 1, maxLength: 200 }, password: { type: 'string', minLength: 1, maxLength: 200 } }, ['username', 'password']),
+        body: object(
+          {
+            username: { type: 'string', minLength: 1, maxLength: 200 },
+            password: { type: 'string', minLength: 1, maxLength: 200 },
+          },
+          ['username', 'password'],
+        ),
         errors: { 401: 'Wrong username or password' },
       },
       async handler(ctx: Ctx<{ username: string; password: string }>): Promise<ActionResult> {

@@ -4,5 +4,9 @@ import { moneyField } from '../../shared/money';
 import type { ItemParam } from './invoice-schemas';
 
 export function itemsInMinor(items: ItemParam[], currency: string): ItemInput[] {
-  return items.map((it, i) => ({ description: it.description, qty: it.qty, unitPrice: moneyField(it.unit_price, currency, `items[${i}].unit_price`) }));
+  return items.map((it, i) => ({
+    description: it.description,
+    qty: it.qty,
+    unitPrice: moneyField(it.unit_price, currency, `items[${i}].unit_price`),
+  }));
 }

@@ -47,18 +47,34 @@ export async function loadDocument(db: DbOrTx, invoice: InvoiceRow): Promise<Inv
 
 export async function loadSubscriber(db: DbOrTx, id: number): Promise<DocumentSubscriber | null> {
   const [row] = await db
-    .select({ id: subscribers.id, username: subscribers.username, fullName: subscribers.fullName, phone: subscribers.phone, address: subscribers.address })
+    .select({
+      id: subscribers.id,
+      username: subscribers.username,
+      fullName: subscribers.fullName,
+      phone: subscribers.phone,
+      address: subscribers.address,
+    })
     .from(subscribers)
     .where(eq(subscribers.id, id));
   return row ?? null;
 }
 
 /** The subscriber's open invoices in one currency, oldest first, each with items and payments. */
-export async function loadOpenDocuments(db: DbOrTx, subscriberId: number, currency: string): Promise<InvoiceDocument[]> {
+export async function loadOpenDocuments(
+  db: DbOrTx,
+  subscriberId: number,
+  currency: string,
+): Promise<InvoiceDocument[]> {
   const rows = await db
     .select()
     .from(invoices)
-    .where(and(eq(invoices.subscriberId, subscriberId), eq(invoices.currency, currency), inArray(invoices.status, OPEN_STATUSES)))
+    .where(
+      and(
+        eq(invoices.subscriberId, subscriberId),
+        eq(invoices.currency, currency),
+        inArray(invoices.status, OPEN_STATUSES),
+      ),
+    )
     .orderBy(asc(invoices.issueDate), asc(invoices.id));
   return Promise.all(rows.map((r) => loadDocument(db, r)));
 }

@@ -13,7 +13,13 @@ const NARROW_BELOW_MM = 100;
 
 export type BrandingSettings = Pick<
   Settings,
-  'language' | 'operator_name' | 'operator_address' | 'operator_phone' | 'operator_email' | 'operator_logo_url' | 'how_to_pay'
+  | 'language'
+  | 'operator_name'
+  | 'operator_address'
+  | 'operator_phone'
+  | 'operator_email'
+  | 'operator_logo_url'
+  | 'how_to_pay'
 >;
 
 export async function qrSvg(url: string): Promise<string> {
@@ -26,7 +32,13 @@ function baseModel(s: BrandingSettings, mode: DocumentModel['mode'], paper: Pape
     mode,
     narrow: PAPER_SIZES[paper].width < NARROW_BELOW_MM,
     language: s.language,
-    operator: { name: s.operator_name, address: s.operator_address, phone: s.operator_phone, email: s.operator_email, logoUrl: s.operator_logo_url },
+    operator: {
+      name: s.operator_name,
+      address: s.operator_address,
+      phone: s.operator_phone,
+      email: s.operator_email,
+      logoUrl: s.operator_logo_url,
+    },
     howToPay: s.how_to_pay,
   };
 }
@@ -46,7 +58,12 @@ function itemsOf(doc: InvoiceDocument, prefix: string): DocumentModel['items'] {
 }
 
 function paymentsOf(doc: InvoiceDocument): DocumentModel['payments'] {
-  return doc.payments.map((p) => ({ date: p.paidAt.toISOString().slice(0, 10), method: p.method, reference: p.reference, amountMinor: p.amount }));
+  return doc.payments.map((p) => ({
+    date: p.paidAt.toISOString().slice(0, 10),
+    method: p.method,
+    reference: p.reference,
+    amountMinor: p.amount,
+  }));
 }
 
 export interface SingleOptions {
@@ -57,7 +74,12 @@ export interface SingleOptions {
   pdfUrl: string | null;
 }
 
-export async function invoiceModel(doc: InvoiceDocument, sub: DocumentSubscriber | null, s: BrandingSettings, o: SingleOptions): Promise<DocumentModel> {
+export async function invoiceModel(
+  doc: InvoiceDocument,
+  sub: DocumentSubscriber | null,
+  s: BrandingSettings,
+  o: SingleOptions,
+): Promise<DocumentModel> {
   const i = doc.invoice;
   return {
     ...baseModel(s, o.mode, o.paper),
@@ -85,7 +107,13 @@ export async function invoiceModel(doc: InvoiceDocument, sub: DocumentSubscriber
  * Several open invoices as one statement, never stored: items carry their invoice number, totals
  * are sums, the due date is the earliest. No QR code: no public page shows this merge.
  */
-export function combinedModel(docs: InvoiceDocument[], sub: DocumentSubscriber | null, s: BrandingSettings, paper: PaperSize, today: string): DocumentModel {
+export function combinedModel(
+  docs: InvoiceDocument[],
+  sub: DocumentSubscriber | null,
+  s: BrandingSettings,
+  paper: PaperSize,
+  today: string,
+): DocumentModel {
   const sum = (f: (d: InvoiceDocument) => number) => docs.reduce((acc, d) => acc + f(d), 0);
   const rates = new Set(docs.map((d) => String(Number(d.invoice.taxRate))));
   const numbers = docs.map((d) => d.invoice.invoiceNumber);
@@ -108,7 +136,10 @@ export function combinedModel(docs: InvoiceDocument[], sub: DocumentSubscriber |
     paidMinor: paid,
     balanceMinor: total - paid,
     payments: docs.flatMap(paymentsOf),
-    notes: docs.map((d) => d.invoice.notes).filter(Boolean).join('\n'),
+    notes: docs
+      .map((d) => d.invoice.notes)
+      .filter(Boolean)
+      .join('\n'),
     qrSvg: null,
     pdfUrl: null,
   };

@@ -27,12 +27,20 @@ import { labelsFor } from './templates/labels';
 import { TAG, paper, renderErrors, sendBody, sendErrors, token } from './document-schemas';
 import { idParams, object, type IdPath } from '../../shared/http/schemas';
 
-
 type DocumentSettings = BrandingSettings & Pick<Settings, 'default_paper_size'>;
 
-interface PdfParams { id: number; paper?: PaperSize }
-interface PublicParams extends PdfParams { token?: string }
-interface SendParams { id: number; phone?: string; caption?: string }
+interface PdfParams {
+  id: number;
+  paper?: PaperSize;
+}
+interface PublicParams extends PdfParams {
+  token?: string;
+}
+interface SendParams {
+  id: number;
+  phone?: string;
+  caption?: string;
+}
 
 /** What `notifier.send` reads from `ctx.meta` beside the PDF stream (its params). */
 export interface DeliveryRequest {
@@ -57,7 +65,12 @@ async function publicInvoice(id: number, token: string | undefined): Promise<Inv
 }
 
 async function singleHtml(
-  invoice: InvoiceRow, s: DocumentSettings, mode: 'page' | 'pdf', paper: PaperSize, pdfUrl: string | null, conn: DbOrTx = db(),
+  invoice: InvoiceRow,
+  s: DocumentSettings,
+  mode: 'page' | 'pdf',
+  paper: PaperSize,
+  pdfUrl: string | null,
+  conn: DbOrTx = db(),
 ): Promise<string> {
   // In sequence: `conn` may be a transaction (one connection, one query at a time).
   const doc = await loadDocument(conn, invoice);
@@ -67,7 +80,10 @@ async function singleHtml(
 }
 
 function renderPdf(ctx: Ctx<unknown>, html: string, paper: PaperSize, filename: string): Promise<Readable> {
-  ctx.meta.$responseHeaders = { 'Content-Disposition': `inline; filename="${filename}"`, 'Cache-Control': 'private, no-store' };
+  ctx.meta.$responseHeaders = {
+    'Content-Disposition': `inline; filename="${filename}"`,
+    'Cache-Control': 'private, no-store',
+  };
   return ctx.call<Readable, { html: string; paper: PaperSize }>('pdf-renderer.render', { html, paper });
 }
 
@@ -76,8 +92,15 @@ function renderPdf(ctx: Ctx<unknown>, html: string, paper: PaperSize, filename: 
  * this node takes the bytes as they are; one on another node gets a stream of 64 KiB chunks
  * (transporter messages are capped, NATS at 1 MB).
  */
-async function invoicePdf(ctx: Ctx<unknown>, source: PdfSource, paper: PaperSize | undefined): Promise<Buffer | Readable> {
-  ctx.meta.$responseHeaders = { 'Content-Disposition': `inline; filename="${pdfName(source.invoiceNumber)}"`, 'Cache-Control': 'private, no-store' };
+async function invoicePdf(
+  ctx: Ctx<unknown>,
+  source: PdfSource,
+  paper: PaperSize | undefined,
+): Promise<Buffer | Readable> {
+  ctx.meta.$responseHeaders = {
+    'Content-Disposition': `inline; filename="${pdfName(source.invoiceNumber)}"`,
+    'Cache-Control': 'private, no-store',
+  };
   const pdf = await cachedPdf(source, paper ?? source.defaultPaper, {
     store: pdfStore,
     async html(conn, p) {
@@ -85,7 +108,8 @@ async function invoicePdf(ctx: Ctx<unknown>, source: PdfSource, paper: PaperSize
       if (!invoice) throw fail('invoiceNotFound');
       return singleHtml(invoice, await documentSettings(conn), 'pdf', p, null, conn);
     },
-    render: (html, p) => ctx.call<Readable, { html: string; paper: PaperSize }>('pdf-renderer.render', { html, paper: p }),
+    render: (html, p) =>
+      ctx.call<Readable, { html: string; paper: PaperSize }>('pdf-renderer.render', { html, paper: p }),
     onStoreError: (err) => ctx.service?.logger.warn('pdf cache unavailable, rendering', err),
   });
   return Buffer.isBuffer(pdf) && ctx.nodeID !== ctx.broker.nodeID ? pdfStream(pdf) : pdf;
@@ -94,7 +118,11 @@ async function invoicePdf(ctx: Ctx<unknown>, source: PdfSource, paper: PaperSize
 const pdfName = (invoiceNumber: string) => `${invoiceNumber.replace(/[^A-Za-z0-9_.-]/g, '_')}.pdf`;
 
 /** Public pages carry the token in their URL: keep it out of caches, search engines and Referer. */
-const PUBLIC_HEADERS = { 'Cache-Control': 'private, no-store', 'Referrer-Policy': 'no-referrer', 'X-Robots-Tag': 'noindex' };
+const PUBLIC_HEADERS = {
+  'Cache-Control': 'private, no-store',
+  'Referrer-Policy': 'no-referrer',
+  'X-Robots-Tag': 'noindex',
+};
 
 /** The shared PDF store (PDF_CACHE_MAX_MB; 0 = off), made when the service starts. */
 let pdfStore: PdfStore | undefined;
@@ -107,7 +135,13 @@ async function deliver(ctx: Ctx<unknown>, pdf: Readable, request: DeliveryReques
 /** What both send routes check first: role, scope, a configured provider (before any render), a recipient. */
 async function prepareSend(ctx: Ctx<SendParams>) {
   const auth = requireAdminOrReseller(ctx.meta.auth);
-  const invoice = await recordInScope(db(), authOf(ctx), 'write', await loadInvoiceRow(db(), ctx.params.id), 'invoiceNotFound');
+  const invoice = await recordInScope(
+    db(),
+    authOf(ctx),
+    'write',
+    await loadInvoiceRow(db(), ctx.params.id),
+    'invoiceNotFound',
+  );
   await ctx.call('notifier.ready');
   const sub = await loadSubscriber(db(), invoice.subscriberId);
   return { auth, invoice, sub, phone: recipient(ctx.params, sub?.phone) };
@@ -132,10 +166,21 @@ export const documentsService: ServiceSchema = {
         params: idParams(),
         query: object({ paper }),
         produces: 'pdf',
-        errors: { 400: 'unknown paper', 403: "not authorized (outside the caller's tree)", 404: FAILURES.invoiceNotFound.message, ...renderErrors },
+        errors: {
+          400: 'unknown paper',
+          403: "not authorized (outside the caller's tree)",
+          404: FAILURES.invoiceNotFound.message,
+          ...renderErrors,
+        },
       },
       async handler(ctx: Ctx<PdfParams>): Promise<Buffer | Readable> {
-        const source = await recordInScope(db(), authOf(ctx), 'read', await pdfSource(ctx.params.id), 'invoiceNotFound');
+        const source = await recordInScope(
+          db(),
+          authOf(ctx),
+          'read',
+          await pdfSource(ctx.params.id),
+          'invoiceNotFound',
+        );
         return invoicePdf(ctx, source, ctx.params.paper);
       },
     },
@@ -173,7 +218,11 @@ export const documentsService: ServiceSchema = {
         query: object({ token, paper }),
         produces: 'pdf',
         rateLimit: 'public',
-        errors: { 400: 'unknown paper', 404: `${FAILURES.invoiceNotFound.message}, or token missing or wrong`, ...renderErrors },
+        errors: {
+          400: 'unknown paper',
+          404: `${FAILURES.invoiceNotFound.message}, or token missing or wrong`,
+          ...renderErrors,
+        },
       },
       async handler(ctx: Ctx<PublicParams>): Promise<Buffer | Readable> {
         const source = await pdfSource(ctx.params.id);
@@ -197,9 +246,18 @@ export const documentsService: ServiceSchema = {
       },
       async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
         requireAdminOrReseller(ctx.meta.auth);
-        const invoice = await recordInScope(db(), authOf(ctx), 'write', await loadInvoiceRow(db(), ctx.params.id), 'invoiceNotFound');
+        const invoice = await recordInScope(
+          db(),
+          authOf(ctx),
+          'write',
+          await loadInvoiceRow(db(), ctx.params.id),
+          'invoiceNotFound',
+        );
         const link = newPublicLink(invoice.id);
-        await db().update(invoices).set({ ...link, updatedAt: new Date() }).where(eq(invoices.id, invoice.id));
+        await db()
+          .update(invoices)
+          .set({ ...link, updatedAt: new Date() })
+          .where(eq(invoices.id, invoice.id));
         return { data: { id: invoice.id, public_url: publicUrl(invoice.id, link.publicTokenNonce) } };
       },
     },
@@ -221,13 +279,19 @@ export const documentsService: ServiceSchema = {
         const paper = s.default_paper_size as PaperSize;
         const t = labelsFor(s.language);
         const balance = `${formatMinor(invoice.total - invoice.paidAmount, invoice.currency)} ${invoice.currency}`;
-        const pdf = await renderPdf(ctx, await singleHtml(invoice, s, 'pdf', paper, null), paper, pdfName(invoice.invoiceNumber));
+        const pdf = await renderPdf(
+          ctx,
+          await singleHtml(invoice, s, 'pdf', paper, null),
+          paper,
+          pdfName(invoice.invoiceNumber),
+        );
         return deliver(ctx, pdf, {
           invoiceId: invoice.id,
           invoiceIds: [invoice.id],
           subscriberId: invoice.subscriberId,
           phone,
-          caption: ctx.params.caption ?? `${s.operator_name}: ${t.invoice} ${invoice.invoiceNumber}, ${t.balance} ${balance}`,
+          caption:
+            ctx.params.caption ?? `${s.operator_name}: ${t.invoice} ${invoice.invoiceNumber}, ${t.balance} ${balance}`,
           filename: pdfName(invoice.invoiceNumber),
           createdBy: auth.managerId,
         });

@@ -22,7 +22,9 @@ const MAX_KEY_LENGTH = 200;
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : 1));
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : 1));
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
   }
   return JSON.stringify(value);
@@ -81,6 +83,8 @@ export function requestWrite(ctx: Ctx<unknown>, successStatus: number): RequestW
 }
 
 export async function pruneIdempotencyKeys(): Promise<number> {
-  const res = await db().delete(idempotencyKeys).where(sql`${idempotencyKeys.createdAt} < now() - make_interval(hours => ${KEY_TTL_HOURS})`);
+  const res = await db()
+    .delete(idempotencyKeys)
+    .where(sql`${idempotencyKeys.createdAt} < now() - make_interval(hours => ${KEY_TTL_HOURS})`);
   return res.rowCount ?? 0;
 }

@@ -18,7 +18,13 @@ import crypto from 'node:crypto';
 import type { Scope } from '../../shared/auth/policy';
 import { pgPool } from '../../shared/db/client';
 import { MAX_PAGE_LIMIT } from '../../shared/http/schemas';
-import { cappedCountSql, EXACT_TOTAL_CAP, planRows, totalFromCappedCount, totalFromPage } from '../../shared/pagination/total';
+import {
+  cappedCountSql,
+  EXACT_TOTAL_CAP,
+  planRows,
+  totalFromCappedCount,
+  totalFromPage,
+} from '../../shared/pagination/total';
 import { CURRENCY_DIVISOR, INVOICE_LIST_JSON } from './invoice-json';
 import { Lru } from '../../shared/lru';
 import { type ListPage, listPageKey } from './list-page-cache';
@@ -70,9 +76,13 @@ async function resellersOf(scope: Scope, f: ListFilter): Promise<Resellers> {
   if (scope.kind === 'all') return {};
   const kept = trees.get(scope.rootPath);
   if (kept?.generation === scope.treeGeneration) return kept;
-  const [row] = await namedRows<{ ids: number[] | null; generation: string }>('billing_list_tree', `
+  const [row] = await namedRows<{ ids: number[] | null; generation: string }>(
+    'billing_list_tree',
+    `
     select array_agg(id order by id) as ids, (select n from reseller_tree_generation) as generation
-    from resellers where path like $1`, [`${scope.rootPath}%`]);
+    from resellers where path like $1`,
+    [`${scope.rootPath}%`],
+  );
   const tree = { ids: row.ids ?? [], root: scope.rootId, generation: Number(row.generation) };
   trees.set(scope.rootPath, tree);
   return tree;
@@ -114,7 +124,15 @@ interface SearchSubscribers {
 async function searchSubscribers(search: string): Promise<SearchSubscribers> {
   // The full-name index looks up the search's rare word when it has one (name-lookup.ts), `|| ''`
   // keeps the whole pattern's check out of the index.
-  const [row] = await namedRows<{ ids: number[] | null; overCap: boolean; lowered: string; numberLike: boolean; generation: number }>('billing_search_subscribers', `
+  const [row] = await namedRows<{
+    ids: number[] | null;
+    overCap: boolean;
+    lowered: string;
+    numberLike: boolean;
+    generation: number;
+  }>(
+    'billing_search_subscribers',
+    `
     with s as materialized (select id from subscribers
         where username ilike $1 or (full_name ilike $5 and (full_name || '') ilike $1) limit $2 + 1),
       k as (select count(*) as n, array_agg(id) as ids from s)
@@ -122,8 +140,21 @@ async function searchSubscribers(search: string): Promise<SearchSubscribers> {
       k.n > $2 and (select count(*) from (select 1 from s join invoices i on i.subscriber_id = s.id limit $3) c) = $3 as "overCap",
       lower($1) as lowered, lower($1) ~ $4 as "numberLike", (select n from invoice_list_generation) as generation
     from k`,
-  [likePattern(search), BROAD_SEARCH_SUBSCRIBERS, EXACT_TOTAL_CAP + 1, NUMBER_ALPHABET, rareWordPattern(search, nameSample) ?? likePattern(search)]);
-  return { ids: row.ids ?? undefined, overCap: row.overCap, lowered: row.lowered, numberLike: row.numberLike, generation: row.generation };
+    [
+      likePattern(search),
+      BROAD_SEARCH_SUBSCRIBERS,
+      EXACT_TOTAL_CAP + 1,
+      NUMBER_ALPHABET,
+      rareWordPattern(search, nameSample) ?? likePattern(search),
+    ],
+  );
+  return {
+    ids: row.ids ?? undefined,
+    overCap: row.overCap,
+    lowered: row.lowered,
+    numberLike: row.numberLike,
+    generation: row.generation,
+  };
 }
 
 /** What a filter's statement depends on, besides the values: one prepared statement per shape. */
@@ -268,8 +299,10 @@ function buildStatement(s: Shape, name: string): Statement {
   // A page to keep (listPages): its ids, and the generation in this statement's snapshot, the one
   // the ids (and a date range's count) were read in. The ids stay PostgreSQL's array text: kept as
   // is and sent back as is, never parsed in Node (a miss pays for keeping too).
-  const kept = keepable(s) ? `, (select coalesce(array_agg(i.id order by ${order}), '{}')::text from page i) as ids,
-      (select n from invoice_list_generation) as generation` : '';
+  const kept = keepable(s)
+    ? `, (select coalesce(array_agg(i.id order by ${order}), '{}')::text from page i) as ids,
+      (select n from invoice_list_generation) as generation`
+    : '';
   // Planned once (planOnce): the offset out of the planner's sight, and a constant cap that bounds
   // its estimate of the page (a LIMIT it cannot see reads as a tenth of the matches, and the rows'
   // join then read every invoice); the outer limit stops the walk at the page.
@@ -283,7 +316,9 @@ function buildStatement(s: Shape, name: string): Statement {
       n.n as "rowCount", ${total}::int as total${kept}
     from n`;
   return {
-    name, text, values: p.values,
+    name,
+    text,
+    values: p.values,
     estimate: { text: `explain (format json) ${matches}`, values: (v) => p.values(v).slice(0, matchParams) },
   };
 }
@@ -342,8 +377,13 @@ function searchShape(found: SearchSubscribers): Shape['search'] {
 
 function shapeOf(f: ListFilter, r: Resellers, found: SearchSubscribers | undefined): Shape {
   const s: Shape = {
-    resellers: 'all', status: !!f.status, subscriber: f.subscriberId !== undefined, from: !!f.from, to: !!f.to,
-    search: found ? searchShape(found) : false, order: f.order,
+    resellers: 'all',
+    status: !!f.status,
+    subscriber: f.subscriberId !== undefined,
+    from: !!f.from,
+    to: !!f.to,
+    search: found ? searchShape(found) : false,
+    order: f.order,
   };
   if (r.ids?.length === 1) s.resellers = 'one';
   // With other filters a tree's resellers filter what those filters' indexes read.
@@ -403,7 +443,10 @@ const KEPT_PAGE = `select case when g.n = $2::bigint then (select coalesce(json_
 async function keptPage(key: string): Promise<{ json: string; total: number } | undefined> {
   const page = listPages.get(key);
   if (!page) return undefined;
-  const [row] = await namedRows<{ json: string | null }>('billing_list_kept_page', KEPT_PAGE, [page.ids, page.generation]);
+  const [row] = await namedRows<{ json: string | null }>('billing_list_kept_page', KEPT_PAGE, [
+    page.ids,
+    page.generation,
+  ]);
   if (row.json !== null) return { json: row.json, total: page.total };
   listPages.delete(key);
   return undefined;
@@ -414,7 +457,15 @@ export async function listInvoicesJson(scope: Scope, f: ListFilter): Promise<{ j
   const r = await resellersOf(scope, f);
   if (r.ids?.length === 0) return { json: '[]', total: 0 };
   const key = keepableFilter(f)
-    ? listPageKey({ search: f.search, resellers: r.ids, from: f.from, to: f.to, order: f.order, limit: f.limit, offset: f.offset })
+    ? listPageKey({
+        search: f.search,
+        resellers: r.ids,
+        from: f.from,
+        to: f.to,
+        order: f.order,
+        limit: f.limit,
+        offset: f.offset,
+      })
     : undefined;
   const kept = key === undefined ? undefined : await keptPage(key);
   if (kept) return kept;
@@ -424,20 +475,38 @@ export async function listInvoicesJson(scope: Scope, f: ListFilter): Promise<{ j
   const dateKey = datesKept(shape) ? JSON.stringify([r.ids ?? null, f.from ?? null, f.to ?? null]) : undefined;
   const keptCount = dateKey === undefined ? undefined : dateCounts.get(dateKey);
   const v: Values = {
-    resellers: r.ids, treeRoot: r.root, status: f.status, subscriberId: f.subscriberId, from: f.from, to: f.to, search: f.search,
-    searchSubscribers: found?.ids, searchOverCap: found?.overCap, searchLowered: found?.lowered, searchNumberLike: found?.numberLike,
-    keptCount: keptCount?.count, keptGeneration: keptCount?.generation, limit: f.limit, offset: f.offset,
+    resellers: r.ids,
+    treeRoot: r.root,
+    status: f.status,
+    subscriberId: f.subscriberId,
+    from: f.from,
+    to: f.to,
+    search: f.search,
+    searchSubscribers: found?.ids,
+    searchOverCap: found?.overCap,
+    searchLowered: found?.lowered,
+    searchNumberLike: found?.numberLike,
+    keptCount: keptCount?.count,
+    keptGeneration: keptCount?.generation,
+    limit: f.limit,
+    offset: f.offset,
   };
   // A narrow search is planned with its values every time (unnamed): how many rows it matches
   // decides the plan, which a generic plan cannot know (the one a prepared union of both index
   // paths settled on took 1.3 s for a 10-match number search at a million invoices, not 3 ms).
   // A search of a few subscribers is prepared (FEW_SUBSCRIBERS).
   const query = { name: shape.search === 'narrow' ? undefined : s.name, text: s.text, values: s.values(v) };
-  const { rows: [row] } = await pgPool().query<{ json: string; rowCount: number; total: number; ids?: string; generation?: number }>(query);
+  const {
+    rows: [row],
+  } = await pgPool().query<{ json: string; rowCount: number; total: number; ids?: string; generation?: number }>(query);
   // The count (kept or fresh) and the generation come from one snapshot: keep them together.
-  if (dateKey !== undefined && row.total >= 0) dateCounts.set(dateKey, { count: row.total, generation: row.generation! });
-  const total = onlyResellers(shape) || statusCounted(shape) ? row.total
-    : totalFromPage(f.offset, f.limit, row.rowCount) ?? (await totalFromCappedCount(row.total, () => estimateOf(s, v)));
+  if (dateKey !== undefined && row.total >= 0)
+    dateCounts.set(dateKey, { count: row.total, generation: row.generation! });
+  const total =
+    onlyResellers(shape) || statusCounted(shape)
+      ? row.total
+      : (totalFromPage(f.offset, f.limit, row.rowCount) ??
+        (await totalFromCappedCount(row.total, () => estimateOf(s, v))));
   // A search's page used the subscribers (narrow: their ids; broad: whether their invoices pass the
   // cap) read one statement earlier. A write committed between the two changes the generation: such
   // a page is served, as it would have been before, but not kept, or it would be kept as current.
@@ -458,7 +527,10 @@ const ESTIMATE_TTL_MS = 60_000;
 async function estimateOf(s: Statement, v: Values): Promise<number> {
   const values = s.estimate.values(v);
   // Hashed: a narrow search's values hold up to a thousand subscriber ids.
-  const key = crypto.createHash('sha1').update(JSON.stringify([s.name, values])).digest('base64');
+  const key = crypto
+    .createHash('sha1')
+    .update(JSON.stringify([s.name, values]))
+    .digest('base64');
   const cached = estimates.get(key);
   if (cached && cached.until > Date.now()) return cached.rows;
   const res = await pgPool().query<{ 'QUERY PLAN': unknown }>({ text: s.estimate.text, values });

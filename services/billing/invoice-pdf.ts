@@ -20,7 +20,14 @@ import type { PdfStore } from './pdf-cache';
 
 /** Settings a document prints (or that pick its paper). */
 export const DOCUMENT_SETTINGS = [
-  'language', 'operator_name', 'operator_address', 'operator_phone', 'operator_email', 'operator_logo_url', 'how_to_pay', 'default_paper_size',
+  'language',
+  'operator_name',
+  'operator_address',
+  'operator_phone',
+  'operator_email',
+  'operator_logo_url',
+  'how_to_pay',
+  'default_paper_size',
 ] as const satisfies readonly SettingKey[];
 
 export interface PdfSource {
@@ -48,8 +55,14 @@ const SOURCE = `select i.id, i.reseller_id as "resellerId", i.invoice_number as 
 
 /** What the key needs and the routes check (scope, public token, file name), in one statement. */
 export async function pdfSource(id: number, client?: PoolClient): Promise<PdfSource | undefined> {
-  const query = { name: 'billing_pdf_source', text: SOURCE, values: [id, DOCUMENT_SETTINGS, SETTING_DEFS.default_paper_size.default] };
-  const { rows: [row] } = await (client ?? pgPool()).query<PdfSource>(query);
+  const query = {
+    name: 'billing_pdf_source',
+    text: SOURCE,
+    values: [id, DOCUMENT_SETTINGS, SETTING_DEFS.default_paper_size.default],
+  };
+  const {
+    rows: [row],
+  } = await (client ?? pgPool()).query<PdfSource>(query);
   return row;
 }
 
@@ -57,7 +70,11 @@ export async function pdfSource(id: number, client?: PoolClient): Promise<PdfSou
 function templateSources(): string[] {
   const dir = path.join(__dirname, 'templates');
   const ext = path.extname(__filename);
-  const files = fs.readdirSync(dir).filter((f) => f.endsWith(ext)).sort().map((f) => path.join(dir, f));
+  const files = fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith(ext))
+    .sort()
+    .map((f) => path.join(dir, f));
   return [...files, path.join(__dirname, `documents-model${ext}`)];
 }
 
@@ -118,14 +135,23 @@ export async function cachedPdf(source: PdfSource, paper: PaperSize, deps: PdfCa
   const snap = await snapshotHtml(source.id, paper, deps);
   const pdf = await collect(await deps.render(snap.html, paper));
   if (snap.source) {
-    await deps.store.put({ key: pdfCacheKey(snap.source, paper), invoiceId: source.id, paper, pdf }).catch((err: unknown) => deps.onStoreError(err));
+    await deps.store
+      .put({ key: pdfCacheKey(snap.source, paper), invoiceId: source.id, paper, pdf })
+      .catch((err: unknown) => deps.onStoreError(err));
   }
   return pdf;
 }
 
-async function snapshotHtml(id: number, paper: PaperSize, deps: PdfCacheDeps): Promise<{ html: string; source: PdfSource | undefined }> {
-  return db().transaction(async (tx) => {
-    const source = await pdfSource(id, clientOf(tx));
-    return { html: await deps.html(tx, paper), source };
-  }, { isolationLevel: 'repeatable read', accessMode: 'read only' });
+async function snapshotHtml(
+  id: number,
+  paper: PaperSize,
+  deps: PdfCacheDeps,
+): Promise<{ html: string; source: PdfSource | undefined }> {
+  return db().transaction(
+    async (tx) => {
+      const source = await pdfSource(id, clientOf(tx));
+      return { html: await deps.html(tx, paper), source };
+    },
+    { isolationLevel: 'repeatable read', accessMode: 'read only' },
+  );
 }

@@ -1,5 +1,13 @@
 /** Request schemas and error tables of the invoice routes (declared on the actions in invoices.service.ts). */
-import { currencyCode, idSchema, isoDate, isoDateTime, object, paginationProperties, type Infer } from '../../shared/http/schemas';
+import {
+  currencyCode,
+  idSchema,
+  isoDate,
+  isoDateTime,
+  object,
+  paginationProperties,
+  type Infer,
+} from '../../shared/http/schemas';
 import { INVOICE_STATUSES } from '../../shared/domain/invoice-state';
 import { PAYMENT_METHODS, type PaymentMethod } from '../../shared/billing/types';
 import { FAILURES } from '../../shared/failures';
@@ -23,8 +31,11 @@ export type ItemParam = Infer<typeof item>;
 export const taxRate = { type: 'number', minimum: 0, maximum: 100 } as const;
 export const notes = { type: 'string', maxLength: 4000 } as const;
 export const reference = { type: 'string', maxLength: 200 } as const;
-export const readErrors = { 403: 'not authorized (outside the caller\'s tree)', 404: FAILURES.invoiceNotFound.message };
-export const writeErrors = { 403: 'not authorized (role, or outside the caller\'s tree)', 404: FAILURES.invoiceNotFound.message };
+export const readErrors = { 403: "not authorized (outside the caller's tree)", 404: FAILURES.invoiceNotFound.message };
+export const writeErrors = {
+  403: "not authorized (role, or outside the caller's tree)",
+  404: FAILURES.invoiceNotFound.message,
+};
 
 export const listQuery = object({
   ...paginationProperties,
@@ -36,15 +47,41 @@ export const listQuery = object({
   search: { type: 'string', minLength: 1, maxLength: 100 },
   order: { type: 'string', enum: ['desc', 'asc'], default: 'desc' },
 });
-export const createBody = object({ subscriber_id: idSchema, items, tax_rate: taxRate, due_date: isoDate, notes, currency: currencyCode }, ['subscriber_id', 'items']);
-export const updateBody = { ...object({ items, tax_rate: taxRate, due_date: isoDate, notes: { type: ['string', 'null'], maxLength: 4000 } }), minProperties: 1 };
-export const payBody = object({ amount: positiveAmount, method: { type: 'string', enum: [...PAYMENT_METHODS] }, reference, paid_at: isoDateTime, notes }, ['amount']);
+export const createBody = object(
+  { subscriber_id: idSchema, items, tax_rate: taxRate, due_date: isoDate, notes, currency: currencyCode },
+  ['subscriber_id', 'items'],
+);
+export const updateBody = {
+  ...object({ items, tax_rate: taxRate, due_date: isoDate, notes: { type: ['string', 'null'], maxLength: 4000 } }),
+  minProperties: 1,
+};
+export const payBody = object(
+  {
+    amount: positiveAmount,
+    method: { type: 'string', enum: [...PAYMENT_METHODS] },
+    reference,
+    paid_at: isoDateTime,
+    notes,
+  },
+  ['amount'],
+);
 /** Quick-pay credits any excess to the wallet, so it cannot draw on it. */
 const notWallet = PAYMENT_METHODS.filter((m): m is Exclude<PaymentMethod, 'wallet'> => m !== 'wallet');
-export const quickPayBody = object({ amount: positiveAmount, method: { type: 'string', enum: notWallet }, reference, notes }, ['amount']);
+export const quickPayBody = object(
+  { amount: positiveAmount, method: { type: 'string', enum: notWallet }, reference, notes },
+  ['amount'],
+);
 export const consolidateBody = object({ notes });
-export const commissionsQuery = object({ reseller_id: idSchema, from: isoDate, to: isoDate, status: { type: 'string', enum: [...INVOICE_STATUSES] } });
-export const prorateBody = object({ subscriber_id: idSchema, new_service_id: idSchema }, ['subscriber_id', 'new_service_id']);
+export const commissionsQuery = object({
+  reseller_id: idSchema,
+  from: isoDate,
+  to: isoDate,
+  status: { type: 'string', enum: [...INVOICE_STATUSES] },
+});
+export const prorateBody = object({ subscriber_id: idSchema, new_service_id: idSchema }, [
+  'subscriber_id',
+  'new_service_id',
+]);
 
 export type ListInvoicesInput = Infer<typeof listQuery>;
 export type CreateInvoiceInput = Infer<typeof createBody>;

@@ -4,7 +4,13 @@
  * subscribers unit uses too; reads are prepared statements in queries.ts.
  */
 import type { Service, ServiceSchema, ServiceSettingSchema } from 'moleculer';
-import { recordInScope, requireAdmin, requireAdminOrReseller, resellerInScope, scopeFor } from '../../shared/auth/policy';
+import {
+  recordInScope,
+  requireAdmin,
+  requireAdminOrReseller,
+  resellerInScope,
+  scopeFor,
+} from '../../shared/auth/policy';
 import {
   consolidateInvoices,
   createInvoice,
@@ -29,9 +35,25 @@ import { FOLD_INTERVAL_MS, foldStatusCounts } from './invoice-status-counts';
 import { listPageEntriesFromEnv } from './list-page-cache';
 import { invoiceHead, invoiceJson, paymentsJson, subscriberHead } from './queries';
 import { READ, TAG, WRITE, readErrors, writeErrors } from './invoice-schemas';
-import { commissionsQuery, consolidateBody, createBody, listQuery, payBody, prorateBody, quickPayBody, updateBody } from './invoice-schemas';
+import {
+  commissionsQuery,
+  consolidateBody,
+  createBody,
+  listQuery,
+  payBody,
+  prorateBody,
+  quickPayBody,
+  updateBody,
+} from './invoice-schemas';
 import type {
-  CommissionsInput, ConsolidateInput, CreateInvoiceInput, ListInvoicesInput, PayInput, ProrateInput, QuickPayInput, UpdateInvoiceInput,
+  CommissionsInput,
+  ConsolidateInput,
+  CreateInvoiceInput,
+  ListInvoicesInput,
+  PayInput,
+  ProrateInput,
+  QuickPayInput,
+  UpdateInvoiceInput,
 } from './invoice-schemas';
 import { idParams, type IdPath, type Infer } from '../../shared/http/schemas';
 import { itemsInMinor } from './amounts';
@@ -78,17 +100,25 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         summary: 'List invoices, newest first',
         tag: TAG,
         query: listQuery,
-        errors: { 403: 'reseller_id outside the caller\'s tree' },
+        errors: { 403: "reseller_id outside the caller's tree" },
       },
       async handler(ctx: Ctx<ListInvoicesInput>): Promise<ActionResult> {
         const auth = authOf(ctx);
         const p = ctx.params;
         const { page, limit, offset } = pageOf(p);
         const scope = await scopeFor(db(), auth, 'read');
-        if (p.reseller_id !== undefined && !(await resellerInScope(db(), scope, p.reseller_id))) throw fail('notAuthorized');
+        if (p.reseller_id !== undefined && !(await resellerInScope(db(), scope, p.reseller_id)))
+          throw fail('notAuthorized');
         const { json, total } = await listInvoicesJson(scope, {
-          status: p.status, subscriberId: p.subscriber_id, resellerId: p.reseller_id, from: p.from, to: p.to,
-          search: p.search, order: p.order, limit, offset,
+          status: p.status,
+          subscriberId: p.subscriber_id,
+          resellerId: p.reseller_id,
+          from: p.from,
+          to: p.to,
+          search: p.search,
+          order: p.order,
+          limit,
+          offset,
         });
         return rawJsonEnvelope(json, { pagination: { page, limit, total } });
       },
@@ -121,19 +151,35 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         success: 201,
         idempotent: true,
         body: createBody,
-        errors: { 400: 'validation (the message names the field), subscriber_id not found', 403: FAILURES.notAuthorized.message, 409: 'Idempotency-Key reused with another request' },
+        errors: {
+          400: 'validation (the message names the field), subscriber_id not found',
+          403: FAILURES.notAuthorized.message,
+          409: 'Idempotency-Key reused with another request',
+        },
       },
       async handler(ctx: Ctx<CreateInvoiceInput>): Promise<ActionResult> {
         const auth = requireAdminOrReseller(ctx.meta.auth);
         const p = ctx.params;
-        const subscriber = await recordInScope(db(), auth, 'write', await subscriberHead(p.subscriber_id), failure('referenceNotFound', 'subscriber_id'));
+        const subscriber = await recordInScope(
+          db(),
+          auth,
+          'write',
+          await subscriberHead(p.subscriber_id),
+          failure('referenceNotFound', 'subscriber_id'),
+        );
         const currency = p.currency ?? (await systemCurrency());
         if (!isCurrency(currency)) throw fail('currencyInvalid');
         const items = itemsInMinor(p.items, currency);
         return idempotentWrite(ctx, 201, async (tx) => {
           const { invoice } = await createInvoice(tx, {
-            subscriberId: p.subscriber_id, resellerId: subscriber.resellerId, items, taxRate: p.tax_rate,
-            dueDate: p.due_date, notes: p.notes, currency, createdBy: auth.managerId,
+            subscriberId: p.subscriber_id,
+            resellerId: subscriber.resellerId,
+            items,
+            taxRate: p.tax_rate,
+            dueDate: p.due_date,
+            notes: p.notes,
+            currency,
+            createdBy: auth.managerId,
           });
           return rawJsonEnvelope(await writtenInvoiceJson(tx, invoice.id));
         });
@@ -191,7 +237,11 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         params: idParams(),
         idempotent: true,
         body: payBody,
-        errors: { 400: FAILURES.amountExceedsBalance.message, ...writeErrors, 409: 'invoice is void, or Idempotency-Key reused with another request' },
+        errors: {
+          400: FAILURES.amountExceedsBalance.message,
+          ...writeErrors,
+          409: 'invoice is void, or Idempotency-Key reused with another request',
+        },
       },
       async handler(ctx: Ctx<IdPath & PayInput>): Promise<ActionResult> {
         return payInvoice(ctx.meta.auth, ctx.params, requestWrite(ctx, 200));
@@ -219,12 +269,16 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
       http: {
         auth: 'jwt',
         access: WRITE,
-        summary: 'Pay the subscriber\'s open invoices oldest first; the excess goes to the wallet',
+        summary: "Pay the subscriber's open invoices oldest first; the excess goes to the wallet",
         tag: TAG,
         params: subscriberPath,
         idempotent: true,
         body: quickPayBody,
-        errors: { 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message, 409: 'Idempotency-Key reused with another request' },
+        errors: {
+          403: FAILURES.notAuthorized.message,
+          404: FAILURES.subscriberNotFound.message,
+          409: 'Idempotency-Key reused with another request',
+        },
       },
       async handler(ctx: Ctx<SubscriberPath & QuickPayInput>): Promise<ActionResult> {
         const auth = requireAdminOrReseller(ctx.meta.auth);
@@ -234,7 +288,12 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         const amount = moneyField(p.amount, currency, 'amount');
         return idempotentWrite(ctx, 200, async (tx) => {
           const r = await payFifo(tx, {
-            subscriberId: p.subscriber_id, amount, method: p.method, reference: p.reference, notes: p.notes, createdBy: auth.managerId,
+            subscriberId: p.subscriber_id,
+            amount,
+            method: p.method,
+            reference: p.reference,
+            notes: p.notes,
+            createdBy: auth.managerId,
           });
           return {
             applied: r.applied.map((a) => ({ invoice_id: a.invoiceId, amount: fromMinor(a.amount, currency) })),
@@ -249,17 +308,25 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
       http: {
         auth: 'jwt',
         access: WRITE,
-        summary: 'Merge the subscriber\'s pending invoices into one new pending invoice and void them',
+        summary: "Merge the subscriber's pending invoices into one new pending invoice and void them",
         tag: TAG,
         params: subscriberPath,
         body: consolidateBody,
-        errors: { 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message, 409: 'fewer than two pending invoices, or mixed currencies or tax rates' },
+        errors: {
+          403: FAILURES.notAuthorized.message,
+          404: FAILURES.subscriberNotFound.message,
+          409: 'fewer than two pending invoices, or mixed currencies or tax rates',
+        },
       },
       async handler(ctx: Ctx<SubscriberPath & ConsolidateInput>): Promise<ActionResult> {
         const auth = requireAdminOrReseller(ctx.meta.auth);
         await recordInScope(db(), auth, 'write', await subscriberHead(ctx.params.subscriber_id), 'subscriberNotFound');
         const { json, voidedIds } = await db().transaction(async (tx) => {
-          const r = await consolidateInvoices(tx, { subscriberId: ctx.params.subscriber_id, notes: ctx.params.notes, createdBy: auth.managerId });
+          const r = await consolidateInvoices(tx, {
+            subscriberId: ctx.params.subscriber_id,
+            notes: ctx.params.notes,
+            createdBy: auth.managerId,
+          });
           return { json: await writtenInvoiceJson(tx, r.invoice.id), voidedIds: r.voidedIds };
         });
         return rawJsonEnvelope(`{"consolidated_invoice":${json},"voided_invoice_ids":${JSON.stringify(voidedIds)}}`);
@@ -274,7 +341,7 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         summary: 'Monthly commission breakdown of a reseller',
         tag: TAG,
         query: commissionsQuery,
-        errors: { 403: 'reseller_id outside the caller\'s tree' },
+        errors: { 403: "reseller_id outside the caller's tree" },
       },
       async handler(ctx: Ctx<CommissionsInput>): Promise<ActionResult> {
         return { data: await commissionReport(ctx.meta.auth, ctx.params) };
@@ -289,12 +356,19 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         summary: 'Pre-compute a prorated change of plan (nothing is written)',
         tag: TAG,
         body: prorateBody,
-        errors: { 400: 'new_service_id not found', 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message },
+        errors: {
+          400: 'new_service_id not found',
+          403: FAILURES.notAuthorized.message,
+          404: FAILURES.subscriberNotFound.message,
+        },
       },
       async handler(ctx: Ctx<ProrateInput>): Promise<ActionResult> {
         const auth = requireAdminOrReseller(ctx.meta.auth);
         await recordInScope(db(), auth, 'write', await subscriberHead(ctx.params.subscriber_id), 'subscriberNotFound');
-        const q = await quoteServiceChange(db(), { subscriberId: ctx.params.subscriber_id, newServiceId: ctx.params.new_service_id });
+        const q = await quoteServiceChange(db(), {
+          subscriberId: ctx.params.subscriber_id,
+          newServiceId: ctx.params.new_service_id,
+        });
         return {
           data: {
             old_unused_credit: fromMinor(q.oldUnusedCredit, q.currency),
@@ -330,7 +404,10 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
     scheduleFold(this: BillingThis) {
       this.foldTimer = setTimeout(() => {
         this.folding = foldStatusCounts()
-          .then(() => undefined, (err: unknown) => this.logger.warn('folding invoice status counts failed', err))
+          .then(
+            () => undefined,
+            (err: unknown) => this.logger.warn('folding invoice status counts failed', err),
+          )
           .finally(() => {
             this.folding = undefined;
             if (this.foldTimer) this.scheduleFold();

@@ -32,7 +32,15 @@ export interface ListPage {
 }
 
 export function listPageKey(k: ListPageKey): string {
-  return JSON.stringify([k.search ?? null, k.resellers ?? null, k.from ?? null, k.to ?? null, k.order, k.limit, k.offset]);
+  return JSON.stringify([
+    k.search ?? null,
+    k.resellers ?? null,
+    k.from ?? null,
+    k.to ?? null,
+    k.order,
+    k.limit,
+    k.offset,
+  ]);
 }
 
 /** INVOICE_PAGE_CACHE_ENTRIES: pages kept per billing process; 0 keeps none. */

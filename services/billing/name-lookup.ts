@@ -36,7 +36,10 @@ export function wordTrigrams(word: string): string[] {
  */
 export function rareWordPattern(search: string, sample: NameSample | undefined): string | undefined {
   if (!sample) return undefined;
-  const words = search.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((w) => [...w].length >= 3);
+  const words = search
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((w) => [...w].length >= 3);
   if (words.length < 2) return undefined;
   let best: { word: string; rows: number } | undefined;
   for (const word of words) {
@@ -63,13 +66,18 @@ const SAMPLE_NAMES = 10_000;
  * Undefined while there are no subscribers to sample.
  */
 export async function sampleFullNames(): Promise<NameSample | undefined> {
-  const { rows: [table] } = await pgPool().query<{ rows: number }>(
-    `select greatest(reltuples, 0)::float8 as rows from pg_class where oid = 'subscribers'::regclass`);
+  const {
+    rows: [table],
+  } = await pgPool().query<{ rows: number }>(
+    `select greatest(reltuples, 0)::float8 as rows from pg_class where oid = 'subscribers'::regclass`,
+  );
   const percent = table.rows > SAMPLE_NAMES ? (100 * SAMPLE_NAMES) / table.rows : 100;
   const { rows } = await pgPool().query<{ t: string | null; n: number; names: number }>(
     `with s as materialized (select full_name from subscribers tablesample system ($1))
     select t, count(*)::int as n, (select count(*)::int from s) as names
-    from s left join lateral unnest(show_trgm(s.full_name)) t on true group by t`, [percent]);
+    from s left join lateral unnest(show_trgm(s.full_name)) t on true group by t`,
+    [percent],
+  );
   const names = rows[0]?.names ?? 0;
   if (names === 0) return undefined;
   const shares = new Map<string, number>();

@@ -40,7 +40,9 @@ export class PgPdfStore implements PdfStore {
   constructor(private readonly pool: () => Pool) {}
 
   async get(key: string): Promise<Buffer | undefined> {
-    const { rows: [row] } = await this.pool().query<{ pdf: Buffer }>({
+    const {
+      rows: [row],
+    } = await this.pool().query<{ pdf: Buffer }>({
       name: 'pdf_cache_get',
       text: `with touched as (update pdf_cache set used_at = now() where key = $1 and used_at < now() - interval '${TOUCH_AFTER}')
         select pdf from pdf_cache where key = $1`,

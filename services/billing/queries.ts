@@ -25,7 +25,9 @@ const INVOICE_DETAIL = `select i.reseller_id as "resellerId", i.public_token_non
  */
 export async function invoiceJson(id: number, client?: PoolClient): Promise<InvoiceJson | undefined> {
   const query = { name: 'billing_invoice_detail_json', text: INVOICE_DETAIL, values: [id] };
-  const { rows: [row] } = await (client ?? pgPool()).query<{ resellerId: number; nonce: string | null; json: string }>(query);
+  const {
+    rows: [row],
+  } = await (client ?? pgPool()).query<{ resellerId: number; nonce: string | null; json: string }>(query);
   if (!row) return undefined;
   // The link is an HMAC under a key the database never sees: appended here as the last key.
   const url = row.nonce ? publicUrl(id, row.nonce) : null;
@@ -35,24 +37,32 @@ export async function invoiceJson(id: number, client?: PoolClient): Promise<Invo
 /** Owner and currency of an invoice, for the scope check and amount conversion before a write. */
 export async function invoiceHead(id: number): Promise<{ resellerId: number; currency: string } | undefined> {
   const [row] = await namedRows<{ resellerId: number; currency: string }>(
-    'billing_invoice_head', 'select reseller_id as "resellerId", currency from invoices where id = $1', [id],
+    'billing_invoice_head',
+    'select reseller_id as "resellerId", currency from invoices where id = $1',
+    [id],
   );
   return row;
 }
 
 export async function subscriberHead(id: number): Promise<{ resellerId: number } | undefined> {
   const [row] = await namedRows<{ resellerId: number }>(
-    'billing_subscriber_head', 'select reseller_id as "resellerId" from subscribers where id = $1 and deleted_at is null', [id],
+    'billing_subscriber_head',
+    'select reseller_id as "resellerId" from subscribers where id = $1 and deleted_at is null',
+    [id],
   );
   return row;
 }
 
 /** The payments of an invoice as API JSON (an array), oldest first. */
 export async function paymentsJson(invoiceId: number): Promise<string> {
-  const [row] = await namedRows<{ json: string }>('billing_payments_json', `
+  const [row] = await namedRows<{ json: string }>(
+    'billing_payments_json',
+    `
     select coalesce(json_agg(${PAYMENT_JSON} order by p.id), '[]')::text as json
     from invoices i cross join ${CURRENCY_DIVISOR} join invoice_payments p on p.invoice_id = i.id
-    where i.id = $1`, [invoiceId]);
+    where i.id = $1`,
+    [invoiceId],
+  );
   return row.json;
 }
 
@@ -71,7 +81,13 @@ export async function commissionRows(
   if (f.resellerId) conds.push(sql`i.reseller_id = ${f.resellerId}`);
   if (f.from) conds.push(sql`i.issue_date >= ${f.from}`);
   if (f.to) conds.push(sql`i.issue_date <= ${f.to}`);
-  if (f.statuses) conds.push(sql`i.status in (${sql.join(f.statuses.map((s) => sql`${s}`), sql`, `)})`);
+  if (f.statuses)
+    conds.push(
+      sql`i.status in (${sql.join(
+        f.statuses.map((s) => sql`${s}`),
+        sql`, `,
+      )})`,
+    );
   // Grouped by the month's first day and formatted once per month: to_char on every row was a
   // third of the statement on a 250,000-invoice tree. invoices_commission_idx covers the columns.
   return preparedRows<CommissionRow>(sql`

@@ -23,7 +23,11 @@ export async function clusterMetrics(broker: ServiceBroker): Promise<string> {
   const remote = await Promise.all(
     [...nodes].map((nodeID) =>
       broker
-        .call<Snapshot, Record<string, never>>(NODE_METRICS_ACTION, {}, { nodeID, timeout: PER_NODE_TIMEOUT_MS, retries: 0 })
+        .call<Snapshot, Record<string, never>>(
+          NODE_METRICS_ACTION,
+          {},
+          { nodeID, timeout: PER_NODE_TIMEOUT_MS, retries: 0 },
+        )
         .catch(() => undefined),
     ),
   );

@@ -84,7 +84,8 @@ const url = (name: string, assets: Map<string, Asset>) => `/console/${name}?v=${
 export function importMap(assets: Map<string, Asset>): string {
   const imports: Record<string, string> = {};
   for (const [specifier, name] of Object.entries(IMPORTS)) imports[specifier] = url(name, assets);
-  for (const name of assets.keys()) if (name.endsWith('.js') || name.endsWith('.mjs')) imports[`/console/${name}`] = url(name, assets);
+  for (const name of assets.keys())
+    if (name.endsWith('.js') || name.endsWith('.mjs')) imports[`/console/${name}`] = url(name, assets);
   return JSON.stringify({ imports });
 }
 

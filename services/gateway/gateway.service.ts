@@ -188,7 +188,10 @@ export function createGatewayService(): ServiceSchema {
         if (!this.routeTable.learn(routesOf(actions, (msg) => this.logger.warn(msg)))) return;
         const served = this.routeTable.list();
         this.front.serve(served);
-        this.openapi = buildOpenApi(served.map((r) => r.def), cfg.publicBaseUrl);
+        this.openapi = buildOpenApi(
+          served.map((r) => r.def),
+          cfg.publicBaseUrl,
+        );
       },
 
       /**
@@ -220,7 +223,13 @@ export function createGatewayService(): ServiceSchema {
         };
       },
 
-      async handle(this: GatewayThis, route: ServedRoute, req: RoutedRequest, res: ServerResponse, input: RequestInput) {
+      async handle(
+        this: GatewayThis,
+        route: ServedRoute,
+        req: RoutedRequest,
+        res: ServerResponse,
+        input: RequestInput,
+      ) {
         const { def, validate } = route;
         req.routeTemplate = def.path;
         try {
@@ -236,7 +245,12 @@ export function createGatewayService(): ServiceSchema {
           const idempotencyKey = def.idempotent ? req.headers['idempotency-key'] : undefined;
           // A root context, so what the action puts in its meta (status, headers) comes back to us.
           // Moleculer's types want an endpoint, but a root context has none.
-          const ctx: Context<unknown, Record<string, unknown>> = this.broker.ContextFactory.create(this.broker, null as unknown as Endpoint, {}, {});
+          const ctx: Context<unknown, Record<string, unknown>> = this.broker.ContextFactory.create(
+            this.broker,
+            null as unknown as Endpoint,
+            {},
+            {},
+          );
           ctx.meta.auth = auth;
           ctx.meta.ip = ip;
           ctx.meta.route = route.key;

@@ -113,7 +113,10 @@ export class HttpFront {
       return;
     }
     const route = found.store as ServedRoute;
-    const input: RequestInput = { params: found.params, query: q === -1 ? Object.create(null) : parseQuery(url.slice(q + 1)) };
+    const input: RequestInput = {
+      params: found.params,
+      query: q === -1 ? Object.create(null) : parseQuery(url.slice(q + 1)),
+    };
     if (!BODY_METHODS.has(req.method ?? '')) {
       this.onRoute(route, req, res, input);
       return;

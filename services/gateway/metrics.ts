@@ -24,7 +24,8 @@ new client.Counter({
   async collect() {
     this.reset();
     for (const v of (await latency.get()).values) {
-      if (v.metricName === 'http_request_duration_seconds_count') this.inc(v.labels as Record<'route' | 'method' | 'status', string>, v.value);
+      if (v.metricName === 'http_request_duration_seconds_count')
+        this.inc(v.labels as Record<'route' | 'method' | 'status', string>, v.value);
     }
   },
 });

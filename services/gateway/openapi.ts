@@ -28,7 +28,12 @@ const JWT_ERRORS: Record<number, string> = { 401: 'Missing, invalid, expired or 
 function parameters(schema: JsonSchema | undefined, where: 'path' | 'query') {
   const props = (schema?.properties ?? {}) as Record<string, JsonSchema>;
   const required = new Set((schema?.required as string[] | undefined) ?? []);
-  return Object.entries(props).map(([name, s]) => ({ name, in: where, required: where === 'path' || required.has(name), schema: s }));
+  return Object.entries(props).map(([name, s]) => ({
+    name,
+    in: where,
+    required: where === 'path' || required.has(name),
+    schema: s,
+  }));
 }
 
 function successContent(def: RouteDef) {
@@ -36,7 +41,12 @@ function successContent(def: RouteDef) {
   if (def.produces === 'pdf') return { 'application/pdf': { schema: { type: 'string', format: 'binary' } } };
   if (def.produces === 'html') return { 'text/html': { schema: { type: 'string' } } };
   if (def.produces === 'text') return { 'text/plain': { schema: { type: 'string' } } };
-  if (def.data) return { 'application/json': { schema: { ...envelopeSuccess, properties: { ...(envelopeSuccess.properties as object), data: def.data } } } };
+  if (def.data)
+    return {
+      'application/json': {
+        schema: { ...envelopeSuccess, properties: { ...(envelopeSuccess.properties as object), data: def.data } },
+      },
+    };
   return { 'application/json': { schema: envelopeSuccess } };
 }
 

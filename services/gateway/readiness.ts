@@ -36,7 +36,11 @@ export class HttpDrain {
       const path = req.url?.split('?')[0];
       if ((this.refusing && path !== LIVENESS_PATH) || path === READINESS_PATH) {
         const body = JSON.stringify({ success: false, message: DRAINING_MESSAGE });
-        res.writeHead(503, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
+        res.writeHead(503, {
+          'Content-Type': 'application/json; charset=utf-8',
+          'Content-Length': Buffer.byteLength(body),
+          Connection: 'close',
+        });
         res.end(body);
         return;
       }

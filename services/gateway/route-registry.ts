@@ -30,7 +30,9 @@ export function routesOf(actions: RegisteredAction[], warn: (msg: string) => voi
     if (!action.http || action.rest === undefined) continue;
     const match = typeof action.rest === 'string' ? /^(GET|POST|PUT|DELETE)\s+(\/\S*)$/.exec(action.rest.trim()) : null;
     if (!match || !METHODS.includes(match[1] as HttpMethod)) {
-      warn(`action ${action.name}: rest must be "<GET|POST|PUT|DELETE> /full/path", got ${JSON.stringify(action.rest)}`);
+      warn(
+        `action ${action.name}: rest must be "<GET|POST|PUT|DELETE> /full/path", got ${JSON.stringify(action.rest)}`,
+      );
       continue;
     }
     routes.push({ ...action.http, method: match[1] as HttpMethod, path: match[2], action: action.name });

@@ -11,9 +11,15 @@ import type { JsonSchema, RouteDef } from '../../shared/http/route';
  * does not name is refused, except on routes that say `dropUnknown` (the spec's PUT
  * /api/subscribers/:id). Defaults are filled.
  */
-const coercing = addFormats(new Ajv({ coerceTypes: true, removeAdditional: true, useDefaults: true, allErrors: false }));
-const refusing = addFormats(new Ajv({ coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: false }));
-const dropping = addFormats(new Ajv({ coerceTypes: false, removeAdditional: true, useDefaults: true, allErrors: false }));
+const coercing = addFormats(
+  new Ajv({ coerceTypes: true, removeAdditional: true, useDefaults: true, allErrors: false }),
+);
+const refusing = addFormats(
+  new Ajv({ coerceTypes: false, removeAdditional: false, useDefaults: true, allErrors: false }),
+);
+const dropping = addFormats(
+  new Ajv({ coerceTypes: false, removeAdditional: true, useDefaults: true, allErrors: false }),
+);
 
 export interface RequestInput {
   params: Record<string, unknown>;
@@ -97,7 +103,11 @@ const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i;
  * for `null`, an array, a scalar or a key given twice (JSON.parse would keep the last silently).
  * No body at all is an empty object, which the route's schema then judges.
  */
-export function jsonBody(headers: Record<string, string | string[] | undefined>, parsed: unknown, raw: Buffer | undefined): Record<string, unknown> {
+export function jsonBody(
+  headers: Record<string, string | string[] | undefined>,
+  parsed: unknown,
+  raw: Buffer | undefined,
+): Record<string, unknown> {
   const hasBody = Number(headers['content-length'] ?? 0) > 0 || headers['transfer-encoding'] !== undefined;
   if (!hasBody) return {};
   const type = headers['content-type'];

@@ -72,7 +72,12 @@ async function ensureFirstAdmin(log: (msg: string) => void): Promise<void> {
   }
   await db()
     .insert(managers)
-    .values({ username: cfg.adminUsername, passwordHash: await hashPassword(cfg.adminPassword), role: 'admin', permissions: [] })
+    .values({
+      username: cfg.adminUsername,
+      passwordHash: await hashPassword(cfg.adminPassword),
+      role: 'admin',
+      permissions: [],
+    })
     .onConflictDoNothing();
   log(`created the first admin manager "${cfg.adminUsername}"`);
 }
@@ -158,7 +163,11 @@ export const managersService: ServiceSchema = {
         tag: 'managers',
         params: idParams(),
         body: managerUpdateBody,
-        errors: { ...adminErrors, 404: FAILURES.managerNotFound.message, 409: 'username already exists, or cannot demote the last admin' },
+        errors: {
+          ...adminErrors,
+          404: FAILURES.managerNotFound.message,
+          409: 'username already exists, or cannot demote the last admin',
+        },
       },
       async handler(ctx: Ctx<ManagerInput & IdPath>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
@@ -171,7 +180,8 @@ export const managersService: ServiceSchema = {
         await checkRoleAndReseller(role, resellerId);
         const active = p.active ?? current.active;
         if (current.role === 'admin' && role !== 'admin') await assertAnotherAdmin(current.id, 'lastAdminDemote');
-        if (current.role === 'admin' && current.active && !active) await assertAnotherAdmin(current.id, 'lastAdminDisable');
+        if (current.role === 'admin' && current.active && !active)
+          await assertAnotherAdmin(current.id, 'lastAdminDisable');
         const row = await conflictOnDuplicate('usernameTaken', async () =>
           db().transaction(async (tx) => {
             const [updated] = await tx
@@ -190,8 +200,15 @@ export const managersService: ServiceSchema = {
               .where(eq(managers.id, p.id))
               .returning();
             const changes = auditedChanges(current, updated);
-            const action = changes.active === undefined ? 'manager.update' : active ? 'manager.enable' : 'manager.disable';
-            await tx.insert(auditLog).values({ managerId: authOf(ctx).managerId, action, entity: 'manager', entityId: p.id, details: changes });
+            const action =
+              changes.active === undefined ? 'manager.update' : active ? 'manager.enable' : 'manager.disable';
+            await tx.insert(auditLog).values({
+              managerId: authOf(ctx).managerId,
+              action,
+              entity: 'manager',
+              entityId: p.id,
+              details: changes,
+            });
             return updated;
           }),
         );
@@ -217,7 +234,11 @@ export const managersService: ServiceSchema = {
         await db().transaction(async (tx) => {
           await tx.delete(managers).where(eq(managers.id, ctx.params.id));
           await tx.insert(auditLog).values({
-            managerId: authOf(ctx).managerId, action: 'manager.delete', entity: 'manager', entityId: current.id, details: { username: current.username },
+            managerId: authOf(ctx).managerId,
+            action: 'manager.delete',
+            entity: 'manager',
+            entityId: current.id,
+            details: { username: current.username },
           });
         });
         await announceChange(ctx, current.id);
@@ -227,7 +248,10 @@ export const managersService: ServiceSchema = {
   },
 };
 
-async function assertAnotherAdmin(exceptId: number, refusal: 'lastAdminDemote' | 'lastAdminDisable' | 'lastAdminDelete'): Promise<void> {
+async function assertAnotherAdmin(
+  exceptId: number,
+  refusal: 'lastAdminDemote' | 'lastAdminDisable' | 'lastAdminDelete',
+): Promise<void> {
   const [{ others }] = await db()
     .select({ others: count() })
     .from(managers)

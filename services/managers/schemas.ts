@@ -2,7 +2,11 @@
 import { idSchema, object, type Infer } from '../../shared/http/schemas';
 import { ROLES } from '../../shared/auth/claims';
 
-const permissionList = { type: 'array', items: { type: 'string', pattern: '^[a-z_]+\\.[a-z_]+$' }, maxItems: 100 } as const;
+const permissionList = {
+  type: 'array',
+  items: { type: 'string', pattern: '^[a-z_]+\\.[a-z_]+$' },
+  maxItems: 100,
+} as const;
 
 export const managerFields = {
   username: { type: 'string', minLength: 3, maxLength: 64, pattern: '^[A-Za-z0-9_.@-]+$' },

@@ -12,8 +12,16 @@ import { db } from '../../shared/db/client';
 
 export const SESSION_LIMIT = 20;
 
-export interface HourPoint { hour: string; download_bytes: number; upload_bytes: number }
-export interface DayPoint { date: string; download_bytes: number; upload_bytes: number }
+export interface HourPoint {
+  hour: string;
+  download_bytes: number;
+  upload_bytes: number;
+}
+export interface DayPoint {
+  date: string;
+  download_bytes: number;
+  upload_bytes: number;
+}
 export interface SessionPoint {
   session_id: string;
   started_at: string | null;
@@ -84,8 +92,16 @@ export async function bandwidthSeries(subscriberId: number, username: string): P
        limit ${SESSION_LIMIT}`),
   ]);
   return {
-    last_24h: hours.rows.map((r) => ({ hour: r.hour, download_bytes: Number(r.download_bytes), upload_bytes: Number(r.upload_bytes) })),
-    last_30d: days.rows.map((r) => ({ date: r.date, download_bytes: Number(r.download_bytes), upload_bytes: Number(r.upload_bytes) })),
+    last_24h: hours.rows.map((r) => ({
+      hour: r.hour,
+      download_bytes: Number(r.download_bytes),
+      upload_bytes: Number(r.upload_bytes),
+    })),
+    last_30d: days.rows.map((r) => ({
+      date: r.date,
+      download_bytes: Number(r.download_bytes),
+      upload_bytes: Number(r.upload_bytes),
+    })),
     sessions: sessions.rows.map((r) => {
       const duration = Number(r.duration_seconds);
       const rate = (bytes: number) => (duration > 0 ? Math.round((bytes * 8) / duration) : 0);

@@ -25,9 +25,7 @@ export interface RateLimitEvent extends RateLimitPayload {
   event_id: number;
 }
 
-type Job =
-  | { action: 'disconnect'; event: DisconnectEvent }
-  | { action: 'rate_limit'; event: RateLimitEvent };
+type Job = { action: 'disconnect'; event: DisconnectEvent } | { action: 'rate_limit'; event: RateLimitEvent };
 
 export class EventConsumer {
   private batch: Job[] = [];
@@ -91,7 +89,9 @@ export class EventConsumer {
       const done = await processedAmong(fresh.map((j) => j.event.event_id));
       const todo = fresh.filter((j) => !done.has(j.event.event_id));
       for (const j of fresh) if (done.has(j.event.event_id)) this.working.delete(j.event.event_id);
-      const sessions = await liveSessions(todo.map((j) => ({ username: j.event.username, subscriberId: j.event.subscriber_id })));
+      const sessions = await liveSessions(
+        todo.map((j) => ({ username: j.event.username, subscriberId: j.event.subscriber_id })),
+      );
       for (const job of todo) this.track(this.run(job, sessions.get(job.event.username) ?? []));
     } catch (err) {
       // Not looked up, so not acted on: the relay sends these events again later.
@@ -105,9 +105,10 @@ export class EventConsumer {
     try {
       // A CoA can set a rate but not lift one: with no limit to apply, the session is disconnected
       // and reconnects with the attributes FreeRADIUS now gives it.
-      const result = job.action === 'rate_limit' && job.event.rate_limit
-        ? await this.actions.changeRate(e.username, sessions, job.event.rate_limit)
-        : await this.actions.disconnect(e.username, sessions);
+      const result =
+        job.action === 'rate_limit' && job.event.rate_limit
+          ? await this.actions.changeRate(e.username, sessions, job.event.rate_limit)
+          : await this.actions.disconnect(e.username, sessions);
       if (this.stopped) return;
       await this.recorder.record({
         event_id: e.event_id,
@@ -115,7 +116,10 @@ export class EventConsumer {
         action: job.action,
         subscriber_id: e.subscriber_id ?? null,
         username: e.username,
-        reason: job.action === 'disconnect' ? job.event.reason ?? null : `fup_level ${job.event.fup_level}: ${job.event.rate_limit ?? 'no limit (disconnected)'}`,
+        reason:
+          job.action === 'disconnect'
+            ? (job.event.reason ?? null)
+            : `fup_level ${job.event.fup_level}: ${job.event.rate_limit ?? 'no limit (disconnected)'}`,
         outcome: result.outcome,
         sessions: result.sessions,
       });

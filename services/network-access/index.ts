@@ -8,4 +8,9 @@ import { createUsageService } from './usage/usage.service';
  * Everything that talks to routers: the access-server registry (FreeRADIUS `nas`), CoA and the
  * router API on subscribers' sessions, the outbox relay that feeds it events, usage and fair use.
  */
-export const networkAccessSchemas: ServiceSchema[] = [nasService, networkAccessService, outboxRelayService, createUsageService()];
+export const networkAccessSchemas: ServiceSchema[] = [
+  nasService,
+  networkAccessService,
+  outboxRelayService,
+  createUsageService(),
+];

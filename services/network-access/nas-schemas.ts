@@ -16,4 +16,3 @@ export const nasFields = {
 export const nasCreateBody = object(nasFields, ['name', 'ip_address', 'secret']);
 export const nasUpdateBody = { ...object(nasFields), minProperties: 1 };
 export type NasInput = Infer<typeof nasUpdateBody>;
-

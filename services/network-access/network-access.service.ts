@@ -18,7 +18,13 @@ import { loadSettings } from '../../shared/settings';
 import { bandwidthSeries } from './bandwidth';
 import { CoaClient } from './coa/client';
 import type { Outcome } from './coa/outcome';
-import { DISCONNECT_EVENT, EventConsumer, RATE_LIMIT_EVENT, type DisconnectEvent, type RateLimitEvent } from './event-consumer';
+import {
+  DISCONNECT_EVENT,
+  EventConsumer,
+  RATE_LIMIT_EVENT,
+  type DisconnectEvent,
+  type RateLimitEvent,
+} from './event-consumer';
 import { OutcomeRecorder } from './outcomes';
 import { RouterActions, type ActionResult as RouterResult } from './router-actions';
 import { pppoeInterface, RouterOsClient, RouterOsError } from './routeros/client';
@@ -28,7 +34,7 @@ import { apiTarget, liveSessions, type LiveSession } from './sessions';
 const SUBSCRIBER_ERRORS = { 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message };
 const ROUTER_ERRORS = {
   409: 'subscriber is offline, or its access server is not registered or has no API credentials',
-  500: 'the access server\'s API failed (message says how)',
+  500: "the access server's API failed (message says how)",
 };
 /** Milliseconds between ping packets: RouterOS's default is 1 s; 20 packets then take 10 s at most. */
 const PING_INTERVAL_MS = 500;
@@ -64,7 +70,8 @@ const MESSAGES: Record<Outcome, string> = {
 
 function messageOf(result: RouterResult): string {
   const rejected = result.sessions.find((s) => s.outcome === 'rejected');
-  if (result.outcome === 'rejected' && rejected?.error_cause) return `${MESSAGES.rejected}: ${rejected.error_cause.code} ${rejected.error_cause.name}`;
+  if (result.outcome === 'rejected' && rejected?.error_cause)
+    return `${MESSAGES.rejected}: ${rejected.error_cause.code} ${rejected.error_cause.name}`;
   const failed = result.sessions.find((s) => s.outcome === 'failed');
   if (result.outcome === 'failed' && failed?.detail) return `${MESSAGES.failed}: ${failed.detail}`;
   return MESSAGES[result.outcome];
@@ -77,7 +84,12 @@ function routerSession(sessions: LiveSession[]) {
   if (!session.nas) throw fail('nasNotRegistered', session.nasIp);
   const target = apiTarget(session.nas);
   if (!target) throw fail('nasWithoutApi', session.nas.name);
-  return { session, nas: session.nas, target, nasRef: { id: session.nas.id, name: session.nas.name, ip_address: session.nas.ip } };
+  return {
+    session,
+    nas: session.nas,
+    target,
+    nasRef: { id: session.nas.id, name: session.nas.name, ip_address: session.nas.ip },
+  };
 }
 
 function routerFailure(err: unknown): never {
@@ -92,8 +104,12 @@ export const networkAccessService: ServiceSchema = {
     const coa = new CoaClient({ bindAddress: process.env.COA_BIND_ADDRESS || undefined });
     const routeros = new RouterOsClient();
     const actions = new RouterActions(coa, routeros);
-    const recorder = new OutcomeRecorder((err) => this.logger.error('writing CoA outcomes failed; their events will be sent again', err));
-    const consumer = new EventConsumer(actions, recorder, (err) => this.logger.error('network-access event failed', err));
+    const recorder = new OutcomeRecorder((err) =>
+      this.logger.error('writing CoA outcomes failed; their events will be sent again', err),
+    );
+    const consumer = new EventConsumer(actions, recorder, (err) =>
+      this.logger.error('network-access event failed', err),
+    );
     this.clients = { coa, routeros, actions, recorder, consumer } satisfies Clients;
   },
 
@@ -105,7 +121,10 @@ export const networkAccessService: ServiceSchema = {
       clients.coa.options.retransmits = s.coa_retransmits;
     };
     await apply();
-    clients.settingsTimer = setInterval(() => void apply().catch((err) => this.logger.warn('reading CoA settings failed', err)), SETTINGS_REFRESH_MS);
+    clients.settingsTimer = setInterval(
+      () => void apply().catch((err) => this.logger.warn('reading CoA settings failed', err)),
+      SETTINGS_REFRESH_MS,
+    );
     clients.settingsTimer.unref();
   },
 
@@ -132,9 +151,15 @@ export const networkAccessService: ServiceSchema = {
     disconnect: {
       rest: 'POST /api/subscribers/:id/disconnect',
       http: {
-        auth: 'jwt', access: 'subscribers.disconnect', tag: 'subscribers',
-        summary: 'Disconnect the live session now: CoA Disconnect-Request to its access server, the router API kick when CoA goes unanswered. 200 even when offline; data.outcome says what happened',
-        params: idParams(), body: emptyBody, data: disconnectData, errors: SUBSCRIBER_ERRORS,
+        auth: 'jwt',
+        access: 'subscribers.disconnect',
+        tag: 'subscribers',
+        summary:
+          'Disconnect the live session now: CoA Disconnect-Request to its access server, the router API kick when CoA goes unanswered. 200 even when offline; data.outcome says what happened',
+        params: idParams(),
+        body: emptyBody,
+        data: disconnectData,
+        errors: SUBSCRIBER_ERRORS,
       },
       async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
         const clients = this.clients as Clients;
@@ -142,28 +167,56 @@ export const networkAccessService: ServiceSchema = {
         const sessions = (await liveSessions([{ username: sub.username }])).get(sub.username) ?? [];
         const result = await clients.actions.disconnect(sub.username, sessions);
         // The router has acted: a failed audit write is logged by the recorder, not turned into a 500.
-        await clients.recorder.record({
-          event_id: null, source: 'request', action: 'disconnect', subscriber_id: sub.id, username: sub.username,
-          reason: `manager ${ctx.meta.auth?.managerId ?? '?'}`, outcome: result.outcome, sessions: result.sessions,
-        }).catch(() => undefined);
-        return { data: { subscriber_id: sub.id, username: sub.username, outcome: result.outcome, message: messageOf(result), sessions: result.sessions } };
+        await clients.recorder
+          .record({
+            event_id: null,
+            source: 'request',
+            action: 'disconnect',
+            subscriber_id: sub.id,
+            username: sub.username,
+            reason: `manager ${ctx.meta.auth?.managerId ?? '?'}`,
+            outcome: result.outcome,
+            sessions: result.sessions,
+          })
+          .catch(() => undefined);
+        return {
+          data: {
+            subscriber_id: sub.id,
+            username: sub.username,
+            outcome: result.outcome,
+            message: messageOf(result),
+            sessions: result.sessions,
+          },
+        };
       },
     },
 
     ping: {
       rest: 'POST /api/subscribers/:id/ping',
       http: {
-        auth: 'jwt', access: 'subscribers.ping', tag: 'subscribers',
+        auth: 'jwt',
+        access: 'subscribers.ping',
+        tag: 'subscribers',
         summary: `Ping the subscriber's current address from its access server (RouterOS /ping, ${PING_INTERVAL_MS} ms apart): round trips, loss and the router's output`,
-        params: idParams(), body: pingBody, data: pingData, errors: { ...SUBSCRIBER_ERRORS, ...ROUTER_ERRORS },
+        params: idParams(),
+        body: pingBody,
+        data: pingData,
+        errors: { ...SUBSCRIBER_ERRORS, ...ROUTER_ERRORS },
       },
       async handler(ctx: Ctx<{ id: number; count?: number; size?: number }>): Promise<ActionResult> {
         const clients = this.clients as Clients;
         const sub = await subscriberFor(ctx, 'subscribers.ping', 'write');
-        const { session, target, nasRef } = routerSession((await liveSessions([{ username: sub.username }])).get(sub.username) ?? []);
+        const { session, target, nasRef } = routerSession(
+          (await liveSessions([{ username: sub.username }])).get(sub.username) ?? [],
+        );
         if (!session.framedIp) throw fail('sessionWithoutAddress');
         const result = await clients.routeros
-          .ping(target, { address: session.framedIp, count: ctx.params.count ?? 4, size: ctx.params.size ?? 64, intervalMs: PING_INTERVAL_MS })
+          .ping(target, {
+            address: session.framedIp,
+            count: ctx.params.count ?? 4,
+            size: ctx.params.size ?? 64,
+            intervalMs: PING_INTERVAL_MS,
+          })
           .catch(routerFailure);
         return { data: { subscriber_id: sub.id, username: sub.username, nas: nasRef, ...result } };
       },
@@ -172,15 +225,25 @@ export const networkAccessService: ServiceSchema = {
     torch: {
       rest: 'GET /api/subscribers/:id/torch',
       http: {
-        auth: 'jwt', access: 'subscribers.torch', tag: 'subscribers',
-        summary: 'Live traffic of the session for `duration` seconds (max 10), per connection, bits per second, from RouterOS /tool/torch',
-        params: idParams(), query: torchQuery, data: torchData, errors: { ...SUBSCRIBER_ERRORS, ...ROUTER_ERRORS },
+        auth: 'jwt',
+        access: 'subscribers.torch',
+        tag: 'subscribers',
+        summary:
+          'Live traffic of the session for `duration` seconds (max 10), per connection, bits per second, from RouterOS /tool/torch',
+        params: idParams(),
+        query: torchQuery,
+        data: torchData,
+        errors: { ...SUBSCRIBER_ERRORS, ...ROUTER_ERRORS },
       },
       async handler(ctx: Ctx<{ id: number; duration?: number }>): Promise<ActionResult> {
         const clients = this.clients as Clients;
         const sub = await subscriberFor(ctx, 'subscribers.torch', 'write');
-        const { target, nasRef } = routerSession((await liveSessions([{ username: sub.username }])).get(sub.username) ?? []);
-        const result = await clients.routeros.torch(target, pppoeInterface(sub.username), ctx.params.duration ?? 3).catch(routerFailure);
+        const { target, nasRef } = routerSession(
+          (await liveSessions([{ username: sub.username }])).get(sub.username) ?? [],
+        );
+        const result = await clients.routeros
+          .torch(target, pppoeInterface(sub.username), ctx.params.duration ?? 3)
+          .catch(routerFailure);
         return { data: { subscriber_id: sub.id, username: sub.username, nas: nasRef, ...result } };
       },
     },
@@ -188,13 +251,19 @@ export const networkAccessService: ServiceSchema = {
     bandwidth: {
       rest: 'GET /api/subscribers/:id/bandwidth',
       http: {
-        auth: 'jwt', access: 'subscribers.view_graph', tag: 'subscribers',
+        auth: 'jwt',
+        access: 'subscribers.view_graph',
+        tag: 'subscribers',
         summary: '24-hour (hourly), 30-day (daily) and per-session usage series from accounting',
-        params: idParams(), data: bandwidthData, errors: SUBSCRIBER_ERRORS,
+        params: idParams(),
+        data: bandwidthData,
+        errors: SUBSCRIBER_ERRORS,
       },
       async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
         const sub = await subscriberFor(ctx, 'subscribers.view_graph', 'read');
-        return { data: { subscriber_id: sub.id, username: sub.username, ...(await bandwidthSeries(sub.id, sub.username)) } };
+        return {
+          data: { subscriber_id: sub.id, username: sub.username, ...(await bandwidthSeries(sub.id, sub.username)) },
+        };
       },
     },
   },

@@ -113,7 +113,9 @@ export const outboxRelayService: ServiceSchema = {
             this.logger.warn('outbox drain failed; the next wake-up retries', err);
           }
         } while (state.again && !state.stopping);
-      })().finally(() => { state.running = undefined; });
+      })().finally(() => {
+        state.running = undefined;
+      });
     },
     /** LISTEN again in a while; meanwhile the poll keeps the outbox moving. */
     scheduleListen(): void {
@@ -157,7 +159,8 @@ export const outboxRelayService: ServiceSchema = {
     });
     const tick = async () => {
       try {
-        if (await requeueUnprocessed(state.settings)) this.logger.info('outbox: unprocessed events queued for redelivery');
+        if (await requeueUnprocessed(state.settings))
+          this.logger.info('outbox: unprocessed events queued for redelivery');
       } catch (err) {
         this.logger.warn('outbox redelivery sweep failed', err);
       }

@@ -4,7 +4,14 @@
  * Mikrotik-Rate-Limit). Every session ends with an outcome; none of this throws.
  */
 import type { CoaClient } from './coa/client';
-import { combineOutcomes, errorCause, outcomeOfReply, type CoaReply, type ErrorCause, type Outcome } from './coa/outcome';
+import {
+  combineOutcomes,
+  errorCause,
+  outcomeOfReply,
+  type CoaReply,
+  type ErrorCause,
+  type Outcome,
+} from './coa/outcome';
 import { RouterOsError, type RouterOsClient } from './routeros/client';
 import { apiTarget, type LiveSession } from './sessions';
 
@@ -29,7 +36,10 @@ export interface ActionResult {
 }
 
 export class RouterActions {
-  constructor(private readonly coa: CoaClient, private readonly routeros: RouterOsClient) {}
+  constructor(
+    private readonly coa: CoaClient,
+    private readonly routeros: RouterOsClient,
+  ) {}
 
   async disconnect(username: string, sessions: LiveSession[]): Promise<ActionResult> {
     return this.each(sessions, (s) => this.disconnectOne(username, s));
@@ -64,12 +74,20 @@ export class RouterActions {
     if (outcome !== 'timeout') return fromReply(s, reply, outcome);
     const unanswered = `Disconnect-Request unanswered after ${reply.attempts} attempts`;
     const target = apiTarget(s.nas);
-    if (!target) return { ...fromReply(s, reply, 'failed'), detail: `${unanswered}; no API credentials on the access server for the fallback` };
+    if (!target)
+      return {
+        ...fromReply(s, reply, 'failed'),
+        detail: `${unanswered}; no API credentials on the access server for the fallback`,
+      };
     try {
       const removed = await this.routeros.removePppSession(target, username);
       return removed > 0
         ? { ...fromReply(s, reply, 'kicked'), via: 'api', detail: `${unanswered}; removed through the router API` }
-        : { ...fromReply(s, reply, 'offline'), via: 'api', detail: `${unanswered}; the router has no active session of this user` };
+        : {
+            ...fromReply(s, reply, 'offline'),
+            via: 'api',
+            detail: `${unanswered}; the router has no active session of this user`,
+          };
     } catch (err) {
       const why = err instanceof RouterOsError ? `${err.kind}: ${err.message}` : String(err);
       return { ...fromReply(s, reply, 'failed'), detail: `${unanswered}; router API fallback failed (${why})` };
@@ -77,7 +95,9 @@ export class RouterActions {
   }
 }
 
-function base(s: LiveSession): Omit<SessionResult, 'outcome' | 'via' | 'error_cause' | 'attempts' | 'rtt_ms' | 'detail'> {
+function base(
+  s: LiveSession,
+): Omit<SessionResult, 'outcome' | 'via' | 'error_cause' | 'attempts' | 'rtt_ms' | 'detail'> {
   return {
     session_id: s.acctSessionId,
     ip_address: s.framedIp,
@@ -88,7 +108,12 @@ function base(s: LiveSession): Omit<SessionResult, 'outcome' | 'via' | 'error_ca
 
 function unknownNas(s: LiveSession): SessionResult {
   return {
-    ...base(s), outcome: 'failed', via: null, error_cause: null, attempts: 0, rtt_ms: null,
+    ...base(s),
+    outcome: 'failed',
+    via: null,
+    error_cause: null,
+    attempts: 0,
+    rtt_ms: null,
     detail: `access server ${s.nasIp} is not registered (POST /api/nas)`,
   };
 }

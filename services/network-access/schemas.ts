@@ -31,8 +31,16 @@ export const sessionResultSchema: JsonSchema = {
     nas: nasRef,
     nas_ip: str,
     outcome: { type: 'string', enum: OUTCOMES },
-    via: { type: ['string', 'null'], enum: ['coa', 'api', null], description: 'coa: the NAS answered; api: CoA went unanswered and the router API acted' },
-    error_cause: { type: ['object', 'null'], properties: { code: int, name: str }, description: 'RFC 5176 Error-Cause of a NAK' },
+    via: {
+      type: ['string', 'null'],
+      enum: ['coa', 'api', null],
+      description: 'coa: the NAS answered; api: CoA went unanswered and the router API acted',
+    },
+    error_cause: {
+      type: ['object', 'null'],
+      properties: { code: int, name: str },
+      description: 'RFC 5176 Error-Cause of a NAK',
+    },
     attempts: { type: 'integer', description: 'CoA transmissions, retransmissions included' },
     rtt_ms: nullable({ type: 'number' }),
     detail: nullable(str),
@@ -45,9 +53,11 @@ export const disconnectData: JsonSchema = {
     subscriber_id: int,
     username: str,
     outcome: {
-      type: 'string', enum: ['disconnected', 'offline', 'rejected', 'kicked', 'failed'],
-      description: 'disconnected: the NAS acknowledged; offline: no live session (or the NAS has none: Error-Cause 503); '
-        + 'rejected: the NAS refused with an Error-Cause; kicked: CoA unanswered, removed through the router API; failed: neither worked',
+      type: 'string',
+      enum: ['disconnected', 'offline', 'rejected', 'kicked', 'failed'],
+      description:
+        'disconnected: the NAS acknowledged; offline: no live session (or the NAS has none: Error-Cause 503); ' +
+        'rejected: the NAS refused with an Error-Cause; kicked: CoA unanswered, removed through the router API; failed: neither worked',
     },
     message: str,
     sessions: { type: 'array', items: sessionResultSchema },
@@ -60,7 +70,7 @@ export const pingData: JsonSchema = {
     subscriber_id: int,
     username: str,
     nas: nasRef,
-    address: { type: 'string', description: 'the subscriber\'s current address, pinged from the access server' },
+    address: { type: 'string', description: "the subscriber's current address, pinged from the access server" },
     sent: int,
     received: int,
     loss_percent: int,
@@ -69,9 +79,18 @@ export const pingData: JsonSchema = {
     max_ms: nullable({ type: 'number' }),
     replies: {
       type: 'array',
-      items: { type: 'object', properties: { seq: int, time_ms: nullable({ type: 'number' }), size: nullable(int), ttl: nullable(int), status: nullable(str) } },
+      items: {
+        type: 'object',
+        properties: {
+          seq: int,
+          time_ms: nullable({ type: 'number' }),
+          size: nullable(int),
+          ttl: nullable(int),
+          status: nullable(str),
+        },
+      },
     },
-    raw: { type: 'string', description: 'the router\'s output, as its terminal prints it' },
+    raw: { type: 'string', description: "the router's output, as its terminal prints it" },
   },
 };
 
@@ -91,8 +110,15 @@ export const torchData: JsonSchema = {
       items: {
         type: 'object',
         properties: {
-          protocol: str, src_address: str, src_port: nullable(int), dst_address: str, dst_port: nullable(int),
-          download_bps: { type: 'integer', description: 'mean over the window, bits per second, towards the subscriber' },
+          protocol: str,
+          src_address: str,
+          src_port: nullable(int),
+          dst_address: str,
+          dst_port: nullable(int),
+          download_bps: {
+            type: 'integer',
+            description: 'mean over the window, bits per second, towards the subscriber',
+          },
           upload_bps: { type: 'integer', description: 'mean over the window, bits per second, from the subscriber' },
         },
       },
@@ -111,7 +137,10 @@ export const bandwidthData: JsonSchema = {
   properties: {
     subscriber_id: int,
     username: str,
-    last_24h: bytesPoint('hour', '24 hourly points (UTC hour start), oldest first; each session\'s octets spread over the time it covers'),
+    last_24h: bytesPoint(
+      'hour',
+      "24 hourly points (UTC hour start), oldest first; each session's octets spread over the time it covers",
+    ),
     last_30d: bytesPoint('date', '30 daily points (UTC dates), oldest first, from daily_usage'),
     sessions: {
       type: 'array',
@@ -119,8 +148,17 @@ export const bandwidthData: JsonSchema = {
       items: {
         type: 'object',
         properties: {
-          session_id: str, started_at: nullable(str), stopped_at: nullable(str), online: { type: 'boolean' }, duration_seconds: int,
-          download_bytes: int, upload_bytes: int, avg_download_bps: int, avg_upload_bps: int, ip_address: nullable(str), nas_ip: str,
+          session_id: str,
+          started_at: nullable(str),
+          stopped_at: nullable(str),
+          online: { type: 'boolean' },
+          duration_seconds: int,
+          download_bytes: int,
+          upload_bytes: int,
+          avg_download_bps: int,
+          avg_upload_bps: int,
+          ip_address: nullable(str),
+          nas_ip: str,
           terminate_cause: nullable(str),
         },
       },

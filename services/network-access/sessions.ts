@@ -84,16 +84,20 @@ export async function liveSessions(owners: SessionOwner[]): Promise<Map<string, 
       acctSessionId: r.acctsessionid,
       framedIp: r.framed_ip,
       nasIp: r.nas_ip,
-      nas: r.nas_id === null ? null : {
-        id: r.nas_id,
-        name: r.shortname ?? '',
-        ip: r.nas_ip,
-        secret: r.secret ?? '',
-        coaPort: r.coa_port ?? 3799,
-        api: r.api_username && r.api_password_enc
-          ? { port: r.api_port ?? ROUTEROS_API_PORT, username: r.api_username, passwordEnc: r.api_password_enc }
-          : null,
-      },
+      nas:
+        r.nas_id === null
+          ? null
+          : {
+              id: r.nas_id,
+              name: r.shortname ?? '',
+              ip: r.nas_ip,
+              secret: r.secret ?? '',
+              coaPort: r.coa_port ?? 3799,
+              api:
+                r.api_username && r.api_password_enc
+                  ? { port: r.api_port ?? ROUTEROS_API_PORT, username: r.api_username, passwordEnc: r.api_password_enc }
+                  : null,
+            },
     };
     const list = out.get(r.key);
     if (list) list.push(session);

@@ -14,7 +14,13 @@ import { fail } from '../../shared/failures';
 import { loadSettings } from '../../shared/settings';
 import { notifierOptionsFromEnv, type NotifierOptions } from './options';
 import { providerFor } from './providers';
-import { InvalidRecipientError, NotConfiguredError, ProviderRejectedError, TransientProviderError, type ChatProvider } from './providers/types';
+import {
+  InvalidRecipientError,
+  NotConfiguredError,
+  ProviderRejectedError,
+  TransientProviderError,
+  type ChatProvider,
+} from './providers/types';
 
 /** Beside the PDF stream (the params), `ctx.meta.delivery` says what to send where. */
 export interface DeliveryMeta {
@@ -51,7 +57,10 @@ async function readAll(stream: Readable, limit: number): Promise<Buffer> {
 }
 
 async function record(id: number, changes: Partial<typeof deliveries.$inferInsert>): Promise<void> {
-  await db().update(deliveries).set({ ...changes, updatedAt: new Date() }).where(eq(deliveries.id, id));
+  await db()
+    .update(deliveries)
+    .set({ ...changes, updatedAt: new Date() })
+    .where(eq(deliveries.id, id));
 }
 
 export function createNotifierService(overrides: Partial<NotifierOptions> = {}): ServiceSchema {
@@ -75,7 +84,9 @@ export function createNotifierService(overrides: Partial<NotifierOptions> = {}):
 
       send: {
         visibility: 'public',
-        async handler(ctx: Context<Readable, DeliveryMeta>): Promise<{ delivery_id: number; provider: string; status: string }> {
+        async handler(
+          ctx: Context<Readable, DeliveryMeta>,
+        ): Promise<{ delivery_id: number; provider: string; status: string }> {
           const request = ctx.meta.delivery;
           const provider = await configuredProvider(opts.httpTimeoutMs);
           let to: string;
@@ -101,7 +112,12 @@ export function createNotifierService(overrides: Partial<NotifierOptions> = {}):
 
           for (let attempt = 1; ; attempt++) {
             try {
-              const { messageId } = await provider.send({ to, pdf, filename: request.filename, caption: request.caption });
+              const { messageId } = await provider.send({
+                to,
+                pdf,
+                filename: request.filename,
+                caption: request.caption,
+              });
               await record(row.id, { status: 'sent', attempts: attempt, providerMessageId: messageId, error: null });
               return { delivery_id: row.id, provider: provider.name, status: 'sent' };
             } catch (err) {

@@ -38,7 +38,10 @@ function playwrightOwn(): string | undefined {
   }
 }
 
-export function findChromium(env: NodeJS.ProcessEnv = process.env, exists: (p: string) => boolean = fs.existsSync): string {
+export function findChromium(
+  env: NodeJS.ProcessEnv = process.env,
+  exists: (p: string) => boolean = fs.existsSync,
+): string {
   const explicit = env.CHROMIUM_PATH?.trim();
   if (explicit) {
     // An explicit path that is wrong is a mistake to report, not a reason to fall back silently.

@@ -29,7 +29,9 @@ function reportQueue(pool: RenderPool): void {
   setPdfQueue(queued, concurrency - idle);
 }
 
-export function createPdfRendererService(overrides: Partial<RendererOptions> & { executablePath?: string } = {}): ServiceSchema {
+export function createPdfRendererService(
+  overrides: Partial<RendererOptions> & { executablePath?: string } = {},
+): ServiceSchema {
   let pool: RenderPool | undefined;
 
   return {

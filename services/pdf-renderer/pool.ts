@@ -111,7 +111,14 @@ export class RenderPool {
     this.ensureBrowser().catch((err) => this.opts.logger?.warn('pdf-renderer: browser launch failed', err));
   }
 
-  status(): { pid: number | undefined; generation: number; restarts: number; concurrency: number; idle: number; queued: number } {
+  status(): {
+    pid: number | undefined;
+    generation: number;
+    restarts: number;
+    concurrency: number;
+    idle: number;
+    queued: number;
+  } {
     return {
       pid: this.browserPid,
       generation: this.generation,
@@ -160,7 +167,11 @@ export class RenderPool {
 
   private async renderOn(slot: Slot, job: RenderJob, mayRetry: boolean): Promise<Buffer> {
     try {
-      return await withTimeout(this.renderPage(slot, job), this.opts.timeoutMs, () => new RenderTimeoutError(this.opts.timeoutMs));
+      return await withTimeout(
+        this.renderPage(slot, job),
+        this.opts.timeoutMs,
+        () => new RenderTimeoutError(this.opts.timeoutMs),
+      );
     } catch (err) {
       if (this.closed) throw new PoolClosedError();
       if (err instanceof RenderTimeoutError) {
@@ -170,7 +181,10 @@ export class RenderPool {
       const died = !this.browser?.isConnected() || looksLikeBrowserDeath(err);
       await this.discardPage(slot);
       if (died && mayRetry) {
-        this.opts.logger?.warn('pdf-renderer: render interrupted by a browser failure, retrying once', (err as Error).message);
+        this.opts.logger?.warn(
+          'pdf-renderer: render interrupted by a browser failure, retrying once',
+          (err as Error).message,
+        );
         return this.renderOn(slot, job, false);
       }
       throw err;
@@ -223,7 +237,11 @@ export class RenderPool {
     slot.viewportWidth = undefined;
     if (!page || slot.generation !== this.generation || page.isClosed()) return;
     try {
-      await withTimeout(page.close({ runBeforeUnload: false }), CLOSE_GRACE_MS, () => new Error('page close timed out'));
+      await withTimeout(
+        page.close({ runBeforeUnload: false }),
+        CLOSE_GRACE_MS,
+        () => new Error('page close timed out'),
+      );
     } catch {
       const browser = this.browser;
       if (browser) {

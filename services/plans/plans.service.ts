@@ -23,7 +23,10 @@ function checkTiers(tiers: FupTier[] | undefined): void {
 }
 
 async function loadPlan(id: number): Promise<PlanRow> {
-  const [row] = await db().select().from(services).where(and(eq(services.id, id), isNull(services.deletedAt)));
+  const [row] = await db()
+    .select()
+    .from(services)
+    .where(and(eq(services.id, id), isNull(services.deletedAt)));
   if (!row) throw fail('serviceNotFound');
   return row;
 }
@@ -85,7 +88,13 @@ export const plansService: ServiceSchema = {
       async handler(ctx: Ctx<PageQuery>): Promise<ActionResult> {
         authOf(ctx);
         const { page, limit, offset } = pageOf(ctx.params);
-        const rows = await db().select().from(services).where(isNull(services.deletedAt)).orderBy(asc(services.id)).limit(limit).offset(offset);
+        const rows = await db()
+          .select()
+          .from(services)
+          .where(isNull(services.deletedAt))
+          .orderBy(asc(services.id))
+          .limit(limit)
+          .offset(offset);
         const [{ total }] = await db().select({ total: count() }).from(services).where(isNull(services.deletedAt));
         return { data: rows.map(planView), pagination: { page, limit, total } };
       },
@@ -135,8 +144,18 @@ export const plansService: ServiceSchema = {
                 price: p.price === undefined ? current.price : moneyField(p.price, currency, 'price'),
                 currency,
                 durationDays: p.duration_days ?? current.durationDays,
-                dailyQuotaGb: p.daily_quota_gb === undefined ? current.dailyQuotaGb : p.daily_quota_gb === null ? null : String(p.daily_quota_gb),
-                monthlyQuotaGb: p.monthly_quota_gb === undefined ? current.monthlyQuotaGb : p.monthly_quota_gb === null ? null : String(p.monthly_quota_gb),
+                dailyQuotaGb:
+                  p.daily_quota_gb === undefined
+                    ? current.dailyQuotaGb
+                    : p.daily_quota_gb === null
+                      ? null
+                      : String(p.daily_quota_gb),
+                monthlyQuotaGb:
+                  p.monthly_quota_gb === undefined
+                    ? current.monthlyQuotaGb
+                    : p.monthly_quota_gb === null
+                      ? null
+                      : String(p.monthly_quota_gb),
                 rateLimit: opt(p.rate_limit, current.rateLimit),
                 fupTiers: p.fup_tiers ?? current.fupTiers,
                 poolName: p.pool_name === undefined ? current.poolName : p.pool_name || null,
@@ -172,7 +191,10 @@ export const plansService: ServiceSchema = {
           .from(subscribers)
           .where(and(eq(subscribers.serviceId, current.id), isNull(subscribers.deletedAt)));
         if (users > 0) throw fail('serviceInUse');
-        await db().update(services).set({ deletedAt: sql`now()` }).where(eq(services.id, current.id));
+        await db()
+          .update(services)
+          .set({ deletedAt: sql`now()` })
+          .where(eq(services.id, current.id));
         return { data: { id: current.id, deleted: true } };
       },
     },

@@ -16,7 +16,6 @@ import { resellerFields } from './schemas';
 
 type ResellerRow = typeof resellers.$inferSelect;
 
-
 /** The reseller row, tagged with itself as the reseller whose scope it lies in (for `recordInScope`). */
 async function loadReseller(id: number): Promise<(ResellerRow & { resellerId: number }) | undefined> {
   const [row] = await db().select().from(resellers).where(eq(resellers.id, id));
@@ -33,7 +32,12 @@ async function loadForAncestorWrite(auth: Auth, id: number): Promise<ResellerRow
 
 async function lockResellers(tx: Tx, ids: number[]): Promise<Map<number, ResellerRow>> {
   const sorted = [...new Set(ids)].sort((a, b) => a - b);
-  const rows = await tx.select().from(resellers).where(inArray(resellers.id, sorted)).orderBy(asc(resellers.id)).for('update');
+  const rows = await tx
+    .select()
+    .from(resellers)
+    .where(inArray(resellers.id, sorted))
+    .orderBy(asc(resellers.id))
+    .for('update');
   return new Map(rows.map((r) => [r.id, r]));
 }
 
@@ -48,11 +52,20 @@ export const resellersService: ServiceSchema = {
         summary: 'Create a reseller (a reseller creates sub-resellers under itself)',
         tag: 'resellers',
         success: 201,
-        body: object({ ...resellerFields, parent_id: { ...idSchema, type: ['integer', 'null'] }, balance: moneyAmount }, ['name']),
-        errors: { 403: 'Parent outside the caller\'s tree, or a reseller setting an opening balance' },
+        body: object(
+          { ...resellerFields, parent_id: { ...idSchema, type: ['integer', 'null'] }, balance: moneyAmount },
+          ['name'],
+        ),
+        errors: { 403: "Parent outside the caller's tree, or a reseller setting an opening balance" },
       },
       async handler(
-        ctx: Ctx<{ name: string; parent_id?: number | null; balance?: number; commission_rate?: number; currency?: string }>,
+        ctx: Ctx<{
+          name: string;
+          parent_id?: number | null;
+          balance?: number;
+          commission_rate?: number;
+          currency?: string;
+        }>,
       ): Promise<ActionResult> {
         const auth = requireAdminOrReseller(ctx.meta.auth);
         const p = ctx.params;
@@ -90,8 +103,12 @@ export const resellersService: ServiceSchema = {
             .returning();
           if (opening > 0) {
             await recordTransaction(tx, {
-              type: 'reseller_credit', amount: opening, currency, resellerId: inserted.id,
-              notes: 'opening balance', createdBy: auth.managerId,
+              type: 'reseller_credit',
+              amount: opening,
+              currency,
+              resellerId: inserted.id,
+              notes: 'opening balance',
+              createdBy: auth.managerId,
             });
           }
           return withPath;
@@ -117,7 +134,13 @@ export const resellersService: ServiceSchema = {
           inScope(scope, resellers.id),
           ctx.params.parent_id ? eq(resellers.parentId, ctx.params.parent_id) : undefined,
         );
-        const rows = await db().select().from(resellers).where(where).orderBy(asc(resellers.id)).limit(limit).offset(offset);
+        const rows = await db()
+          .select()
+          .from(resellers)
+          .where(where)
+          .orderBy(asc(resellers.id))
+          .limit(limit)
+          .offset(offset);
         const [{ total }] = await db().select({ total: count() }).from(resellers).where(where);
         return { data: rows.map(resellerView), pagination: { page, limit, total } };
       },
@@ -131,11 +154,15 @@ export const resellersService: ServiceSchema = {
         summary: 'One reseller',
         tag: 'resellers',
         params: idParams(),
-        errors: { 403: 'Outside the caller\'s tree', 404: FAILURES.resellerNotFound.message },
+        errors: { 403: "Outside the caller's tree", 404: FAILURES.resellerNotFound.message },
       },
       async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
         const auth = requireAdminOrReseller(ctx.meta.auth);
-        return { data: resellerView(await recordInScope(db(), auth, 'read', await loadReseller(ctx.params.id), 'resellerNotFound')) };
+        return {
+          data: resellerView(
+            await recordInScope(db(), auth, 'read', await loadReseller(ctx.params.id), 'resellerNotFound'),
+          ),
+        };
       },
     },
 
@@ -148,9 +175,14 @@ export const resellersService: ServiceSchema = {
         tag: 'resellers',
         params: idParams(),
         body: { ...object(resellerFields), minProperties: 1 },
-        errors: { 403: 'Outside the caller\'s tree, or a reseller editing itself', 404: FAILURES.resellerNotFound.message },
+        errors: {
+          403: "Outside the caller's tree, or a reseller editing itself",
+          404: FAILURES.resellerNotFound.message,
+        },
       },
-      async handler(ctx: Ctx<{ id: number; name?: string; commission_rate?: number; currency?: string }>): Promise<ActionResult> {
+      async handler(
+        ctx: Ctx<{ id: number; name?: string; commission_rate?: number; currency?: string }>,
+      ): Promise<ActionResult> {
         const current = await loadForAncestorWrite(authOf(ctx), ctx.params.id);
         const p = ctx.params;
         if (p.currency && p.currency !== current.currency) {
@@ -179,8 +211,15 @@ export const resellersService: ServiceSchema = {
         summary: 'Credit (positive) or debit (negative) a reseller balance through the ledger',
         tag: 'resellers',
         params: idParams(),
-        body: object({ amount: { type: 'number', minimum: -1e12, maximum: 1e12 }, notes: { type: 'string', maxLength: 1000 } }, ['amount']),
-        errors: { 402: 'Insufficient balance (debit below zero, or a transfer the caller cannot fund)', 403: 'Outside the caller\'s tree', 404: FAILURES.resellerNotFound.message },
+        body: object(
+          { amount: { type: 'number', minimum: -1e12, maximum: 1e12 }, notes: { type: 'string', maxLength: 1000 } },
+          ['amount'],
+        ),
+        errors: {
+          402: 'Insufficient balance (debit below zero, or a transfer the caller cannot fund)',
+          403: "Outside the caller's tree",
+          404: FAILURES.resellerNotFound.message,
+        },
       },
       async handler(ctx: Ctx<{ id: number; amount: number; notes?: string }>): Promise<ActionResult> {
         const auth = authOf(ctx);
@@ -197,10 +236,17 @@ export const resellersService: ServiceSchema = {
             const s = locked.get(source)!;
             if (s.currency !== t.currency) throw fail('transferCurrencyMismatch');
             if (s.balance - amount < 0) throw fail('insufficientBalance');
-            await tx.update(resellers).set({ balance: s.balance - amount, updatedAt: sql`now()` }).where(eq(resellers.id, s.id));
+            await tx
+              .update(resellers)
+              .set({ balance: s.balance - amount, updatedAt: sql`now()` })
+              .where(eq(resellers.id, s.id));
             await recordTransaction(tx, {
-              type: amount > 0 ? 'reseller_debit' : 'reseller_credit', amount: -amount, currency: s.currency,
-              resellerId: s.id, notes: ctx.params.notes ?? `transfer to reseller ${t.id}`, createdBy: auth.managerId,
+              type: amount > 0 ? 'reseller_debit' : 'reseller_credit',
+              amount: -amount,
+              currency: s.currency,
+              resellerId: s.id,
+              notes: ctx.params.notes ?? `transfer to reseller ${t.id}`,
+              createdBy: auth.managerId,
             });
           }
           const [updated] = await tx
@@ -209,8 +255,12 @@ export const resellersService: ServiceSchema = {
             .where(eq(resellers.id, t.id))
             .returning();
           const transactionId = await recordTransaction(tx, {
-            type: amount > 0 ? 'reseller_credit' : 'reseller_debit', amount, currency: t.currency,
-            resellerId: t.id, notes: ctx.params.notes ?? null, createdBy: auth.managerId,
+            type: amount > 0 ? 'reseller_credit' : 'reseller_debit',
+            amount,
+            currency: t.currency,
+            resellerId: t.id,
+            notes: ctx.params.notes ?? null,
+            createdBy: auth.managerId,
           });
           return { reseller: updated, transactionId };
         });
@@ -226,18 +276,33 @@ export const resellersService: ServiceSchema = {
         summary: 'Allow a plan for a reseller, optionally capping its subscribers on it',
         tag: 'resellers',
         params: idParams(),
-        body: object({ service_id: idSchema, max_subscribers: { type: ['integer', 'null'], minimum: 0, maximum: 10000000 } }, ['service_id']),
-        errors: { 400: 'service_id not found', 403: 'Outside the caller\'s tree', 404: FAILURES.resellerNotFound.message },
+        body: object(
+          { service_id: idSchema, max_subscribers: { type: ['integer', 'null'], minimum: 0, maximum: 10000000 } },
+          ['service_id'],
+        ),
+        errors: {
+          400: 'service_id not found',
+          403: "Outside the caller's tree",
+          404: FAILURES.resellerNotFound.message,
+        },
       },
-      async handler(ctx: Ctx<{ id: number; service_id: number; max_subscribers?: number | null }>): Promise<ActionResult> {
+      async handler(
+        ctx: Ctx<{ id: number; service_id: number; max_subscribers?: number | null }>,
+      ): Promise<ActionResult> {
         const auth = authOf(ctx);
         const target = await loadForAncestorWrite(auth, ctx.params.id);
-        const [plan] = await db().select({ id: services.id }).from(services)
+        const [plan] = await db()
+          .select({ id: services.id })
+          .from(services)
           .where(and(eq(services.id, ctx.params.service_id), sql`${services.deletedAt} is null`));
         if (!plan) throw fail('referenceNotFound', 'service_id');
         if (auth.role !== 'admin') {
-          const [own] = await db().select({ id: resellerServiceLimits.id }).from(resellerServiceLimits)
-            .where(and(eq(resellerServiceLimits.resellerId, auth.resellerId!), eq(resellerServiceLimits.serviceId, plan.id)));
+          const [own] = await db()
+            .select({ id: resellerServiceLimits.id })
+            .from(resellerServiceLimits)
+            .where(
+              and(eq(resellerServiceLimits.resellerId, auth.resellerId!), eq(resellerServiceLimits.serviceId, plan.id)),
+            );
           if (!own) throw fail('planNotHeld');
         }
         const [row] = await db()
@@ -248,7 +313,9 @@ export const resellersService: ServiceSchema = {
             set: { maxSubscribers: ctx.params.max_subscribers ?? null },
           })
           .returning();
-        return { data: { reseller_id: row.resellerId, service_id: row.serviceId, max_subscribers: row.maxSubscribers } };
+        return {
+          data: { reseller_id: row.resellerId, service_id: row.serviceId, max_subscribers: row.maxSubscribers },
+        };
       },
     },
 
@@ -260,19 +327,28 @@ export const resellersService: ServiceSchema = {
         summary: 'Plans allowed for a reseller',
         tag: 'resellers',
         params: idParams(),
-        errors: { 403: 'Outside the caller\'s tree', 404: FAILURES.resellerNotFound.message },
+        errors: { 403: "Outside the caller's tree", 404: FAILURES.resellerNotFound.message },
       },
       async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
         const auth = requireAdminOrReseller(ctx.meta.auth);
         const target = await recordInScope(db(), auth, 'read', await loadReseller(ctx.params.id), 'resellerNotFound');
         const rows = await db()
-          .select({ serviceId: resellerServiceLimits.serviceId, maxSubscribers: resellerServiceLimits.maxSubscribers, name: services.name })
+          .select({
+            serviceId: resellerServiceLimits.serviceId,
+            maxSubscribers: resellerServiceLimits.maxSubscribers,
+            name: services.name,
+          })
           .from(resellerServiceLimits)
           .innerJoin(services, eq(services.id, resellerServiceLimits.serviceId))
           .where(eq(resellerServiceLimits.resellerId, target.id))
           .orderBy(asc(resellerServiceLimits.serviceId));
         return {
-          data: rows.map((r) => ({ reseller_id: target.id, service_id: r.serviceId, service_name: r.name, max_subscribers: r.maxSubscribers })),
+          data: rows.map((r) => ({
+            reseller_id: target.id,
+            service_id: r.serviceId,
+            service_name: r.name,
+            max_subscribers: r.maxSubscribers,
+          })),
         };
       },
     },

@@ -63,9 +63,14 @@ function checkWindow(start: string | null, end: string | null): void {
 }
 
 async function writeRateReply(tx: Tx, subscriberId: number): Promise<void> {
-  const [sub] = await tx.select({ id: subscribers.id, username: subscribers.username, serviceId: subscribers.serviceId })
-    .from(subscribers).where(eq(subscribers.id, subscriberId));
-  const [plan] = await tx.select({ rateLimit: services.rateLimit }).from(services).where(eq(services.id, sub.serviceId));
+  const [sub] = await tx
+    .select({ id: subscribers.id, username: subscribers.username, serviceId: subscribers.serviceId })
+    .from(subscribers)
+    .where(eq(subscribers.id, subscriberId));
+  const [plan] = await tx
+    .select({ rateLimit: services.rateLimit })
+    .from(services)
+    .where(eq(services.id, sub.serviceId));
   const rules = await tx.select().from(bandwidthRules).where(eq(bandwidthRules.subscriberId, subscriberId));
   await tx.delete(radreply).where(and(eq(radreply.username, sub.username), eq(radreply.attribute, ATTR.rateLimit)));
   const value = permanentRateLimit(rules, plan?.rateLimit ?? null);
@@ -74,7 +79,9 @@ async function writeRateReply(tx: Tx, subscriberId: number): Promise<void> {
 }
 
 async function liveSubscriber(id: number): Promise<{ resellerId: number } | undefined> {
-  const [row] = await db().select({ resellerId: subscribers.resellerId }).from(subscribers)
+  const [row] = await db()
+    .select({ resellerId: subscribers.resellerId })
+    .from(subscribers)
     .where(and(eq(subscribers.id, id), isNull(subscribers.deletedAt)));
   return row;
 }
@@ -82,23 +89,34 @@ async function liveSubscriber(id: number): Promise<{ resellerId: number } | unde
 /** Locks the subscriber row first (the order every subscriber write uses), then the rule. */
 async function lockRule(tx: Tx, subscriberId: number, ruleId: number): Promise<RuleRow> {
   await tx.select({ id: subscribers.id }).from(subscribers).where(eq(subscribers.id, subscriberId)).for('update');
-  const [rule] = await tx.select().from(bandwidthRules)
-    .where(and(eq(bandwidthRules.id, ruleId), eq(bandwidthRules.subscriberId, subscriberId))).for('update');
+  const [rule] = await tx
+    .select()
+    .from(bandwidthRules)
+    .where(and(eq(bandwidthRules.id, ruleId), eq(bandwidthRules.subscriberId, subscriberId)))
+    .for('update');
   if (!rule) throw fail('bandwidthRuleNotFound');
   return rule;
 }
 
-const ruleErrors = { 403: FAILURES.notAuthorized.message, 404: `${FAILURES.subscriberNotFound.message}, or ${FAILURES.bandwidthRuleNotFound.message}` };
+const ruleErrors = {
+  403: FAILURES.notAuthorized.message,
+  404: `${FAILURES.subscriberNotFound.message}, or ${FAILURES.bandwidthRuleNotFound.message}`,
+};
 
 /** The rule id comes from the path (`/:rule_id`) or the body (`rule_id`); both routes share it. */
 async function updateRule(ctx: Ctx<RuleInput>): Promise<ActionResult> {
-    const auth = requirePermission(ctx.meta.auth, 'subscribers.edit');
-    const p = ctx.params;
-    await recordInScope(db(), auth, 'write', await liveSubscriber(p.id), 'subscriberNotFound');
-    const rule = await db().transaction(async (tx) => {
-      const current = await lockRule(tx, p.id, p.rule_id!);
-      checkWindow(p.start_time === undefined ? current.startTime : p.start_time, p.end_time === undefined ? current.endTime : p.end_time);
-      const [updated] = await tx.update(bandwidthRules).set({
+  const auth = requirePermission(ctx.meta.auth, 'subscribers.edit');
+  const p = ctx.params;
+  await recordInScope(db(), auth, 'write', await liveSubscriber(p.id), 'subscriberNotFound');
+  const rule = await db().transaction(async (tx) => {
+    const current = await lockRule(tx, p.id, p.rule_id!);
+    checkWindow(
+      p.start_time === undefined ? current.startTime : p.start_time,
+      p.end_time === undefined ? current.endTime : p.end_time,
+    );
+    const [updated] = await tx
+      .update(bandwidthRules)
+      .set({
         direction: p.direction ?? current.direction,
         rateKbps: p.rate_kbps ?? current.rateKbps,
         startTime: p.start_time === undefined ? current.startTime : p.start_time,
@@ -106,23 +124,25 @@ async function updateRule(ctx: Ctx<RuleInput>): Promise<ActionResult> {
         days: p.days === undefined ? current.days : p.days,
         priority: p.priority ?? current.priority,
         updatedAt: new Date(),
-      }).where(eq(bandwidthRules.id, current.id)).returning();
-      await writeRateReply(tx, p.id);
-      return updated;
-    });
-    return { data: ruleView(rule) };
+      })
+      .where(eq(bandwidthRules.id, current.id))
+      .returning();
+    await writeRateReply(tx, p.id);
+    return updated;
+  });
+  return { data: ruleView(rule) };
 }
 
 async function removeRule(ctx: Ctx<RuleInput>): Promise<ActionResult> {
-    const auth = requirePermission(ctx.meta.auth, 'subscribers.edit');
-    const p = ctx.params;
-    await recordInScope(db(), auth, 'write', await liveSubscriber(p.id), 'subscriberNotFound');
-    await db().transaction(async (tx) => {
-      const current = await lockRule(tx, p.id, p.rule_id!);
-      await tx.delete(bandwidthRules).where(eq(bandwidthRules.id, current.id));
-      await writeRateReply(tx, p.id);
-    });
-    return { data: { id: p.rule_id, deleted: true } };
+  const auth = requirePermission(ctx.meta.auth, 'subscribers.edit');
+  const p = ctx.params;
+  await recordInScope(db(), auth, 'write', await liveSubscriber(p.id), 'subscriberNotFound');
+  await db().transaction(async (tx) => {
+    const current = await lockRule(tx, p.id, p.rule_id!);
+    await tx.delete(bandwidthRules).where(eq(bandwidthRules.id, current.id));
+    await writeRateReply(tx, p.id);
+  });
+  return { data: { id: p.rule_id, deleted: true } };
 }
 
 export const bandwidthRulesService: ServiceSchema = {
@@ -133,7 +153,7 @@ export const bandwidthRulesService: ServiceSchema = {
       http: {
         auth: 'jwt',
         access: 'subscribers.view',
-        summary: 'The subscriber\'s bandwidth-rule overrides',
+        summary: "The subscriber's bandwidth-rule overrides",
         tag: 'subscribers',
         params: idParams(),
         errors: { 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message },
@@ -141,7 +161,11 @@ export const bandwidthRulesService: ServiceSchema = {
       async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
         const auth = requirePermission(ctx.meta.auth, 'subscribers.view');
         await recordInScope(db(), auth, 'read', await liveSubscriber(ctx.params.id), 'subscriberNotFound');
-        const rows = await db().select().from(bandwidthRules).where(eq(bandwidthRules.subscriberId, ctx.params.id)).orderBy(asc(bandwidthRules.priority), asc(bandwidthRules.id));
+        const rows = await db()
+          .select()
+          .from(bandwidthRules)
+          .where(eq(bandwidthRules.subscriberId, ctx.params.id))
+          .orderBy(asc(bandwidthRules.priority), asc(bandwidthRules.id));
         return { data: rows.map(ruleView) };
       },
     },
@@ -164,10 +188,18 @@ export const bandwidthRulesService: ServiceSchema = {
         checkWindow(p.start_time ?? null, p.end_time ?? null);
         const rule = await db().transaction(async (tx) => {
           await tx.select({ id: subscribers.id }).from(subscribers).where(eq(subscribers.id, p.id)).for('update');
-          const [inserted] = await tx.insert(bandwidthRules).values({
-            subscriberId: p.id, direction: p.direction, rateKbps: p.rate_kbps,
-            startTime: p.start_time ?? null, endTime: p.end_time ?? null, days: p.days ?? null, priority: p.priority ?? 8,
-          }).returning();
+          const [inserted] = await tx
+            .insert(bandwidthRules)
+            .values({
+              subscriberId: p.id,
+              direction: p.direction,
+              rateKbps: p.rate_kbps,
+              startTime: p.start_time ?? null,
+              endTime: p.end_time ?? null,
+              days: p.days ?? null,
+              priority: p.priority ?? 8,
+            })
+            .returning();
           await writeRateReply(tx, p.id);
           return inserted;
         });

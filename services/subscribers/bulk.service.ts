@@ -10,7 +10,14 @@ import { eq, sql } from 'drizzle-orm';
 import type { ServiceSchema } from 'moleculer';
 import type { Auth } from '../../shared/auth/claims';
 import type { Permission } from '../../shared/auth/permissions';
-import { hasPermission, requireAdminOrReseller, requireAuth, scopeFor, targetReseller, type Scope } from '../../shared/auth/policy';
+import {
+  hasPermission,
+  requireAdminOrReseller,
+  requireAuth,
+  scopeFor,
+  targetReseller,
+  type Scope,
+} from '../../shared/auth/policy';
 import { db } from '../../shared/db/client';
 import { isSerializationFailure } from '../../shared/db/errors';
 import { bulkJobs, ipPools, services } from '../../shared/db/schema';
@@ -24,7 +31,6 @@ import { loadSettings, type Settings } from '../../shared/settings';
 import * as ops from './operations';
 import { bulkBody, type BulkAction, type BulkPayload, type BulkRequest } from './subscriber-schemas';
 import { idParams, type IdPath } from '../../shared/http/schemas';
-
 
 const PERMISSION: Record<BulkAction, Permission> = {
   renew: 'subscribers.renew',
@@ -62,28 +68,48 @@ const REPLY_MARGIN_MS = 5_000;
  */
 function syncBudgetMs(requestTimeoutMs: number | null | undefined): number {
   const wanted = syncSeconds() * 1000;
-  return requestTimeoutMs && requestTimeoutMs > 0 ? Math.min(wanted, Math.max(0, requestTimeoutMs - REPLY_MARGIN_MS)) : wanted;
+  return requestTimeoutMs && requestTimeoutMs > 0
+    ? Math.min(wanted, Math.max(0, requestTimeoutMs - REPLY_MARGIN_MS))
+    : wanted;
 }
 
 /** The operation for an action, with request-wide payload checks done once, before any id is touched. */
-async function prepare(auth: Auth, action: BulkAction, payload: BulkRequest['payload']): Promise<{ op: ops.Operation<never>; payload: unknown }> {
+async function prepare(
+  auth: Auth,
+  action: BulkAction,
+  payload: BulkRequest['payload'],
+): Promise<{ op: ops.Operation<never>; payload: unknown }> {
   const as = <P>(op: ops.Operation<P>, p: P) => ({ op: op as ops.Operation<never>, payload: p });
   // Each payload was validated against its action's schema (bulkBody), so the casts below hold.
   switch (action) {
-    case 'renew': return as(ops.renew, {});
-    case 'disconnect': return as(ops.disconnect, {});
-    case 'enable': return as(ops.enable, {});
-    case 'disable': return as(ops.disable, {});
-    case 'reset_fup': return as(ops.resetFup, {});
-    case 'delete': return as(ops.softDelete, {});
-    case 'reset_mac': return as(ops.resetMac, {});
-    case 'refill': return as(ops.refill, {});
-    case 'set_daily_quota': return as(ops.setQuota('daily'), payload as BulkPayload<'set_daily_quota'>);
-    case 'set_monthly_quota': return as(ops.setQuota('monthly'), payload as BulkPayload<'set_monthly_quota'>);
-    case 'set_price': return as(ops.setPrice, payload as BulkPayload<'set_price'>);
+    case 'renew':
+      return as(ops.renew, {});
+    case 'disconnect':
+      return as(ops.disconnect, {});
+    case 'enable':
+      return as(ops.enable, {});
+    case 'disable':
+      return as(ops.disable, {});
+    case 'reset_fup':
+      return as(ops.resetFup, {});
+    case 'delete':
+      return as(ops.softDelete, {});
+    case 'reset_mac':
+      return as(ops.resetMac, {});
+    case 'refill':
+      return as(ops.refill, {});
+    case 'set_daily_quota':
+      return as(ops.setQuota('daily'), payload as BulkPayload<'set_daily_quota'>);
+    case 'set_monthly_quota':
+      return as(ops.setQuota('monthly'), payload as BulkPayload<'set_monthly_quota'>);
+    case 'set_price':
+      return as(ops.setPrice, payload as BulkPayload<'set_price'>);
     case 'set_service': {
       const p = payload as BulkPayload<'set_service'>;
-      const [plan] = await db().select().from(services).where(sql`${services.id} = ${p.service_id} and ${services.deletedAt} is null`);
+      const [plan] = await db()
+        .select()
+        .from(services)
+        .where(sql`${services.id} = ${p.service_id} and ${services.deletedAt} is null`);
       if (!plan) throw fail('referenceNotFound', 'payload.service_id');
       return as(ops.setService, { plan, charge_difference: p.charge_difference === true });
     }
@@ -108,7 +134,10 @@ async function prepare(auth: Auth, action: BulkAction, payload: BulkRequest['pay
     }
     case 'rename': {
       const { old_realm: oldRealm, new_realm: newRealm } = payload as BulkPayload<'rename'>;
-      return as(ops.rename((row) => swapRealm(row.username, oldRealm, newRealm), failure('notInRealm', oldRealm)), {});
+      return as(
+        ops.rename((row) => swapRealm(row.username, oldRealm, newRealm), failure('notInRealm', oldRealm)),
+        {},
+      );
     }
   }
 }
@@ -125,13 +154,20 @@ interface JobInput {
   missingPermission?: string;
 }
 
-async function runBatch(job: JobInput, batch: number[]): Promise<{ succeeded: number[]; failed: { id: number; reason: string }[] }> {
+async function runBatch(
+  job: JobInput,
+  batch: number[],
+): Promise<{ succeeded: number[]; failed: { id: number; reason: string }[] }> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await db().transaction(async (tx) => {
         const locked = await ops.lockInScope(tx, job.scope, batch);
         const result = locked.rows.length
-          ? await job.op({ tx, auth: job.auth, today: todayIso(), settings: job.settings }, locked.rows, job.payload as never)
+          ? await job.op(
+              { tx, auth: job.auth, today: todayIso(), settings: job.settings },
+              locked.rows,
+              job.payload as never,
+            )
           : { failed: [] };
         const failed = [...locked.failed, ...result.failed].map((f) => ({ id: f.id, reason: f.message }));
         const bad = new Set(failed.map((f) => f.id));
@@ -157,11 +193,14 @@ async function recordProgress(
   succeeded: number[],
   failed: { id: number; reason: string }[],
 ): Promise<void> {
-  await tx.update(bulkJobs).set({
-    processed: sql`${bulkJobs.processed} + ${processed}`,
-    succeeded: sql`${bulkJobs.succeeded} || ${JSON.stringify(succeeded)}::jsonb`,
-    failed: sql`${bulkJobs.failed} || ${JSON.stringify(failed)}::jsonb`,
-  }).where(eq(bulkJobs.id, jobId));
+  await tx
+    .update(bulkJobs)
+    .set({
+      processed: sql`${bulkJobs.processed} + ${processed}`,
+      succeeded: sql`${bulkJobs.succeeded} || ${JSON.stringify(succeeded)}::jsonb`,
+      failed: sql`${bulkJobs.failed} || ${JSON.stringify(failed)}::jsonb`,
+    })
+    .where(eq(bulkJobs.id, jobId));
 }
 
 async function runJob(job: JobInput): Promise<{ succeeded: number[]; failed: { id: number; reason: string }[] }> {
@@ -179,9 +218,15 @@ async function runJob(job: JobInput): Promise<{ succeeded: number[]; failed: { i
         failed.push(...out.failed);
       }
     }
-    await db().update(bulkJobs).set({ status: 'done', finishedAt: sql`now()` }).where(eq(bulkJobs.id, job.jobId));
+    await db()
+      .update(bulkJobs)
+      .set({ status: 'done', finishedAt: sql`now()` })
+      .where(eq(bulkJobs.id, job.jobId));
   } catch (err) {
-    await db().update(bulkJobs).set({ status: 'failed', finishedAt: sql`now()` }).where(eq(bulkJobs.id, job.jobId));
+    await db()
+      .update(bulkJobs)
+      .set({ status: 'failed', finishedAt: sql`now()` })
+      .where(eq(bulkJobs.id, job.jobId));
     throw err;
   }
   return { succeeded, failed };
@@ -193,7 +238,11 @@ async function runJob(job: JobInput): Promise<{ succeeded: number[]; failed: { i
  * any success keeps the 200 with per-id outcomes (docs/subscribers.md).
  */
 function allNoOp(outcome: { succeeded: number[]; failed: { reason: string }[] }): boolean {
-  return outcome.succeeded.length === 0 && outcome.failed.length > 0 && outcome.failed.every((f) => f.reason === FAILURES.renewedToday.message);
+  return (
+    outcome.succeeded.length === 0 &&
+    outcome.failed.length > 0 &&
+    outcome.failed.every((f) => f.reason === FAILURES.renewedToday.message)
+  );
 }
 
 export function bulkJobView(j: typeof bulkJobs.$inferSelect) {
@@ -219,7 +268,8 @@ export const subscriberBulkService: ServiceSchema = {
       http: {
         auth: 'jwt',
         access: 'admin or reseller; each action also needs its own subscribers.* permission, checked per id',
-        summary: 'Apply one action to many subscribers; per-id failures in data.failed; 202 { job_id } when not done within BULK_SYNC_SECONDS (25)',
+        summary:
+          'Apply one action to many subscribers; per-id failures in data.failed; 202 { job_id } when not done within BULK_SYNC_SECONDS (25)',
         tag: 'subscribers',
         body: bulkBody,
         errors: { 403: 'Not an admin or reseller', 422: `${FAILURES.renewNoOp.message} (renew, every id)` },
@@ -234,13 +284,30 @@ export const subscriberBulkService: ServiceSchema = {
         const permission = PERMISSION[action];
         const allowed = hasPermission(auth, permission);
         // Without the permission nothing runs, so the payload is not worth checking.
-        const prepared = allowed ? await prepare(auth, action, ctx.params.payload ?? {}) : { op: ops.disconnect as ops.Operation<never>, payload: {} };
+        const prepared = allowed
+          ? await prepare(auth, action, ctx.params.payload ?? {})
+          : { op: ops.disconnect as ops.Operation<never>, payload: {} };
         const scope = await scopeFor(db(), auth, 'write');
         const settings = await loadSettings(db());
-        const [row] = await db().insert(bulkJobs).values({
-          managerId: auth.managerId, action, ids, payload: ctx.params.payload ?? {}, total: ids.length,
-        }).returning({ id: bulkJobs.id });
-        const job = runJob({ jobId: row.id, auth, scope, ids, settings, ...prepared, missingPermission: allowed ? undefined : permission });
+        const [row] = await db()
+          .insert(bulkJobs)
+          .values({
+            managerId: auth.managerId,
+            action,
+            ids,
+            payload: ctx.params.payload ?? {},
+            total: ids.length,
+          })
+          .returning({ id: bulkJobs.id });
+        const job = runJob({
+          jobId: row.id,
+          auth,
+          scope,
+          ids,
+          settings,
+          ...prepared,
+          missingPermission: allowed ? undefined : permission,
+        });
         let timer: NodeJS.Timeout | undefined;
         const timeout = new Promise<'timeout'>((resolve) => {
           timer = setTimeout(() => resolve('timeout'), Math.max(0, deadline - Date.now()));
@@ -265,7 +332,7 @@ export const subscriberBulkService: ServiceSchema = {
         summary: 'Progress and outcome of a bulk job',
         tag: 'subscribers',
         params: idParams(),
-        errors: { 403: 'Another manager\'s job', 404: FAILURES.bulkJobNotFound.message },
+        errors: { 403: "Another manager's job", 404: FAILURES.bulkJobNotFound.message },
       },
       async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
         const auth = requireAuth(ctx.meta.auth);

@@ -14,7 +14,13 @@ import { writeFupMembership, queueRateLimit } from '../../shared/fup-rate';
 import { fromMinor, toMinor } from '../../shared/money';
 import { ApiError } from '../../shared/errors';
 import { failure, type Failure } from '../../shared/failures';
-import { createInvoices, payFromWallet, quoteServiceChange, settleServiceChange, type ServiceChangeQuote } from '../../shared/billing';
+import {
+  createInvoices,
+  payFromWallet,
+  quoteServiceChange,
+  settleServiceChange,
+  type ServiceChangeQuote,
+} from '../../shared/billing';
 import type { Settings } from '../../shared/settings';
 import { queueDisconnect } from '../../shared/access/outbox';
 import { removeAccessRows, renameAccessRows, syncAccessRows } from '../../shared/access/radius-rows';
@@ -40,23 +46,39 @@ export interface OpResult {
 export type Operation<P> = (env: OpEnv, rows: SubscriberRow[], payload: P) => Promise<OpResult>;
 
 const intArray = (ids: number[]) => sql`${sql.param(ids)}::int[]`;
-const done = (failed: Failed[] = [], extra = new Map<number, Record<string, unknown>>()): OpResult => ({ failed, extra });
+const done = (failed: Failed[] = [], extra = new Map<number, Record<string, unknown>>()): OpResult => ({
+  failed,
+  extra,
+});
 const idsOf = (rows: { id: number }[]) => rows.map((r) => r.id);
 
 /**
  * Locks the live rows of `ids` (ascending, the order every writer uses) and splits off those that
  * do not exist or lie outside the caller's write scope.
  */
-export async function lockInScope(tx: Tx, scope: Scope, ids: number[]): Promise<{ rows: SubscriberRow[]; failed: Failed[] }> {
-  const rows = await tx.select().from(subscribers)
+export async function lockInScope(
+  tx: Tx,
+  scope: Scope,
+  ids: number[],
+): Promise<{ rows: SubscriberRow[]; failed: Failed[] }> {
+  const rows = await tx
+    .select()
+    .from(subscribers)
     .where(and(inArray(subscribers.id, ids), isNull(subscribers.deletedAt)))
     .orderBy(asc(subscribers.id))
     .for('update');
   const resellerIds = [...new Set(rows.map((r) => r.resellerId))];
-  const allowed = resellerIds.length === 0
-    ? new Set<number>()
-    : new Set((await tx.select({ id: resellers.id }).from(resellers)
-      .where(and(inArray(resellers.id, resellerIds), inScope(scope, resellers.id)))).map((r) => r.id));
+  const allowed =
+    resellerIds.length === 0
+      ? new Set<number>()
+      : new Set(
+          (
+            await tx
+              .select({ id: resellers.id })
+              .from(resellers)
+              .where(and(inArray(resellers.id, resellerIds), inScope(scope, resellers.id)))
+          ).map((r) => r.id),
+        );
   const found = new Set(rows.map((r) => r.id));
   const failed: Failed[] = ids.filter((id) => !found.has(id)).map((id) => ({ id, ...failure('subscriberNotFound') }));
   const kept: SubscriberRow[] = [];
@@ -88,7 +110,12 @@ async function chargeResellers(
   const transactionIds = new Map<number, number>();
   if (charges.length === 0) return { charged: [], failed: [], transactionIds };
   const ids = [...new Set(charges.map((c) => c.row.resellerId))].sort((a, b) => a - b);
-  const locked = await env.tx.select().from(resellers).where(inArray(resellers.id, ids)).orderBy(asc(resellers.id)).for('update');
+  const locked = await env.tx
+    .select()
+    .from(resellers)
+    .where(inArray(resellers.id, ids))
+    .orderBy(asc(resellers.id))
+    .for('update');
   const balance = new Map(locked.map((r) => [r.id, r.balance]));
   const currency = new Map(locked.map((r) => [r.id, r.currency]));
   const charged: Charge[] = [];
@@ -126,7 +153,10 @@ async function chargeResellers(
 
 export const renew: Operation<unknown> = async (env, rows) => {
   const failed: Failed[] = [];
-  const plans = await plansById(env.tx, rows.map((r) => r.serviceId));
+  const plans = await plansById(
+    env.tx,
+    rows.map((r) => r.serviceId),
+  );
   const charges: Charge[] = [];
   for (const r of rows) {
     if (r.lastRenewedOn === env.today) failed.push({ id: r.id, ...failure('renewedToday') });
@@ -151,21 +181,33 @@ export const renew: Operation<unknown> = async (env, rows) => {
   await syncAccessRows(env.tx, ids, env.today);
   await queueDisconnect(env.tx, charged, 'renew');
   // One numbering bump and two multi-row inserts for the whole batch, in id order like the charges.
-  const records = await createInvoices(env.tx, charged.map((r) => {
-    const plan = plans.get(r.serviceId)!;
-    return {
-      subscriberId: r.id,
-      resellerId: r.resellerId,
-      items: [{ description: `Renewal: ${plan.name} (${plan.durationDays} days)`, qty: 1, unitPrice: renewalPrice(r, plan) }],
-      currency: plan.currency,
-      kind: 'renewal' as const,
-      createdBy: env.auth.managerId,
-    };
-  }));
+  const records = await createInvoices(
+    env.tx,
+    charged.map((r) => {
+      const plan = plans.get(r.serviceId)!;
+      return {
+        subscriberId: r.id,
+        resellerId: r.resellerId,
+        items: [
+          {
+            description: `Renewal: ${plan.name} (${plan.durationDays} days)`,
+            qty: 1,
+            unitPrice: renewalPrice(r, plan),
+          },
+        ],
+        currency: plan.currency,
+        kind: 'renewal' as const,
+        createdBy: env.auth.managerId,
+      };
+    }),
+  );
   for (const [i, r] of charged.entries()) {
     const { invoice } = records[i];
     // The wallet pays first when it holds credit; an empty wallet (most subscribers) costs no statement.
-    const paid = r.walletBalance > 0 ? await payFromWallet(env.tx, { invoiceId: invoice.id, createdBy: env.auth.managerId }) : { applied: 0 };
+    const paid =
+      r.walletBalance > 0
+        ? await payFromWallet(env.tx, { invoiceId: invoice.id, createdBy: env.auth.managerId })
+        : { applied: 0 };
     extra.set(r.id, {
       transaction_id: transactionIds.get(r.id),
       invoice_id: invoice.id,
@@ -185,7 +227,10 @@ function setStatus(status: 'active' | 'inactive'): Operation<unknown> {
   return async (env, rows) => {
     const changed = rows.filter((r) => r.status !== status);
     if (changed.length === 0) return done();
-    await env.tx.update(subscribers).set({ status, updatedAt: sql`now()` }).where(inArray(subscribers.id, idsOf(changed)));
+    await env.tx
+      .update(subscribers)
+      .set({ status, updatedAt: sql`now()` })
+      .where(inArray(subscribers.id, idsOf(changed)));
     await syncAccessRows(env.tx, idsOf(changed), env.today);
     if (status === 'inactive') await queueDisconnect(env.tx, changed, 'disable');
     return done();
@@ -202,20 +247,32 @@ async function liftFup(env: OpEnv, rows: SubscriberRow[]): Promise<void> {
 }
 
 export const resetFup: Operation<unknown> = async (env, rows) => {
-  await env.tx.update(subscribers).set({ dailyQuotaUsed: 0, fupLevel: 0, updatedAt: sql`now()` }).where(inArray(subscribers.id, idsOf(rows)));
+  await env.tx
+    .update(subscribers)
+    .set({ dailyQuotaUsed: 0, fupLevel: 0, updatedAt: sql`now()` })
+    .where(inArray(subscribers.id, idsOf(rows)));
   await liftFup(env, rows);
   return done();
 };
 
 export const softDelete: Operation<unknown> = async (env, rows) => {
-  await env.tx.update(subscribers).set({ deletedAt: sql`now()`, updatedAt: sql`now()` }).where(inArray(subscribers.id, idsOf(rows)));
-  await removeAccessRows(env.tx, rows.map((r) => r.username));
+  await env.tx
+    .update(subscribers)
+    .set({ deletedAt: sql`now()`, updatedAt: sql`now()` })
+    .where(inArray(subscribers.id, idsOf(rows)));
+  await removeAccessRows(
+    env.tx,
+    rows.map((r) => r.username),
+  );
   await queueDisconnect(env.tx, rows, 'delete');
   return done();
 };
 
 export const resetMac: Operation<unknown> = async (env, rows) => {
-  await env.tx.update(subscribers).set({ macAddress: null, updatedAt: sql`now()` }).where(inArray(subscribers.id, idsOf(rows)));
+  await env.tx
+    .update(subscribers)
+    .set({ macAddress: null, updatedAt: sql`now()` })
+    .where(inArray(subscribers.id, idsOf(rows)));
   await syncAccessRows(env.tx, idsOf(rows), env.today);
   return done();
 };
@@ -225,12 +282,17 @@ export const refill: Operation<unknown> = async (env, rows) => {
   let ok = rows;
   const failed: Failed[] = [];
   if (fee > 0) {
-    const res = await chargeResellers(env, rows.map((row) => ({ row, amount: fee, currency: env.settings.currency })), 'refill_fee');
+    const res = await chargeResellers(
+      env,
+      rows.map((row) => ({ row, amount: fee, currency: env.settings.currency })),
+      'refill_fee',
+    );
     ok = res.charged;
     failed.push(...res.failed);
   }
   if (ok.length) {
-    await env.tx.update(subscribers)
+    await env.tx
+      .update(subscribers)
       .set({ dailyQuotaUsed: 0, monthlyQuotaUsed: 0, fupLevel: 0, updatedAt: sql`now()` })
       .where(inArray(subscribers.id, idsOf(ok)));
     await liftFup(env, ok);
@@ -251,14 +313,20 @@ export function setQuota(column: 'daily' | 'monthly'): Operation<{ gb: number }>
   return async (env, rows, payload) => {
     const gb = String(clamp(payload.gb, 0, QUOTA_GB_MAX));
     const set = column === 'daily' ? { dailyQuotaGb: gb } : { monthlyQuotaGb: gb };
-    await env.tx.update(subscribers).set({ ...set, updatedAt: sql`now()` }).where(inArray(subscribers.id, idsOf(rows)));
+    await env.tx
+      .update(subscribers)
+      .set({ ...set, updatedAt: sql`now()` })
+      .where(inArray(subscribers.id, idsOf(rows)));
     return done();
   };
 }
 
 export const setPrice: Operation<{ price: number; override_price: boolean }> = async (env, rows, payload) => {
   const price = clamp(payload.price, 0, PRICE_MAX);
-  const plans = await plansById(env.tx, rows.map((r) => r.serviceId));
+  const plans = await plansById(
+    env.tx,
+    rows.map((r) => r.serviceId),
+  );
   const failed: Failed[] = [];
   const byPrice = new Map<number, number[]>();
   for (const r of rows) {
@@ -273,7 +341,8 @@ export const setPrice: Operation<{ price: number; override_price: boolean }> = a
     byPrice.set(minor, [...(byPrice.get(minor) ?? []), r.id]);
   }
   for (const [minor, ids] of byPrice) {
-    await env.tx.update(subscribers)
+    await env.tx
+      .update(subscribers)
       .set({ price: minor, overridePrice: payload.override_price, updatedAt: sql`now()` })
       .where(inArray(subscribers.id, ids));
   }
@@ -281,7 +350,10 @@ export const setPrice: Operation<{ price: number; override_price: boolean }> = a
 };
 
 export const setReseller: Operation<{ reseller_id: number }> = async (env, rows, payload) => {
-  await env.tx.update(subscribers).set({ resellerId: payload.reseller_id, updatedAt: sql`now()` }).where(inArray(subscribers.id, idsOf(rows)));
+  await env.tx
+    .update(subscribers)
+    .set({ resellerId: payload.reseller_id, updatedAt: sql`now()` })
+    .where(inArray(subscribers.id, idsOf(rows)));
   return done();
 };
 
@@ -289,10 +361,16 @@ export const setReseller: Operation<{ reseller_id: number }> = async (env, rows,
  * Checks the owning resellers' service limits for `plan` when `rows` move onto it (rows already on
  * it are not counted twice). Limit rows are locked so concurrent moves cannot overfill a cap.
  */
-export async function checkServiceLimits(tx: Tx, rows: SubscriberRow[], planId: number): Promise<{ ok: SubscriberRow[]; failed: Failed[] }> {
+export async function checkServiceLimits(
+  tx: Tx,
+  rows: SubscriberRow[],
+  planId: number,
+): Promise<{ ok: SubscriberRow[]; failed: Failed[] }> {
   const resellerIds = [...new Set(rows.map((r) => r.resellerId))].sort((a, b) => a - b);
   if (resellerIds.length === 0) return { ok: [], failed: [] };
-  const limits = await tx.select().from(resellerServiceLimits)
+  const limits = await tx
+    .select()
+    .from(resellerServiceLimits)
     .where(and(eq(resellerServiceLimits.serviceId, planId), inArray(resellerServiceLimits.resellerId, resellerIds)))
     .orderBy(asc(resellerServiceLimits.resellerId))
     .for('update');
@@ -340,7 +418,15 @@ export const setService: Operation<{ plan: PlanRow; charge_difference?: boolean 
   for (const r of ok.filter((row) => row.serviceId !== plan.id)) {
     if (payload.charge_difference) {
       try {
-        quotes.set(r.id, await quoteServiceChange(env.tx, { subscriberId: r.id, newServiceId: plan.id, today: env.today, serviceField: 'service_id' }));
+        quotes.set(
+          r.id,
+          await quoteServiceChange(env.tx, {
+            subscriberId: r.id,
+            newServiceId: plan.id,
+            today: env.today,
+            serviceField: 'service_id',
+          }),
+        );
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;
         failed.push({ id: r.id, status: err.code, message: err.message });
@@ -352,7 +438,8 @@ export const setService: Operation<{ plan: PlanRow; charge_difference?: boolean 
   if (moving.length === 0) return done(failed);
   const ids = idsOf(moving);
   // A new plan means a new pool: the stored address goes so the next login draws from it.
-  await env.tx.update(subscribers)
+  await env.tx
+    .update(subscribers)
     .set({ serviceId: plan.id, staticIp: null, updatedAt: sql`now()` })
     .where(inArray(subscribers.id, ids));
   await syncAccessRows(env.tx, ids, env.today);
@@ -421,7 +508,11 @@ export const setStaticIp: Operation<{ ip?: string; pool_name?: string }> = async
        where s.id = v.id`);
     const ids = assigned.map((a) => a.row.id);
     await syncAccessRows(env.tx, ids, env.today);
-    await queueDisconnect(env.tx, assigned.map((a) => a.row), 'static_ip');
+    await queueDisconnect(
+      env.tx,
+      assigned.map((a) => a.row),
+      'static_ip',
+    );
   }
   return done(failed);
 };
@@ -447,8 +538,18 @@ export function rename(newName: (row: SubscriberRow) => string | null, skip: Fai
       }
     }
     if (wanted.length === 0) return done(failed);
-    const existing = await env.tx.select({ username: subscribers.username }).from(subscribers)
-      .where(and(inArray(subscribers.username, wanted.map((w) => w.to)), isNull(subscribers.deletedAt)));
+    const existing = await env.tx
+      .select({ username: subscribers.username })
+      .from(subscribers)
+      .where(
+        and(
+          inArray(
+            subscribers.username,
+            wanted.map((w) => w.to),
+          ),
+          isNull(subscribers.deletedAt),
+        ),
+      );
     const taken = new Set(existing.map((e) => e.username));
     let free = wanted.filter((w) => {
       if (!taken.has(w.to)) return true;
@@ -457,7 +558,11 @@ export function rename(newName: (row: SubscriberRow) => string | null, skip: Fai
     });
     const fee = feeMinor(env.settings.rename_fee, env.settings.currency);
     if (fee > 0 && free.length) {
-      const res = await chargeResellers(env, free.map((w) => ({ row: w.row, amount: fee, currency: env.settings.currency })), 'rename_fee');
+      const res = await chargeResellers(
+        env,
+        free.map((w) => ({ row: w.row, amount: fee, currency: env.settings.currency })),
+        'rename_fee',
+      );
       const paid = new Set(idsOf(res.charged));
       free = free.filter((w) => paid.has(w.row.id));
       failed.push(...res.failed);
@@ -468,8 +573,15 @@ export function rename(newName: (row: SubscriberRow) => string | null, skip: Fai
         from unnest(${intArray(free.map((w) => w.row.id))}, ${sql.param(free.map((w) => w.to))}::text[]) as v(id, new_name)
        where s.id = v.id`);
     // The fee rows were written under the old name; renameAccessRows moves them with the rest.
-    await renameAccessRows(env.tx, free.map((w) => ({ id: w.row.id, from: w.row.username, to: w.to })));
-    await queueDisconnect(env.tx, free.map((w) => w.row), 'rename');
+    await renameAccessRows(
+      env.tx,
+      free.map((w) => ({ id: w.row.id, from: w.row.username, to: w.to })),
+    );
+    await queueDisconnect(
+      env.tx,
+      free.map((w) => w.row),
+      'rename',
+    );
     return done(failed);
   };
 }

@@ -24,7 +24,12 @@ export async function authorizeSingle(caller: Auth | undefined, permission: Perm
 }
 
 /** Runs `op` over subscriber `id` for a caller `authorizeSingle` already let through. */
-export async function runAuthorized<P>(auth: Auth, id: number, op: ops.Operation<P>, payload: P): Promise<Record<string, unknown>> {
+export async function runAuthorized<P>(
+  auth: Auth,
+  id: number,
+  op: ops.Operation<P>,
+  payload: P,
+): Promise<Record<string, unknown>> {
   const scope = await scopeFor(db(), auth, 'write');
   const settings = await loadSettings(db());
   const today = todayIso();
@@ -39,15 +44,32 @@ export async function runAuthorized<P>(auth: Auth, id: number, op: ops.Operation
   return { ...(await viewOf(row!)), ...extra };
 }
 
-export async function runSingle<P>(caller: Auth | undefined, permission: Permission, id: number, op: ops.Operation<P>, payload: P) {
+export async function runSingle<P>(
+  caller: Auth | undefined,
+  permission: Permission,
+  id: number,
+  op: ops.Operation<P>,
+  payload: P,
+) {
   return runAuthorized(await authorizeSingle(caller, permission, id), id, op, payload);
 }
 
 /** A `POST /api/subscribers/:id/<path>` action with no body: one operation under one permission. */
-export const simpleAction = (path: string, permission: Permission, op: ops.Operation<unknown>, summary: string, errors: Record<number, string> = {}) => ({
+export const simpleAction = (
+  path: string,
+  permission: Permission,
+  op: ops.Operation<unknown>,
+  summary: string,
+  errors: Record<number, string> = {},
+) => ({
   rest: `POST /api/subscribers/:id/${path}`,
   http: {
-    auth: 'jwt', access: permission, summary, tag: 'subscribers', params: idParams(), body: emptyBody,
+    auth: 'jwt',
+    access: permission,
+    summary,
+    tag: 'subscribers',
+    params: idParams(),
+    body: emptyBody,
     errors: { 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message, ...errors },
   } satisfies HttpRoute,
   async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {

@@ -31,8 +31,18 @@ const SORT_COLUMNS = {
 /** Exact up to EXACT_TOTAL_CAP matches, the planner's estimate above (shared/pagination/total.ts). */
 async function totalOf(where: SQL | undefined): Promise<number> {
   // A builder, not a value: .limit() would change it in place, so each statement gets its own.
-  const matches = () => db().select({ one: sql`1` }).from(subscribers).where(where);
-  const [{ n }] = await db().select({ n: count() }).from(matches().limit(EXACT_TOTAL_CAP + 1).as('capped'));
+  const matches = () =>
+    db()
+      .select({ one: sql`1` })
+      .from(subscribers)
+      .where(where);
+  const [{ n }] = await db()
+    .select({ n: count() })
+    .from(
+      matches()
+        .limit(EXACT_TOTAL_CAP + 1)
+        .as('capped'),
+    );
   return totalFromCappedCount(n, async () => {
     // Planning alone is under a millisecond.
     const res = await db().execute<{ 'QUERY PLAN': unknown }>(sql`explain (format json) ${matches()}`);
@@ -76,18 +86,22 @@ export async function listSubscribers(auth: Auth, p: ListParams): Promise<Action
     p.fup_level !== undefined ? eq(subscribers.fupLevel, p.fup_level) : undefined,
     pattern
       ? or(
-        ilike(subscribers.username, pattern),
-        ilike(subscribers.fullName, pattern),
-        ilike(subscribers.phone, pattern),
-        ilike(subscribers.macAddress, pattern),
-      )
+          ilike(subscribers.username, pattern),
+          ilike(subscribers.fullName, pattern),
+          ilike(subscribers.phone, pattern),
+          ilike(subscribers.macAddress, pattern),
+        )
       : undefined,
   );
   const dir = p.order === 'asc' ? asc : desc;
   const [rows, { currency }] = await Promise.all([
-    db().select().from(subscribers).where(where)
+    db()
+      .select()
+      .from(subscribers)
+      .where(where)
       .orderBy(dir(SORT_COLUMNS[p.sort ?? 'created_at']), dir(subscribers.id))
-      .limit(limit).offset(offset),
+      .limit(limit)
+      .offset(offset),
     loadSettings(db(), ['currency']),
   ]);
   // A short page settles the total without a second pass over the matches (a search is one query).

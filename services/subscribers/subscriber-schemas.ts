@@ -51,8 +51,14 @@ const clamped = { type: 'number', minimum: -1e12, maximum: 1e12 } as const;
 const realm = { type: 'string', minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)*$' } as const;
 
 export const renameBody = object({ new_username: { type: 'string', minLength: 1, maxLength: 128 } }, ['new_username']);
-export const addDaysBody = object({ days: { type: 'integer', minimum: 1, maximum: 3650 }, reason: { type: 'string', minLength: 1, maxLength: 500 } }, ['days', 'reason']);
-export const changeServiceBody = object({ service_id: idSchema, charge_difference: { type: 'boolean', default: false } }, ['service_id']);
+export const addDaysBody = object(
+  { days: { type: 'integer', minimum: 1, maximum: 3650 }, reason: { type: 'string', minLength: 1, maxLength: 500 } },
+  ['days', 'reason'],
+);
+export const changeServiceBody = object(
+  { service_id: idSchema, charge_difference: { type: 'boolean', default: false } },
+  ['service_id'],
+);
 export const changePriceQuery = object({ service_id: idSchema }, ['service_id']);
 export const topupBody = object({ gb: { type: 'number', exclusiveMinimum: 0, maximum: 10000 } }, ['gb']);
 export const addBalanceBody = object({ amount: { type: 'number', exclusiveMinimum: 0, maximum: 1e12 } }, ['amount']);
@@ -69,7 +75,10 @@ export const bandwidthRuleFields = {
   priority: { type: 'integer', minimum: 1, maximum: 8 },
 } as const;
 export const ruleCreateBody = object(bandwidthRuleFields, ['direction', 'rate_kbps']);
-export const ruleUpdateBody = { ...object({ ...bandwidthRuleFields, rule_id: idSchema }, ['rule_id']), minProperties: 2 };
+export const ruleUpdateBody = {
+  ...object({ ...bandwidthRuleFields, rule_id: idSchema }, ['rule_id']),
+  minProperties: 2,
+};
 export const ruleDeleteBody = object({ rule_id: idSchema }, ['rule_id']);
 export const ruleParams = idParams('id', 'rule_id');
 

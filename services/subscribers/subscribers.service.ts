@@ -21,7 +21,17 @@ import { planView, resellerView } from '../../shared/views';
 import { syncAccessRows } from '../../shared/access/radius-rows';
 import { listSubscribers, type ListParams } from './subscriber-list';
 import { subscriberView } from './subscriber-view';
-import { addBalanceBody, addDaysBody, changePriceQuery, changeServiceBody, createBody, listQuery, renameBody, topupBody, updateBody } from './subscriber-schemas';
+import {
+  addBalanceBody,
+  addDaysBody,
+  changePriceQuery,
+  changeServiceBody,
+  createBody,
+  listQuery,
+  renameBody,
+  topupBody,
+  updateBody,
+} from './subscriber-schemas';
 import type { CreateSubscriberInput, UpdateSubscriberInput } from './subscriber-schemas';
 import { idParams, type IdPath, type Infer } from '../../shared/http/schemas';
 import { checkUsername } from './field-checks';
@@ -43,7 +53,7 @@ export const subscribersService: ServiceSchema = {
         summary: 'List subscribers in scope with filters, search and sort',
         tag: 'subscribers',
         query: listQuery,
-        errors: { 403: 'Permission denied, or reseller_id outside the caller\'s tree' },
+        errors: { 403: "Permission denied, or reseller_id outside the caller's tree" },
       },
       async handler(ctx: Ctx<ListParams>): Promise<ActionResult> {
         const auth = requirePermission(ctx.meta.auth, 'subscribers.view');
@@ -67,12 +77,14 @@ export const subscribersService: ServiceSchema = {
         const [plan] = await db().select().from(services).where(eq(services.id, row.serviceId));
         const [reseller] = await db().select().from(resellers).where(eq(resellers.id, row.resellerId));
         const since = addDays(todayIso(), -30);
-        const usage = await db().select({ date: dailyUsage.date, downloadBytes: dailyUsage.downloadBytes })
+        const usage = await db()
+          .select({ date: dailyUsage.date, downloadBytes: dailyUsage.downloadBytes })
           .from(dailyUsage)
           .where(and(eq(dailyUsage.subscriberId, row.id), gte(dailyUsage.date, since)))
           .orderBy(asc(dailyUsage.date));
         const view = subscriberView(row, plan.currency);
-        const effective = (own: string | null, planned: string | null) => (own ?? planned) === null ? null : Number(own ?? planned);
+        const effective = (own: string | null, planned: string | null) =>
+          (own ?? planned) === null ? null : Number(own ?? planned);
         return {
           data: {
             ...view,
@@ -103,7 +115,11 @@ export const subscribersService: ServiceSchema = {
         tag: 'subscribers',
         success: 201,
         body: createBody,
-        errors: { 400: 'service_id not found, or a field is invalid', 403: FAILURES.noServiceLimit.message, 409: 'username already exists, or static_ip already used' },
+        errors: {
+          400: 'service_id not found, or a field is invalid',
+          403: FAILURES.noServiceLimit.message,
+          409: 'username already exists, or static_ip already used',
+        },
       },
       async handler(ctx: Ctx<CreateSubscriberInput>): Promise<ActionResult> {
         return { data: await createSubscriber(ctx.meta.auth, ctx.params) };
@@ -120,7 +136,12 @@ export const subscribersService: ServiceSchema = {
         params: idParams(),
         body: updateBody,
         dropUnknown: true,
-        errors: { 400: 'service_id not found, or a field is invalid', 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message, 409: 'username already exists, or static_ip already used' },
+        errors: {
+          400: 'service_id not found, or a field is invalid',
+          403: FAILURES.notAuthorized.message,
+          404: FAILURES.subscriberNotFound.message,
+          409: 'username already exists, or static_ip already used',
+        },
       },
       async handler(ctx: Ctx<UpdateSubscriberInput & IdPath>): Promise<ActionResult> {
         return { data: await updateSubscriber(ctx.meta.auth, ctx.params) };
@@ -157,15 +178,39 @@ export const subscribersService: ServiceSchema = {
       },
     },
 
-    renew: simpleAction('renew', 'subscribers.renew', ops.renew,
+    renew: simpleAction(
+      'renew',
+      'subscribers.renew',
+      ops.renew,
       'Charge the reseller, extend expiry by the plan duration, reset counters, create the renewal invoice, reconnect',
-      { 402: FAILURES.insufficientBalance.message, 409: FAILURES.renewedToday.message }),
-    resetFup: simpleAction('reset-fup', 'subscribers.reset_fup', ops.resetFup, 'Daily quota counter and FUP tier to 0 (monthly untouched)'),
-    resetMac: simpleAction('reset-mac', 'subscribers.reset_mac', ops.resetMac, 'Clear the bound MAC so the next connection rebinds'),
+      { 402: FAILURES.insufficientBalance.message, 409: FAILURES.renewedToday.message },
+    ),
+    resetFup: simpleAction(
+      'reset-fup',
+      'subscribers.reset_fup',
+      ops.resetFup,
+      'Daily quota counter and FUP tier to 0 (monthly untouched)',
+    ),
+    resetMac: simpleAction(
+      'reset-mac',
+      'subscribers.reset_mac',
+      ops.resetMac,
+      'Clear the bound MAC so the next connection rebinds',
+    ),
     activate: simpleAction('activate', 'subscribers.inactivate', ops.enable, 'Status active'),
-    deactivate: simpleAction('deactivate', 'subscribers.inactivate', ops.disable, 'Status inactive; FreeRADIUS refuses it; disconnect queued'),
-    refill: simpleAction('refill', 'subscribers.refill_quota', ops.refill,
-      'Reset daily and monthly counters; charge the refill fee to the reseller', { 402: FAILURES.insufficientBalance.message }),
+    deactivate: simpleAction(
+      'deactivate',
+      'subscribers.inactivate',
+      ops.disable,
+      'Status inactive; FreeRADIUS refuses it; disconnect queued',
+    ),
+    refill: simpleAction(
+      'refill',
+      'subscribers.refill_quota',
+      ops.refill,
+      'Reset daily and monthly counters; charge the refill fee to the reseller',
+      { 402: FAILURES.insufficientBalance.message },
+    ),
 
     rename: {
       rest: 'POST /api/subscribers/:id/rename',
@@ -176,7 +221,13 @@ export const subscribersService: ServiceSchema = {
         tag: 'subscribers',
         params: idParams(),
         body: renameBody,
-        errors: { 400: FAILURES.newUsernameInvalid.message, 402: FAILURES.insufficientBalance.message, 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message, 409: FAILURES.usernameTaken.message },
+        errors: {
+          400: FAILURES.newUsernameInvalid.message,
+          402: FAILURES.insufficientBalance.message,
+          403: FAILURES.notAuthorized.message,
+          404: FAILURES.subscriberNotFound.message,
+          409: FAILURES.usernameTaken.message,
+        },
       },
       async handler(ctx: Ctx<IdPath & Infer<typeof renameBody>>): Promise<ActionResult> {
         checkUsername(ctx.params.new_username, 'new_username');
@@ -201,10 +252,16 @@ export const subscribersService: ServiceSchema = {
         const addDaysOp: ops.Operation<unknown> = async (env, rows) => {
           const [row] = rows;
           const expiry = addDays(row.expiryDate, days);
-          await env.tx.update(subscribers).set({ expiryDate: expiry, updatedAt: sql`now()` }).where(eq(subscribers.id, row.id));
+          await env.tx
+            .update(subscribers)
+            .set({ expiryDate: expiry, updatedAt: sql`now()` })
+            .where(eq(subscribers.id, row.id));
           await syncAccessRows(env.tx, [row.id], env.today);
           await env.tx.insert(auditLog).values({
-            managerId: env.auth.managerId, action: 'subscriber.add_days', entity: 'subscriber', entityId: row.id,
+            managerId: env.auth.managerId,
+            action: 'subscriber.add_days',
+            entity: 'subscriber',
+            entityId: row.id,
             details: { days, reason, from: row.expiryDate, to: expiry },
           });
           return { failed: [], extra: new Map() };
@@ -222,7 +279,11 @@ export const subscribersService: ServiceSchema = {
         tag: 'subscribers',
         params: idParams(),
         body: changeServiceBody,
-        errors: { 400: 'service_id not found', 403: 'not authorized, or reseller has no service limit for this plan', 404: FAILURES.subscriberNotFound.message },
+        errors: {
+          400: 'service_id not found',
+          403: 'not authorized, or reseller has no service limit for this plan',
+          404: FAILURES.subscriberNotFound.message,
+        },
       },
       async handler(ctx: Ctx<IdPath & Infer<typeof changeServiceBody>>): Promise<ActionResult> {
         // The plan is checked after the policy, so a missing subscriber is 404 whatever the plan.
@@ -242,12 +303,21 @@ export const subscribersService: ServiceSchema = {
         tag: 'subscribers',
         params: idParams(),
         query: changePriceQuery,
-        errors: { 400: 'service_id not found', 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message },
+        errors: {
+          400: 'service_id not found',
+          403: FAILURES.notAuthorized.message,
+          404: FAILURES.subscriberNotFound.message,
+        },
       },
       async handler(ctx: Ctx<IdPath & Infer<typeof changePriceQuery>>): Promise<ActionResult> {
         const auth = requirePermission(ctx.meta.auth, 'subscribers.change_service');
         const row = await recordInScope(db(), auth, 'write', await loadRow(ctx.params.id), 'subscriberNotFound');
-        const q = await quoteServiceChange(db(), { subscriberId: row.id, newServiceId: ctx.params.service_id, today: todayIso(), serviceField: 'service_id' });
+        const q = await quoteServiceChange(db(), {
+          subscriberId: row.id,
+          newServiceId: ctx.params.service_id,
+          today: todayIso(),
+          serviceField: 'service_id',
+        });
         const money = (v: number) => fromMinor(v, q.currency);
         return {
           data: {
@@ -278,8 +348,13 @@ export const subscribersService: ServiceSchema = {
       async handler(ctx: Ctx<IdPath & Infer<typeof topupBody>>): Promise<ActionResult> {
         const bytes = Math.round(ctx.params.gb * GB_BYTES);
         const topup: ops.Operation<unknown> = async (env, rows) => {
-          await env.tx.update(subscribers)
-            .set({ extraQuotaBytes: sql`${subscribers.extraQuotaBytes} + ${bytes}`, fupPending: true, updatedAt: sql`now()` })
+          await env.tx
+            .update(subscribers)
+            .set({
+              extraQuotaBytes: sql`${subscribers.extraQuotaBytes} + ${bytes}`,
+              fupPending: true,
+              updatedAt: sql`now()`,
+            })
             .where(eq(subscribers.id, rows[0].id));
           return { failed: [], extra: new Map([[rows[0].id, { added_bytes: bytes }]]) };
         };
@@ -292,11 +367,15 @@ export const subscribersService: ServiceSchema = {
       http: {
         auth: 'jwt',
         access: 'subscribers.refill_quota',
-        summary: 'Credit the subscriber\'s prepaid wallet',
+        summary: "Credit the subscriber's prepaid wallet",
         tag: 'subscribers',
         params: idParams(),
         body: addBalanceBody,
-        errors: { 400: 'amount has too many decimals', 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message },
+        errors: {
+          400: 'amount has too many decimals',
+          403: FAILURES.notAuthorized.message,
+          404: FAILURES.subscriberNotFound.message,
+        },
       },
       async handler(ctx: Ctx<IdPath & Infer<typeof addBalanceBody>>): Promise<ActionResult> {
         // The amount is checked after the policy, so a missing subscriber is 404 whatever the amount.
@@ -304,7 +383,13 @@ export const subscribersService: ServiceSchema = {
         const { currency } = await loadSettings(db(), ['currency']);
         const amount = moneyField(ctx.params.amount, currency, 'amount');
         const credit: ops.Operation<unknown> = async (env, rows) => {
-          const credit = await creditWallet(env.tx, { subscriberId: rows[0].id, amount, currency, reason: 'add-balance', createdBy: env.auth.managerId });
+          const credit = await creditWallet(env.tx, {
+            subscriberId: rows[0].id,
+            amount,
+            currency,
+            reason: 'add-balance',
+            createdBy: env.auth.managerId,
+          });
           return { failed: [], extra: new Map([[rows[0].id, { transaction_id: credit.transactionId }]]) };
         };
         return { data: await runAuthorized(auth, ctx.params.id, credit, {}) };

@@ -10,17 +10,14 @@ import type { DbOrTx } from '../db/client';
 export const DISCONNECT_EVENT = 'subscriber.disconnect';
 
 export type DisconnectReason =
-  | 'renew'
-  | 'disable'
-  | 'delete'
-  | 'service_change'
-  | 'static_ip'
-  | 'rename'
-  | 'disconnect'
-  | 'bandwidth_rules';
+  'renew' | 'disable' | 'delete' | 'service_change' | 'static_ip' | 'rename' | 'disconnect' | 'bandwidth_rules';
 
 /** `username` is the name the live session runs under (the old one for a rename). */
-export async function queueDisconnect(tx: DbOrTx, targets: { id: number; username: string }[], reason: DisconnectReason): Promise<void> {
+export async function queueDisconnect(
+  tx: DbOrTx,
+  targets: { id: number; username: string }[],
+  reason: DisconnectReason,
+): Promise<void> {
   if (targets.length === 0) return;
   await tx.execute(sql`
     insert into outbox (event, payload)

@@ -41,8 +41,15 @@ export async function passwordCheckRow(username: string, password: string, mode:
     : { username, attribute: ATTR.ntPassword, op: ':=', value: await ntHash(password) };
 }
 
-export async function writePasswordRow(tx: DbOrTx, username: string, password: string, mode: PasswordMode): Promise<void> {
-  await tx.execute(sql`delete from radcheck where username = ${username} and attribute = any(${sql.param(PASSWORD_ATTRS)}::text[])`);
+export async function writePasswordRow(
+  tx: DbOrTx,
+  username: string,
+  password: string,
+  mode: PasswordMode,
+): Promise<void> {
+  await tx.execute(
+    sql`delete from radcheck where username = ${username} and attribute = any(${sql.param(PASSWORD_ATTRS)}::text[])`,
+  );
   await tx.insert(radcheck).values(await passwordCheckRow(username, password, mode));
 }
 
@@ -57,7 +64,9 @@ export async function syncAccessRows(tx: DbOrTx, subscriberIds: number[], today:
   // `= any(array(...))`, not `in (select ...)`: with a stale estimate of one matching row the
   // planner drove the subquery form through the subscribers' trigram index, 18 s per batch of 500.
   const users = sql`any(array(select username from subscribers where id = any(${ids(subscriberIds)})))`;
-  await tx.execute(sql`delete from radcheck where username = ${users} and attribute = any(${sql.param(DERIVED_CHECK_ATTRS)}::text[])`);
+  await tx.execute(
+    sql`delete from radcheck where username = ${users} and attribute = any(${sql.param(DERIVED_CHECK_ATTRS)}::text[])`,
+  );
   await tx.execute(sql`delete from radusergroup where username = ${users}`);
   await tx.execute(sql`delete from radreply where username = ${users} and attribute = ${ATTR.framedIp}`);
   await tx.execute(sql`

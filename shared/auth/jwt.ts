@@ -21,7 +21,11 @@ export interface VerifiedToken extends Auth {
   tokenVersion: number;
 }
 
-export function signToken(subject: TokenSubject, secret: string, ttlSeconds: number): { token: string; expiresAt: Date } {
+export function signToken(
+  subject: TokenSubject,
+  secret: string,
+  ttlSeconds: number,
+): { token: string; expiresAt: Date } {
   const exp = Math.floor(Date.now() / 1000) + ttlSeconds;
   const claims: Record<string, unknown> = {
     sub: String(subject.managerId),
@@ -52,9 +56,11 @@ export function verifyToken(token: string, secret: string): VerifiedToken {
   const managerId = Number(sub);
   if (!Number.isInteger(managerId) || managerId <= 0) throw new Error('bad sub claim');
   if (typeof role !== 'string' || !(ROLES as readonly string[]).includes(role)) throw new Error('bad role claim');
-  if (resellerId !== undefined && resellerId !== null && !Number.isInteger(resellerId)) throw new Error('bad reseller_id claim');
+  if (resellerId !== undefined && resellerId !== null && !Number.isInteger(resellerId))
+    throw new Error('bad reseller_id claim');
   if (role === 'reseller' && !Number.isInteger(resellerId)) throw new Error('reseller token without reseller_id');
-  if (!Array.isArray(permissions) || !permissions.every((p) => typeof p === 'string')) throw new Error('bad permissions claim');
+  if (!Array.isArray(permissions) || !permissions.every((p) => typeof p === 'string'))
+    throw new Error('bad permissions claim');
   if (typeof jti !== 'string' || !jti) throw new Error('bad jti claim');
   if (typeof exp !== 'number') throw new Error('token without exp');
   if (tv !== undefined && !Number.isInteger(tv)) throw new Error('bad tv claim');

@@ -69,7 +69,9 @@ export async function scopeFor(db: DbOrTx, auth: Auth, access: Access): Promise<
 async function resellerPath(db: DbOrTx, id: number): Promise<{ path: string; treeGeneration: number } | undefined> {
   if (!isPoolDb(db)) {
     const generation = sql<number>`(select ${resellerTreeGeneration.n} from ${resellerTreeGeneration})`.mapWith(Number);
-    return (await db.select({ path: resellers.path, treeGeneration: generation }).from(resellers).where(eq(resellers.id, id)))[0];
+    return (
+      await db.select({ path: resellers.path, treeGeneration: generation }).from(resellers).where(eq(resellers.id, id))
+    )[0];
   }
   const { rows } = await pgPool().query<{ path: string; treeGeneration: string }>({
     name: 'policy_reseller_path',
@@ -110,7 +112,8 @@ export async function recordInScope<T extends { resellerId: number | null }>(
   record: T | undefined,
   missing: FixedFailure | Failure,
 ): Promise<T> {
-  if (record === undefined || record.resellerId === null) throw typeof missing === 'string' ? fail(missing) : errorOf(missing);
+  if (record === undefined || record.resellerId === null)
+    throw typeof missing === 'string' ? fail(missing) : errorOf(missing);
   const scope = await scopeFor(db, auth, access);
   if (!(await resellerInScope(db, scope, record.resellerId))) throw fail('notAuthorized');
   return record;

@@ -33,7 +33,10 @@ export async function consolidateInvoices(tx: Tx, input: ConsolidateInput): Prom
   const ids = originals.map((o) => o.id);
   const lines = await tx.execute<{ description: string; qty: string; unit_price: number }>(sql`
     select description, qty, unit_price from invoice_items
-    where invoice_id in (${sql.join(ids.map((id) => sql`${id}`), sql`, `)}) order by invoice_id, position`);
+    where invoice_id in (${sql.join(
+      ids.map((id) => sql`${id}`),
+      sql`, `,
+    )}) order by invoice_id, position`);
   const record = await createInvoice(tx, {
     subscriberId: subscriber.id,
     resellerId: subscriber.resellerId,

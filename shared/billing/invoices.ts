@@ -89,7 +89,11 @@ function itemRows(invoiceId: number, priced: ReturnType<typeof invoiceTotals>['i
 }
 
 /** Defaults from settings, the checks and the arithmetic one new invoice gets, whichever writer stores it. */
-function priceInvoice(input: CreateInvoiceInput, s: Pick<Settings, 'currency' | 'default_tax_rate' | 'default_due_days'>, commissionRate: string | undefined) {
+function priceInvoice(
+  input: CreateInvoiceInput,
+  s: Pick<Settings, 'currency' | 'default_tax_rate' | 'default_due_days'>,
+  commissionRate: string | undefined,
+) {
   checkItems(input.items);
   const currency = input.currency ?? s.currency;
   if (!isCurrency(currency)) throw fail('currencyInvalid');
@@ -100,7 +104,15 @@ function priceInvoice(input: CreateInvoiceInput, s: Pick<Settings, 'currency' | 
   const issueDate = input.issueDate ?? todayUtc();
   const dueDate = input.dueDate ?? addDays(issueDate, s.default_due_days);
   if (dueDate < issueDate) throw fail('dueBeforeIssue');
-  return { currency, taxRate: String(taxRate), commissionRate, totals, issueDate, dueDate, year: Number(issueDate.slice(0, 4)) };
+  return {
+    currency,
+    taxRate: String(taxRate),
+    commissionRate,
+    totals,
+    issueDate,
+    dueDate,
+    year: Number(issueDate.slice(0, 4)),
+  };
 }
 
 /** Status and paid_at of an invoice whose total is (now) `total`: a zero total is settled at once. */
@@ -113,7 +125,10 @@ const INVOICE_SETTINGS: SettingKey[] = ['currency', 'default_tax_rate', 'default
 
 export async function createInvoice(tx: Tx, input: CreateInvoiceInput): Promise<InvoiceRecord> {
   const s = await loadSettings(tx, INVOICE_SETTINGS);
-  const [reseller] = await tx.select({ commissionRate: resellers.commissionRate }).from(resellers).where(eq(resellers.id, input.resellerId));
+  const [reseller] = await tx
+    .select({ commissionRate: resellers.commissionRate })
+    .from(resellers)
+    .where(eq(resellers.id, input.resellerId));
   const p = priceInvoice(input, s, reseller?.commissionRate);
   const { id, invoiceNumber } = await allocateNumber(tx, s.invoice_prefix, p.year);
   const [invoice] = await tx
@@ -177,36 +192,69 @@ export async function createInvoices(tx: Tx, inputs: CreateInvoiceInput[]): Prom
   if (inputs.length === 0) return [];
   const s = await loadSettings(tx, INVOICE_SETTINGS);
   const resellerIds = [...new Set(inputs.map((input) => input.resellerId))];
-  const rates = new Map((await tx.select({ id: resellers.id, commissionRate: resellers.commissionRate }).from(resellers)
-    .where(inArray(resellers.id, resellerIds))).map((r) => [r.id, r.commissionRate]));
+  const rates = new Map(
+    (
+      await tx
+        .select({ id: resellers.id, commissionRate: resellers.commissionRate })
+        .from(resellers)
+        .where(inArray(resellers.id, resellerIds))
+    ).map((r) => [r.id, r.commissionRate]),
+  );
   const priced = inputs.map((input) => priceInvoice(input, s, rates.get(input.resellerId)));
   const ids = (await txQuery<{ id: number }>(tx, 'billing_next_invoice_ids', NEXT_INVOICE_IDS, [inputs.length]))
-    .map((r) => r.id).sort((a, b) => a - b);
+    .map((r) => r.id)
+    .sort((a, b) => a - b);
   // One bump per year, years ascending: two batches spanning the same years lock the counters in one order.
   const numbers: string[] = new Array(inputs.length);
   for (const year of [...new Set(priced.map((p) => p.year))].sort((a, b) => a - b)) {
     const slots = priced.flatMap((p, i) => (p.year === year ? [i] : []));
-    const [{ first }] = await txQuery<{ first: number }>(tx, 'billing_bump_invoice_sequence', BUMP_SEQUENCE, [s.invoice_prefix, year, slots.length]);
-    slots.forEach((slot, k) => { numbers[slot] = formatInvoiceNumber(s.invoice_prefix, year, Number(first) + k); });
+    const [{ first }] = await txQuery<{ first: number }>(tx, 'billing_bump_invoice_sequence', BUMP_SEQUENCE, [
+      s.invoice_prefix,
+      year,
+      slots.length,
+    ]);
+    slots.forEach((slot, k) => {
+      numbers[slot] = formatInvoiceNumber(s.invoice_prefix, year, Number(first) + k);
+    });
   }
   const links = ids.map((id) => newPublicLink(id));
   const rows = await txQuery<InvoiceRow>(tx, 'billing_insert_invoices', INSERT_INVOICES, [
-    ids, numbers, inputs.map((i) => i.subscriberId), inputs.map((i) => i.resellerId), inputs.map((i) => i.kind ?? 'manual'),
-    priced.map((p) => p.totals.amount), priced.map((p) => p.taxRate), priced.map((p) => p.totals.taxAmount),
-    priced.map((p) => p.totals.total), priced.map((p) => p.currency), priced.map((p) => p.issueDate), priced.map((p) => p.dueDate),
-    inputs.map((i) => i.notes ?? null), priced.map((p) => p.commissionRate), priced.map((p) => p.totals.commissionAmount),
-    inputs.map((i) => i.createdBy ?? null), links.map((l) => l.publicTokenNonce), links.map((l) => l.publicTokenHash),
+    ids,
+    numbers,
+    inputs.map((i) => i.subscriberId),
+    inputs.map((i) => i.resellerId),
+    inputs.map((i) => i.kind ?? 'manual'),
+    priced.map((p) => p.totals.amount),
+    priced.map((p) => p.taxRate),
+    priced.map((p) => p.totals.taxAmount),
+    priced.map((p) => p.totals.total),
+    priced.map((p) => p.currency),
+    priced.map((p) => p.issueDate),
+    priced.map((p) => p.dueDate),
+    inputs.map((i) => i.notes ?? null),
+    priced.map((p) => p.commissionRate),
+    priced.map((p) => p.totals.commissionAmount),
+    inputs.map((i) => i.createdBy ?? null),
+    links.map((l) => l.publicTokenNonce),
+    links.map((l) => l.publicTokenHash),
     priced.map((p) => initialStatus(p.totals.total)),
   ]);
   const lines = priced.flatMap((p, i) => itemRows(ids[i], p.totals.items));
   const items = await txQuery<InvoiceItemRow>(tx, 'billing_insert_invoice_items', INSERT_ITEMS, [
-    lines.map((l) => l.invoiceId), lines.map((l) => l.position), lines.map((l) => l.description), lines.map((l) => l.qty),
-    lines.map((l) => l.unitPrice), lines.map((l) => l.amount),
+    lines.map((l) => l.invoiceId),
+    lines.map((l) => l.position),
+    lines.map((l) => l.description),
+    lines.map((l) => l.qty),
+    lines.map((l) => l.unitPrice),
+    lines.map((l) => l.amount),
   ]);
   const byInvoice = new Map<number, InvoiceItemRow[]>(ids.map((id) => [id, []]));
   for (const it of items) byInvoice.get(it.invoiceId)!.push(it);
   const invoiceById = new Map(rows.map((r) => [r.id, r]));
-  return ids.map((id) => ({ invoice: invoiceById.get(id)!, items: byInvoice.get(id)!.sort((a, b) => a.position - b.position) }));
+  return ids.map((id) => ({
+    invoice: invoiceById.get(id)!,
+    items: byInvoice.get(id)!.sort((a, b) => a.position - b.position),
+  }));
 }
 
 const INVOICE_FOR_PAYMENT = `select ${INVOICE_COLUMNS}, s.username from invoices i
@@ -214,8 +262,17 @@ const INVOICE_FOR_PAYMENT = `select ${INVOICE_COLUMNS}, s.username from invoices
 const LOCK_INVOICE = `${INVOICE_FOR_PAYMENT} for update of i`;
 
 /** The invoice row with its subscriber's username, unlocked (for recordPaymentUnlocked). */
-export async function readInvoiceForPayment(client: Pick<PoolClient, 'query'>, id: number): Promise<InvoiceRow & { username: string | null }> {
-  const { rows: [row] } = await client.query<InvoiceRow & { username: string | null }>({ name: 'billing_invoice_for_payment', text: INVOICE_FOR_PAYMENT, values: [id] });
+export async function readInvoiceForPayment(
+  client: Pick<PoolClient, 'query'>,
+  id: number,
+): Promise<InvoiceRow & { username: string | null }> {
+  const {
+    rows: [row],
+  } = await client.query<InvoiceRow & { username: string | null }>({
+    name: 'billing_invoice_for_payment',
+    text: INVOICE_FOR_PAYMENT,
+    values: [id],
+  });
   if (!row) throw fail('invoiceNotFound');
   return row;
 }
@@ -228,7 +285,11 @@ export async function lockInvoice(tx: Tx, id: number): Promise<InvoiceRow & { us
 }
 
 export async function loadItems(db: DbOrTx, invoiceId: number) {
-  return db.select().from(invoiceItems).where(eq(invoiceItems.invoiceId, invoiceId)).orderBy(asc(invoiceItems.position));
+  return db
+    .select()
+    .from(invoiceItems)
+    .where(eq(invoiceItems.invoiceId, invoiceId))
+    .orderBy(asc(invoiceItems.position));
 }
 
 export interface InvoiceChanges {
@@ -244,7 +305,9 @@ export async function updatePendingInvoice(tx: Tx, id: number, changes: InvoiceC
   if (!canEdit(current.status)) throw fail('invoiceNotEditable', current.status);
   if (changes.items) checkItems(changes.items);
   if (changes.taxRate !== undefined) checkTaxRate(changes.taxRate);
-  const lines = changes.items ?? (await loadItems(tx, id)).map((it) => ({ description: it.description, qty: it.qty, unitPrice: it.unitPrice }));
+  const lines =
+    changes.items ??
+    (await loadItems(tx, id)).map((it) => ({ description: it.description, qty: it.qty, unitPrice: it.unitPrice }));
   const taxRate = changes.taxRate ?? current.taxRate;
   const totals = totalsOrBadRequest(lines, taxRate, current.commissionRate);
   const dueDate = changes.dueDate ?? current.dueDate;
@@ -298,5 +361,8 @@ export async function lockPendingInvoices(tx: Tx, subscriberId: number): Promise
 
 export async function voidInvoices(tx: Tx, ids: number[], consolidatedInto: number | null): Promise<void> {
   if (ids.length === 0) return;
-  await tx.update(invoices).set({ status: 'void', consolidatedInto, updatedAt: sql`now()` }).where(inArray(invoices.id, ids));
+  await tx
+    .update(invoices)
+    .set({ status: 'void', consolidatedInto, updatedAt: sql`now()` })
+    .where(inArray(invoices.id, ids));
 }

@@ -59,14 +59,24 @@ export async function payFifo(tx: Tx, input: FifoInput): Promise<FifoResult> {
   const open = await tx
     .select()
     .from(invoices)
-    .where(and(eq(invoices.subscriberId, subscriber.id), inArray(invoices.status, [...OPEN_STATUSES]), eq(invoices.currency, currency)))
+    .where(
+      and(
+        eq(invoices.subscriberId, subscriber.id),
+        inArray(invoices.status, [...OPEN_STATUSES]),
+        eq(invoices.currency, currency),
+      ),
+    )
     .orderBy(asc(invoices.id))
     .for('update');
   const { allocations, remaining } = allocateFifo(open, input.amount);
   const byId = new Map(open.map((i) => [i.id, i]));
   const applied: FifoResult['applied'] = [];
   for (const a of allocations) {
-    const r = await recordPayment(tx, { ...byId.get(a.invoiceId)!, username: subscriber.username }, { ...input, amount: a.amount });
+    const r = await recordPayment(
+      tx,
+      { ...byId.get(a.invoiceId)!, username: subscriber.username },
+      { ...input, amount: a.amount },
+    );
     applied.push({ invoiceId: a.invoiceId, amount: a.amount, paymentId: r.payment.id, transactionId: r.transactionId });
   }
   let walletTransactionId: number | null = null;

@@ -10,11 +10,17 @@ import type { Tx } from '../db/client';
 
 export function clientOf(tx: Tx): PoolClient {
   const client = (tx as unknown as { session?: { client?: PoolClient } }).session?.client;
-  if (!client || typeof client.query !== 'function') throw new Error('drizzle transaction without a pg client (drizzle-orm internals changed)');
+  if (!client || typeof client.query !== 'function')
+    throw new Error('drizzle transaction without a pg client (drizzle-orm internals changed)');
   return client;
 }
 
-export async function txQuery<T extends QueryResultRow>(tx: Tx, name: string, text: string, values: unknown[]): Promise<T[]> {
+export async function txQuery<T extends QueryResultRow>(
+  tx: Tx,
+  name: string,
+  text: string,
+  values: unknown[],
+): Promise<T[]> {
   const res = await clientOf(tx).query<T>({ name, text, values });
   return res.rows;
 }

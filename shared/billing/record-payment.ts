@@ -71,20 +71,53 @@ export async function recordPaymentUnlocked(
   const status = statusAfterPayment(invoice.status as InvoiceStatus, invoice.total, paidAfter);
   const invoicePaidAt = status === 'paid' ? paidAt : invoice.paidAt;
   // One prepared statement: this is the hottest write (every payment, every quick-pay allocation).
-  const { rows: [row] } = await client.query<{ transaction_id: number; payment_id: number; created_at: Date; updated_at: Date }>({
+  const {
+    rows: [row],
+  } = await client.query<{ transaction_id: number; payment_id: number; created_at: Date; updated_at: Date }>({
     name: 'billing_record_payment',
     text: RECORD_PAYMENT,
-    values: [p.amount, invoice.currency, invoice.subscriberId, invoice.username ?? null, invoice.resellerId, invoice.id, method,
-      reference, notes, createdBy, paidAt, paidAfter, status, invoicePaidAt, invoice.paidAmount, invoice.status, invoice.total],
+    values: [
+      p.amount,
+      invoice.currency,
+      invoice.subscriberId,
+      invoice.username ?? null,
+      invoice.resellerId,
+      invoice.id,
+      method,
+      reference,
+      notes,
+      createdBy,
+      paidAt,
+      paidAfter,
+      status,
+      invoicePaidAt,
+      invoice.paidAmount,
+      invoice.status,
+      invoice.total,
+    ],
   });
   if (!row) return undefined;
   const transactionId = Number(row.transaction_id);
   const payment: InvoicePaymentRow = {
-    id: Number(row.payment_id), invoiceId: invoice.id, transactionId, amount: p.amount, method, reference, paidAt, notes, createdBy,
+    id: Number(row.payment_id),
+    invoiceId: invoice.id,
+    transactionId,
+    amount: p.amount,
+    method,
+    reference,
+    paidAt,
+    notes,
+    createdBy,
     createdAt: new Date(row.created_at),
   };
   const { username: _username, ...invoiceRow } = invoice;
-  const updated: InvoiceRow = { ...invoiceRow, paidAmount: paidAfter, status, paidAt: invoicePaidAt, updatedAt: new Date(row.updated_at) };
+  const updated: InvoiceRow = {
+    ...invoiceRow,
+    paidAmount: paidAfter,
+    status,
+    paidAt: invoicePaidAt,
+    updatedAt: new Date(row.updated_at),
+  };
   return { invoice: updated, payment, transactionId };
 }
 

@@ -33,12 +33,22 @@ export async function quoteServiceChange(
 ): Promise<ServiceChangeQuote> {
   const field = input.serviceField ?? 'new_service_id';
   const [sub] = await db
-    .select({ id: subscribers.id, resellerId: subscribers.resellerId, price: subscribers.price, overridePrice: subscribers.overridePrice, expiryDate: subscribers.expiryDate, serviceId: subscribers.serviceId })
+    .select({
+      id: subscribers.id,
+      resellerId: subscribers.resellerId,
+      price: subscribers.price,
+      overridePrice: subscribers.overridePrice,
+      expiryDate: subscribers.expiryDate,
+      serviceId: subscribers.serviceId,
+    })
     .from(subscribers)
     .where(and(eq(subscribers.id, input.subscriberId), isNull(subscribers.deletedAt)));
   if (!sub) throw fail('subscriberNotFound');
   const [oldPlan] = await db.select().from(services).where(eq(services.id, sub.serviceId));
-  const [newPlan] = await db.select().from(services).where(and(eq(services.id, input.newServiceId), isNull(services.deletedAt)));
+  const [newPlan] = await db
+    .select()
+    .from(services)
+    .where(and(eq(services.id, input.newServiceId), isNull(services.deletedAt)));
   if (!newPlan) throw fail('referenceNotFound', field);
   if (!oldPlan) throw fail('noCurrentPlan');
   if (oldPlan.currency !== newPlan.currency) {

@@ -16,7 +16,12 @@ export interface LockedSubscriber {
  */
 export async function lockSubscriber(tx: Tx, id: number): Promise<LockedSubscriber> {
   const [row] = await tx
-    .select({ id: subscribers.id, resellerId: subscribers.resellerId, username: subscribers.username, walletBalance: subscribers.walletBalance })
+    .select({
+      id: subscribers.id,
+      resellerId: subscribers.resellerId,
+      username: subscribers.username,
+      walletBalance: subscribers.walletBalance,
+    })
     .from(subscribers)
     .where(and(eq(subscribers.id, id), isNull(subscribers.deletedAt)))
     .for('update');

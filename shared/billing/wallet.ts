@@ -44,7 +44,11 @@ export async function creditWallet(tx: Tx, input: WalletCreditInput): Promise<Wa
     .update(subscribers)
     .set({ walletBalance: sql`${subscribers.walletBalance} + ${input.amount}` })
     .where(eq(subscribers.id, input.subscriberId))
-    .returning({ username: subscribers.username, resellerId: subscribers.resellerId, walletBalance: subscribers.walletBalance });
+    .returning({
+      username: subscribers.username,
+      resellerId: subscribers.resellerId,
+      walletBalance: subscribers.walletBalance,
+    });
   if (!sub) throw fail('subscriberNotFound');
   const transactionId = await recordTransaction(tx, {
     type: 'wallet_credit',
@@ -77,7 +81,9 @@ export interface WalletPaymentInput {
   createdBy?: number | null;
 }
 
-export type WalletPaymentResult = { applied: number } & (PaymentResult | { invoice: null; payment: null; transactionId: null });
+export type WalletPaymentResult = { applied: number } & (
+  PaymentResult | { invoice: null; payment: null; transactionId: null }
+);
 
 /**
  * Pays an invoice from its subscriber's wallet (renewals: "paid from the wallet first when it holds
@@ -85,7 +91,9 @@ export type WalletPaymentResult = { applied: number } & (PaymentResult | { invoi
  * balance, or the invoice is not in the wallet's currency. A void invoice is 409 `invoice is void`.
  */
 export async function payFromWallet(tx: Tx, input: WalletPaymentInput): Promise<WalletPaymentResult> {
-  const [head] = await tx.execute<{ subscriber_id: number }>(sql`select subscriber_id from invoices where id = ${input.invoiceId}`).then((r) => r.rows);
+  const [head] = await tx
+    .execute<{ subscriber_id: number }>(sql`select subscriber_id from invoices where id = ${input.invoiceId}`)
+    .then((r) => r.rows);
   if (!head) throw fail('invoiceNotFound');
   const subscriber = await lockSubscriber(tx, head.subscriber_id);
   const invoice = await lockInvoice(tx, input.invoiceId);
@@ -103,8 +111,20 @@ export async function payFromWallet(tx: Tx, input: WalletPaymentInput): Promise<
     if (input.exact) throw fail('amountNotPositive');
     return { applied: 0, invoice: null, payment: null, transactionId: null };
   }
-  const result = await recordPayment(tx, { ...invoice, username: subscriber.username }, { ...input, amount: take, method: 'wallet' });
-  await tx.insert(walletEntries).values({ subscriberId: subscriber.id, amount: -take, transactionId: result.transactionId, reason: `invoice ${invoice.invoiceNumber}` });
-  await tx.update(subscribers).set({ walletBalance: sql`${subscribers.walletBalance} - ${take}` }).where(eq(subscribers.id, subscriber.id));
+  const result = await recordPayment(
+    tx,
+    { ...invoice, username: subscriber.username },
+    { ...input, amount: take, method: 'wallet' },
+  );
+  await tx.insert(walletEntries).values({
+    subscriberId: subscriber.id,
+    amount: -take,
+    transactionId: result.transactionId,
+    reason: `invoice ${invoice.invoiceNumber}`,
+  });
+  await tx
+    .update(subscribers)
+    .set({ walletBalance: sql`${subscribers.walletBalance} - ${take}` })
+    .where(eq(subscribers.id, subscriber.id));
   return { applied: take, ...result };
 }

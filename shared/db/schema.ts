@@ -111,7 +111,11 @@ export const services = pgTable(
     updatedAt: updatedAt(),
     deletedAt: timestamp('deleted_at', { withTimezone: true }),
   },
-  (t) => [uniqueIndex('services_name_uq').on(t.name).where(sql`${t.deletedAt} is null`)],
+  (t) => [
+    uniqueIndex('services_name_uq')
+      .on(t.name)
+      .where(sql`${t.deletedAt} is null`),
+  ],
 );
 
 export const resellerServiceLimits = pgTable(
@@ -184,9 +188,13 @@ export const subscribers = pgTable(
     deletedAt: timestamp('deleted_at', { withTimezone: true }),
   },
   (t) => [
-    uniqueIndex('subscribers_username_live_uq').on(t.username).where(sql`${t.deletedAt} is null`),
+    uniqueIndex('subscribers_username_live_uq')
+      .on(t.username)
+      .where(sql`${t.deletedAt} is null`),
     // One live subscriber per static address, so two concurrent assignments cannot both win.
-    uniqueIndex('subscribers_static_ip_live_uq').on(t.staticIp).where(sql`${t.deletedAt} is null and ${t.staticIp} is not null`),
+    uniqueIndex('subscribers_static_ip_live_uq')
+      .on(t.staticIp)
+      .where(sql`${t.deletedAt} is null and ${t.staticIp} is not null`),
     index('subscribers_reseller_idx').on(t.resellerId),
     index('subscribers_service_idx').on(t.serviceId),
     index('subscribers_expiry_idx').on(t.expiryDate),
@@ -197,20 +205,38 @@ export const subscribers = pgTable(
     // are a small share, possibly all far down the created_at order, so they get their own index.
     // The trailing reseller_id (and the status index) let the list's capped count of a filter,
     // reseller-scoped or not, be an index-only scan that stops after 10,001 entries.
-    index('subscribers_live_created_idx').on(t.createdAt, t.id).where(sql`${t.deletedAt} is null`),
-    index('subscribers_live_expiry_idx').on(t.expiryDate, t.id, t.resellerId).where(sql`${t.deletedAt} is null`),
-    index('subscribers_live_online_created_idx').on(t.createdAt, t.id, t.resellerId).where(sql`${t.isOnline} and ${t.deletedAt} is null`),
-    index('subscribers_unblocked_expiry_idx').on(t.expiryDate).where(sql`${t.deletedAt} is null and ${t.blockedReason} is null`),
-    index('subscribers_blocked_idx').on(t.blockedReason, t.id).where(sql`${t.deletedAt} is null and ${t.blockedReason} is not null`),
+    index('subscribers_live_created_idx')
+      .on(t.createdAt, t.id)
+      .where(sql`${t.deletedAt} is null`),
+    index('subscribers_live_expiry_idx')
+      .on(t.expiryDate, t.id, t.resellerId)
+      .where(sql`${t.deletedAt} is null`),
+    index('subscribers_live_online_created_idx')
+      .on(t.createdAt, t.id, t.resellerId)
+      .where(sql`${t.isOnline} and ${t.deletedAt} is null`),
+    index('subscribers_unblocked_expiry_idx')
+      .on(t.expiryDate)
+      .where(sql`${t.deletedAt} is null and ${t.blockedReason} is null`),
+    index('subscribers_blocked_idx')
+      .on(t.blockedReason, t.id)
+      .where(sql`${t.deletedAt} is null and ${t.blockedReason} is not null`),
     check('subscribers_blocked_reason_check', sql`${t.blockedReason} IN ('expired', 'quota', 'overdue')`),
-    index('subscribers_auto_renew_expiry_idx').on(t.expiryDate, t.id).where(sql`${t.deletedAt} is null and ${t.autoRenew}`),
-    index('subscribers_live_status_idx').on(t.status, t.resellerId).where(sql`${t.deletedAt} is null`),
+    index('subscribers_auto_renew_expiry_idx')
+      .on(t.expiryDate, t.id)
+      .where(sql`${t.deletedAt} is null and ${t.autoRenew}`),
+    index('subscribers_live_status_idx')
+      .on(t.status, t.resellerId)
+      .where(sql`${t.deletedAt} is null`),
     index('subscribers_username_trgm').using('gin', sql`${t.username} gin_trgm_ops`),
     index('subscribers_full_name_trgm').using('gin', sql`${t.fullName} gin_trgm_ops`),
     index('subscribers_phone_trgm').using('gin', sql`${t.phone} gin_trgm_ops`),
     index('subscribers_mac_trgm').using('gin', sql`${t.macAddress} gin_trgm_ops`),
-    index('subscribers_fup_pending_idx').on(t.id).where(sql`${t.fupPending}`),
-    index('subscribers_usage_day_idx').on(t.usageDay).where(sql`${t.usageDay} is not null`),
+    index('subscribers_fup_pending_idx')
+      .on(t.id)
+      .where(sql`${t.fupPending}`),
+    index('subscribers_usage_day_idx')
+      .on(t.usageDay)
+      .where(sql`${t.usageDay} is not null`),
   ],
 );
 
@@ -501,7 +527,9 @@ export const pdfCache = pgTable(
   },
   (t) => [
     // Named as migration 0008 (PostgreSQL's default) named it.
-    foreignKey({ name: 'pdf_cache_invoice_id_fkey', columns: [t.invoiceId], foreignColumns: [invoices.id] }).onDelete('cascade'),
+    foreignKey({ name: 'pdf_cache_invoice_id_fkey', columns: [t.invoiceId], foreignColumns: [invoices.id] }).onDelete(
+      'cascade',
+    ),
     index('pdf_cache_invoice_idx').on(t.invoiceId, t.paper),
     index('pdf_cache_used_idx').on(t.usedAt),
   ],
@@ -540,8 +568,12 @@ export const outbox = pgTable(
     attempts: integer('attempts').notNull().default(0),
   },
   (t) => [
-    index('outbox_unpublished_idx').on(t.id).where(sql`${t.publishedAt} is null`),
-    index('outbox_published_idx').on(t.publishedAt).where(sql`${t.publishedAt} is not null`),
+    index('outbox_unpublished_idx')
+      .on(t.id)
+      .where(sql`${t.publishedAt} is null`),
+    index('outbox_published_idx')
+      .on(t.publishedAt)
+      .where(sql`${t.publishedAt} is not null`),
   ],
 );
 
@@ -570,7 +602,9 @@ export const coaOutcomes = pgTable(
     createdAt: createdAt(),
   },
   (t) => [
-    uniqueIndex('coa_outcomes_event_uq').on(t.eventId).where(sql`${t.eventId} is not null`),
+    uniqueIndex('coa_outcomes_event_uq')
+      .on(t.eventId)
+      .where(sql`${t.eventId} is not null`),
     index('coa_outcomes_subscriber_idx').on(t.subscriberId, t.createdAt),
   ],
 );
@@ -685,9 +719,13 @@ export const radacct = pgTable(
   },
   (t) => [
     uniqueIndex('radacct_acctuniqueid').on(t.acctuniqueid),
-    index('radacct_active_session_idx').on(t.username).where(sql`${t.acctstoptime} is null`),
+    index('radacct_active_session_idx')
+      .on(t.username)
+      .where(sql`${t.acctstoptime} is null`),
     // The captive portal's lookup of a client address (migration 0016).
-    index('radacct_open_framedip_idx').on(t.framedipaddress).where(sql`${t.acctstoptime} is null`),
+    index('radacct_open_framedip_idx')
+      .on(t.framedipaddress)
+      .where(sql`${t.acctstoptime} is null`),
     index('radacct_username_start_idx').on(t.username, t.acctstarttime),
     index('radacct_start_idx').on(t.acctstarttime),
     index('radacct_nasip_idx').on(t.nasipaddress),

@@ -33,7 +33,8 @@ export function blockedReason(f: AccessFacts, suspendOverdueAfterDays: number | 
 /** The group FreeRADIUS puts a blocked subscriber in, instead of its plan's groups. */
 export const BLOCKED_GROUP = 'billing_blocked';
 
-export const DEFAULT_GARDEN_ATTRIBUTES = 'Mikrotik-Address-List := "billing-blocked"\nMikrotik-Rate-Limit := "256k/256k"';
+export const DEFAULT_GARDEN_ATTRIBUTES =
+  'Mikrotik-Address-List := "billing-blocked"\nMikrotik-Rate-Limit := "256k/256k"';
 
 export interface RadiusPair {
   attribute: string;

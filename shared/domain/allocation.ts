@@ -23,7 +23,10 @@ export function fifoOrder<T extends { id: number; issueDate: string }>(list: T[]
   return [...list].sort((a, b) => (a.issueDate < b.issueDate ? -1 : a.issueDate > b.issueDate ? 1 : a.id - b.id));
 }
 
-export function allocateFifo(invoices: OpenInvoice[], amount: number): { allocations: Allocation[]; remaining: number } {
+export function allocateFifo(
+  invoices: OpenInvoice[],
+  amount: number,
+): { allocations: Allocation[]; remaining: number } {
   if (!Number.isSafeInteger(amount) || amount < 0) throw new RangeError('amount must be a non-negative integer');
   const allocations: Allocation[] = [];
   let left = amount;

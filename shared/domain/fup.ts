@@ -42,7 +42,9 @@ function bytes(gb: number | null): number | null {
 
 /** Tiers with a valid level (1..3), lowest level first. */
 export function validTiers(tiers: readonly Tier[]): Tier[] {
-  return tiers.filter((t) => Number.isInteger(t.level) && t.level >= 1 && t.level <= 3).sort((a, b) => a.level - b.level);
+  return tiers
+    .filter((t) => Number.isInteger(t.level) && t.level >= 1 && t.level <= 3)
+    .sort((a, b) => a.level - b.level);
 }
 
 export function fupLevel(usage: FupUsage, limits: FupLimits): FupLevel {
@@ -57,7 +59,8 @@ export function fupLevel(usage: FupUsage, limits: FupLimits): FupLevel {
   const daily = bytes(limits.dailyQuotaGb);
   if (daily !== null && usage.dailyUsedBytes >= daily) level = Math.max(level, tiers[0].level);
   const monthly = bytes(limits.monthlyQuotaGb);
-  if (monthly !== null && usage.monthlyUsedBytes >= monthly + extra) level = Math.max(level, tiers[tiers.length - 1].level);
+  if (monthly !== null && usage.monthlyUsedBytes >= monthly + extra)
+    level = Math.max(level, tiers[tiers.length - 1].level);
   return level as FupLevel;
 }
 

@@ -36,7 +36,11 @@ export function lineAmount(qty: number | string, unitPrice: number): number {
 }
 
 /** Throws RangeError when the result would not be exact (callers turn that into a 400). */
-export function invoiceTotals(items: ItemInput[], taxRate: number | string, commissionRate: number | string): InvoiceTotals {
+export function invoiceTotals(
+  items: ItemInput[],
+  taxRate: number | string,
+  commissionRate: number | string,
+): InvoiceTotals {
   const priced = items.map((it) => ({ ...it, amount: lineAmount(it.qty, it.unitPrice) }));
   const amount = priced.reduce((sum, it) => sum + BigInt(it.amount), 0n);
   if (amount > BigInt(MAX_TOTAL_MINOR)) throw new RangeError('invoice total too large');

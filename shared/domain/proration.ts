@@ -38,7 +38,11 @@ export function prorate(input: ProrationInput): Proration {
   // Remaining days cannot exceed the period the subscriber paid for (an expiry pushed far out by
   // add-days is credited at most one period).
   const daysRemaining = Math.max(0, Math.min(daysBetween(input.today, input.expiryDate), input.oldPeriodDays));
-  const oldUnusedCredit = Number(divRoundHalfUp(BigInt(input.oldPrice) * BigInt(daysRemaining), BigInt(input.oldPeriodDays)));
-  const newServiceCharge = Number(divRoundHalfUp(BigInt(input.newPrice) * BigInt(daysRemaining), BigInt(input.newPeriodDays)));
+  const oldUnusedCredit = Number(
+    divRoundHalfUp(BigInt(input.oldPrice) * BigInt(daysRemaining), BigInt(input.oldPeriodDays)),
+  );
+  const newServiceCharge = Number(
+    divRoundHalfUp(BigInt(input.newPrice) * BigInt(daysRemaining), BigInt(input.newPeriodDays)),
+  );
   return { daysRemaining, oldUnusedCredit, newServiceCharge, netAmountDue: newServiceCharge - oldUnusedCredit };
 }

@@ -50,11 +50,7 @@ export interface HttpRoute {
  * Permissions named inside the words are written as `${Permission}` placeholders, so they are checked too.
  */
 export type RouteAccess =
-  | Permission
-  | `${Permission} (${string})`
-  | `admin${string}`
-  | `any authenticated${string}`
-  | `none${string}`;
+  Permission | `${Permission} (${string})` | `admin${string}` | `any authenticated${string}` | `none${string}`;
 
 // Every action's `http` is typed where it is declared, so a misspelled permission fails to compile.
 declare module 'moleculer' {

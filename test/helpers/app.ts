@@ -112,7 +112,10 @@ const ensured = new WeakMap<Pool, Map<number, Promise<void>>>();
 
 /** Same claims, same manager: ids in a range that serial ids of API-created managers never reach. */
 function managerIdFor(role: Role, resellerId: number | null, permissions: string[]): number {
-  const digest = crypto.createHash('sha256').update(JSON.stringify([role, resellerId, [...permissions].sort()])).digest();
+  const digest = crypto
+    .createHash('sha256')
+    .update(JSON.stringify([role, resellerId, [...permissions].sort()]))
+    .digest();
   return 1_000_000 + (digest.readUInt32BE(0) % 1_000_000_000);
 }
 
@@ -152,7 +155,10 @@ export async function ensureTokenManager(baseUrl: string, bearer: string | undef
       // A small explicit id (adminToken's 1) must not be handed out again to a manager the test creates.
       .then(async () => {
         if (manager.id >= 1_000_000) return;
-        await pool.query(`select setval(pg_get_serial_sequence('managers', 'id'), greatest($1::int, (select last_value from managers_id_seq)))`, [manager.id]);
+        await pool.query(
+          `select setval(pg_get_serial_sequence('managers', 'id'), greatest($1::int, (select last_value from managers_id_seq)))`,
+          [manager.id],
+        );
       });
     done.set(manager.id, write);
   }

@@ -47,12 +47,20 @@ export const ADMIN = { username: 'root', password: 'first-admin-pw' };
 export async function startServer(opts: StartOptions = {}): Promise<Running> {
   const port = await freePort();
   const env: Record<string, string> = {
-    PORT: String(port), HOST: '127.0.0.1', JWT_SECRET: 'server-test-secret',
-    ADMIN_USERNAME: ADMIN.username, ADMIN_PASSWORD: ADMIN.password, ...opts.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    JWT_SECRET: 'server-test-secret',
+    ADMIN_USERNAME: ADMIN.username,
+    ADMIN_PASSWORD: ADMIN.password,
+    ...opts.env,
   };
   if (opts.dataDir) env.DATA_DIR = opts.dataDir;
   if (opts.pgPort) env.EMBEDDED_PG_PORT = String(opts.pgPort);
-  const child = spawn(process.execPath, [opts.entry ?? serverEntry], { cwd: opts.cwd, env: serverEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [opts.entry ?? serverEntry], {
+    cwd: opts.cwd,
+    env: serverEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
@@ -60,7 +68,10 @@ export async function startServer(opts: StartOptions = {}): Promise<Running> {
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`server exited early (${child.exitCode}):\n${out}`);
-    const ok = await fetch(`${base}/health`).then((r) => r.status === 200, () => false);
+    const ok = await fetch(`${base}/health`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
     if (ok) return { child, port, base, output: () => out };
     await new Promise((r) => setTimeout(r, 250));
   }
@@ -77,11 +88,22 @@ export async function stopServer(server: Running, signal: NodeJS.Signals = 'SIGT
 }
 
 /** Runs the server expecting it to fail at start: its exit code, stdout and stderr. */
-export async function failedStart(opts: StartOptions): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env: Record<string, string> = { PORT: String(await freePort()), HOST: '127.0.0.1', JWT_SECRET: 'server-test-secret', ...opts.env };
+export async function failedStart(
+  opts: StartOptions,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const env: Record<string, string> = {
+    PORT: String(await freePort()),
+    HOST: '127.0.0.1',
+    JWT_SECRET: 'server-test-secret',
+    ...opts.env,
+  };
   if (opts.dataDir) env.DATA_DIR = opts.dataDir;
   if (opts.pgPort) env.EMBEDDED_PG_PORT = String(opts.pgPort);
-  const child = spawn(process.execPath, [opts.entry ?? serverEntry], { cwd: opts.cwd, env: serverEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [opts.entry ?? serverEntry], {
+    cwd: opts.cwd,
+    env: serverEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d) => (stdout += d));

@@ -11,10 +11,16 @@ export interface SuiteTransporter {
   label: string;
 }
 
-export function suiteTransporter(fallback: { transporter: string; name: string }, env: NodeJS.ProcessEnv = process.env): SuiteTransporter {
+export function suiteTransporter(
+  fallback: { transporter: string; name: string },
+  env: NodeJS.ProcessEnv = process.env,
+): SuiteTransporter {
   const set = env.TRANSPORTER;
   if (set) return { transporter: set, label: set.startsWith('nats') ? `NATS (${set})` : set };
-  if (env.CI) throw new Error('CI is set but TRANSPORTER is not: the distributed suites must run on NATS in CI, not on a stand-in');
+  if (env.CI)
+    throw new Error(
+      'CI is set but TRANSPORTER is not: the distributed suites must run on NATS in CI, not on a stand-in',
+    );
   return { transporter: fallback.transporter, label: `${fallback.name} (TRANSPORTER not set)` };
 }
 

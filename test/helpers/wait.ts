@@ -9,7 +9,12 @@ type Truthy<T> = Exclude<T, false | 0 | '' | null | undefined>;
  * Polls `probe` until it returns a truthy value and returns that value. A probe that throws counts
  * as not yet (a server still starting refuses connections); the last error is in the timeout message.
  */
-export async function waitFor<T>(what: string, probe: () => T | Promise<T>, timeoutMs = 30_000, intervalMs = 25): Promise<Truthy<T>> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => T | Promise<T>,
+  timeoutMs = 30_000,
+  intervalMs = 25,
+): Promise<Truthy<T>> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {

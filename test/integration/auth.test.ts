@@ -10,7 +10,9 @@ let api: ReturnType<typeof client>;
 beforeAll(async () => {
   t = await startTestApp();
   api = client(t.baseUrl);
-  await t.db.insert(managers).values({ username: 'boss', passwordHash: await hashPassword('correct horse'), role: 'admin' });
+  await t.db
+    .insert(managers)
+    .values({ username: 'boss', passwordHash: await hashPassword('correct horse'), role: 'admin' });
 });
 afterAll(() => t.close());
 
@@ -37,22 +39,33 @@ describe('JWT on every /api route', () => {
   });
 
   it('401 for a wrong signature', async () => {
-    const forged = jwt.sign({ ...claims, exp: Math.floor(Date.now() / 1000) + 60 }, 'another-secret', { algorithm: 'HS256' });
+    const forged = jwt.sign({ ...claims, exp: Math.floor(Date.now() / 1000) + 60 }, 'another-secret', {
+      algorithm: 'HS256',
+    });
     expect((await api.get('/api/services', { token: forged })).status).toBe(401);
   });
 
   it('401 for an expired token', async () => {
-    const expired = jwt.sign({ ...claims, exp: Math.floor(Date.now() / 1000) - 10 }, TEST_JWT_SECRET, { algorithm: 'HS256' });
+    const expired = jwt.sign({ ...claims, exp: Math.floor(Date.now() / 1000) - 10 }, TEST_JWT_SECRET, {
+      algorithm: 'HS256',
+    });
     const res = await api.get('/api/services', { token: expired });
     expect(res.status).toBe(401);
     expect(res.body.message).toBe('token expired');
   });
 
   it('401 for claims of the wrong shape', async () => {
-    const noJti = jwt.sign({ sub: '1', role: 'admin', permissions: [], exp: Math.floor(Date.now() / 1000) + 60 }, TEST_JWT_SECRET);
+    const noJti = jwt.sign(
+      { sub: '1', role: 'admin', permissions: [], exp: Math.floor(Date.now() / 1000) + 60 },
+      TEST_JWT_SECRET,
+    );
     const badRole = jwt.sign({ ...claims, role: 'root', exp: Math.floor(Date.now() / 1000) + 60 }, TEST_JWT_SECRET);
-    const resellerWithoutId = jwt.sign({ ...claims, role: 'reseller', exp: Math.floor(Date.now() / 1000) + 60 }, TEST_JWT_SECRET);
-    for (const bad of [noJti, badRole, resellerWithoutId]) expect((await api.get('/api/services', { token: bad })).status).toBe(401);
+    const resellerWithoutId = jwt.sign(
+      { ...claims, role: 'reseller', exp: Math.floor(Date.now() / 1000) + 60 },
+      TEST_JWT_SECRET,
+    );
+    for (const bad of [noJti, badRole, resellerWithoutId])
+      expect((await api.get('/api/services', { token: bad })).status).toBe(401);
   });
 
   it('200 with a valid token', async () => {

@@ -6,21 +6,44 @@ import { resellers, services, subscribers } from '../../shared/db/schema';
 
 type Db = NodePgDatabase<typeof schema>;
 
-export async function seedReseller(db: Db, opts: { name: string; parentId?: number; commissionRate?: string; currency?: string }) {
-  const parent = opts.parentId ? (await db.select().from(resellers).where(eq(resellers.id, opts.parentId)))[0] : undefined;
+export async function seedReseller(
+  db: Db,
+  opts: { name: string; parentId?: number; commissionRate?: string; currency?: string },
+) {
+  const parent = opts.parentId
+    ? (await db.select().from(resellers).where(eq(resellers.id, opts.parentId)))[0]
+    : undefined;
   const [row] = await db
     .insert(resellers)
-    .values({ name: opts.name, parentId: opts.parentId ?? null, path: '', commissionRate: opts.commissionRate ?? '0', currency: opts.currency ?? 'USD' })
+    .values({
+      name: opts.name,
+      parentId: opts.parentId ?? null,
+      path: '',
+      commissionRate: opts.commissionRate ?? '0',
+      currency: opts.currency ?? 'USD',
+    })
     .returning();
-  const [withPath] = await db.update(resellers).set({ path: `${parent?.path ?? '/'}${row.id}/` }).where(eq(resellers.id, row.id)).returning();
+  const [withPath] = await db
+    .update(resellers)
+    .set({ path: `${parent?.path ?? '/'}${row.id}/` })
+    .where(eq(resellers.id, row.id))
+    .returning();
   return withPath;
 }
 
 let planSeq = 0;
-export async function seedPlan(db: Db, opts: { price: number; durationDays?: number; currency?: string; name?: string }) {
+export async function seedPlan(
+  db: Db,
+  opts: { price: number; durationDays?: number; currency?: string; name?: string },
+) {
   const [row] = await db
     .insert(services)
-    .values({ name: opts.name ?? `plan-${++planSeq}-${Math.random().toString(36).slice(2, 8)}`, price: opts.price, currency: opts.currency ?? 'USD', durationDays: opts.durationDays ?? 30 })
+    .values({
+      name: opts.name ?? `plan-${++planSeq}-${Math.random().toString(36).slice(2, 8)}`,
+      price: opts.price,
+      currency: opts.currency ?? 'USD',
+      durationDays: opts.durationDays ?? 30,
+    })
     .returning();
   return row;
 }
@@ -28,7 +51,15 @@ export async function seedPlan(db: Db, opts: { price: number; durationDays?: num
 let subSeq = 0;
 export async function seedSubscriber(
   db: Db,
-  opts: { resellerId: number; serviceId: number; username?: string; fullName?: string; expiryDate?: string; price?: number; overridePrice?: boolean },
+  opts: {
+    resellerId: number;
+    serviceId: number;
+    username?: string;
+    fullName?: string;
+    expiryDate?: string;
+    price?: number;
+    overridePrice?: boolean;
+  },
 ) {
   const [row] = await db
     .insert(subscribers)

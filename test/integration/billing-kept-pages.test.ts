@@ -33,12 +33,15 @@ const ids = (p: Page) => p.data.map((i) => i.id);
 
 /** What `search=keptname` should list, newest first, by the search's definition (docs/billing.md). */
 async function keptnameIds(resellers?: number[]): Promise<number[]> {
-  const { rows } = await t.pool.query<{ id: number }>(`
+  const { rows } = await t.pool.query<{ id: number }>(
+    `
     select id from invoices i
     where (i.invoice_number ilike '%keptname%' or exists (select 1 from subscribers s
       where s.id = i.subscriber_id and (s.username ilike '%keptname%' or s.full_name ilike '%keptname%')))
       and ($1::int[] is null or i.reseller_id = any($1))
-    order by id desc`, [resellers ?? null]);
+    order by id desc`,
+    [resellers ?? null],
+  );
   return rows.map((r) => r.id);
 }
 
@@ -50,15 +53,24 @@ async function generation(): Promise<number> {
 /** `n` invoices of a subscriber in one transaction (createInvoices, as renewals make them). */
 async function invoicesFor(subscriberId: number, resellerId: number, n: number): Promise<number[]> {
   return t.db.transaction(async (tx) => {
-    const made = await createInvoices(tx as unknown as Tx, Array.from({ length: n }, () => ({
-      subscriberId, resellerId, items: [{ description: 'Monthly plan', qty: 1, unitPrice: 1000 }], taxRate: 0,
-    })));
+    const made = await createInvoices(
+      tx as unknown as Tx,
+      Array.from({ length: n }, () => ({
+        subscriberId,
+        resellerId,
+        items: [{ description: 'Monthly plan', qty: 1, unitPrice: 1000 }],
+        taxRate: 0,
+      })),
+    );
     return made.map((m) => m.invoice.id);
   });
 }
 
 /** The names of the prepared statements `run` sends through the app's pool (in this process). */
-async function statementsOf<T>(run: () => Promise<T>, between?: (name: string) => Promise<void>): Promise<{ result: T; names: string[] }> {
+async function statementsOf<T>(
+  run: () => Promise<T>,
+  between?: (name: string) => Promise<void>,
+): Promise<{ result: T; names: string[] }> {
   const names: string[] = [];
   const pool = pgPool();
   const query = pool.query.bind(pool) as (config: unknown, values?: unknown) => Promise<unknown>;
@@ -83,12 +95,15 @@ beforeAll(async () => {
   tree.root = (await seedReseller(t.db, { name: 'Root' })).id;
   tree.child = (await seedReseller(t.db, { name: 'Child', parentId: tree.root })).id;
   tree.other = (await seedReseller(t.db, { name: 'Other' })).id;
-  const { rows } = await t.pool.query<{ id: number; reseller_id: number }>(`
+  const { rows } = await t.pool.query<{ id: number; reseller_id: number }>(
+    `
     insert into subscribers (username, password_enc, full_name, service_id, reseller_id, expiry_date)
     select 'kept' || g || '@isp', 'x', 'Keptname ' || g, $1, ($2::int[])[1 + g % 3], '2099-01-01'
     from generate_series(1, 1002) g order by g returning id, reseller_id`,
-  [planId, [tree.root, tree.child, tree.other]]);
-  for (const r of rows) kept[r.reseller_id === tree.root ? 'root' : r.reseller_id === tree.child ? 'child' : 'other'].push(r.id);
+    [planId, [tree.root, tree.child, tree.other]],
+  );
+  for (const r of rows)
+    kept[r.reseller_id === tree.root ? 'root' : r.reseller_id === tree.child ? 'child' : 'other'].push(r.id);
   // Interleaved, so that each reseller's invoices are spread over the id order.
   for (let k = 0; k < 4; k++) {
     for (const which of ['root', 'child', 'other'] as const) {
@@ -110,8 +125,11 @@ describe('a kept search page', () => {
     expect(again.result).toEqual(first);
 
     const before = await generation();
-    const created = await api.post<{ data: { id: number } }>('/api/invoices',
-      { subscriber_id: kept.child[10], items: [{ description: 'Extra', qty: 1, unit_price: 5 }] }, { token: adminToken() });
+    const created = await api.post<{ data: { id: number } }>(
+      '/api/invoices',
+      { subscriber_id: kept.child[10], items: [{ description: 'Extra', qty: 1, unit_price: 5 }] },
+      { token: adminToken() },
+    );
     expect(created.status).toBe(201);
     expect(await generation()).toBe(before + 1);
     const after = await list(q);
@@ -121,7 +139,11 @@ describe('a kept search page', () => {
   });
 
   it('follows a subscriber renamed out of the search and one renamed into it', async () => {
-    const pages = ['?search=keptname&limit=4', '?search=keptname&limit=4&page=2', '?search=keptname&limit=100&order=asc'];
+    const pages = [
+      '?search=keptname&limit=4',
+      '?search=keptname&limit=4&page=2',
+      '?search=keptname&limit=100&order=asc',
+    ];
     const check = async () => {
       const all = await keptnameIds();
       const got = await Promise.all(pages.map((q) => list(q)));
@@ -133,14 +155,21 @@ describe('a kept search page', () => {
     };
     const start = await check();
     // The newest invoice's subscriber leaves the search...
-    const [{ subscriber_id: leaving }] = (await t.pool.query<{ subscriber_id: number }>('select subscriber_id from invoices where id = $1', [start[0]])).rows;
-    const renamed = await api.put(`/api/subscribers/${leaving}`, { full_name: 'Someone Else' }, { token: adminToken() });
+    const [{ subscriber_id: leaving }] = (
+      await t.pool.query<{ subscriber_id: number }>('select subscriber_id from invoices where id = $1', [start[0]])
+    ).rows;
+    const renamed = await api.put(
+      `/api/subscribers/${leaving}`,
+      { full_name: 'Someone Else' },
+      { token: adminToken() },
+    );
     expect(renamed.status).toBe(200);
     const without = await check();
     expect(without).not.toContain(start[0]);
     expect(without.length).toBeLessThan(start.length);
     // ... and a subscriber of no match comes in with its invoices.
-    const plain = (await seedSubscriber(t.db, { resellerId: tree.other, serviceId: planId, fullName: 'Plain Person' })).id;
+    const plain = (await seedSubscriber(t.db, { resellerId: tree.other, serviceId: planId, fullName: 'Plain Person' }))
+      .id;
     const theirs = await invoicesFor(plain, tree.other, 2);
     expect(await check()).toEqual(without);
     await api.put(`/api/subscribers/${plain}`, { full_name: 'Keptname Plain' }, { token: adminToken() });
@@ -170,7 +199,11 @@ describe('a kept search page', () => {
     const page = await list(q);
     const target = page.data.find((i) => i.status === 'pending')!;
     const before = await generation();
-    const paid = await api.post(`/api/invoices/${target.id}/payment`, { amount: target.balance }, { token: adminToken() });
+    const paid = await api.post(
+      `/api/invoices/${target.id}/payment`,
+      { amount: target.balance },
+      { token: adminToken() },
+    );
     expect(paid.status).toBe(200);
     expect(await generation()).toBe(before);
     const after = await statementsOf(() => list(q));
@@ -182,7 +215,7 @@ describe('a kept search page', () => {
     expect(after.result.pagination.total).toBe(page.pagination.total);
   });
 
-  it('is never another tree\'s: a reseller caller gets its own rows after an admin kept the page', async () => {
+  it("is never another tree's: a reseller caller gets its own rows after an admin kept the page", async () => {
     const q = '?search=keptname&limit=100';
     const all = await list(q);
     expect(ids(all)).toEqual(await keptnameIds());
@@ -202,15 +235,20 @@ describe('a kept search page', () => {
     expect(ids(await list(`${q}&reseller_id=${tree.child}`, rootToken))).toEqual(await keptnameIds([tree.child]));
   });
 
-  it('is not kept when a write lands between the subscribers\' statement and the page\'s', async () => {
+  it("is not kept when a write lands between the subscribers' statement and the page's", async () => {
     // A narrow search: the page statement takes the matching subscribers' ids from the first statement.
     const racer = (await seedSubscriber(t.db, { resellerId: tree.other, serviceId: planId, fullName: 'Racer One' })).id;
-    const late = (await seedSubscriber(t.db, { resellerId: tree.other, serviceId: planId, fullName: 'Runner Late' })).id;
+    const late = (await seedSubscriber(t.db, { resellerId: tree.other, serviceId: planId, fullName: 'Runner Late' }))
+      .id;
     const first = await invoicesFor(racer, tree.other, 2);
     const second = await invoicesFor(late, tree.other, 2);
-    const raced = await statementsOf(() => list('?search=racer'), async (name) => {
-      if (name === 'billing_search_subscribers') await t.pool.query(`update subscribers set full_name = 'Racer Two' where id = $1`, [late]);
-    });
+    const raced = await statementsOf(
+      () => list('?search=racer'),
+      async (name) => {
+        if (name === 'billing_search_subscribers')
+          await t.pool.query(`update subscribers set full_name = 'Racer Two' where id = $1`, [late]);
+      },
+    );
     // Served as the two statements saw it (the page is as fresh as a read that began before the rename)...
     expect(ids(raced.result)).toEqual([...first].reverse());
     // ... but not kept: the next request reads the rename, and that page is kept.
@@ -223,10 +261,13 @@ describe('a kept search page', () => {
   });
 
   it('serves a narrow search (a number) from the kept page too', async () => {
-    const [{ n }] = (await t.pool.query<{ n: string }>(`select invoice_number as n from invoices order by id limit 1`)).rows;
+    const [{ n }] = (await t.pool.query<{ n: string }>(`select invoice_number as n from invoices order by id limit 1`))
+      .rows;
     const first = await list(`?search=${encodeURIComponent(n)}`);
     expect(first.data).toHaveLength(1);
-    const again = await statementsOf(() => listInvoicesJson({ kind: 'all' }, { search: n, order: 'desc', limit: 50, offset: 0 }));
+    const again = await statementsOf(() =>
+      listInvoicesJson({ kind: 'all' }, { search: n, order: 'desc', limit: 50, offset: 0 }),
+    );
     expect(again.names).toEqual(['billing_list_kept_page']);
     expect(JSON.parse(again.result.json)).toEqual(first.data);
   });
@@ -234,18 +275,22 @@ describe('a kept search page', () => {
 
 /** What `where` lists, newest first (by issue date first for a date range). */
 async function expectedIds(where: string, values: unknown[] = [], order = 'id desc'): Promise<number[]> {
-  return (await t.pool.query<{ id: number }>(`select id from invoices i where ${where} order by ${order}`, values)).rows.map((r) => r.id);
+  return (
+    await t.pool.query<{ id: number }>(`select id from invoices i where ${where} order by ${order}`, values)
+  ).rows.map((r) => r.id);
 }
 
 describe('a kept tree or date-range page', () => {
-  it('serves a reseller\'s tree again by id, with a payment on its rows, and follows a new invoice and a move', async () => {
+  it("serves a reseller's tree again by id, with a payment on its rows, and follows a new invoice and a move", async () => {
     const rootToken = token('reseller', { resellerId: tree.root });
     const inTree = () => expectedIds('reseller_id = any($1)', [[tree.root, tree.child]]);
     const q = '?limit=3&page=2';
     const first = await list(q, rootToken);
     expect(ids(first)).toEqual((await inTree()).slice(3, 6));
     const target = first.data.find((i) => i.status === 'pending')!;
-    expect((await api.post(`/api/invoices/${target.id}/payment`, { amount: 1 }, { token: adminToken() })).status).toBe(200);
+    expect((await api.post(`/api/invoices/${target.id}/payment`, { amount: 1 }, { token: adminToken() })).status).toBe(
+      200,
+    );
     const again = await statementsOf(() => list(q, rootToken));
     expect(again.names).toContain('billing_list_kept_page');
     expect(ids(again.result)).toEqual(ids(first));
@@ -288,27 +333,59 @@ describe('invoice_list_generation', () => {
     const g = await generation();
     await t.db.transaction(async (tx) => {
       for (const which of ['root', 'other'] as const) {
-        await createInvoices(tx as unknown as Tx, Array.from({ length: 20 }, (_, k) => ({
-          subscriberId: kept[which][100 + k], resellerId: tree[which], items: [{ description: 'Batch', qty: 1, unitPrice: 700 }], taxRate: 0,
-        })));
+        await createInvoices(
+          tx as unknown as Tx,
+          Array.from({ length: 20 }, (_, k) => ({
+            subscriberId: kept[which][100 + k],
+            resellerId: tree[which],
+            items: [{ description: 'Batch', qty: 1, unitPrice: 700 }],
+            taxRate: 0,
+          })),
+        );
       }
     });
     expect(await generation()).toBe(g + 1);
     const [invoice] = await invoicesFor(kept.root[200], tree.root, 1);
     expect(await generation()).toBe(g + 2);
-    expect((await api.post(`/api/invoices/${invoice}/payment`, { amount: 1 }, { token: adminToken() })).status).toBe(200);
+    expect((await api.post(`/api/invoices/${invoice}/payment`, { amount: 1 }, { token: adminToken() })).status).toBe(
+      200,
+    );
     const [edited] = await invoicesFor(kept.root[201], tree.root, 1);
     const after = await generation();
-    expect((await api.put(`/api/invoices/${edited}`, { notes: 'edited', items: [{ description: 'Fixed', qty: 2, unit_price: 3 }] }, { token: adminToken() })).status).toBe(200);
+    expect(
+      (
+        await api.put(
+          `/api/invoices/${edited}`,
+          { notes: 'edited', items: [{ description: 'Fixed', qty: 2, unit_price: 3 }] },
+          { token: adminToken() },
+        )
+      ).status,
+    ).toBe(200);
     await t.pool.query(`update invoices set status = 'overdue' where id = $1`, [edited]);
     // A rename that changes only letter case leaves search_text, so what searches match, as it was.
-    const [{ name }] = (await t.pool.query<{ name: string }>('select full_name as name from subscribers where id = $1', [kept.root[200]])).rows;
-    expect((await api.put(`/api/subscribers/${kept.root[200]}`, { full_name: name.toUpperCase() }, { token: adminToken() })).status).toBe(200);
+    const [{ name }] = (
+      await t.pool.query<{ name: string }>('select full_name as name from subscribers where id = $1', [kept.root[200]])
+    ).rows;
+    expect(
+      (await api.put(`/api/subscribers/${kept.root[200]}`, { full_name: name.toUpperCase() }, { token: adminToken() }))
+        .status,
+    ).toBe(200);
     // The rollback is the only way out: the invoice was written, and an error before it fails here.
-    await expect(t.db.transaction(async (tx) => {
-      expect(await createInvoices(tx as unknown as Tx, [{ subscriberId: kept.root[202], resellerId: tree.root, items: [{ description: 'x', qty: 1, unitPrice: 1 }], taxRate: 0 }])).toHaveLength(1);
-      tx.rollback();
-    })).rejects.toThrow(TransactionRollbackError);
+    await expect(
+      t.db.transaction(async (tx) => {
+        expect(
+          await createInvoices(tx as unknown as Tx, [
+            {
+              subscriberId: kept.root[202],
+              resellerId: tree.root,
+              items: [{ description: 'x', qty: 1, unitPrice: 1 }],
+              taxRate: 0,
+            },
+          ]),
+        ).toHaveLength(1);
+        tx.rollback();
+      }),
+    ).rejects.toThrow(TransactionRollbackError);
     expect(await generation()).toBe(after);
   });
 });

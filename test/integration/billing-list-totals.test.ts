@@ -42,9 +42,16 @@ async function count(where: string, values: unknown[] = []): Promise<number> {
 
 async function invoicesFor(subscriberId: number, resellerId: number, n: number, issueDate?: string): Promise<number[]> {
   return t.db.transaction(async (tx) => {
-    const made = await createInvoices(tx as unknown as Tx, Array.from({ length: n }, () => ({
-      subscriberId, resellerId, items: [{ description: 'Monthly plan', qty: 1, unitPrice: 1000 }], taxRate: 0, issueDate,
-    })));
+    const made = await createInvoices(
+      tx as unknown as Tx,
+      Array.from({ length: n }, () => ({
+        subscriberId,
+        resellerId,
+        items: [{ description: 'Monthly plan', qty: 1, unitPrice: 1000 }],
+        taxRate: 0,
+        issueDate,
+      })),
+    );
     return made.map((m) => m.invoice.id);
   });
 }
@@ -59,7 +66,9 @@ beforeAll(async () => {
   tree.child = (await seedReseller(t.db, { name: 'Child', parentId: tree.root })).id;
   tree.other = (await seedReseller(t.db, { name: 'Other' })).id;
   for (const which of ['root', 'child', 'other'] as const) {
-    subs[which] = (await seedSubscriber(t.db, { resellerId: tree[which], serviceId: plan.id, fullName: `Totals ${which}` })).id;
+    subs[which] = (
+      await seedSubscriber(t.db, { resellerId: tree[which], serviceId: plan.id, fullName: `Totals ${which}` })
+    ).id;
     await invoicesFor(subs[which], tree[which], 4, '2025-03-10');
   }
 });
@@ -74,7 +83,9 @@ describe('invoice_status_counts', () => {
     expect(await statusDrift()).toEqual([]);
     expect(await post(`/api/invoices/quick-pay/${subs.child}`, { amount: 15 })).toBe(200);
     expect(await statusDrift()).toEqual([]);
-    expect(await t.app.broker.call('billing.markOverdue', { today: '2099-01-01' })).toEqual({ marked: expect.any(Number) });
+    expect(await t.app.broker.call('billing.markOverdue', { today: '2099-01-01' })).toEqual({
+      marked: expect.any(Number),
+    });
     expect(await count(`status = 'overdue'`)).toBeGreaterThan(0);
     expect(await statusDrift()).toEqual([]);
     await invoicesFor(subs.other, tree.other, 2);
@@ -83,43 +94,71 @@ describe('invoice_status_counts', () => {
     expect(await statusDrift()).toEqual([]);
     const [gone] = await invoicesFor(subs.child, tree.child, 1);
     expect((await api.del(`/api/invoices/${gone}`, { token: adminToken() })).status).toBe(200);
-    await t.pool.query(`update invoices set reseller_id = $1 where id = (select max(id) from invoices where reseller_id = $2)`, [tree.other, tree.child]);
+    await t.pool.query(
+      `update invoices set reseller_id = $1 where id = (select max(id) from invoices where reseller_id = $2)`,
+      [tree.other, tree.child],
+    );
     // The rollback is the only way out: the invoice was written, and an error before it fails here.
-    await expect(t.db.transaction(async (tx) => {
-      expect(await createInvoices(tx as unknown as Tx, [{ subscriberId: subs.root, resellerId: tree.root, items: [{ description: 'x', qty: 1, unitPrice: 1 }], taxRate: 0 }])).toHaveLength(1);
-      tx.rollback();
-    })).rejects.toThrow(TransactionRollbackError);
+    await expect(
+      t.db.transaction(async (tx) => {
+        expect(
+          await createInvoices(tx as unknown as Tx, [
+            {
+              subscriberId: subs.root,
+              resellerId: tree.root,
+              items: [{ description: 'x', qty: 1, unitPrice: 1 }],
+              taxRate: 0,
+            },
+          ]),
+        ).toHaveLength(1);
+        tx.rollback();
+      }),
+    ).rejects.toThrow(TransactionRollbackError);
     expect(await statusDrift()).toEqual([]);
   });
 
   it('folds to one row per reseller and status without changing a sum, with payments and other folds running', async () => {
-    const pending = (await t.pool.query<{ id: number }>(`select id from invoices where status = 'pending' order by id limit 6`)).rows;
-    const { rows: [{ before }] } = await t.pool.query<{ before: number }>('select count(*)::int as before from invoice_status_counts');
+    const pending = (
+      await t.pool.query<{ id: number }>(`select id from invoices where status = 'pending' order by id limit 6`)
+    ).rows;
+    const {
+      rows: [{ before }],
+    } = await t.pool.query<{ before: number }>('select count(*)::int as before from invoice_status_counts');
     await Promise.all([
       ...pending.map((p) => post(`/api/invoices/${p.id}/payment`, { amount: 1 })),
-      foldStatusCounts(), foldStatusCounts(), foldStatusCounts(),
+      foldStatusCounts(),
+      foldStatusCounts(),
+      foldStatusCounts(),
     ]);
     expect(await statusDrift()).toEqual([]);
     await foldStatusCounts();
-    const { rows: [{ rows, keys }] } = await t.pool.query<{ rows: number; keys: number }>(
-      'select count(*)::int as rows, count(distinct (reseller_id, status))::int as keys from invoice_status_counts');
+    const {
+      rows: [{ rows, keys }],
+    } = await t.pool.query<{ rows: number; keys: number }>(
+      'select count(*)::int as rows, count(distinct (reseller_id, status))::int as keys from invoice_status_counts',
+    );
     expect(before).toBeGreaterThan(keys);
     expect(rows).toBe(keys);
     expect(await statusDrift()).toEqual([]);
   });
 
-  it('give status lists exact totals past the cap: admin, a reseller\'s tree and reseller_id', async () => {
-    await t.pool.query(`
+  it("give status lists exact totals past the cap: admin, a reseller's tree and reseller_id", async () => {
+    await t.pool.query(
+      `
       insert into invoices (invoice_number, subscriber_id, reseller_id, amount, tax_rate, tax_amount, total, status, currency, issue_date, due_date)
       select 'TOTALS-' || g, $1, $2, 100, 0, 0, 100, 'pending', 'USD', date '2024-06-01', date '2024-07-01' from generate_series(1, $3) g`,
-    [subs.child, tree.child, EXACT_TOTAL_CAP + 20]);
+      [subs.child, tree.child, EXACT_TOTAL_CAP + 20],
+    );
     const exact = await count(`status = 'pending'`);
     expect(exact).toBeGreaterThan(EXACT_TOTAL_CAP);
     expect((await list('?status=pending&limit=5&page=3')).pagination.total).toBe(exact);
     const inTree = await count(`status = 'pending' and reseller_id = any($1)`, [[tree.root, tree.child]]);
-    expect((await list('?status=pending&limit=5', token('reseller', { resellerId: tree.root }))).pagination.total).toBe(inTree);
-    expect((await list(`?status=pending&reseller_id=${tree.other}&limit=1`)).pagination.total)
-      .toBe(await count(`status = 'pending' and reseller_id = $1`, [tree.other]));
+    expect((await list('?status=pending&limit=5', token('reseller', { resellerId: tree.root }))).pagination.total).toBe(
+      inTree,
+    );
+    expect((await list(`?status=pending&reseller_id=${tree.other}&limit=1`)).pagination.total).toBe(
+      await count(`status = 'pending' and reseller_id = $1`, [tree.other]),
+    );
     expect((await list('?status=paid&limit=1')).pagination.total).toBe(await count(`status = 'paid'`));
     await t.pool.query(`delete from invoices where invoice_number like 'TOTALS-%'`);
     expect((await list('?status=pending&limit=5')).pagination.total).toBe(await count(`status = 'pending'`));
@@ -127,7 +166,7 @@ describe('invoice_status_counts', () => {
   });
 });
 
-describe('a date range\'s kept count', () => {
+describe("a date range's kept count", () => {
   const range = '?from=2025-03-01&to=2025-03-31&limit=1';
   const inRange = () => count(`issue_date between '2025-03-01' and '2025-03-31'`);
   /** A write with triggers off (superuser): no count and no generation learns of it. */
@@ -147,9 +186,12 @@ describe('a date range\'s kept count', () => {
     expect((await list(range)).pagination.total).toBe(real);
     // Another page of the range: not a kept page (list-page-cache.ts), but the kept count.
     const second = `${range}&page=2`;
-    const [quiet] = await quietly(`
+    const [quiet] = await quietly(
+      `
       insert into invoices (invoice_number, subscriber_id, reseller_id, amount, tax_rate, tax_amount, total, status, currency, issue_date, due_date, search_text)
-      values ('QUIET-1', $1, $2, 100, 0, 0, 100, 'pending', 'USD', '2025-03-15', '2025-04-15', 'quiet-1') returning id`, [subs.root, tree.root]);
+      values ('QUIET-1', $1, $2, 100, 0, 0, 100, 'pending', 'USD', '2025-03-15', '2025-04-15', 'quiet-1') returning id`,
+      [subs.root, tree.root],
+    );
     // Nothing bumped the generation: the kept count, not a new one.
     expect((await list(second)).pagination.total).toBe(real);
     expect((await list(range)).pagination.total).toBe(real);
@@ -173,7 +215,10 @@ describe('a date range\'s kept count', () => {
     expect((await list(range)).pagination.total).toBe(real + 1);
     expect((await api.del(`/api/invoices/${made}`, { token: adminToken() })).status).toBe(200);
     expect((await list(range)).pagination.total).toBe(real);
-    expect((await list(range, token('reseller', { resellerId: tree.root }))).pagination.total)
-      .toBe(await count(`issue_date between '2025-03-01' and '2025-03-31' and reseller_id = any($1)`, [[tree.root, tree.child]]));
+    expect((await list(range, token('reseller', { resellerId: tree.root }))).pagination.total).toBe(
+      await count(`issue_date between '2025-03-01' and '2025-03-31' and reseller_id = any($1)`, [
+        [tree.root, tree.child],
+      ]),
+    );
   });
 });

@@ -26,7 +26,10 @@ interface Tree {
 }
 let tree: Tree;
 
-type Page = { data: { id: number; reseller_id: number; invoice_number: string; issue_date: string }[]; pagination: { page: number; limit: number; total: number } };
+type Page = {
+  data: { id: number; reseller_id: number; invoice_number: string; issue_date: string }[];
+  pagination: { page: number; limit: number; total: number };
+};
 
 async function list(query: string, tok = adminToken()): Promise<Page> {
   const res = await api.get(`/api/invoices${query}`, { token: tok });
@@ -56,9 +59,16 @@ async function treeDrift(): Promise<unknown[]> {
 /** `n` invoices for a subscriber, one statement per batch (createInvoices, as renewals do). */
 async function invoicesFor(subscriberId: number, resellerId: number, n: number, issueDate?: string): Promise<number[]> {
   return t.db.transaction(async (tx) => {
-    const made = await createInvoices(tx as unknown as Tx, Array.from({ length: n }, () => ({
-      subscriberId, resellerId, items: [{ description: 'Monthly plan', qty: 1, unitPrice: 1000 }], taxRate: 0, issueDate,
-    })));
+    const made = await createInvoices(
+      tx as unknown as Tx,
+      Array.from({ length: n }, () => ({
+        subscriberId,
+        resellerId,
+        items: [{ description: 'Monthly plan', qty: 1, unitPrice: 1000 }],
+        taxRate: 0,
+        issueDate,
+      })),
+    );
     return made.map((m) => m.invoice.id);
   });
 }
@@ -76,8 +86,18 @@ beforeAll(async () => {
   const root = await seedReseller(t.db, { name: 'Root' });
   const child = await seedReseller(t.db, { name: 'Child', parentId: root.id });
   const other = await seedReseller(t.db, { name: 'Other' });
-  const sub = async (resellerId: number, fullName: string) => (await seedSubscriber(t.db, { resellerId, serviceId: plan.id, fullName })).id;
-  tree = { root, child, other, subs: { root: await sub(root.id, 'Rana Root'), child: await sub(child.id, 'Cyrus Child'), other: await sub(other.id, 'Omar Other') } };
+  const sub = async (resellerId: number, fullName: string) =>
+    (await seedSubscriber(t.db, { resellerId, serviceId: plan.id, fullName })).id;
+  tree = {
+    root,
+    child,
+    other,
+    subs: {
+      root: await sub(root.id, 'Rana Root'),
+      child: await sub(child.id, 'Cyrus Child'),
+      other: await sub(other.id, 'Omar Other'),
+    },
+  };
   // A small tree (root 3 + child 4 invoices) beside a large reseller (40), created interleaved so
   // that a tree's page in id order skips the other reseller's invoices.
   for (let k = 0; k < 4; k++) {
@@ -104,10 +124,21 @@ describe('invoice_counts and invoice_tree (exact totals and tree pages)', () => 
     await inStep();
     await t.pool.query('update invoices set reseller_id = $1 where id = $2', [tree.other.id, moved]);
     // The rollback is the only way out: the invoice was written, and an error before it fails here.
-    await expect(t.db.transaction(async (tx) => {
-      expect(await createInvoices(tx as unknown as Tx, [{ subscriberId: tree.subs.root, resellerId: tree.root.id, items: [{ description: 'x', qty: 1, unitPrice: 1 }], taxRate: 0 }])).toHaveLength(1);
-      tx.rollback();
-    })).rejects.toThrow(TransactionRollbackError);
+    await expect(
+      t.db.transaction(async (tx) => {
+        expect(
+          await createInvoices(tx as unknown as Tx, [
+            {
+              subscriberId: tree.subs.root,
+              resellerId: tree.root.id,
+              items: [{ description: 'x', qty: 1, unitPrice: 1 }],
+              taxRate: 0,
+            },
+          ]),
+        ).toHaveLength(1);
+        tx.rollback();
+      }),
+    ).rejects.toThrow(TransactionRollbackError);
     await inStep();
   });
 
@@ -116,8 +147,10 @@ describe('invoice_counts and invoice_tree (exact totals and tree pages)', () => 
     const mid = await seedReseller(t.db, { name: 'Mover', parentId: tree.root.id });
     const leaf = await seedReseller(t.db, { name: 'Mover leaf', parentId: mid.id });
     const leafSub = (await seedSubscriber(t.db, { resellerId: leaf.id, serviceId: plan.id })).id;
-    const made = [...await invoicesFor((await seedSubscriber(t.db, { resellerId: mid.id, serviceId: plan.id })).id, mid.id, 2),
-      ...await invoicesFor(leafSub, leaf.id, 2)];
+    const made = [
+      ...(await invoicesFor((await seedSubscriber(t.db, { resellerId: mid.id, serviceId: plan.id })).id, mid.id, 2)),
+      ...(await invoicesFor(leafSub, leaf.id, 2)),
+    ];
     const rootToken = token('reseller', { resellerId: tree.root.id });
     const otherToken = token('reseller', { resellerId: tree.other.id });
     expect((await list('?limit=100', rootToken)).data.map((i) => i.id)).toEqual(expect.arrayContaining(made));
@@ -126,17 +159,31 @@ describe('invoice_counts and invoice_tree (exact totals and tree pages)', () => 
     const writer = await t.pool.connect();
     const mover = await t.pool.connect();
     try {
-      const { rows: [{ pid: moverPid }] } = await mover.query<{ pid: number }>('select pg_backend_pid() as pid');
+      const {
+        rows: [{ pid: moverPid }],
+      } = await mover.query<{ pid: number }>('select pg_backend_pid() as pid');
       await writer.query('begin');
-      const { rows: [late] } = await writer.query<{ id: number }>(`insert into invoices (invoice_number, subscriber_id, reseller_id, kind,
+      const {
+        rows: [late],
+      } = await writer.query<{ id: number }>(
+        `insert into invoices (invoice_number, subscriber_id, reseller_id, kind,
           amount, tax_rate, tax_amount, total, currency, issue_date, due_date, commission_rate, commission_amount, public_token_nonce)
         select 'MOVE-' || $1::int, subscriber_id, reseller_id, kind, amount, tax_rate, tax_amount, total, currency, issue_date, due_date,
-          commission_rate, commission_amount, public_token_nonce from invoices where id = $1 returning id`, [made[3]]);
-      const moving = mover.query(`update resellers r set parent_id = case when r.id = $1 then $3 else r.parent_id end,
+          commission_rate, commission_amount, public_token_nonce from invoices where id = $1 returning id`,
+        [made[3]],
+      );
+      const moving = mover.query(
+        `update resellers r set parent_id = case when r.id = $1 then $3 else r.parent_id end,
           path = (select path from resellers where id = $3) || substr(r.path, length((select path from resellers where id = $2)) + 1)
-        where r.path like (select path from resellers where id = $1) || '%'`, [mid.id, tree.root.id, tree.other.id]);
-      await waitFor('the move waiting for the writer\'s lock', async () =>
-        (await t.pool.query(`select 1 from pg_stat_activity where pid = $1 and wait_event_type = 'Lock'`, [moverPid])).rowCount === 1);
+        where r.path like (select path from resellers where id = $1) || '%'`,
+        [mid.id, tree.root.id, tree.other.id],
+      );
+      await waitFor(
+        "the move waiting for the writer's lock",
+        async () =>
+          (await t.pool.query(`select 1 from pg_stat_activity where pid = $1 and wait_event_type = 'Lock'`, [moverPid]))
+            .rowCount === 1,
+      );
       await writer.query('commit');
       await moving;
       made.push(late.id);
@@ -170,24 +217,37 @@ describe('invoice_counts and invoice_tree (exact totals and tree pages)', () => 
     const inTree = await expectedIds(`reseller_id in (${tree.root.id}, ${tree.child.id})`);
     expect(inTree).toHaveLength(7);
     const rootToken = token('reseller', { resellerId: tree.root.id });
-    const pages = [await list('?limit=3&page=1', rootToken), await list('?limit=3&page=2', rootToken), await list('?limit=3&page=3', rootToken)];
+    const pages = [
+      await list('?limit=3&page=1', rootToken),
+      await list('?limit=3&page=2', rootToken),
+      await list('?limit=3&page=3', rootToken),
+    ];
     expect(pages.flatMap((p) => p.data.map((i) => i.id))).toEqual(inTree);
     for (const p of pages) expect(p.pagination.total).toBe(7);
-    expect((await list('?order=asc&limit=4&page=2', rootToken)).data.map((i) => i.id)).toEqual([...inTree].reverse().slice(4));
+    expect((await list('?order=asc&limit=4&page=2', rootToken)).data.map((i) => i.id)).toEqual(
+      [...inTree].reverse().slice(4),
+    );
     // A leaf reseller: its own invoices only.
     const childToken = token('reseller', { resellerId: tree.child.id });
-    expect((await list('', childToken)).pagination.total).toBe(await expectedIds(`reseller_id = ${tree.child.id}`).then((r) => r.length));
+    expect((await list('', childToken)).pagination.total).toBe(
+      await expectedIds(`reseller_id = ${tree.child.id}`).then((r) => r.length),
+    );
   });
 
   it('a tree kept per generation is resolved again when a reseller joins it or moves out (migration 0013)', async () => {
     const rootToken = token('reseller', { resellerId: tree.root.id });
-    const generation = async () => Number((await t.pool.query<{ n: string }>('select n from reseller_tree_generation')).rows[0].n);
+    const generation = async () =>
+      Number((await t.pool.query<{ n: string }>('select n from reseller_tree_generation')).rows[0].n);
     const before = await list('?limit=100', rootToken);
     const g0 = await generation();
     const late = await seedReseller(t.db, { name: 'Late child', parentId: tree.root.id });
     expect(await generation()).toBeGreaterThan(g0);
     const plan = await seedPlan(t.db, { price: 1000 });
-    const [made] = await invoicesFor((await seedSubscriber(t.db, { resellerId: late.id, serviceId: plan.id })).id, late.id, 1);
+    const [made] = await invoicesFor(
+      (await seedSubscriber(t.db, { resellerId: late.id, serviceId: plan.id })).id,
+      late.id,
+      1,
+    );
     const joined = await list('?limit=100', rootToken);
     expect(joined.data.map((i) => i.id)).toEqual([made, ...before.data.map((i) => i.id)]);
     expect(joined.pagination.total).toBe(before.pagination.total + 1);
@@ -196,7 +256,10 @@ describe('invoice_counts and invoice_tree (exact totals and tree pages)', () => 
     await t.pool.query(`update resellers set name = 'Renamed child' where id = $1`, [late.id]);
     expect(await generation()).toBe(g1);
     // Moved under another root: out of this tree at once.
-    await t.pool.query(`update resellers set parent_id = $2, path = (select path from resellers where id = $2) || id || '/' where id = $1`, [late.id, tree.other.id]);
+    await t.pool.query(
+      `update resellers set parent_id = $2, path = (select path from resellers where id = $2) || id || '/' where id = $1`,
+      [late.id, tree.other.id],
+    );
     expect(await generation()).toBe(g1 + 1);
     const moved = await list('?limit=100', rootToken);
     expect(moved.data.map((i) => i.id)).toEqual(before.data.map((i) => i.id));
@@ -209,7 +272,12 @@ describe('invoice_counts and invoice_tree (exact totals and tree pages)', () => 
     const grand = await seedReseller(t.db, { name: 'Other grandchild', parentId: big.id });
     const plan = await seedPlan(t.db, { price: 1000 });
     await invoicesFor((await seedSubscriber(t.db, { resellerId: big.id, serviceId: plan.id })).id, big.id, 2);
-    await invoicesFor((await seedSubscriber(t.db, { resellerId: grand.id, serviceId: plan.id })).id, grand.id, 2, '2025-02-01');
+    await invoicesFor(
+      (await seedSubscriber(t.db, { resellerId: grand.id, serviceId: plan.id })).id,
+      grand.id,
+      2,
+      '2025-02-01',
+    );
     const inTree = await expectedIds(`reseller_id in (${tree.other.id}, ${big.id}, ${grand.id})`);
     const otherToken = token('reseller', { resellerId: tree.other.id });
     const first = await list('?limit=30', otherToken);
@@ -217,8 +285,12 @@ describe('invoice_counts and invoice_tree (exact totals and tree pages)', () => 
     expect([...first.data, ...second.data].map((i) => i.id)).toEqual(inTree);
     expect(first.pagination.total).toBe(inTree.length);
     const february = await list('?from=2025-02-01&to=2025-02-28&limit=100', otherToken);
-    expect(february.data.map((i) => i.id)).toEqual(await expectedIds(
-      `reseller_id in (${tree.other.id}, ${big.id}, ${grand.id}) and issue_date between '2025-02-01' and '2025-02-28'`, 'issue_date desc, id desc'));
+    expect(february.data.map((i) => i.id)).toEqual(
+      await expectedIds(
+        `reseller_id in (${tree.other.id}, ${big.id}, ${grand.id}) and issue_date between '2025-02-01' and '2025-02-28'`,
+        'issue_date desc, id desc',
+      ),
+    );
     expect(february.data.some((i) => i.reseller_id === grand.id)).toBe(true);
   });
 });
@@ -229,7 +301,9 @@ describe('other filters', () => {
     const page = await list('?from=2025-02-01&to=2025-03-31&limit=100');
     expect(page.data.map((i) => i.id)).toEqual(expected);
     expect(page.pagination.total).toBe(expected.length);
-    expect((await list('?from=2025-02-01&to=2025-03-31&order=asc&limit=100')).data.map((i) => i.id)).toEqual([...expected].reverse());
+    expect((await list('?from=2025-02-01&to=2025-03-31&order=asc&limit=100')).data.map((i) => i.id)).toEqual(
+      [...expected].reverse(),
+    );
   });
 
   it('pages of one filter, walked one after another, give the rows SQL gives, also once planned generically', async () => {
@@ -245,20 +319,29 @@ describe('other filters', () => {
     };
     expect(await walk('?status=pending', 4)).toEqual(await expectedIds(`status = 'pending'`));
     expect(await walk('?order=asc', 6)).toEqual(await expectedIds('true', 'id'));
-    expect(await walk(`?subscriber_id=${tree.subs.other}`, 5)).toEqual(await expectedIds(`subscriber_id = ${tree.subs.other}`));
-    expect(await walk('?from=2025-02-01&to=2025-03-31', 3))
-      .toEqual(await expectedIds(`issue_date between '2025-02-01' and '2025-03-31'`, 'issue_date desc, id desc'));
+    expect(await walk(`?subscriber_id=${tree.subs.other}`, 5)).toEqual(
+      await expectedIds(`subscriber_id = ${tree.subs.other}`),
+    );
+    expect(await walk('?from=2025-02-01&to=2025-03-31', 3)).toEqual(
+      await expectedIds(`issue_date between '2025-02-01' and '2025-03-31'`, 'issue_date desc, id desc'),
+    );
     expect(await walk('?search=Omar%20Other', 5)).toEqual(await expectedIds(`subscriber_id = ${tree.subs.other}`));
     const rootToken = token('reseller', { resellerId: tree.root.id });
-    expect(await walk('?order=desc', 1, rootToken)).toEqual(await expectedIds(`reseller_id in (${tree.root.id}, ${tree.child.id})`));
+    expect(await walk('?order=desc', 1, rootToken)).toEqual(
+      await expectedIds(`reseller_id in (${tree.root.id}, ${tree.child.id})`),
+    );
   });
 
   it('search finds a whole invoice number, a part of it, and a subscriber name; % is literal', async () => {
-    const [{ n, id }] = (await t.pool.query<{ n: string; id: number }>(`select invoice_number as n, id from invoices order by id limit 1`)).rows;
+    const [{ n, id }] = (
+      await t.pool.query<{ n: string; id: number }>(`select invoice_number as n, id from invoices order by id limit 1`)
+    ).rows;
     expect((await list(`?search=${encodeURIComponent(n)}`)).data.map((i) => i.id)).toEqual([id]);
     expect((await list(`?search=${encodeURIComponent(n.toLowerCase())}`)).data.map((i) => i.id)).toEqual([id]);
     const tail = n.slice(n.lastIndexOf('-') + 1);
-    expect((await list(`?search=${tail}&limit=100`)).data.map((i) => i.id)).toEqual(await expectedIds(`invoice_number ilike '%${tail}%'`));
+    expect((await list(`?search=${tail}&limit=100`)).data.map((i) => i.id)).toEqual(
+      await expectedIds(`invoice_number ilike '%${tail}%'`),
+    );
     const byName = await list('?search=cyrus%20child');
     expect(byName.data.map((i) => i.id)).toEqual(await expectedIds(`subscriber_id = ${tree.subs.child}`));
     expect(byName.pagination.total).toBe(byName.data.length);
@@ -267,12 +350,16 @@ describe('other filters', () => {
 
   it('a broad search (over a thousand matching subscribers) gives the same rows, page after page', async () => {
     const plan = await seedPlan(t.db, { price: 1000 });
-    const { rows: subs } = await t.pool.query<{ id: number }>(`
+    const { rows: subs } = await t.pool.query<{ id: number }>(
+      `
       insert into subscribers (username, password_enc, full_name, service_id, reseller_id, expiry_date)
       select 'broad' || g || '@isp', 'x', 'Broadname ' || g, $1, $2, '2099-01-01' from generate_series(1, 1001) g returning id`,
-    [plan.id, tree.other.id]);
+      [plan.id, tree.other.id],
+    );
     for (const sub of [subs[0], subs[500], subs[1000]]) await invoicesFor(sub.id, tree.other.id, 2);
-    const expected = await expectedIds(`subscriber_id in (select id from subscribers where full_name ilike '%broadname%')`);
+    const expected = await expectedIds(
+      `subscriber_id in (select id from subscribers where full_name ilike '%broadname%')`,
+    );
     expect(expected).toHaveLength(6);
     const pages = [await list('?search=BROADNAME&limit=4'), await list('?search=BROADNAME&limit=4&page=2')];
     expect(pages.flatMap((p) => p.data.map((i) => i.id))).toEqual(expected);
@@ -282,25 +369,32 @@ describe('other filters', () => {
 
   it('a broad search: rows and total as SQL gives them, after renames, with number matches', async () => {
     const plan = await seedPlan(t.db, { price: 1000 });
-    const { rows: subs } = await t.pool.query<{ id: number }>(`
+    const { rows: subs } = await t.pool.query<{ id: number }>(
+      `
       insert into subscribers (username, password_enc, full_name, service_id, reseller_id, expiry_date)
       select 'wide-isp' || g, 'x', case when g % 2 = 0 then 'Widename ' || g end, $1, $2, '2099-01-01'
       from generate_series(1, 2002) g returning id`,
-    [plan.id, tree.other.id]);
+      [plan.id, tree.other.id],
+    );
     // Every username matches; odd ones have no full name (NULL in search_text's making).
     for (const sub of [subs[0], subs[1], subs[700], subs[2001]]) await invoicesFor(sub.id, tree.other.id, 2);
-    await t.pool.query(`
+    await t.pool.query(
+      `
       insert into invoices (invoice_number, subscriber_id, reseller_id, amount, tax_rate, tax_amount, total, status, currency, issue_date, due_date)
       values ('WIDE-ISP-7', $1, $2, 100, 0, 0, 100, 'pending', 'USD', date '2025-05-01', date '2025-06-01')`,
-    [tree.subs.other, tree.other.id]);
+      [tree.subs.other, tree.other.id],
+    );
     // Renames move invoices in and out of the search (the trigger of migration 0009).
     await t.pool.query(`update subscribers set full_name = 'WIDE-ISP renamed' where id = $1`, [tree.subs.root]);
     await t.pool.query(`update subscribers set username = 'gone@isp', full_name = null where id = $1`, [subs[700].id]);
-    const reference = () => expectedIds(`i.invoice_number ilike '%wide-isp%' or exists (select 1 from subscribers s
+    const reference = () =>
+      expectedIds(`i.invoice_number ilike '%wide-isp%' or exists (select 1 from subscribers s
       where s.id = i.subscriber_id and (s.username ilike '%wide-isp%' or s.full_name ilike '%wide-isp%'))`);
     const expected = await reference();
     expect(expected.length).toBeGreaterThanOrEqual(2 * 3 + 1 + 3);
-    const got = await Promise.all(Array.from({ length: Math.ceil(expected.length / 4) }, (_, k) => list(`?search=Wide-ISP&limit=4&page=${k + 1}`)));
+    const got = await Promise.all(
+      Array.from({ length: Math.ceil(expected.length / 4) }, (_, k) => list(`?search=Wide-ISP&limit=4&page=${k + 1}`)),
+    );
     expect(got.flatMap((p) => p.data.map((i) => i.id))).toEqual(expected);
     for (const p of got) expect(p.pagination.total).toBe(expected.length);
     expect((await list('?search=wide-isp&order=asc&limit=100')).data.map((i) => i.id)).toEqual([...expected].reverse());
@@ -309,11 +403,13 @@ describe('other filters', () => {
     expect(await reference()).toEqual((await list('?search=WIDE-isp&limit=100')).data.map((i) => i.id));
     // Past the cap (11 invoices each: any 1,001 of these subscribers hold more than the cap, so the
     // page needs no count): the estimate, an integer above the cap, and the same rows.
-    await t.pool.query(`
+    await t.pool.query(
+      `
       insert into invoices (invoice_number, subscriber_id, reseller_id, amount, tax_rate, tax_amount, total, status, currency, issue_date, due_date)
       select 'WIDEBULK-' || g, ($1::int[])[1 + g % cardinality($1::int[])], $2, 100, 0, 0, 100, 'paid', 'USD', date '2024-06-01', date '2024-07-01'
       from generate_series(1, $3) g`,
-    [subs.map((sub) => sub.id), tree.other.id, 11 * subs.length]);
+      [subs.map((sub) => sub.id), tree.other.id, 11 * subs.length],
+    );
     await t.pool.query('analyze invoices');
     const over = await list('?search=wide-isp&limit=5&page=3');
     expect(Number.isInteger(over.pagination.total)).toBe(true);
@@ -324,16 +420,20 @@ describe('other filters', () => {
 
   it('a broad search holding U+0001 does not match across number, username and name', async () => {
     const plan = await seedPlan(t.db, { price: 1000 });
-    const { rows: subs } = await t.pool.query<{ id: number }>(`
+    const { rows: subs } = await t.pool.query<{ id: number }>(
+      `
       insert into subscribers (username, password_enc, full_name, service_id, reseller_id, expiry_date)
       select 'ctl' || g || '@isp', 'x', E'Ctl\x01mark ' || g, $1, $2, '2099-01-01' from generate_series(1, 1001) g returning id`,
-    [plan.id, tree.other.id]);
+      [plan.id, tree.other.id],
+    );
     const [match] = await invoicesFor(subs[0].id, tree.other.id, 1);
     // search_text 'x-ctl' U+0001 'user@isp' ...: holds 'ctl' U+0001, which no part does.
-    await t.pool.query(`
+    await t.pool.query(
+      `
       insert into invoices (invoice_number, subscriber_id, reseller_id, amount, tax_rate, tax_amount, total, status, currency, issue_date, due_date)
       values ('X-CTL', $1, $2, 100, 0, 0, 100, 'pending', 'USD', date '2025-05-01', date '2025-06-01')`,
-    [tree.subs.other, tree.other.id]);
+      [tree.subs.other, tree.other.id],
+    );
     // The gateway refuses control characters; the action's own callers (the broker) may not.
     const page = await listInvoicesJson({ kind: 'all' }, { search: 'ctl\u0001', order: 'desc', limit: 50, offset: 0 });
     expect((JSON.parse(page.json) as { id: number }[]).map((i) => i.id)).toEqual([match]);
@@ -348,12 +448,14 @@ describe('other filters', () => {
   });
 
   it('invoice numbers hold only [A-Za-z0-9-]; a name search with digits numbers hold still finds only names', async () => {
-    await expect(t.pool.query(`update invoices set invoice_number = 'INV 1' where id = (select min(id) from invoices)`))
-      .rejects.toThrow(/invoices_number_chars/);
+    await expect(
+      t.pool.query(`update invoices set invoice_number = 'INV 1' where id = (select min(id) from invoices)`),
+    ).rejects.toThrow(/invoices_number_chars/);
     // "Nina 0001" holds a number's digits but also a space: only the subscriber's invoices match,
     // through the subscribers (the number's index is not asked), the number part of a search too.
     const plan = await seedPlan(t.db, { price: 1000 });
-    const nina = (await seedSubscriber(t.db, { resellerId: tree.other.id, serviceId: plan.id, fullName: 'Nina 0001' })).id;
+    const nina = (await seedSubscriber(t.db, { resellerId: tree.other.id, serviceId: plan.id, fullName: 'Nina 0001' }))
+      .id;
     const made = await invoicesFor(nina, tree.other.id, 2);
     const page = await list('?search=nina%200001');
     expect(page.data.map((i) => i.id)).toEqual([...made].reverse());
@@ -362,29 +464,38 @@ describe('other filters', () => {
     expect((await list('?search=nina%200001&status=pending&limit=1')).pagination.total).toBe(2);
     expect((await list('?search=nina%200001&status=paid')).data).toEqual([]);
     expect((await list(`?search=nina%200001&reseller_id=${tree.root.id}`)).data).toEqual([]);
-    expect((await list('?search=0001&limit=100')).data.map((i) => i.id)).toEqual(await expectedIds(`invoice_number ilike '%0001%'
-      or subscriber_id in (select id from subscribers where full_name ilike '%0001%' or username ilike '%0001%')`));
+    expect((await list('?search=0001&limit=100')).data.map((i) => i.id)).toEqual(
+      await expectedIds(`invoice_number ilike '%0001%'
+      or subscriber_id in (select id from subscribers where full_name ilike '%0001%' or username ilike '%0001%')`),
+    );
   });
 
   it('a name search looks its rare word up alone and checks the whole search on what it finds', async () => {
     const plan = await seedPlan(t.db, { price: 1000 });
-    const sub = async (fullName: string) => (await seedSubscriber(t.db, { resellerId: tree.other.id, serviceId: plan.id, fullName })).id;
+    const sub = async (fullName: string) =>
+      (await seedSubscriber(t.db, { resellerId: tree.other.id, serviceId: plan.id, fullName })).id;
     for (let k = 0; k < 30; k++) await sub(`Fern Valley ${k}`);
     const whole = await sub('Fern Valley Qorx');
     // Holds the rare word but not the whole search: found by the lookup, dropped by the check.
     const partial = await sub('Qorx Fern');
-    const made = { whole: await invoicesFor(whole, tree.other.id, 2), partial: await invoicesFor(partial, tree.other.id, 1) };
+    const made = {
+      whole: await invoicesFor(whole, tree.other.id, 2),
+      partial: await invoicesFor(partial, tree.other.id, 1),
+    };
     const sample = await sampleFullNames();
     expect(rareWordPattern('Fern Valley Qorx', sample)).toBe('%qorx%');
     const searches = ['Fern%20Valley%20Qorx', 'valley%20QORX', 'Fern%20Qorx', 'Qorx%20Fern', 'Fern%20Valley'];
-    const pages = async () => Promise.all(searches.map(async (q) => (await list(`?search=${q}&limit=100`)).data.map((i) => i.id)));
+    const pages = async () =>
+      Promise.all(searches.map(async (q) => (await list(`?search=${q}&limit=100`)).data.map((i) => i.id)));
     useNameSample(sample);
     const withSample = await pages();
     expect(withSample[0]).toEqual([...made.whole].reverse());
     expect(withSample[1]).toEqual([...made.whole].reverse());
     expect(withSample[2]).toEqual([]);
     expect(withSample[3]).toEqual(made.partial);
-    expect(withSample[4]).toEqual(await expectedIds(`subscriber_id in (select id from subscribers where full_name ilike '%Fern Valley%')`));
+    expect(withSample[4]).toEqual(
+      await expectedIds(`subscriber_id in (select id from subscribers where full_name ilike '%Fern Valley%')`),
+    );
     // The same rows as the whole pattern's own lookup (no sample).
     useNameSample(undefined);
     expect(await pages()).toEqual(withSample);
@@ -404,14 +515,18 @@ describe('other filters', () => {
 
   it('above the cap: the estimate, an integer above the cap; reseller-only lists stay exact', async () => {
     // Enough pending invoices to pass the cap, in one statement (the count trigger runs once).
-    await t.pool.query(`
+    await t.pool.query(
+      `
       insert into invoices (invoice_number, subscriber_id, reseller_id, amount, tax_rate, tax_amount, total, status, currency, issue_date, due_date)
       select 'BULK-' || g, $1, $2, 100, 0, 0, 100, 'pending', 'USD', date '2024-06-01', date '2024-07-01' from generate_series(1, $3) g`,
-    [tree.subs.other, tree.other.id, EXACT_TOTAL_CAP + 50]);
+      [tree.subs.other, tree.other.id, EXACT_TOTAL_CAP + 50],
+    );
     await t.pool.query('analyze invoices');
     // A subscriber's invoices and a date range (status lists are exact, billing-list-totals.test.ts).
-    for (const [query, where] of [[`?subscriber_id=${tree.subs.other}&limit=5`, `subscriber_id = ${tree.subs.other}`],
-      ['?from=2024-06-01&to=2024-06-01&limit=5', `issue_date = '2024-06-01'`]]) {
+    for (const [query, where] of [
+      [`?subscriber_id=${tree.subs.other}&limit=5`, `subscriber_id = ${tree.subs.other}`],
+      ['?from=2024-06-01&to=2024-06-01&limit=5', `issue_date = '2024-06-01'`],
+    ]) {
       const exact = Number((await t.pool.query(`select count(*) from invoices where ${where}`)).rows[0].count);
       const { pagination } = await list(query);
       expect(Number.isInteger(pagination.total)).toBe(true);
@@ -422,7 +537,9 @@ describe('other filters', () => {
     const all = Number((await t.pool.query('select count(*) from invoices')).rows[0].count);
     expect((await list('?limit=5')).pagination.total).toBe(all);
     expect((await list(`?reseller_id=${tree.other.id}&limit=5`)).pagination.total).toBe(
-      Number((await t.pool.query('select count(*) from invoices where reseller_id = $1', [tree.other.id])).rows[0].count),
+      Number(
+        (await t.pool.query('select count(*) from invoices where reseller_id = $1', [tree.other.id])).rows[0].count,
+      ),
     );
     expect(await countsDrift()).toEqual([]);
     await t.db.execute(sql`delete from invoices where invoice_number like 'BULK-%'`);

@@ -1,6 +1,14 @@
 /** Payments, quick-pay, consolidation and Idempotency-Key against the real database, concurrency included. */
 import { and, count, eq, inArray, sql } from 'drizzle-orm';
-import { idempotencyKeys, invoicePayments, invoices, resellers, subscribers, transactions, walletEntries } from '../../shared/db/schema';
+import {
+  idempotencyKeys,
+  invoicePayments,
+  invoices,
+  resellers,
+  subscribers,
+  transactions,
+  walletEntries,
+} from '../../shared/db/schema';
 import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
 import { seedPlan, seedReseller, seedSubscriber } from './billing-fixtures';
 
@@ -20,7 +28,16 @@ async function subscriber(resellerId = A.id) {
 
 /** An invoice of `total` (decimal, no tax) for the subscriber; returns its id. */
 async function invoice(subscriberId: number, total: number, extra: Record<string, unknown> = {}): Promise<number> {
-  const res = await api.post('/api/invoices', { subscriber_id: subscriberId, items: [{ description: 'service', qty: 1, unit_price: total }], tax_rate: 0, ...extra }, { token: admin });
+  const res = await api.post(
+    '/api/invoices',
+    {
+      subscriber_id: subscriberId,
+      items: [{ description: 'service', qty: 1, unit_price: total }],
+      tax_rate: 0,
+      ...extra,
+    },
+    { token: admin },
+  );
   expect(res.status).toBe(201);
   return res.body.data.id;
 }
@@ -66,7 +83,11 @@ describe('POST /api/invoices/:id/payment', () => {
   it('pending -> partial -> paid with paid_at; one ledger row and one payment row each', async () => {
     const s = await subscriber();
     const id = await invoice(s.id, 25);
-    const first = await api.post(`/api/invoices/${id}/payment`, { amount: 10.5, method: 'bank', reference: 'TX-9', notes: 'first' }, { token: resA });
+    const first = await api.post(
+      `/api/invoices/${id}/payment`,
+      { amount: 10.5, method: 'bank', reference: 'TX-9', notes: 'first' },
+      { token: resA },
+    );
     expect(first.status).toBe(200);
     expect(first.body).toEqual({
       success: true,
@@ -89,14 +110,31 @@ describe('POST /api/invoices/:id/payment', () => {
       ['invoice_payment', 1050, 'bank', s.id, A.id, s.username],
       ['invoice_payment', 1450, 'cash', s.id, A.id, s.username],
     ]);
-    expect(payments.map((p) => p.transactionId).sort()).toEqual([first.body.data.transaction_id, second.body.data.transaction_id].sort());
+    expect(payments.map((p) => p.transactionId).sort()).toEqual(
+      [first.body.data.transaction_id, second.body.data.transaction_id].sort(),
+    );
     expect(await row(id)).toMatchObject({ status: 'paid', paidAmount: 2500, paidAt: new Date(paidAt) });
 
     const list = await api.get(`/api/invoices/${id}/payments`, { token: userA });
     expect(list.status).toBe(200);
     expect(list.body.data).toEqual([
-      expect.objectContaining({ id: first.body.data.payment.id, amount: 10.5, method: 'bank', reference: 'TX-9', notes: 'first', created_by: 20, paid_at: expect.any(String) }),
-      expect.objectContaining({ id: second.body.data.payment.id, amount: 14.5, method: 'cash', reference: null, paid_at: paidAt, created_by: 1 }),
+      expect.objectContaining({
+        id: first.body.data.payment.id,
+        amount: 10.5,
+        method: 'bank',
+        reference: 'TX-9',
+        notes: 'first',
+        created_by: 20,
+        paid_at: expect.any(String),
+      }),
+      expect.objectContaining({
+        id: second.body.data.payment.id,
+        amount: 14.5,
+        method: 'cash',
+        reference: null,
+        paid_at: paidAt,
+        created_by: 1,
+      }),
     ]);
   });
 
@@ -195,18 +233,29 @@ describe('POST /api/invoices/quick-pay/:subscriber_id', () => {
     await t.db.update(invoices).set({ issueDate: '2024-02-01' }).where(eq(invoices.id, middle));
     await t.db.update(invoices).set({ issueDate: '2023-01-01', status: 'void' }).where(eq(invoices.id, voided));
 
-    const res = await api.post(`/api/invoices/quick-pay/${s.id}`, { amount: 40, method: 'card', reference: 'Q1' }, { token: resA });
+    const res = await api.post(
+      `/api/invoices/quick-pay/${s.id}`,
+      { amount: 40, method: 'card', reference: 'Q1' },
+      { token: resA },
+    );
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       success: true,
-      applied: [{ invoice_id: oldest, amount: 10 }, { invoice_id: middle, amount: 15 }, { invoice_id: newest, amount: 15 }],
+      applied: [
+        { invoice_id: oldest, amount: 10 },
+        { invoice_id: middle, amount: 15 },
+        { invoice_id: newest, amount: 15 },
+      ],
       remaining: 0,
     });
     expect(await row(oldest)).toMatchObject({ status: 'paid', paidAmount: 1000 });
     expect(await row(middle)).toMatchObject({ status: 'paid', paidAmount: 2000 });
     expect(await row(newest)).toMatchObject({ status: 'partial', paidAmount: 1500 });
     expect(await row(voided)).toMatchObject({ status: 'void', paidAmount: 0 });
-    const ledger = await t.db.select().from(transactions).where(and(eq(transactions.subscriberId, s.id), eq(transactions.reference, 'Q1')));
+    const ledger = await t.db
+      .select()
+      .from(transactions)
+      .where(and(eq(transactions.subscriberId, s.id), eq(transactions.reference, 'Q1')));
     expect(ledger.map((l) => l.amount).sort((a, b) => a - b)).toEqual([1000, 1500, 1500]);
   });
 
@@ -217,7 +266,10 @@ describe('POST /api/invoices/quick-pay/:subscriber_id', () => {
     expect(res.body).toEqual({ success: true, applied: [{ invoice_id: id, amount: 10 }], remaining: 15.5 });
     const [sub] = await t.db.select().from(subscribers).where(eq(subscribers.id, s.id));
     expect(sub.walletBalance).toBe(1550);
-    const credit = await t.db.select().from(transactions).where(and(eq(transactions.subscriberId, s.id), eq(transactions.type, 'wallet_credit')));
+    const credit = await t.db
+      .select()
+      .from(transactions)
+      .where(and(eq(transactions.subscriberId, s.id), eq(transactions.type, 'wallet_credit')));
     expect(credit).toHaveLength(1);
     expect(credit[0].amount).toBe(1550);
     const entries = await t.db.select().from(walletEntries).where(eq(walletEntries.subscriberId, s.id));
@@ -253,14 +305,18 @@ describe('POST /api/invoices/quick-pay/:subscriber_id', () => {
   it('concurrent quick-pays on one subscriber never overpay an invoice', async () => {
     const s = await subscriber();
     const ids = [await invoice(s.id, 7), await invoice(s.id, 5), await invoice(s.id, 8)];
-    const results = await Promise.all(Array.from({ length: 12 }, () => api.post(`/api/invoices/quick-pay/${s.id}`, { amount: 3 }, { token: admin })));
+    const results = await Promise.all(
+      Array.from({ length: 12 }, () => api.post(`/api/invoices/quick-pay/${s.id}`, { amount: 3 }, { token: admin })),
+    );
     expect(results.every((r) => r.status === 200)).toBe(true);
     const rows = await t.db.select().from(invoices).where(inArray(invoices.id, ids));
     for (const r of rows) {
       expect(r.paidAmount).toBeLessThanOrEqual(r.total);
       expect(r.status).toBe('paid');
     }
-    const applied = results.flatMap((r) => r.body.applied as { amount: number }[]).reduce((sum, a) => sum + Math.round(a.amount * 100), 0);
+    const applied = results
+      .flatMap((r) => r.body.applied as { amount: number }[])
+      .reduce((sum, a) => sum + Math.round(a.amount * 100), 0);
     const remaining = results.reduce((sum, r) => sum + Math.round(r.body.remaining * 100), 0);
     expect(applied).toBe(2000);
     expect(remaining).toBe(1600);
@@ -280,10 +336,22 @@ describe('POST /api/invoices/consolidate/:subscriber_id', () => {
     expect(res.status).toBe(200);
     const merged = res.body.data.consolidated_invoice;
     expect(res.body.data.voided_invoice_ids).toEqual([a, b]);
-    expect(merged).toMatchObject({ status: 'pending', total: 30.5, amount: 30.5, paid_amount: 0, notes: 'merged', kind: 'consolidated', due_date: '2099-02-01', subscriber_id: s.id });
+    expect(merged).toMatchObject({
+      status: 'pending',
+      total: 30.5,
+      amount: 30.5,
+      paid_amount: 0,
+      notes: 'merged',
+      kind: 'consolidated',
+      due_date: '2099-02-01',
+      subscriber_id: s.id,
+    });
     expect(merged.items).toHaveLength(2);
     expect(merged.items.map((i: { amount: number }) => i.amount)).toEqual([10, 20.5]);
-    const originals = await t.db.select().from(invoices).where(inArray(invoices.id, [a, b]));
+    const originals = await t.db
+      .select()
+      .from(invoices)
+      .where(inArray(invoices.id, [a, b]));
     expect(originals.every((o) => o.status === 'void' && o.consolidatedInto === merged.id)).toBe(true);
     expect(await row(partial)).toMatchObject({ status: 'partial' });
     const pay = await api.post(`/api/invoices/${a}/payment`, { amount: 1 }, { token: admin });
@@ -326,7 +394,10 @@ describe('POST /api/invoices/consolidate/:subscriber_id', () => {
       api.post(`/api/invoices/consolidate/${s.id}`, {}, { token: admin }),
     ]);
     expect([x.status, y.status].sort()).toEqual([200, 409]);
-    const live = await t.db.select().from(invoices).where(and(eq(invoices.subscriberId, s.id), sql`${invoices.status} <> 'void'`));
+    const live = await t.db
+      .select()
+      .from(invoices)
+      .where(and(eq(invoices.subscriberId, s.id), sql`${invoices.status} <> 'void'`));
     expect(live).toHaveLength(1);
     expect(live[0].total).toBe(4000);
   });
@@ -341,11 +412,19 @@ describe('Idempotency-Key', () => {
     const first = await api.post('/api/invoices', body, { token: admin, ...key('create-1') });
     expect(first.status).toBe(201);
     const before = await counts();
-    const again = await api.post('/api/invoices', { items: body.items, subscriber_id: s.id }, { token: admin, ...key('create-1') });
+    const again = await api.post(
+      '/api/invoices',
+      { items: body.items, subscriber_id: s.id },
+      { token: admin, ...key('create-1') },
+    );
     expect(again.status).toBe(201);
     expect(again.body).toEqual(first.body);
     expect(await counts()).toEqual(before);
-    const other = await api.post('/api/invoices', { ...body, notes: 'different' }, { token: admin, ...key('create-1') });
+    const other = await api.post(
+      '/api/invoices',
+      { ...body, notes: 'different' },
+      { token: admin, ...key('create-1') },
+    );
     expect(other.status).toBe(409);
     expect(await counts()).toEqual(before);
     // Keys belong to a manager: another manager may use the same key.
@@ -356,7 +435,11 @@ describe('Idempotency-Key', () => {
 
   it('payment: concurrent repeats apply once and all get the same answer', async () => {
     const id = await invoice((await subscriber()).id, 10);
-    const results = await Promise.all(Array.from({ length: 5 }, () => api.post(`/api/invoices/${id}/payment`, { amount: 2 }, { token: admin, ...key(`pay-${id}`) })));
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        api.post(`/api/invoices/${id}/payment`, { amount: 2 }, { token: admin, ...key(`pay-${id}`) }),
+      ),
+    );
     expect(results.every((r) => r.status === 200)).toBe(true);
     for (const r of results) expect(r.body).toEqual(results[0].body);
     expect(await paymentsOf(id)).toHaveLength(1);
@@ -366,7 +449,11 @@ describe('Idempotency-Key', () => {
     expect(other.body.message).toBe('Idempotency-Key was already used with a different request');
     // The same key on another route is another request too.
     const s2 = await subscriber();
-    const cross = await api.post(`/api/invoices/quick-pay/${s2.id}`, { amount: 2 }, { token: admin, ...key(`pay-${id}`) });
+    const cross = await api.post(
+      `/api/invoices/quick-pay/${s2.id}`,
+      { amount: 2 },
+      { token: admin, ...key(`pay-${id}`) },
+    );
     expect(cross.status).toBe(409);
   });
 
@@ -377,11 +464,19 @@ describe('Idempotency-Key', () => {
     const again = await api.post(`/api/invoices/quick-pay/${s.id}`, { amount: 4 }, { token: admin, ...key('qp-1') });
     expect(again.body).toEqual(first.body);
     const [sub] = await t.db.select({ id: subscribers.id }).from(subscribers).where(eq(subscribers.id, s.id));
-    const paid = await t.db.select().from(invoicePayments).innerJoin(invoices, eq(invoices.id, invoicePayments.invoiceId)).where(eq(invoices.subscriberId, sub.id));
+    const paid = await t.db
+      .select()
+      .from(invoicePayments)
+      .innerJoin(invoices, eq(invoices.id, invoicePayments.invoiceId))
+      .where(eq(invoices.subscriberId, sub.id));
     expect(paid).toHaveLength(1);
 
     const id = await invoice(s.id, 1);
-    const failed = await api.post(`/api/invoices/${id}/payment`, { amount: 5 }, { token: admin, ...key('fails-first') });
+    const failed = await api.post(
+      `/api/invoices/${id}/payment`,
+      { amount: 5 },
+      { token: admin, ...key('fails-first') },
+    );
     expect(failed.status).toBe(400);
     expect(await t.db.select().from(idempotencyKeys).where(eq(idempotencyKeys.key, 'fails-first'))).toHaveLength(0);
     const retry = await api.post(`/api/invoices/${id}/payment`, { amount: 1 }, { token: admin, ...key('fails-first') });

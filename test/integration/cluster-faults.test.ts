@@ -15,7 +15,16 @@ import { Client } from 'pg';
 import type { Cluster } from '../../runtime/cluster';
 import { client } from '../helpers/app';
 import { waitFor } from '../helpers/wait';
-import { isCleanFailure, login, privateNats, privatePostgres, seed, startTestCluster, type Restartable, type Seeded } from './cluster-harness';
+import {
+  isCleanFailure,
+  login,
+  privateNats,
+  privatePostgres,
+  seed,
+  startTestCluster,
+  type Restartable,
+  type Seeded,
+} from './cluster-harness';
 
 jest.setTimeout(240_000);
 
@@ -64,7 +73,11 @@ const call = (method: string, path: string, body?: unknown, timeoutMs = 40_000):
  */
 async function gatewayRequests(): Promise<number> {
   const text = await (await fetch(`${cluster.baseUrl}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
-  const answered = [...text.matchAll(/^http_requests_total\{route="\/api\/subscribers\/:id\/renew",method="POST",status="\d+"\} (\d+)/gm)];
+  const answered = [
+    ...text.matchAll(
+      /^http_requests_total\{route="\/api\/subscribers\/:id\/renew",method="POST",status="\d+"\} (\d+)/gm,
+    ),
+  ];
   const inFlight = Number(/^http_requests_in_flight (\d+)/m.exec(text)?.[1] ?? 0);
   return answered.reduce((sum, m) => sum + Number(m[1]), 0) + inFlight - 1;
 }
@@ -91,18 +104,31 @@ describe('NATS restarts', () => {
     // The bus comes back once the gateway holds both (or has already answered them).
     const received = await gatewayRequests();
     const during = Promise.all([renew(ids[1]), renew(ids[2])]);
-    await waitFor('the two renewals at the gateway while the bus is down', async () => (await gatewayRequests()) - received >= 2);
+    await waitFor(
+      'the two renewals at the gateway while the bus is down',
+      async () => (await gatewayRequests()) - received >= 2,
+    );
     await nats.start();
     // Each probe gives up after 2 s: one sent before every process has reconnected is lost (NATS
     // keeps nothing for an absent subscriber) and would otherwise wait the whole request timeout.
-    await waitFor('a request served across processes after the restart', async () => (await call('GET', '/api/services', undefined, 2_000)).status === 200, 60_000, 200);
+    await waitFor(
+      'a request served across processes after the restart',
+      async () => (await call('GET', '/api/services', undefined, 2_000)).status === 200,
+      60_000,
+      200,
+    );
 
     const duringResults = await during;
     for (const r of duringResults) if (r.status !== 200) expect(isCleanFailure(r)).toBe(true);
     const after = await renew(ids[3]);
     expect(after.status).toBe(200);
 
-    const acknowledged = [ids[0], ...(duringResults[0].status === 200 ? [ids[1]] : []), ...(duringResults[1].status === 200 ? [ids[2]] : []), ids[3]];
+    const acknowledged = [
+      ids[0],
+      ...(duringResults[0].status === 200 ? [ids[1]] : []),
+      ...(duringResults[1].status === 200 ? [ids[2]] : []),
+      ids[3],
+    ];
     const rows = await query<{ subscriber_id: string; invoices: number }>(
       `select o.payload->>'subscriber_id' as subscriber_id,
               (select count(*)::int from invoices i where i.subscriber_id = (o.payload->>'subscriber_id')::int) as invoices
@@ -140,7 +166,12 @@ describe('PostgreSQL stops for 5 s', () => {
     for (const r of during) if (r.status !== 200) expect(isCleanFailure(r)).toBe(true);
     expect(during.some((r) => r.status !== 200)).toBe(true);
 
-    await waitFor('a payment accepted after the database came back', async () => (await pay()).status === 200, 30_000, 200);
+    await waitFor(
+      'a payment accepted after the database came back',
+      async () => (await pay()).status === 200,
+      30_000,
+      200,
+    );
     expect((await fetch(`${cluster.baseUrl}/health`)).status).toBe(200);
 
     const acknowledged = 2 + during.filter((r) => r.status === 200).length;

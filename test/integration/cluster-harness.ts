@@ -17,7 +17,10 @@ import { waitFor } from '../helpers/wait';
 export const ADMIN = { username: 'cluster-admin', password: 'cluster-admin-pw' };
 
 /** Starts the cluster on `databaseUrl`; children's log lines are kept for a failure message. */
-export async function startTestCluster(databaseUrl: string, extra: Record<string, string>): Promise<Cluster & { log: string[] }> {
+export async function startTestCluster(
+  databaseUrl: string,
+  extra: Record<string, string>,
+): Promise<Cluster & { log: string[] }> {
   const log: string[] = [];
   const env = {
     ...process.env,
@@ -30,7 +33,12 @@ export async function startTestCluster(databaseUrl: string, extra: Record<string
     }),
   };
   try {
-    const cluster = await startCluster({ env, migrate: false, output: (units, line) => log.push(`[${units}] ${line}`), readyTimeoutMs: 120_000 });
+    const cluster = await startCluster({
+      env,
+      migrate: false,
+      output: (units, line) => log.push(`[${units}] ${line}`),
+      readyTimeoutMs: 120_000,
+    });
     return Object.assign(cluster, { log });
   } catch (err) {
     throw new Error(`${(err as Error).message}\n${log.slice(-40).join('\n')}`, { cause: err });
@@ -57,20 +65,49 @@ export async function seed(baseUrl: string, token: string, tag = 'c'): Promise<S
     if (res.status !== status) throw new Error(`${what}: ${res.status} ${res.text}`);
     return res.body;
   };
-  const plan = ok(await api.post('/api/services', { name: `Plan ${tag}`, price: 20, duration_days: 30 }, { token }), 201, 'plan');
-  const reseller = ok(await api.post('/api/resellers', { name: `Reseller ${tag}`, balance: 1000 }, { token }), 201, 'reseller');
-  ok(await api.post(`/api/resellers/${reseller.data.id}/service-limits`, { service_id: plan.data.id, max_subscribers: 100 }, { token }), 200, 'service limit');
+  const plan = ok(
+    await api.post('/api/services', { name: `Plan ${tag}`, price: 20, duration_days: 30 }, { token }),
+    201,
+    'plan',
+  );
+  const reseller = ok(
+    await api.post('/api/resellers', { name: `Reseller ${tag}`, balance: 1000 }, { token }),
+    201,
+    'reseller',
+  );
+  ok(
+    await api.post(
+      `/api/resellers/${reseller.data.id}/service-limits`,
+      { service_id: plan.data.id, max_subscribers: 100 },
+      { token },
+    ),
+    200,
+    'service limit',
+  );
   const subscriber = ok(
-    await api.post('/api/subscribers', { username: `${tag}@isp`, password: 'pppoe-pw', service_id: plan.data.id, reseller_id: reseller.data.id }, { token }),
+    await api.post(
+      '/api/subscribers',
+      { username: `${tag}@isp`, password: 'pppoe-pw', service_id: plan.data.id, reseller_id: reseller.data.id },
+      { token },
+    ),
     201,
     'subscriber',
   );
   const invoice = ok(
-    await api.post('/api/invoices', { subscriber_id: subscriber.data.id, items: [{ description: 'Router', qty: 1, unit_price: 100 }] }, { token }),
+    await api.post(
+      '/api/invoices',
+      { subscriber_id: subscriber.data.id, items: [{ description: 'Router', qty: 1, unit_price: 100 }] },
+      { token },
+    ),
     201,
     'invoice',
   );
-  return { planId: plan.data.id, resellerId: reseller.data.id, subscriberId: subscriber.data.id, invoiceId: invoice.data.id };
+  return {
+    planId: plan.data.id,
+    resellerId: reseller.data.id,
+    subscriberId: subscriber.data.id,
+    invoiceId: invoice.data.id,
+  };
 }
 
 /** The body of a failed request is the API's envelope, with a 5xx status. */
@@ -103,14 +140,18 @@ export async function privateNats(): Promise<Restartable> {
     port,
     async start() {
       child = spawn('/usr/sbin/nats-server', ['-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
-      await waitFor('nats-server listening', async () => {
-        const net = await import('node:net');
-        return new Promise<boolean>((resolve) => {
-          const s = net.connect(port, '127.0.0.1');
-          s.once('connect', () => (s.destroy(), resolve(true)));
-          s.once('error', () => resolve(false));
-        });
-      }, 10_000);
+      await waitFor(
+        'nats-server listening',
+        async () => {
+          const net = await import('node:net');
+          return new Promise<boolean>((resolve) => {
+            const s = net.connect(port, '127.0.0.1');
+            s.once('connect', () => (s.destroy(), resolve(true)));
+            s.once('error', () => resolve(false));
+          });
+        },
+        10_000,
+      );
     },
     async stop() {
       const c = child;

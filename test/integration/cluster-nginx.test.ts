@@ -37,7 +37,14 @@ beforeAll(async () => {
     .replace('listen 8080;', `listen 127.0.0.1:${port};`)
     .replace('access_log /dev/stdout;', `access_log ${dir}/logs/access.log;`);
   fs.writeFileSync(path.join(dir, 'nginx.conf'), conf);
-  const args = ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-g', `daemon off; pid ${dir}/nginx.pid; error_log ${dir}/logs/error.log;`];
+  const args = [
+    '-p',
+    dir,
+    '-c',
+    path.join(dir, 'nginx.conf'),
+    '-g',
+    `daemon off; pid ${dir}/nginx.pid; error_log ${dir}/logs/error.log;`,
+  ];
   const check = spawnSync(NGINX, ['-t', ...args], { encoding: 'utf8' });
   expect(check.stderr).toMatch(/syntax is ok/);
   expect(check.status).toBe(0);
@@ -62,7 +69,9 @@ it('lets 30 public invoice requests per minute through, then answers 429', async
 });
 
 it('does not limit the other routes', async () => {
-  const statuses = await Promise.all(Array.from({ length: 40 }, () => fetch(`${base}/api/invoices/3`).then((r) => r.status)));
+  const statuses = await Promise.all(
+    Array.from({ length: 40 }, () => fetch(`${base}/api/invoices/3`).then((r) => r.status)),
+  );
   expect(statuses).toEqual(Array(40).fill(200));
 });
 

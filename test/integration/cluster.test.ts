@@ -64,10 +64,16 @@ describe(`a flow across six processes, over ${label}`, () => {
 
     // Billing learns the renderer nodes by discovery: on a loaded machine a cluster that has just
     // come up may still answer 503 (never anything else) for a moment.
-    const pdf = await waitFor('a PDF answer other than 503', async () => {
-      const res = await fetch(`${cluster.baseUrl}/api/invoices/${seeded.invoiceId}/pdf`, { headers: { authorization: `Bearer ${token}` } });
-      return res.status !== 503 && res;
-    }, 10_000);
+    const pdf = await waitFor(
+      'a PDF answer other than 503',
+      async () => {
+        const res = await fetch(`${cluster.baseUrl}/api/invoices/${seeded.invoiceId}/pdf`, {
+          headers: { authorization: `Bearer ${token}` },
+        });
+        return res.status !== 503 && res;
+      },
+      10_000,
+    );
     expect(pdf.status).toBe(200);
     expect(pdf.headers.get('content-type')).toBe('application/pdf');
     const text = await pdfText(Buffer.from(await pdf.arrayBuffer()));
@@ -84,7 +90,11 @@ describe(`a flow across six processes, over ${label}`, () => {
   it('deactivates the subscriber, and the CoA crosses outbox, relay and network-access to the NAS', async () => {
     const api = client(cluster.baseUrl);
     nasSim = await new NasSimulator({ secret: NAS_SECRET, latencyMs: 2 }).start();
-    const nas = await api.post('/api/nas', { name: 'cluster-edge', ip_address: '127.0.0.1', secret: NAS_SECRET, coa_port: nasSim.port }, { token });
+    const nas = await api.post(
+      '/api/nas',
+      { name: 'cluster-edge', ip_address: '127.0.0.1', secret: NAS_SECRET, coa_port: nasSim.port },
+      { token },
+    );
     expect(nas.status).toBe(201);
     // The subscriber is online: FreeRADIUS accounting wrote its session.
     const db = new Client({ connectionString: databaseUrl });
@@ -95,16 +105,24 @@ describe(`a flow across six processes, over ${label}`, () => {
          values ('cluster-sess', 'u-cluster-sess', 'flow@isp', '127.0.0.1', '100.64.7.7', now() - interval '1 hour', now())`,
       );
       expect((await api.post(`/api/subscribers/${seeded.subscriberId}/deactivate`, {}, { token })).status).toBe(200);
-      await waitFor('the Disconnect-Request at the NAS', async () => nasSim!.requests.some((r) => r.userName === 'flow@isp'));
+      await waitFor('the Disconnect-Request at the NAS', async () =>
+        nasSim!.requests.some((r) => r.userName === 'flow@isp'),
+      );
       expect(nasSim.requests.filter((r) => r.userName === 'flow@isp')).toEqual([
         expect.objectContaining({ code: 'Disconnect-Request', acctSessionId: 'cluster-sess', framedIp: '100.64.7.7' }),
       ]);
       await waitFor('the recorded outcome', async () => {
         // The renewal before it sent its own event (reason 'renew', while the subscriber was offline).
-        const { rows } = await db.query(`select outcome from coa_outcomes where subscriber_id = $1 and source = 'event' and reason = 'disable'`, [seeded.subscriberId]);
+        const { rows } = await db.query(
+          `select outcome from coa_outcomes where subscriber_id = $1 and source = 'event' and reason = 'disable'`,
+          [seeded.subscriberId],
+        );
         return rows.length === 1 && rows[0].outcome === 'disconnected';
       });
-      const { rows: events } = await db.query(`select published_at from outbox where event = 'subscriber.disconnect' and payload->>'subscriber_id' = $1 and payload->>'reason' = 'disable'`, [String(seeded.subscriberId)]);
+      const { rows: events } = await db.query(
+        `select published_at from outbox where event = 'subscriber.disconnect' and payload->>'subscriber_id' = $1 and payload->>'reason' = 'disable'`,
+        [String(seeded.subscriberId)],
+      );
       expect(events).toHaveLength(1);
       expect(events[0].published_at).not.toBeNull();
     } finally {
@@ -130,7 +148,10 @@ describe(`a pdf-renderer process killed during renders, over ${label}`, () => {
         headers: { authorization: `Bearer ${token}` },
         // The broker's request timeout is 30 s: a hung request fails the test here.
         signal: AbortSignal.timeout(40_000),
-      }).then(async (res) => ({ status: res.status, body: res.headers.get('content-type')?.includes('json') ? await res.json() : await res.arrayBuffer() }));
+      }).then(async (res) => ({
+        status: res.status,
+        body: res.headers.get('content-type')?.includes('json') ? await res.json() : await res.arrayBuffer(),
+      }));
 
     const inFlight = Array.from({ length: 12 }, () => render('Letter'));
     await waitFor('renders running on the victim', async () => {
@@ -140,7 +161,12 @@ describe(`a pdf-renderer process killed during renders, over ${label}`, () => {
     victim.child.kill('SIGKILL');
     const results = await Promise.all(inFlight);
     for (const r of results) {
-      if (r.status === 200) expect(Buffer.from(r.body as ArrayBuffer).subarray(0, 5).toString()).toBe('%PDF-');
+      if (r.status === 200)
+        expect(
+          Buffer.from(r.body as ArrayBuffer)
+            .subarray(0, 5)
+            .toString(),
+        ).toBe('%PDF-');
       else expect(isCleanFailure(r)).toBe(true);
     }
     expect(results.filter((r) => r.status === 200).length).toBeGreaterThan(0);
@@ -156,16 +182,28 @@ describe(`a pdf-renderer process killed during renders, over ${label}`, () => {
     const replacement = await cluster.add('pdf-renderer');
     await cluster.waitForNode(replacement.nodeID);
     // The last original replica leaves (a clean stop), so only the new one can render.
-    const survivor = cluster.processes.find((p) => p.units === 'pdf-renderer' && p.child.exitCode === null && p.child.signalCode === null && p !== replacement)!;
+    const survivor = cluster.processes.find(
+      (p) =>
+        p.units === 'pdf-renderer' && p.child.exitCode === null && p.child.signalCode === null && p !== replacement,
+    )!;
     survivor.child.kill('SIGTERM');
     expect(await survivor.exited).toBe(0);
-    await waitFor('the observer dropping the stopped replica', () => !cluster.observer.registry.nodes.get(survivor.nodeID)?.available);
+    await waitFor(
+      'the observer dropping the stopped replica',
+      () => !cluster.observer.registry.nodes.get(survivor.nodeID)?.available,
+    );
     expect(await rendersOn(replacement.nodeID)).toBe(0);
 
-    const res = await waitFor('a PDF answer other than 503', async () => {
-      const r = await fetch(`${cluster.baseUrl}/api/invoices/${seeded.invoiceId}/pdf?paper=B5`, { headers: { authorization: `Bearer ${token}` } });
-      return r.status !== 503 && r;
-    }, 10_000);
+    const res = await waitFor(
+      'a PDF answer other than 503',
+      async () => {
+        const r = await fetch(`${cluster.baseUrl}/api/invoices/${seeded.invoiceId}/pdf?paper=B5`, {
+          headers: { authorization: `Bearer ${token}` },
+        });
+        return r.status !== 503 && r;
+      },
+      10_000,
+    );
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/pdf');
     const pdf = Buffer.from(await res.arrayBuffer());
@@ -176,22 +214,33 @@ describe(`a pdf-renderer process killed during renders, over ${label}`, () => {
   });
 });
 
-interface RendererStatus { concurrency: number; idle: number; queued: number }
-const rendererStatus = (nodeID: string) => cluster.observer.call<RendererStatus, Record<string, never>>('pdf-renderer.status', {}, { nodeID });
+interface RendererStatus {
+  concurrency: number;
+  idle: number;
+  queued: number;
+}
+const rendererStatus = (nodeID: string) =>
+  cluster.observer.call<RendererStatus, Record<string, never>>('pdf-renderer.status', {}, { nodeID });
 
 /** Renders a process has finished with a PDF, from its own metrics (not the gateway's sum). */
 async function rendersOn(nodeID: string): Promise<number> {
-  const metrics = await cluster.observer.call<{ name: string; values: { metricName?: string; labels: Record<string, string>; value: number }[] }[], Record<string, never>>(
-    'node-metrics.snapshot', {}, { nodeID },
-  );
+  const metrics = await cluster.observer.call<
+    { name: string; values: { metricName?: string; labels: Record<string, string>; value: number }[] }[],
+    Record<string, never>
+  >('node-metrics.snapshot', {}, { nodeID });
   const histogram = metrics.find((m) => m.name === 'pdf_render_duration_seconds');
-  return histogram?.values.find((v) => v.metricName === 'pdf_render_duration_seconds_count' && v.labels.outcome === 'ok')?.value ?? 0;
+  return (
+    histogram?.values.find((v) => v.metricName === 'pdf_render_duration_seconds_count' && v.labels.outcome === 'ok')
+      ?.value ?? 0
+  );
 }
 
 /** PDF requests the gateway has received so far: answered (any status) or in flight (its own scrape excluded). */
 async function pdfRequestsReceived(): Promise<number> {
   const text = await (await fetch(`${cluster.baseUrl}/metrics`)).text();
-  const answered = [...text.matchAll(/^http_requests_total\{route="\/api\/invoices\/:id\/pdf",method="GET",status="\d+"\} (\d+)/gm)];
+  const answered = [
+    ...text.matchAll(/^http_requests_total\{route="\/api\/invoices\/:id\/pdf",method="GET",status="\d+"\} (\d+)/gm),
+  ];
   const inFlight = Number(/^http_requests_in_flight (\d+)/m.exec(text)?.[1] ?? 0);
   return answered.reduce((sum, m) => sum + Number(m[1]), 0) + inFlight - 1;
 }
@@ -205,12 +254,22 @@ describe(`SIGTERM, over ${label}`, () => {
       fetch(`${cluster.baseUrl}/api/invoices/${seeded.invoiceId}/pdf?paper=A5`, {
         headers: { authorization: `Bearer ${token}` },
         signal: AbortSignal.timeout(40_000),
-      }).then(async (res) => ({ status: res.status, head: Buffer.from(await res.arrayBuffer()).subarray(0, 5).toString() })),
+      }).then(async (res) => ({
+        status: res.status,
+        head: Buffer.from(await res.arrayBuffer())
+          .subarray(0, 5)
+          .toString(),
+      })),
     );
     // Every request must have reached the gateway first: one whose bytes it has not read yet sits
     // on a connection it counts as idle, which closing the listener resets (a fixed 300 ms wait
     // was not always enough on a loaded machine).
-    await waitFor('the gateway receiving the eight requests', async () => (await pdfRequestsReceived()) - before >= 8, 20_000, 10);
+    await waitFor(
+      'the gateway receiving the eight requests',
+      async () => (await pdfRequestsReceived()) - before >= 8,
+      20_000,
+      10,
+    );
     gateway.child.kill('SIGTERM');
     billing.child.kill('SIGTERM');
     expect(await Promise.all(renders)).toEqual(Array(8).fill({ status: 200, head: '%PDF-' }));

@@ -39,7 +39,8 @@ async function newPage(): Promise<void> {
   page = await context.newPage();
   page.on('pageerror', (err) => pageProblems.push(err.message));
   page.on('console', (msg) => {
-    if (msg.type() === 'error' && /Content Security Policy|SyntaxError|TypeError|ReferenceError/.test(msg.text())) pageProblems.push(msg.text());
+    if (msg.type() === 'error' && /Content Security Policy|SyntaxError|TypeError|ReferenceError/.test(msg.text()))
+      pageProblems.push(msg.text());
   });
   page.on('dialog', (d) => d.accept());
   await page.goto(`${t.baseUrl}/`);
@@ -68,11 +69,21 @@ async function signOut(): Promise<void> {
 async function scan(name: string): Promise<void> {
   await page.evaluate(axeSource);
   const violations = await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe;
+    const axe = (
+      globalThis as unknown as {
+        axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> };
+      }
+    ).axe;
     const result = await axe.run();
     return result.violations
       .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')}`);
+      .map(
+        (v) =>
+          `${v.id} (${v.impact}): ${v.nodes
+            .map((n) => n.target.join(' '))
+            .slice(0, 3)
+            .join(', ')}`,
+      );
   });
   expect({ page: name, violations }).toEqual({ page: name, violations: [] });
 }
@@ -165,7 +176,8 @@ describe('operator console', () => {
     await form.getByLabel('Password (8 or more)').fill('north-pass-1');
     await form.getByLabel('Role').selectOption('reseller');
     await form.getByLabel('Reseller').selectOption({ label: 'North shop (#1)' });
-    for (const permission of ['create', 'edit', 'renew', 'inactivate', 'view graph']) await form.getByLabel(permission, { exact: true }).check();
+    for (const permission of ['create', 'edit', 'renew', 'inactivate', 'view graph'])
+      await form.getByLabel(permission, { exact: true }).check();
     await form.getByRole('button', { name: 'New manager' }).click();
     await page.getByRole('cell', { name: 'north', exact: true }).waitFor();
 
@@ -176,14 +188,20 @@ describe('operator console', () => {
     const { rows: saved } = await t.db.execute(sql`select value from settings where key = 'operator_name'`);
     expect(saved).toEqual([{ value: 'NetCo' }]);
 
-    for (const [link, name] of [['Access servers', 'nas'], ['Managers', 'managers'], ['Settings', 'settings']]) {
+    for (const [link, name] of [
+      ['Access servers', 'nas'],
+      ['Managers', 'managers'],
+      ['Settings', 'settings'],
+    ]) {
       await page.getByRole('link', { name: link }).click();
       await page.getByRole('heading', { name: link }).waitFor();
       await page.locator('main table, main form, main p.muted').first().waitFor();
       await scan(name);
       await shot(name);
     }
-    const rows = await t.db.execute(sql`select r.name, r.balance, l.service_id from resellers r join reseller_service_limits l on l.reseller_id = r.id`);
+    const rows = await t.db.execute(
+      sql`select r.name, r.balance, l.service_id from resellers r join reseller_service_limits l on l.reseller_id = r.id`,
+    );
     expect(rows.rows).toEqual([expect.objectContaining({ name: 'North shop', service_id: 1 })]);
     await signOut();
   });
@@ -202,27 +220,66 @@ describe('operator console', () => {
     // first unavailable (503, retried, then a Retry button), then drawn as charts.
     let bandwidthUp = false;
     const bandwidth = {
-      subscriber_id: 1, username: 'ali@north',
-      last_24h: [{ hour: '2026-11-23T08:00:00Z', download_bytes: 1.2e9, upload_bytes: 3e8 }, { hour: '2026-11-23T09:00:00Z', download_bytes: 2.4e9, upload_bytes: 5e8 }],
-      last_30d: [{ date: '2026-11-22', download_bytes: 8e9, upload_bytes: 1e9 }, { date: '2026-11-23', download_bytes: 3.6e9, upload_bytes: 8e8 }],
-      sessions: [{ session_id: 'a1', started_at: '2026-11-23T08:00:00Z', stopped_at: null, online: true, duration_seconds: 3600, download_bytes: 3.6e9, upload_bytes: 8e8, avg_download_bps: 8e6, avg_upload_bps: 1.7e6, ip_address: '10.1.0.2', nas_ip: '10.0.0.1', terminate_cause: null }],
+      subscriber_id: 1,
+      username: 'ali@north',
+      last_24h: [
+        { hour: '2026-11-23T08:00:00Z', download_bytes: 1.2e9, upload_bytes: 3e8 },
+        { hour: '2026-11-23T09:00:00Z', download_bytes: 2.4e9, upload_bytes: 5e8 },
+      ],
+      last_30d: [
+        { date: '2026-11-22', download_bytes: 8e9, upload_bytes: 1e9 },
+        { date: '2026-11-23', download_bytes: 3.6e9, upload_bytes: 8e8 },
+      ],
+      sessions: [
+        {
+          session_id: 'a1',
+          started_at: '2026-11-23T08:00:00Z',
+          stopped_at: null,
+          online: true,
+          duration_seconds: 3600,
+          download_bytes: 3.6e9,
+          upload_bytes: 8e8,
+          avg_download_bps: 8e6,
+          avg_upload_bps: 1.7e6,
+          ip_address: '10.1.0.2',
+          nas_ip: '10.0.0.1',
+          terminate_cause: null,
+        },
+      ],
     };
-    await page.route('**/api/subscribers/*/bandwidth', (route) => route.fulfill(bandwidthUp
-      ? { json: { success: true, data: bandwidth } }
-      : { status: 503, json: { success: false, message: 'service unavailable' } }));
+    await page.route('**/api/subscribers/*/bandwidth', (route) =>
+      route.fulfill(
+        bandwidthUp
+          ? { json: { success: true, data: bandwidth } }
+          : { status: 503, json: { success: false, message: 'service unavailable' } },
+      ),
+    );
     await page.getByRole('button', { name: 'Create subscriber' }).click();
     await page.getByRole('heading', { name: 'ali@north' }).waitFor();
     await page.getByText('The service is unavailable right now. Retry in a moment.').waitFor();
     bandwidthUp = true;
     await page.getByRole('button', { name: 'Retry' }).click();
     for (const chart of ['Last 24 hours', 'Last 30 days', 'Per session']) {
-      await page.getByRole('img', { name: `${chart}: download bytes, upload bytes over time` }).locator('canvas').waitFor();
+      await page
+        .getByRole('img', { name: `${chart}: download bytes, upload bytes over time` })
+        .locator('canvas')
+        .waitFor();
     }
     await page.getByRole('cell', { name: 'a1' }).waitFor();
     await page.getByRole('cell', { name: '3.4 GB' }).waitFor();
     // Fields read as words, not API names; a plan without quotas reads as unlimited.
     const labels = await page.locator('dl.kv dt').allTextContents();
-    expect(labels).toEqual(expect.arrayContaining(['Full name', 'Expiry date', 'IP address', 'Last access server', 'MAC address', 'Used today', 'FUP level']));
+    expect(labels).toEqual(
+      expect.arrayContaining([
+        'Full name',
+        'Expiry date',
+        'IP address',
+        'Last access server',
+        'MAC address',
+        'Used today',
+        'FUP level',
+      ]),
+    );
     expect(labels.filter((label) => /_|^[a-z]/.test(label))).toEqual([]);
     await expect(page.locator('dt:text-is("Used today") + dd').textContent()).resolves.toBe('0 B of unlimited');
     await page.getByRole('columnheader', { name: 'Ended by' }).waitFor();
@@ -246,7 +303,10 @@ describe('operator console', () => {
     await dialogSubmit('Renew');
     const invoiceLink = page.getByRole('link', { name: /^INV-/ });
     await invoiceLink.waitFor();
-    await page.getByRole('img', { name: /^Last 24 hours/ }).locator('canvas').waitFor();
+    await page
+      .getByRole('img', { name: /^Last 24 hours/ })
+      .locator('canvas')
+      .waitFor();
     await dialogSubmit('Add a rule', { 'Rate (kbit/s)': '2048' });
     await page.getByRole('cell', { name: '2048' }).waitFor();
     await scan('subscriber');
@@ -272,7 +332,9 @@ describe('operator console', () => {
     await page.getByRole('heading', { name: /^Invoice INV-/ }).waitFor();
     await page.getByRole('cell', { name: 'cash' }).nth(1).waitFor();
     await page.getByLabel('Paper').selectOption('Receipt80');
-    const pdfResponse = page.waitForResponse((r) => r.url().includes(`/api/invoices/${invoice.id}/pdf?paper=Receipt80`));
+    const pdfResponse = page.waitForResponse((r) =>
+      r.url().includes(`/api/invoices/${invoice.id}/pdf?paper=Receipt80`),
+    );
     await page.getByRole('button', { name: 'Show PDF' }).click();
     const pdf = await pdfResponse;
     expect(pdf.status()).toBe(200);
@@ -296,8 +358,14 @@ describe('operator console', () => {
     const token = await apiToken('north', 'north-pass-1');
     const names = Array.from({ length: 100 }, (_, i) => `bulk-${String(i).padStart(3, '0')}@north`);
     for (let i = 0; i < names.length; i += 10) {
-      const created = await Promise.all(names.slice(i, i + 10).map((username) =>
-        http(t.baseUrl, 'POST', '/api/subscribers', { token, body: { username, password: 'pppoe-pass', service_id: 1 } })));
+      const created = await Promise.all(
+        names.slice(i, i + 10).map((username) =>
+          http(t.baseUrl, 'POST', '/api/subscribers', {
+            token,
+            body: { username, password: 'pppoe-pass', service_id: 1 },
+          }),
+        ),
+      );
       expect(created.map((r) => r.status)).toEqual(Array(created.length).fill(201));
     }
     await page.goto(`${t.baseUrl}/#/subscribers?search=bulk-`);
@@ -309,10 +377,14 @@ describe('operator console', () => {
     await page.getByLabel('Action', { exact: true }).selectOption({ label: 'Deactivate' });
     await page.getByRole('button', { name: 'Run deactivate on 100' }).click();
     await page.locator('.job-status', { hasText: 'done' }).waitFor({ timeout: 60_000 });
-    expect(await page.locator('.job p').first().textContent()).toMatch(/done,\s*100 of 100 processed, 100 succeeded, 0 failed/);
+    expect(await page.locator('.job p').first().textContent()).toMatch(
+      /done,\s*100 of 100 processed, 100 succeeded, 0 failed/,
+    );
     await scan('bulk');
     await shot('bulk');
-    const { rows } = await t.db.execute(sql`select count(*)::int as n from subscribers where username like 'bulk-%' and status = 'inactive'`);
+    const { rows } = await t.db.execute(
+      sql`select count(*)::int as n from subscribers where username like 'bulk-%' and status = 'inactive'`,
+    );
     expect(rows[0].n).toBe(100);
     await signOut();
   });
@@ -321,7 +393,13 @@ describe('operator console', () => {
     const admin = await apiToken('admin', ADMIN_PASSWORD);
     const viewer = await http(t.baseUrl, 'POST', '/api/managers', {
       token: admin,
-      body: { username: 'viewer', password: 'viewer-pass-1', role: 'user', reseller_id: 1, permissions: ['subscribers.view'] },
+      body: {
+        username: 'viewer',
+        password: 'viewer-pass-1',
+        role: 'user',
+        reseller_id: 1,
+        permissions: ['subscribers.view'],
+      },
     });
     expect(viewer.status).toBe(201);
     await signIn('viewer', 'viewer-pass-1');
@@ -346,17 +424,24 @@ describe('operator console', () => {
     await page.getByRole('heading', { name: /^Invoice INV-/ }).waitFor();
     await expect(page.getByRole('group', { name: 'Invoice actions' }).getByRole('button').count()).resolves.toBe(0);
 
-    const { rows: before } = await t.db.execute(sql`select expiry_date, status from subscribers where username = 'ali@north'`);
+    const { rows: before } = await t.db.execute(
+      sql`select expiry_date, status from subscribers where username = 'ali@north'`,
+    );
     // The console's own token, used as any script in the page could: the API refuses every write.
     const token = String(await page.evaluate('sessionStorage.getItem("isp-billing.console.token")'));
     const statuses = await Promise.all([
       http(t.baseUrl, 'POST', '/api/subscribers/1/renew', { token, body: {} }),
       http(t.baseUrl, 'POST', '/api/subscribers/1/deactivate', { token, body: {} }),
       http(t.baseUrl, 'POST', '/api/invoices/quick-pay/1', { token, body: { amount: 5 } }),
-      http(t.baseUrl, 'POST', '/api/subscribers', { token, body: { username: 'sneaky@north', password: 'x', service_id: 1 } }),
+      http(t.baseUrl, 'POST', '/api/subscribers', {
+        token,
+        body: { username: 'sneaky@north', password: 'x', service_id: 1 },
+      }),
     ]).then((all) => all.map((r) => r.status));
     expect(statuses).toEqual([403, 403, 403, 403]);
-    const { rows: after } = await t.db.execute(sql`select expiry_date, status from subscribers where username = 'ali@north'`);
+    const { rows: after } = await t.db.execute(
+      sql`select expiry_date, status from subscribers where username = 'ali@north'`,
+    );
     expect(after).toEqual(before);
 
     await signOut();
@@ -366,7 +451,9 @@ describe('operator console', () => {
 
   it('lays the page out right to left and labels it in Arabic when the language is Arabic', async () => {
     const admin = await apiToken('admin', ADMIN_PASSWORD);
-    expect((await http(t.baseUrl, 'PUT', '/api/settings', { token: admin, body: { language: 'ar' } })).status).toBe(200);
+    expect((await http(t.baseUrl, 'PUT', '/api/settings', { token: admin, body: { language: 'ar' } })).status).toBe(
+      200,
+    );
     await signIn('north', 'north-pass-1', SIGN_IN.ar);
     await page.getByRole('link', { name: 'bulk-099@north' }).waitFor();
     await expect(page.locator('html').getAttribute('dir')).resolves.toBe('rtl');
@@ -376,15 +463,21 @@ describe('operator console', () => {
     await shot('subscribers-rtl');
 
     // The subscriber's fields in the documents' language (the invoice's labels say تاريخ الإصدار too).
-    const { rows: [ali] } = await t.db.execute(sql`select id from subscribers where username = 'ali@north'`);
+    const {
+      rows: [ali],
+    } = await t.db.execute(sql`select id from subscribers where username = 'ali@north'`);
     await page.evaluate(`location.hash = "#/subscribers/${Number(ali.id)}"`);
     await page.getByRole('heading', { name: 'السجل' }).waitFor();
     const labels = await page.locator('dl.kv dt').allTextContents();
-    expect(labels).toEqual(expect.arrayContaining(['الاسم الكامل', 'تاريخ الانتهاء', 'عنوان IP', 'آخر خادم وصول', 'المستخدم اليوم']));
+    expect(labels).toEqual(
+      expect.arrayContaining(['الاسم الكامل', 'تاريخ الانتهاء', 'عنوان IP', 'آخر خادم وصول', 'المستخدم اليوم']),
+    );
     await expect(page.locator('dt:text-is("المستخدم اليوم") + dd').textContent()).resolves.toBe('0 B من غير محدود');
     await page.getByRole('link', { name: /^INV-/ }).first().click();
     await page.getByRole('heading', { name: 'التفاصيل' }).waitFor();
-    await expect(page.locator('dl.kv dt').allTextContents()).resolves.toEqual(expect.arrayContaining(['تاريخ الإصدار', 'الرصيد المستحق']));
+    await expect(page.locator('dl.kv dt').allTextContents()).resolves.toEqual(
+      expect.arrayContaining(['تاريخ الإصدار', 'الرصيد المستحق']),
+    );
 
     // A token revoked elsewhere (or expired) brings the sign-in page back with the reason.
     const token = String(await page.evaluate('sessionStorage.getItem("isp-billing.console.token")'));

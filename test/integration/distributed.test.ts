@@ -45,10 +45,15 @@ afterAll(async () => {
 describe(`over ${label}`, () => {
   it('lists in /api/openapi.json every route that the other brokers declare, with its service.action', async () => {
     const doc = (await client(gateway.baseUrl).get('/api/openapi.json')).body;
-    const documented = Object.entries(doc.paths as Record<string, Record<string, { operationId: string }>>).flatMap(([path, ops]) =>
-      Object.keys(ops).map((method) => `${method.toUpperCase()} ${path.replace(/\{([A-Za-z_]+)\}/g, ':$1')}`),
+    const documented = Object.entries(doc.paths as Record<string, Record<string, { operationId: string }>>).flatMap(
+      ([path, ops]) =>
+        Object.keys(ops).map((method) => `${method.toUpperCase()} ${path.replace(/\{([A-Za-z_]+)\}/g, ':$1')}`),
     );
-    const declared = [...localRoutes(backend.app.broker), ...localRoutes(network.app.broker), ...localRoutes(gateway.app.broker)];
+    const declared = [
+      ...localRoutes(backend.app.broker),
+      ...localRoutes(network.app.broker),
+      ...localRoutes(gateway.app.broker),
+    ];
     expect(declared.length).toBeGreaterThan(60);
     expect(documented.sort()).toEqual([...new Set(declared)].sort());
     expect(doc.paths['/api/invoices/{id}/payment'].post.operationId).toBe('billing.pay');
@@ -59,7 +64,11 @@ describe(`over ${label}`, () => {
     expect(gateway.app.broker.getLocalService('plans')).toBeUndefined();
     expect(backend.app.broker.getLocalService('gateway')).toBeUndefined();
     const api = client(gateway.baseUrl);
-    const created = await api.post('/api/services', { name: 'Remote plan', price: 12.5, duration_days: 30 }, { token: adminToken() });
+    const created = await api.post(
+      '/api/services',
+      { name: 'Remote plan', price: 12.5, duration_days: 30 },
+      { token: adminToken() },
+    );
     expect(created.status).toBe(201);
     expect(created.body.data).toMatchObject({ name: 'Remote plan', price: 12.5 });
     const read = await api.get(`/api/services/${created.body.data.id}`, { token: adminToken() });
@@ -76,7 +85,11 @@ describe(`over ${label}`, () => {
   it('answers 503 on a learned route once no process runs its unit, 404 on a route never declared', async () => {
     await network.app.broker.stop();
     const api = client(gateway.baseUrl);
-    await waitFor('the gateway forgetting nas.list', () => !gateway.app.broker.registry.getActionList({ onlyAvailable: true }).some((a) => a.name === 'nas.list'), 10_000);
+    await waitFor(
+      'the gateway forgetting nas.list',
+      () => !gateway.app.broker.registry.getActionList({ onlyAvailable: true }).some((a) => a.name === 'nas.list'),
+      10_000,
+    );
     const res = await api.get('/api/nas', { token: adminToken() });
     expect(res.status).toBe(503);
     expect(res.body).toEqual({ success: false, message: 'service unavailable' });

@@ -19,14 +19,28 @@ import { ensureTokenManager, type TestApp } from '../helpers/app';
 const run = promisify(execFile);
 
 export async function seedReseller(t: TestApp, name: string, parentPath = '/') {
-  const [row] = await t.db.insert(resellers).values({ name, path: '', currency: 'USD', commissionRate: '10' }).returning();
-  const [withPath] = await t.db.update(resellers).set({ path: `${parentPath}${row.id}/` }).where(eq(resellers.id, row.id)).returning();
+  const [row] = await t.db
+    .insert(resellers)
+    .values({ name, path: '', currency: 'USD', commissionRate: '10' })
+    .returning();
+  const [withPath] = await t.db
+    .update(resellers)
+    .set({ path: `${parentPath}${row.id}/` })
+    .where(eq(resellers.id, row.id))
+    .returning();
   return withPath;
 }
 
 let seq = 0;
-export async function seedSubscriber(t: TestApp, resellerId: number, opts: { phone?: string | null; fullName?: string } = {}) {
-  const [plan] = await t.db.insert(services).values({ name: `plan-${++seq}-${process.pid}`, price: 1000, currency: 'USD', durationDays: 30 }).returning();
+export async function seedSubscriber(
+  t: TestApp,
+  resellerId: number,
+  opts: { phone?: string | null; fullName?: string } = {},
+) {
+  const [plan] = await t.db
+    .insert(services)
+    .values({ name: `plan-${++seq}-${process.pid}`, price: 1000, currency: 'USD', durationDays: 30 })
+    .returning();
   const [row] = await t.db
     .insert(subscribers)
     .values({
@@ -64,7 +78,13 @@ export async function seedInvoice(t: TestApp, sub: { id: number; resellerId: num
       issueDate: '2025-03-01',
       dueDate: '2025-03-15',
     });
-    if (inv.paid) await applyPayment(tx as unknown as Tx, { invoiceId: invoice.id, amount: inv.paid, method: 'cash', reference: 'R-77' });
+    if (inv.paid)
+      await applyPayment(tx as unknown as Tx, {
+        invoiceId: invoice.id,
+        amount: inv.paid,
+        method: 'cash',
+        reference: 'R-77',
+      });
     return invoice.id;
   });
   const [row] = await t.db.select().from(invoices).where(eq(invoices.id, id));
@@ -88,7 +108,9 @@ export function pdfText(pdf: Buffer): Promise<string> {
   });
 }
 
-export async function pdfInfo(pdf: Buffer): Promise<{ pages: number; widthPt: number; heightPt: number; fonts: string }> {
+export async function pdfInfo(
+  pdf: Buffer,
+): Promise<{ pages: number; widthPt: number; heightPt: number; fonts: string }> {
   return withTempDir(async (dir) => {
     const file = path.join(dir, 'doc.pdf');
     await fs.promises.writeFile(file, pdf);
@@ -107,15 +129,27 @@ export function decodeQr(pdf: Buffer): Promise<string | null> {
     await fs.promises.writeFile(file, pdf);
     await run('pdftoppm', ['-png', '-r', '150', '-f', '1', '-l', '1', '-singlefile', file, path.join(dir, 'page')]);
     const png = PNG.sync.read(await fs.promises.readFile(path.join(dir, 'page.png')));
-    const code = jsQR(new Uint8ClampedArray(png.data.buffer, png.data.byteOffset, png.data.length), png.width, png.height);
+    const code = jsQR(
+      new Uint8ClampedArray(png.data.buffer, png.data.byteOffset, png.data.length),
+      png.width,
+      png.height,
+    );
     return code?.data ?? null;
   });
 }
 
-export async function fetchPdf(url: string, token?: string): Promise<{ status: number; type: string | null; body: Buffer; headers: Headers }> {
+export async function fetchPdf(
+  url: string,
+  token?: string,
+): Promise<{ status: number; type: string | null; body: Buffer; headers: Headers }> {
   await ensureTokenManager(new URL(url).origin, token);
   const res = await fetch(url, { headers: token ? { authorization: `Bearer ${token}` } : {} });
-  return { status: res.status, type: res.headers.get('content-type'), body: Buffer.from(await res.arrayBuffer()), headers: res.headers };
+  return {
+    status: res.status,
+    type: res.headers.get('content-type'),
+    body: Buffer.from(await res.arrayBuffer()),
+    headers: res.headers,
+  };
 }
 
 export const mmToPt = (mm: number) => (mm * 72) / 25.4;

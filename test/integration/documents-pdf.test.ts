@@ -12,7 +12,16 @@ import { saveSettings } from '../../shared/settings';
 import { db } from '../../shared/db/client';
 import { findChromium } from '../../services/pdf-renderer/chromium';
 import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
-import { decodeQr, fetchPdf, mmToPt, pdfInfo, pdfText, seedInvoice, seedReseller, seedSubscriber } from './documents-fixtures';
+import {
+  decodeQr,
+  fetchPdf,
+  mmToPt,
+  pdfInfo,
+  pdfText,
+  seedInvoice,
+  seedReseller,
+  seedSubscriber,
+} from './documents-fixtures';
 
 let t: TestApp;
 let api: ReturnType<typeof client>;
@@ -40,7 +49,10 @@ beforeAll(async () => {
     notes: 'Thank you for choosing us',
     paid: 10000,
   });
-  await saveSettings(db(), { operator_name: 'Skyline Networks', how_to_pay: 'Pay at any Skyline agent or bank transfer IBAN XX00 1234' });
+  await saveSettings(db(), {
+    operator_name: 'Skyline Networks',
+    how_to_pay: 'Pay at any Skyline agent or bank transfer IBAN XX00 1234',
+  });
 });
 afterAll(() => t.close());
 
@@ -52,13 +64,21 @@ describe('GET /api/invoices/:id/pdf', () => {
     expect(res.body.subarray(0, 5).toString()).toBe('%PDF-');
     const text = await pdfText(res.body);
     for (const expected of [
-      invoice.invoiceNumber, 'Skyline Networks', 'Layla Haddad', 'Fibre 100 Mbps, March', 'Router rental',
+      invoice.invoiceNumber,
+      'Skyline Networks',
+      'Layla Haddad',
+      'Fibre 100 Mbps, March',
+      'Router rental',
       '275.00 USD', // subtotal: 250.00 + 2 x 12.50
       '27.50 USD', // tax 10 %
       '302.50 USD', // total
       '100.00 USD', // paid
       '202.50 USD', // balance
-      'R-77', 'Thank you for choosing us', 'IBAN XX00 1234', 'Partially paid', '2025-03-15',
+      'R-77',
+      'Thank you for choosing us',
+      'IBAN XX00 1234',
+      'Partially paid',
+      '2025-03-15',
     ]) {
       expect(text).toContain(expected);
     }
@@ -84,7 +104,8 @@ describe('GET /api/invoices/:id/pdf', () => {
     } else {
       expect(Math.abs(info.heightPt - mmToPt(size.height))).toBeLessThanOrEqual(1);
     }
-    if (paper === 'Receipt58') expect(await decodeQr(res.body)).toMatch(/^http:\/\/billing\.test\/api\/invoices\/public\//);
+    if (paper === 'Receipt58')
+      expect(await decodeQr(res.body)).toMatch(/^http:\/\/billing\.test\/api\/invoices\/public\//);
   });
 
   it('uses default_paper_size when no paper is named', async () => {
@@ -109,8 +130,14 @@ describe('GET /api/invoices/:id/pdf', () => {
     const missing = await api.get('/api/invoices/999999/pdf', { token: adminToken() });
     expect(missing.status).toBe(404);
     expect(missing.body.message).toBe('invoice not found');
-    expect((await api.get(`/api/invoices/${invoice.id}/pdf`, { token: token('reseller', { resellerId: resellerB.id }) })).status).toBe(403);
-    const own = await fetchPdf(`${t.baseUrl}/api/invoices/${invoice.id}/pdf`, token('reseller', { resellerId: resellerA.id }));
+    expect(
+      (await api.get(`/api/invoices/${invoice.id}/pdf`, { token: token('reseller', { resellerId: resellerB.id }) }))
+        .status,
+    ).toBe(403);
+    const own = await fetchPdf(
+      `${t.baseUrl}/api/invoices/${invoice.id}/pdf`,
+      token('reseller', { resellerId: resellerA.id }),
+    );
     expect(own.status).toBe(200);
   });
 
@@ -144,7 +171,10 @@ function tokenOf(url: string): string {
 describe('public receipt page and PDF', () => {
   let browser: Browser;
   beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: findChromium(), args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+    browser = await chromium.launch({
+      executablePath: findChromium(),
+      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+    });
   });
   afterAll(() => browser.close());
 
@@ -184,7 +214,11 @@ describe('public receipt page and PDF', () => {
       `/api/invoices/public/999999?token=${good}`,
     ]) {
       const res = await api.get(path);
-      expect({ path, status: res.status, body: res.body }).toEqual({ path, status: 404, body: { success: false, message: 'invoice not found' } });
+      expect({ path, status: res.status, body: res.body }).toEqual({
+        path,
+        status: 404,
+        body: { success: false, message: 'invoice not found' },
+      });
     }
   });
 
@@ -198,8 +232,24 @@ describe('public receipt page and PDF', () => {
 
   it('rotating the token kills the old link and the new one works', async () => {
     const before = await currentPublicUrl();
-    expect((await api.post(`/api/invoices/${invoice.id}/public-token`, {}, { token: token('reseller', { resellerId: resellerB.id }) })).status).toBe(403);
-    expect((await api.post(`/api/invoices/${invoice.id}/public-token`, {}, { token: token('user', { resellerId: resellerA.id }) })).status).toBe(403);
+    expect(
+      (
+        await api.post(
+          `/api/invoices/${invoice.id}/public-token`,
+          {},
+          { token: token('reseller', { resellerId: resellerB.id }) },
+        )
+      ).status,
+    ).toBe(403);
+    expect(
+      (
+        await api.post(
+          `/api/invoices/${invoice.id}/public-token`,
+          {},
+          { token: token('user', { resellerId: resellerA.id }) },
+        )
+      ).status,
+    ).toBe(403);
     const res = await api.post(`/api/invoices/${invoice.id}/public-token`, {}, { token: adminToken() });
     expect(res.status).toBe(200);
     const after = res.body.data.public_url as string;

@@ -18,7 +18,13 @@ async function readAll(stream: Readable): Promise<{ bytes: Buffer; chunks: numbe
   return { bytes: Buffer.concat(parts), chunks: parts.map((p) => p.length) };
 }
 
-interface Status { pid?: number; generation: number; restarts: number; idle: number; queued: number }
+interface Status {
+  pid?: number;
+  generation: number;
+  restarts: number;
+  idle: number;
+  queued: number;
+}
 
 describe('queue bound', () => {
   let broker: ServiceBroker;
@@ -48,12 +54,17 @@ describe('queue bound', () => {
   }
 
   it('answers 503 once the pages and the queue are full, then serves the queued work', async () => {
-    const busy = broker.call<Readable, object>('pdf-renderer.render', { html: `<p>one</p><img src="${imageUrl}">`, paper: 'A4' });
+    const busy = broker.call<Readable, object>('pdf-renderer.render', {
+      html: `<p>one</p><img src="${imageUrl}">`,
+      paper: 'A4',
+    });
     await until(async () => hold.length === 1);
     const queued = broker.call<Readable, object>('pdf-renderer.render', { html: '<p>two</p>', paper: 'A4' });
     await until(async () => (await broker.call<Status>('pdf-renderer.status')).queued === 1);
 
-    const refused = await broker.call('pdf-renderer.render', { html: '<p>three</p>', paper: 'A4' }).catch((e: unknown) => e);
+    const refused = await broker
+      .call('pdf-renderer.render', { html: '<p>three</p>', paper: 'A4' })
+      .catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(ApiError);
     expect(refused).toMatchObject({ code: 503, message: 'pdf renderer is busy, retry shortly' });
 
@@ -64,7 +75,9 @@ describe('queue bound', () => {
   });
 
   it('400 for an unknown paper without touching the browser', async () => {
-    await expect(broker.call('pdf-renderer.render', { html: '<p>x</p>', paper: 'A11' })).rejects.toMatchObject({ code: 400 });
+    await expect(broker.call('pdf-renderer.render', { html: '<p>x</p>', paper: 'A11' })).rejects.toMatchObject({
+      code: 400,
+    });
   });
 });
 
@@ -83,7 +96,9 @@ describe('browser crash', () => {
     expect(before.pid).toEqual(expect.any(Number));
     process.kill(before.pid!, 'SIGKILL');
 
-    const after = await readAll(await broker.call<Readable, object>('pdf-renderer.render', { html: '<p>after the crash</p>', paper: 'A6' }));
+    const after = await readAll(
+      await broker.call<Readable, object>('pdf-renderer.render', { html: '<p>after the crash</p>', paper: 'A6' }),
+    );
     expect(await pdfText(after.bytes)).toContain('after the crash');
     const status = await broker.call<Status>('pdf-renderer.status');
     expect(status.generation).toBe(before.generation + 1);
@@ -98,7 +113,11 @@ describe('PDF across a transporter', () => {
   beforeAll(async () => {
     // The Fake transporter serialises every packet as NATS would, in memory.
     const common = {
-      logger: false, validator: false, transporter: 'Fake', serializer: 'JSON' as const, namespace: `pdf-${process.pid}`,
+      logger: false,
+      validator: false,
+      transporter: 'Fake',
+      serializer: 'JSON' as const,
+      namespace: `pdf-${process.pid}`,
       middlewares: [CancelPendingAnnouncement],
     };
     renderer = new ServiceBroker({ ...common, nodeID: 'renderer' });
@@ -116,7 +135,11 @@ describe('PDF across a transporter', () => {
     const noise = () => Array.from({ length: 4 }, () => Math.random().toString(36).slice(2)).join('');
     const rows = Array.from({ length: 20000 }, (_, i) => `<p>${i} ${noise()}</p>`).join('');
     const html = `<h1>big document</h1>${rows}<p>the last line</p>`;
-    const stream = await caller.call<Readable, object>('pdf-renderer.render', { html, paper: 'A4' }, { nodeID: 'renderer' });
+    const stream = await caller.call<Readable, object>(
+      'pdf-renderer.render',
+      { html, paper: 'A4' },
+      { nodeID: 'renderer' },
+    );
     const { bytes, chunks } = await readAll(stream);
     expect(bytes.length).toBeGreaterThan(1024 * 1024);
     expect(Math.max(...chunks)).toBeLessThanOrEqual(64 * 1024);

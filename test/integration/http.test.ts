@@ -57,7 +57,10 @@ describe('envelope and error rules', () => {
       [{ name: 'p', price: -1, duration_days: 30 }, 'price must be >= 0'],
       [{ name: 'p', price: 10, duration_days: 0 }, 'duration_days must be >= 1'],
       [{ name: 'p', price: 10, duration_days: 30, currency: 'usd' }, 'currency must match pattern "^[A-Z]{3}$"'],
-      [{ name: 'p', price: 10, duration_days: 30, fup_tiers: [{ level: 5, threshold_gb: 1, rate_limit: '1M/1M' }] }, 'fup_tiers[0].level must be <= 3'],
+      [
+        { name: 'p', price: 10, duration_days: 30, fup_tiers: [{ level: 5, threshold_gb: 1, rate_limit: '1M/1M' }] },
+        'fup_tiers[0].level must be <= 3',
+      ],
     ];
     for (const [body, message] of cases) {
       const res = await api.post('/api/services', body, { token: adminToken() });
@@ -92,7 +95,9 @@ describe('operations endpoints', () => {
     expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
     expect(res.text).toMatch(/process_cpu_user_seconds_total/);
     expect(res.text).toMatch(/http_requests_total\{route="\/api\/services",method="GET",status="200"\} \d+/);
-    expect(res.text).toMatch(/http_request_duration_seconds_bucket\{le="0.005",route="\/api\/services",method="GET",status="200"\}/);
+    expect(res.text).toMatch(
+      /http_request_duration_seconds_bucket\{le="0.005",route="\/api\/services",method="GET",status="200"\}/,
+    );
     expect(res.text).toMatch(/http_requests_total\{route="unmatched",method="GET",status="404"\}/);
     // The scrape itself is the one request in flight.
     expect(res.text).toMatch(/^http_requests_in_flight 1$/m);
@@ -103,11 +108,18 @@ describe('operations endpoints', () => {
     expect(res.status).toBe(200);
     const doc = res.body;
     expect(doc.openapi).toBe('3.1.0');
-    const routes = routesOf(t.app.broker.registry.getActionList({ skipInternal: true }).map((i) => (i as unknown as { action: RegisteredAction }).action));
+    const routes = routesOf(
+      t.app.broker.registry
+        .getActionList({ skipInternal: true })
+        .map((i) => (i as unknown as { action: RegisteredAction }).action),
+    );
     expect(routes.length).toBeGreaterThan(20);
     for (const r of routes) {
       const op = doc.paths[r.path.replace(/:([A-Za-z_]+)/g, '{$1}')]?.[r.method.toLowerCase()];
-      expect({ route: `${r.method} ${r.path}`, documented: !!op }).toEqual({ route: `${r.method} ${r.path}`, documented: true });
+      expect({ route: `${r.method} ${r.path}`, documented: !!op }).toEqual({
+        route: `${r.method} ${r.path}`,
+        documented: true,
+      });
       expect(op['x-permission']).toBe(r.access);
       expect(Object.keys(op.responses)).toContain(String(r.success ?? 200));
       if (r.auth === 'jwt') expect(Object.keys(op.responses)).toContain('401');
@@ -132,7 +144,8 @@ describe('rate limits', () => {
     const limited = await startConfigured({ RATE_LIMIT_PER_MIN: '4' });
     try {
       // The login was the first request of the window.
-      for (let i = 0; i < 3; i++) expect((await limited.api.get('/api/services', { token: limited.token })).status).toBe(200);
+      for (let i = 0; i < 3; i++)
+        expect((await limited.api.get('/api/services', { token: limited.token })).status).toBe(200);
       const res = await limited.api.get('/api/services', { token: limited.token });
       expect(res.status).toBe(429);
       expect(res.body).toEqual({ success: false, message: 'too many requests' });

@@ -27,19 +27,57 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
 /** The view computed in TypeScript from the stored rows: what the SQL must reproduce. */
 async function expectedView(id: number) {
   const [i] = await t.db.select().from(invoices).where(eq(invoices.id, id));
-  const items = await t.db.select().from(invoiceItems).where(eq(invoiceItems.invoiceId, id)).orderBy(invoiceItems.position);
-  const payments = await t.db.select().from(invoicePayments).where(eq(invoicePayments.invoiceId, id)).orderBy(invoicePayments.id);
+  const items = await t.db
+    .select()
+    .from(invoiceItems)
+    .where(eq(invoiceItems.invoiceId, id))
+    .orderBy(invoiceItems.position);
+  const payments = await t.db
+    .select()
+    .from(invoicePayments)
+    .where(eq(invoicePayments.invoiceId, id))
+    .orderBy(invoicePayments.id);
   const m = (v: number) => fromMinor(v, i.currency);
   return {
-    id: i.id, invoice_number: i.invoiceNumber, subscriber_id: i.subscriberId, reseller_id: i.resellerId, kind: i.kind,
-    amount: m(i.amount), tax_rate: Number(i.taxRate), tax_amount: m(i.taxAmount), total: m(i.total), paid_amount: m(i.paidAmount),
-    balance: m(i.total - i.paidAmount), status: i.status, currency: i.currency, issue_date: i.issueDate, due_date: i.dueDate,
-    paid_at: iso(i.paidAt), notes: i.notes, commission_rate: Number(i.commissionRate), commission_amount: m(i.commissionAmount),
-    consolidated_into: i.consolidatedInto, created_by: i.createdBy, created_at: iso(i.createdAt),
-    items: items.map((it) => ({ description: it.description, qty: Number(it.qty), unit_price: m(it.unitPrice), amount: m(it.amount) })),
+    id: i.id,
+    invoice_number: i.invoiceNumber,
+    subscriber_id: i.subscriberId,
+    reseller_id: i.resellerId,
+    kind: i.kind,
+    amount: m(i.amount),
+    tax_rate: Number(i.taxRate),
+    tax_amount: m(i.taxAmount),
+    total: m(i.total),
+    paid_amount: m(i.paidAmount),
+    balance: m(i.total - i.paidAmount),
+    status: i.status,
+    currency: i.currency,
+    issue_date: i.issueDate,
+    due_date: i.dueDate,
+    paid_at: iso(i.paidAt),
+    notes: i.notes,
+    commission_rate: Number(i.commissionRate),
+    commission_amount: m(i.commissionAmount),
+    consolidated_into: i.consolidatedInto,
+    created_by: i.createdBy,
+    created_at: iso(i.createdAt),
+    items: items.map((it) => ({
+      description: it.description,
+      qty: Number(it.qty),
+      unit_price: m(it.unitPrice),
+      amount: m(it.amount),
+    })),
     payments: payments.map((p) => ({
-      id: p.id, invoice_id: p.invoiceId, transaction_id: p.transactionId, amount: m(p.amount), method: p.method,
-      reference: p.reference, paid_at: iso(p.paidAt), notes: p.notes, created_by: p.createdBy, created_at: iso(p.createdAt),
+      id: p.id,
+      invoice_id: p.invoiceId,
+      transaction_id: p.transactionId,
+      amount: m(p.amount),
+      method: p.method,
+      reference: p.reference,
+      paid_at: iso(p.paidAt),
+      notes: p.notes,
+      created_by: p.createdBy,
+      created_at: iso(p.createdAt),
     })),
   };
 }
@@ -51,13 +89,27 @@ describe.each([
   ['CLF', 4, 0.1234],
 ])('%s (exponent %i)', (currency, _exponent, unitPrice) => {
   it('GET, list, create and payments show the stored row exactly as fromMinor and toISOString would', async () => {
-    const created = await api.post('/api/invoices', {
-      subscriber_id: subscriberId, currency, tax_rate: 7.5, notes: 'línea "quoted" \\ back',
-      items: [{ description: 'Plan', qty: 1.5, unit_price: unitPrice }, { description: 'Router', qty: 2, unit_price: 0 }],
-    }, { token: admin });
+    const created = await api.post(
+      '/api/invoices',
+      {
+        subscriber_id: subscriberId,
+        currency,
+        tax_rate: 7.5,
+        notes: 'línea "quoted" \\ back',
+        items: [
+          { description: 'Plan', qty: 1.5, unit_price: unitPrice },
+          { description: 'Router', qty: 2, unit_price: 0 },
+        ],
+      },
+      { token: admin },
+    );
     expect(created.status).toBe(201);
     const id = created.body.data.id as number;
-    const paid = await api.post(`/api/invoices/${id}/payment`, { amount: created.body.data.total > 1 ? 1 : created.body.data.total, method: 'cash', reference: 'r-1' }, { token: admin });
+    const paid = await api.post(
+      `/api/invoices/${id}/payment`,
+      { amount: created.body.data.total > 1 ? 1 : created.body.data.total, method: 'cash', reference: 'r-1' },
+      { token: admin },
+    );
     expect(paid.status).toBe(200);
 
     const expected = await expectedView(id);
@@ -83,9 +135,16 @@ describe.each([
 });
 
 it('prints money the way JSON.stringify prints fromMinor: no trailing zeros, integers bare', async () => {
-  const created = await api.post('/api/invoices', {
-    subscriber_id: subscriberId, currency: 'USD', tax_rate: 0, items: [{ description: 'Even', qty: 1, unit_price: 10.5 }],
-  }, { token: admin });
+  const created = await api.post(
+    '/api/invoices',
+    {
+      subscriber_id: subscriberId,
+      currency: 'USD',
+      tax_rate: 0,
+      items: [{ description: 'Even', qty: 1, unit_price: 10.5 }],
+    },
+    { token: admin },
+  );
   const got = await api.get(`/api/invoices/${created.body.data.id}`, { token: admin });
   expect(got.text).toMatch(/"amount" ?: ?10\.5,/);
   expect(got.text).toMatch(/"tax_rate" ?: ?0,/);
@@ -94,9 +153,14 @@ it('prints money the way JSON.stringify prints fromMinor: no trailing zeros, int
 });
 
 it('an invoice without a public link shows public_url null', async () => {
-  const created = await api.post('/api/invoices', {
-    subscriber_id: subscriberId, items: [{ description: 'No link', qty: 1, unit_price: 1 }],
-  }, { token: admin });
+  const created = await api.post(
+    '/api/invoices',
+    {
+      subscriber_id: subscriberId,
+      items: [{ description: 'No link', qty: 1, unit_price: 1 }],
+    },
+    { token: admin },
+  );
   const id = created.body.data.id as number;
   await t.db.update(invoices).set({ publicTokenNonce: null, publicTokenHash: null }).where(eq(invoices.id, id));
   const got = await api.get(`/api/invoices/${id}`, { token: admin });

@@ -35,9 +35,24 @@ beforeAll(async () => {
   A1 = await seedReseller(t.db, { name: 'A1', parentId: A.id, commissionRate: '5' });
   B = await seedReseller(t.db, { name: 'B' });
   const plan = await seedPlan(t.db, { price: 3000 });
-  sA = await seedSubscriber(t.db, { resellerId: A.id, serviceId: plan.id, username: 'alice@north', fullName: 'Alice Archer' });
-  sA1 = await seedSubscriber(t.db, { resellerId: A1.id, serviceId: plan.id, username: 'bob@north', fullName: 'Bob Baker' });
-  sB = await seedSubscriber(t.db, { resellerId: B.id, serviceId: plan.id, username: 'carol@south', fullName: 'Carol Clark' });
+  sA = await seedSubscriber(t.db, {
+    resellerId: A.id,
+    serviceId: plan.id,
+    username: 'alice@north',
+    fullName: 'Alice Archer',
+  });
+  sA1 = await seedSubscriber(t.db, {
+    resellerId: A1.id,
+    serviceId: plan.id,
+    username: 'bob@north',
+    fullName: 'Bob Baker',
+  });
+  sB = await seedSubscriber(t.db, {
+    resellerId: B.id,
+    serviceId: plan.id,
+    username: 'carol@south',
+    fullName: 'Carol Clark',
+  });
   resA = token('reseller', { managerId: 10, resellerId: A.id });
   resB = token('reseller', { managerId: 11, resellerId: B.id });
   userA = token('user', { managerId: 12, resellerId: A.id, permissions: ['subscribers.view'] });
@@ -46,11 +61,19 @@ afterAll(() => t.close());
 
 describe('POST /api/invoices', () => {
   it('201 with computed totals, number, commission, defaults and public_url', async () => {
-    const put = await api.put('/api/settings', { default_tax_rate: 7.5, default_due_days: 10, invoice_prefix: 'INV' }, { token: admin });
+    const put = await api.put(
+      '/api/settings',
+      { default_tax_rate: 7.5, default_due_days: 10, invoice_prefix: 'INV' },
+      { token: admin },
+    );
     expect(put.status).toBe(200);
     const res = await api.post(
       '/api/invoices',
-      { subscriber_id: sA.id, items: [line({ qty: 2, unit_price: 10.05 }), line({ description: 'Router', qty: 0.5, unit_price: 3.33 })], notes: 'hello' },
+      {
+        subscriber_id: sA.id,
+        items: [line({ qty: 2, unit_price: 10.05 }), line({ description: 'Router', qty: 0.5, unit_price: 3.33 })],
+        notes: 'hello',
+      },
       { token: admin },
     );
     expect(res.status).toBe(201);
@@ -81,7 +104,9 @@ describe('POST /api/invoices', () => {
       { description: 'Monthly 20M', qty: 2, unit_price: 10.05, amount: 20.1 },
       { description: 'Router', qty: 0.5, unit_price: 3.33, amount: 1.67 },
     ]);
-    expect(d.public_url).toMatch(new RegExp(`^http://billing\\.test/api/invoices/public/${d.id}\\?token=[A-Za-z0-9_-]{43}$`));
+    expect(d.public_url).toMatch(
+      new RegExp(`^http://billing\\.test/api/invoices/public/${d.id}\\?token=[A-Za-z0-9_-]{43}$`),
+    );
     const [row] = await t.db.select().from(invoices).where(eq(invoices.id, d.id));
     expect(row).toMatchObject({ amount: 2177, taxAmount: 163, total: 2340, commissionAmount: 272, createdBy: 1 });
     expect(row.publicTokenHash).toMatch(/^[0-9a-f]{64}$/);
@@ -90,11 +115,17 @@ describe('POST /api/invoices', () => {
   });
 
   it('honours tax_rate, due_date and currency given in the body', async () => {
-    const d = await create({ subscriber_id: sA.id, items: [line({ unit_price: 1500 })], tax_rate: 0, due_date: '2099-12-31', currency: 'JPY' });
+    const d = await create({
+      subscriber_id: sA.id,
+      items: [line({ unit_price: 1500 })],
+      tax_rate: 0,
+      due_date: '2099-12-31',
+      currency: 'JPY',
+    });
     expect(d).toMatchObject({ currency: 'JPY', amount: 1500, tax_amount: 0, total: 1500, due_date: '2099-12-31' });
   });
 
-  it('a reseller creates for its own tree; the commission rate is the owning reseller\'s', async () => {
+  it("a reseller creates for its own tree; the commission rate is the owning reseller's", async () => {
     const d = await create({ subscriber_id: sA1.id, items: [line()] }, resA);
     expect(d).toMatchObject({ reseller_id: A1.id, commission_rate: 5, commission_amount: 1.5 });
   });
@@ -115,10 +146,18 @@ describe('POST /api/invoices', () => {
     ['zero qty', { items: [line({ qty: 0 })] }, /^items\[0\]\.qty /],
     ['non-numeric qty', { items: [line({ qty: 'two' })] }, /^items\[0\]\.qty must be number$/],
     ['numeric string qty', { items: [line({ qty: '2' })] }, /^items\[0\]\.qty must be number$/],
-    ['too many qty decimals', { items: [line({ qty: 1.0001 })] }, /^items\[0\]\.qty must have at most 3 decimal places$/],
+    [
+      'too many qty decimals',
+      { items: [line({ qty: 1.0001 })] },
+      /^items\[0\]\.qty must have at most 3 decimal places$/,
+    ],
     ['negative unit_price', { items: [line(), line({ unit_price: -5 })] }, /^items\[1\]\.unit_price /],
     ['non-numeric unit_price', { items: [line({ unit_price: 'free' })] }, /^items\[0\]\.unit_price must be number$/],
-    ['unit_price beyond the currency', { items: [line({ unit_price: 1.005 })] }, /^items\[0\]\.unit_price has more decimal places than USD allows$/],
+    [
+      'unit_price beyond the currency',
+      { items: [line({ unit_price: 1.005 })] },
+      /^items\[0\]\.unit_price has more decimal places than USD allows$/,
+    ],
     ['missing description', { items: [{ qty: 1, unit_price: 1 }] }, /^items\[0\]\.description is required$/],
     ['tax_rate above 100', { tax_rate: 100.01 }, /^tax_rate /],
     ['negative tax_rate', { tax_rate: -1 }, /^tax_rate /],
@@ -147,7 +186,9 @@ describe('POST /api/invoices', () => {
 
   it('numbers are gap-free and unique under concurrency', async () => {
     const results = await Promise.all(
-      Array.from({ length: 20 }, () => api.post('/api/invoices', { subscriber_id: sA.id, items: [line()] }, { token: admin })),
+      Array.from({ length: 20 }, () =>
+        api.post('/api/invoices', { subscriber_id: sA.id, items: [line()] }, { token: admin }),
+      ),
     );
     expect(results.every((r) => r.status === 201)).toBe(true);
     const rows = await t.db.select({ n: invoices.invoiceNumber }).from(invoices);
@@ -159,13 +200,23 @@ describe('POST /api/invoices', () => {
 describe('GET /api/invoices/:id', () => {
   it('returns items, payment history and public_url; 404 unknown; 403 outside the tree; user may read', async () => {
     const d = await create({ subscriber_id: sA1.id, items: [line()] });
-    const pay = await api.post(`/api/invoices/${d.id}/payment`, { amount: 10, method: 'card', reference: 'R-1' }, { token: admin });
+    const pay = await api.post(
+      `/api/invoices/${d.id}/payment`,
+      { amount: 10, method: 'card', reference: 'R-1' },
+      { token: admin },
+    );
     expect(pay.status).toBe(200);
     const res = await api.get(`/api/invoices/${d.id}`, { token: resA });
     expect(res.status).toBe(200);
     expect(res.body.data.items).toHaveLength(1);
     expect(res.body.data.payments).toEqual([
-      expect.objectContaining({ id: pay.body.data.payment.id, amount: 10, method: 'card', reference: 'R-1', created_by: 1 }),
+      expect.objectContaining({
+        id: pay.body.data.payment.id,
+        amount: 10,
+        method: 'card',
+        reference: 'R-1',
+        created_by: 1,
+      }),
     ]);
     expect(res.body.data.public_url).toBe(d.public_url);
     expect((await api.get(`/api/invoices/${d.id}`, { token: userA })).status).toBe(200);
@@ -190,7 +241,10 @@ describe('GET /api/invoices', () => {
       b: (await create({ subscriber_id: sB.id, items: [line()] })).id,
       old: (await create({ subscriber_id: sB.id, items: [line()] })).id,
     };
-    await t.db.update(invoices).set({ issueDate: '2024-01-15', status: 'paid', paidAmount: sql`${invoices.total}` }).where(eq(invoices.id, ids.old));
+    await t.db
+      .update(invoices)
+      .set({ issueDate: '2024-01-15', status: 'paid', paidAmount: sql`${invoices.total}` })
+      .where(eq(invoices.id, ids.old));
   });
 
   const list = async (query: string, tok = admin) => {
@@ -241,9 +295,21 @@ describe('GET /api/invoices', () => {
 describe('PUT /api/invoices/:id', () => {
   it('recomputes totals from new items and tax; keeps the rest', async () => {
     const d = await create({ subscriber_id: sA.id, items: [line()], tax_rate: 10, notes: 'n' });
-    const res = await api.put(`/api/invoices/${d.id}`, { items: [line({ qty: 3, unit_price: 5 }), line({ unit_price: 0.5 })], tax_rate: 20, due_date: '2099-01-01' }, { token: resA });
+    const res = await api.put(
+      `/api/invoices/${d.id}`,
+      { items: [line({ qty: 3, unit_price: 5 }), line({ unit_price: 0.5 })], tax_rate: 20, due_date: '2099-01-01' },
+      { token: resA },
+    );
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ amount: 15.5, tax_rate: 20, tax_amount: 3.1, total: 18.6, due_date: '2099-01-01', notes: 'n', commission_amount: 1.94 });
+    expect(res.body.data).toMatchObject({
+      amount: 15.5,
+      tax_rate: 20,
+      tax_amount: 3.1,
+      total: 18.6,
+      due_date: '2099-01-01',
+      notes: 'n',
+      commission_amount: 1.94,
+    });
     expect(res.body.data.items).toHaveLength(2);
     expect((await t.db.select().from(invoiceItems).where(eq(invoiceItems.invoiceId, d.id))).length).toBe(2);
     const notesOnly = await api.put(`/api/invoices/${d.id}`, { tax_rate: 0 }, { token: admin });
@@ -252,7 +318,12 @@ describe('PUT /api/invoices/:id', () => {
 
   it('409 unless pending; 400 bad input changes nothing; 403 outside the tree or for a user', async () => {
     const d = await create({ subscriber_id: sA.id, items: [line()], tax_rate: 0 });
-    for (const [patch, msg] of [[{ items: [] }, /^items /], [{ tax_rate: 101 }, /^tax_rate/], [{ due_date: 'x' }, /^due_date/], [{}, /^body has nothing to change$/]] as const) {
+    for (const [patch, msg] of [
+      [{ items: [] }, /^items /],
+      [{ tax_rate: 101 }, /^tax_rate/],
+      [{ due_date: 'x' }, /^due_date/],
+      [{}, /^body has nothing to change$/],
+    ] as const) {
       const res = await api.put(`/api/invoices/${d.id}`, patch, { token: admin });
       expect(res.status).toBe(400);
       expect(res.body.message).toMatch(msg);

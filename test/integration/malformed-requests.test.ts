@@ -18,10 +18,65 @@ interface Operation {
 let t: TestApp;
 let operations: Operation[];
 
-const BAD_IDS = ['0x1', '-1', '0', '1e3', '1.5', '2147483648', '99999999999999999999', 'abc', '%00', '%20', '%E2%80%AE1'];
-const BAD_QUERY_VALUES = ['', '%00', '%01', 'x', '-1', '1e999', '99999999999999999999', '%FF', '[]', "'", '0x10', 'true', 'null', '2026-02-30'];
-const BAD_BODY_TEXTS = ['{', 'null', '[]', '"x"', '1', 'true', '{"__proto__":{"x":1}}', '{"a":1,"a":2}', '{"constructor":{"prototype":{}}}', '\u0000'];
-const BAD_VALUES: unknown[] = [null, 123, -1, 1.5, 1e308, 'x', '', '\u0000', 'a\u0000b', '\u001b[31m', '9'.repeat(5000), true, [], {}, [null], { a: 1 }];
+const BAD_IDS = [
+  '0x1',
+  '-1',
+  '0',
+  '1e3',
+  '1.5',
+  '2147483648',
+  '99999999999999999999',
+  'abc',
+  '%00',
+  '%20',
+  '%E2%80%AE1',
+];
+const BAD_QUERY_VALUES = [
+  '',
+  '%00',
+  '%01',
+  'x',
+  '-1',
+  '1e999',
+  '99999999999999999999',
+  '%FF',
+  '[]',
+  "'",
+  '0x10',
+  'true',
+  'null',
+  '2026-02-30',
+];
+const BAD_BODY_TEXTS = [
+  '{',
+  'null',
+  '[]',
+  '"x"',
+  '1',
+  'true',
+  '{"__proto__":{"x":1}}',
+  '{"a":1,"a":2}',
+  '{"constructor":{"prototype":{}}}',
+  '\u0000',
+];
+const BAD_VALUES: unknown[] = [
+  null,
+  123,
+  -1,
+  1.5,
+  1e308,
+  'x',
+  '',
+  '\u0000',
+  'a\u0000b',
+  '\u001b[31m',
+  '9'.repeat(5000),
+  true,
+  [],
+  {},
+  [null],
+  { a: 1 },
+];
 
 /** A value the schema accepts, where one is easy to name: the skeleton each bad field is put into. */
 function plausible(schema: Schema | undefined): unknown {
@@ -67,7 +122,11 @@ beforeAll(async () => {
   const plan = await seedPlan(t.db, { price: 1000 });
   const sub = await seedSubscriber(t.db, { resellerId: r.id, serviceId: plan.id });
   const api = client(t.baseUrl);
-  await api.post('/api/invoices', { subscriber_id: sub.id, items: [{ description: 'x', qty: 1, unit_price: 5 }] }, { token: adminToken() });
+  await api.post(
+    '/api/invoices',
+    { subscriber_id: sub.id, items: [{ description: 'x', qty: 1, unit_price: 5 }] },
+    { token: adminToken() },
+  );
   await api.post('/api/nas', { name: 'fuzz', ip_address: '10.0.0.1', secret: 'secret-1' }, { token: adminToken() });
   const doc = (await api.get('/api/openapi.json')).body as { paths: Record<string, Record<string, Schema>> };
   operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
@@ -110,15 +169,23 @@ it('walks every operation with malformed ids, queries and bodies without a singl
       }
     }
     if (!op.body) continue;
-    for (const raw of BAD_BODY_TEXTS) await expectBelow500(`${op.method} ${validPath} body ${JSON.stringify(raw)}`, call(op, validPath, { raw }));
-    await expectBelow500(`${op.method} ${validPath} form body`, call(op, validPath, { raw: 'a=1', type: 'application/x-www-form-urlencoded' }));
+    for (const raw of BAD_BODY_TEXTS)
+      await expectBelow500(`${op.method} ${validPath} body ${JSON.stringify(raw)}`, call(op, validPath, { raw }));
+    await expectBelow500(
+      `${op.method} ${validPath} form body`,
+      call(op, validPath, { raw: 'a=1', type: 'application/x-www-form-urlencoded' }),
+    );
     await expectBelow500(`${op.method} ${validPath} text body`, call(op, validPath, { raw: '{}', type: 'text/plain' }));
     // One skeleton per value of each enum field (a manager's role, a bulk action), so that each
     // branch those values open is reached with every bad field.
     const properties = (op.body.properties ?? {}) as Record<string, Schema>;
     const base = (plausible(op.body) ?? {}) as Record<string, unknown>;
-    const skeletons = [base, ...Object.entries(properties).flatMap(([name, prop]) =>
-      Array.isArray(prop.enum) ? prop.enum.slice(1).map((value) => ({ ...base, [name]: value })) : [])];
+    const skeletons = [
+      base,
+      ...Object.entries(properties).flatMap(([name, prop]) =>
+        Array.isArray(prop.enum) ? prop.enum.slice(1).map((value) => ({ ...base, [name]: value })) : [],
+      ),
+    ];
     for (const skeleton of skeletons) {
       for (const field of Object.keys(properties)) {
         for (const bad of BAD_VALUES) {

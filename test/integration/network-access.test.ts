@@ -33,10 +33,18 @@ const as = (auth: Partial<Auth>): Auth => ({ ...admin, role: 'reseller', ...auth
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a test reads whatever the action answers
 const call = <T = { data: Record<string, any> }>(action: string, params: Record<string, unknown>, auth: Auth = admin) =>
   t.app.broker.call(action, params, { meta: { auth } }) as Promise<T>;
-const status = (p: Promise<unknown>) => p.then(() => 200, (err: { code?: number }) => err.code);
+const status = (p: Promise<unknown>) =>
+  p.then(
+    () => 200,
+    (err: { code?: number }) => err.code,
+  );
 
 async function subscriber(username: string, owner = resellerId): Promise<number> {
-  const res = await api.post('/api/subscribers', { username, password: 'pw', service_id: planId, reseller_id: owner }, { token: adminToken() });
+  const res = await api.post(
+    '/api/subscribers',
+    { username, password: 'pw', service_id: planId, reseller_id: owner },
+    { token: adminToken() },
+  );
   expect(res.status).toBe(201);
   return res.body.data.id;
 }
@@ -44,8 +52,13 @@ async function subscriber(username: string, owner = resellerId): Promise<number>
 async function online(username: string, ip = '100.64.1.2'): Promise<string> {
   const id = `sess-${++sessionSeq}`;
   await t.db.insert(radacct).values({
-    acctsessionid: id, acctuniqueid: `u-${id}`, username, nasipaddress: '127.0.0.1', framedipaddress: ip,
-    acctstarttime: new Date(Date.now() - 3600_000), acctupdatetime: new Date(),
+    acctsessionid: id,
+    acctuniqueid: `u-${id}`,
+    username,
+    nasipaddress: '127.0.0.1',
+    framedipaddress: ip,
+    acctstarttime: new Date(Date.now() - 3600_000),
+    acctupdatetime: new Date(),
   });
   return id;
 }
@@ -55,15 +68,39 @@ beforeAll(async () => {
   Object.assign(process.env, { OUTBOX_POLL_MS: '200', OUTBOX_REDELIVER_SECONDS: '1' });
   t = await startTestApp();
   api = client(t.baseUrl);
-  nasSim = await new NasSimulator({ secret: SECRET, latencyMs: 2, answer: (r) => answers.get(r.userName) ?? 'ack' }).start();
-  rosSim = await new RouterOsSimulator({ ...API, emptyReply: true, tickMs: 5, pingRtts: { '100.64.9.9': [3, null, 5] } }).start();
+  nasSim = await new NasSimulator({
+    secret: SECRET,
+    latencyMs: 2,
+    answer: (r) => answers.get(r.userName) ?? 'ack',
+  }).start();
+  rosSim = await new RouterOsSimulator({
+    ...API,
+    emptyReply: true,
+    tickMs: 5,
+    pingRtts: { '100.64.9.9': [3, null, 5] },
+  }).start();
   const token = adminToken();
-  resellerId = (await api.post('/api/resellers', { name: 'north', balance: 1000, currency: 'USD' }, { token })).body.data.id;
-  otherResellerId = (await api.post('/api/resellers', { name: 'south', balance: 1000, currency: 'USD' }, { token })).body.data.id;
-  planId = (await api.post('/api/services', { name: 'home', price: 10, duration_days: 30, currency: 'USD', rate_limit: '10M/10M' }, { token })).body.data.id;
-  for (const r of [resellerId, otherResellerId]) await api.post(`/api/resellers/${r}/service-limits`, { service_id: planId }, { token });
+  resellerId = (await api.post('/api/resellers', { name: 'north', balance: 1000, currency: 'USD' }, { token })).body
+    .data.id;
+  otherResellerId = (await api.post('/api/resellers', { name: 'south', balance: 1000, currency: 'USD' }, { token }))
+    .body.data.id;
+  planId = (
+    await api.post(
+      '/api/services',
+      { name: 'home', price: 10, duration_days: 30, currency: 'USD', rate_limit: '10M/10M' },
+      { token },
+    )
+  ).body.data.id;
+  for (const r of [resellerId, otherResellerId])
+    await api.post(`/api/resellers/${r}/service-limits`, { service_id: planId }, { token });
   const nas = await call('nas.create', {
-    name: 'edge-1', ip_address: '127.0.0.1', secret: SECRET, coa_port: nasSim.port, api_port: rosSim.port, api_username: API.username, api_password: API.password,
+    name: 'edge-1',
+    ip_address: '127.0.0.1',
+    secret: SECRET,
+    coa_port: nasSim.port,
+    api_port: rosSim.port,
+    api_username: API.username,
+    api_password: API.password,
   });
   nasId = nas.data.id;
 });
@@ -82,10 +119,28 @@ describe('POST /api/subscribers/:id/disconnect', () => {
     const session = await online('ali@north', '100.64.1.2');
     const res = await call('networkAccess.disconnect', { id });
     expect(res.data).toMatchObject({
-      subscriber_id: id, username: 'ali@north', outcome: 'disconnected', message: 'session disconnected',
-      sessions: [{ session_id: session, ip_address: '100.64.1.2', nas: { id: nasId, name: 'edge-1', ip_address: '127.0.0.1' }, outcome: 'disconnected', via: 'coa', attempts: 1, error_cause: null }],
+      subscriber_id: id,
+      username: 'ali@north',
+      outcome: 'disconnected',
+      message: 'session disconnected',
+      sessions: [
+        {
+          session_id: session,
+          ip_address: '100.64.1.2',
+          nas: { id: nasId, name: 'edge-1', ip_address: '127.0.0.1' },
+          outcome: 'disconnected',
+          via: 'coa',
+          attempts: 1,
+          error_cause: null,
+        },
+      ],
     });
-    expect(nasSim.requests.at(-1)).toMatchObject({ code: 'Disconnect-Request', userName: 'ali@north', acctSessionId: session, framedIp: '100.64.1.2' });
+    expect(nasSim.requests.at(-1)).toMatchObject({
+      code: 'Disconnect-Request',
+      userName: 'ali@north',
+      acctSessionId: session,
+      framedIp: '100.64.1.2',
+    });
     const [row] = await t.db.select().from(coaOutcomes).where(eq(coaOutcomes.subscriberId, id));
     expect(row).toMatchObject({ source: 'request', action: 'disconnect', outcome: 'disconnected', eventId: null });
   });
@@ -94,16 +149,25 @@ describe('POST /api/subscribers/:id/disconnect', () => {
     const id = await subscriber('off@north');
     const before = nasSim.stats.received;
     const res = await call('networkAccess.disconnect', { id });
-    expect(res.data).toEqual({ subscriber_id: id, username: 'off@north', outcome: 'offline', message: 'subscriber is offline', sessions: [] });
+    expect(res.data).toEqual({
+      subscriber_id: id,
+      username: 'off@north',
+      outcome: 'offline',
+      message: 'subscriber is offline',
+      sessions: [],
+    });
     expect(nasSim.stats.received).toBe(before);
   });
 
-  it('a NAK: rejected, with the NAS\'s Error-Cause; 503 (no such session) counts as offline', async () => {
+  it("a NAK: rejected, with the NAS's Error-Cause; 503 (no such session) counts as offline", async () => {
     const id = await subscriber('nak@north');
     await online('nak@north');
     answers.set('nak@north', { nak: 501 });
     const res = await call('networkAccess.disconnect', { id });
-    expect(res.data).toMatchObject({ outcome: 'rejected', message: 'the access server rejected the request: 501 Administratively Prohibited' });
+    expect(res.data).toMatchObject({
+      outcome: 'rejected',
+      message: 'the access server rejected the request: 501 Administratively Prohibited',
+    });
     expect(res.data.sessions[0].error_cause).toEqual({ code: 501, name: 'Administratively Prohibited' });
     answers.set('nak@north', { nak: 503 });
     expect((await call('networkAccess.disconnect', { id })).data.outcome).toBe('offline');
@@ -118,7 +182,10 @@ describe('POST /api/subscribers/:id/disconnect', () => {
     expect(res.data).toMatchObject({ outcome: 'kicked', sessions: [{ outcome: 'kicked', via: 'api', attempts: 2 }] });
     expect([...rosSim.sessions.values()].some((s) => s.name === 'mute@north')).toBe(false);
     // The router has no such session any more (RouterOS 7.18 answers !empty): offline.
-    expect((await call('networkAccess.disconnect', { id })).data).toMatchObject({ outcome: 'offline', sessions: [{ via: 'api' }] });
+    expect((await call('networkAccess.disconnect', { id })).data).toMatchObject({
+      outcome: 'offline',
+      sessions: [{ via: 'api' }],
+    });
   });
 
   it('CoA unanswered and no API credentials: failed, saying why', async () => {
@@ -137,31 +204,65 @@ describe('POST /api/subscribers/:id/disconnect', () => {
 
   it('a session on an unregistered NAS fails, naming the address', async () => {
     const id = await subscriber('stray@north');
-    await t.db.insert(radacct).values({ acctsessionid: 'stray', acctuniqueid: 'u-stray', username: 'stray@north', nasipaddress: '192.0.2.77', acctstarttime: new Date() });
+    await t.db.insert(radacct).values({
+      acctsessionid: 'stray',
+      acctuniqueid: 'u-stray',
+      username: 'stray@north',
+      nasipaddress: '192.0.2.77',
+      acctstarttime: new Date(),
+    });
     const res = await call('networkAccess.disconnect', { id });
-    expect(res.data).toMatchObject({ outcome: 'failed', sessions: [{ nas: null, nas_ip: '192.0.2.77', detail: expect.stringMatching(/192.0.2.77 is not registered/) }] });
+    expect(res.data).toMatchObject({
+      outcome: 'failed',
+      sessions: [{ nas: null, nas_ip: '192.0.2.77', detail: expect.stringMatching(/192.0.2.77 is not registered/) }],
+    });
   });
 
   it('permission, scope and existence', async () => {
     const id = await subscriber('scoped@north');
     expect(await status(call('networkAccess.disconnect', { id }, as({ resellerId, permissions: [] })))).toBe(403);
-    expect(await status(call('networkAccess.disconnect', { id }, as({ resellerId: otherResellerId, permissions: ['subscribers.disconnect'] })))).toBe(403);
-    expect(await status(call('networkAccess.disconnect', { id }, as({ resellerId, permissions: ['subscribers.disconnect'] })))).toBe(200);
+    expect(
+      await status(
+        call(
+          'networkAccess.disconnect',
+          { id },
+          as({ resellerId: otherResellerId, permissions: ['subscribers.disconnect'] }),
+        ),
+      ),
+    ).toBe(403);
+    expect(
+      await status(
+        call('networkAccess.disconnect', { id }, as({ resellerId, permissions: ['subscribers.disconnect'] })),
+      ),
+    ).toBe(200);
     expect(await status(call('networkAccess.disconnect', { id: 999999 }))).toBe(404);
   });
 });
 
 describe('outbox events', () => {
   const outcomeOfEvent = (eventId: number) =>
-    waitFor(`outcome of event ${eventId}`, async () => (await t.db.select().from(coaOutcomes).where(eq(coaOutcomes.eventId, eventId)))[0]);
+    waitFor(
+      `outcome of event ${eventId}`,
+      async () => (await t.db.select().from(coaOutcomes).where(eq(coaOutcomes.eventId, eventId)))[0],
+    );
 
   it('deactivate -> outbox row -> relay -> Disconnect-Request; outcome and processed_events recorded, row published', async () => {
     const id = await subscriber('deact@north');
     await online('deact@north');
     expect((await api.post(`/api/subscribers/${id}/deactivate`, {}, { token: adminToken() })).status).toBe(200);
-    const [row] = await t.db.select().from(outbox).where(sql`${outbox.payload}->>'subscriber_id' = ${String(id)}`);
+    const [row] = await t.db
+      .select()
+      .from(outbox)
+      .where(sql`${outbox.payload}->>'subscriber_id' = ${String(id)}`);
     const outcome = await outcomeOfEvent(row.id);
-    expect(outcome).toMatchObject({ source: 'event', action: 'disconnect', subscriberId: id, username: 'deact@north', reason: 'disable', outcome: 'disconnected' });
+    expect(outcome).toMatchObject({
+      source: 'event',
+      action: 'disconnect',
+      subscriberId: id,
+      username: 'deact@north',
+      reason: 'disable',
+      outcome: 'disconnected',
+    });
     expect(await t.db.select().from(processedEvents).where(eq(processedEvents.eventId, row.id))).toHaveLength(1);
     expect((await t.db.select().from(outbox).where(eq(outbox.id, row.id)))[0].publishedAt).not.toBeNull();
     expect(nasSim.requests.filter((r) => r.userName === 'deact@north')).toHaveLength(1);
@@ -172,9 +273,18 @@ describe('outbox events', () => {
     const session = await online('old@north');
     const res = await api.post(`/api/subscribers/${id}/rename`, { new_username: 'new@north' }, { token: adminToken() });
     expect(res.status).toBe(200);
-    const [row] = await t.db.select().from(outbox).where(and(eq(outbox.event, 'subscriber.disconnect'), sql`${outbox.payload}->>'subscriber_id' = ${String(id)}`));
-    expect(await outcomeOfEvent(row.id)).toMatchObject({ outcome: 'disconnected', username: 'old@north', reason: 'rename' });
-    expect(nasSim.requests.filter((r) => r.acctSessionId === session)).toEqual([expect.objectContaining({ userName: 'old@north' })]);
+    const [row] = await t.db
+      .select()
+      .from(outbox)
+      .where(and(eq(outbox.event, 'subscriber.disconnect'), sql`${outbox.payload}->>'subscriber_id' = ${String(id)}`));
+    expect(await outcomeOfEvent(row.id)).toMatchObject({
+      outcome: 'disconnected',
+      username: 'old@north',
+      reason: 'rename',
+    });
+    expect(nasSim.requests.filter((r) => r.acctSessionId === session)).toEqual([
+      expect.objectContaining({ userName: 'old@north' }),
+    ]);
   });
 
   it('bulk disconnect flows through the outbox to every id', async () => {
@@ -187,7 +297,10 @@ describe('outbox events', () => {
     const res = await api.post('/api/subscribers/bulk-action', { ids, action: 'disconnect' }, { token: adminToken() });
     expect(res.status).toBe(200);
     await waitFor('three outcomes', async () => {
-      const rows = await t.db.select().from(coaOutcomes).where(and(eq(coaOutcomes.source, 'event'), inArray(coaOutcomes.subscriberId, ids)));
+      const rows = await t.db
+        .select()
+        .from(coaOutcomes)
+        .where(and(eq(coaOutcomes.source, 'event'), inArray(coaOutcomes.subscriberId, ids)));
       return rows.length === 3 && rows;
     });
     for (const n of names) expect(nasSim.requests.filter((r) => r.userName === n)).toHaveLength(1);
@@ -197,7 +310,14 @@ describe('outbox events', () => {
     const id = await subscriber('twice@north');
     await online('twice@north');
     const published = async (username: string, subscriberId: number) => {
-      const [row] = await t.db.insert(outbox).values({ event: 'subscriber.disconnect', payload: { subscriber_id: subscriberId, username, reason: 'disconnect' }, publishedAt: new Date() }).returning();
+      const [row] = await t.db
+        .insert(outbox)
+        .values({
+          event: 'subscriber.disconnect',
+          payload: { subscriber_id: subscriberId, username, reason: 'disconnect' },
+          publishedAt: new Date(),
+        })
+        .returning();
       return { row, event: { subscriber_id: subscriberId, username, reason: 'disconnect', event_id: row.id } };
     };
     const { row, event } = await published('twice@north', id);
@@ -209,19 +329,28 @@ describe('outbox events', () => {
     const markerId = await subscriber('marker@north');
     await online('marker@north');
     const marker = await published('marker@north', markerId);
-    await Promise.all([t.app.broker.emit('subscriber.disconnect', event), t.app.broker.emit('subscriber.disconnect', marker.event)]);
+    await Promise.all([
+      t.app.broker.emit('subscriber.disconnect', event),
+      t.app.broker.emit('subscriber.disconnect', marker.event),
+    ]);
     expect(await outcomeOfEvent(marker.row.id)).toMatchObject({ outcome: 'disconnected' });
     expect(nasSim.requests.filter((r) => r.userName === 'marker@north')).toHaveLength(1);
     expect(nasSim.requests.filter((r) => r.userName === 'twice@north')).toHaveLength(1);
     expect(await t.db.select().from(coaOutcomes).where(eq(coaOutcomes.eventId, row.id))).toHaveLength(1);
   });
 
-  it('an event published but never processed (a crash after the relay\'s commit) is published again', async () => {
+  it("an event published but never processed (a crash after the relay's commit) is published again", async () => {
     const id = await subscriber('lost@north');
     await online('lost@north');
-    const [row] = await t.db.insert(outbox).values({
-      event: 'subscriber.disconnect', payload: { subscriber_id: id, username: 'lost@north', reason: 'renew' }, publishedAt: new Date(Date.now() - 60_000), attempts: 1,
-    }).returning();
+    const [row] = await t.db
+      .insert(outbox)
+      .values({
+        event: 'subscriber.disconnect',
+        payload: { subscriber_id: id, username: 'lost@north', reason: 'renew' },
+        publishedAt: new Date(Date.now() - 60_000),
+        attempts: 1,
+      })
+      .returning();
     expect(await outcomeOfEvent(row.id)).toMatchObject({ outcome: 'disconnected', reason: 'renew' });
     expect((await t.db.select().from(outbox).where(eq(outbox.id, row.id)))[0].attempts).toBe(2);
   });
@@ -229,50 +358,98 @@ describe('outbox events', () => {
   it('subscriber.rate_limit: a CoA-Request with Mikrotik-Rate-Limit, no disconnect', async () => {
     const id = await subscriber('fup@north');
     const session = await online('fup@north');
-    const [row] = await t.db.insert(outbox).values({
-      event: 'subscriber.rate_limit', payload: { subscriber_id: id, username: 'fup@north', rate_limit: '1M/2M', fup_level: 2 },
-    }).returning();
-    expect(await outcomeOfEvent(row.id)).toMatchObject({ action: 'rate_limit', outcome: 'applied', reason: 'fup_level 2: 1M/2M' });
+    const [row] = await t.db
+      .insert(outbox)
+      .values({
+        event: 'subscriber.rate_limit',
+        payload: { subscriber_id: id, username: 'fup@north', rate_limit: '1M/2M', fup_level: 2 },
+      })
+      .returning();
+    expect(await outcomeOfEvent(row.id)).toMatchObject({
+      action: 'rate_limit',
+      outcome: 'applied',
+      reason: 'fup_level 2: 1M/2M',
+    });
     expect(nasSim.requests.filter((r) => r.userName === 'fup@north')).toEqual([
-      { code: 'CoA-Request', userName: 'fup@north', acctSessionId: session, framedIp: '100.64.1.2', rateLimit: '1M/2M', seen: 1 },
+      {
+        code: 'CoA-Request',
+        userName: 'fup@north',
+        acctSessionId: session,
+        framedIp: '100.64.1.2',
+        rateLimit: '1M/2M',
+        seen: 1,
+      },
     ]);
   });
 
   it('subscriber.rate_limit with no limit to apply: the session is disconnected to reconnect without one', async () => {
     const id = await subscriber('unfup@north');
     await online('unfup@north');
-    const [row] = await t.db.insert(outbox).values({
-      event: 'subscriber.rate_limit', payload: { subscriber_id: id, username: 'unfup@north', rate_limit: null, fup_level: 0 },
-    }).returning();
-    expect(await outcomeOfEvent(row.id)).toMatchObject({ action: 'rate_limit', outcome: 'disconnected', reason: 'fup_level 0: no limit (disconnected)' });
-    expect(nasSim.requests.filter((r) => r.userName === 'unfup@north').map((r) => r.code)).toEqual(['Disconnect-Request']);
+    const [row] = await t.db
+      .insert(outbox)
+      .values({
+        event: 'subscriber.rate_limit',
+        payload: { subscriber_id: id, username: 'unfup@north', rate_limit: null, fup_level: 0 },
+      })
+      .returning();
+    expect(await outcomeOfEvent(row.id)).toMatchObject({
+      action: 'rate_limit',
+      outcome: 'disconnected',
+      reason: 'fup_level 0: no limit (disconnected)',
+    });
+    expect(nasSim.requests.filter((r) => r.userName === 'unfup@north').map((r) => r.code)).toEqual([
+      'Disconnect-Request',
+    ]);
   });
 
   it('two relays draining at once publish each row exactly once (for update skip locked)', async () => {
     // Rows no consumer subscribes to, so only the relays' bookkeeping is under test. The app's own
     // relay, woken by the insert, drains beside the three: four relays in all.
-    await t.db.execute(sql`insert into outbox (event, payload) select 'test.relay', jsonb_build_object('n', g) from generate_series(1, 1200) g`);
+    await t.db.execute(
+      sql`insert into outbox (event, payload) select 'test.relay', jsonb_build_object('n', g) from generate_series(1, 1200) g`,
+    );
     const seen: number[] = [];
-    const fake = { emit: async (event: string, payload: { event_id: number }) => { if (event === 'test.relay') seen.push(payload.event_id); } };
+    const fake = {
+      emit: async (event: string, payload: { event_id: number }) => {
+        if (event === 'test.relay') seen.push(payload.event_id);
+      },
+    };
     await Promise.all([drainOutbox(fake as never), drainOutbox(fake as never), drainOutbox(fake as never)]);
     expect(seen.length).toBeGreaterThan(0);
     // The three return when every row left is published or claimed: the app's relay may still hold
     // a claimed batch, which it publishes in its own transaction.
-    await waitFor('the last claimed batch', async () => (await t.db.execute<{ n: number }>(
-      sql`select count(*)::int as n from outbox where event = 'test.relay' and published_at is null`)).rows[0].n === 0);
-    const published = await t.db.execute<{ n: number }>(sql`select count(*)::int as n from outbox where event = 'test.relay' and published_at is not null and attempts = 1`);
+    await waitFor(
+      'the last claimed batch',
+      async () =>
+        (
+          await t.db.execute<{ n: number }>(
+            sql`select count(*)::int as n from outbox where event = 'test.relay' and published_at is null`,
+          )
+        ).rows[0].n === 0,
+    );
+    const published = await t.db.execute<{ n: number }>(
+      sql`select count(*)::int as n from outbox where event = 'test.relay' and published_at is not null and attempts = 1`,
+    );
     expect(published.rows[0].n).toBe(1200);
     expect(new Set(seen).size).toBe(seen.length);
   });
 });
 
 describe('ping and torch through the router API', () => {
-  it('ping runs /ping on the session\'s NAS towards its address', async () => {
+  it("ping runs /ping on the session's NAS towards its address", async () => {
     const id = await subscriber('ping@north');
     await online('ping@north', '100.64.9.9');
     const res = await call('networkAccess.ping', { id, count: 3, size: 100 });
     expect(res.data).toMatchObject({
-      subscriber_id: id, username: 'ping@north', nas: { id: nasId }, address: '100.64.9.9', sent: 3, received: 2, loss_percent: 33, min_ms: 3, max_ms: 5,
+      subscriber_id: id,
+      username: 'ping@north',
+      nas: { id: nasId },
+      address: '100.64.9.9',
+      sent: 3,
+      received: 2,
+      loss_percent: 33,
+      min_ms: 3,
+      max_ms: 5,
     });
     expect(res.data.raw).toMatch(/timeout/);
   });
@@ -280,9 +457,27 @@ describe('ping and torch through the router API', () => {
   it('torch reads /tool/torch on <pppoe-username>', async () => {
     const id = await subscriber('torch@north');
     await online('torch@north');
-    rosSim.options.torch = { '<pppoe-torch@north>': [{ protocol: 'tcp', src: '8.8.8.8', srcPort: 443, dst: '100.64.1.2', dstPort: 51000, tx: 4_000_000, rx: 100_000 }] };
+    rosSim.options.torch = {
+      '<pppoe-torch@north>': [
+        {
+          protocol: 'tcp',
+          src: '8.8.8.8',
+          srcPort: 443,
+          dst: '100.64.1.2',
+          dstPort: 51000,
+          tx: 4_000_000,
+          rx: 100_000,
+        },
+      ],
+    };
     const res = await call('networkAccess.torch', { id, duration: 2 });
-    expect(res.data).toMatchObject({ interface: '<pppoe-torch@north>', duration_seconds: 2, samples: 2, download_bps: 4_000_000, upload_bps: 100_000 });
+    expect(res.data).toMatchObject({
+      interface: '<pppoe-torch@north>',
+      duration_seconds: 2,
+      samples: 2,
+      download_bps: 4_000_000,
+      upload_bps: 100_000,
+    });
     expect(res.data.connections).toHaveLength(1);
   });
 
@@ -292,9 +487,13 @@ describe('ping and torch through the router API', () => {
     expect(await status(call('networkAccess.torch', { id }))).toBe(409);
     await online('noping@north');
     // No flows configured for this interface: the router traps.
-    const err = await call('networkAccess.torch', { id, duration: 1 }).catch((e: { code: number; message: string }) => e);
+    const err = await call('networkAccess.torch', { id, duration: 1 }).catch(
+      (e: { code: number; message: string }) => e,
+    );
     expect(err).toMatchObject({ code: 500, message: expect.stringMatching(/access server API failed \(trap\)/) });
-    expect(await status(call('networkAccess.ping', { id }, as({ resellerId, permissions: ['subscribers.torch'] })))).toBe(403);
+    expect(
+      await status(call('networkAccess.ping', { id }, as({ resellerId, permissions: ['subscribers.torch'] }))),
+    ).toBe(403);
   });
 });
 
@@ -305,10 +504,29 @@ describe('GET /api/subscribers/:id/bandwidth', () => {
     const hour = 3600_000;
     // A closed session of 2 hours, 3 to 1 hours ago, and an open one started 30 minutes ago.
     await t.db.insert(radacct).values([
-      { acctsessionid: 'bw-1', acctuniqueid: 'u-bw-1', username: 'bw@north', nasipaddress: '127.0.0.1', acctstarttime: new Date(now - 3 * hour), acctstoptime: new Date(now - hour),
-        acctsessiontime: 7200, acctoutputoctets: 7_200_000, acctinputoctets: 720_000, acctterminatecause: 'User-Request' },
-      { acctsessionid: 'bw-2', acctuniqueid: 'u-bw-2', username: 'bw@north', nasipaddress: '127.0.0.1', acctstarttime: new Date(now - hour / 2), acctupdatetime: new Date(now),
-        acctoutputoctets: 900_000, acctinputoctets: 90_000, framedipaddress: '100.64.3.3' },
+      {
+        acctsessionid: 'bw-1',
+        acctuniqueid: 'u-bw-1',
+        username: 'bw@north',
+        nasipaddress: '127.0.0.1',
+        acctstarttime: new Date(now - 3 * hour),
+        acctstoptime: new Date(now - hour),
+        acctsessiontime: 7200,
+        acctoutputoctets: 7_200_000,
+        acctinputoctets: 720_000,
+        acctterminatecause: 'User-Request',
+      },
+      {
+        acctsessionid: 'bw-2',
+        acctuniqueid: 'u-bw-2',
+        username: 'bw@north',
+        nasipaddress: '127.0.0.1',
+        acctstarttime: new Date(now - hour / 2),
+        acctupdatetime: new Date(now),
+        acctoutputoctets: 900_000,
+        acctinputoctets: 90_000,
+        framedipaddress: '100.64.3.3',
+      },
     ]);
     // daily_usage is filled by the accounting trigger (migration 0007) from these rows.
     const today = new Date().toISOString().slice(0, 10);
@@ -320,20 +538,36 @@ describe('GET /api/subscribers/:id/bandwidth', () => {
     expect(d.last_24h.reduce((s: number, p: { upload_bytes: number }) => s + p.upload_bytes, 0)).toBe(810_000);
     expect(d.last_30d).toHaveLength(30);
     expect(d.last_30d.at(-1).date).toBe(today);
-    expect(d.last_30d.reduce((s: number, p: { download_bytes: number }) => s + p.download_bytes, 0)).toBe(usage.reduce((s, u) => s + u.downloadBytes, 0));
+    expect(d.last_30d.reduce((s: number, p: { download_bytes: number }) => s + p.download_bytes, 0)).toBe(
+      usage.reduce((s, u) => s + u.downloadBytes, 0),
+    );
     expect(usage.reduce((s, u) => s + u.downloadBytes, 0)).toBe(8_100_000);
     expect(d.sessions.map((s: { session_id: string }) => s.session_id)).toEqual(['bw-2', 'bw-1']);
-    expect(d.sessions[1]).toMatchObject({ online: false, duration_seconds: 7200, download_bytes: 7_200_000, avg_download_bps: 8000, terminate_cause: 'User-Request' });
+    expect(d.sessions[1]).toMatchObject({
+      online: false,
+      duration_seconds: 7200,
+      download_bytes: 7_200_000,
+      avg_download_bps: 8000,
+      terminate_cause: 'User-Request',
+    });
     expect(d.sessions[0]).toMatchObject({ online: true, ip_address: '100.64.3.3', stopped_at: null });
-    expect(await status(call('networkAccess.bandwidth', { id }, as({ resellerId, permissions: ['subscribers.view'] })))).toBe(403);
+    expect(
+      await status(call('networkAccess.bandwidth', { id }, as({ resellerId, permissions: ['subscribers.view'] }))),
+    ).toBe(403);
   });
 });
 
 describe('settings', () => {
   it('coa_max_in_flight_per_nas and coa_retransmits are settings (PUT /api/settings)', async () => {
-    const res = await api.put('/api/settings', { coa_max_in_flight_per_nas: 16, coa_retransmits: 2 }, { token: adminToken() });
+    const res = await api.put(
+      '/api/settings',
+      { coa_max_in_flight_per_nas: 16, coa_retransmits: 2 },
+      { token: adminToken() },
+    );
     expect(res.status).toBe(200);
-    expect((await api.put('/api/settings', { coa_max_in_flight_per_nas: 0 }, { token: adminToken() })).status).toBe(400);
+    expect((await api.put('/api/settings', { coa_max_in_flight_per_nas: 0 }, { token: adminToken() })).status).toBe(
+      400,
+    );
     await saveSettings(t.db, { coa_max_in_flight_per_nas: 64, coa_retransmits: 1 });
   });
 });

@@ -22,7 +22,11 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 async function newInvoice(): Promise<number> {
-  const res = await api.post('/api/invoices', { subscriber_id: subscriberId, tax_rate: 0, items: [{ description: 'x', qty: 1, unit_price: 10 }] }, { token: admin });
+  const res = await api.post(
+    '/api/invoices',
+    { subscriber_id: subscriberId, tax_rate: 0, items: [{ description: 'x', qty: 1, unit_price: 10 }] },
+    { token: admin },
+  );
   return res.body.data.id;
 }
 
@@ -51,14 +55,23 @@ it('writes nothing when another payment landed after the read', async () => {
 it('writes nothing when the total changed after the read (a paid-in-full status would be wrong)', async () => {
   const id = await newInvoice();
   const stale = await readInvoiceForPayment(pgPool(), id);
-  expect((await api.put(`/api/invoices/${id}`, { items: [{ description: 'y', qty: 1, unit_price: 5 }] }, { token: admin })).status).toBe(200);
+  expect(
+    (await api.put(`/api/invoices/${id}`, { items: [{ description: 'y', qty: 1, unit_price: 5 }] }, { token: admin }))
+      .status,
+  ).toBe(200);
   expect(await recordPaymentUnlocked(pgPool(), stale, { amount: 1000 })).toBeUndefined();
-  expect(await rowsOf(id)).toMatchObject({ payments: 0, ledger: 0, invoice: { paidAmount: 0, total: 500, status: 'pending' } });
+  expect(await rowsOf(id)).toMatchObject({
+    payments: 0,
+    ledger: 0,
+    invoice: { paidAmount: 0, total: 500, status: 'pending' },
+  });
 });
 
 it('over HTTP, a payment whose read went stale settles under the lock and is refused on the real balance', async () => {
   const id = await newInvoice();
-  const results = await Promise.all(Array.from({ length: 6 }, () => api.post(`/api/invoices/${id}/payment`, { amount: 4 }, { token: admin })));
+  const results = await Promise.all(
+    Array.from({ length: 6 }, () => api.post(`/api/invoices/${id}/payment`, { amount: 4 }, { token: admin })),
+  );
   // 10.00 takes two payments of 4.00; every other one is refused on the balance it really sees
   // (spec: 400 `amount exceeds balance`), and nothing answers anything else (a 409 or 500 included).
   const answers = results.map((r) => (r.status === 200 ? '200' : `${r.status} ${r.body.message}`)).sort();

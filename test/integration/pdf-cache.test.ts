@@ -33,7 +33,10 @@ async function download(query = ''): Promise<Buffer> {
 }
 
 async function entries(): Promise<{ key: string; paper: string; size: number }[]> {
-  return t.db.select({ key: pdfCache.key, paper: pdfCache.paper, size: pdfCache.size }).from(pdfCache).where(eq(pdfCache.invoiceId, invoice.id));
+  return t.db
+    .select({ key: pdfCache.key, paper: pdfCache.paper, size: pdfCache.size })
+    .from(pdfCache)
+    .where(eq(pdfCache.invoiceId, invoice.id));
 }
 
 beforeAll(async () => {
@@ -42,7 +45,10 @@ beforeAll(async () => {
   const reseller = await seedReseller(t, 'North');
   const sub = await seedSubscriber(t, reseller.id);
   subscriberId = sub.id;
-  invoice = await seedInvoice(t, sub, { items: [{ description: 'Fibre 100 Mbps, March', qty: 1, unitPrice: 25000 }], taxRate: 0 });
+  invoice = await seedInvoice(t, sub, {
+    items: [{ description: 'Fibre 100 Mbps, March', qty: 1, unitPrice: 25000 }],
+    taxRate: 0,
+  });
   await saveSettings(t.db, { operator_name: 'Skyline Networks' });
 });
 afterAll(() => t.close());
@@ -56,7 +62,10 @@ describe('PDF cache', () => {
     // The public PDF shows the same page: same key, same bytes.
     const rotated = await api.post(`/api/invoices/${invoice.id}/public-token`, {}, { token: adminToken() });
     expect(rotated.status).toBe(200);
-    const publicUrl = (rotated.body.data as { public_url: string }).public_url.replace('http://billing.test', t.baseUrl);
+    const publicUrl = (rotated.body.data as { public_url: string }).public_url.replace(
+      'http://billing.test',
+      t.baseUrl,
+    );
     const afterRotation = await download();
     // A new link is a new QR code: a new render, and the old entry is gone.
     expect(afterRotation.equals(first)).toBe(false);
@@ -75,7 +84,11 @@ describe('PDF cache', () => {
   it('a payment is never served the PDF from before it', async () => {
     const before = await download();
     expect(await pdfText(before)).toContain('250.00 USD');
-    const paid = await api.post(`/api/invoices/${invoice.id}/payment`, { amount: 40, method: 'cash', reference: 'PAY-1' }, { token: adminToken() });
+    const paid = await api.post(
+      `/api/invoices/${invoice.id}/payment`,
+      { amount: 40, method: 'cash', reference: 'PAY-1' },
+      { token: adminToken() },
+    );
     expect(paid.status).toBe(200);
     const after = await download();
     const text = await pdfText(after);
@@ -85,11 +98,19 @@ describe('PDF cache', () => {
   });
 
   it('an edit is never served the PDF from before it', async () => {
-    const other = await seedInvoice(t, { id: subscriberId, resellerId: invoice.resellerId }, { items: [{ description: 'Old line', qty: 1, unitPrice: 1000 }], taxRate: 0 });
+    const other = await seedInvoice(
+      t,
+      { id: subscriberId, resellerId: invoice.resellerId },
+      { items: [{ description: 'Old line', qty: 1, unitPrice: 1000 }], taxRate: 0 },
+    );
     const url = `${t.baseUrl}/api/invoices/${other.id}/pdf`;
     const before = (await fetchPdf(url, adminToken())).body;
     expect(await pdfText(before)).toContain('Old line');
-    const edited = await api.put(`/api/invoices/${other.id}`, { items: [{ description: 'New line', qty: 2, unit_price: 7.5 }] }, { token: adminToken() });
+    const edited = await api.put(
+      `/api/invoices/${other.id}`,
+      { items: [{ description: 'New line', qty: 2, unit_price: 7.5 }] },
+      { token: adminToken() },
+    );
     expect(edited.status).toBe(200);
     const text = await pdfText((await fetchPdf(url, adminToken())).body);
     expect(text).toContain('New line');
@@ -109,7 +130,11 @@ describe('PDF cache', () => {
   });
 
   it('a deleted invoice takes its entries with it; a missing one is 404, not a cached PDF', async () => {
-    const other = await seedInvoice(t, { id: subscriberId, resellerId: invoice.resellerId }, { items: [{ description: 'Short lived', qty: 1, unitPrice: 500 }], taxRate: 0 });
+    const other = await seedInvoice(
+      t,
+      { id: subscriberId, resellerId: invoice.resellerId },
+      { items: [{ description: 'Short lived', qty: 1, unitPrice: 500 }], taxRate: 0 },
+    );
     expect((await fetchPdf(`${t.baseUrl}/api/invoices/${other.id}/pdf`, adminToken())).status).toBe(200);
     const removed = await api.del(`/api/invoices/${other.id}`, { token: adminToken() });
     expect(removed.status).toBe(200);
@@ -120,7 +145,11 @@ describe('PDF cache', () => {
 
 describe(`a gateway on another node, over ${label}`, () => {
   it('receives the cached PDF as a stream through the transporter, the same bytes', async () => {
-    const edge = await startTestApp({ databaseUrl: t.databaseUrl, env: { SERVICES: 'gateway', TRANSPORTER: transporter }, broker: { namespace } });
+    const edge = await startTestApp({
+      databaseUrl: t.databaseUrl,
+      env: { SERVICES: 'gateway', TRANSPORTER: transporter },
+      broker: { namespace },
+    });
     try {
       await edge.app.broker.waitForServices(['invoice-documents'], 20_000);
       const local = await download();
@@ -138,13 +167,19 @@ describe('PgPdfStore', () => {
   it('evicts least recently used entries down to the size bound', async () => {
     const store = new PgPdfStore(() => t.pool);
     await t.db.delete(pdfCache);
-    const put = (key: string, paper: string, size: number) => store.put({ key, invoiceId: invoice.id, paper, pdf: Buffer.alloc(size, 1) });
+    const put = (key: string, paper: string, size: number) =>
+      store.put({ key, invoiceId: invoice.id, paper, pdf: Buffer.alloc(size, 1) });
     await put('k-old', 'A3', 400);
     await put('k-mid', 'B4', 400);
     await put('k-new', 'B5', 400);
-    await t.pool.query(`update pdf_cache set used_at = now() - (case key when 'k-old' then 3 when 'k-mid' then 2 else 1 end) * interval '1 hour'`);
+    await t.pool.query(
+      `update pdf_cache set used_at = now() - (case key when 'k-old' then 3 when 'k-mid' then 2 else 1 end) * interval '1 hour'`,
+    );
     expect(await store.evict(900)).toBe(1);
-    expect((await t.db.select({ key: pdfCache.key }).from(pdfCache)).map((r) => r.key).sort()).toEqual(['k-mid', 'k-new']);
+    expect((await t.db.select({ key: pdfCache.key }).from(pdfCache)).map((r) => r.key).sort()).toEqual([
+      'k-mid',
+      'k-new',
+    ]);
     expect((await store.get('k-new'))?.equals(Buffer.alloc(400, 1))).toBe(true);
     expect(await store.get('k-old')).toBeUndefined();
     // A hit refreshes an entry that was not used lately, so it outlives older ones.

@@ -6,7 +6,9 @@ import { adminToken, client, startTestApp, token, type TestApp } from '../helper
 let t: TestApp;
 let api: ReturnType<typeof client>;
 const admin = () => ({ token: adminToken() });
-const asReseller = (id: number, permissions: string[] = []) => ({ token: token('reseller', { resellerId: id, permissions }) });
+const asReseller = (id: number, permissions: string[] = []) => ({
+  token: token('reseller', { resellerId: id, permissions }),
+});
 
 beforeAll(async () => {
   t = await startTestApp();
@@ -18,10 +20,13 @@ describe('reseller tree and scope', () => {
   let root: number, child: number, grandchild: number, sibling: number;
 
   beforeAll(async () => {
-    root = (await api.post('/api/resellers', { name: 'Root', currency: 'USD', balance: 100, commission_rate: 10 }, admin())).body.data.id;
+    root = (
+      await api.post('/api/resellers', { name: 'Root', currency: 'USD', balance: 100, commission_rate: 10 }, admin())
+    ).body.data.id;
     sibling = (await api.post('/api/resellers', { name: 'Sibling', currency: 'USD' }, admin())).body.data.id;
     child = (await api.post('/api/resellers', { name: 'Child' }, asReseller(root))).body.data.id;
-    grandchild = (await api.post('/api/resellers', { name: 'Grandchild', parent_id: child }, asReseller(root))).body.data.id;
+    grandchild = (await api.post('/api/resellers', { name: 'Grandchild', parent_id: child }, asReseller(root))).body
+      .data.id;
   });
 
   it('stores the tree as a materialised path, child created under the calling reseller', async () => {
@@ -107,14 +112,27 @@ describe('reseller tree and scope', () => {
   });
 
   it('service limits: admin grants, an ancestor passes on only plans it holds', async () => {
-    const plan = (await api.post('/api/services', { name: 'Home 20', price: 20, duration_days: 30 }, admin())).body.data.id;
-    const other = (await api.post('/api/services', { name: 'Biz 100', price: 100, duration_days: 30 }, admin())).body.data.id;
-    expect((await api.post(`/api/resellers/${root}/service-limits`, { service_id: plan, max_subscribers: 100 }, admin())).status).toBe(200);
-    expect((await api.post(`/api/resellers/${child}/service-limits`, { service_id: plan }, asReseller(root))).status).toBe(200);
-    expect((await api.post(`/api/resellers/${child}/service-limits`, { service_id: other }, asReseller(root))).status).toBe(403);
-    expect((await api.post(`/api/resellers/${child}/service-limits`, { service_id: 999999 }, admin())).body.message).toBe('service_id not found');
+    const plan = (await api.post('/api/services', { name: 'Home 20', price: 20, duration_days: 30 }, admin())).body.data
+      .id;
+    const other = (await api.post('/api/services', { name: 'Biz 100', price: 100, duration_days: 30 }, admin())).body
+      .data.id;
+    expect(
+      (await api.post(`/api/resellers/${root}/service-limits`, { service_id: plan, max_subscribers: 100 }, admin()))
+        .status,
+    ).toBe(200);
+    expect(
+      (await api.post(`/api/resellers/${child}/service-limits`, { service_id: plan }, asReseller(root))).status,
+    ).toBe(200);
+    expect(
+      (await api.post(`/api/resellers/${child}/service-limits`, { service_id: other }, asReseller(root))).status,
+    ).toBe(403);
+    expect(
+      (await api.post(`/api/resellers/${child}/service-limits`, { service_id: 999999 }, admin())).body.message,
+    ).toBe('service_id not found');
     const list = await api.get(`/api/resellers/${child}/service-limits`, asReseller(child));
-    expect(list.body.data).toEqual([{ reseller_id: child, service_id: plan, service_name: 'Home 20', max_subscribers: null }]);
+    expect(list.body.data).toEqual([
+      { reseller_id: child, service_id: plan, service_name: 'Home 20', max_subscribers: null },
+    ]);
   });
 });
 
@@ -123,23 +141,43 @@ describe('plans', () => {
     const res = await api.post(
       '/api/services',
       {
-        name: 'Fiber 50', price: 29.99, duration_days: 30, currency: 'EUR', monthly_quota_gb: 500,
-        rate_limit: '50M/50M', pool_name: 'pool-fiber', mac_binding: true,
+        name: 'Fiber 50',
+        price: 29.99,
+        duration_days: 30,
+        currency: 'EUR',
+        monthly_quota_gb: 500,
+        rate_limit: '50M/50M',
+        pool_name: 'pool-fiber',
+        mac_binding: true,
         fup_tiers: [{ level: 1, threshold_gb: 400, rate_limit: '10M/10M' }],
       },
       admin(),
     );
     expect(res.status).toBe(201);
-    expect(res.body.data).toMatchObject({ name: 'Fiber 50', price: 29.99, currency: 'EUR', monthly_quota_gb: 500, daily_quota_gb: null, mac_binding: true });
+    expect(res.body.data).toMatchObject({
+      name: 'Fiber 50',
+      price: 29.99,
+      currency: 'EUR',
+      monthly_quota_gb: 500,
+      daily_quota_gb: null,
+      mac_binding: true,
+    });
     const id = res.body.data.id;
-    const reply = await t.db.select().from(radgroupreply).where(eq(radgroupreply.groupname, `plan_${id}`)).orderBy(radgroupreply.attribute);
+    const reply = await t.db
+      .select()
+      .from(radgroupreply)
+      .where(eq(radgroupreply.groupname, `plan_${id}`))
+      .orderBy(radgroupreply.attribute);
     expect(reply.map((r) => [r.attribute, r.op, r.value])).toEqual([
       ['Framed-Pool', '=', 'pool-fiber'],
       ['Mikrotik-Rate-Limit', '=', '50M/50M'],
     ]);
     const upd = await api.put(`/api/services/${id}`, { rate_limit: '100M/100M', pool_name: null }, admin());
     expect(upd.status).toBe(200);
-    const after = await t.db.select().from(radgroupreply).where(eq(radgroupreply.groupname, `plan_${id}`));
+    const after = await t.db
+      .select()
+      .from(radgroupreply)
+      .where(eq(radgroupreply.groupname, `plan_${id}`));
     expect(after.map((r) => [r.attribute, r.value])).toEqual([['Mikrotik-Rate-Limit', '100M/100M']]);
   });
 
@@ -147,14 +185,23 @@ describe('plans', () => {
     const user = { token: token('user', { permissions: [] }) };
     expect((await api.get('/api/services', user)).status).toBe(200);
     expect((await api.post('/api/services', { name: 'x', price: 1, duration_days: 1 }, user)).status).toBe(403);
-    expect((await api.post('/api/services', { name: 'x', price: 1, duration_days: 1 }, asReseller(1))).status).toBe(403);
+    expect((await api.post('/api/services', { name: 'x', price: 1, duration_days: 1 }, asReseller(1))).status).toBe(
+      403,
+    );
   });
 
   it('409 on a duplicate name, 404 on a missing plan, decimals checked against the currency', async () => {
     await api.post('/api/services', { name: 'Dup', price: 1, duration_days: 1 }, admin());
     expect((await api.post('/api/services', { name: 'Dup', price: 1, duration_days: 1 }, admin())).status).toBe(409);
-    expect((await api.get('/api/services/999999', admin())).body).toEqual({ success: false, message: 'service not found' });
-    const yen = await api.post('/api/services', { name: 'Yen', price: 10.5, duration_days: 1, currency: 'JPY' }, admin());
+    expect((await api.get('/api/services/999999', admin())).body).toEqual({
+      success: false,
+      message: 'service not found',
+    });
+    const yen = await api.post(
+      '/api/services',
+      { name: 'Yen', price: 10.5, duration_days: 1, currency: 'JPY' },
+      admin(),
+    );
     expect(yen.status).toBe(400);
     expect(yen.body.message).toMatch(/^price /);
   });
@@ -168,17 +215,25 @@ describe('access servers (FreeRADIUS nas table)', () => {
       admin(),
     );
     expect(res.status).toBe(201);
-    expect(res.body.data).toMatchObject({ name: 'core-1', ip_address: '10.0.0.1', coa_port: 3799, type: 'mikrotik', has_api_password: true });
+    expect(res.body.data).toMatchObject({
+      name: 'core-1',
+      ip_address: '10.0.0.1',
+      coa_port: 3799,
+      type: 'mikrotik',
+      has_api_password: true,
+    });
     expect(JSON.stringify(res.body)).not.toMatch(/s3cret|routerpw/);
     const [row] = await t.db.select().from(nas).where(eq(nas.id, res.body.data.id));
     expect(row).toMatchObject({ nasname: '10.0.0.1', shortname: 'core-1', secret: 's3cret!' });
     expect(row.apiPasswordEnc).not.toContain('routerpw');
     const list = await api.get('/api/nas', admin());
     expect(JSON.stringify(list.body)).not.toMatch(/s3cret|routerpw/);
-    expect((await api.post('/api/nas', { name: 'dup', ip_address: '10.0.0.1', secret: 'another' }, admin())).status).toBe(409);
-    expect((await api.post('/api/nas', { name: 'bad', ip_address: '10.0.0.300', secret: 'another' }, admin())).body.message).toBe(
-      'ip_address must be an IPv4 address',
-    );
+    expect(
+      (await api.post('/api/nas', { name: 'dup', ip_address: '10.0.0.1', secret: 'another' }, admin())).status,
+    ).toBe(409);
+    expect(
+      (await api.post('/api/nas', { name: 'bad', ip_address: '10.0.0.300', secret: 'another' }, admin())).body.message,
+    ).toBe('ip_address must be an IPv4 address');
     expect((await api.put(`/api/nas/${res.body.data.id}`, { coa_port: 1700 }, admin())).body.data.coa_port).toBe(1700);
     expect((await api.del(`/api/nas/${res.body.data.id}`, admin())).status).toBe(200);
     expect((await api.del(`/api/nas/${res.body.data.id}`, admin())).status).toBe(404);
@@ -189,10 +244,26 @@ describe('access servers (FreeRADIUS nas table)', () => {
 describe('settings', () => {
   it('returns defaults, accepts typed changes and masks secrets', async () => {
     const before = await api.get('/api/settings', admin());
-    expect(before.body.data).toMatchObject({ default_tax_rate: 0, default_due_days: 7, currency: 'USD', default_paper_size: 'A4', commission_basis: 'paid', invoice_prefix: 'INV' });
-    const res = await api.put('/api/settings', { default_tax_rate: 7.5, invoice_prefix: 'ISP', telegram_bot_token: '123:abc', operator_name: 'NetCo' }, admin());
+    expect(before.body.data).toMatchObject({
+      default_tax_rate: 0,
+      default_due_days: 7,
+      currency: 'USD',
+      default_paper_size: 'A4',
+      commission_basis: 'paid',
+      invoice_prefix: 'INV',
+    });
+    const res = await api.put(
+      '/api/settings',
+      { default_tax_rate: 7.5, invoice_prefix: 'ISP', telegram_bot_token: '123:abc', operator_name: 'NetCo' },
+      admin(),
+    );
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ default_tax_rate: 7.5, invoice_prefix: 'ISP', telegram_bot_token: '********', operator_name: 'NetCo' });
+    expect(res.body.data).toMatchObject({
+      default_tax_rate: 7.5,
+      invoice_prefix: 'ISP',
+      telegram_bot_token: '********',
+      operator_name: 'NetCo',
+    });
     const [stored] = await t.db.select().from(settings).where(eq(settings.key, 'telegram_bot_token'));
     expect(JSON.stringify(stored.value)).not.toContain('123:abc');
   });
@@ -203,7 +274,10 @@ describe('settings', () => {
       [{ default_tax_rate: 'ten' }, 'default_tax_rate must be number'],
       [{ default_tax_rate: 101 }, 'default_tax_rate must be <= 100'],
       [{ default_due_days: 1.5 }, 'default_due_days must be integer'],
-      [{ default_paper_size: 'A9' }, expect.stringMatching(/^default_paper_size must be one of A3, A4/) as unknown as string],
+      [
+        { default_paper_size: 'A9' },
+        expect.stringMatching(/^default_paper_size must be one of A3, A4/) as unknown as string,
+      ],
       [{ commission_basis: 'never' }, 'commission_basis must be one of paid, invoiced'],
       [{ currency: 'XYZ' }, 'currency must be an ISO 4217 code'],
       [{}, 'body has nothing to change'],
@@ -218,24 +292,50 @@ describe('settings', () => {
 
   it('is admin only', async () => {
     expect((await api.get('/api/settings', asReseller(1))).status).toBe(403);
-    expect((await api.put('/api/settings', { default_due_days: 3 }, { token: token('user', { permissions: ['subscribers.edit'] }) })).status).toBe(403);
+    expect(
+      (
+        await api.put(
+          '/api/settings',
+          { default_due_days: 3 },
+          { token: token('user', { permissions: ['subscribers.edit'] }) },
+        )
+      ).status,
+    ).toBe(403);
   });
 });
 
 describe('managers', () => {
   it('creates managers of each role, validates role/reseller pairs, never returns hashes', async () => {
     const [r] = await t.db.insert(resellers).values({ name: 'M', path: '/', currency: 'USD' }).returning();
-    const res = await api.post('/api/managers', { username: 'shop1', password: 'longenough', role: 'reseller', reseller_id: r.id, permissions: ['subscribers.renew'] }, admin());
+    const res = await api.post(
+      '/api/managers',
+      {
+        username: 'shop1',
+        password: 'longenough',
+        role: 'reseller',
+        reseller_id: r.id,
+        permissions: ['subscribers.renew'],
+      },
+      admin(),
+    );
     expect(res.status).toBe(201);
-    expect(res.body.data).toMatchObject({ username: 'shop1', role: 'reseller', reseller_id: r.id, permissions: ['subscribers.renew'] });
+    expect(res.body.data).toMatchObject({
+      username: 'shop1',
+      role: 'reseller',
+      reseller_id: r.id,
+      permissions: ['subscribers.renew'],
+    });
     expect(JSON.stringify(res.body)).not.toMatch(/password/);
-    expect((await api.post('/api/managers', { username: 'shop1', password: 'longenough', role: 'user' }, admin())).status).toBe(409);
-    expect((await api.post('/api/managers', { username: 'reseller2', password: 'longenough', role: 'reseller' }, admin())).body.message).toBe(
-      'reseller_id is required for role reseller',
-    );
-    expect((await api.post('/api/managers', { username: 'user3', password: 'short', role: 'user' }, admin())).body.message).toBe(
-      'password must NOT have fewer than 8 characters',
-    );
+    expect(
+      (await api.post('/api/managers', { username: 'shop1', password: 'longenough', role: 'user' }, admin())).status,
+    ).toBe(409);
+    expect(
+      (await api.post('/api/managers', { username: 'reseller2', password: 'longenough', role: 'reseller' }, admin()))
+        .body.message,
+    ).toBe('reseller_id is required for role reseller');
+    expect(
+      (await api.post('/api/managers', { username: 'user3', password: 'short', role: 'user' }, admin())).body.message,
+    ).toBe('password must NOT have fewer than 8 characters');
     // The new manager can log in and gets its claims.
     const login = await api.post('/api/auth/login', { username: 'shop1', password: 'longenough' });
     expect(login.status).toBe(200);
@@ -249,7 +349,16 @@ describe('managers', () => {
     expect(list.status).toBe(200);
     expect(list.body.data).toEqual([...PERMISSIONS]);
     expect((await api.get('/api/permissions', asReseller(1))).status).toBe(403);
-    const typo = await api.post('/api/managers', { username: 'typo', password: 'longenough', role: 'user', permissions: ['subscribers.view', 'subscribers.reneww'] }, admin());
+    const typo = await api.post(
+      '/api/managers',
+      {
+        username: 'typo',
+        password: 'longenough',
+        role: 'user',
+        permissions: ['subscribers.view', 'subscribers.reneww'],
+      },
+      admin(),
+    );
     expect(typo.status).toBe(400);
     expect(typo.body.message).toBe('unknown permission subscribers.reneww');
     const [{ id }] = await t.db.select({ id: managers.id }).from(managers).where(eq(managers.role, 'admin')).limit(1);
@@ -262,9 +371,18 @@ describe('managers', () => {
     // Every admin token stands for a real admin row now, so the last admin is the caller itself.
     const caller = admin();
     await api.get('/api/managers', caller);
-    await t.db.update(managers).set({ role: 'user' }).where(and(eq(managers.role, 'admin'), ne(managers.id, 1)));
+    await t.db
+      .update(managers)
+      .set({ role: 'user' })
+      .where(and(eq(managers.role, 'admin'), ne(managers.id, 1)));
     expect((await api.del('/api/managers/1', caller)).status).toBe(409);
-    expect((await api.put('/api/managers/1', { role: 'user' }, caller)).body).toEqual({ success: false, message: 'cannot demote the last admin' });
-    expect((await api.put('/api/managers/1', { active: false }, caller)).body).toEqual({ success: false, message: 'cannot disable the last admin' });
+    expect((await api.put('/api/managers/1', { role: 'user' }, caller)).body).toEqual({
+      success: false,
+      message: 'cannot demote the last admin',
+    });
+    expect((await api.put('/api/managers/1', { active: false }, caller)).body).toEqual({
+      success: false,
+      message: 'cannot disable the last admin',
+    });
   });
 });

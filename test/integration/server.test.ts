@@ -6,7 +6,16 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { freePort, login, portOpen, serverEntry, serverEnv, startServer, stopServer, tempDirs } from '../helpers/server-process';
+import {
+  freePort,
+  login,
+  portOpen,
+  serverEntry,
+  serverEnv,
+  startServer,
+  stopServer,
+  tempDirs,
+} from '../helpers/server-process';
 
 jest.setTimeout(180_000);
 

@@ -21,40 +21,94 @@ afterAll(async () => {
 
 it('a job not done within BULK_SYNC_SECONDS answers 202 { job_id }; bulk-jobs/:id reports progress and outcome', async () => {
   const r = await api.post('/api/resellers', { name: 'r', balance: 100, currency: 'USD' }, { token: admin });
-  const plan = await api.post('/api/services', { name: 'p', price: 1, duration_days: 30, currency: 'USD' }, { token: admin });
-  await api.post(`/api/resellers/${r.body.data.id}/service-limits`, { service_id: plan.body.data.id }, { token: admin });
+  const plan = await api.post(
+    '/api/services',
+    { name: 'p', price: 1, duration_days: 30, currency: 'USD' },
+    { token: admin },
+  );
+  await api.post(
+    `/api/resellers/${r.body.data.id}/service-limits`,
+    { service_id: plan.body.data.id },
+    { token: admin },
+  );
   const ids: number[] = [];
   for (let i = 0; i < 3; i++) {
-    const s = await api.post('/api/subscribers', { username: `a${i}`, password: 'pw', service_id: plan.body.data.id, reseller_id: r.body.data.id }, { token: admin });
+    const s = await api.post(
+      '/api/subscribers',
+      { username: `a${i}`, password: 'pw', service_id: plan.body.data.id, reseller_id: r.body.data.id },
+      { token: admin },
+    );
     ids.push(s.body.data.id);
   }
-  const res = await api.post('/api/subscribers/bulk-action', { ids: [...ids, 424242], action: 'disable' }, { token: admin });
+  const res = await api.post(
+    '/api/subscribers/bulk-action',
+    { ids: [...ids, 424242], action: 'disable' },
+    { token: admin },
+  );
   expect(res.status).toBe(202);
   expect(res.body).toEqual({ success: true, data: { job_id: expect.any(Number) } });
   type Job = { status: string; processed: number; total: number; succeeded: number[]; failed: unknown[] };
-  const job = await waitFor('the job leaving running', async () => {
-    const poll = await api.get(`/api/subscribers/bulk-jobs/${res.body.data.job_id}`, { token: admin });
-    expect(poll.status).toBe(200);
-    const data = poll.body.data as Job;
-    return data.status !== 'running' && data;
-  }, 10_000);
-  expect(job).toMatchObject({ status: 'done', total: 4, processed: 4, succeeded: ids, failed: [{ id: 424242, reason: 'subscriber not found' }] });
-  for (const id of ids) expect((await t.db.select().from(subscribers).where(eq(subscribers.id, id)))[0].status).toBe('inactive');
+  const job = await waitFor(
+    'the job leaving running',
+    async () => {
+      const poll = await api.get(`/api/subscribers/bulk-jobs/${res.body.data.job_id}`, { token: admin });
+      expect(poll.status).toBe(200);
+      const data = poll.body.data as Job;
+      return data.status !== 'running' && data;
+    },
+    10_000,
+  );
+  expect(job).toMatchObject({
+    status: 'done',
+    total: 4,
+    processed: 4,
+    succeeded: ids,
+    failed: [{ id: 424242, reason: 'subscriber not found' }],
+  });
+  for (const id of ids)
+    expect((await t.db.select().from(subscribers).where(eq(subscribers.id, id)))[0].status).toBe('inactive');
   const other = token('reseller', { managerId: 99, resellerId: r.body.data.id, permissions: [] });
   expect((await api.get(`/api/subscribers/bulk-jobs/${res.body.data.job_id}`, { token: other })).status).toBe(403);
 });
 
 it('a bulk renew of subscribers already renewed today answers 202 when it outlives the wait: only a synchronous answer is 422', async () => {
   const r = await api.post('/api/resellers', { name: 'r2', balance: 100, currency: 'USD' }, { token: admin });
-  const plan = await api.post('/api/services', { name: 'p2', price: 1, duration_days: 30, currency: 'USD' }, { token: admin });
-  await api.post(`/api/resellers/${r.body.data.id}/service-limits`, { service_id: plan.body.data.id }, { token: admin });
-  const s = await api.post('/api/subscribers', { username: 'renewed', password: 'pw', service_id: plan.body.data.id, reseller_id: r.body.data.id }, { token: admin });
-  await t.db.update(subscribers).set({ lastRenewedOn: new Date().toISOString().slice(0, 10) }).where(eq(subscribers.id, s.body.data.id));
-  const res = await api.post('/api/subscribers/bulk-action', { ids: [s.body.data.id], action: 'renew' }, { token: admin });
+  const plan = await api.post(
+    '/api/services',
+    { name: 'p2', price: 1, duration_days: 30, currency: 'USD' },
+    { token: admin },
+  );
+  await api.post(
+    `/api/resellers/${r.body.data.id}/service-limits`,
+    { service_id: plan.body.data.id },
+    { token: admin },
+  );
+  const s = await api.post(
+    '/api/subscribers',
+    { username: 'renewed', password: 'pw', service_id: plan.body.data.id, reseller_id: r.body.data.id },
+    { token: admin },
+  );
+  await t.db
+    .update(subscribers)
+    .set({ lastRenewedOn: new Date().toISOString().slice(0, 10) })
+    .where(eq(subscribers.id, s.body.data.id));
+  const res = await api.post(
+    '/api/subscribers/bulk-action',
+    { ids: [s.body.data.id], action: 'renew' },
+    { token: admin },
+  );
   expect(res.status).toBe(202);
-  const job = await waitFor('the job leaving running', async () => {
-    const data = (await api.get(`/api/subscribers/bulk-jobs/${res.body.data.job_id}`, { token: admin })).body.data;
-    return data.status !== 'running' && data;
-  }, 10_000);
-  expect(job).toMatchObject({ status: 'done', succeeded: [], failed: [{ id: s.body.data.id, reason: 'already renewed today' }] });
+  const job = await waitFor(
+    'the job leaving running',
+    async () => {
+      const data = (await api.get(`/api/subscribers/bulk-jobs/${res.body.data.job_id}`, { token: admin })).body.data;
+      return data.status !== 'running' && data;
+    },
+    10_000,
+  );
+  expect(job).toMatchObject({
+    status: 'done',
+    succeeded: [],
+    failed: [{ id: s.body.data.id, reason: 'already renewed today' }],
+  });
 });

@@ -1,6 +1,18 @@
 import { and, eq, sql } from 'drizzle-orm';
 import {
-  auditLog, dailyUsage, invoices, ipPools, outbox, radacct, radcheck, radreply, radusergroup, resellers, subscribers, transactions, walletEntries,
+  auditLog,
+  dailyUsage,
+  invoices,
+  ipPools,
+  outbox,
+  radacct,
+  radcheck,
+  radreply,
+  radusergroup,
+  resellers,
+  subscribers,
+  transactions,
+  walletEntries,
 } from '../../shared/db/schema';
 import { saveSettings } from '../../shared/settings';
 import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
@@ -10,9 +22,20 @@ let api: ReturnType<typeof client>;
 const admin = adminToken();
 
 const ALL = [
-  'subscribers.view', 'subscribers.create', 'subscribers.edit', 'subscribers.delete', 'subscribers.renew', 'subscribers.reset_fup',
-  'subscribers.reset_mac', 'subscribers.rename', 'subscribers.add_days', 'subscribers.change_service', 'subscribers.inactivate',
-  'subscribers.refill_quota', 'subscribers.disconnect', 'subscribers.transfer',
+  'subscribers.view',
+  'subscribers.create',
+  'subscribers.edit',
+  'subscribers.delete',
+  'subscribers.renew',
+  'subscribers.reset_fup',
+  'subscribers.reset_mac',
+  'subscribers.rename',
+  'subscribers.add_days',
+  'subscribers.change_service',
+  'subscribers.inactivate',
+  'subscribers.refill_quota',
+  'subscribers.disconnect',
+  'subscribers.transfer',
 ];
 
 let root: number; // /root/
@@ -26,20 +49,32 @@ const today = () => new Date().toISOString().slice(0, 10);
 const plusDays = (n: number) => new Date(Date.now() + n * 86_400_000).toISOString().slice(0, 10);
 
 async function mkReseller(name: string, parentId: number | null, balance = 1000) {
-  const res = await api.post('/api/resellers', { name, parent_id: parentId, balance, currency: 'USD' }, { token: admin });
+  const res = await api.post(
+    '/api/resellers',
+    { name, parent_id: parentId, balance, currency: 'USD' },
+    { token: admin },
+  );
   expect(res.status).toBe(201);
   return res.body.data.id as number;
 }
 
 async function allow(resellerId: number, serviceId: number, max: number | null = null) {
-  const res = await api.post(`/api/resellers/${resellerId}/service-limits`, { service_id: serviceId, max_subscribers: max }, { token: admin });
+  const res = await api.post(
+    `/api/resellers/${resellerId}/service-limits`,
+    { service_id: serviceId, max_subscribers: max },
+    { token: admin },
+  );
   expect(res.status).toBe(200);
 }
 
 let seq = 0;
 async function mkSub(extra: Record<string, unknown> = {}, tok = admin) {
   seq += 1;
-  const res = await api.post('/api/subscribers', { username: `user${seq}@isp`, password: 'secret1', service_id: basic, reseller_id: root, ...extra }, { token: tok });
+  const res = await api.post(
+    '/api/subscribers',
+    { username: `user${seq}@isp`, password: 'secret1', service_id: basic, reseller_id: root, ...extra },
+    { token: tok },
+  );
   if (res.status !== 201) throw new Error(`create failed ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.data as { id: number; username: string; expiry_date: string };
 }
@@ -49,9 +84,11 @@ const rows = {
   reply: (username: string) => t.db.select().from(radreply).where(eq(radreply.username, username)),
   group: (username: string) => t.db.select().from(radusergroup).where(eq(radusergroup.username, username)),
   sub: async (id: number) => (await t.db.select().from(subscribers).where(eq(subscribers.id, id)))[0],
-  outbox: async (id: number) => (await t.db.select().from(outbox)).filter((o) => (o.payload as { subscriber_id: number }).subscriber_id === id),
+  outbox: async (id: number) =>
+    (await t.db.select().from(outbox)).filter((o) => (o.payload as { subscriber_id: number }).subscriber_id === id),
 };
-const attrs = async (username: string) => Object.fromEntries((await rows.check(username)).map((r) => [r.attribute, r.value]));
+const attrs = async (username: string) =>
+  Object.fromEntries((await rows.check(username)).map((r) => [r.attribute, r.value]));
 
 beforeAll(async () => {
   t = await startTestApp();
@@ -59,8 +96,16 @@ beforeAll(async () => {
   root = await mkReseller('root', null);
   child = await mkReseller('child', root);
   sibling = await mkReseller('sibling', null);
-  const p1 = await api.post('/api/services', { name: 'basic', price: 10, duration_days: 30, currency: 'USD', rate_limit: '5M/10M', pool_name: 'pool_basic' }, { token: admin });
-  const p2 = await api.post('/api/services', { name: 'premium', price: 30, duration_days: 30, currency: 'USD', mac_binding: true }, { token: admin });
+  const p1 = await api.post(
+    '/api/services',
+    { name: 'basic', price: 10, duration_days: 30, currency: 'USD', rate_limit: '5M/10M', pool_name: 'pool_basic' },
+    { token: admin },
+  );
+  const p2 = await api.post(
+    '/api/services',
+    { name: 'premium', price: 30, duration_days: 30, currency: 'USD', mac_binding: true },
+    { token: admin },
+  );
   basic = p1.body.data.id;
   premium = p2.body.data.id;
   for (const r of [root, child, sibling]) {
@@ -73,15 +118,37 @@ afterAll(() => t.close());
 
 describe('create', () => {
   it('201 with the full subscriber, encrypted password and FreeRADIUS rows (NT-Password, Expiration, group)', async () => {
-    const res = await api.post('/api/subscribers', {
-      username: 'alice@isp', password: 'password', service_id: basic, reseller_id: child, full_name: 'Alice A',
-      phone: '+15550001', mac_address: 'aa-bb-cc-dd-ee-01', static_ip: '10.9.0.1', region: 'north', price: 12.5, override_price: true,
-    }, { token: admin });
+    const res = await api.post(
+      '/api/subscribers',
+      {
+        username: 'alice@isp',
+        password: 'password',
+        service_id: basic,
+        reseller_id: child,
+        full_name: 'Alice A',
+        phone: '+15550001',
+        mac_address: 'aa-bb-cc-dd-ee-01',
+        static_ip: '10.9.0.1',
+        region: 'north',
+        price: 12.5,
+        override_price: true,
+      },
+      { token: admin },
+    );
     expect(res.status).toBe(201);
     const d = res.body.data;
     expect(d).toMatchObject({
-      username: 'alice@isp', service_id: basic, reseller_id: child, status: 'active', mac_address: 'AA:BB:CC:DD:EE:01',
-      static_ip: '10.9.0.1', price: 12.5, override_price: true, expiry_date: plusDays(30), is_online: false, fup_level: 0,
+      username: 'alice@isp',
+      service_id: basic,
+      reseller_id: child,
+      status: 'active',
+      mac_address: 'AA:BB:CC:DD:EE:01',
+      static_ip: '10.9.0.1',
+      price: 12.5,
+      override_price: true,
+      expiry_date: plusDays(30),
+      is_online: false,
+      fup_level: 0,
     });
     const row = await rows.sub(d.id);
     expect(row.passwordEnc).not.toContain('password');
@@ -90,7 +157,9 @@ describe('create', () => {
       Expiration: expect.stringMatching(/^[A-Z][a-z]{2} \d{2} \d{4} 00:00:00$/),
     });
     expect((await rows.group('alice@isp')).map((g) => g.groupname)).toEqual([`plan_${basic}`]);
-    expect((await rows.reply('alice@isp')).map((r) => [r.attribute, r.value])).toEqual([['Framed-IP-Address', '10.9.0.1']]);
+    expect((await rows.reply('alice@isp')).map((r) => [r.attribute, r.value])).toEqual([
+      ['Framed-IP-Address', '10.9.0.1'],
+    ]);
   });
 
   it('binds the MAC as Calling-Station-Id when the plan binds MACs; Cleartext-Password in cleartext mode', async () => {
@@ -110,22 +179,38 @@ describe('create', () => {
 
   it('409 username already exists; reusable after soft delete', async () => {
     await mkSub({ username: 'dup@isp' });
-    const again = await api.post('/api/subscribers', { username: 'dup@isp', password: 'x', service_id: basic, reseller_id: root }, { token: admin });
+    const again = await api.post(
+      '/api/subscribers',
+      { username: 'dup@isp', password: 'x', service_id: basic, reseller_id: root },
+      { token: admin },
+    );
     expect(again.status).toBe(409);
     expect(again.body).toEqual({ success: false, message: 'username already exists' });
   });
 
   it('400 service_id not found; 403 without a service limit; 403 when max_subscribers is reached', async () => {
     const before = (await t.db.select().from(subscribers)).length;
-    const bad = await api.post('/api/subscribers', { username: 'nope@isp', password: 'x', service_id: 9999, reseller_id: root }, { token: admin });
+    const bad = await api.post(
+      '/api/subscribers',
+      { username: 'nope@isp', password: 'x', service_id: 9999, reseller_id: root },
+      { token: admin },
+    );
     expect(bad.status).toBe(400);
     expect(bad.body.message).toBe('service_id not found');
     const lone = await mkReseller('lone', null);
-    const noLimit = await api.post('/api/subscribers', { username: 'nolimit@isp', password: 'x', service_id: basic, reseller_id: lone }, { token: admin });
+    const noLimit = await api.post(
+      '/api/subscribers',
+      { username: 'nolimit@isp', password: 'x', service_id: basic, reseller_id: lone },
+      { token: admin },
+    );
     expect(noLimit.status).toBe(403);
     await allow(lone, basic, 1);
     await mkSub({ reseller_id: lone });
-    const full = await api.post('/api/subscribers', { username: 'full@isp', password: 'x', service_id: basic, reseller_id: lone }, { token: admin });
+    const full = await api.post(
+      '/api/subscribers',
+      { username: 'full@isp', password: 'x', service_id: basic, reseller_id: lone },
+      { token: admin },
+    );
     expect(full.status).toBe(403);
     expect((await t.db.select().from(subscribers)).length).toBe(before + 1);
   });
@@ -155,13 +240,23 @@ describe('create', () => {
     expect((await rows.check('a@isp')).length).toBe(0);
   });
 
-  it('409 for a static IP already held or already in another username\'s reply rows', async () => {
+  it("409 for a static IP already held or already in another username's reply rows", async () => {
     await mkSub({ static_ip: '10.9.0.50' });
-    const res = await api.post('/api/subscribers', { username: 'ip2@isp', password: 'x', service_id: basic, reseller_id: root, static_ip: '10.9.0.50' }, { token: admin });
+    const res = await api.post(
+      '/api/subscribers',
+      { username: 'ip2@isp', password: 'x', service_id: basic, reseller_id: root, static_ip: '10.9.0.50' },
+      { token: admin },
+    );
     expect(res.status).toBe(409);
     expect(res.body.message).toBe('static_ip already used');
-    await t.db.insert(radreply).values({ username: 'legacy', attribute: 'Framed-IP-Address', op: ':=', value: '10.9.0.51' });
-    const res2 = await api.post('/api/subscribers', { username: 'ip3@isp', password: 'x', service_id: basic, reseller_id: root, static_ip: '10.9.0.51' }, { token: admin });
+    await t.db
+      .insert(radreply)
+      .values({ username: 'legacy', attribute: 'Framed-IP-Address', op: ':=', value: '10.9.0.51' });
+    const res2 = await api.post(
+      '/api/subscribers',
+      { username: 'ip3@isp', password: 'x', service_id: basic, reseller_id: root, static_ip: '10.9.0.51' },
+      { token: admin },
+    );
     expect(res2.status).toBe(409);
   });
 
@@ -170,12 +265,20 @@ describe('create', () => {
     expect((await rows.sub(own.id)).resellerId).toBe(root);
     const inChild = await mkSub({ reseller_id: child }, rootTok);
     expect((await rows.sub(inChild.id)).resellerId).toBe(child);
-    const res = await api.post('/api/subscribers', { username: 'x1@isp', password: 'x', service_id: basic, reseller_id: sibling }, { token: rootTok });
+    const res = await api.post(
+      '/api/subscribers',
+      { username: 'x1@isp', password: 'x', service_id: basic, reseller_id: sibling },
+      { token: rootTok },
+    );
     expect(res.status).toBe(403);
   });
 
   it('403 for a user without subscribers.create', async () => {
-    const res = await api.post('/api/subscribers', { username: 'x2@isp', password: 'x', service_id: basic }, { token: token('user', { permissions: ['subscribers.view'] }) });
+    const res = await api.post(
+      '/api/subscribers',
+      { username: 'x2@isp', password: 'x', service_id: basic },
+      { token: token('user', { permissions: ['subscribers.view'] }) },
+    );
     expect(res.status).toBe(403);
   });
 });
@@ -183,14 +286,25 @@ describe('create', () => {
 describe('read', () => {
   it('detail: service, reseller, counters, decrypted password, daily_breakdown', async () => {
     const s = await mkSub({ password: 'p@ss wörd' });
-    await t.db.insert(dailyUsage).values([{ subscriberId: s.id, date: plusDays(-1), downloadBytes: 500 }, { subscriberId: s.id, date: today(), downloadBytes: 700 }]);
+    await t.db.insert(dailyUsage).values([
+      { subscriberId: s.id, date: plusDays(-1), downloadBytes: 500 },
+      { subscriberId: s.id, date: today(), downloadBytes: 700 },
+    ]);
     const res = await api.get(`/api/subscribers/${s.id}`, { token: admin });
     expect(res.status).toBe(200);
     expect(res.body.password).toBe('p@ss wörd');
-    expect(res.body.daily_breakdown).toEqual([{ date: plusDays(-1), download_bytes: 500 }, { date: today(), download_bytes: 700 }]);
+    expect(res.body.daily_breakdown).toEqual([
+      { date: plusDays(-1), download_bytes: 500 },
+      { date: today(), download_bytes: 700 },
+    ]);
     expect(res.body.data.service).toMatchObject({ id: basic, name: 'basic', price: 10 });
     expect(res.body.data.reseller).toMatchObject({ id: root });
-    expect(res.body.data.counters).toMatchObject({ daily_quota_used: 0, monthly_quota_used: 0, extra_quota_bytes: 0, wallet_balance: 0 });
+    expect(res.body.data.counters).toMatchObject({
+      daily_quota_used: 0,
+      monthly_quota_used: 0,
+      extra_quota_bytes: 0,
+      wallet_balance: 0,
+    });
     const empty = await api.get(`/api/subscribers/${(await mkSub()).id}`, { token: admin });
     expect(empty.body.daily_breakdown).toEqual([]);
   });
@@ -209,7 +323,9 @@ describe('read', () => {
     const viewAll = token('reseller', { resellerId: child, permissions: [...ALL, 'subscribers.view_all'] });
     expect((await api.get(`/api/subscribers/${other.id}`, { token: viewAll })).status).toBe(200);
     expect((await api.post(`/api/subscribers/${other.id}/reset-fup`, {}, { token: viewAll })).status).toBe(403);
-    expect((await api.get(`/api/subscribers/${other.id}`, { token: token('user', { permissions: [] }) })).status).toBe(403);
+    expect((await api.get(`/api/subscribers/${other.id}`, { token: token('user', { permissions: [] }) })).status).toBe(
+      403,
+    );
   });
 });
 
@@ -221,14 +337,27 @@ describe('list', () => {
     await allow(listReseller, basic);
     await allow(listReseller, premium);
     tok = token('reseller', { resellerId: listReseller, permissions: ['subscribers.view'] });
-    const mk = (username: string, extra: Record<string, unknown>) => mkSub({ username, reseller_id: listReseller, ...extra });
+    const mk = (username: string, extra: Record<string, unknown>) =>
+      mkSub({ username, reseller_id: listReseller, ...extra });
     await mk('zed@list', { phone: '+4470001', expiry_date: plusDays(-3) });
     await mk('amy@list', { phone: '+4470002', expiry_date: plusDays(3), full_name: 'Amy Pond' });
-    await mk('bob@list', { phone: '+4470003', expiry_date: plusDays(100), mac_address: 'de:ad:be:ef:00:01', service_id: premium });
+    await mk('bob@list', {
+      phone: '+4470003',
+      expiry_date: plusDays(100),
+      mac_address: 'de:ad:be:ef:00:01',
+      service_id: premium,
+    });
     const carl = await mk('carl@list', { expiry_date: plusDays(50) });
     await api.post(`/api/subscribers/${carl.id}/deactivate`, {}, { token: admin });
     await t.db.execute(sql`insert into nas (nasname, shortname, secret) values ('192.0.2.1', 'edge', 's')`);
-    await t.db.insert(radacct).values({ acctsessionid: 's1', acctuniqueid: 'u-list-1', username: 'amy@list', nasipaddress: '192.0.2.1', acctstarttime: new Date(), framedipaddress: '100.64.0.9' });
+    await t.db.insert(radacct).values({
+      acctsessionid: 's1',
+      acctuniqueid: 'u-list-1',
+      username: 'amy@list',
+      nasipaddress: '192.0.2.1',
+      acctstarttime: new Date(),
+      framedipaddress: '100.64.0.9',
+    });
   });
   const names = (res: { body: { data: { username: string }[] } }) => res.body.data.map((d) => d.username);
 
@@ -242,7 +371,8 @@ describe('list', () => {
   });
 
   it('status filters, online from radacct through the trigger, nas_id', async () => {
-    const q = async (qs: string) => names(await api.get(`/api/subscribers?${qs}&sort=username&order=asc`, { token: tok }));
+    const q = async (qs: string) =>
+      names(await api.get(`/api/subscribers?${qs}&sort=username&order=asc`, { token: tok }));
     expect(await q('status=expired')).toEqual(['zed@list']);
     expect(await q('status=expiring')).toEqual(['amy@list']);
     expect(await q('status=inactive')).toEqual(['carl@list']);
@@ -287,7 +417,11 @@ describe('list', () => {
 describe('update and delete', () => {
   it('PUT any subset, unknown fields dropped, password re-encrypted and radcheck updated', async () => {
     const s = await mkSub();
-    const res = await api.put(`/api/subscribers/${s.id}`, { full_name: 'New Name', password: 'password', bogus: 1 }, { token: admin });
+    const res = await api.put(
+      `/api/subscribers/${s.id}`,
+      { full_name: 'New Name', password: 'password', bogus: 1 },
+      { token: admin },
+    );
     expect(res.status).toBe(200);
     expect(res.body.data.full_name).toBe('New Name');
     expect(res.body.data.bogus).toBeUndefined();
@@ -304,7 +438,9 @@ describe('update and delete', () => {
     expect(await rows.reply(s.username)).toEqual([]);
     expect((await rows.group(s.username)).map((g) => g.groupname)).toEqual([`plan_${premium}`]);
     expect((await rows.outbox(s.id)).map((o) => (o.payload as { reason: string }).reason)).toEqual(['service_change']);
-    expect((await api.put(`/api/subscribers/${s.id}`, { service_id: 9999 }, { token: admin })).body.message).toBe('service_id not found');
+    expect((await api.put(`/api/subscribers/${s.id}`, { service_id: 9999 }, { token: admin })).body.message).toBe(
+      'service_id not found',
+    );
   });
 
   it('PUT 404 / 403 / 400', async () => {
@@ -314,7 +450,15 @@ describe('update and delete', () => {
     const s = await mkSub();
     const bad = await api.put(`/api/subscribers/${s.id}`, { mac_address: 'nope' }, { token: admin });
     expect([bad.status, bad.body.message]).toEqual([400, expect.stringContaining('mac_address')]);
-    expect((await api.put(`/api/subscribers/${s.id}`, { notes: 'x' }, { token: token('user', { permissions: ['subscribers.view'] }) })).status).toBe(403);
+    expect(
+      (
+        await api.put(
+          `/api/subscribers/${s.id}`,
+          { notes: 'x' },
+          { token: token('user', { permissions: ['subscribers.view'] }) },
+        )
+      ).status,
+    ).toBe(403);
   });
 
   it('soft delete removes the RADIUS rows and frees the username; permanent delete is admin only and keeps the ledger', async () => {
@@ -343,10 +487,18 @@ describe('renew', () => {
     const r = await mkReseller('payer', null, 25);
     await allow(r, basic);
     const s = await mkSub({ reseller_id: r, expiry_date: plusDays(5) });
-    await t.db.update(subscribers).set({ dailyQuotaUsed: 5, monthlyQuotaUsed: 50, fupLevel: 2 }).where(eq(subscribers.id, s.id));
+    await t.db
+      .update(subscribers)
+      .set({ dailyQuotaUsed: 5, monthlyQuotaUsed: 50, fupLevel: 2 })
+      .where(eq(subscribers.id, s.id));
     const res = await api.post(`/api/subscribers/${s.id}/renew`, {}, { token: admin });
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ expiry_date: plusDays(35), daily_quota_used: 0, monthly_quota_used: 0, fup_level: 0 });
+    expect(res.body.data).toMatchObject({
+      expiry_date: plusDays(35),
+      daily_quota_used: 0,
+      monthly_quota_used: 0,
+      fup_level: 0,
+    });
     const tx = await t.db.select().from(transactions).where(eq(transactions.id, res.body.data.transaction_id));
     expect(tx[0]).toMatchObject({ type: 'renewal', amount: -1000, resellerId: r, subscriberId: s.id });
     expect((await t.db.select().from(resellers).where(eq(resellers.id, r)))[0].balance).toBe(1500);
@@ -384,10 +536,17 @@ describe('renew', () => {
 
   it('20 parallel renews of one subscriber: exactly one charge', async () => {
     const s = await mkSub();
-    const results = await Promise.all(Array.from({ length: 20 }, () => api.post(`/api/subscribers/${s.id}/renew`, {}, { token: admin })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => api.post(`/api/subscribers/${s.id}/renew`, {}, { token: admin })),
+    );
     expect(results.filter((r) => r.status === 200)).toHaveLength(1);
     expect(results.filter((r) => r.status === 409)).toHaveLength(19);
-    expect(await t.db.select().from(transactions).where(and(eq(transactions.subscriberId, s.id), eq(transactions.type, 'renewal')))).toHaveLength(1);
+    expect(
+      await t.db
+        .select()
+        .from(transactions)
+        .where(and(eq(transactions.subscriberId, s.id), eq(transactions.type, 'renewal'))),
+    ).toHaveLength(1);
     expect(await t.db.select().from(invoices).where(eq(invoices.subscriberId, s.id))).toHaveLength(1);
   });
 });
@@ -407,7 +566,9 @@ describe('single actions', () => {
   it('rename: every record follows, fee charged to the reseller', async () => {
     await saveSettings(t.db, { rename_fee: 2 });
     const s = await mkSub({ username: 'old@realm1', static_ip: '10.9.2.1' });
-    await t.db.insert(radacct).values({ acctsessionid: 'r1', acctuniqueid: 'u-rename', username: 'old@realm1', nasipaddress: '192.0.2.9' });
+    await t.db
+      .insert(radacct)
+      .values({ acctsessionid: 'r1', acctuniqueid: 'u-rename', username: 'old@realm1', nasipaddress: '192.0.2.9' });
     const res = await api.post(`/api/subscribers/${s.id}/rename`, { new_username: 'new@realm2' }, { token: admin });
     await saveSettings(t.db, { rename_fee: 0 });
     expect(res.status).toBe(200);
@@ -416,24 +577,41 @@ describe('single actions', () => {
     expect((await rows.check('new@realm2')).length).toBeGreaterThan(0);
     expect((await rows.reply('new@realm2')).length).toBe(1);
     expect((await rows.group('new@realm2')).length).toBe(1);
-    expect((await t.db.select().from(radacct).where(eq(radacct.acctuniqueid, 'u-rename')))[0].username).toBe('new@realm2');
-    const fee = await t.db.select().from(transactions).where(and(eq(transactions.subscriberId, s.id), eq(transactions.type, 'rename_fee')));
+    expect((await t.db.select().from(radacct).where(eq(radacct.acctuniqueid, 'u-rename')))[0].username).toBe(
+      'new@realm2',
+    );
+    const fee = await t.db
+      .select()
+      .from(transactions)
+      .where(and(eq(transactions.subscriberId, s.id), eq(transactions.type, 'rename_fee')));
     expect(fee).toMatchObject([{ amount: -200, username: 'new@realm2' }]);
     const taken = await mkSub({ username: 'taken@realm2' });
     const dup = await api.post(`/api/subscribers/${s.id}/rename`, { new_username: taken.username }, { token: admin });
     expect([dup.status, dup.body.message]).toEqual([409, 'username already exists']);
-    expect((await api.post(`/api/subscribers/${s.id}/rename`, { new_username: 'bad name' }, { token: admin })).status).toBe(400);
+    expect(
+      (await api.post(`/api/subscribers/${s.id}/rename`, { new_username: 'bad name' }, { token: admin })).status,
+    ).toBe(400);
   });
 
   it('add-days extends expiry and is audited; reset-fup, reset-mac, refill, topup-data, add-balance', async () => {
     const s = await mkSub({ service_id: premium, mac_address: 'aa:aa:aa:aa:aa:aa', expiry_date: plusDays(1) });
     const add = await api.post(`/api/subscribers/${s.id}/add-days`, { days: 10, reason: 'outage' }, { token: admin });
     expect(add.body.data.expiry_date).toBe(plusDays(11));
-    expect((await t.db.select().from(auditLog).where(eq(auditLog.entityId, s.id)))[0].details).toMatchObject({ days: 10, reason: 'outage' });
-    expect((await api.post(`/api/subscribers/${s.id}/add-days`, { days: 0, reason: 'x' }, { token: admin })).status).toBe(400);
-    expect((await api.post(`/api/subscribers/${s.id}/add-days`, { days: 2 }, { token: admin })).body.message).toContain('reason');
+    expect((await t.db.select().from(auditLog).where(eq(auditLog.entityId, s.id)))[0].details).toMatchObject({
+      days: 10,
+      reason: 'outage',
+    });
+    expect(
+      (await api.post(`/api/subscribers/${s.id}/add-days`, { days: 0, reason: 'x' }, { token: admin })).status,
+    ).toBe(400);
+    expect((await api.post(`/api/subscribers/${s.id}/add-days`, { days: 2 }, { token: admin })).body.message).toContain(
+      'reason',
+    );
 
-    await t.db.update(subscribers).set({ dailyQuotaUsed: 7, monthlyQuotaUsed: 70, fupLevel: 3 }).where(eq(subscribers.id, s.id));
+    await t.db
+      .update(subscribers)
+      .set({ dailyQuotaUsed: 7, monthlyQuotaUsed: 70, fupLevel: 3 })
+      .where(eq(subscribers.id, s.id));
     const fup = await api.post(`/api/subscribers/${s.id}/reset-fup`, {}, { token: admin });
     expect(fup.body.data).toMatchObject({ daily_quota_used: 0, fup_level: 0, monthly_quota_used: 70 });
 
@@ -446,7 +624,12 @@ describe('single actions', () => {
     const refill = await api.post(`/api/subscribers/${s.id}/refill`, {}, { token: admin });
     await saveSettings(t.db, { refill_fee: 0 });
     expect(refill.body.data).toMatchObject({ monthly_quota_used: 0 });
-    expect(await t.db.select().from(transactions).where(and(eq(transactions.subscriberId, s.id), eq(transactions.type, 'refill_fee')))).toMatchObject([{ amount: -150 }]);
+    expect(
+      await t.db
+        .select()
+        .from(transactions)
+        .where(and(eq(transactions.subscriberId, s.id), eq(transactions.type, 'refill_fee'))),
+    ).toMatchObject([{ amount: -150 }]);
 
     const top = await api.post(`/api/subscribers/${s.id}/topup-data`, { gb: 2 }, { token: admin });
     expect(top.body.data.extra_quota_bytes).toBe(2 * 1024 ** 3);
@@ -454,38 +637,79 @@ describe('single actions', () => {
 
     const bal = await api.post(`/api/subscribers/${s.id}/add-balance`, { amount: 12.5 }, { token: admin });
     expect(bal.body.data.wallet_balance).toBe(12.5);
-    expect(await t.db.select().from(walletEntries).where(eq(walletEntries.subscriberId, s.id))).toMatchObject([{ amount: 1250 }]);
-    expect((await api.post(`/api/subscribers/${s.id}/add-balance`, { amount: 1.001 }, { token: admin })).status).toBe(400);
+    expect(await t.db.select().from(walletEntries).where(eq(walletEntries.subscriberId, s.id))).toMatchObject([
+      { amount: 1250 },
+    ]);
+    expect((await api.post(`/api/subscribers/${s.id}/add-balance`, { amount: 1.001 }, { token: admin })).status).toBe(
+      400,
+    );
   });
 
   it('change-service: quote equals the charge; charge_difference invoices the net due or credits the wallet', async () => {
     const s = await mkSub({ expiry_date: plusDays(15) });
-    const quote = await api.get(`/api/subscribers/${s.id}/calculate-change-service-price?service_id=${premium}`, { token: admin });
+    const quote = await api.get(`/api/subscribers/${s.id}/calculate-change-service-price?service_id=${premium}`, {
+      token: admin,
+    });
     expect(quote.status).toBe(200);
-    expect(quote.body.data).toMatchObject({ days_remaining: 15, old_unused_credit: 5, new_service_charge: 15, net_amount_due: 10 });
-    const res = await api.post(`/api/subscribers/${s.id}/change-service`, { service_id: premium, charge_difference: true }, { token: admin });
+    expect(quote.body.data).toMatchObject({
+      days_remaining: 15,
+      old_unused_credit: 5,
+      new_service_charge: 15,
+      net_amount_due: 10,
+    });
+    const res = await api.post(
+      `/api/subscribers/${s.id}/change-service`,
+      { service_id: premium, charge_difference: true },
+      { token: admin },
+    );
     expect(res.status).toBe(200);
     expect(res.body.data.service_id).toBe(premium);
     const [inv] = await t.db.select().from(invoices).where(eq(invoices.id, res.body.data.invoice_id));
     expect(inv).toMatchObject({ kind: 'service_change', amount: 1000 });
-    const back = await api.post(`/api/subscribers/${s.id}/change-service`, { service_id: basic, charge_difference: true }, { token: admin });
+    const back = await api.post(
+      `/api/subscribers/${s.id}/change-service`,
+      { service_id: basic, charge_difference: true },
+      { token: admin },
+    );
     expect(back.body.data.wallet_balance).toBe(10);
-    expect((await api.post(`/api/subscribers/${s.id}/change-service`, { service_id: 9999 }, { token: admin })).body.message).toBe('service_id not found');
-    expect((await api.get(`/api/subscribers/${s.id}/calculate-change-service-price`, { token: admin })).status).toBe(400);
+    expect(
+      (await api.post(`/api/subscribers/${s.id}/change-service`, { service_id: 9999 }, { token: admin })).body.message,
+    ).toBe('service_id not found');
+    expect((await api.get(`/api/subscribers/${s.id}/calculate-change-service-price`, { token: admin })).status).toBe(
+      400,
+    );
   });
 
   it('each action is 403 for a user lacking its permission, and 404 for an unknown id', async () => {
     const s = await mkSub();
     const user = token('user', { permissions: ['subscribers.view'] });
     const actions: [string, unknown][] = [
-      ['renew', {}], ['reset-fup', {}], ['reset-mac', {}], ['rename', { new_username: 'zz@isp' }], ['add-days', { days: 1, reason: 'x' }],
-      ['change-service', { service_id: premium }], ['activate', {}], ['deactivate', {}], ['refill', {}], ['topup-data', { gb: 1 }], ['add-balance', { amount: 1 }],
+      ['renew', {}],
+      ['reset-fup', {}],
+      ['reset-mac', {}],
+      ['rename', { new_username: 'zz@isp' }],
+      ['add-days', { days: 1, reason: 'x' }],
+      ['change-service', { service_id: premium }],
+      ['activate', {}],
+      ['deactivate', {}],
+      ['refill', {}],
+      ['topup-data', { gb: 1 }],
+      ['add-balance', { amount: 1 }],
     ];
     for (const [path, body] of actions) {
-      expect([path, (await api.post(`/api/subscribers/${s.id}/${path}`, body, { token: user })).status]).toEqual([path, 403]);
-      expect([path, (await api.post(`/api/subscribers/999999/${path}`, body, { token: admin })).status]).toEqual([path, 404]);
+      expect([path, (await api.post(`/api/subscribers/${s.id}/${path}`, body, { token: user })).status]).toEqual([
+        path,
+        403,
+      ]);
+      expect([path, (await api.post(`/api/subscribers/999999/${path}`, body, { token: admin })).status]).toEqual([
+        path,
+        404,
+      ]);
     }
-    expect((await api.get(`/api/subscribers/${s.id}/calculate-change-service-price?service_id=${premium}`, { token: user })).status).toBe(403);
+    expect(
+      (await api.get(`/api/subscribers/${s.id}/calculate-change-service-price?service_id=${premium}`, { token: user }))
+        .status,
+    ).toBe(403);
     expect((await api.del(`/api/subscribers/${s.id}`, { token: user })).status).toBe(403);
     expect(await rows.outbox(s.id)).toEqual([]);
   });
@@ -497,8 +721,14 @@ describe('bandwidth rules', () => {
     const base = `/api/subscribers/${s.id}/bandwidth-rules`;
     const up = await api.post(base, { direction: 'upload', rate_kbps: 2048 }, { token: admin });
     expect(up.status).toBe(201);
-    expect((await rows.reply(s.username)).map((r) => [r.attribute, r.value])).toEqual([['Mikrotik-Rate-Limit', '2048k/10M']]);
-    const night = await api.post(base, { direction: 'download', rate_kbps: 50000, start_time: '22:00', end_time: '06:00', priority: 1 }, { token: admin });
+    expect((await rows.reply(s.username)).map((r) => [r.attribute, r.value])).toEqual([
+      ['Mikrotik-Rate-Limit', '2048k/10M'],
+    ]);
+    const night = await api.post(
+      base,
+      { direction: 'download', rate_kbps: 50000, start_time: '22:00', end_time: '06:00', priority: 1 },
+      { token: admin },
+    );
     expect(night.status).toBe(201);
     expect((await rows.reply(s.username))[0].value).toBe('2048k/10M');
     const list = await api.get(base, { token: admin });
@@ -508,13 +738,25 @@ describe('bandwidth rules', () => {
     expect((await rows.reply(s.username))[0].value).toBe('4096k/4096k');
     const viaBody = await api.put(base, { rule_id: up.body.data.id, rate_kbps: 1000 }, { token: admin });
     expect(viaBody.status).toBe(200);
-    expect((await api.post(base, { direction: 'sideways', rate_kbps: 1 }, { token: admin })).body.message).toContain('direction');
-    expect((await api.post(base, { direction: 'upload', rate_kbps: 1, start_time: '10:00' }, { token: admin })).body.message).toContain('end_time');
+    expect((await api.post(base, { direction: 'sideways', rate_kbps: 1 }, { token: admin })).body.message).toContain(
+      'direction',
+    );
+    expect(
+      (await api.post(base, { direction: 'upload', rate_kbps: 1, start_time: '10:00' }, { token: admin })).body.message,
+    ).toContain('end_time');
     expect((await api.del(base, { token: admin, body: { rule_id: up.body.data.id } })).status).toBe(200);
     expect(await rows.reply(s.username)).toEqual([]);
     expect((await api.del(`${base}/${night.body.data.id}`, { token: admin })).status).toBe(200);
     expect((await api.del(`${base}/${night.body.data.id}`, { token: admin })).status).toBe(404);
-    expect((await api.post(base, { direction: 'upload', rate_kbps: 1 }, { token: token('user', { permissions: ['subscribers.view'] }) })).status).toBe(403);
+    expect(
+      (
+        await api.post(
+          base,
+          { direction: 'upload', rate_kbps: 1 },
+          { token: token('user', { permissions: ['subscribers.view'] }) },
+        )
+      ).status,
+    ).toBe(403);
   });
 });
 
@@ -532,30 +774,48 @@ describe('bulk actions', () => {
     const res = await bulk({ ids: [a.id, b.id, c.id, other.id, 999999], action: 'renew' }, tok);
     expect(res.status).toBe(200);
     expect(res.body.data.succeeded).toEqual([a.id, b.id]);
-    expect(res.body.data.failed).toEqual(expect.arrayContaining([
-      { id: c.id, reason: 'insufficient reseller balance' },
-      { id: other.id, reason: 'out of scope' },
-      { id: 999999, reason: 'subscriber not found' },
-    ]));
-    const [job] = (await t.db.execute<{ status: string; processed: number; total: number }>(sql`select * from bulk_jobs where id = ${res.body.job_id}`)).rows;
+    expect(res.body.data.failed).toEqual(
+      expect.arrayContaining([
+        { id: c.id, reason: 'insufficient reseller balance' },
+        { id: other.id, reason: 'out of scope' },
+        { id: 999999, reason: 'subscriber not found' },
+      ]),
+    );
+    const [job] = (
+      await t.db.execute<{ status: string; processed: number; total: number }>(
+        sql`select * from bulk_jobs where id = ${res.body.job_id}`,
+      )
+    ).rows;
     expect(job).toMatchObject({ status: 'done', processed: 5, total: 5 });
     const status = await api.get(`/api/subscribers/bulk-jobs/${res.body.job_id}`, { token: tok });
     expect(status.body.data).toMatchObject({ status: 'done', succeeded: [a.id, b.id] });
     expect((await api.get('/api/subscribers/bulk-jobs/999999', { token: admin })).status).toBe(404);
     const again = await bulk({ ids: [a.id, b.id, c.id], action: 'renew' }, tok);
     expect(again.status).toBe(200);
-    expect(again.body.data.failed).toEqual(expect.arrayContaining([
-      { id: a.id, reason: 'already renewed today' },
-      { id: b.id, reason: 'already renewed today' },
-      { id: c.id, reason: 'insufficient reseller balance' },
-    ]));
+    expect(again.body.data.failed).toEqual(
+      expect.arrayContaining([
+        { id: a.id, reason: 'already renewed today' },
+        { id: b.id, reason: 'already renewed today' },
+        { id: c.id, reason: 'insufficient reseller balance' },
+      ]),
+    );
   });
 
   it('renew: already renewed today is 409 alone, 422 when it is the whole batch, a per-id failure in a mixed one', async () => {
     const [a, b, c] = [await mkSub(), await mkSub(), await mkSub()];
-    const renewals = async () => (await t.db.select().from(transactions)
-      .where(and(sql`${transactions.subscriberId} in (${a.id}, ${b.id}, ${c.id})`, eq(transactions.type, 'renewal')))).length;
-    expect((await bulk({ ids: [a.id, b.id], action: 'renew' })).body.data).toEqual({ succeeded: [a.id, b.id], failed: [] });
+    const renewals = async () =>
+      (
+        await t.db
+          .select()
+          .from(transactions)
+          .where(
+            and(sql`${transactions.subscriberId} in (${a.id}, ${b.id}, ${c.id})`, eq(transactions.type, 'renewal')),
+          )
+      ).length;
+    expect((await bulk({ ids: [a.id, b.id], action: 'renew' })).body.data).toEqual({
+      succeeded: [a.id, b.id],
+      failed: [],
+    });
     const expiry = (await rows.sub(a.id)).expiryDate;
 
     const single = await api.post(`/api/subscribers/${a.id}/renew`, {}, { token: admin });
@@ -564,35 +824,48 @@ describe('bulk actions', () => {
     const noOp = await bulk({ ids: [b.id, a.id, a.id], action: 'renew' });
     expect([noOp.status, noOp.body]).toEqual([422, { success: false, message: 'already renewed today' }]);
     // Accepted: the audit row is written and says why nothing happened; nothing was charged.
-    const [job] = (await t.db.execute<{ status: string; succeeded: number[]; failed: { id: number; reason: string }[] }>(
-      sql`select status, succeeded, failed from bulk_jobs order by id desc limit 1`)).rows;
+    const [job] = (
+      await t.db.execute<{ status: string; succeeded: number[]; failed: { id: number; reason: string }[] }>(
+        sql`select status, succeeded, failed from bulk_jobs order by id desc limit 1`,
+      )
+    ).rows;
     expect(job.status).toBe('done');
     expect(job.succeeded).toEqual([]);
-    expect([...job.failed].sort((x, y) => x.id - y.id)).toEqual([a.id, b.id].map((id) => ({ id, reason: 'already renewed today' })));
+    expect([...job.failed].sort((x, y) => x.id - y.id)).toEqual(
+      [a.id, b.id].map((id) => ({ id, reason: 'already renewed today' })),
+    );
     expect(await renewals()).toBe(2);
     expect((await rows.sub(a.id)).expiryDate).toBe(expiry);
 
     const mixed = await bulk({ ids: [a.id, c.id, b.id], action: 'renew' });
     expect(mixed.status).toBe(200);
     expect(mixed.body.data.succeeded).toEqual([c.id]);
-    expect(mixed.body.data.failed).toEqual(expect.arrayContaining([
-      { id: a.id, reason: 'already renewed today' },
-      { id: b.id, reason: 'already renewed today' },
-    ]));
+    expect(mixed.body.data.failed).toEqual(
+      expect.arrayContaining([
+        { id: a.id, reason: 'already renewed today' },
+        { id: b.id, reason: 'already renewed today' },
+      ]),
+    );
     expect(mixed.body.data.failed).toHaveLength(2);
     expect(await renewals()).toBe(3);
 
     // Another failure beside the no-ops is not a no-op: the caller reads it in `failed`.
     const withMissing = await bulk({ ids: [a.id, 999999], action: 'renew' });
     expect(withMissing.status).toBe(200);
-    expect(withMissing.body.data.failed).toEqual(expect.arrayContaining([
-      { id: a.id, reason: 'already renewed today' },
-      { id: 999999, reason: 'subscriber not found' },
-    ]));
+    expect(withMissing.body.data.failed).toEqual(
+      expect.arrayContaining([
+        { id: a.id, reason: 'already renewed today' },
+        { id: 999999, reason: 'subscriber not found' },
+      ]),
+    );
   });
 
   it('every action, with its RADIUS rows and outbox events', async () => {
-    const ids = await Promise.all([1, 2, 3].map(() => mkSub({ service_id: premium, mac_address: `00:00:00:00:00:0${++seq % 10}` }).then((s) => s.id)));
+    const ids = await Promise.all(
+      [1, 2, 3].map(() =>
+        mkSub({ service_id: premium, mac_address: `00:00:00:00:00:0${++seq % 10}` }).then((s) => s.id),
+      ),
+    );
     ids.sort((x, y) => x - y);
     const names = async () => (await Promise.all(ids.map((id) => rows.sub(id)))).map((s) => s.username);
     const ok = async (action: string, payload: Record<string, unknown> = {}) => {
@@ -605,7 +878,10 @@ describe('bulk actions', () => {
     await ok('enable');
     for (const n of await names()) expect((await attrs(n))['Auth-Type']).toBeUndefined();
     await ok('disconnect');
-    expect((await rows.outbox(ids[0])).map((o) => (o.payload as { reason: string }).reason)).toEqual(['disable', 'disconnect']);
+    expect((await rows.outbox(ids[0])).map((o) => (o.payload as { reason: string }).reason)).toEqual([
+      'disable',
+      'disconnect',
+    ]);
     await ok('reset_fup');
     await ok('reset_mac');
     for (const n of await names()) expect((await attrs(n))['Calling-Station-Id']).toBeUndefined();
@@ -613,15 +889,26 @@ describe('bulk actions', () => {
     await ok('set_monthly_quota', { gb: -5 });
     await ok('set_price', { price: 99999, override_price: true });
     const row = await rows.sub(ids[0]);
-    expect([row.dailyQuotaGb, row.monthlyQuotaGb, row.price, row.overridePrice]).toEqual(['10000.000', '0.000', 1000000, true]);
+    expect([row.dailyQuotaGb, row.monthlyQuotaGb, row.price, row.overridePrice]).toEqual([
+      '10000.000',
+      '0.000',
+      1000000,
+      true,
+    ]);
     await ok('set_service', { service_id: basic });
     for (const n of await names()) expect((await rows.group(n)).map((g) => g.groupname)).toEqual([`plan_${basic}`]);
     await ok('set_reseller', { reseller_id: child });
     expect((await rows.sub(ids[1])).resellerId).toBe(child);
     await t.db.insert(ipPools).values({ name: 'statics', rangeStart: '10.20.0.1', rangeEnd: '10.20.0.4' });
-    await t.db.insert(radreply).values({ username: 'someone-else', attribute: 'Framed-IP-Address', op: ':=', value: '10.20.0.1' });
+    await t.db
+      .insert(radreply)
+      .values({ username: 'someone-else', attribute: 'Framed-IP-Address', op: ':=', value: '10.20.0.1' });
     await ok('set_static_ip', { pool_name: 'statics' });
-    expect((await Promise.all(ids.map((id) => rows.sub(id)))).map((s) => s.staticIp)).toEqual(['10.20.0.2', '10.20.0.3', '10.20.0.4']);
+    expect((await Promise.all(ids.map((id) => rows.sub(id)))).map((s) => s.staticIp)).toEqual([
+      '10.20.0.2',
+      '10.20.0.3',
+      '10.20.0.4',
+    ]);
     await ok('refill');
     await ok('rename', { old_realm: 'isp', new_realm: 'new.isp' });
     for (const n of await names()) {
@@ -647,7 +934,10 @@ describe('bulk actions', () => {
     await allow(lone, basic);
     const c = await mkSub({ reseller_id: lone });
     const svc = await bulk({ ids: [a.id, c.id], action: 'set_service', payload: { service_id: premium } });
-    expect(svc.body.data).toEqual({ succeeded: [a.id], failed: [{ id: c.id, reason: 'reseller has no service limit for this plan' }] });
+    expect(svc.body.data).toEqual({
+      succeeded: [a.id],
+      failed: [{ id: c.id, reason: 'reseller has no service limit for this plan' }],
+    });
     const plain = await mkSub({ username: 'plainname' });
     const ren = await bulk({ ids: [plain.id], action: 'rename', payload: { old_realm: 'isp', new_realm: 'x' } });
     expect(ren.body.data.failed).toEqual([{ id: plain.id, reason: 'username is not in realm isp' }]);
@@ -656,10 +946,15 @@ describe('bulk actions', () => {
   it('set_reseller respects the tree; per-id permission failures; bad payloads are 400 naming the field', async () => {
     const s = await mkSub({ reseller_id: child });
     const childTok = token('reseller', { resellerId: child, permissions: ['subscribers.transfer'] });
-    expect((await bulk({ ids: [s.id], action: 'set_reseller', payload: { reseller_id: root } }, childTok)).status).toBe(403);
+    expect((await bulk({ ids: [s.id], action: 'set_reseller', payload: { reseller_id: root } }, childTok)).status).toBe(
+      403,
+    );
     const noPerm = token('reseller', { resellerId: root, permissions: [] });
     const res = await bulk({ ids: [s.id], action: 'delete' }, noPerm);
-    expect(res.body.data).toEqual({ succeeded: [], failed: [{ id: s.id, reason: 'permission subscribers.delete required' }] });
+    expect(res.body.data).toEqual({
+      succeeded: [],
+      failed: [{ id: s.id, reason: 'permission subscribers.delete required' }],
+    });
     expect((await rows.sub(s.id)).deletedAt).toBeNull();
     expect((await bulk({ ids: [s.id], action: 'renew' }, token('user', { permissions: ALL }))).status).toBe(403);
     const jobsBefore = (await t.db.execute(sql`select count(*)::int as n from bulk_jobs`)).rows[0];

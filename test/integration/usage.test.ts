@@ -22,11 +22,27 @@ beforeAll(async () => {
   process.env.USAGE_INTERVAL_SECONDS = '0';
   t = await startTestApp();
   api = client(t.baseUrl);
-  reseller = (await api.post('/api/resellers', { name: 'usage shop', balance: 1000, currency: 'USD' }, { token: admin })).body.data.id;
-  plan = (await api.post('/api/services', {
-    name: 'metered', price: 10, duration_days: 30, currency: 'USD', rate_limit: '20M/20M', monthly_quota_gb: 10,
-    fup_tiers: [{ level: 1, threshold_gb: 1, rate_limit: '5M/5M' }, { level: 3, threshold_gb: 0, rate_limit: '256k/256k' }],
-  }, { token: admin })).body.data.id;
+  reseller = (
+    await api.post('/api/resellers', { name: 'usage shop', balance: 1000, currency: 'USD' }, { token: admin })
+  ).body.data.id;
+  plan = (
+    await api.post(
+      '/api/services',
+      {
+        name: 'metered',
+        price: 10,
+        duration_days: 30,
+        currency: 'USD',
+        rate_limit: '20M/20M',
+        monthly_quota_gb: 10,
+        fup_tiers: [
+          { level: 1, threshold_gb: 1, rate_limit: '5M/5M' },
+          { level: 3, threshold_gb: 0, rate_limit: '256k/256k' },
+        ],
+      },
+      { token: admin },
+    )
+  ).body.data.id;
   await api.post(`/api/resellers/${reseller}/service-limits`, { service_id: plan }, { token: admin });
 });
 afterAll(async () => {
@@ -38,26 +54,44 @@ afterAll(async () => {
 let seq = 0;
 async function mkSub() {
   seq += 1;
-  const res = await api.post('/api/subscribers', { username: `u${seq}@usage`, password: 'secret1', service_id: plan, reseller_id: reseller }, { token: admin });
+  const res = await api.post(
+    '/api/subscribers',
+    { username: `u${seq}@usage`, password: 'secret1', service_id: plan, reseller_id: reseller },
+    { token: admin },
+  );
   expect(res.status).toBe(201);
   return res.body.data as { id: number; username: string };
 }
 
-const start = (username: string, session: string) => t.pool.query(
-  `insert into radacct (acctsessionid, acctuniqueid, username, nasipaddress, acctstarttime, acctupdatetime, acctinputoctets, acctoutputoctets)
-   values ($1, $1, $2, '10.0.0.1', now(), now(), 0, 0)`, [session, username]);
-const interim = (session: string, up: number, down: number) => t.pool.query(
-  'update radacct set acctinputoctets = $2, acctoutputoctets = $3, acctupdatetime = now() where acctuniqueid = $1 and acctstoptime is null',
-  [session, up, down]);
-const stop = (session: string, up: number, down: number) => t.pool.query(
-  'update radacct set acctinputoctets = $2, acctoutputoctets = $3, acctstoptime = now() where acctuniqueid = $1 and acctstoptime is null',
-  [session, up, down]);
+const start = (username: string, session: string) =>
+  t.pool.query(
+    `insert into radacct (acctsessionid, acctuniqueid, username, nasipaddress, acctstarttime, acctupdatetime, acctinputoctets, acctoutputoctets)
+   values ($1, $1, $2, '10.0.0.1', now(), now(), 0, 0)`,
+    [session, username],
+  );
+const interim = (session: string, up: number, down: number) =>
+  t.pool.query(
+    'update radacct set acctinputoctets = $2, acctoutputoctets = $3, acctupdatetime = now() where acctuniqueid = $1 and acctstoptime is null',
+    [session, up, down],
+  );
+const stop = (session: string, up: number, down: number) =>
+  t.pool.query(
+    'update radacct set acctinputoctets = $2, acctoutputoctets = $3, acctstoptime = now() where acctuniqueid = $1 and acctstoptime is null',
+    [session, up, down],
+  );
 const sub = async (id: number) => (await t.db.select().from(subscribers).where(eq(subscribers.id, id)))[0];
 const usageRows = (id: number) => t.db.select().from(dailyUsage).where(eq(dailyUsage.subscriberId, id));
-const run = (today?: string) => t.app.broker.call('usage.run', today ? { today } : {}) as Promise<{ today: string; reset: number; evaluated: number; changed: number }>;
-const events = async (id: number) => (await t.db.select().from(outbox).where(eq(outbox.event, RATE_LIMIT_EVENT)).orderBy(outbox.id))
-  .map((o) => o.payload as { subscriber_id: number; fup_level: number; rate_limit: string })
-  .filter((p) => p.subscriber_id === id);
+const run = (today?: string) =>
+  t.app.broker.call('usage.run', today ? { today } : {}) as Promise<{
+    today: string;
+    reset: number;
+    evaluated: number;
+    changed: number;
+  }>;
+const events = async (id: number) =>
+  (await t.db.select().from(outbox).where(eq(outbox.event, RATE_LIMIT_EVENT)).orderBy(outbox.id))
+    .map((o) => o.payload as { subscriber_id: number; fup_level: number; rate_limit: string })
+    .filter((p) => p.subscriber_id === id);
 const today = () => new Date().toISOString().slice(0, 10);
 
 describe('rollup of radacct octets', () => {
@@ -76,38 +110,45 @@ describe('rollup of radacct octets', () => {
     expect(row.monthlyQuotaUsed).toBe(row.dailyQuotaUsed);
     expect(row.usageDay).toBe(today());
     expect(row.fupPending).toBe(true);
-    expect(await usageRows(s.id)).toEqual([{ subscriberId: s.id, date: today(), downloadBytes: 1000 + 600 + 500, uploadBytes: 100 + 250 + 100 }]);
+    expect(await usageRows(s.id)).toEqual([
+      { subscriberId: s.id, date: today(), downloadBytes: 1000 + 600 + 500, uploadBytes: 100 + 250 + 100 },
+    ]);
   });
 
   it('property: any sequence of cumulative totals (repeats, retransmits) counts exactly the final totals', async () => {
     let n = 0;
-    await fc.assert(fc.asyncProperty(
-      fc.array(fc.tuple(fc.nat(5_000_000), fc.nat(50_000_000), fc.nat(2)), { minLength: 1, maxLength: 12 }),
-      async (steps) => {
-        n += 1;
-        const s = await mkSub();
-        await start(s.username, `p${n}`);
-        let up = 0;
-        let down = 0;
-        for (const [du, dd, repeats] of steps) {
-          up += du;
-          down += dd;
-          for (let i = 0; i <= repeats; i++) await interim(`p${n}`, up, down);
-        }
-        await stop(`p${n}`, up, down);
-        const row = await sub(s.id);
-        expect(row.dailyQuotaUsed).toBe(up + down);
-        const [day] = await usageRows(s.id);
-        expect([day?.uploadBytes ?? 0, day?.downloadBytes ?? 0]).toEqual([up, down]);
-      },
-    ), { numRuns: 15 });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.nat(5_000_000), fc.nat(50_000_000), fc.nat(2)), { minLength: 1, maxLength: 12 }),
+        async (steps) => {
+          n += 1;
+          const s = await mkSub();
+          await start(s.username, `p${n}`);
+          let up = 0;
+          let down = 0;
+          for (const [du, dd, repeats] of steps) {
+            up += du;
+            down += dd;
+            for (let i = 0; i <= repeats; i++) await interim(`p${n}`, up, down);
+          }
+          await stop(`p${n}`, up, down);
+          const row = await sub(s.id);
+          expect(row.dailyQuotaUsed).toBe(up + down);
+          const [day] = await usageRows(s.id);
+          expect([day?.uploadBytes ?? 0, day?.downloadBytes ?? 0]).toEqual([up, down]);
+        },
+      ),
+      { numRuns: 15 },
+    );
   });
 
   it('a session that starts with traffic already counted (Stop without Start) counts it once', async () => {
     const s = await mkSub();
     await t.pool.query(
       `insert into radacct (acctsessionid, acctuniqueid, username, nasipaddress, acctstarttime, acctstoptime, acctinputoctets, acctoutputoctets)
-       values ('late', 'late', $1, '10.0.0.1', now(), now(), 7, 70)`, [s.username]);
+       values ('late', 'late', $1, '10.0.0.1', now(), now(), 7, 70)`,
+      [s.username],
+    );
     expect((await sub(s.id)).dailyQuotaUsed).toBe(77);
   });
 
@@ -126,7 +167,9 @@ describe('rollup of radacct octets', () => {
     const s = await mkSub();
     await start(s.username, 'n1');
     await interim('n1', 0, 1000);
-    const lastMonth = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() - 1, 15)).toISOString().slice(0, 10);
+    const lastMonth = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() - 1, 15))
+      .toISOString()
+      .slice(0, 10);
     await t.db.update(subscribers).set({ usageDay: lastMonth }).where(eq(subscribers.id, s.id));
     await interim('n1', 0, 1500);
     let row = await sub(s.id);
@@ -151,12 +194,24 @@ describe('FUP engine', () => {
     await run();
     expect((await sub(s.id)).fupLevel).toBe(1);
     await interim('f1', 0, 3 * GIB);
-    await t.pool.query('update radacct set acctoutputoctets = acctoutputoctets + $2 where acctuniqueid = $1', ['f1', 8 * GIB]);
+    await t.pool.query('update radacct set acctoutputoctets = acctoutputoctets + $2 where acctuniqueid = $1', [
+      'f1',
+      8 * GIB,
+    ]);
     await run();
     expect((await sub(s.id)).fupLevel).toBe(3);
-    const groups = await t.pool.query('select groupname, priority from radusergroup where username = $1 order by priority', [s.username]);
-    expect(groups.rows).toEqual([{ groupname: `plan_${plan}_fup3`, priority: 0 }, { groupname: `plan_${plan}`, priority: 1 }]);
-    expect((await events(s.id)).map((e) => [e.fup_level, e.rate_limit])).toEqual([[1, '5M/5M'], [3, '256k/256k']]);
+    const groups = await t.pool.query(
+      'select groupname, priority from radusergroup where username = $1 order by priority',
+      [s.username],
+    );
+    expect(groups.rows).toEqual([
+      { groupname: `plan_${plan}_fup3`, priority: 0 },
+      { groupname: `plan_${plan}`, priority: 1 },
+    ]);
+    expect((await events(s.id)).map((e) => [e.fup_level, e.rate_limit])).toEqual([
+      [1, '5M/5M'],
+      [3, '256k/256k'],
+    ]);
   });
 
   it('two engines running at once apply each change once', async () => {
@@ -172,8 +227,11 @@ describe('FUP engine', () => {
     }
   });
 
-  it('the plan\'s tier groups carry the tier rate (:=) and Fall-Through so the plan group still applies', async () => {
-    const res = await t.pool.query('select groupname, attribute, op, value from radgroupreply where groupname like $1 order by groupname, attribute', [`plan_${plan}%`]);
+  it("the plan's tier groups carry the tier rate (:=) and Fall-Through so the plan group still applies", async () => {
+    const res = await t.pool.query(
+      'select groupname, attribute, op, value from radgroupreply where groupname like $1 order by groupname, attribute',
+      [`plan_${plan}%`],
+    );
     expect(res.rows).toEqual([
       { groupname: `plan_${plan}`, attribute: 'Mikrotik-Rate-Limit', op: '=', value: '20M/20M' },
       { groupname: `plan_${plan}_fup1`, attribute: 'Fall-Through', op: '=', value: 'Yes' },
@@ -190,15 +248,24 @@ describe('FUP engine', () => {
       await interim(`b-${s.id}`, 0, 2 * GIB);
     }
     await run();
-    const res = await api.post('/api/subscribers/bulk-action', { ids: [a.id, b.id, c.id], action: 'reset_fup', payload: {} }, { token: admin });
+    const res = await api.post(
+      '/api/subscribers/bulk-action',
+      { ids: [a.id, b.id, c.id], action: 'reset_fup', payload: {} },
+      { token: admin },
+    );
     expect(res.status).toBe(200);
     expect(res.body.data.succeeded).toEqual([a.id, b.id, c.id]);
     for (const s of [a, b]) {
       expect((await sub(s.id)).fupLevel).toBe(0);
-      expect((await events(s.id)).map((e) => [e.fup_level, e.rate_limit])).toEqual([[1, '5M/5M'], [0, '20M/20M']]);
+      expect((await events(s.id)).map((e) => [e.fup_level, e.rate_limit])).toEqual([
+        [1, '5M/5M'],
+        [0, '20M/20M'],
+      ]);
     }
     expect(await events(c.id)).toEqual([]);
-    const groups = await t.pool.query('select groupname from radusergroup where username = any($1) order by username', [[a.username, b.username]]);
+    const groups = await t.pool.query('select groupname from radusergroup where username = any($1) order by username', [
+      [a.username, b.username],
+    ]);
     expect(groups.rows).toEqual([{ groupname: `plan_${plan}` }, { groupname: `plan_${plan}` }]);
   });
 
@@ -221,8 +288,14 @@ describe('day and month boundaries', () => {
   it('usage.run resets the counters of an earlier day (monthly kept in the same month, reset in a new one)', async () => {
     const a = await mkSub();
     const b = await mkSub();
-    await t.db.update(subscribers).set({ dailyQuotaUsed: 10, monthlyQuotaUsed: 100, usageDay: '2031-05-10' }).where(eq(subscribers.id, a.id));
-    await t.db.update(subscribers).set({ dailyQuotaUsed: 10, monthlyQuotaUsed: 100, usageDay: '2031-04-30' }).where(eq(subscribers.id, b.id));
+    await t.db
+      .update(subscribers)
+      .set({ dailyQuotaUsed: 10, monthlyQuotaUsed: 100, usageDay: '2031-05-10' })
+      .where(eq(subscribers.id, a.id));
+    await t.db
+      .update(subscribers)
+      .set({ dailyQuotaUsed: 10, monthlyQuotaUsed: 100, usageDay: '2031-04-30' })
+      .where(eq(subscribers.id, b.id));
     const res = await run('2031-05-11');
     expect(res.reset).toBeGreaterThanOrEqual(2);
     const [ra, rb] = [await sub(a.id), await sub(b.id)];
@@ -230,7 +303,7 @@ describe('day and month boundaries', () => {
     expect([rb.dailyQuotaUsed, rb.monthlyQuotaUsed, rb.usageDay]).toEqual([0, 0, '2031-05-11']);
   });
 
-  it('usage.run takes the database\'s UTC date by default and refuses a malformed one', async () => {
+  it("usage.run takes the database's UTC date by default and refuses a malformed one", async () => {
     const res = await run();
     const [{ today: dbToday }] = (await t.pool.query("select ((now() at time zone 'UTC')::date)::text as today")).rows;
     expect(res).toMatchObject({ today: dbToday });

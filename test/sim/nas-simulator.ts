@@ -6,7 +6,13 @@
  * first copy is being answered, answered again from the cache afterwards (RFC 5080 section 2.2.2).
  */
 import dgram from 'node:dgram';
-import { decodeRequest, encodeReply, REPLY_CODES, type DecodedRequest, type RequestCode } from '../../services/network-access/coa/codec';
+import {
+  decodeRequest,
+  encodeReply,
+  REPLY_CODES,
+  type DecodedRequest,
+  type RequestCode,
+} from '../../services/network-access/coa/codec';
 
 export type SimAnswer = 'ack' | 'silent' | { nak: number };
 
@@ -45,7 +51,18 @@ export interface NasSimulatorStats {
 }
 
 export class NasSimulator {
-  readonly stats: NasSimulatorStats = { received: 0, duplicates: 0, invalid: 0, answered: 0, silent: 0, inFlight: 0, peakInFlight: 0, firstAt: 0, lastAt: 0, heldMs: 0 };
+  readonly stats: NasSimulatorStats = {
+    received: 0,
+    duplicates: 0,
+    invalid: 0,
+    answered: 0,
+    silent: 0,
+    inFlight: 0,
+    peakInFlight: 0,
+    firstAt: 0,
+    lastAt: 0,
+    heldMs: 0,
+  };
   /** Every distinct request, in arrival order. */
   readonly requests: SimRequest[] = [];
   // A large receive buffer (Linux caps it at net.core.rmem_max) so a burst is not dropped by the kernel.
@@ -62,7 +79,9 @@ export class NasSimulator {
   }
 
   async start(): Promise<this> {
-    await new Promise<void>((resolve) => this.socket.bind(this.options.port ?? 0, this.options.host ?? '127.0.0.1', () => resolve()));
+    await new Promise<void>((resolve) =>
+      this.socket.bind(this.options.port ?? 0, this.options.host ?? '127.0.0.1', () => resolve()),
+    );
     this.port = this.socket.address().port;
     return this;
   }
@@ -74,7 +93,18 @@ export class NasSimulator {
   }
 
   resetStats(): void {
-    Object.assign(this.stats, { received: 0, duplicates: 0, invalid: 0, answered: 0, silent: 0, inFlight: 0, peakInFlight: 0, firstAt: 0, lastAt: 0, heldMs: 0 });
+    Object.assign(this.stats, {
+      received: 0,
+      duplicates: 0,
+      invalid: 0,
+      answered: 0,
+      silent: 0,
+      inFlight: 0,
+      peakInFlight: 0,
+      firstAt: 0,
+      lastAt: 0,
+      heldMs: 0,
+    });
     this.requests.length = 0;
     this.replies.clear();
     this.seenPerUser.clear();
@@ -111,10 +141,12 @@ export class NasSimulator {
     this.stats.inFlight++;
     if (this.stats.inFlight > this.stats.peakInFlight) this.stats.peakInFlight = this.stats.inFlight;
     const codes = REPLY_CODES[req.code];
-    const reply = answer === 'ack'
-      ? encodeReply(decoded, codes.ack, this.options.secret)
-      : encodeReply(decoded, codes.nak, this.options.secret, answer.nak);
-    const latency = typeof this.options.latencyMs === 'function' ? this.options.latencyMs(req) : this.options.latencyMs ?? 0;
+    const reply =
+      answer === 'ack'
+        ? encodeReply(decoded, codes.ack, this.options.secret)
+        : encodeReply(decoded, codes.nak, this.options.secret, answer.nak);
+    const latency =
+      typeof this.options.latencyMs === 'function' ? this.options.latencyMs(req) : (this.options.latencyMs ?? 0);
     const timer = setTimeout(() => {
       this.timers.delete(timer);
       this.stats.inFlight--;

@@ -95,7 +95,7 @@ function decodeLength(b: Buffer): [number, number] | undefined {
   if (need === 1) return [1, c];
   if (need === 2) return [2, ((c & 0x3f) << 8) | b[1]];
   if (need === 3) return [3, ((c & 0x1f) << 16) | (b[1] << 8) | b[2]];
-  if (need === 4) return [4, ((c & 0x0f) * 0x1000000) + (b[1] << 16) + (b[2] << 8) + b[3]];
+  if (need === 4) return [4, (c & 0x0f) * 0x1000000 + (b[1] << 16) + (b[2] << 8) + b[3]];
   return [5, b.readUInt32BE(1)];
 }
 
@@ -109,7 +109,13 @@ export interface RouterOsSimulatorStats {
 }
 
 export class RouterOsSimulator {
-  readonly stats: RouterOsSimulatorStats = { connections: 0, logins: 0, failedLogins: 0, commands: [], peakOutstanding: 0 };
+  readonly stats: RouterOsSimulatorStats = {
+    connections: 0,
+    logins: 0,
+    failedLogins: 0,
+    commands: [],
+    peakOutstanding: 0,
+  };
   private outstanding = 0;
   readonly sessions = new Map<string, PppSession & { id: string }>();
   private readonly server = net.createServer((socket) => this.onConnection(socket));
@@ -189,15 +195,17 @@ export class RouterOsSimulator {
         fn();
       }, this.options.latencyMs);
     };
-    const trap = (message: string) => reply(() => {
-      send(['!trap', `=message=${message}`]);
-      send(['!done']);
-    });
-    const rows = (list: Record<string, string>[]) => reply(() => {
-      for (const r of list) send(['!re', ...Object.entries(r).map(([k, v]) => `=${k}=${v}`)]);
-      if (list.length === 0 && this.options.emptyReply) send(['!empty']);
-      send(['!done']);
-    });
+    const trap = (message: string) =>
+      reply(() => {
+        send(['!trap', `=message=${message}`]);
+        send(['!done']);
+      });
+    const rows = (list: Record<string, string>[]) =>
+      reply(() => {
+        for (const r of list) send(['!re', ...Object.entries(r).map(([k, v]) => `=${k}=${v}`)]);
+        if (list.length === 0 && this.options.emptyReply) send(['!empty']);
+        send(['!done']);
+      });
 
     if (command === '/login') {
       if (attrs.get('name') === this.options.username && attrs.get('password') === this.options.password) {
@@ -209,26 +217,47 @@ export class RouterOsSimulator {
       return trap('invalid user name or password (6)');
     }
     if (!state.loggedIn) return trap('not logged in');
-    if (odd) return reply(() => {
-      send([odd]);
-      send(['!done']);
-    });
+    if (odd)
+      return reply(() => {
+        send([odd]);
+        send(['!done']);
+      });
 
     switch (command) {
       case '/ppp/active/print': {
-        const found = [...this.sessions.values()].filter((s) => [...queries].every(([k, v]) => k !== 'name' || s.name === v));
+        const found = [...this.sessions.values()].filter((s) =>
+          [...queries].every(([k, v]) => k !== 'name' || s.name === v),
+        );
         const props = attrs.get('.proplist')?.split(',');
-        return rows(found.map((s) => pick({ '.id': s.id, name: s.name, service: 'pppoe', 'caller-id': s.callerId ?? '', address: s.address, uptime: '1h' }, props)));
+        return rows(
+          found.map((s) =>
+            pick(
+              {
+                '.id': s.id,
+                name: s.name,
+                service: 'pppoe',
+                'caller-id': s.callerId ?? '',
+                address: s.address,
+                uptime: '1h',
+              },
+              props,
+            ),
+          ),
+        );
       }
       case '/ppp/active/remove': {
         const id = attrs.get('.id') ?? attrs.get('numbers') ?? '';
         if (!this.sessions.delete(id)) return trap('no such item');
         return rows([]);
       }
-      case '/ping': return this.ping(attrs, send);
-      case '/tool/torch': return this.torch(attrs, send, trap);
-      case '#': return rows([]);
-      default: return trap('no such command prefix');
+      case '/ping':
+        return this.ping(attrs, send);
+      case '/tool/torch':
+        return this.torch(attrs, send, trap);
+      case '#':
+        return rows([]);
+      default:
+        return trap('no such command prefix');
     }
   }
 
@@ -250,7 +279,11 @@ export class RouterOsSimulator {
           times.push(rtt);
           Object.assign(row, { size, ttl: '64', time: rosTime(rtt) });
         }
-        Object.assign(row, { sent: String(seq + 1), received: String(received), 'packet-loss': String(Math.round(((seq + 1 - received) / (seq + 1)) * 100)) });
+        Object.assign(row, {
+          sent: String(seq + 1),
+          received: String(received),
+          'packet-loss': String(Math.round(((seq + 1 - received) / (seq + 1)) * 100)),
+        });
         if (times.length) {
           Object.assign(row, {
             'min-rtt': rosTime(Math.min(...times)),
@@ -271,14 +304,27 @@ export class RouterOsSimulator {
     const sections = Math.max(1, parseSeconds(attrs.get('duration')));
     const tick = this.options.tickMs ?? 0;
     for (let section = 0; section < sections; section++) {
-      setTimeout(() => {
-        for (const f of flows) {
-          send(['!re', `=.section=${section}`, `=ip-protocol=${f.protocol}`, `=src-address=${f.src}`, `=src-port=${f.srcPort ?? ''}`,
-            `=dst-address=${f.dst}`, `=dst-port=${f.dstPort ?? ''}`, `=tx=${f.tx}`, `=rx=${f.rx}`, `=tx-packets=${Math.round(f.tx / 12000)}`,
-            `=rx-packets=${Math.round(f.rx / 12000)}`]);
-        }
-        if (section === sections - 1) send(['!done']);
-      }, tick * (section + 1));
+      setTimeout(
+        () => {
+          for (const f of flows) {
+            send([
+              '!re',
+              `=.section=${section}`,
+              `=ip-protocol=${f.protocol}`,
+              `=src-address=${f.src}`,
+              `=src-port=${f.srcPort ?? ''}`,
+              `=dst-address=${f.dst}`,
+              `=dst-port=${f.dstPort ?? ''}`,
+              `=tx=${f.tx}`,
+              `=rx=${f.rx}`,
+              `=tx-packets=${Math.round(f.tx / 12000)}`,
+              `=rx-packets=${Math.round(f.rx / 12000)}`,
+            ]);
+          }
+          if (section === sections - 1) send(['!done']);
+        },
+        tick * (section + 1),
+      );
     }
   }
 }

@@ -1,7 +1,14 @@
 import fc from 'fast-check';
 import { allocateFifo, fifoOrder, type OpenInvoice } from '../../shared/domain/allocation';
 import { invoiceTotals, lineAmount } from '../../shared/domain/invoice-math';
-import { canDelete, canEdit, isOverdue, paymentRefusal, statusAfterPayment, type InvoiceStatus } from '../../shared/domain/invoice-state';
+import {
+  canDelete,
+  canEdit,
+  isOverdue,
+  paymentRefusal,
+  statusAfterPayment,
+  type InvoiceStatus,
+} from '../../shared/domain/invoice-state';
 import { formatInvoiceNumber } from '../../shared/billing/invoices';
 import { addDays } from '../../shared/billing/dates';
 
@@ -28,21 +35,26 @@ describe('invoice totals', () => {
 
   it('property: amount = sum of lines; total = amount + tax; tax within one unit of the exact value', () => {
     fc.assert(
-      fc.property(fc.array(fc.record({ qty, unitPrice: money }), { minLength: 1, maxLength: 20 }), rate, rate, (lines, taxRate, commission) => {
-        const items = lines.map((l) => ({ description: 'x', ...l }));
-        const t = invoiceTotals(items, taxRate, commission);
-        expect(t.amount).toBe(t.items.reduce((s, it) => s + it.amount, 0));
-        expect(t.total).toBe(t.amount + t.taxAmount);
-        const exactTax = BigInt(t.amount) * BigInt(Math.round(Number(taxRate) * 100)); // scaled by 10^4
-        const diff = BigInt(t.taxAmount) * 10000n - exactTax;
-        expect(diff <= 5000n && diff > -5000n).toBe(true); // |error| <= half a minor unit
-        for (const it of t.items) {
-          expect(Number.isSafeInteger(it.amount)).toBe(true);
-          expect(it.amount).toBeGreaterThanOrEqual(0);
-        }
-        expect(t.taxAmount).toBeGreaterThanOrEqual(0);
-        expect(t.commissionAmount).toBeLessThanOrEqual(t.amount);
-      }),
+      fc.property(
+        fc.array(fc.record({ qty, unitPrice: money }), { minLength: 1, maxLength: 20 }),
+        rate,
+        rate,
+        (lines, taxRate, commission) => {
+          const items = lines.map((l) => ({ description: 'x', ...l }));
+          const t = invoiceTotals(items, taxRate, commission);
+          expect(t.amount).toBe(t.items.reduce((s, it) => s + it.amount, 0));
+          expect(t.total).toBe(t.amount + t.taxAmount);
+          const exactTax = BigInt(t.amount) * BigInt(Math.round(Number(taxRate) * 100)); // scaled by 10^4
+          const diff = BigInt(t.taxAmount) * 10000n - exactTax;
+          expect(diff <= 5000n && diff > -5000n).toBe(true); // |error| <= half a minor unit
+          for (const it of t.items) {
+            expect(Number.isSafeInteger(it.amount)).toBe(true);
+            expect(it.amount).toBeGreaterThanOrEqual(0);
+          }
+          expect(t.taxAmount).toBeGreaterThanOrEqual(0);
+          expect(t.commissionAmount).toBeLessThanOrEqual(t.amount);
+        },
+      ),
     );
   });
 });
@@ -78,17 +90,21 @@ describe('invoice state', () => {
 
   it('property: a sequence of valid payments never overpays and ends paid exactly at the total', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 1_000_000 }), fc.array(fc.integer({ min: 1, max: 1_000_000 }), { maxLength: 30 }), (total, attempts) => {
-        let status: InvoiceStatus = 'pending';
-        let paid = 0;
-        for (const amount of attempts) {
-          if (paymentRefusal(status, total, paid, amount) !== null) continue;
-          paid += amount;
-          status = statusAfterPayment(status, total, paid);
-          expect(total - paid).toBeGreaterThanOrEqual(0);
-        }
-        expect(status === 'paid').toBe(paid === total);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 1_000_000 }),
+        fc.array(fc.integer({ min: 1, max: 1_000_000 }), { maxLength: 30 }),
+        (total, attempts) => {
+          let status: InvoiceStatus = 'pending';
+          let paid = 0;
+          for (const amount of attempts) {
+            if (paymentRefusal(status, total, paid, amount) !== null) continue;
+            paid += amount;
+            status = statusAfterPayment(status, total, paid);
+            expect(total - paid).toBeGreaterThanOrEqual(0);
+          }
+          expect(status === 'paid').toBe(paid === total);
+        },
+      ),
     );
   });
 });
@@ -102,7 +118,15 @@ const invoiceArb = fc
     paidFraction: fc.double({ min: 0, max: 1, noNaN: true }),
   })
   .map((r) => ({ ...r, paidAmount: r.status === 'paid' ? r.total : Math.floor(r.total * r.paidFraction) }));
-const invoicesArb = fc.array(invoiceArb, { maxLength: 15 }).map((list) => list.map((r, i): OpenInvoice => ({ id: i + 1, issueDate: r.issueDate, status: r.status, total: r.total, paidAmount: r.paidAmount })));
+const invoicesArb = fc.array(invoiceArb, { maxLength: 15 }).map((list) =>
+  list.map((r, i): OpenInvoice => ({
+    id: i + 1,
+    issueDate: r.issueDate,
+    status: r.status,
+    total: r.total,
+    paidAmount: r.paidAmount,
+  })),
+);
 
 describe('FIFO allocation', () => {
   it('oldest issue date first, then id; partial on the last; excess remains', () => {
@@ -112,9 +136,19 @@ describe('FIFO allocation', () => {
       { id: 2, issueDate: '2024-01-02', status: 'partial', total: 500, paidAmount: 200 },
       { id: 4, issueDate: '2024-01-01', status: 'void', total: 500, paidAmount: 0 },
     ];
-    expect(allocateFifo(invs, 700)).toEqual({ allocations: [{ invoiceId: 2, amount: 300 }, { invoiceId: 3, amount: 400 }], remaining: 0 });
+    expect(allocateFifo(invs, 700)).toEqual({
+      allocations: [
+        { invoiceId: 2, amount: 300 },
+        { invoiceId: 3, amount: 400 },
+      ],
+      remaining: 0,
+    });
     expect(allocateFifo(invs, 2000)).toEqual({
-      allocations: [{ invoiceId: 2, amount: 300 }, { invoiceId: 3, amount: 500 }, { invoiceId: 1, amount: 500 }],
+      allocations: [
+        { invoiceId: 2, amount: 300 },
+        { invoiceId: 3, amount: 500 },
+        { invoiceId: 1, amount: 500 },
+      ],
       remaining: 700,
     });
   });
@@ -141,7 +175,9 @@ describe('FIFO allocation', () => {
           expect(a.amount).toBe(inv.total - inv.paidAmount);
         });
         // Money is left over only when every open balance was covered.
-        const openBalance = invs.filter((i) => ['pending', 'partial', 'overdue'].includes(i.status)).reduce((s, i) => s + Math.max(0, i.total - i.paidAmount), 0);
+        const openBalance = invs
+          .filter((i) => ['pending', 'partial', 'overdue'].includes(i.status))
+          .reduce((s, i) => s + Math.max(0, i.total - i.paidAmount), 0);
         expect(remaining).toBe(Math.max(0, amount - openBalance));
       }),
     );

@@ -18,7 +18,10 @@ afterEach(async () => {
 });
 
 /** A NAS simulator (also left in `sim` for afterEach) and a client; returns the simulator and its target. */
-async function setup(simOptions: Partial<ConstructorParameters<typeof NasSimulator>[0]> = {}, clientOptions: ConstructorParameters<typeof CoaClient>[0] = {}) {
+async function setup(
+  simOptions: Partial<ConstructorParameters<typeof NasSimulator>[0]> = {},
+  clientOptions: ConstructorParameters<typeof CoaClient>[0] = {},
+) {
   const nas = await new NasSimulator({ secret: SECRET, ...simOptions }).start();
   sim = nas;
   client = new CoaClient({ rto: { initialMs: 200, minMs: 20, maxMs: 2000 }, ...clientOptions });
@@ -30,7 +33,14 @@ it('a Disconnect-Request carries User-Name, Acct-Session-Id and Framed-IP-Addres
   const reply = await client.disconnect(target, session('ali@north'));
   expect(reply).toMatchObject({ kind: 'ack', attempts: 1 });
   expect(nas.requests).toEqual([
-    { code: 'Disconnect-Request', userName: 'ali@north', acctSessionId: 'sess-ali@north', framedIp: '10.20.0.5', rateLimit: undefined, seen: 1 },
+    {
+      code: 'Disconnect-Request',
+      userName: 'ali@north',
+      acctSessionId: 'sess-ali@north',
+      framedIp: '10.20.0.5',
+      rateLimit: undefined,
+      seen: 1,
+    },
   ]);
   expect(client.stats.dropped).toBe(0);
 });
@@ -42,7 +52,9 @@ it('a NAK carries its Error-Cause', async () => {
 
 it('a CoA-Request carries Mikrotik-Rate-Limit (vendor 14988, attribute 8) and is answered with CoA-ACK', async () => {
   const { nas, target } = await setup();
-  expect(await client.change(target, { userName: 'u1', acctSessionId: 's1', rateLimit: '2M/2M' })).toMatchObject({ kind: 'ack' });
+  expect(await client.change(target, { userName: 'u1', acctSessionId: 's1', rateLimit: '2M/2M' })).toMatchObject({
+    kind: 'ack',
+  });
   expect(nas.requests[0]).toMatchObject({ code: 'CoA-Request', userName: 'u1', rateLimit: '2M/2M' });
 });
 
@@ -54,7 +66,10 @@ it('an unanswered request is retransmitted (same identifier and authenticator) a
 });
 
 it('a NAS with another secret drops the request (its authenticator does not verify): a timeout here', async () => {
-  const { nas, target } = await setup({ secret: 'other-secret' }, { retransmits: 0, rto: { initialMs: 100, minMs: 20, maxMs: 200 } });
+  const { nas, target } = await setup(
+    { secret: 'other-secret' },
+    { retransmits: 0, rto: { initialMs: 100, minMs: 20, maxMs: 200 } },
+  );
   expect(await client.disconnect(target, session('x'))).toEqual({ kind: 'timeout', attempts: 1 });
   expect(nas.stats).toMatchObject({ invalid: 1, received: 0 });
 });
@@ -69,7 +84,10 @@ it('a reply whose Response Authenticator does not verify is dropped, and the rea
     setTimeout(() => rogue.send(encodeReply(req, 'Disconnect-NAK', SECRET, 504), from.port, from.address), 10);
   });
   client = new CoaClient({ rto: { initialMs: 500, minMs: 20, maxMs: 1000 } });
-  const reply = await client.disconnect({ host: '127.0.0.1', port: (rogue.address()).port, secret: SECRET }, session('y'));
+  const reply = await client.disconnect(
+    { host: '127.0.0.1', port: rogue.address().port, secret: SECRET },
+    session('y'),
+  );
   expect(reply).toMatchObject({ kind: 'nak', errorCause: 504 });
   expect(client.stats.dropped).toBe(1);
   rogue.close();
@@ -101,8 +119,11 @@ it('more than 256 requests in flight use more than one socket, each identifier m
   const sims = await Promise.all([0, 1, 2].map(() => new NasSimulator({ secret: SECRET, latencyMs: 400 }).start()));
   client = new CoaClient({ maxInFlightPerNas: 200, rto: { initialMs: 2000, minMs: 20, maxMs: 4000 } });
   try {
-    const replies = await Promise.all(Array.from({ length: 600 }, (_, i) =>
-      client.disconnect({ host: '127.0.0.1', port: sims[i % 3].port, secret: SECRET }, session(`user-${i}`))));
+    const replies = await Promise.all(
+      Array.from({ length: 600 }, (_, i) =>
+        client.disconnect({ host: '127.0.0.1', port: sims[i % 3].port, secret: SECRET }, session(`user-${i}`)),
+      ),
+    );
     expect(replies.filter((r) => r.kind === 'ack')).toHaveLength(600);
     for (const s of sims) expect(s.stats.received).toBe(200);
     expect(sims.reduce((n, s) => n + s.stats.peakInFlight, 0)).toBeGreaterThan(256);
@@ -137,7 +158,9 @@ async function advanceUntil(what: string, probe: () => boolean, maxMs: number): 
 /** A request whose reply the test can look at before awaiting it. */
 function tracked<T>(p: Promise<T>): { done: () => boolean; result: Promise<T> } {
   let settled = false;
-  const result = p.finally(() => { settled = true; });
+  const result = p.finally(() => {
+    settled = true;
+  });
   return { done: () => settled, result };
 }
 
@@ -159,7 +182,10 @@ it('the retransmission timeout follows the measured round trip', async () => {
 it('a request waiting on the initial timeout is re-armed once the first round trip is measured', async () => {
   // One user is silent; the others answer in 20 ms. Without re-arming, the silent one would wait the
   // initial 5 s twice; with it, it gives up after a few round trips.
-  const { nas, target } = await setup({ latencyMs: 20, answer: (r) => (r.userName === 'silent' ? 'silent' : 'ack') }, { rto: { initialMs: 5000, minMs: 20, maxMs: 10000 } });
+  const { nas, target } = await setup(
+    { latencyMs: 20, answer: (r) => (r.userName === 'silent' ? 'silent' : 'ack') },
+    { rto: { initialMs: 5000, minMs: 20, maxMs: 10000 } },
+  );
   fakeClock();
   const started = performance.now();
   const silent = tracked(client.disconnect(target, session('silent')));
@@ -175,7 +201,10 @@ it('a request waiting on the initial timeout is re-armed once the first round tr
 });
 
 it('close() ends outstanding and queued requests with an error', async () => {
-  const { nas, target } = await setup({ answer: () => 'silent' }, { maxInFlightPerNas: 1, rto: { initialMs: 10000, minMs: 20, maxMs: 10000 } });
+  const { nas, target } = await setup(
+    { answer: () => 'silent' },
+    { maxInFlightPerNas: 1, rto: { initialMs: 10000, minMs: 20, maxMs: 10000 } },
+  );
   const first = client.disconnect(target, session('a'));
   const queued = client.disconnect(target, session('b'));
   // The first is outstanding at the NAS, the second queued behind it.

@@ -12,14 +12,19 @@ const SECRET = 'interop-secret';
 
 function radclient(port: number, command: 'disconnect' | 'coa', attributes: string, secret = SECRET): Promise<string> {
   return new Promise((resolve) => {
-    const child = execFile(RADCLIENT, ['-x', '-r', '1', '-t', '1', `127.0.0.1:${port}`, command, secret], (_err, stdout, stderr) => resolve(stdout + stderr));
+    const child = execFile(
+      RADCLIENT,
+      ['-x', '-r', '1', '-t', '1', `127.0.0.1:${port}`, command, secret],
+      (_err, stdout, stderr) => resolve(stdout + stderr),
+    );
     child.stdin!.end(attributes);
   });
 }
 
 let sim: NasSimulator;
 beforeAll(async () => {
-  if (!fs.existsSync(RADCLIENT)) throw new Error(`radclient not found at ${RADCLIENT}: install freeradius-utils (see .ci/run)`);
+  if (!fs.existsSync(RADCLIENT))
+    throw new Error(`radclient not found at ${RADCLIENT}: install freeradius-utils (see .ci/run)`);
   sim = await new NasSimulator({
     secret: SECRET,
     answer: (r) => (r.userName === 'gone' ? { nak: 503 } : r.userName === 'quiet' ? 'silent' : 'ack'),
@@ -27,10 +32,19 @@ beforeAll(async () => {
 });
 afterAll(() => sim.stop());
 
-it('answers radclient\'s Disconnect-Request with a Disconnect-ACK radclient accepts', async () => {
-  const out = await radclient(sim.port, 'disconnect', 'User-Name = "ali@north"\nAcct-Session-Id = "81a00004"\nFramed-IP-Address = 10.0.0.9\n');
+it("answers radclient's Disconnect-Request with a Disconnect-ACK radclient accepts", async () => {
+  const out = await radclient(
+    sim.port,
+    'disconnect',
+    'User-Name = "ali@north"\nAcct-Session-Id = "81a00004"\nFramed-IP-Address = 10.0.0.9\n',
+  );
   expect(out).toMatch(/Received Disconnect-ACK/);
-  expect(sim.requests.at(-1)).toMatchObject({ code: 'Disconnect-Request', userName: 'ali@north', acctSessionId: '81a00004', framedIp: '10.0.0.9' });
+  expect(sim.requests.at(-1)).toMatchObject({
+    code: 'Disconnect-Request',
+    userName: 'ali@north',
+    acctSessionId: '81a00004',
+    framedIp: '10.0.0.9',
+  });
 });
 
 it('a NAK carries an Error-Cause radclient decodes', async () => {
@@ -39,7 +53,7 @@ it('a NAK carries an Error-Cause radclient decodes', async () => {
   expect(out).toMatch(/Error-Cause = Session-Context-Not-Found/);
 });
 
-it('reads Mikrotik-Rate-Limit from radclient\'s CoA-Request (vendor 14988, attribute 8)', async () => {
+it("reads Mikrotik-Rate-Limit from radclient's CoA-Request (vendor 14988, attribute 8)", async () => {
   const out = await radclient(sim.port, 'coa', 'User-Name = "u2"\nMikrotik-Rate-Limit = "2M/4M"\n');
   expect(out).toMatch(/Received CoA-ACK/);
   expect(sim.requests.at(-1)).toMatchObject({ code: 'CoA-Request', userName: 'u2', rateLimit: '2M/4M' });

@@ -26,12 +26,14 @@ describe('RttEstimator', () => {
   });
 
   it('stays within its bounds whatever the samples', () => {
-    fc.assert(fc.property(fc.array(fc.integer({ min: 0, max: 100_000 }), { minLength: 1, maxLength: 50 }), (samples) => {
-      const e = new RttEstimator(bounds);
-      for (const s of samples) e.sample(s);
-      const rto = e.rtoMs();
-      return rto >= bounds.minMs && rto <= bounds.maxMs;
-    }));
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 100_000 }), { minLength: 1, maxLength: 50 }), (samples) => {
+        const e = new RttEstimator(bounds);
+        for (const s of samples) e.sample(s);
+        const rto = e.rtoMs();
+        return rto >= bounds.minMs && rto <= bounds.maxMs;
+      }),
+    );
   });
 });
 

@@ -7,10 +7,17 @@ const tiers: Tier[] = [
   { level: 3, threshold_gb: 300, rate_limit: '1M/1M' },
 ];
 const usage = (dailyGb: number, monthlyGb: number, extraGb = 0) => ({
-  dailyUsedBytes: dailyGb * GIB, monthlyUsedBytes: monthlyGb * GIB, extraBytes: extraGb * GIB,
+  dailyUsedBytes: dailyGb * GIB,
+  monthlyUsedBytes: monthlyGb * GIB,
+  extraBytes: extraGb * GIB,
 });
-const limits = (extra: Partial<{ dailyQuotaGb: number | null; monthlyQuotaGb: number | null; tiers: Tier[] }> = {}) => ({
-  dailyQuotaGb: null, monthlyQuotaGb: null, tiers, ...extra,
+const limits = (
+  extra: Partial<{ dailyQuotaGb: number | null; monthlyQuotaGb: number | null; tiers: Tier[] }> = {},
+) => ({
+  dailyQuotaGb: null,
+  monthlyQuotaGb: null,
+  tiers,
+  ...extra,
 });
 
 describe('fupLevel', () => {
@@ -39,7 +46,12 @@ describe('fupLevel', () => {
   });
 
   it('0 or null quotas and thresholds are no limit; without tiers the level stays 0', () => {
-    expect(fupLevel(usage(1000, 9000), limits({ dailyQuotaGb: 0, monthlyQuotaGb: null, tiers: [{ level: 1, threshold_gb: 0, rate_limit: '1M' }] }))).toBe(0);
+    expect(
+      fupLevel(
+        usage(1000, 9000),
+        limits({ dailyQuotaGb: 0, monthlyQuotaGb: null, tiers: [{ level: 1, threshold_gb: 0, rate_limit: '1M' }] }),
+      ),
+    ).toBe(0);
     expect(fupLevel(usage(1000, 9000), limits({ dailyQuotaGb: 1, monthlyQuotaGb: 1, tiers: [] }))).toBe(0);
   });
 
@@ -48,37 +60,59 @@ describe('fupLevel', () => {
   });
 
   const tierArb = fc.uniqueArray(
-    fc.record({ level: fc.integer({ min: 1, max: 3 }), threshold_gb: fc.double({ min: 0, max: 10_000, noNaN: true }), rate_limit: fc.constant('1M/1M') }),
+    fc.record({
+      level: fc.integer({ min: 1, max: 3 }),
+      threshold_gb: fc.double({ min: 0, max: 10_000, noNaN: true }),
+      rate_limit: fc.constant('1M/1M'),
+    }),
     { selector: (t) => t.level, maxLength: 3 },
   );
   const quotaArb = fc.option(fc.double({ min: 0, max: 10_000, noNaN: true }), { nil: null });
   const bytesArb = fc.integer({ min: 0, max: 20_000 * GIB });
 
-  it('property: the level is 0 or one of the plan\'s tier levels', () => {
-    fc.assert(fc.property(tierArb, quotaArb, quotaArb, bytesArb, bytesArb, bytesArb, (ts, d, m, du, mu, ex) => {
-      const level = fupLevel({ dailyUsedBytes: du, monthlyUsedBytes: mu, extraBytes: ex }, { dailyQuotaGb: d, monthlyQuotaGb: m, tiers: ts });
-      expect(level === 0 || ts.some((t) => t.level === level)).toBe(true);
-    }));
+  it("property: the level is 0 or one of the plan's tier levels", () => {
+    fc.assert(
+      fc.property(tierArb, quotaArb, quotaArb, bytesArb, bytesArb, bytesArb, (ts, d, m, du, mu, ex) => {
+        const level = fupLevel(
+          { dailyUsedBytes: du, monthlyUsedBytes: mu, extraBytes: ex },
+          { dailyQuotaGb: d, monthlyQuotaGb: m, tiers: ts },
+        );
+        expect(level === 0 || ts.some((t) => t.level === level)).toBe(true);
+      }),
+    );
   });
 
   it('property: more usage never lowers the level; more top-up never raises it', () => {
-    fc.assert(fc.property(tierArb, quotaArb, quotaArb, bytesArb, bytesArb, bytesArb, bytesArb, (ts, d, m, du, mu, ex, more) => {
-      const l = { dailyQuotaGb: d, monthlyQuotaGb: m, tiers: ts };
-      const base = fupLevel({ dailyUsedBytes: du, monthlyUsedBytes: mu, extraBytes: ex }, l);
-      expect(fupLevel({ dailyUsedBytes: du + more, monthlyUsedBytes: mu + more, extraBytes: ex }, l)).toBeGreaterThanOrEqual(base);
-      expect(fupLevel({ dailyUsedBytes: du, monthlyUsedBytes: mu, extraBytes: ex + more }, l)).toBeLessThanOrEqual(base);
-    }));
+    fc.assert(
+      fc.property(tierArb, quotaArb, quotaArb, bytesArb, bytesArb, bytesArb, bytesArb, (ts, d, m, du, mu, ex, more) => {
+        const l = { dailyQuotaGb: d, monthlyQuotaGb: m, tiers: ts };
+        const base = fupLevel({ dailyUsedBytes: du, monthlyUsedBytes: mu, extraBytes: ex }, l);
+        expect(
+          fupLevel({ dailyUsedBytes: du + more, monthlyUsedBytes: mu + more, extraBytes: ex }, l),
+        ).toBeGreaterThanOrEqual(base);
+        expect(fupLevel({ dailyUsedBytes: du, monthlyUsedBytes: mu, extraBytes: ex + more }, l)).toBeLessThanOrEqual(
+          base,
+        );
+      }),
+    );
   });
 
   it('property: no usage, no throttle', () => {
-    fc.assert(fc.property(tierArb, quotaArb, quotaArb, (ts, d, m) => {
-      expect(fupLevel({ dailyUsedBytes: 0, monthlyUsedBytes: 0, extraBytes: 0 }, { dailyQuotaGb: d, monthlyQuotaGb: m, tiers: ts })).toBe(0);
-    }));
+    fc.assert(
+      fc.property(tierArb, quotaArb, quotaArb, (ts, d, m) => {
+        expect(
+          fupLevel(
+            { dailyUsedBytes: 0, monthlyUsedBytes: 0, extraBytes: 0 },
+            { dailyQuotaGb: d, monthlyQuotaGb: m, tiers: ts },
+          ),
+        ).toBe(0);
+      }),
+    );
   });
 });
 
 describe('tierRate and effectiveQuotaGb', () => {
-  it('gives the tier\'s rate, null at level 0 or for a level the plan lacks', () => {
+  it("gives the tier's rate, null at level 0 or for a level the plan lacks", () => {
     expect(tierRate(tiers, 2)).toBe('4M/4M');
     expect(tierRate(tiers, 0)).toBeNull();
     expect(tierRate([tiers[0]], 3)).toBeNull();

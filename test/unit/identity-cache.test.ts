@@ -1,7 +1,14 @@
 /** The gateway's cache of manager rows: bounded age, shared loads, invalidation, failed loads not kept. */
 import { IdentityCache, type Identity } from '../../services/gateway/identities';
 
-const row = (id: number, active = true): Identity => ({ id, active, role: 'admin', resellerId: null, permissions: [], tokenVersion: 0 });
+const row = (id: number, active = true): Identity => ({
+  id,
+  active,
+  role: 'admin',
+  resellerId: null,
+  permissions: [],
+  tokenVersion: 0,
+});
 
 it('serves a row for at most maxAgeMs, then reads it again', async () => {
   let reads = 0;
@@ -27,10 +34,14 @@ it('shares one read among concurrent requests, and invalidate forces the next re
 
 it('does not keep a failed read, and stays within its bound', async () => {
   let fail = true;
-  const cache = new IdentityCache(async (id) => {
-    if (fail) throw new Error('database down');
-    return row(id);
-  }, 60_000, 2);
+  const cache = new IdentityCache(
+    async (id) => {
+      if (fail) throw new Error('database down');
+      return row(id);
+    },
+    60_000,
+    2,
+  );
   await expect(cache.get(1, 0)).rejects.toThrow('database down');
   fail = false;
   expect(await cache.get(1, 1)).toEqual(row(1));

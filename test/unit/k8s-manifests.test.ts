@@ -58,8 +58,13 @@ function variablesReadByCode(): Set<string> {
       if (e.isDirectory()) return walk(p);
       return /\.(ts|mjs)$/.test(e.name) ? [p] : [];
     });
-  const files = [...['runtime', 'services', 'shared', 'scripts'].flatMap((d) => walk(path.join(root, d))), path.join(root, 'server.ts'), path.join(root, 'moleculer.config.ts')];
-  for (const file of files) for (const m of fs.readFileSync(file, 'utf8').matchAll(pattern)) found.add(m[1] ?? m[2] ?? m[3]);
+  const files = [
+    ...['runtime', 'services', 'shared', 'scripts'].flatMap((d) => walk(path.join(root, d))),
+    path.join(root, 'server.ts'),
+    path.join(root, 'moleculer.config.ts'),
+  ];
+  for (const file of files)
+    for (const m of fs.readFileSync(file, 'utf8').matchAll(pattern)) found.add(m[1] ?? m[2] ?? m[3]);
   return found;
 }
 const KNOWN_VARIABLES = variablesReadByCode();
@@ -67,18 +72,22 @@ const KNOWN_VARIABLES = variablesReadByCode();
 const DOCUMENTED = new Set([...read('README.md').matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((m) => m[1]));
 
 const containersOf = (m: Manifest): Manifest[] => m.spec.template.spec.containers;
-const envOf = (c: Manifest): Record<string, string> => Object.fromEntries((c.env ?? []).map((e: Manifest) => [e.name, e.value]));
+const envOf = (c: Manifest): Record<string, string> =>
+  Object.fromEntries((c.env ?? []).map((e: Manifest) => [e.name, e.value]));
 const matches = (selector: Record<string, string>, labels: Record<string, string>) =>
   Object.entries(selector).every(([k, v]) => labels?.[k] === v);
 
 describe('every manifest', () => {
-  it.each(manifests.map((m) => [`${m.file}: ${m.kind} ${m.metadata?.name}`, m] as const))('%s is valid against the Kubernetes schema', (_, m) => {
-    const Model = MODELS[`${m.apiVersion}/${m.kind}`];
-    expect(Model).toBeDefined();
-    const { file: _file, ...doc } = m;
-    void _file;
-    expect(() => new Model(doc).validate()).not.toThrow();
-  });
+  it.each(manifests.map((m) => [`${m.file}: ${m.kind} ${m.metadata?.name}`, m] as const))(
+    '%s is valid against the Kubernetes schema',
+    (_, m) => {
+      const Model = MODELS[`${m.apiVersion}/${m.kind}`];
+      expect(Model).toBeDefined();
+      const { file: _file, ...doc } = m;
+      void _file;
+      expect(() => new Model(doc).validate()).not.toThrow();
+    },
+  );
 
   it('is checked by a validator that refuses a wrong manifest', () => {
     const { file: _file, ...d } = structuredClone(named('Deployment', 'gateway')!);
@@ -90,7 +99,8 @@ describe('every manifest', () => {
   it('lives in the one Namespace the folder declares', () => {
     const [ns] = ofKind('Namespace');
     expect(ns.metadata.name).toBe('isp-billing');
-    for (const m of manifests.filter((x) => x.kind !== 'Namespace')) expect(`${m.kind}/${m.metadata.name}: ${m.metadata.namespace}`).toBe(`${m.kind}/${m.metadata.name}: isp-billing`);
+    for (const m of manifests.filter((x) => x.kind !== 'Namespace'))
+      expect(`${m.kind}/${m.metadata.name}: ${m.metadata.namespace}`).toBe(`${m.kind}/${m.metadata.name}: isp-billing`);
   });
 
   it('has the pieces the distributed mode needs', () => {
@@ -98,10 +108,17 @@ describe('every manifest', () => {
     expect(ofKind('Secret')).toHaveLength(1);
     expect(named('Deployment', 'nats')).toBeDefined();
     expect(named('Service', 'nats')).toBeDefined();
-    expect(ofKind('Job').map((j) => j.spec.template.spec.containers[0].command)).toEqual([['node', 'dist/scripts/migrate.js']]);
+    expect(ofKind('Job').map((j) => j.spec.template.spec.containers[0].command)).toEqual([
+      ['node', 'dist/scripts/migrate.js'],
+    ]);
     expect(ofKind('Ingress').length).toBeGreaterThan(0);
-    expect(ofKind('HorizontalPodAutoscaler').map((h) => h.spec.scaleTargetRef.name).sort()).toEqual(['network-access', 'pdf-renderer']);
-    for (const h of ofKind('HorizontalPodAutoscaler')) expect(named('Deployment', h.spec.scaleTargetRef.name)).toBeDefined();
+    expect(
+      ofKind('HorizontalPodAutoscaler')
+        .map((h) => h.spec.scaleTargetRef.name)
+        .sort(),
+    ).toEqual(['network-access', 'pdf-renderer']);
+    for (const h of ofKind('HorizontalPodAutoscaler'))
+      expect(named('Deployment', h.spec.scaleTargetRef.name)).toBeDefined();
   });
 });
 
@@ -121,7 +138,12 @@ describe('one Deployment per unit', () => {
     for (const c of containersOf(d)) {
       expect(c.resources.requests.cpu).toBeDefined();
       expect(c.resources.requests.memory).toBeDefined();
-      const ports = new Map<string | number, number>((c.ports ?? []).flatMap((p: Manifest) => [[p.name, p.containerPort], [p.containerPort, p.containerPort]]));
+      const ports = new Map<string | number, number>(
+        (c.ports ?? []).flatMap((p: Manifest) => [
+          [p.name, p.containerPort],
+          [p.containerPort, p.containerPort],
+        ]),
+      );
       for (const probe of ['readinessProbe', 'livenessProbe']) {
         expect(c[probe]?.httpGet).toBeDefined();
         expect(ports.has(c[probe].httpGet.port)).toBe(true);
@@ -176,7 +198,9 @@ describe('images, variables and ports are consistent with the code', () => {
     const names = [
       ...Object.keys(configMap.data),
       ...Object.keys(secret.stringData),
-      ...containers.filter((c) => IMAGE_TARGETS[(c.image as string).split(':')[0]]).flatMap((c) => Object.keys(envOf(c))),
+      ...containers
+        .filter((c) => IMAGE_TARGETS[(c.image as string).split(':')[0]])
+        .flatMap((c) => Object.keys(envOf(c))),
     ];
     for (const name of names) {
       expect(`${name}: ${KNOWN_VARIABLES.has(name)}`).toBe(`${name}: true`);
@@ -257,6 +281,7 @@ describe('deploy/: Dockerfile, compose file and nginx', () => {
     const conf = read('deploy/nginx/nginx.conf');
     expect(conf).toContain(`server gateway:${services.gateway.environment.PORT};`);
     expect(services.gateway.environment.TRUST_PROXY).toBe('true');
-    for (const volume of services.nginx.volumes as string[]) expect(fs.existsSync(path.join(root, 'deploy', volume.split(':')[0]))).toBe(true);
+    for (const volume of services.nginx.volumes as string[])
+      expect(fs.existsSync(path.join(root, 'deploy', volume.split(':')[0]))).toBe(true);
   });
 });

@@ -3,11 +3,26 @@ import { listPageEntriesFromEnv, listPageKey, type ListPageKey } from '../../ser
 
 describe('kept list page keys and bound', () => {
   it('keys every part of a page: search, resellers, dates, order, limit, offset', () => {
-    const base: ListPageKey = { search: 'User 1', resellers: undefined, from: undefined, to: undefined, order: 'desc', limit: 50, offset: 0 };
+    const base: ListPageKey = {
+      search: 'User 1',
+      resellers: undefined,
+      from: undefined,
+      to: undefined,
+      order: 'desc',
+      limit: 50,
+      offset: 0,
+    };
     const variants: ListPageKey[] = [
-      { ...base, search: 'User 12' }, { ...base, search: undefined }, { ...base, resellers: [1] }, { ...base, resellers: [1, 2] },
-      { ...base, resellers: [] }, { ...base, from: '2025-01-01' }, { ...base, to: '2025-01-01' },
-      { ...base, order: 'asc' }, { ...base, limit: 49 }, { ...base, offset: 50 },
+      { ...base, search: 'User 12' },
+      { ...base, search: undefined },
+      { ...base, resellers: [1] },
+      { ...base, resellers: [1, 2] },
+      { ...base, resellers: [] },
+      { ...base, from: '2025-01-01' },
+      { ...base, to: '2025-01-01' },
+      { ...base, order: 'asc' },
+      { ...base, limit: 49 },
+      { ...base, offset: 50 },
     ];
     const keys = new Set([base, ...variants].map(listPageKey));
     expect(keys.size).toBe(variants.length + 1);

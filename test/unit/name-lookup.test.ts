@@ -2,7 +2,17 @@ import { MAX_WORD_ROWS, type NameSample, rareWordPattern, wordTrigrams } from '.
 
 /** A sample of 100,000 names where `user` is in every one, `isp` in most and `bench` in half. */
 const sample: NameSample = {
-  shares: new Map([['use', 1], ['ser', 1], ['ben', 0.5], ['enc', 0.5], ['nch', 0.5], ['543', 0.004], ['432', 0.003], ['321', 0.005], ['isp', 0.9]]),
+  shares: new Map([
+    ['use', 1],
+    ['ser', 1],
+    ['ben', 0.5],
+    ['enc', 0.5],
+    ['nch', 0.5],
+    ['543', 0.004],
+    ['432', 0.003],
+    ['321', 0.005],
+    ['isp', 0.9],
+  ]),
   unseen: 0.0001,
   rows: 100_000,
 };
@@ -35,7 +45,10 @@ describe('rareWordPattern: the word of a name search the full-name index looks u
   });
 
   it('a word as rare as MAX_WORD_ROWS names is looked up, one more is not', () => {
-    const edge = (rows: number): NameSample => ({ ...sample, shares: new Map([...sample.shares, ['abc', rows / sample.rows]]) });
+    const edge = (rows: number): NameSample => ({
+      ...sample,
+      shares: new Map([...sample.shares, ['abc', rows / sample.rows]]),
+    });
     expect(rareWordPattern('user abc', edge(MAX_WORD_ROWS))).toBe('%abc%');
     expect(rareWordPattern('user abc', edge(MAX_WORD_ROWS + 1))).toBeUndefined();
   });

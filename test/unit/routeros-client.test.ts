@@ -7,7 +7,10 @@ const CREDS = { username: 'billing', password: 'api-pass' };
 let sim: RouterOsSimulator | undefined;
 let client: RouterOsClient;
 
-async function setup(options: Partial<RouterOsSimulatorOptions> = {}, clientOptions: ConstructorParameters<typeof RouterOsClient>[0] = {}) {
+async function setup(
+  options: Partial<RouterOsSimulatorOptions> = {},
+  clientOptions: ConstructorParameters<typeof RouterOsClient>[0] = {},
+) {
   sim = await new RouterOsSimulator({ ...CREDS, ...options }).start();
   client = new RouterOsClient({ connectTimeoutMs: 1000, commandTimeoutMs: 1000, ...clientOptions });
   return { sim, target: { host: '127.0.0.1', port: sim.port, ...CREDS } };
@@ -19,9 +22,15 @@ afterEach(async () => {
   sim = undefined;
 });
 
-const rejection = (p: Promise<unknown>) => p.then(() => { throw new Error('expected a rejection'); }, (err: unknown) => err as RouterOsError);
+const rejection = (p: Promise<unknown>) =>
+  p.then(
+    () => {
+      throw new Error('expected a rejection');
+    },
+    (err: unknown) => err as RouterOsError,
+  );
 
-it('logs in and removes the subscriber\'s active PPP session by name', async () => {
+it("logs in and removes the subscriber's active PPP session by name", async () => {
   const { sim, target } = await setup();
   sim.addSession({ name: 'ali@north', address: '10.0.0.9' });
   sim.addSession({ name: 'other', address: '10.0.0.10' });
@@ -75,7 +84,7 @@ it('a command the router never answers times out, and the next one gets a fresh 
   expect(sim.stats.connections).toBe(2);
 });
 
-it('a trap rejects the command with the router\'s message', async () => {
+it("a trap rejects the command with the router's message", async () => {
   const { target } = await setup();
   const err = await rejection(client.run(target, '/ppp/active/remove', ['=.id=*99']));
   expect(err).toMatchObject({ kind: 'trap', message: 'no such item' });
@@ -107,10 +116,18 @@ it('an idle connection closed by the socket timeout raises no unhandled error an
   expect(sim.stats.connections).toBe(2);
 });
 
-it('ping: round trips, loss and the router\'s output', async () => {
+it("ping: round trips, loss and the router's output", async () => {
   const { target } = await setup({ pingRtts: { '10.0.0.9': [5, null, 7.5] } });
   const r = await client.ping(target, { address: '10.0.0.9', count: 3, size: 100, intervalMs: 10 });
-  expect(r).toMatchObject({ address: '10.0.0.9', sent: 3, received: 2, loss_percent: 33, min_ms: 5, avg_ms: 6.25, max_ms: 7.5 });
+  expect(r).toMatchObject({
+    address: '10.0.0.9',
+    sent: 3,
+    received: 2,
+    loss_percent: 33,
+    min_ms: 5,
+    avg_ms: 6.25,
+    max_ms: 7.5,
+  });
   expect(r.replies).toEqual([
     { seq: 0, time_ms: 5, size: 100, ttl: 64, status: null },
     { seq: 1, time_ms: null, size: null, ttl: null, status: 'timeout' },
@@ -125,15 +142,37 @@ it('torch: per-connection download and upload in bits per second over the window
   const iface = pppoeInterface('ali@north');
   const { target } = await setup({
     tickMs: 10,
-    torch: { [iface]: [
-      { protocol: 'tcp', src: '142.250.1.1', srcPort: 443, dst: '10.0.0.9', dstPort: 50000, tx: 8_000_000, rx: 200_000 },
-      { protocol: 'udp', src: '1.1.1.1', srcPort: 53, dst: '10.0.0.9', dstPort: 40000, tx: 1000, rx: 500 },
-    ] },
+    torch: {
+      [iface]: [
+        {
+          protocol: 'tcp',
+          src: '142.250.1.1',
+          srcPort: 443,
+          dst: '10.0.0.9',
+          dstPort: 50000,
+          tx: 8_000_000,
+          rx: 200_000,
+        },
+        { protocol: 'udp', src: '1.1.1.1', srcPort: 53, dst: '10.0.0.9', dstPort: 40000, tx: 1000, rx: 500 },
+      ],
+    },
   });
   const r = await client.torch(target, iface, 2);
-  expect(r).toMatchObject({ interface: iface, duration_seconds: 2, samples: 2, download_bps: 8_001_000, upload_bps: 200_500 });
+  expect(r).toMatchObject({
+    interface: iface,
+    duration_seconds: 2,
+    samples: 2,
+    download_bps: 8_001_000,
+    upload_bps: 200_500,
+  });
   expect(r.connections[0]).toEqual({
-    protocol: 'tcp', src_address: '142.250.1.1', src_port: 443, dst_address: '10.0.0.9', dst_port: 50000, download_bps: 8_000_000, upload_bps: 200_000,
+    protocol: 'tcp',
+    src_address: '142.250.1.1',
+    src_port: 443,
+    dst_address: '10.0.0.9',
+    dst_port: 50000,
+    download_bps: 8_000_000,
+    upload_bps: 200_000,
   });
   const err = await rejection(client.torch(target, pppoeInterface('nobody'), 1));
   expect(err.kind).toBe('trap');

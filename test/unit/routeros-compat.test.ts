@@ -21,7 +21,12 @@ it('sends keepalives only while the connection is open, on timers that do not ho
   try {
     // A connection as the library leaves it once logged in, with a 20 ms idle timeout (10 ms hold).
     const api: Held = Object.assign(Object.create(RouterOSAPI.prototype), {
-      channelsOpen: 1, connected: true, closing: false, holdingConnectionWithKeepalive: false, connector: {}, timeout: 0.02,
+      channelsOpen: 1,
+      connected: true,
+      closing: false,
+      holdingConnectionWithKeepalive: false,
+      connector: {},
+      timeout: 0.02,
     });
     api.holdConnection();
     expect(api.connectionHoldInterval!.hasRef()).toBe(false);

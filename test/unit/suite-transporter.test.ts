@@ -8,7 +8,10 @@ it('runs on TRANSPORTER when set, and names it', () => {
 });
 
 it('falls back off CI, and says so in the label', () => {
-  expect(suiteTransporter(FAKE, {})).toEqual({ transporter: 'Fake', label: "Moleculer's in-process Fake transporter (TRANSPORTER not set)" });
+  expect(suiteTransporter(FAKE, {})).toEqual({
+    transporter: 'Fake',
+    label: "Moleculer's in-process Fake transporter (TRANSPORTER not set)",
+  });
 });
 
 it('refuses the fallback on CI', () => {

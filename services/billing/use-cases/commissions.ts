@@ -38,6 +38,10 @@ export async function commissionReport(caller: Auth | undefined, p: CommissionsI
     total_commission: fromMinor(totalCommission, currency),
     total_invoiced: fromMinor(totalInvoiced, currency),
     rate,
-    rows: rows.map((r) => ({ month: r.month, invoiced: fromMinor(Number(r.invoiced), currency), commission: fromMinor(Number(r.commission), currency) })),
+    rows: rows.map((r) => ({
+      month: r.month,
+      invoiced: fromMinor(Number(r.invoiced), currency),
+      commission: fromMinor(Number(r.commission), currency),
+    })),
   };
 }

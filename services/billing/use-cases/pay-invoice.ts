@@ -5,7 +5,12 @@
  */
 import type { Auth } from '../../../shared/auth/claims';
 import { recordInScope, requireAdminOrReseller } from '../../../shared/auth/policy';
-import { applyPayment, readInvoiceForPayment, recordPaymentUnlocked, type PaymentResult } from '../../../shared/billing';
+import {
+  applyPayment,
+  readInvoiceForPayment,
+  recordPaymentUnlocked,
+  type PaymentResult,
+} from '../../../shared/billing';
 import { db, pgPool } from '../../../shared/db/client';
 import type { ActionResult } from '../../../shared/http/route';
 import type { IdPath } from '../../../shared/http/schemas';
@@ -32,11 +37,18 @@ function paymentResponse(r: PaymentResult): ActionResult {
   };
 }
 
-export async function payInvoice(caller: Auth | undefined, p: IdPath & PayInput, write: RequestWrite): Promise<ActionResult> {
+export async function payInvoice(
+  caller: Auth | undefined,
+  p: IdPath & PayInput,
+  write: RequestWrite,
+): Promise<ActionResult> {
   const auth = requireAdminOrReseller(caller);
   const details = {
-    method: p.method, reference: p.reference, notes: p.notes,
-    paidAt: p.paid_at ? new Date(p.paid_at) : undefined, createdBy: auth.managerId,
+    method: p.method,
+    reference: p.reference,
+    notes: p.notes,
+    paidAt: p.paid_at ? new Date(p.paid_at) : undefined,
+    createdBy: auth.managerId,
   };
   // The common case, no wallet and no Idempotency-Key: read, check, then one compare-and-set
   // statement without a transaction; if another payment changed the invoice in between,
@@ -44,12 +56,17 @@ export async function payInvoice(caller: Auth | undefined, p: IdPath & PayInput,
   if (p.method !== 'wallet' && !write.keyed) {
     const invoice = await readInvoiceForPayment(pgPool(), p.id);
     await recordInScope(db(), auth, 'write', invoice, 'invoiceNotFound');
-    const r = await recordPaymentUnlocked(pgPool(), invoice, { ...details, amount: moneyField(p.amount, invoice.currency, 'amount') });
+    const r = await recordPaymentUnlocked(pgPool(), invoice, {
+      ...details,
+      amount: moneyField(p.amount, invoice.currency, 'amount'),
+    });
     if (r) return paymentResponse(r);
   }
   // Scope before the transaction: applyPayment takes its locks in the order its method needs
   // (a wallet payment locks the subscriber before the invoice).
   const head = await recordInScope(db(), auth, 'write', await invoiceHead(p.id), 'invoiceNotFound');
   const amount = moneyField(p.amount, head.currency, 'amount');
-  return write.transaction(async (tx) => paymentResponse(await applyPayment(tx, { ...details, invoiceId: p.id, amount })));
+  return write.transaction(async (tx) =>
+    paymentResponse(await applyPayment(tx, { ...details, invoiceId: p.id, amount })),
+  );
 }

@@ -21,10 +21,11 @@ function asTree(rows) {
     children.get(parent).push(r);
   }
   const out = [];
-  const walk = (parent, depth) => (children.get(parent) ?? []).forEach((r) => {
-    out.push({ ...r, depth });
-    walk(r.id, depth + 1);
-  });
+  const walk = (parent, depth) =>
+    (children.get(parent) ?? []).forEach((r) => {
+      out.push({ ...r, depth });
+      walk(r.id, depth + 1);
+    });
   walk(null, 0);
   return out;
 }
@@ -32,15 +33,29 @@ function asTree(rows) {
 function Commissions({ reseller }) {
   const year = new Date().getUTCFullYear();
   const [range, setRange] = useState({ from: `${year}-01-01`, to: `${year}-12-31` });
-  const state = useLoad(() => api('GET', '/api/invoices/commissions', { query: { reseller_id: reseller.id, ...range } }), [reseller.id, range.from, range.to]);
+  const state = useLoad(
+    () => api('GET', '/api/invoices/commissions', { query: { reseller_id: reseller.id, ...range } }),
+    [reseller.id, range.from, range.to],
+  );
   return html`<section class="card" aria-labelledby="h-comm"><h2 id="h-comm">Commissions of ${reseller.name}</h2>
     <${Form} className="form inline" submitLabel="Show" onSubmit=${async (v) => setRange(v)} fields=${[
       { name: 'from', label: 'From', type: 'date', value: range.from, required: true },
-      { name: 'to', label: 'To', type: 'date', value: range.to, required: true }]} />
-    <${Loaded} state=${state}>${(res) => html`
-      <p>Rate ${res.data.rate}%: ${money(res.data.total_commission, reseller.currency)} commission on ${money(res.data.total_invoiced, reseller.currency)} invoiced.</p>
-      <${Table} rows=${res.data.rows} empty="No invoices in this period." columns=${[['month', 'Month'],
-        ['invoiced', 'Invoiced', (r) => money(r.invoiced, reseller.currency)], ['commission', 'Commission', (r) => money(r.commission, reseller.currency)]]} />`}</${Loaded}>
+      { name: 'to', label: 'To', type: 'date', value: range.to, required: true },
+    ]} />
+    <${Loaded} state=${state}>${(res) =>
+      html` <p>
+          Rate ${res.data.rate}%: ${money(res.data.total_commission, reseller.currency)} commission on
+          ${money(res.data.total_invoiced, reseller.currency)} invoiced.
+        </p>
+        <${Table}
+          rows=${res.data.rows}
+          empty="No invoices in this period."
+          columns=${[
+            ['month', 'Month'],
+            ['invoiced', 'Invoiced', (r) => money(r.invoiced, reseller.currency)],
+            ['commission', 'Commission', (r) => money(r.commission, reseller.currency)],
+          ]}
+        />`}</${Loaded}>
   </section>`;
 }
 
@@ -50,8 +65,12 @@ function ServiceLimits({ reseller, plansList, onChange }) {
     <${Loaded} state=${state}>${(res) => html`<${Table} rows=${res.data} empty="No plan allowed yet." />`}</${Loaded}>
     <${ActionDialog} label="Allow a plan" fields=${[
       { name: 'service_id', label: 'Plan', type: 'select', numeric: true, options: options(plansList), required: true },
-      { name: 'max_subscribers', label: 'Most subscribers (empty: no cap)', type: 'int', min: 0 }]}
-      run=${(v) => api('POST', `/api/resellers/${reseller.id}/service-limits`, { body: v })} onDone=${() => { state.reload(); onChange(); }} />
+      { name: 'max_subscribers', label: 'Most subscribers (empty: no cap)', type: 'int', min: 0 },
+    ]}
+      run=${(v) => api('POST', `/api/resellers/${reseller.id}/service-limits`, { body: v })} onDone=${() => {
+        state.reload();
+        onChange();
+      }} />
   </section>`;
 }
 
@@ -64,28 +83,78 @@ export function ResellersPage() {
   };
   const resellerFields = (rows) => [
     { name: 'name', label: 'Name', required: true },
-    { name: 'parent_id', label: 'Parent', type: 'select', numeric: true, options: options(rows), required: !session.isAdmin, value: session.claims.resellerId },
+    {
+      name: 'parent_id',
+      label: 'Parent',
+      type: 'select',
+      numeric: true,
+      options: options(rows),
+      required: !session.isAdmin,
+      value: session.claims.resellerId,
+    },
     { name: 'commission_rate', label: 'Commission %', type: 'number', min: 0, max: 100 },
     { name: 'currency', label: 'Currency (e.g. USD)' },
     ...(session.isAdmin ? [{ name: 'balance', label: 'Opening balance', type: 'number', min: 0 }] : []),
   ];
   return html`<section>
     <div class="page-head"><h1>${t('Resellers')}</h1>
-      <${Loaded} state=${state}>${(d) => html`<${ActionDialog} label="New reseller" fields=${resellerFields(d.rows)}
-        run=${(v) => api('POST', '/api/resellers', { body: v })} onDone=${(res) => { notify(`Reseller ${res.data.name} created`); reload(); }} />`}</${Loaded}>
+      <${Loaded} state=${state}>${(d) =>
+        html`<${ActionDialog}
+          label="New reseller"
+          fields=${resellerFields(d.rows)}
+          run=${(v) => api('POST', '/api/resellers', { body: v })}
+          onDone=${(res) => {
+            notify(`Reseller ${res.data.name} created`);
+            reload();
+          }}
+        />`}</${Loaded}>
     </div>
-    <${Loaded} state=${state}>${(d) => html`<${Table} rows=${asTree(d.rows)} columns=${[
-      ['name', 'Name', (r) => html`<span class="tree" style=${{ paddingInlineStart: `${r.depth * 1.5}em` }}>${r.depth ? '└ ' : ''}${r.name}</span>`],
-      ['id', 'Id'],
-      ['balance', 'Balance', (r) => money(r.balance, r.currency)],
-      ['commission_rate', 'Commission', (r) => `${r.commission_rate}%`],
-      ['actions', 'Actions', (r) => html`<button type="button" class="secondary" onClick=${() => setChosen(r)}>Details of ${r.name}</button>
-        ${(session.isAdmin || r.id !== session.claims.resellerId) && html`<${ActionDialog} label=${`Balance of ${r.name}`} title=${`Credit or debit ${r.name}`}
-          fields=${[{ name: 'amount', label: t('Amount ({currency}); negative debits', { currency: r.currency }), type: 'number', required: true }, { name: 'notes', label: 'Notes' }]}
-          confirm=${session.isAdmin ? 'The reseller balance changes through the ledger.' : 'The amount moves from your own balance.'}
-          run=${(v) => api('POST', `/api/resellers/${r.id}/balance`, { body: v })} onDone=${() => { notify('Balance updated'); reload(); }} />`}`],
-    ]} />
-    ${chosen && html`<div class="grid"><${Commissions} reseller=${chosen} /><${ServiceLimits} reseller=${chosen} plansList=${d.plans} onChange=${reload} /></div>`}`}</${Loaded}>
+    <${Loaded} state=${state}>${(d) =>
+      html`<${Table}
+          rows=${asTree(d.rows)}
+          columns=${[
+            [
+              'name',
+              'Name',
+              (r) =>
+                html`<span class="tree" style=${{ paddingInlineStart: `${r.depth * 1.5}em` }}
+                  >${r.depth ? '└ ' : ''}${r.name}</span
+                >`,
+            ],
+            ['id', 'Id'],
+            ['balance', 'Balance', (r) => money(r.balance, r.currency)],
+            ['commission_rate', 'Commission', (r) => `${r.commission_rate}%`],
+            [
+              'actions',
+              'Actions',
+              (r) =>
+                html`<button type="button" class="secondary" onClick=${() => setChosen(r)}>Details of ${r.name}</button>
+                  ${
+                    (session.isAdmin || r.id !== session.claims.resellerId) &&
+                    html`<${ActionDialog}
+                      label=${`Balance of ${r.name}`}
+                      title=${`Credit or debit ${r.name}`}
+                      fields=${[
+                        {
+                          name: 'amount',
+                          label: t('Amount ({currency}); negative debits', { currency: r.currency }),
+                          type: 'number',
+                          required: true,
+                        },
+                        { name: 'notes', label: 'Notes' },
+                      ]}
+                      confirm=${session.isAdmin ? 'The reseller balance changes through the ledger.' : 'The amount moves from your own balance.'}
+                      run=${(v) => api('POST', `/api/resellers/${r.id}/balance`, { body: v })}
+                      onDone=${() => {
+                        notify('Balance updated');
+                        reload();
+                      }}
+                    />`
+                  }`,
+            ],
+          ]}
+        />
+        ${chosen && html`<div class="grid"><${Commissions} reseller=${chosen} /><${ServiceLimits} reseller=${chosen} plansList=${d.plans} onChange=${reload} /></div>`}`}</${Loaded}>
   </section>`;
 }
 
@@ -111,17 +180,55 @@ export function PlansPage() {
   };
   return html`<section>
     <div class="page-head"><h1>${t('Plans')}</h1>
-      ${session.isAdmin && html`<${ActionDialog} label="New plan" fields=${planFields()} run=${(v) => api('POST', '/api/services', { body: v })}
-        onDone=${(res) => { notify(`Plan ${res.data.name} created`); reload(); }} />`}
+      ${
+        session.isAdmin &&
+        html`<${ActionDialog}
+          label="New plan"
+          fields=${planFields()}
+          run=${(v) => api('POST', '/api/services', { body: v })}
+          onDone=${(res) => {
+            notify(`Plan ${res.data.name} created`);
+            reload();
+          }}
+        />`
+      }
     </div>
-    <${Loaded} state=${state}>${(rows) => html`<${Table} rows=${rows} columns=${[
-      ['name', 'Name'], ['id', 'Id'], ['price', 'Price', (p) => money(p.price, p.currency)], ['duration_days', 'Days'],
-      ['rate_limit', 'Rate limit'], ['pool_name', 'Pool'], ['daily_quota_gb', 'Daily GB'], ['monthly_quota_gb', 'Monthly GB'],
-      ...(session.isAdmin ? [['actions', 'Actions', (p) => html`
-        <${ActionDialog} label=${`Edit ${p.name}`} fields=${planFields(p)} run=${(v) => api('PUT', `/api/services/${p.id}`, { body: v })} onDone=${reload} />
-        <${ActionDialog} label=${`Retire ${p.name}`} danger confirm="The plan is retired (refused while subscribers use it)."
-          run=${() => api('DELETE', `/api/services/${p.id}`)} onDone=${reload} />`]] : []),
-    ]} />`}</${Loaded}>
+    <${Loaded} state=${state}>${(rows) =>
+      html`<${Table}
+        rows=${rows}
+        columns=${[
+          ['name', 'Name'],
+          ['id', 'Id'],
+          ['price', 'Price', (p) => money(p.price, p.currency)],
+          ['duration_days', 'Days'],
+          ['rate_limit', 'Rate limit'],
+          ['pool_name', 'Pool'],
+          ['daily_quota_gb', 'Daily GB'],
+          ['monthly_quota_gb', 'Monthly GB'],
+          ...(session.isAdmin
+            ? [
+                [
+                  'actions',
+                  'Actions',
+                  (p) =>
+                    html` <${ActionDialog}
+                        label=${`Edit ${p.name}`}
+                        fields=${planFields(p)}
+                        run=${(v) => api('PUT', `/api/services/${p.id}`, { body: v })}
+                        onDone=${reload}
+                      />
+                      <${ActionDialog}
+                        label=${`Retire ${p.name}`}
+                        danger
+                        confirm="The plan is retired (refused while subscribers use it)."
+                        run=${() => api('DELETE', `/api/services/${p.id}`)}
+                        onDone=${reload}
+                      />`,
+                ],
+              ]
+            : []),
+        ]}
+      />`}</${Loaded}>
   </section>`;
 }
 
@@ -149,12 +256,37 @@ export function NasPage() {
     <div class="page-head"><h1>${t('Access servers')}</h1>
       <${ActionDialog} label="New access server" fields=${nasFields()} run=${(v) => api('POST', '/api/nas', { body: v })} onDone=${reload} />
     </div>
-    <${Loaded} state=${state}>${(rows) => html`<${Table} rows=${rows} empty="No access server yet." columns=${[
-      ['name', 'Name'], ['ip_address', 'Address'], ['type', 'Type'], ['coa_port', 'CoA port'], ['api_port', 'API port'], ['description', 'Description'],
-      ['actions', 'Actions', (n) => html`
-        <${ActionDialog} label=${`Edit ${n.name}`} fields=${nasFields(n)} run=${(v) => api('PUT', `/api/nas/${n.id}`, { body: v })} onDone=${reload} />
-        <${ActionDialog} label=${`Remove ${n.name}`} danger confirm="FreeRADIUS stops accepting this server." run=${() => api('DELETE', `/api/nas/${n.id}`)} onDone=${reload} />`],
-    ]} />`}</${Loaded}>
+    <${Loaded} state=${state}>${(rows) =>
+      html`<${Table}
+        rows=${rows}
+        empty="No access server yet."
+        columns=${[
+          ['name', 'Name'],
+          ['ip_address', 'Address'],
+          ['type', 'Type'],
+          ['coa_port', 'CoA port'],
+          ['api_port', 'API port'],
+          ['description', 'Description'],
+          [
+            'actions',
+            'Actions',
+            (n) =>
+              html` <${ActionDialog}
+                  label=${`Edit ${n.name}`}
+                  fields=${nasFields(n)}
+                  run=${(v) => api('PUT', `/api/nas/${n.id}`, { body: v })}
+                  onDone=${reload}
+                />
+                <${ActionDialog}
+                  label=${`Remove ${n.name}`}
+                  danger
+                  confirm="FreeRADIUS stops accepting this server."
+                  run=${() => api('DELETE', `/api/nas/${n.id}`)}
+                  onDone=${reload}
+                />`,
+          ],
+        ]}
+      />`}</${Loaded}>
   </section>`;
 }
 
@@ -162,28 +294,63 @@ export function NasPage() {
 
 export function ManagersPage() {
   // The permissions are the API's own list (GET /api/permissions), so the console never offers a stale one.
-  const state = useLoad(async () => ({
-    rows: await allPages('/api/managers'),
-    resellers: await allPages('/api/resellers'),
-    permissions: (await api('GET', '/api/permissions')).data,
-  }), []);
+  const state = useLoad(
+    async () => ({
+      rows: await allPages('/api/managers'),
+      resellers: await allPages('/api/resellers'),
+      permissions: (await api('GET', '/api/permissions')).data,
+    }),
+    [],
+  );
   const fields = (rs, permissions) => [
     { name: 'username', label: 'Username', required: true },
     { name: 'password', label: 'Password (8 or more)', type: 'password', required: true },
     { name: 'role', label: 'Role', type: 'select', options: opt(['reseller', 'user', 'admin']), required: true },
     { name: 'reseller_id', label: 'Reseller', type: 'select', numeric: true, options: options(rs) },
-    { name: 'permissions', label: 'Permissions (admins hold all)', type: 'checkboxes', value: ['subscribers.view'],
-      options: permissions.map((p) => ({ value: p, label: p.replace('subscribers.', '').replace(/_/g, ' ') })) },
+    {
+      name: 'permissions',
+      label: 'Permissions (admins hold all)',
+      type: 'checkboxes',
+      value: ['subscribers.view'],
+      options: permissions.map((p) => ({ value: p, label: p.replace('subscribers.', '').replace(/_/g, ' ') })),
+    },
   ];
   return html`<section>
     <div class="page-head"><h1>${t('Managers')}</h1>
-      <${Loaded} state=${state}>${(d) => html`<${ActionDialog} label="New manager" fields=${fields(d.resellers, d.permissions)}
-        run=${(v) => api('POST', '/api/managers', { body: v })} onDone=${() => { notify('Manager created'); state.reload(); }} />`}</${Loaded}>
+      <${Loaded} state=${state}>${(d) =>
+        html`<${ActionDialog}
+          label="New manager"
+          fields=${fields(d.resellers, d.permissions)}
+          run=${(v) => api('POST', '/api/managers', { body: v })}
+          onDone=${() => {
+            notify('Manager created');
+            state.reload();
+          }}
+        />`}</${Loaded}>
     </div>
-    <${Loaded} state=${state}>${(d) => html`<${Table} rows=${d.rows} columns=${[['username', 'Username'], ['role', 'Role'], ['reseller_id', 'Reseller'],
-      ['permissions', 'Permissions', (m) => (m.permissions ?? []).join(', ')],
-      ['actions', 'Actions', (m) => m.id !== session.claims.managerId && html`<${ActionDialog} label=${`Delete ${m.username}`} danger
-        confirm="The account can no longer sign in." run=${() => api('DELETE', `/api/managers/${m.id}`)} onDone=${state.reload} />`]]} />`}</${Loaded}>
+    <${Loaded} state=${state}>${(d) =>
+      html`<${Table}
+        rows=${d.rows}
+        columns=${[
+          ['username', 'Username'],
+          ['role', 'Role'],
+          ['reseller_id', 'Reseller'],
+          ['permissions', 'Permissions', (m) => (m.permissions ?? []).join(', ')],
+          [
+            'actions',
+            'Actions',
+            (m) =>
+              m.id !== session.claims.managerId &&
+              html`<${ActionDialog}
+                label=${`Delete ${m.username}`}
+                danger
+                confirm="The account can no longer sign in."
+                run=${() => api('DELETE', `/api/managers/${m.id}`)}
+                onDone=${state.reload}
+              />`,
+          ],
+        ]}
+      />`}</${Loaded}>
   </section>`;
 }
 
@@ -218,19 +385,30 @@ export function SettingsPage() {
       const fields = Object.entries(current).map(([key, value]) => {
         const kind = SETTING_TYPES[key] ?? {};
         const type = kind.type ?? typeOf(value);
-        return { name: key, label: fieldLabel(key), ...kind, type, required: type === 'select', value: kind.secret ? '' : value,
-          hint: kind.secret ? (value ? 'set; leave empty to keep' : 'not set') : kind.hint };
+        return {
+          name: key,
+          label: fieldLabel(key),
+          ...kind,
+          type,
+          required: type === 'select',
+          value: kind.secret ? '' : value,
+          hint: kind.secret ? (value ? 'set; leave empty to keep' : 'not set') : kind.hint,
+        };
       });
-      return html`<${Form} className="form columns" fields=${fields} submitLabel="Save settings" onSubmit=${async (values) => {
-        const changed = Object.fromEntries(Object.entries(values).filter(([k, v]) => !sameValue(v, current[k])));
-        if (Object.keys(changed).length === 0) return notify('Nothing changed');
-        await api('PUT', '/api/settings', { body: changed });
-        notify('Settings saved');
-        // The language sets the layout direction of the page, which the server writes.
-        if ('language' in changed) location.reload();
-        else state.reload();
-      }} />`;
+      return html`<${Form}
+        className="form columns"
+        fields=${fields}
+        submitLabel="Save settings"
+        onSubmit=${async (values) => {
+          const changed = Object.fromEntries(Object.entries(values).filter(([k, v]) => !sameValue(v, current[k])));
+          if (Object.keys(changed).length === 0) return notify('Nothing changed');
+          await api('PUT', '/api/settings', { body: changed });
+          notify('Settings saved');
+          // The language sets the layout direction of the page, which the server writes.
+          if ('language' in changed) location.reload();
+          else state.reload();
+        }}
+      />`;
     }}</${Loaded}>
   </section>`;
 }
-

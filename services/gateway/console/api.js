@@ -16,19 +16,32 @@ export class ApiError extends Error {
   get explanation() {
     const m = this.message;
     switch (this.status) {
-      case 0: return `The server cannot be reached (${m}). Check the connection and retry.`;
-      case 400: return `Please check the form: ${m}.`;
-      case 401: return this.sessionEnded ? 'Your session has ended. Please sign in again.' : `Sign-in refused: ${m}.`;
-      case 402: return `Not enough balance: ${m}.`;
-      case 403: return `Not allowed: ${m}.`;
-      case 404: return `Not found: ${m}.`;
-      case 409: return `Conflict: ${m}.`;
-      case 413: return `Too large: ${m}.`;
-      case 422: return `Nothing to do: ${m}.`;
-      case 429: return `Too many requests. Please wait ${this.retryAfter ?? 'a few'} seconds and retry.`;
-      case 503: return 'The service is unavailable right now. Retry in a moment.';
-      case 504: return 'The server took too long to answer. Retry in a moment.';
-      default: return `The server failed (${this.status}): ${m}.`;
+      case 0:
+        return `The server cannot be reached (${m}). Check the connection and retry.`;
+      case 400:
+        return `Please check the form: ${m}.`;
+      case 401:
+        return this.sessionEnded ? 'Your session has ended. Please sign in again.' : `Sign-in refused: ${m}.`;
+      case 402:
+        return `Not enough balance: ${m}.`;
+      case 403:
+        return `Not allowed: ${m}.`;
+      case 404:
+        return `Not found: ${m}.`;
+      case 409:
+        return `Conflict: ${m}.`;
+      case 413:
+        return `Too large: ${m}.`;
+      case 422:
+        return `Nothing to do: ${m}.`;
+      case 429:
+        return `Too many requests. Please wait ${this.retryAfter ?? 'a few'} seconds and retry.`;
+      case 503:
+        return 'The service is unavailable right now. Retry in a moment.';
+      case 504:
+        return 'The server took too long to answer. Retry in a moment.';
+      default:
+        return `The server failed (${this.status}): ${m}.`;
     }
   }
 
@@ -53,7 +66,11 @@ async function once(method, path, { query, body, as } = {}) {
   if (body !== undefined) headers['content-type'] = 'application/json';
   let res;
   try {
-    res = await fetch(path + queryString(query), { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    res = await fetch(path + queryString(query), {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
   } catch (err) {
     throw new ApiError(0, err.message);
   }

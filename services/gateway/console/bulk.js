@@ -13,27 +13,61 @@ const gb = { name: 'gb', label: 'GB', type: 'number', min: 0, max: 10000, requir
 
 /** Each action: its permission, its payload fields, and whether it changes money or access. */
 const BULK_ACTIONS = {
-  renew: { permission: 'subscribers.renew', label: 'Renew', confirm: 'Each renewal debits the reseller balance and creates an invoice.' },
+  renew: {
+    permission: 'subscribers.renew',
+    label: 'Renew',
+    confirm: 'Each renewal debits the reseller balance and creates an invoice.',
+  },
   disconnect: { permission: 'subscribers.disconnect', label: 'Disconnect', confirm: 'Live sessions are cut.' },
   enable: { permission: 'subscribers.inactivate', label: 'Activate', confirm: 'They can connect again.' },
   disable: { permission: 'subscribers.inactivate', label: 'Deactivate', confirm: 'They are disconnected and refused.' },
   reset_fup: { permission: 'subscribers.reset_fup', label: 'Reset FUP' },
   reset_mac: { permission: 'subscribers.reset_mac', label: 'Reset MAC' },
-  refill: { permission: 'subscribers.refill_quota', label: 'Refill quota', confirm: 'The refill fee is charged per subscriber.' },
-  delete: { permission: 'subscribers.delete', label: 'Delete', confirm: 'They are deleted (soft delete) and lose access.' },
+  refill: {
+    permission: 'subscribers.refill_quota',
+    label: 'Refill quota',
+    confirm: 'The refill fee is charged per subscriber.',
+  },
+  delete: {
+    permission: 'subscribers.delete',
+    label: 'Delete',
+    confirm: 'They are deleted (soft delete) and lose access.',
+  },
   set_service: {
-    permission: 'subscribers.change_service', label: 'Change plan', confirm: 'They are disconnected and move to the plan.',
+    permission: 'subscribers.change_service',
+    label: 'Change plan',
+    confirm: 'They are disconnected and move to the plan.',
     fields: (lk) => [
-      { name: 'service_id', label: 'New plan', type: 'select', numeric: true, options: options(lk.plans), required: true },
+      {
+        name: 'service_id',
+        label: 'New plan',
+        type: 'select',
+        numeric: true,
+        options: options(lk.plans),
+        required: true,
+      },
       { name: 'charge_difference', label: 'Charge the prorated difference', type: 'checkbox' },
     ],
   },
   set_reseller: {
-    permission: 'subscribers.transfer', label: 'Move to reseller', confirm: 'They move to another reseller.',
-    fields: (lk) => [{ name: 'reseller_id', label: 'Reseller', type: 'select', numeric: true, options: options(lk.resellers), required: true }],
+    permission: 'subscribers.transfer',
+    label: 'Move to reseller',
+    confirm: 'They move to another reseller.',
+    fields: (lk) => [
+      {
+        name: 'reseller_id',
+        label: 'Reseller',
+        type: 'select',
+        numeric: true,
+        options: options(lk.resellers),
+        required: true,
+      },
+    ],
   },
   set_static_ip: {
-    permission: 'subscribers.edit', label: 'Set static IP', confirm: 'They are disconnected to take the address.',
+    permission: 'subscribers.edit',
+    label: 'Set static IP',
+    confirm: 'They are disconnected to take the address.',
     fields: () => [
       { name: 'ip', label: 'IPv4 address (one subscriber)' },
       { name: 'pool_name', label: 'or draw from pool' },
@@ -42,14 +76,18 @@ const BULK_ACTIONS = {
   set_daily_quota: { permission: 'subscribers.edit', label: 'Set daily quota', fields: () => [gb] },
   set_monthly_quota: { permission: 'subscribers.edit', label: 'Set monthly quota', fields: () => [gb] },
   set_price: {
-    permission: 'subscribers.edit', label: 'Set price', confirm: 'Their renewal price changes.',
+    permission: 'subscribers.edit',
+    label: 'Set price',
+    confirm: 'Their renewal price changes.',
     fields: () => [
       { name: 'price', label: 'Price', type: 'number', min: 0, max: 10000, required: true },
       { name: 'override_price', label: 'Use it instead of the plan price', type: 'checkbox', value: true },
     ],
   },
   rename: {
-    permission: 'subscribers.rename', label: 'Change realm', confirm: 'The rename fee is charged per subscriber when set.',
+    permission: 'subscribers.rename',
+    label: 'Change realm',
+    confirm: 'The rename fee is charged per subscriber when set.',
     fields: () => [
       { name: 'old_realm', label: 'Old realm', required: true },
       { name: 'new_realm', label: 'New realm', required: true },
@@ -92,23 +130,41 @@ function JobProgress({ jobId, onFinished }) {
   const finished = job && job.status !== 'running';
   return html`<div class="job" aria-live="polite">
     <${ErrorMessage} error=${error} />
-    ${job && html`<p>Job #${job.id} (${job.action}): <strong class="job-status">${job.status}</strong>, ${job.processed} of ${job.total} processed, ${job.succeeded.length} succeeded, ${job.failed.length} failed.</p>
-      <progress max=${job.total} value=${job.processed} aria-label="Bulk job progress">${job.processed}/${job.total}</progress>
-      ${finished && html`<${FailedIds} failed=${job.failed} />`}`}
+    ${
+      job &&
+      html`<p>
+          Job #${job.id} (${job.action}): <strong class="job-status">${job.status}</strong>, ${job.processed} of
+          ${job.total} processed, ${job.succeeded.length} succeeded, ${job.failed.length} failed.
+        </p>
+        <progress max=${job.total} value=${job.processed} aria-label="Bulk job progress">
+          ${job.processed}/${job.total}
+        </progress>
+        ${finished && html`<${FailedIds} failed=${job.failed} />`}`
+    }
   </div>`;
 }
 
 /** Per-id outcome: every id not listed here succeeded. */
 function FailedIds({ failed }) {
-  return html`<${Table} rows=${failed} caption="Failed ids" empty="" columns=${[
-    ['id', 'Subscriber id', (f) => html`<a href=${`#/subscribers/${f.id}`}>${f.id}</a>`], ['reason', 'Reason']]} />`;
+  return html`<${Table}
+    rows=${failed}
+    caption="Failed ids"
+    empty=""
+    columns=${[
+      ['id', 'Subscriber id', (f) => html`<a href=${`#/subscribers/${f.id}`}>${f.id}</a>`],
+      ['reason', 'Reason'],
+    ]}
+  />`;
 }
 
 function Outcome({ outcome, onFinished }) {
   if (outcome.jobId && !outcome.data) return html`<${JobProgress} jobId=${outcome.jobId} onFinished=${onFinished} />`;
   const { succeeded, failed } = outcome.data;
   return html`<div class="job">
-    <p>Job #${outcome.jobId}: <strong class="job-status">done</strong>, ${succeeded.length} succeeded, ${failed.length} failed.</p>
+    <p>
+      Job #${outcome.jobId}: <strong class="job-status">done</strong>, ${succeeded.length} succeeded, ${failed.length}
+      failed.
+    </p>
     <${FailedIds} failed=${failed} />
   </div>`;
 }
@@ -124,20 +180,28 @@ export function BulkPanel({ ids, onFinished }) {
     <h2 id="bulk-title">Bulk action on ${ids.length} subscribers</h2>
     <div class="field">
       <label for="bulk-action">Action</label>
-      <select id="bulk-action" value=${action} onChange=${(e) => { setAction(e.currentTarget.value); setOutcome(null); }}>
+      <select id="bulk-action" value=${action} onChange=${(e) => {
+        setAction(e.currentTarget.value);
+        setOutcome(null);
+      }}>
         ${allowed.map(([name, a]) => html`<option value=${name}>${a.label}</option>`)}
       </select>
     </div>
-    <${Loaded} state=${lookups}>${(lk) => html`
-      ${def.confirm && html`<p class="warning">${def.confirm}</p>`}
-      <${Form} key=${action} className="form inline" fields=${def.fields?.(lk) ?? []} submitLabel=${`Run ${def.label.toLowerCase()} on ${ids.length}`}
-        onSubmit=${async (payload) => {
-          if (def.confirm && !confirm(`${def.label}: ${ids.length} subscribers. ${def.confirm} Go on?`)) return;
-          setOutcome(null);
-          const res = await api('POST', '/api/subscribers/bulk-action', { body: { ids, action, payload } });
-          setOutcome(res.status === 202 ? { jobId: res.data.job_id } : { jobId: res.job_id, data: res.data });
-          if (res.status !== 202) onFinished?.();
-        }} />`}</${Loaded}>
+    <${Loaded} state=${lookups}>${(lk) =>
+      html` ${def.confirm && html`<p class="warning">${def.confirm}</p>`}
+        <${Form}
+          key=${action}
+          className="form inline"
+          fields=${def.fields?.(lk) ?? []}
+          submitLabel=${`Run ${def.label.toLowerCase()} on ${ids.length}`}
+          onSubmit=${async (payload) => {
+            if (def.confirm && !confirm(`${def.label}: ${ids.length} subscribers. ${def.confirm} Go on?`)) return;
+            setOutcome(null);
+            const res = await api('POST', '/api/subscribers/bulk-action', { body: { ids, action, payload } });
+            setOutcome(res.status === 202 ? { jobId: res.data.job_id } : { jobId: res.job_id, data: res.data });
+            if (res.status !== 202) onFinished?.();
+          }}
+        />`}</${Loaded}>
     ${outcome && html`<${Outcome} outcome=${outcome} onFinished=${onFinished} />`}
   </section>`;
 }

@@ -8,9 +8,27 @@ import uPlot from 'uplot';
 import { fieldLabel } from './i18n.js';
 import { bytes, dateTime, html, Table } from './ui.js';
 
-const TIME_KEYS = ['t', 'ts', 'time', 'timestamp', 'bucket', 'hour', 'day', 'date', 'period', 'start', 'started_at', 'start_time'];
+const TIME_KEYS = [
+  't',
+  'ts',
+  'time',
+  'timestamp',
+  'bucket',
+  'hour',
+  'day',
+  'date',
+  'period',
+  'start',
+  'started_at',
+  'start_time',
+];
 const COLORS = ['#1f5fbf', '#c0392b', '#2e7d32', '#8e44ad', '#b9770e'];
-const TITLES = { last_24h: 'Last 24 hours', last_30d: 'Last 30 days', sessions: 'Per session', daily_breakdown: 'Daily download, last 30 days' };
+const TITLES = {
+  last_24h: 'Last 24 hours',
+  last_30d: 'Last 30 days',
+  sessions: 'Per session',
+  daily_breakdown: 'Daily download, last 30 days',
+};
 
 function seconds(v) {
   if (typeof v === 'number') return v > 1e12 ? v / 1000 : v;
@@ -26,15 +44,22 @@ export function toSeries(rows) {
   if (!Array.isArray(rows) || rows.length === 0 || typeof rows[0] !== 'object' || rows[0] === null) return null;
   const timeKey = TIME_KEYS.find((k) => k in rows[0] && seconds(rows[0][k]) !== null);
   if (!timeKey) return null;
-  const numeric = Object.keys(rows[0]).filter((k) => k !== timeKey && rows.some((r) => typeof r[k] === 'number' || /^\d+$/.test(r[k] ?? '')));
+  const numeric = Object.keys(rows[0]).filter(
+    (k) => k !== timeKey && rows.some((r) => typeof r[k] === 'number' || /^\d+$/.test(r[k] ?? '')),
+  );
   const byteKeys = numeric.filter((k) => k.endsWith('_bytes'));
   const keys = byteKeys.length ? byteKeys : numeric.filter((k) => !k.endsWith('_id'));
   if (keys.length === 0) return null;
-  const sorted = rows.filter((r) => seconds(r[timeKey]) !== null).sort((a, b) => seconds(a[timeKey]) - seconds(b[timeKey]));
+  const sorted = rows
+    .filter((r) => seconds(r[timeKey]) !== null)
+    .sort((a, b) => seconds(a[timeKey]) - seconds(b[timeKey]));
   return {
     x: sorted.map((r) => seconds(r[timeKey])),
     labels: sorted.map((r) => String(r[timeKey]).replace('T', ' ').slice(0, 16)),
-    series: keys.map((name) => ({ name, values: sorted.map((r) => (r[name] === null || r[name] === undefined ? null : Number(r[name]))) })),
+    series: keys.map((name) => ({
+      name,
+      values: sorted.map((r) => (r[name] === null || r[name] === undefined ? null : Number(r[name]))),
+    })),
     unit: byteKeys.length ? 'bytes' : null,
   };
 }
@@ -44,13 +69,21 @@ const bits = (v) => (v === null || v === undefined ? '—' : `${(Number(v) / 1e6
 /** A session row's columns, sizes and rates written for people; unknown fields as they come. */
 function sessionColumns(row) {
   const known = {
-    session_id: ['Session'], started_at: ['Started', (r) => dateTime(r.started_at)], stopped_at: ['Stopped', (r) => (r.stopped_at ? dateTime(r.stopped_at) : 'online')],
+    session_id: ['Session'],
+    started_at: ['Started', (r) => dateTime(r.started_at)],
+    stopped_at: ['Stopped', (r) => (r.stopped_at ? dateTime(r.stopped_at) : 'online')],
     duration_seconds: ['Duration', (r) => `${Math.round(Number(r.duration_seconds) / 60)} min`],
-    download_bytes: ['Download', (r) => bytes(r.download_bytes)], upload_bytes: ['Upload', (r) => bytes(r.upload_bytes)],
-    avg_download_bps: ['Avg down', (r) => bits(r.avg_download_bps)], avg_upload_bps: ['Avg up', (r) => bits(r.avg_upload_bps)],
-    ip_address: ['Address'], nas_ip: ['Access server'], terminate_cause: ['Ended by'],
+    download_bytes: ['Download', (r) => bytes(r.download_bytes)],
+    upload_bytes: ['Upload', (r) => bytes(r.upload_bytes)],
+    avg_download_bps: ['Avg down', (r) => bits(r.avg_download_bps)],
+    avg_upload_bps: ['Avg up', (r) => bits(r.avg_upload_bps)],
+    ip_address: ['Address'],
+    nas_ip: ['Access server'],
+    terminate_cause: ['Ended by'],
   };
-  return Object.keys(row).filter((k) => k !== 'online').map((k) => [k, ...(known[k] ?? [fieldLabel(k)])]);
+  return Object.keys(row)
+    .filter((k) => k !== 'online')
+    .map((k) => [k, ...(known[k] ?? [fieldLabel(k)])]);
 }
 
 /** Days and sessions are counts per period: bars; hours are a flow: a line. */
@@ -79,7 +112,9 @@ export function Chart({ title, data, bars = false }) {
         series: [
           bars ? { label: 'when', value: (u, i) => (i === null ? '—' : data.labels[i]) } : {},
           ...data.series.map((s, i) => ({
-            label: s.name.replace(/_/g, ' '), stroke: COLORS[i % COLORS.length], width: 2,
+            label: s.name.replace(/_/g, ' '),
+            stroke: COLORS[i % COLORS.length],
+            width: 2,
             fill: bars ? `${COLORS[i % COLORS.length]}55` : undefined,
             paths: bars ? uPlot.paths.bars({ size: [0.35, 40], align: i === 0 ? -1 : 1 }) : undefined,
             points: { show: !bars },
@@ -87,7 +122,12 @@ export function Chart({ title, data, bars = false }) {
           })),
         ],
         axes: [
-          bars ? { splits: () => x.filter((i) => i % every === 0), values: (u, splits) => splits.map((i) => data.labels[i] ?? '') } : {},
+          bars
+            ? {
+                splits: () => x.filter((i) => i % every === 0),
+                values: (u, splits) => splits.map((i) => data.labels[i] ?? ''),
+              }
+            : {},
           { size: 80, values: data.unit === 'bytes' ? (u, values) => values.map(bytes) : undefined },
         ],
       },
@@ -97,20 +137,28 @@ export function Chart({ title, data, bars = false }) {
     return () => plot.destroy();
   }, [title, data, bars]);
   return html`<figure class="chart">
-    <div ref=${box} role="img" aria-label=${`${title}: ${data.series.map((s) => s.name.replace(/_/g, ' ')).join(', ')} over time`}></div>
+    <div
+      ref=${box}
+      role="img"
+      aria-label=${`${title}: ${data.series.map((s) => s.name.replace(/_/g, ' ')).join(', ')} over time`}
+    ></div>
   </figure>`;
 }
 
 /** Every array of the bandwidth answer: a chart for timed points, and sessions also as a table. */
 export function Bandwidth({ data }) {
   const parts = Object.entries(data ?? {}).filter(([, v]) => Array.isArray(v));
-  if (parts.length === 0 || parts.every(([, rows]) => rows.length === 0)) return html`<p class="muted">No accounting data yet.</p>`;
+  if (parts.length === 0 || parts.every(([, rows]) => rows.length === 0))
+    return html`<p class="muted">No accounting data yet.</p>`;
   return parts.map(([name, rows]) => {
     const title = TITLES[name] ?? name.replace(/_/g, ' ');
     const series = toSeries(rows);
     const chart = series && html`<${Chart} title=${title} data=${series} bars=${BARS.has(name)} />`;
     if (series && name !== 'sessions') return html`<div key=${name}>${chart}</div>`;
-    return html`<section key=${name}>${chart}<h3>${title}</h3>
-      <${Table} rows=${rows} empty="No session yet." columns=${rows.length ? sessionColumns(rows[0]) : undefined} /></section>`;
+    return html`<section key=${name}>
+      ${chart}
+      <h3>${title}</h3>
+      <${Table} rows=${rows} empty="No session yet." columns=${rows.length ? sessionColumns(rows[0]) : undefined} />
+    </section>`;
   });
 }

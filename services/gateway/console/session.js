@@ -12,7 +12,9 @@ const listeners = new Set();
 function decode(token) {
   try {
     const part = token.split('.')[1].replace(/-/g, '+').replace(/_/g, '/');
-    const json = decodeURIComponent([...atob(part)].map((c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`).join(''));
+    const json = decodeURIComponent(
+      [...atob(part)].map((c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`).join(''),
+    );
     const claims = JSON.parse(json);
     return {
       managerId: Number(claims.sub),

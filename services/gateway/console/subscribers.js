@@ -25,15 +25,52 @@ function filterFields(query, lookups) {
     { name: 'status', label: 'Status', type: 'select', options: opt(STATUSES), value: query.status },
     { name: 'service_id', label: 'Plan', type: 'select', options: options(lookups.plans), value: query.service_id },
   ];
-  if (session.isAdmin) fields.push({ name: 'reseller_id', label: 'Reseller', type: 'select', options: options(lookups.resellers), value: query.reseller_id });
+  if (session.isAdmin)
+    fields.push({
+      name: 'reseller_id',
+      label: 'Reseller',
+      type: 'select',
+      options: options(lookups.resellers),
+      value: query.reseller_id,
+    });
   fields.push(
     lookups.nas.length
       ? { name: 'nas_id', label: 'Access server', type: 'select', options: options(lookups.nas), value: query.nas_id }
       : { name: 'nas_id', label: 'Access server id', type: 'int', min: 1, value: query.nas_id },
-    { name: 'fup_level', label: 'FUP level', type: 'select', options: opt(['0', '1', '2', '3']), value: query.fup_level },
-    { name: 'sort', label: 'Sort by', type: 'select', options: opt(SORTS), value: query.sort ?? 'created_at', required: true },
-    { name: 'order', label: 'Order', type: 'select', options: [{ value: 'desc', label: 'descending' }, { value: 'asc', label: 'ascending' }], value: query.order ?? 'desc', required: true },
-    { name: 'limit', label: 'Rows per page', type: 'select', options: opt(['25', '50', '100', '200', '500']), value: query.limit ?? '50', required: true },
+    {
+      name: 'fup_level',
+      label: 'FUP level',
+      type: 'select',
+      options: opt(['0', '1', '2', '3']),
+      value: query.fup_level,
+    },
+    {
+      name: 'sort',
+      label: 'Sort by',
+      type: 'select',
+      options: opt(SORTS),
+      value: query.sort ?? 'created_at',
+      required: true,
+    },
+    {
+      name: 'order',
+      label: 'Order',
+      type: 'select',
+      options: [
+        { value: 'desc', label: 'descending' },
+        { value: 'asc', label: 'ascending' },
+      ],
+      value: query.order ?? 'desc',
+      required: true,
+    },
+    {
+      name: 'limit',
+      label: 'Rows per page',
+      type: 'select',
+      options: opt(['25', '50', '100', '200', '500']),
+      value: query.limit ?? '50',
+      required: true,
+    },
   );
   return fields;
 }
@@ -62,7 +99,9 @@ export function SubscribersPage({ query }) {
     setCollecting('Collecting the matching subscribers…');
     setCollectError(null);
     try {
-      const rows = await allPages('/api/subscribers', filters, { onProgress: (n, total) => setCollecting(`Collected ${n} of ${total}…`) });
+      const rows = await allPages('/api/subscribers', filters, {
+        onProgress: (n, total) => setCollecting(`Collected ${n} of ${total}…`),
+      });
       setSelected(new Set(rows.map((r) => r.id)));
       notify(`${rows.length} subscribers selected`);
     } catch (err) {
@@ -77,38 +116,76 @@ export function SubscribersPage({ query }) {
       <h1>${t('Subscribers')}</h1>
       ${session.can('subscribers.create') && html`<a class="button" href="#/subscribers/new">${t('New subscriber')}</a>`}
     </div>
-    <${Loaded} state=${lookups}>${(lk) => html`<section class="filters" aria-label=${t('Search, filters and sort')}>
-      <${Form} className="form inline" fields=${filterFields(query, lk)} submitLabel="Apply"
-        onSubmit=${async (values) => go('/subscribers', values)} />
-    </section>`}</${Loaded}>
+    <${Loaded} state=${lookups}>${(lk) =>
+      html`<section class="filters" aria-label=${t('Search, filters and sort')}>
+        <${Form}
+          className="form inline"
+          fields=${filterFields(query, lk)}
+          submitLabel="Apply"
+          onSubmit=${async (values) => go('/subscribers', values)}
+        />
+      </section>`}</${Loaded}>
     <${Loaded} state=${list}>${(res) => {
       const rows = res.data;
       const allOnPage = rows.length > 0 && rows.every((r) => selected.has(r.id));
-      return html`
-        ${session.isAdminOrReseller && html`<div class="selection">
-          <span>${t('{n} selected', { n: selected.size })}</span>
-          <button type="button" class="secondary" onClick=${selectAllMatching} disabled=${!!collecting}>${t('Select all {n} matching', { n: res.pagination.total })}</button>
-          ${selected.size > 0 && html`<button type="button" class="secondary" onClick=${() => setSelected(new Set())}>${t('Clear selection')}</button>`}
-          ${collecting && html`<span class="muted">${collecting}</span>`}
-        </div>`}
+      return html` ${
+          session.isAdminOrReseller &&
+          html`<div class="selection">
+            <span>${t('{n} selected', { n: selected.size })}</span>
+            <button type="button" class="secondary" onClick=${selectAllMatching} disabled=${!!collecting}>
+              ${t('Select all {n} matching', { n: res.pagination.total })}
+            </button>
+            ${selected.size > 0 && html`<button type="button" class="secondary" onClick=${() => setSelected(new Set())}>${t('Clear selection')}</button>`}
+            ${collecting && html`<span class="muted">${collecting}</span>`}
+          </div>`
+        }
         <${ErrorMessage} error=${collectError} onRetry=${selectAllMatching} />
         ${selected.size > 0 && html`<${BulkPanel} ids=${[...selected]} onFinished=${list.reload} />`}
-        <div class="table-wrap"><table>
-          <caption class="visually-hidden">${t('Subscribers')}</caption>
-          <thead><tr>
-            ${session.isAdminOrReseller && html`<th scope="col" class="pick"><input type="checkbox" aria-label="Select every subscriber on this page" checked=${allOnPage}
-              onChange=${(e) => { const next = new Set(selected); rows.forEach((r) => (e.currentTarget.checked ? next.add(r.id) : next.delete(r.id))); setSelected(next); }} /></th>`}
-            ${['Username', 'Name', 'Phone', 'Plan', 'Status', 'Online', 'Expiry', 'Used today'].map((title) => html`<th scope="col">${t(title)}</th>`)}
-          </tr></thead>
-          <tbody>${rows.map((s) => html`<tr key=${s.id}>
-            ${session.isAdminOrReseller && html`<td class="pick"><input type="checkbox" aria-label=${`Select ${s.username}`} checked=${selected.has(s.id)} onChange=${(e) => toggle(s.id, e.currentTarget.checked)} /></td>`}
-            <td><a href=${href(`/subscribers/${s.id}`)}>${s.username}</a></td>
-            <td>${s.full_name ?? ''}</td><td>${s.phone ?? ''}</td><td>${planName(s.service_id)}</td>
-            <td><span class=${`badge ${s.status}`}>${s.status}</span></td>
-            <td>${s.is_online ? html`<span class="badge online">online</span> ${s.ip_address ?? ''}` : 'offline'}</td>
-            <td>${date(s.expiry_date)}</td><td>${bytes(s.daily_quota_used ?? 0)}</td>
-          </tr>`)}</tbody>
-        </table></div>
+        <div class="table-wrap">
+          <table>
+            <caption class="visually-hidden">
+              ${t('Subscribers')}
+            </caption>
+            <thead>
+              <tr>
+                ${
+                  session.isAdminOrReseller &&
+                  html`<th scope="col" class="pick">
+                    <input
+                      type="checkbox"
+                      aria-label="Select every subscriber on this page"
+                      checked=${allOnPage}
+                      onChange=${(e) => {
+                        const next = new Set(selected);
+                        rows.forEach((r) => (e.currentTarget.checked ? next.add(r.id) : next.delete(r.id)));
+                        setSelected(next);
+                      }}
+                    />
+                  </th>`
+                }
+                ${['Username', 'Name', 'Phone', 'Plan', 'Status', 'Online', 'Expiry', 'Used today'].map((title) => html`<th scope="col">${t(title)}</th>`)}
+              </tr>
+            </thead>
+            <tbody>
+              ${rows.map(
+                (s) =>
+                  html`<tr key=${s.id}>
+                    ${session.isAdminOrReseller && html`<td class="pick"><input type="checkbox" aria-label=${`Select ${s.username}`} checked=${selected.has(s.id)} onChange=${(e) => toggle(s.id, e.currentTarget.checked)} /></td>`}
+                    <td><a href=${href(`/subscribers/${s.id}`)}>${s.username}</a></td>
+                    <td>${s.full_name ?? ''}</td>
+                    <td>${s.phone ?? ''}</td>
+                    <td>${planName(s.service_id)}</td>
+                    <td><span class=${`badge ${s.status}`}>${s.status}</span></td>
+                    <td>
+                      ${s.is_online ? html`<span class="badge online">online</span> ${s.ip_address ?? ''}` : 'offline'}
+                    </td>
+                    <td>${date(s.expiry_date)}</td>
+                    <td>${bytes(s.daily_quota_used ?? 0)}</td>
+                  </tr>`,
+              )}
+            </tbody>
+          </table>
+        </div>
         ${rows.length === 0 && html`<p class="muted">${t('No subscriber matches.')}</p>`}
         <${Pager} pagination=${res.pagination} onPage=${(p) => go('/subscribers', { ...filters, page: p })} />`;
     }}</${Loaded}>
@@ -117,12 +194,39 @@ export function SubscribersPage({ query }) {
 
 export function subscriberFields(lookups, current = {}) {
   const fields = [
-    { name: 'username', label: 'Username', value: current.username, required: !current.id, hint: 'PPPoE login, e.g. name@realm' },
-    { name: 'password', label: 'Password', type: 'password', required: !current.id, hint: current.id ? 'leave empty to keep it' : undefined },
-    { name: 'service_id', label: 'Plan', type: 'select', numeric: true, options: options(lookups.plans), value: current.service_id, required: !current.id },
+    {
+      name: 'username',
+      label: 'Username',
+      value: current.username,
+      required: !current.id,
+      hint: 'PPPoE login, e.g. name@realm',
+    },
+    {
+      name: 'password',
+      label: 'Password',
+      type: 'password',
+      required: !current.id,
+      hint: current.id ? 'leave empty to keep it' : undefined,
+    },
+    {
+      name: 'service_id',
+      label: 'Plan',
+      type: 'select',
+      numeric: true,
+      options: options(lookups.plans),
+      value: current.service_id,
+      required: !current.id,
+    },
   ];
   if (session.isAdmin && lookups.resellers.length) {
-    fields.push({ name: 'reseller_id', label: 'Reseller', type: 'select', numeric: true, options: options(lookups.resellers), value: current.reseller_id });
+    fields.push({
+      name: 'reseller_id',
+      label: 'Reseller',
+      type: 'select',
+      numeric: true,
+      options: options(lookups.resellers),
+      value: current.reseller_id,
+    });
   }
   fields.push(
     { name: 'full_name', label: 'Full name', value: current.full_name },
@@ -131,7 +235,12 @@ export function subscriberFields(lookups, current = {}) {
     { name: 'static_ip', label: 'Static IP', value: current.static_ip },
     { name: 'expiry_date', label: 'Expiry date', type: 'date', value: current.expiry_date },
     { name: 'price', label: 'Own price', type: 'number', min: 0, value: current.price },
-    { name: 'override_price', label: 'Use the own price instead of the plan price', type: 'checkbox', value: current.override_price },
+    {
+      name: 'override_price',
+      label: 'Use the own price instead of the plan price',
+      type: 'checkbox',
+      value: current.override_price,
+    },
     { name: 'region', label: 'Region', value: current.region },
     { name: 'building', label: 'Building', value: current.building },
     { name: 'address', label: 'Address', value: current.address },
@@ -146,11 +255,15 @@ export function NewSubscriberPage() {
   const lookups = useLoad(async () => ({ plans: await plans(), resellers: await resellers() }), []);
   return html`<section>
     <h1>${t('New subscriber')}</h1>
-    <${Loaded} state=${lookups}>${(lk) => html`<${Form} fields=${subscriberFields(lk)} submitLabel="Create subscriber"
-      onSubmit=${async (values) => {
-        const res = await api('POST', '/api/subscribers', { body: values });
-        notify(`Subscriber ${res.data.username} created`);
-        go(`/subscribers/${res.data.id}`);
-      }} />`}</${Loaded}>
+    <${Loaded} state=${lookups}>${(lk) =>
+      html`<${Form}
+        fields=${subscriberFields(lk)}
+        submitLabel="Create subscriber"
+        onSubmit=${async (values) => {
+          const res = await api('POST', '/api/subscribers', { body: values });
+          notify(`Subscriber ${res.data.username} created`);
+          go(`/subscribers/${res.data.id}`);
+        }}
+      />`}</${Loaded}>
   </section>`;
 }

@@ -21,7 +21,8 @@ export const date = (iso) => (iso ? String(iso).slice(0, 10) : '—');
 export const dateTime = (iso) => (iso ? new Date(iso).toLocaleString() : '—');
 
 /** `used` bytes of a quota in GB, where no quota (null) is unlimited. */
-export const quota = (used, gb) => t('{used} of {quota}', { used: bytes(used), quota: gb === null || gb === undefined ? t('unlimited') : `${gb} GB` });
+export const quota = (used, gb) =>
+  t('{used} of {quota}', { used: bytes(used), quota: gb === null || gb === undefined ? t('unlimited') : `${gb} GB` });
 
 export function bytes(n) {
   if (n === null || n === undefined) return '—';
@@ -131,14 +132,21 @@ function Field({ spec }) {
     </div>`;
   } else {
     const inputType = { int: 'number', ints: 'text', datetime: 'datetime-local' }[type] ?? type;
-    const numberStep = type === 'int' ? '1' : type === 'number' ? step ?? 'any' : undefined;
-    control = html`<input ...${common} type=${inputType} defaultValue=${value ?? ''} min=${min} max=${max} step=${numberStep}
-      placeholder=${placeholder} autocomplete=${type === 'password' ? 'new-password' : 'off'} />`;
+    const numberStep = type === 'int' ? '1' : type === 'number' ? (step ?? 'any') : undefined;
+    control = html`<input
+      ...${common}
+      type=${inputType}
+      defaultValue=${value ?? ''}
+      min=${min}
+      max=${max}
+      step=${numberStep}
+      placeholder=${placeholder}
+      autocomplete=${type === 'password' ? 'new-password' : 'off'}
+    />`;
   }
   return html`<div class="field">
     <label for=${id}>${label}${required ? ' *' : ''}</label>
-    ${control}
-    ${hint && html`<small id=${`${id}-hint`} class="muted">${hint}</small>`}
+    ${control} ${hint && html`<small id=${`${id}-hint`} class="muted">${hint}</small>`}
   </div>`;
 }
 
@@ -161,7 +169,11 @@ function readForm(form, specs) {
     if (s.type === 'number') out[s.name] = Number(raw);
     else if (s.type === 'int' || (s.type === 'select' && s.numeric)) out[s.name] = parseInt(raw, 10);
     else if (s.type === 'datetime') out[s.name] = new Date(raw).toISOString();
-    else if (s.type === 'ints') out[s.name] = raw.split(/[\s,]+/).filter(Boolean).map((n) => parseInt(n, 10));
+    else if (s.type === 'ints')
+      out[s.name] = raw
+        .split(/[\s,]+/)
+        .filter(Boolean)
+        .map((n) => parseInt(n, 10));
     else out[s.name] = raw;
   }
   return out;
@@ -184,8 +196,7 @@ export function Form({ fields, submitLabel, onSubmit, children, className }) {
     }
   }
   return html`<form class=${className ?? 'form'} onSubmit=${submit}>
-    ${fields.map((f) => html`<${Field} key=${f.name} spec=${f} />`)}
-    ${children}
+    ${fields.map((f) => html`<${Field} key=${f.name} spec=${f} />`)} ${children}
     <${ErrorMessage} error=${error} />
     <div class="actions"><button type="submit" disabled=${busy}>${busy ? t('Working…') : t(submitLabel)}</button></div>
   </form>`;
@@ -195,7 +206,17 @@ export function Form({ fields, submitLabel, onSubmit, children, className }) {
  * A button that opens a modal dialog: an optional form, an optional confirmation text (for
  * changes of money or access), and what the action answered when `showResult` renders it.
  */
-export function ActionDialog({ label: english, title, fields = [], confirm, danger, submitLabel, run, onDone, showResult }) {
+export function ActionDialog({
+  label: english,
+  title,
+  fields = [],
+  confirm,
+  danger,
+  submitLabel,
+  run,
+  onDone,
+  showResult,
+}) {
   const label = t(english);
   const ref = useRef(null);
   const [open, setOpen] = useState(false);
@@ -218,15 +239,38 @@ export function ActionDialog({ label: english, title, fields = [], confirm, dang
   }
   return html`<span class="action">
     <button type="button" class=${danger ? 'danger' : ''} onClick=${() => setOpen(true)}>${label}</button>
-    ${open && html`<dialog ref=${ref} aria-labelledby="dialog-title" onClose=${() => { setOpen(false); setResult(null); }}>
-      <h2 id="dialog-title">${title ? t(title) : label}</h2>
-      ${confirm && html`<p class=${danger ? 'warning' : ''}>${confirm}</p>`}
-      ${result
-        ? html`${showResult(result)}<div class="actions"><button type="button" onClick=${() => { close(); onDone?.(result); }}>${t('Close')}</button></div>`
-        : html`<${Form} fields=${fields} submitLabel=${submitLabel ?? (confirm ? t('Yes, {action}', { action: label.toLowerCase() }) : label)} onSubmit=${submit}>
+    ${
+      open &&
+      html`<dialog
+        ref=${ref}
+        aria-labelledby="dialog-title"
+        onClose=${() => {
+          setOpen(false);
+          setResult(null);
+        }}
+      >
+        <h2 id="dialog-title">${title ? t(title) : label}</h2>
+        ${confirm && html`<p class=${danger ? 'warning' : ''}>${confirm}</p>`}
+        ${
+          result
+            ? html`${showResult(result)}
+                <div class="actions">
+                  <button
+                    type="button"
+                    onClick=${() => {
+                      close();
+                      onDone?.(result);
+                    }}
+                  >
+                    ${t('Close')}
+                  </button>
+                </div>`
+            : html`<${Form} fields=${fields} submitLabel=${submitLabel ?? (confirm ? t('Yes, {action}', { action: label.toLowerCase() }) : label)} onSubmit=${submit}>
             <button type="button" class="secondary" onClick=${close}>${t('Cancel')}</button>
-          </${Form}>`}
-    </dialog>`}
+          </${Form}>`
+        }
+      </dialog>`
+    }
   </span>`;
 }
 
@@ -237,7 +281,9 @@ export function Pager({ pagination, onPage }) {
   const { page, limit, total } = pagination;
   const pages = Math.max(1, Math.ceil(total / limit));
   const estimated = total > 10000;
-  const where = estimated ? 'Page {page} of about {pages} (about {total} rows)' : 'Page {page} of {pages} ({total} rows)';
+  const where = estimated
+    ? 'Page {page} of about {pages} (about {total} rows)'
+    : 'Page {page} of {pages} ({total} rows)';
   return html`<nav class="pager" aria-label=${t('Pages')}>
     <button type="button" disabled=${page <= 1} onClick=${() => onPage(page - 1)}>${t('Previous')}</button>
     <span>${t(where, { page, pages, total })}</span>
@@ -255,16 +301,40 @@ function show(value) {
 /** Any object as a definition list (for answers whose shape this console does not fix). */
 export function KeyValues({ data, keys }) {
   const entries = (keys ?? Object.keys(data ?? {})).map((k) => [k, data?.[k]]);
-  return html`<dl class="kv">${entries.map(([k, v]) => html`<dt>${fieldLabel(k)}</dt><dd>${show(v)}</dd>`)}</dl>`;
+  return html`<dl class="kv">
+    ${entries.map(
+      ([k, v]) =>
+        html`<dt>${fieldLabel(k)}</dt>
+          <dd>${show(v)}</dd>`,
+    )}
+  </dl>`;
 }
 
 /** Rows of objects as a table; columns `[key, title, render?]`, by default every key of the first row. */
 export function Table({ rows, columns, caption, empty = 'Nothing here yet.' }) {
   if (!rows?.length) return html`<p class="muted">${t(empty)}</p>`;
   const cols = columns ?? Object.keys(rows[0]).map((k) => [k, fieldLabel(k)]);
-  return html`<div class="table-wrap"><table>
-    ${caption && html`<caption>${t(caption)}</caption>`}
-    <thead><tr>${cols.map(([, title]) => html`<th scope="col">${typeof title === 'string' ? t(title) : title}</th>`)}</tr></thead>
-    <tbody>${rows.map((r, i) => html`<tr key=${r.id ?? i}>${cols.map(([k, , render]) => html`<td>${render ? render(r) : show(r[k])}</td>`)}</tr>`)}</tbody>
-  </table></div>`;
+  return html`<div class="table-wrap">
+    <table>
+      ${
+        caption &&
+        html`<caption>
+          ${t(caption)}
+        </caption>`
+      }
+      <thead>
+        <tr>
+          ${cols.map(([, title]) => html`<th scope="col">${typeof title === 'string' ? t(title) : title}</th>`)}
+        </tr>
+      </thead>
+      <tbody>
+        ${rows.map(
+          (r, i) =>
+            html`<tr key=${r.id ?? i}>
+              ${cols.map(([k, , render]) => html`<td>${render ? render(r) : show(r[k])}</td>`)}
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+  </div>`;
 }

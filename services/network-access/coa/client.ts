@@ -17,8 +17,14 @@
  */
 import dgram from 'node:dgram';
 import {
-  encodeRequest, errorCauseOf, REPLY_CODE_BY_NUMBER, REPLY_CODES, sessionAttributes, verifyReply,
-  type RequestCode, type SessionAttributes,
+  encodeRequest,
+  errorCauseOf,
+  REPLY_CODE_BY_NUMBER,
+  REPLY_CODES,
+  sessionAttributes,
+  verifyReply,
+  type RequestCode,
+  type SessionAttributes,
 } from './codec';
 import { RESOURCES_UNAVAILABLE, type CoaReply } from './outcome';
 import { DEFAULT_RTO, RttEstimator, type RtoBounds } from './rtt';
@@ -146,7 +152,8 @@ export class CoaClient {
       for (let busy = 0; ; busy++) {
         const reply = await this.exchange(target, code, session, nas);
         attempts += reply.attempts;
-        const again = reply.kind === 'nak' && reply.errorCause === RESOURCES_UNAVAILABLE && busy < this.options.busyRetries;
+        const again =
+          reply.kind === 'nak' && reply.errorCause === RESOURCES_UNAVAILABLE && busy < this.options.busyRetries;
         if (!again || this.closed) return { ...reply, attempts };
         this.stats.busyRetries++;
         // The NAS is short of resources: wait a few round trips (doubling, with jitter) before asking again.
@@ -179,12 +186,15 @@ export class CoaClient {
   async close(): Promise<void> {
     this.closed = true;
     for (const nas of this.nases.values()) {
-      for (const p of [...nas.pending]) this.finish(p, { kind: 'error', attempts: p.attempts, message: 'CoA client closed' });
+      for (const p of [...nas.pending])
+        this.finish(p, { kind: 'error', attempts: p.attempts, message: 'CoA client closed' });
       // Queued requests wake to find the client closed and end with an error.
       for (const wake of nas.waiting.splice(0)) wake();
     }
     for (const wake of this.idWaiters.splice(0)) wake();
-    await Promise.all(this.sockets.splice(0).map((s) => new Promise<void>((resolve) => s.socket.close(() => resolve()))));
+    await Promise.all(
+      this.sockets.splice(0).map((s) => new Promise<void>((resolve) => s.socket.close(() => resolve()))),
+    );
   }
 
   // ---------------------------------------------------------------- one request/reply exchange
@@ -192,12 +202,26 @@ export class CoaClient {
   private exchange(target: CoaTarget, code: RequestCode, session: SessionAttributes, nas: NasState): Promise<CoaReply> {
     const attributes = sessionAttributes(session);
     return new Promise<CoaReply>((done) => {
-      this.allocate({ packet: Buffer.alloc(0), target, code, nas, sentAt: 0, attempts: 0, provisional: false, timer: undefined, done })
+      this.allocate({
+        packet: Buffer.alloc(0),
+        target,
+        code,
+        nas,
+        sentAt: 0,
+        attempts: 0,
+        provisional: false,
+        timer: undefined,
+        done,
+      })
         .then((pending) => {
           try {
             pending.packet = encodeRequest(code, pending.id, target.secret, attributes);
           } catch (err) {
-            this.finish(pending, { kind: 'error', attempts: 0, message: `cannot encode request: ${(err as Error).message}` });
+            this.finish(pending, {
+              kind: 'error',
+              attempts: 0,
+              message: `cannot encode request: ${(err as Error).message}`,
+            });
             return;
           }
           nas.pending.add(pending);
@@ -255,9 +279,12 @@ export class CoaClient {
     const replyCode = REPLY_CODE_BY_NUMBER[msg[0]];
     const expected = p ? REPLY_CODES[p.code] : undefined;
     if (
-      !p || !expected || from.port !== p.target.port || !sameHost(from.address, p.target.host)
-      || (replyCode !== expected.ack && replyCode !== expected.nak)
-      || !verifyReply(p.packet, msg, p.target.secret)
+      !p ||
+      !expected ||
+      from.port !== p.target.port ||
+      !sameHost(from.address, p.target.host) ||
+      (replyCode !== expected.ack && replyCode !== expected.nak) ||
+      !verifyReply(p.packet, msg, p.target.secret)
     ) {
       this.stats.dropped++;
       return;
@@ -265,9 +292,12 @@ export class CoaClient {
     const rttMs = performance.now() - p.sentAt;
     if (p.attempts === 1) this.sample(p.nas, rttMs);
     const attempts = p.attempts;
-    this.finish(p, replyCode === expected.ack
-      ? { kind: 'ack', attempts, rttMs }
-      : { kind: 'nak', errorCause: errorCauseOf(msg), attempts, rttMs });
+    this.finish(
+      p,
+      replyCode === expected.ack
+        ? { kind: 'ack', attempts, rttMs }
+        : { kind: 'nak', errorCause: errorCauseOf(msg), attempts, rttMs },
+    );
   }
 
   private sample(nas: NasState, rttMs: number): void {
@@ -296,7 +326,9 @@ export class CoaClient {
       }
       if (this.opening) await this.opening;
       else if (this.sockets.length < this.options.maxSockets) {
-        this.opening = this.openSocket().finally(() => { this.opening = undefined; });
+        this.opening = this.openSocket().finally(() => {
+          this.opening = undefined;
+        });
         await this.opening;
       } else await new Promise<void>((wake) => this.idWaiters.push(wake));
     }

@@ -79,7 +79,12 @@ export function verifyReply(request: Buffer, reply: Buffer, secret: string): boo
   }
 }
 
-export const REPLY_CODE_BY_NUMBER: Record<number, ReplyCode> = { 41: 'Disconnect-ACK', 42: 'Disconnect-NAK', 44: 'CoA-ACK', 45: 'CoA-NAK' };
+export const REPLY_CODE_BY_NUMBER: Record<number, ReplyCode> = {
+  41: 'Disconnect-ACK',
+  42: 'Disconnect-NAK',
+  44: 'CoA-ACK',
+  45: 'CoA-NAK',
+};
 
 const ERROR_CAUSE_TYPE = 101;
 

@@ -53,10 +53,14 @@ export type Outcome = 'disconnected' | 'applied' | 'offline' | 'rejected' | 'kic
 
 export function outcomeOfReply(reply: CoaReply, action: 'disconnect' | 'rate_limit'): Outcome | 'timeout' {
   switch (reply.kind) {
-    case 'ack': return action === 'disconnect' ? 'disconnected' : 'applied';
-    case 'nak': return reply.errorCause === SESSION_NOT_FOUND ? 'offline' : 'rejected';
-    case 'timeout': return 'timeout';
-    case 'error': return 'failed';
+    case 'ack':
+      return action === 'disconnect' ? 'disconnected' : 'applied';
+    case 'nak':
+      return reply.errorCause === SESSION_NOT_FOUND ? 'offline' : 'rejected';
+    case 'timeout':
+      return 'timeout';
+    case 'error':
+      return 'failed';
   }
 }
 

@@ -25,7 +25,10 @@ export interface RouterOsTarget {
 export type RouterOsErrorKind = 'connect' | 'login' | 'timeout' | 'trap' | 'closed';
 
 export class RouterOsError extends Error {
-  constructor(readonly kind: RouterOsErrorKind, message: string) {
+  constructor(
+    readonly kind: RouterOsErrorKind,
+    message: string,
+  ) {
     super(message);
     this.name = 'RouterOsError';
   }
@@ -40,7 +43,12 @@ export interface RouterOsClientOptions {
   maxConcurrentCommands: number;
 }
 
-export const DEFAULT_ROUTEROS_OPTIONS: RouterOsClientOptions = { connectTimeoutMs: 5000, commandTimeoutMs: 10_000, idleSeconds: 10, maxConcurrentCommands: 16 };
+export const DEFAULT_ROUTEROS_OPTIONS: RouterOsClientOptions = {
+  connectTimeoutMs: 5000,
+  commandTimeoutMs: 10_000,
+  idleSeconds: 10,
+  maxConcurrentCommands: 16,
+};
 
 interface Connection {
   api: RouterOSAPI;
@@ -64,7 +72,12 @@ export class RouterOsClient {
   }
 
   /** One command; resolves with its `!re` rows ([] for `!empty`), rejects with a RouterOsError. */
-  async run(target: RouterOsTarget, command: string, words: string[] = [], timeoutMs = this.options.commandTimeoutMs): Promise<Row[]> {
+  async run(
+    target: RouterOsTarget,
+    command: string,
+    words: string[] = [],
+    timeoutMs = this.options.commandTimeoutMs,
+  ): Promise<Row[]> {
     const conn = await this.connection(target);
     await this.turn(conn);
     if (conn.dead) {
@@ -115,9 +128,14 @@ export class RouterOsClient {
   }
 
   /** `/ping` from the router; `intervalMs` apart (RouterOS's own default is 1 s). */
-  async ping(target: RouterOsTarget, p: { address: string; count: number; size: number; intervalMs: number }): Promise<PingResult> {
+  async ping(
+    target: RouterOsTarget,
+    p: { address: string; count: number; size: number; intervalMs: number },
+  ): Promise<PingResult> {
     const rows = await this.run(
-      target, '/ping', [`=address=${p.address}`, `=count=${p.count}`, `=size=${p.size}`, `=interval=${p.intervalMs}ms`],
+      target,
+      '/ping',
+      [`=address=${p.address}`, `=count=${p.count}`, `=size=${p.size}`, `=interval=${p.intervalMs}ms`],
       p.count * p.intervalMs + this.options.commandTimeoutMs,
     );
     return pingResult(p.address, rows);
@@ -125,20 +143,31 @@ export class RouterOsClient {
 
   /** `/tool/torch` on an interface for `durationSeconds`, broken down per connection. */
   async torch(target: RouterOsTarget, iface: string, durationSeconds: number): Promise<TorchResult> {
-    const rows = await this.run(target, '/tool/torch', [
-      `=interface=${iface}`, `=duration=${durationSeconds}s`, '=src-address=0.0.0.0/0', '=dst-address=0.0.0.0/0',
-      '=ip-protocol=any', '=port=any',
-    ], durationSeconds * 1000 + this.options.commandTimeoutMs);
+    const rows = await this.run(
+      target,
+      '/tool/torch',
+      [
+        `=interface=${iface}`,
+        `=duration=${durationSeconds}s`,
+        '=src-address=0.0.0.0/0',
+        '=dst-address=0.0.0.0/0',
+        '=ip-protocol=any',
+        '=port=any',
+      ],
+      durationSeconds * 1000 + this.options.commandTimeoutMs,
+    );
     return torchResult(iface, durationSeconds, rows);
   }
 
   async close(): Promise<void> {
     const all = [...this.connections.values()];
     this.connections.clear();
-    await Promise.all(all.map(async (pending) => {
-      const conn = await pending.catch(() => undefined);
-      if (conn) await this.closeConnection(conn);
-    }));
+    await Promise.all(
+      all.map(async (pending) => {
+        const conn = await pending.catch(() => undefined);
+        if (conn) await this.closeConnection(conn);
+      }),
+    );
   }
 
   // ---------------------------------------------------------------- connections
@@ -167,7 +196,9 @@ export class RouterOsClient {
         pending = this.open(target);
         this.connections.set(key, pending);
       }
-      const forget = () => { if (this.connections.get(key) === pending) this.connections.delete(key); };
+      const forget = () => {
+        if (this.connections.get(key) === pending) this.connections.delete(key);
+      };
       let conn: Connection;
       try {
         conn = await pending;
@@ -182,24 +213,41 @@ export class RouterOsClient {
 
   private async open(target: RouterOsTarget): Promise<Connection> {
     const api = new RouterOSAPI({
-      host: target.host, port: target.port, user: target.username, password: target.password, timeout: this.options.idleSeconds,
+      host: target.host,
+      port: target.port,
+      user: target.username,
+      password: target.password,
+      timeout: this.options.idleSeconds,
     });
     const conn: Connection = { api, waiting: new Set(), dead: false, active: 0, queue: [] };
-    api.on('error', (err: unknown) => this.fail(conn, new RouterOsError('closed', `connection to ${target.host} failed: ${messageOf(err)}`)));
+    api.on('error', (err: unknown) =>
+      this.fail(conn, new RouterOsError('closed', `connection to ${target.host} failed: ${messageOf(err)}`)),
+    );
     api.on('close', () => this.fail(conn, new RouterOsError('closed', `connection to ${target.host} closed`)));
     let timer: NodeJS.Timeout | undefined;
     try {
       await Promise.race([
         api.connect(),
         new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new RouterOsError('connect', `no API connection to ${target.host}:${target.port} within ${this.options.connectTimeoutMs} ms`)), this.options.connectTimeoutMs);
+          timer = setTimeout(
+            () =>
+              reject(
+                new RouterOsError(
+                  'connect',
+                  `no API connection to ${target.host}:${target.port} within ${this.options.connectTimeoutMs} ms`,
+                ),
+              ),
+            this.options.connectTimeoutMs,
+          );
         }),
       ]);
     } catch (err) {
       conn.dead = true;
       destroy(api);
       if (err instanceof RouterOsError) throw err;
-      const login = (err as { errno?: unknown } | null)?.errno === 'CANTLOGIN' || /invalid user name|cannot log in/i.test(messageOf(err));
+      const login =
+        (err as { errno?: unknown } | null)?.errno === 'CANTLOGIN' ||
+        /invalid user name|cannot log in/i.test(messageOf(err));
       throw new RouterOsError(login ? 'login' : 'connect', `API ${target.host}:${target.port}: ${messageOf(err)}`);
     } finally {
       clearTimeout(timer);

@@ -66,10 +66,13 @@ export function applyRouterOsCompat(): void {
     if (this.channelsOpen !== 1 || !this.connected || this.holdingConnectionWithKeepalive) return;
     clearTimeout(this.connectionHoldInterval);
     const hold = (): void => {
-      this.connectionHoldInterval = setTimeout(() => {
-        if (!this.connected || this.closing || !this.connector) return;
-        new Channel(this.connector).write(['#']).then(hold, hold);
-      }, (this.timeout * 1000) / 2).unref();
+      this.connectionHoldInterval = setTimeout(
+        () => {
+          if (!this.connected || this.closing || !this.connector) return;
+          new Channel(this.connector).write(['#']).then(hold, hold);
+        },
+        (this.timeout * 1000) / 2,
+      ).unref();
     };
     hold();
   };

@@ -10,7 +10,16 @@ export function parseRosDuration(text: string | undefined): number | undefined {
   if (!text) return undefined;
   const clock = /^(\d+):(\d{2}):(\d{2}(?:\.\d+)?)$/.exec(text);
   if (clock) return (Number(clock[1]) * 3600 + Number(clock[2]) * 60 + Number(clock[3])) * 1000;
-  const unitMs: Record<string, number> = { w: 604_800_000, d: 86_400_000, h: 3_600_000, m: 60_000, s: 1000, ms: 1, us: 0.001, ns: 0.000001 };
+  const unitMs: Record<string, number> = {
+    w: 604_800_000,
+    d: 86_400_000,
+    h: 3_600_000,
+    m: 60_000,
+    s: 1000,
+    ms: 1,
+    us: 0.001,
+    ns: 0.000001,
+  };
   let total = 0;
   let rest = text;
   const token = /^(\d+(?:\.\d+)?)(ms|us|ns|w|d|h|m|s)/;
@@ -85,7 +94,9 @@ function pingText(rows: Row[]): string {
   const lines = ['  SEQ HOST                                     SIZE TTL TIME       STATUS'];
   for (const r of rows) {
     if (r.seq === undefined) continue;
-    lines.push(`${r.seq.padStart(5)} ${(r.host ?? '').padEnd(40)} ${(r.size ?? '').padStart(4)} ${(r.ttl ?? '').padStart(3)} ${(r.time ?? '').padEnd(10)} ${r.status ?? ''}`.trimEnd());
+    lines.push(
+      `${r.seq.padStart(5)} ${(r.host ?? '').padEnd(40)} ${(r.size ?? '').padStart(4)} ${(r.ttl ?? '').padStart(3)} ${(r.time ?? '').padEnd(10)} ${r.status ?? ''}`.trimEnd(),
+    );
   }
   const last = rows.at(-1);
   if (last) {
@@ -148,7 +159,11 @@ export function torchResult(iface: string, durationSeconds: number, rows: Row[])
   }
   const samples = Math.max(1, sections.size);
   const connections = [...flows.values()]
-    .map((f) => ({ ...f, download_bps: Math.round(f.download_bps / samples), upload_bps: Math.round(f.upload_bps / samples) }))
+    .map((f) => ({
+      ...f,
+      download_bps: Math.round(f.download_bps / samples),
+      upload_bps: Math.round(f.upload_bps / samples),
+    }))
     .sort((a, b) => b.download_bps + b.upload_bps - (a.download_bps + a.upload_bps));
   return {
     interface: iface,

@@ -50,7 +50,11 @@ async function evaluateBatch(database: Db, batchSize: number): Promise<EvaluateR
         id: r.id,
         from: r.fup_level,
         to: fupLevel(
-          { dailyUsedBytes: r.daily_quota_used, monthlyUsedBytes: r.monthly_quota_used, extraBytes: r.extra_quota_bytes },
+          {
+            dailyUsedBytes: r.daily_quota_used,
+            monthlyUsedBytes: r.monthly_quota_used,
+            extraBytes: r.extra_quota_bytes,
+          },
           {
             dailyQuotaGb: effectiveQuotaGb(r.own_daily_gb, r.plan_daily_gb),
             monthlyQuotaGb: effectiveQuotaGb(r.own_monthly_gb, r.plan_monthly_gb),
@@ -59,7 +63,9 @@ async function evaluateBatch(database: Db, batchSize: number): Promise<EvaluateR
         ),
       }))
       .filter((c) => c.to !== c.from);
-    await tx.execute(sql`update subscribers set fup_pending = false where id = any(${sql.param(rows.map((r) => r.id))}::int[])`);
+    await tx.execute(
+      sql`update subscribers set fup_pending = false where id = any(${sql.param(rows.map((r) => r.id))}::int[])`,
+    );
     if (changes.length) {
       await tx.execute(sql`
         update subscribers s set fup_level = v.level, updated_at = now()

@@ -53,7 +53,9 @@ export function createUsageService(given?: UsageOptions): ServiceSchema {
         if (running) return;
         running = runUsage()
           .catch((err) => this.logger.error('usage run failed', err))
-          .finally(() => { running = undefined; });
+          .finally(() => {
+            running = undefined;
+          });
       };
       tick();
       timer = setInterval(tick, options.intervalSeconds * 1000);

@@ -24,9 +24,11 @@ export function whatsappProvider(s: Settings, timeoutMs: number): ChatProvider {
     name: 'whatsapp',
     recipient(phone: string): string {
       // E.164 as people write it: "+964 770 123-4567" -> "9647701234567".
-      if (!/^\+?[\d\s().-]+$/.test(phone)) throw new InvalidRecipientError('phone must be an international phone number for WhatsApp');
+      if (!/^\+?[\d\s().-]+$/.test(phone))
+        throw new InvalidRecipientError('phone must be an international phone number for WhatsApp');
       const digits = phone.replace(/\D/g, '');
-      if (digits.length < 7 || digits.length > 15) throw new InvalidRecipientError('phone must be an international phone number for WhatsApp');
+      if (digits.length < 7 || digits.length > 15)
+        throw new InvalidRecipientError('phone must be an international phone number for WhatsApp');
       return digits;
     },
     async send(doc: OutgoingDocument): Promise<{ messageId: string }> {
@@ -34,7 +36,12 @@ export function whatsappProvider(s: Settings, timeoutMs: number): ChatProvider {
       form.append('messaging_product', 'whatsapp');
       form.append('type', 'application/pdf');
       form.append('file', new Blob([doc.pdf], { type: 'application/pdf' }), doc.filename);
-      const media = (await callProvider(`${base}/media`, { method: 'POST', headers: auth, body: form }, timeoutMs, errorText)) as { id?: string };
+      const media = (await callProvider(
+        `${base}/media`,
+        { method: 'POST', headers: auth, body: form },
+        timeoutMs,
+        errorText,
+      )) as { id?: string };
       if (!media?.id) throw new Error('whatsapp media upload answered without an id');
 
       const message = {

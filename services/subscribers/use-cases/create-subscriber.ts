@@ -33,32 +33,37 @@ export async function createSubscriber(caller: Auth | undefined, p: CreateSubscr
   const today = todayIso();
   try {
     const row = await db().transaction(async (tx) => {
-      const [taken] = await tx.select({ id: subscribers.id }).from(subscribers)
+      const [taken] = await tx
+        .select({ id: subscribers.id })
+        .from(subscribers)
         .where(and(eq(subscribers.username, p.username), isNull(subscribers.deletedAt)));
       if (taken) throw fail('usernameTaken');
       const probe = { id: 0, resellerId, serviceId: 0 } as SubscriberRow;
       const limits = await ops.checkServiceLimits(tx, [probe], plan.id);
       if (limits.failed.length) throw errorOf(limits.failed[0]);
       if (staticIp) await assertAddressFree(tx, staticIp);
-      const [inserted] = await tx.insert(subscribers).values({
-        username: p.username,
-        passwordEnc: encrypt(p.password),
-        fullName: p.full_name ?? null,
-        phone: p.phone ?? null,
-        macAddress: mac ?? null,
-        serviceId: plan.id,
-        resellerId,
-        staticIp: staticIp ?? null,
-        region: p.region ?? null,
-        building: p.building ?? null,
-        address: p.address ?? null,
-        nationality: p.nationality ?? null,
-        country: p.country ?? null,
-        notes: p.notes ?? null,
-        price: price ?? null,
-        overridePrice: p.override_price ?? false,
-        expiryDate: p.expiry_date ?? addDays(today, plan.durationDays),
-      }).returning();
+      const [inserted] = await tx
+        .insert(subscribers)
+        .values({
+          username: p.username,
+          passwordEnc: encrypt(p.password),
+          fullName: p.full_name ?? null,
+          phone: p.phone ?? null,
+          macAddress: mac ?? null,
+          serviceId: plan.id,
+          resellerId,
+          staticIp: staticIp ?? null,
+          region: p.region ?? null,
+          building: p.building ?? null,
+          address: p.address ?? null,
+          nationality: p.nationality ?? null,
+          country: p.country ?? null,
+          notes: p.notes ?? null,
+          price: price ?? null,
+          overridePrice: p.override_price ?? false,
+          expiryDate: p.expiry_date ?? addDays(today, plan.durationDays),
+        })
+        .returning();
       await writePasswordRow(tx, inserted.username, p.password, settings.radius_password_mode as 'nt' | 'cleartext');
       await syncAccessRows(tx, [inserted.id], today);
       return inserted;

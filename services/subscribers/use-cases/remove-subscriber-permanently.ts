@@ -7,7 +7,14 @@ import type { Auth } from '../../../shared/auth/claims';
 import { requireAdmin } from '../../../shared/auth/policy';
 import { db, type Tx } from '../../../shared/db/client';
 import {
-  auditLog, bandwidthRules, dailyUsage, radcheck, radreply, radusergroup, subscribers, walletEntries,
+  auditLog,
+  bandwidthRules,
+  dailyUsage,
+  radcheck,
+  radreply,
+  radusergroup,
+  subscribers,
+  walletEntries,
 } from '../../../shared/db/schema';
 import { fail } from '../../../shared/failures';
 import type { IdPath } from '../../../shared/http/schemas';
@@ -42,7 +49,10 @@ export async function removeSubscriberPermanently(caller: Auth | undefined, { id
     if (locked.deletedAt === null) await removeAccess(tx, locked);
     await removeOwnRows(tx, locked.id);
     await tx.insert(auditLog).values({
-      managerId: auth.managerId, action: 'subscriber.delete_permanent', entity: 'subscriber', entityId: locked.id,
+      managerId: auth.managerId,
+      action: 'subscriber.delete_permanent',
+      entity: 'subscriber',
+      entityId: locked.id,
       details: { username: locked.username },
     });
   });

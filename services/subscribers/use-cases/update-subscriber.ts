@@ -51,7 +51,8 @@ export async function updateSubscriber(caller: Auth | undefined, p: UpdateSubscr
   }
   const mac = macOrBadRequest(p.mac_address);
   const staticIp = ipOrBadRequest(p.static_ip);
-  const newPlan = p.service_id !== undefined && p.service_id !== current.serviceId ? await livePlan(db(), p.service_id) : undefined;
+  const newPlan =
+    p.service_id !== undefined && p.service_id !== current.serviceId ? await livePlan(db(), p.service_id) : undefined;
   const currency = newPlan?.currency ?? (await plansById(db(), [current.serviceId])).get(current.serviceId)!.currency;
   const price = p.price == null ? p.price : moneyField(p.price, currency, 'price');
   let resellerId: number | undefined;
@@ -83,14 +84,21 @@ export async function updateSubscriber(caller: Auth | undefined, p: UpdateSubscr
       }
       const set = columnChanges(p, checked);
       if (Object.keys(set).length) {
-        [row] = await tx.update(subscribers).set({ ...set, updatedAt: sql`now()` }).where(eq(subscribers.id, row.id)).returning();
+        [row] = await tx
+          .update(subscribers)
+          .set({ ...set, updatedAt: sql`now()` })
+          .where(eq(subscribers.id, row.id))
+          .returning();
       }
       if (p.username !== undefined && p.username !== row.username) {
         const renamed = await ops.rename(() => p.username!, failure('newUsernameInvalid'))(env, [row], {});
         if (renamed.failed.length) throw errorOf(renamed.failed[0]);
       }
       if (p.password !== undefined) {
-        const [fresh] = await tx.select({ username: subscribers.username }).from(subscribers).where(eq(subscribers.id, row.id));
+        const [fresh] = await tx
+          .select({ username: subscribers.username })
+          .from(subscribers)
+          .where(eq(subscribers.id, row.id));
         await writePasswordRow(tx, fresh.username, p.password, settings.radius_password_mode as 'nt' | 'cleartext');
       }
       await syncAccessRows(tx, [row.id], today);
