@@ -35,6 +35,7 @@ export const FAILURES = {
     message: (field: string, currency: string) => `${field} has more decimal places than ${currency} allows`,
   },
   currencyInvalid: { status: 400, message: 'currency must be an ISO 4217 code' },
+  gardenAttributesInvalid: { status: 400, message: (why: string) => `walled_garden_attributes: ${why}` },
   currencyChangeNeedsZeroBalance: { status: 400, message: 'currency can change only while the balance is 0' },
   transferCurrencyMismatch: { status: 400, message: 'a transfer needs both resellers in the same currency' },
   amountZero: { status: 400, message: 'amount must not be 0' },

@@ -34,7 +34,7 @@ export async function writeFupMembership(tx: DbOrTx, subscriberIds: number[]): P
   await tx.execute(sql`
     insert into radusergroup (username, groupname, priority)
     select username, 'plan_' || service_id || '_fup' || fup_level, 0 from subscribers
-     where id = any(${ids(subscriberIds)}) and deleted_at is null and fup_level > 0`);
+     where id = any(${ids(subscriberIds)}) and deleted_at is null and fup_level > 0 and blocked_reason is null`);
 }
 
 /**

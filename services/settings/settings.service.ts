@@ -7,6 +7,8 @@ import type { ActionResult } from '../../shared/http/route';
 import { isCurrency } from '../../shared/money';
 import { loadSettings, publicView, saveSettings, type SettingKey } from '../../shared/settings';
 import { adminErrors } from '../../shared/http/schemas';
+import { kickBlockedOnline, writeBlockedGroup } from '../../shared/access/garden';
+import { parseRadiusPairs, type BlockedAccessMode } from '../../shared/domain/access';
 import { settingsUpdateSchema } from '../../shared/settings';
 
 export const settingsService: ServiceSchema = {
@@ -42,7 +44,23 @@ export const settingsService: ServiceSchema = {
         if (typeof changes.currency === 'string' && !isCurrency(changes.currency)) {
           throw fail('currencyInvalid');
         }
-        await saveSettings(db(), changes);
+        if (typeof changes.walled_garden_attributes === 'string') {
+          try {
+            parseRadiusPairs(changes.walled_garden_attributes);
+          } catch (err) {
+            throw fail('gardenAttributesInvalid', (err as Error).message);
+          }
+        }
+        await db().transaction(async (tx) => {
+          const { blocked_access: modeBefore } = await loadSettings(tx, ['blocked_access']);
+          await saveSettings(tx, changes);
+          if (changes.blocked_access === undefined && changes.walled_garden_attributes === undefined) return;
+          const now = await loadSettings(tx, ['blocked_access', 'walled_garden_attributes']);
+          await writeBlockedGroup(tx, now.blocked_access as BlockedAccessMode, now.walled_garden_attributes);
+          if (modeBefore !== now.blocked_access) await kickBlockedOnline(tx);
+        });
+        // The lifecycle sweep recomputes who is blocked under settings such as the overdue grace.
+        ctx.broadcast('settings.changed', { keys: Object.keys(changes) });
         return { data: publicView(await loadSettings(db())) };
       },
     },

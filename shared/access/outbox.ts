@@ -10,7 +10,16 @@ import type { DbOrTx } from '../db/client';
 export const DISCONNECT_EVENT = 'subscriber.disconnect';
 
 export type DisconnectReason =
-  'renew' | 'disable' | 'delete' | 'service_change' | 'static_ip' | 'rename' | 'disconnect' | 'bandwidth_rules';
+  | 'renew'
+  | 'disable'
+  | 'delete'
+  | 'service_change'
+  | 'static_ip'
+  | 'rename'
+  | 'disconnect'
+  | 'bandwidth_rules'
+  | 'blocked'
+  | 'restored';
 
 /** `username` is the name the live session runs under (the old one for a rename). */
 export async function queueDisconnect(

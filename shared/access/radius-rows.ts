@@ -8,10 +8,12 @@
  * - radcheck  NT-Password := md4(utf16le(password))   (or Cleartext-Password in cleartext mode)
  * - radcheck  Calling-Station-Id == <MAC>             when the plan binds MACs and one is bound (bound at
  *                                                      first login by radius_bind_mac(), migration 0007)
- * - radcheck  Expiration := "<day after expiry> 00:00:00"  refuses from the first expired day
- *                                                      without any job rewriting rows at midnight
- * - radcheck  Auth-Type := Reject                     while inactive or already expired
+ * - radcheck  Expiration := "<day after expiry> 00:00:00"  while not blocked: Session-Timeout to the
+ *                                                      end of the paid time, and a refusal between
+ *                                                      midnight and the sweep that blocks
+ * - radcheck  Auth-Type := Reject                     while inactive (an operator's decision)
  * - radusergroup <username> -> plan_<service_id>      plan pool and rate limit (radgroupreply)
+ * - radusergroup <username> -> billing_blocked        instead of the plan's groups while blocked
  * - radusergroup <username> -> plan_<id>_fup<level>   while throttled: the tier's rate (shared/fup-rate.ts)
  * - radreply  Framed-IP-Address := <static_ip>        when a static address is set
  * - radreply  Mikrotik-Rate-Limit := ...              from bandwidth rules (bandwidth-rules.ts)
@@ -22,6 +24,9 @@ import type { DbOrTx } from '../db/client';
 import { radcheck } from '../db/schema';
 import { writeFupMembership } from '../fup-rate';
 import { ATTR } from '../radius';
+import { BLOCKED_GROUP, type BlockedReason } from '../domain/access';
+import { blockedReasonSql } from './blocked';
+import { queueDisconnect } from './outbox';
 
 export const EXPIRATION = 'Expiration';
 export type PasswordMode = 'nt' | 'cleartext';
@@ -55,12 +60,39 @@ export async function writePasswordRow(
 
 const ids = (list: number[]) => sql`${sql.param(list)}::int[]`;
 
+/** A subscriber whose blocked state `syncAccessRows` changed. */
+export interface AccessChange {
+  id: number;
+  username: string;
+  isOnline: boolean;
+  blockedReason: BlockedReason | null;
+}
+
 /**
- * Rebuilds every derived row (all but password and bandwidth) of the given live subscribers.
+ * Rebuilds every derived row (all but password and bandwidth) of the given live subscribers, after
+ * bringing their `blocked_reason` up to date (shared/access/blocked.ts). Returns the subscribers
+ * whose blocked state changed: a caller that does not disconnect anyway passes them on to
+ * `kickChanged`, so a session opened under the old state ends and the next one gets the new.
  * `today` is the service's UTC date, the same one the actions compare expiry dates with.
+ *
+ * A blocked subscriber (docs/lifecycle.md) is in the group `billing_blocked` alone: no plan or tier
+ * group and no Expiration row, so the group's rows (`writeBlockedGroup`) decide between a reject
+ * and the walled garden at each Access-Request.
  */
-export async function syncAccessRows(tx: DbOrTx, subscriberIds: number[], today: string): Promise<void> {
-  if (subscriberIds.length === 0) return;
+export async function syncAccessRows(tx: DbOrTx, subscriberIds: number[], today: string): Promise<AccessChange[]> {
+  if (subscriberIds.length === 0) return [];
+  const changed = await tx.execute<{
+    id: number;
+    username: string;
+    is_online: boolean;
+    blocked_reason: BlockedReason | null;
+  }>(sql`
+    update subscribers s set blocked_reason = v.reason
+      from (select s.id, ${blockedReasonSql(today)} as reason
+              from subscribers s join services p on p.id = s.service_id
+             where s.id = any(${ids(subscriberIds)}) and s.deleted_at is null) v
+     where s.id = v.id and s.blocked_reason is distinct from v.reason
+    returning s.id, s.username, s.is_online, s.blocked_reason`);
   // `= any(array(...))`, not `in (select ...)`: with a stale estimate of one matching row the
   // planner drove the subquery form through the subscribers' trigram index, 18 s per batch of 500.
   const users = sql`any(array(select username from subscribers where id = any(${ids(subscriberIds)})))`;
@@ -77,21 +109,45 @@ export async function syncAccessRows(tx: DbOrTx, subscriberIds: number[], today:
     union all
     select s.username, ${EXPIRATION}, ':=', to_char(s.expiry_date + 1, 'Mon DD YYYY') || ' 00:00:00'
       from subscribers s
-     where s.id = any(${ids(subscriberIds)}) and s.deleted_at is null
+     where s.id = any(${ids(subscriberIds)}) and s.deleted_at is null and s.blocked_reason is null
     union all
     select s.username, ${ATTR.authType}, ':=', 'Reject'
       from subscribers s
-     where s.id = any(${ids(subscriberIds)}) and s.deleted_at is null
-       and (s.status <> 'active' or s.expiry_date < ${today}::date)`);
+     where s.id = any(${ids(subscriberIds)}) and s.deleted_at is null and s.status <> 'active'`);
   await tx.execute(sql`
     insert into radusergroup (username, groupname, priority)
-    select username, 'plan_' || service_id, 1 from subscribers
+    select username, case when blocked_reason is null then 'plan_' || service_id else ${BLOCKED_GROUP} end, 1
+      from subscribers
      where id = any(${ids(subscriberIds)}) and deleted_at is null`);
   await writeFupMembership(tx, subscriberIds);
   await tx.execute(sql`
     insert into radreply (username, attribute, op, value)
     select username, ${ATTR.framedIp}, ':=', host(static_ip) from subscribers
      where id = any(${ids(subscriberIds)}) and deleted_at is null and static_ip is not null`);
+  return changed.rows.map((r) => ({
+    id: Number(r.id),
+    username: r.username,
+    isOnline: r.is_online,
+    blockedReason: r.blocked_reason,
+  }));
+}
+
+/**
+ * Disconnects the online subscribers among `changes` (through the outbox, after commit), so one
+ * that became blocked lands in the garden (or is refused) and one restored gets its plan again.
+ */
+export async function kickChanged(tx: DbOrTx, changes: AccessChange[]): Promise<void> {
+  const online = changes.filter((c) => c.isOnline);
+  await queueDisconnect(
+    tx,
+    online.filter((c) => c.blockedReason !== null),
+    'blocked',
+  );
+  await queueDisconnect(
+    tx,
+    online.filter((c) => c.blockedReason === null),
+    'restored',
+  );
 }
 
 /** A deleted subscriber must not log in: every auth and reply row of these usernames goes. */

@@ -1,0 +1,30 @@
+/**
+ * The SQL twin of `blockedReason` (shared/domain/access.ts), for the writers and the lifecycle
+ * sweep that decide over sets of rows. It reads the subscriber `s`, its plan `p` and the
+ * `suspend_overdue_after_days` setting straight from the settings table, so every writer gets the
+ * same answer without threading settings through. test/unit/access-domain.test.ts holds both
+ * forms to the same table.
+ */
+import { sql, type SQL } from 'drizzle-orm';
+
+/** `p.fup_tiers` holds a tier to drop to (levels 1..3, as `validTiers` keeps them). */
+export const planHasTiersSql = sql`exists (select 1 from jsonb_array_elements(coalesce(p.fup_tiers, '[]'::jsonb)) t
+                      where (t->>'level') ~ '^[1-3]$')`;
+
+const suspendDaysSql = sql`(select (value #>> '{}')::int from settings where key = 'suspend_overdue_after_days')`;
+
+/**
+ * Why `s` is blocked on `today`, or null. An invoice counts as overdue for the suspension from its
+ * due date, whether or not the overdue job has marked it yet: a subscriber is never suspended a
+ * sweep late or early depending on the order of two jobs.
+ */
+export function blockedReasonSql(today: string): SQL {
+  return sql`case
+    when s.expiry_date < ${today}::date then 'expired'
+    when s.fup_level > 0 and not ${planHasTiersSql} then 'quota'
+    when ${suspendDaysSql} is not null and exists (
+      select 1 from invoices i
+       where i.subscriber_id = s.id and i.status in ('pending', 'partial', 'overdue') and i.total > i.paid_amount
+         and i.due_date < ${today}::date - ${suspendDaysSql}) then 'overdue'
+  end`;
+}

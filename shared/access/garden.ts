@@ -1,0 +1,38 @@
+/**
+ * The rows of the group every blocked subscriber is in (`billing_blocked`), from the settings
+ * `blocked_access` and `walled_garden_attributes`. FreeRADIUS reads group rows at each
+ * Access-Request, so a changed setting applies at the next login with no restart:
+ * - reject: radgroupcheck `Auth-Type := Reject`;
+ * - walled_garden: no check row, and the garden's pairs as radgroupreply, replacing the plan's.
+ */
+import { sql } from 'drizzle-orm';
+import type { DbOrTx } from '../db/client';
+import { radgroupcheck, radgroupreply } from '../db/schema';
+import { BLOCKED_GROUP, parseRadiusPairs, type BlockedAccessMode } from '../domain/access';
+import { ATTR } from '../radius';
+import { queueDisconnect } from './outbox';
+
+export async function writeBlockedGroup(tx: DbOrTx, mode: BlockedAccessMode, gardenAttributes: string): Promise<void> {
+  await tx.execute(sql`delete from radgroupcheck where groupname = ${BLOCKED_GROUP}`);
+  await tx.execute(sql`delete from radgroupreply where groupname = ${BLOCKED_GROUP}`);
+  if (mode === 'reject') {
+    await tx
+      .insert(radgroupcheck)
+      .values({ groupname: BLOCKED_GROUP, attribute: ATTR.authType, op: ':=', value: 'Reject' });
+    return;
+  }
+  const pairs = parseRadiusPairs(gardenAttributes);
+  if (pairs.length) await tx.insert(radgroupreply).values(pairs.map((p) => ({ groupname: BLOCKED_GROUP, ...p })));
+}
+
+/** The blocked subscribers online now: after a change of mode they must log in again under it. */
+export async function kickBlockedOnline(tx: DbOrTx): Promise<void> {
+  const res = await tx.execute<{ id: number; username: string }>(sql`
+    select id, username from subscribers
+     where deleted_at is null and blocked_reason is not null and is_online order by id`);
+  await queueDisconnect(
+    tx,
+    res.rows.map((r) => ({ id: Number(r.id), username: r.username })),
+    'blocked',
+  );
+}
