@@ -42,20 +42,13 @@ function Commissions({ reseller }) {
       { name: 'from', label: 'From', type: 'date', value: range.from, required: true },
       { name: 'to', label: 'To', type: 'date', value: range.to, required: true },
     ]} />
-    <${Loaded} state=${state}>${(res) =>
-      html` <p>
-          Rate ${res.data.rate}%: ${money(res.data.total_commission, reseller.currency)} commission on
-          ${money(res.data.total_invoiced, reseller.currency)} invoiced.
-        </p>
-        <${Table}
-          rows=${res.data.rows}
-          empty="No invoices in this period."
-          columns=${[
-            ['month', 'Month'],
-            ['invoiced', 'Invoiced', (r) => money(r.invoiced, reseller.currency)],
-            ['commission', 'Commission', (r) => money(r.commission, reseller.currency)],
-          ]}
-        />`}</${Loaded}>
+    <${Loaded} state=${state}>${(res) => html`
+      <p>Rate ${res.data.rate}%: ${money(res.data.total_commission, reseller.currency)} commission on ${money(res.data.total_invoiced, reseller.currency)} invoiced.</p>
+      <${Table} rows=${res.data.rows} empty="No invoices in this period." columns=${[
+        ['month', 'Month'],
+        ['invoiced', 'Invoiced', (r) => money(r.invoiced, reseller.currency)],
+        ['commission', 'Commission', (r) => money(r.commission, reseller.currency)],
+      ]} />`}</${Loaded}>
   </section>`;
 }
 
@@ -98,63 +91,47 @@ export function ResellersPage() {
   ];
   return html`<section>
     <div class="page-head"><h1>${t('Resellers')}</h1>
-      <${Loaded} state=${state}>${(d) =>
-        html`<${ActionDialog}
-          label="New reseller"
-          fields=${resellerFields(d.rows)}
-          run=${(v) => api('POST', '/api/resellers', { body: v })}
-          onDone=${(res) => {
-            notify(`Reseller ${res.data.name} created`);
-            reload();
-          }}
-        />`}</${Loaded}>
+      <${Loaded} state=${state}>${(d) => html`<${ActionDialog} label="New reseller" fields=${resellerFields(d.rows)}
+        run=${(v) => api('POST', '/api/resellers', { body: v })} onDone=${(res) => {
+          notify(`Reseller ${res.data.name} created`);
+          reload();
+        }} />`}</${Loaded}>
     </div>
-    <${Loaded} state=${state}>${(d) =>
-      html`<${Table}
-          rows=${asTree(d.rows)}
-          columns=${[
-            [
-              'name',
-              'Name',
-              (r) =>
-                html`<span class="tree" style=${{ paddingInlineStart: `${r.depth * 1.5}em` }}
-                  >${r.depth ? '└ ' : ''}${r.name}</span
-                >`,
-            ],
-            ['id', 'Id'],
-            ['balance', 'Balance', (r) => money(r.balance, r.currency)],
-            ['commission_rate', 'Commission', (r) => `${r.commission_rate}%`],
-            [
-              'actions',
-              'Actions',
-              (r) =>
-                html`<button type="button" class="secondary" onClick=${() => setChosen(r)}>Details of ${r.name}</button>
-                  ${
-                    (session.isAdmin || r.id !== session.claims.resellerId) &&
-                    html`<${ActionDialog}
-                      label=${`Balance of ${r.name}`}
-                      title=${`Credit or debit ${r.name}`}
-                      fields=${[
-                        {
-                          name: 'amount',
-                          label: t('Amount ({currency}); negative debits', { currency: r.currency }),
-                          type: 'number',
-                          required: true,
-                        },
-                        { name: 'notes', label: 'Notes' },
-                      ]}
-                      confirm=${session.isAdmin ? 'The reseller balance changes through the ledger.' : 'The amount moves from your own balance.'}
-                      run=${(v) => api('POST', `/api/resellers/${r.id}/balance`, { body: v })}
-                      onDone=${() => {
-                        notify('Balance updated');
-                        reload();
-                      }}
-                    />`
-                  }`,
-            ],
+    <${Loaded} state=${state}>${(d) => html`<${Table} rows=${asTree(d.rows)} columns=${[
+      [
+        'name',
+        'Name',
+        (r) =>
+          html`<span class="tree" style=${{ paddingInlineStart: `${r.depth * 1.5}em` }}>${r.depth ? '└ ' : ''}${r.name}</span>`,
+      ],
+      ['id', 'Id'],
+      ['balance', 'Balance', (r) => money(r.balance, r.currency)],
+      ['commission_rate', 'Commission', (r) => `${r.commission_rate}%`],
+      [
+        'actions',
+        'Actions',
+        (r) => html`<button type="button" class="secondary" onClick=${() => setChosen(r)}>Details of ${r.name}</button>
+        ${
+          (session.isAdmin || r.id !== session.claims.resellerId) &&
+          html`<${ActionDialog} label=${`Balance of ${r.name}`} title=${`Credit or debit ${r.name}`}
+          fields=${[
+            {
+              name: 'amount',
+              label: t('Amount ({currency}); negative debits', { currency: r.currency }),
+              type: 'number',
+              required: true,
+            },
+            { name: 'notes', label: 'Notes' },
           ]}
-        />
-        ${chosen && html`<div class="grid"><${Commissions} reseller=${chosen} /><${ServiceLimits} reseller=${chosen} plansList=${d.plans} onChange=${reload} /></div>`}`}</${Loaded}>
+          confirm=${session.isAdmin ? 'The reseller balance changes through the ledger.' : 'The amount moves from your own balance.'}
+          run=${(v) => api('POST', `/api/resellers/${r.id}/balance`, { body: v })} onDone=${() => {
+            notify('Balance updated');
+            reload();
+          }} />`
+        }`,
+      ],
+    ]} />
+    ${chosen && html`<div class="grid"><${Commissions} reseller=${chosen} /><${ServiceLimits} reseller=${chosen} plansList=${d.plans} onChange=${reload} /></div>`}`}</${Loaded}>
   </section>`;
 }
 
@@ -182,53 +159,36 @@ export function PlansPage() {
     <div class="page-head"><h1>${t('Plans')}</h1>
       ${
         session.isAdmin &&
-        html`<${ActionDialog}
-          label="New plan"
-          fields=${planFields()}
-          run=${(v) => api('POST', '/api/services', { body: v })}
-          onDone=${(res) => {
-            notify(`Plan ${res.data.name} created`);
-            reload();
-          }}
-        />`
+        html`<${ActionDialog} label="New plan" fields=${planFields()} run=${(v) => api('POST', '/api/services', { body: v })}
+        onDone=${(res) => {
+          notify(`Plan ${res.data.name} created`);
+          reload();
+        }} />`
       }
     </div>
     <${Loaded} state=${state}>${(rows) =>
-      html`<${Table}
-        rows=${rows}
-        columns=${[
-          ['name', 'Name'],
-          ['id', 'Id'],
-          ['price', 'Price', (p) => money(p.price, p.currency)],
-          ['duration_days', 'Days'],
-          ['rate_limit', 'Rate limit'],
-          ['pool_name', 'Pool'],
-          ['daily_quota_gb', 'Daily GB'],
-          ['monthly_quota_gb', 'Monthly GB'],
-          ...(session.isAdmin
-            ? [
-                [
-                  'actions',
-                  'Actions',
-                  (p) =>
-                    html` <${ActionDialog}
-                        label=${`Edit ${p.name}`}
-                        fields=${planFields(p)}
-                        run=${(v) => api('PUT', `/api/services/${p.id}`, { body: v })}
-                        onDone=${reload}
-                      />
-                      <${ActionDialog}
-                        label=${`Retire ${p.name}`}
-                        danger
-                        confirm="The plan is retired (refused while subscribers use it)."
-                        run=${() => api('DELETE', `/api/services/${p.id}`)}
-                        onDone=${reload}
-                      />`,
-                ],
-              ]
-            : []),
-        ]}
-      />`}</${Loaded}>
+      html`<${Table} rows=${rows} columns=${[
+        ['name', 'Name'],
+        ['id', 'Id'],
+        ['price', 'Price', (p) => money(p.price, p.currency)],
+        ['duration_days', 'Days'],
+        ['rate_limit', 'Rate limit'],
+        ['pool_name', 'Pool'],
+        ['daily_quota_gb', 'Daily GB'],
+        ['monthly_quota_gb', 'Monthly GB'],
+        ...(session.isAdmin
+          ? [
+              [
+                'actions',
+                'Actions',
+                (p) => html`
+        <${ActionDialog} label=${`Edit ${p.name}`} fields=${planFields(p)} run=${(v) => api('PUT', `/api/services/${p.id}`, { body: v })} onDone=${reload} />
+        <${ActionDialog} label=${`Retire ${p.name}`} danger confirm="The plan is retired (refused while subscribers use it)."
+          run=${() => api('DELETE', `/api/services/${p.id}`)} onDone=${reload} />`,
+              ],
+            ]
+          : []),
+      ]} />`}</${Loaded}>
   </section>`;
 }
 
@@ -257,36 +217,21 @@ export function NasPage() {
       <${ActionDialog} label="New access server" fields=${nasFields()} run=${(v) => api('POST', '/api/nas', { body: v })} onDone=${reload} />
     </div>
     <${Loaded} state=${state}>${(rows) =>
-      html`<${Table}
-        rows=${rows}
-        empty="No access server yet."
-        columns=${[
-          ['name', 'Name'],
-          ['ip_address', 'Address'],
-          ['type', 'Type'],
-          ['coa_port', 'CoA port'],
-          ['api_port', 'API port'],
-          ['description', 'Description'],
-          [
-            'actions',
-            'Actions',
-            (n) =>
-              html` <${ActionDialog}
-                  label=${`Edit ${n.name}`}
-                  fields=${nasFields(n)}
-                  run=${(v) => api('PUT', `/api/nas/${n.id}`, { body: v })}
-                  onDone=${reload}
-                />
-                <${ActionDialog}
-                  label=${`Remove ${n.name}`}
-                  danger
-                  confirm="FreeRADIUS stops accepting this server."
-                  run=${() => api('DELETE', `/api/nas/${n.id}`)}
-                  onDone=${reload}
-                />`,
-          ],
-        ]}
-      />`}</${Loaded}>
+      html`<${Table} rows=${rows} empty="No access server yet." columns=${[
+        ['name', 'Name'],
+        ['ip_address', 'Address'],
+        ['type', 'Type'],
+        ['coa_port', 'CoA port'],
+        ['api_port', 'API port'],
+        ['description', 'Description'],
+        [
+          'actions',
+          'Actions',
+          (n) => html`
+        <${ActionDialog} label=${`Edit ${n.name}`} fields=${nasFields(n)} run=${(v) => api('PUT', `/api/nas/${n.id}`, { body: v })} onDone=${reload} />
+        <${ActionDialog} label=${`Remove ${n.name}`} danger confirm="FreeRADIUS stops accepting this server." run=${() => api('DELETE', `/api/nas/${n.id}`)} onDone=${reload} />`,
+        ],
+      ]} />`}</${Loaded}>
   </section>`;
 }
 
@@ -317,40 +262,29 @@ export function ManagersPage() {
   ];
   return html`<section>
     <div class="page-head"><h1>${t('Managers')}</h1>
-      <${Loaded} state=${state}>${(d) =>
-        html`<${ActionDialog}
-          label="New manager"
-          fields=${fields(d.resellers, d.permissions)}
-          run=${(v) => api('POST', '/api/managers', { body: v })}
-          onDone=${() => {
-            notify('Manager created');
-            state.reload();
-          }}
-        />`}</${Loaded}>
+      <${Loaded} state=${state}>${(
+        d,
+      ) => html`<${ActionDialog} label="New manager" fields=${fields(d.resellers, d.permissions)}
+        run=${(v) => api('POST', '/api/managers', { body: v })} onDone=${() => {
+          notify('Manager created');
+          state.reload();
+        }} />`}</${Loaded}>
     </div>
     <${Loaded} state=${state}>${(d) =>
-      html`<${Table}
-        rows=${d.rows}
-        columns=${[
-          ['username', 'Username'],
-          ['role', 'Role'],
-          ['reseller_id', 'Reseller'],
-          ['permissions', 'Permissions', (m) => (m.permissions ?? []).join(', ')],
-          [
-            'actions',
-            'Actions',
-            (m) =>
-              m.id !== session.claims.managerId &&
-              html`<${ActionDialog}
-                label=${`Delete ${m.username}`}
-                danger
-                confirm="The account can no longer sign in."
-                run=${() => api('DELETE', `/api/managers/${m.id}`)}
-                onDone=${state.reload}
-              />`,
-          ],
-        ]}
-      />`}</${Loaded}>
+      html`<${Table} rows=${d.rows} columns=${[
+        ['username', 'Username'],
+        ['role', 'Role'],
+        ['reseller_id', 'Reseller'],
+        ['permissions', 'Permissions', (m) => (m.permissions ?? []).join(', ')],
+        [
+          'actions',
+          'Actions',
+          (m) =>
+            m.id !== session.claims.managerId &&
+            html`<${ActionDialog} label=${`Delete ${m.username}`} danger
+        confirm="The account can no longer sign in." run=${() => api('DELETE', `/api/managers/${m.id}`)} onDone=${state.reload} />`,
+        ],
+      ]} />`}</${Loaded}>
   </section>`;
 }
 
@@ -395,20 +329,17 @@ export function SettingsPage() {
           hint: kind.secret ? (value ? 'set; leave empty to keep' : 'not set') : kind.hint,
         };
       });
-      return html`<${Form}
-        className="form columns"
-        fields=${fields}
-        submitLabel="Save settings"
-        onSubmit=${async (values) => {
-          const changed = Object.fromEntries(Object.entries(values).filter(([k, v]) => !sameValue(v, current[k])));
-          if (Object.keys(changed).length === 0) return notify('Nothing changed');
-          await api('PUT', '/api/settings', { body: changed });
-          notify('Settings saved');
-          // The language sets the layout direction of the page, which the server writes.
-          if ('language' in changed) location.reload();
-          else state.reload();
-        }}
-      />`;
+      return html`<${Form} className="form columns" fields=${fields} submitLabel="Save settings" onSubmit=${async (
+        values,
+      ) => {
+        const changed = Object.fromEntries(Object.entries(values).filter(([k, v]) => !sameValue(v, current[k])));
+        if (Object.keys(changed).length === 0) return notify('Nothing changed');
+        await api('PUT', '/api/settings', { body: changed });
+        notify('Settings saved');
+        // The language sets the layout direction of the page, which the server writes.
+        if ('language' in changed) location.reload();
+        else state.reload();
+      }} />`;
     }}</${Loaded}>
   </section>`;
 }

@@ -18,18 +18,14 @@ function SignIn() {
   return html`<main id="main" class="signin">
     <h1>${t('Sign in')}</h1>
     ${session.notice && html`<p class="message" role="alert">${session.notice}</p>`}
-    <${Form}
-      submitLabel="Sign in"
-      fields=${[
-        { name: 'username', label: 'Username', required: true },
-        { name: 'password', label: 'Password', type: 'password', required: true },
-      ]}
-      onSubmit=${async (values) => {
-        const res = await api('POST', '/api/auth/login', { body: values });
-        session.start(res.data.token);
-        if (!location.hash || location.hash === '#/') location.hash = '#/subscribers';
-      }}
-    />
+    <${Form} submitLabel="Sign in" fields=${[
+      { name: 'username', label: 'Username', required: true },
+      { name: 'password', label: 'Password', type: 'password', required: true },
+    ]} onSubmit=${async (values) => {
+      const res = await api('POST', '/api/auth/login', { body: values });
+      session.start(res.data.token);
+      if (!location.hash || location.hash === '#/') location.hash = '#/subscribers';
+    }} />
   </main>`;
 }
 
@@ -70,8 +66,7 @@ function Page({ route }) {
     location.replace(first[0]);
     return null;
   }
-  return html`<h1>${t('Not found')}</h1>
-    <p>${t('No page at {path}.', { path: route.path })}</p>`;
+  return html`<h1>${t('Not found')}</h1><p>${t('No page at {path}.', { path: route.path })}</p>`;
 }
 
 function Shell() {
@@ -88,26 +83,18 @@ function Shell() {
     session.end(t('You are signed out.'));
     notify(t('Signed out'));
   }
-  return html` <a
-      class="skip"
-      href="#main"
-      onClick=${(e) => {
-        e.preventDefault();
-        document.getElementById('main')?.focus();
-      }}
-      >${t('Skip to content')}</a
-    >
+  return html`
+    <a class="skip" href="#main" onClick=${(e) => {
+      e.preventDefault();
+      document.getElementById('main')?.focus();
+    }}>${t('Skip to content')}</a>
     <header class="top">
       <strong class="brand">${t('ISP billing')}</strong>
       <nav aria-label=${t('Main')}>
-        <ul>
-          ${NAV.filter(([, , visible]) => visible()).map(
-            ([hash, text]) =>
-              html`<li>
-                <a href=${hash} aria-current=${route.path.startsWith(hash.slice(1)) ? 'page' : undefined}>${t(text)}</a>
-              </li>`,
-          )}
-        </ul>
+        <ul>${NAV.filter(([, , visible]) => visible()).map(
+          ([hash, text]) => html`<li>
+          <a href=${hash} aria-current=${route.path.startsWith(hash.slice(1)) ? 'page' : undefined}>${t(text)}</a></li>`,
+        )}</ul>
       </nav>
       <span class="who">${resellerId ? t('{role} of reseller #{id}', { role, id: resellerId }) : role}</span>
       <button type="button" class="secondary" onClick=${signOut}>${t('Sign out')}</button>

@@ -132,39 +132,26 @@ function JobProgress({ jobId, onFinished }) {
     <${ErrorMessage} error=${error} />
     ${
       job &&
-      html`<p>
-          Job #${job.id} (${job.action}): <strong class="job-status">${job.status}</strong>, ${job.processed} of
-          ${job.total} processed, ${job.succeeded.length} succeeded, ${job.failed.length} failed.
-        </p>
-        <progress max=${job.total} value=${job.processed} aria-label="Bulk job progress">
-          ${job.processed}/${job.total}
-        </progress>
-        ${finished && html`<${FailedIds} failed=${job.failed} />`}`
+      html`<p>Job #${job.id} (${job.action}): <strong class="job-status">${job.status}</strong>, ${job.processed} of ${job.total} processed, ${job.succeeded.length} succeeded, ${job.failed.length} failed.</p>
+      <progress max=${job.total} value=${job.processed} aria-label="Bulk job progress">${job.processed}/${job.total}</progress>
+      ${finished && html`<${FailedIds} failed=${job.failed} />`}`
     }
   </div>`;
 }
 
 /** Per-id outcome: every id not listed here succeeded. */
 function FailedIds({ failed }) {
-  return html`<${Table}
-    rows=${failed}
-    caption="Failed ids"
-    empty=""
-    columns=${[
-      ['id', 'Subscriber id', (f) => html`<a href=${`#/subscribers/${f.id}`}>${f.id}</a>`],
-      ['reason', 'Reason'],
-    ]}
-  />`;
+  return html`<${Table} rows=${failed} caption="Failed ids" empty="" columns=${[
+    ['id', 'Subscriber id', (f) => html`<a href=${`#/subscribers/${f.id}`}>${f.id}</a>`],
+    ['reason', 'Reason'],
+  ]} />`;
 }
 
 function Outcome({ outcome, onFinished }) {
   if (outcome.jobId && !outcome.data) return html`<${JobProgress} jobId=${outcome.jobId} onFinished=${onFinished} />`;
   const { succeeded, failed } = outcome.data;
   return html`<div class="job">
-    <p>
-      Job #${outcome.jobId}: <strong class="job-status">done</strong>, ${succeeded.length} succeeded, ${failed.length}
-      failed.
-    </p>
+    <p>Job #${outcome.jobId}: <strong class="job-status">done</strong>, ${succeeded.length} succeeded, ${failed.length} failed.</p>
     <${FailedIds} failed=${failed} />
   </div>`;
 }
@@ -187,21 +174,16 @@ export function BulkPanel({ ids, onFinished }) {
         ${allowed.map(([name, a]) => html`<option value=${name}>${a.label}</option>`)}
       </select>
     </div>
-    <${Loaded} state=${lookups}>${(lk) =>
-      html` ${def.confirm && html`<p class="warning">${def.confirm}</p>`}
-        <${Form}
-          key=${action}
-          className="form inline"
-          fields=${def.fields?.(lk) ?? []}
-          submitLabel=${`Run ${def.label.toLowerCase()} on ${ids.length}`}
-          onSubmit=${async (payload) => {
-            if (def.confirm && !confirm(`${def.label}: ${ids.length} subscribers. ${def.confirm} Go on?`)) return;
-            setOutcome(null);
-            const res = await api('POST', '/api/subscribers/bulk-action', { body: { ids, action, payload } });
-            setOutcome(res.status === 202 ? { jobId: res.data.job_id } : { jobId: res.job_id, data: res.data });
-            if (res.status !== 202) onFinished?.();
-          }}
-        />`}</${Loaded}>
+    <${Loaded} state=${lookups}>${(lk) => html`
+      ${def.confirm && html`<p class="warning">${def.confirm}</p>`}
+      <${Form} key=${action} className="form inline" fields=${def.fields?.(lk) ?? []} submitLabel=${`Run ${def.label.toLowerCase()} on ${ids.length}`}
+        onSubmit=${async (payload) => {
+          if (def.confirm && !confirm(`${def.label}: ${ids.length} subscribers. ${def.confirm} Go on?`)) return;
+          setOutcome(null);
+          const res = await api('POST', '/api/subscribers/bulk-action', { body: { ids, action, payload } });
+          setOutcome(res.status === 202 ? { jobId: res.data.job_id } : { jobId: res.job_id, data: res.data });
+          if (res.status !== 202) onFinished?.();
+        }} />`}</${Loaded}>
     ${outcome && html`<${Outcome} outcome=${outcome} onFinished=${onFinished} />`}
   </section>`;
 }

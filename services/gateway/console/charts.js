@@ -137,11 +137,7 @@ export function Chart({ title, data, bars = false }) {
     return () => plot.destroy();
   }, [title, data, bars]);
   return html`<figure class="chart">
-    <div
-      ref=${box}
-      role="img"
-      aria-label=${`${title}: ${data.series.map((s) => s.name.replace(/_/g, ' ')).join(', ')} over time`}
-    ></div>
+    <div ref=${box} role="img" aria-label=${`${title}: ${data.series.map((s) => s.name.replace(/_/g, ' ')).join(', ')} over time`}></div>
   </figure>`;
 }
 
@@ -155,10 +151,7 @@ export function Bandwidth({ data }) {
     const series = toSeries(rows);
     const chart = series && html`<${Chart} title=${title} data=${series} bars=${BARS.has(name)} />`;
     if (series && name !== 'sessions') return html`<div key=${name}>${chart}</div>`;
-    return html`<section key=${name}>
-      ${chart}
-      <h3>${title}</h3>
-      <${Table} rows=${rows} empty="No session yet." columns=${rows.length ? sessionColumns(rows[0]) : undefined} />
-    </section>`;
+    return html`<section key=${name}>${chart}<h3>${title}</h3>
+      <${Table} rows=${rows} empty="No session yet." columns=${rows.length ? sessionColumns(rows[0]) : undefined} /></section>`;
   });
 }

@@ -45,97 +45,80 @@ export const PAPERS = [
 const opt = (values) => values.map((v) => ({ value: v, label: v.replace(/_/g, ' ') }));
 
 export function InvoiceTable({ rows }) {
-  return html`<${Table}
-    rows=${rows}
-    empty="No invoices."
-    columns=${[
-      ['invoice_number', 'Number', (i) => html`<a href=${href(`/invoices/${i.id}`)}>${i.invoice_number}</a>`],
-      [
-        'subscriber_id',
-        'Subscriber',
-        (i) => html`<a href=${href(`/subscribers/${i.subscriber_id}`)}>#${i.subscriber_id}</a>`,
-      ],
-      ['issue_date', 'Issued', (i) => date(i.issue_date)],
-      ['due_date', 'Due', (i) => date(i.due_date)],
-      ['total', 'Total', (i) => money(i.total, i.currency)],
-      ['paid_amount', 'Paid', (i) => money(i.paid_amount, i.currency)],
-      ['balance', 'Balance', (i) => money(i.balance, i.currency)],
-      ['status', 'Status', (i) => html`<span class=${`badge ${i.status}`}>${i.status}</span>`],
-    ]}
-  />`;
+  return html`<${Table} rows=${rows} empty="No invoices." columns=${[
+    ['invoice_number', 'Number', (i) => html`<a href=${href(`/invoices/${i.id}`)}>${i.invoice_number}</a>`],
+    [
+      'subscriber_id',
+      'Subscriber',
+      (i) => html`<a href=${href(`/subscribers/${i.subscriber_id}`)}>#${i.subscriber_id}</a>`,
+    ],
+    ['issue_date', 'Issued', (i) => date(i.issue_date)],
+    ['due_date', 'Due', (i) => date(i.due_date)],
+    ['total', 'Total', (i) => money(i.total, i.currency)],
+    ['paid_amount', 'Paid', (i) => money(i.paid_amount, i.currency)],
+    ['balance', 'Balance', (i) => money(i.balance, i.currency)],
+    ['status', 'Status', (i) => html`<span class=${`badge ${i.status}`}>${i.status}</span>`],
+  ]} />`;
 }
 
 /** On a subscriber's page: quick-pay oldest first, consolidate, and an ad-hoc invoice. */
 export function invoiceActionsFor(s, reload) {
   return [
-    html`<${ActionDialog}
-      label="Quick pay"
-      title="Pay open invoices, oldest first"
-      fields=${[
-        {
-          name: 'amount',
-          label: t('Amount ({currency})', { currency: s.currency }),
-          type: 'number',
-          min: 0.01,
-          required: true,
-        },
-        {
-          name: 'method',
-          label: 'Method',
-          type: 'select',
-          options: opt(METHODS.filter((m) => m !== 'wallet')),
-          value: 'cash',
-          required: true,
-        },
-        { name: 'reference', label: 'Reference' },
-        { name: 'notes', label: 'Notes', type: 'textarea' },
-      ]}
+    html`<${ActionDialog} label="Quick pay" title="Pay open invoices, oldest first" fields=${[
+      {
+        name: 'amount',
+        label: t('Amount ({currency})', { currency: s.currency }),
+        type: 'number',
+        min: 0.01,
+        required: true,
+      },
+      {
+        name: 'method',
+        label: 'Method',
+        type: 'select',
+        options: opt(METHODS.filter((m) => m !== 'wallet')),
+        value: 'cash',
+        required: true,
+      },
+      { name: 'reference', label: 'Reference' },
+      { name: 'notes', label: 'Notes', type: 'textarea' },
+    ]}
       confirm="The amount pays the oldest open invoices first; any excess is credited to the wallet."
       run=${(v) => api('POST', `/api/invoices/quick-pay/${s.id}`, { body: v })}
-      showResult=${(res) =>
-        html`<p>Applied to ${res.applied.length} invoice(s); ${money(res.remaining, s.currency)} to the wallet.</p>
-          <${Table}
-            rows=${res.applied}
-            columns=${[
-              ['invoice_id', 'Invoice', (a) => `#${a.invoice_id}`],
-              ['amount', 'Amount', (a) => money(a.amount, s.currency)],
-            ]}
-          />`}
-      onDone=${reload}
-    />`,
-    html`<${ActionDialog}
-      label="Consolidate"
-      title="Merge pending invoices"
+      showResult=${(
+        res,
+      ) => html`<p>Applied to ${res.applied.length} invoice(s); ${money(res.remaining, s.currency)} to the wallet.</p>
+        <${Table} rows=${res.applied} columns=${[
+          ['invoice_id', 'Invoice', (a) => `#${a.invoice_id}`],
+          ['amount', 'Amount', (a) => money(a.amount, s.currency)],
+        ]} />`}
+      onDone=${reload} />`,
+    html`<${ActionDialog} label="Consolidate" title="Merge pending invoices"
       fields=${[{ name: 'notes', label: 'Notes on the merged invoice', type: 'textarea' }]}
       confirm="Every pending invoice of this subscriber is merged into one new invoice; the originals are voided."
       run=${(v) => api('POST', `/api/invoices/consolidate/${s.id}`, { body: v })}
       onDone=${(res) => {
         notify(`Merged into ${res.data.consolidated_invoice.invoice_number}`);
         reload();
-      }}
-    />`,
-    html`<${ActionDialog}
-      label="New invoice"
-      title="Ad-hoc invoice"
-      fields=${[
-        { name: 'description', label: 'Item', required: true },
-        { name: 'qty', label: 'Quantity', type: 'number', min: 0.001, value: 1, required: true },
-        {
-          name: 'unit_price',
-          label: t('Unit price ({currency})', { currency: s.currency }),
-          type: 'number',
-          min: 0,
-          required: true,
-        },
-        { name: 'due_date', label: 'Due date', type: 'date' },
-        { name: 'notes', label: 'Notes', type: 'textarea' },
-      ]}
+      }} />`,
+    html`<${ActionDialog} label="New invoice" title="Ad-hoc invoice" fields=${[
+      { name: 'description', label: 'Item', required: true },
+      { name: 'qty', label: 'Quantity', type: 'number', min: 0.001, value: 1, required: true },
+      {
+        name: 'unit_price',
+        label: t('Unit price ({currency})', { currency: s.currency }),
+        type: 'number',
+        min: 0,
+        required: true,
+      },
+      { name: 'due_date', label: 'Due date', type: 'date' },
+      { name: 'notes', label: 'Notes', type: 'textarea' },
+    ]}
       run=${({ description, qty, unit_price, ...rest }) => api('POST', '/api/invoices', { body: { subscriber_id: s.id, items: [{ description, qty, unit_price }], ...rest } })}
       onDone=${(res) => {
         notify(`Invoice ${res.data.invoice_number} created`);
         reload();
-      }}
-    />`,
+      }} />`,
   ];
 }
 
@@ -179,22 +162,13 @@ export function InvoicesPage({ query }) {
   ];
   return html`<section>
     <h1>${t('Invoices')}</h1>
-    <${Loaded} state=${rs}>${(rows) =>
-      html`<details class="filters" open=${Object.keys(filters).length > 0}>
-        <summary>Filters</summary>
-        <${Form}
-          className="form inline"
-          fields=${fields(rows)}
-          submitLabel="Apply"
-          onSubmit=${async (v) => go('/invoices', v)}
-        />
-      </details>`}</${Loaded}>
-    <${Loaded} state=${list}>${(res) =>
-      html`<${InvoiceTable} rows=${res.data} />
-        <${Pager}
-          pagination=${res.pagination}
-          onPage=${(p) => go('/invoices', { ...filters, page: p })}
-        />`}</${Loaded}>
+    <${Loaded} state=${rs}>${(
+      rows,
+    ) => html`<details class="filters" open=${Object.keys(filters).length > 0}><summary>Filters</summary>
+      <${Form} className="form inline" fields=${fields(rows)} submitLabel="Apply" onSubmit=${async (v) => go('/invoices', v)} />
+    </details>`}</${Loaded}>
+    <${Loaded} state=${list}>${(res) => html`<${InvoiceTable} rows=${res.data} />
+      <${Pager} pagination=${res.pagination} onPage=${(p) => go('/invoices', { ...filters, page: p })} />`}</${Loaded}>
   </section>`;
 }
 
@@ -218,23 +192,17 @@ function PdfPreview({ invoice }) {
     }
   }
   return html`<form class="form inline" onSubmit=${show}>
-      <div class="field">
-        <label for="paper">Paper</label>
+      <div class="field"><label for="paper">Paper</label>
         <select id="paper" value=${paper} onChange=${(e) => setPaper(e.currentTarget.value)}>
-          <option value="">default</option>
-          ${PAPERS.map((p) => html`<option value=${p}>${p}</option>`)}
-        </select>
-      </div>
+          <option value="">default</option>${PAPERS.map((p) => html`<option value=${p}>${p}</option>`)}
+        </select></div>
       <div class="actions"><button type="submit" disabled=${busy}>${busy ? 'Rendering…' : 'Show PDF'}</button></div>
     </form>
     <${ErrorMessage} error=${error} onRetry=${() => show(new Event('submit'))} />
     ${
       pdf &&
-      html`<p>
-          <a href=${pdf.url} download=${`${invoice.invoice_number}.pdf`}>Download the PDF</a>
-          (${Math.round(pdf.size / 1024)} KB)
-        </p>
-        <iframe class="pdf" title=${`PDF of invoice ${invoice.invoice_number}`} src=${pdf.url}></iframe>`
+      html`<p><a href=${pdf.url} download=${`${invoice.invoice_number}.pdf`}>Download the PDF</a> (${Math.round(pdf.size / 1024)} KB)</p>
+      <iframe class="pdf" title=${`PDF of invoice ${invoice.invoice_number}`} src=${pdf.url}></iframe>`
     }`;
 }
 
@@ -253,121 +221,88 @@ export function InvoicePage({ id }) {
         ${
           writable &&
           open &&
-          html`<${ActionDialog}
-            label="Record payment"
-            fields=${[
-              {
-                name: 'amount',
-                label: t('Amount ({currency})', { currency: inv.currency }),
-                type: 'number',
-                min: 0.01,
-                max: inv.balance,
-                value: inv.balance,
-                required: true,
-              },
-              { name: 'method', label: 'Method', type: 'select', options: opt(METHODS), value: 'cash', required: true },
-              { name: 'reference', label: 'Reference' },
-              { name: 'paid_at', label: 'Paid at', type: 'datetime' },
-              { name: 'notes', label: 'Notes', type: 'textarea' },
-            ]}
-            confirm=${`Balance due: ${money(inv.balance, inv.currency)}.`}
-            run=${(v) => api('POST', `/api/invoices/${inv.id}/payment`, { body: v })}
-            onDone=${() => {
-              notify('Payment recorded');
-              state.reload();
-            }}
-          />`
+          html`<${ActionDialog} label="Record payment" fields=${[
+            {
+              name: 'amount',
+              label: t('Amount ({currency})', { currency: inv.currency }),
+              type: 'number',
+              min: 0.01,
+              max: inv.balance,
+              value: inv.balance,
+              required: true,
+            },
+            { name: 'method', label: 'Method', type: 'select', options: opt(METHODS), value: 'cash', required: true },
+            { name: 'reference', label: 'Reference' },
+            { name: 'paid_at', label: 'Paid at', type: 'datetime' },
+            { name: 'notes', label: 'Notes', type: 'textarea' },
+          ]}
+          confirm=${`Balance due: ${money(inv.balance, inv.currency)}.`}
+          run=${(v) => api('POST', `/api/invoices/${inv.id}/payment`, { body: v })} onDone=${() => {
+            notify('Payment recorded');
+            state.reload();
+          }} />`
         }
         ${
           writable &&
-          html`<${ActionDialog}
-            label="Send by chat"
-            title="Send the PDF by WhatsApp or Telegram"
-            fields=${[
-              { name: 'combined', label: 'Send one PDF of all open invoices', type: 'checkbox' },
-              { name: 'phone', label: "Phone (default: the subscriber's)", type: 'tel' },
-              { name: 'caption', label: 'Caption' },
-            ]}
-            run=${({ combined, ...body }) => api('POST', `/api/invoices/${inv.id}/${combined ? 'send-combined' : 'send-chat'}`, { body })}
-            onDone=${() => notify('Sent')}
-          />`
+          html`<${ActionDialog} label="Send by chat" title="Send the PDF by WhatsApp or Telegram" fields=${[
+            { name: 'combined', label: 'Send one PDF of all open invoices', type: 'checkbox' },
+            { name: 'phone', label: "Phone (default: the subscriber's)", type: 'tel' },
+            { name: 'caption', label: 'Caption' },
+          ]}
+          run=${({ combined, ...body }) => api('POST', `/api/invoices/${inv.id}/${combined ? 'send-combined' : 'send-chat'}`, { body })}
+          onDone=${() => notify('Sent')} />`
         }
         ${
           writable &&
-          html`<${ActionDialog}
-            label="New public link"
-            confirm="The current public link and QR code stop working."
-            run=${() => api('POST', `/api/invoices/${inv.id}/public-token`)}
-            onDone=${() => {
-              notify('Public link replaced');
-              state.reload();
-            }}
-          />`
+          html`<${ActionDialog} label="New public link" confirm="The current public link and QR code stop working."
+          run=${() => api('POST', `/api/invoices/${inv.id}/public-token`)} onDone=${() => {
+            notify('Public link replaced');
+            state.reload();
+          }} />`
         }
         ${
           session.isAdmin &&
           (inv.payments ?? []).length === 0 &&
-          html`<${ActionDialog}
-            label="Delete invoice"
-            danger
-            confirm="The invoice is deleted for good."
-            run=${() => api('DELETE', `/api/invoices/${inv.id}`)}
-            onDone=${() => go('/invoices')}
-          />`
+          html`<${ActionDialog} label="Delete invoice" danger confirm="The invoice is deleted for good."
+          run=${() => api('DELETE', `/api/invoices/${inv.id}`)} onDone=${() => go('/invoices')} />`
         }
       </div>
       <div class="grid">
-        <section class="card" aria-labelledby="h-inv">
-          <h2 id="h-inv">${t('Details')}</h2>
-          <${KeyValues}
-            data=${{
-              ...inv,
-              subscriber: html`<a href=${href(`/subscribers/${inv.subscriber_id}`)}>#${inv.subscriber_id}</a>`,
-              amount: money(inv.amount, inv.currency),
-              tax: money(inv.tax_amount, inv.currency),
-              total: money(inv.total, inv.currency),
-              paid: money(inv.paid_amount, inv.currency),
-              balance_due: money(inv.balance, inv.currency),
-              commission: `${money(inv.commission_amount, inv.currency)} (${inv.commission_rate}%)`,
-              public_link: inv.public_url
-                ? html`<a href=${inv.public_url} target="_blank" rel="noopener noreferrer">receipt page</a>`
-                : null,
-            }}
-            keys=${['subscriber', 'issue_date', 'due_date', 'amount', 'tax', 'total', 'paid', 'balance_due', 'commission', 'paid_at', 'notes', 'public_link']}
-          />
+        <section class="card" aria-labelledby="h-inv"><h2 id="h-inv">${t('Details')}</h2>
+          <${KeyValues} data=${{
+            ...inv,
+            subscriber: html`<a href=${href(`/subscribers/${inv.subscriber_id}`)}>#${inv.subscriber_id}</a>`,
+            amount: money(inv.amount, inv.currency),
+            tax: money(inv.tax_amount, inv.currency),
+            total: money(inv.total, inv.currency),
+            paid: money(inv.paid_amount, inv.currency),
+            balance_due: money(inv.balance, inv.currency),
+            commission: `${money(inv.commission_amount, inv.currency)} (${inv.commission_rate}%)`,
+            public_link: inv.public_url
+              ? html`<a href=${inv.public_url} target="_blank" rel="noopener noreferrer">receipt page</a>`
+              : null,
+          }} keys=${['subscriber', 'issue_date', 'due_date', 'amount', 'tax', 'total', 'paid', 'balance_due', 'commission', 'paid_at', 'notes', 'public_link']} />
         </section>
-        <section class="card" aria-labelledby="h-items">
-          <h2 id="h-items">${t('Items')}</h2>
-          <${Table}
-            rows=${inv.items}
-            columns=${[
-              ['description', 'Description'],
-              ['qty', 'Qty'],
-              ['unit_price', 'Unit price', (i) => money(i.unit_price, inv.currency)],
-              ['amount', 'Amount', (i) => money(i.amount, inv.currency)],
-            ]}
-          />
+        <section class="card" aria-labelledby="h-items"><h2 id="h-items">${t('Items')}</h2>
+          <${Table} rows=${inv.items} columns=${[
+            ['description', 'Description'],
+            ['qty', 'Qty'],
+            ['unit_price', 'Unit price', (i) => money(i.unit_price, inv.currency)],
+            ['amount', 'Amount', (i) => money(i.amount, inv.currency)],
+          ]} />
         </section>
       </div>
-      <section aria-labelledby="h-payments">
-        <h2 id="h-payments">${t('Payments')}</h2>
-        <${Table}
-          rows=${inv.payments}
-          empty="No payment yet."
-          columns=${[
-            ['id', 'Id'],
-            ['amount', 'Amount', (p) => money(p.amount, inv.currency)],
-            ['method', 'Method'],
-            ['reference', 'Reference'],
-            ['transaction_id', 'Ledger transaction'],
-            ['paid_at', 'Paid at', (p) => dateTime(p.paid_at ?? p.created_at)],
-          ]}
-        />
+      <section aria-labelledby="h-payments"><h2 id="h-payments">${t('Payments')}</h2>
+        <${Table} rows=${inv.payments} empty="No payment yet." columns=${[
+          ['id', 'Id'],
+          ['amount', 'Amount', (p) => money(p.amount, inv.currency)],
+          ['method', 'Method'],
+          ['reference', 'Reference'],
+          ['transaction_id', 'Ledger transaction'],
+          ['paid_at', 'Paid at', (p) => dateTime(p.paid_at ?? p.created_at)],
+        ]} />
       </section>
-      <section aria-labelledby="h-pdf">
-        <h2 id="h-pdf">${t('PDF')}</h2>
-        <${PdfPreview} invoice=${inv} />
-      </section>
+      <section aria-labelledby="h-pdf"><h2 id="h-pdf">${t('PDF')}</h2><${PdfPreview} invoice=${inv} /></section>
     </section>`;
   }}</${Loaded}>`;
 }

@@ -20,11 +20,7 @@ function Result({ res }) {
   const lists = Object.entries(data).filter(([, v]) => Array.isArray(v));
   return html`<div class="result">
     <${KeyValues} data=${data} keys=${scalars} />
-    ${lists.map(
-      ([k, rows]) =>
-        html`<h3>${fieldLabel(k)}</h3>
-          <${Table} rows=${rows} empty="None." />`,
-    )}
+    ${lists.map(([k, rows]) => html`<h3>${fieldLabel(k)}</h3><${Table} rows=${rows} empty="None." />`)}
     ${typeof data.raw === 'string' && html`<pre>${data.raw}</pre>`}
   </div>`;
 }
@@ -39,204 +35,128 @@ function actionsFor(s, lk, reload) {
   const all = [
     [
       'subscribers.renew',
-      html`<${ActionDialog}
-        label="Renew"
-        confirm=${`Renew ${s.username} on ${s.service.name} for ${price}? The reseller balance is debited and an invoice is created.`}
-        run=${() => post(s.id, 'renew')}
-        onDone=${done('Renewed')}
-      />`,
+      html`<${ActionDialog} label="Renew" confirm=${`Renew ${s.username} on ${s.service.name} for ${price}? The reseller balance is debited and an invoice is created.`}
+      run=${() => post(s.id, 'renew')} onDone=${done('Renewed')} />`,
     ],
     [
       'subscribers.add_days',
-      html`<${ActionDialog}
-        label="Add days"
-        fields=${[
-          { name: 'days', label: 'Days', type: 'int', min: 1, max: 3650, required: true },
-          { name: 'reason', label: 'Reason', required: true },
-        ]}
-        confirm="The expiry moves without a payment; the reason is kept in the audit log."
-        run=${(v) => post(s.id, 'add-days', v)}
-        onDone=${done('Days added')}
-      />`,
+      html`<${ActionDialog} label="Add days" fields=${[
+        { name: 'days', label: 'Days', type: 'int', min: 1, max: 3650, required: true },
+        { name: 'reason', label: 'Reason', required: true },
+      ]}
+      confirm="The expiry moves without a payment; the reason is kept in the audit log."
+      run=${(v) => post(s.id, 'add-days', v)} onDone=${done('Days added')} />`,
     ],
     [
       'subscribers.change_service',
-      html`<${ActionDialog}
-        label="Change plan"
-        fields=${[
-          {
-            name: 'service_id',
-            label: 'New plan',
-            type: 'select',
-            numeric: true,
-            required: true,
-            options: options(lk.plans.filter((p) => p.id !== s.service_id)),
-          },
-          {
-            name: 'charge_difference',
-            label: 'Charge the prorated difference (or credit the wallet)',
-            type: 'checkbox',
-          },
-        ]}
-        confirm="The subscriber is disconnected and reconnects on the new plan's speed and pool."
-        run=${(v) => post(s.id, 'change-service', v)}
-        onDone=${done('Plan changed')}
-      />`,
+      html`<${ActionDialog} label="Change plan" fields=${[
+        {
+          name: 'service_id',
+          label: 'New plan',
+          type: 'select',
+          numeric: true,
+          required: true,
+          options: options(lk.plans.filter((p) => p.id !== s.service_id)),
+        },
+        { name: 'charge_difference', label: 'Charge the prorated difference (or credit the wallet)', type: 'checkbox' },
+      ]}
+      confirm="The subscriber is disconnected and reconnects on the new plan's speed and pool."
+      run=${(v) => post(s.id, 'change-service', v)} onDone=${done('Plan changed')} />`,
     ],
     [
       'subscribers.change_service',
-      html`<${ActionDialog}
-        label="Price of a plan change"
-        fields=${[
-          {
-            name: 'service_id',
-            label: 'New plan',
-            type: 'select',
-            numeric: true,
-            required: true,
-            options: options(lk.plans.filter((p) => p.id !== s.service_id)),
-          },
-        ]}
-        submitLabel="Calculate"
-        run=${(v) => api('GET', `/api/subscribers/${s.id}/calculate-change-service-price`, { query: v })}
-        showResult=${(res) => html`<${Result} res=${res} />`}
-      />`,
+      html`<${ActionDialog} label="Price of a plan change" fields=${[
+        {
+          name: 'service_id',
+          label: 'New plan',
+          type: 'select',
+          numeric: true,
+          required: true,
+          options: options(lk.plans.filter((p) => p.id !== s.service_id)),
+        },
+      ]}
+      submitLabel="Calculate" run=${(v) => api('GET', `/api/subscribers/${s.id}/calculate-change-service-price`, { query: v })}
+      showResult=${(res) => html`<${Result} res=${res} />`} />`,
     ],
     [
       'subscribers.inactivate',
       s.status === 'inactive'
-        ? html`<${ActionDialog}
-            label="Activate"
-            confirm=${`Let ${s.username} connect again?`}
-            run=${() => post(s.id, 'activate')}
-            onDone=${done('Activated')}
-          />`
-        : html`<${ActionDialog}
-            label="Deactivate"
-            danger
-            confirm=${`Cut ${s.username} off? The session is disconnected and new ones are refused.`}
-            run=${() => post(s.id, 'deactivate')}
-            onDone=${done('Deactivated')}
-          />`,
+        ? html`<${ActionDialog} label="Activate" confirm=${`Let ${s.username} connect again?`} run=${() => post(s.id, 'activate')} onDone=${done('Activated')} />`
+        : html`<${ActionDialog} label="Deactivate" danger confirm=${`Cut ${s.username} off? The session is disconnected and new ones are refused.`}
+          run=${() => post(s.id, 'deactivate')} onDone=${done('Deactivated')} />`,
     ],
     [
       'subscribers.disconnect',
-      html`<${ActionDialog}
-        label="Disconnect"
-        confirm=${`Disconnect ${s.username}'s live session?`}
-        run=${() => post(s.id, 'disconnect')}
-        onDone=${(res) => {
-          notify(res.data?.message ?? `Disconnect: ${res.data?.outcome}`);
-          reload();
-        }}
-      />`,
+      html`<${ActionDialog} label="Disconnect" confirm=${`Disconnect ${s.username}'s live session?`}
+      run=${() => post(s.id, 'disconnect')} onDone=${(res) => {
+        notify(res.data?.message ?? `Disconnect: ${res.data?.outcome}`);
+        reload();
+      }} />`,
     ],
     [
       'subscribers.ping',
-      html`<${ActionDialog}
-        label="Ping"
-        fields=${[
-          { name: 'count', label: 'Count', type: 'int', min: 1, max: 20, value: 4 },
-          { name: 'size', label: 'Size (bytes)', type: 'int', min: 28, max: 1500, value: 64 },
-        ]}
-        run=${(v) => post(s.id, 'ping', v)}
-        showResult=${(res) => html`<${Result} res=${res} />`}
-      />`,
+      html`<${ActionDialog} label="Ping" fields=${[
+        { name: 'count', label: 'Count', type: 'int', min: 1, max: 20, value: 4 },
+        { name: 'size', label: 'Size (bytes)', type: 'int', min: 28, max: 1500, value: 64 },
+      ]}
+      run=${(v) => post(s.id, 'ping', v)} showResult=${(res) => html`<${Result} res=${res} />`} />`,
     ],
     [
       'subscribers.torch',
-      html`<${ActionDialog}
-        label="Torch"
-        title="Live traffic (torch)"
-        fields=${[{ name: 'duration', label: 'Seconds', type: 'int', min: 1, max: 10, value: 3 }]}
-        run=${(v) => api('GET', `/api/subscribers/${s.id}/torch`, { query: v })}
-        showResult=${(res) => html`<${Result} res=${res} />`}
-      />`,
+      html`<${ActionDialog} label="Torch" title="Live traffic (torch)" fields=${[
+        { name: 'duration', label: 'Seconds', type: 'int', min: 1, max: 10, value: 3 },
+      ]}
+      run=${(v) => api('GET', `/api/subscribers/${s.id}/torch`, { query: v })} showResult=${(res) => html`<${Result} res=${res} />`} />`,
     ],
     [
       'subscribers.reset_fup',
-      html`<${ActionDialog}
-        label="Reset FUP"
-        confirm="Daily counters and the FUP tier go back to 0."
-        run=${() => post(s.id, 'reset-fup')}
-        onDone=${done('FUP reset')}
-      />`,
+      html`<${ActionDialog} label="Reset FUP" confirm="Daily counters and the FUP tier go back to 0."
+      run=${() => post(s.id, 'reset-fup')} onDone=${done('FUP reset')} />`,
     ],
     [
       'subscribers.reset_mac',
-      html`<${ActionDialog}
-        label="Reset MAC"
-        confirm="The next connection binds a new device."
-        run=${() => post(s.id, 'reset-mac')}
-        onDone=${done('MAC cleared')}
-      />`,
+      html`<${ActionDialog} label="Reset MAC" confirm="The next connection binds a new device."
+      run=${() => post(s.id, 'reset-mac')} onDone=${done('MAC cleared')} />`,
     ],
     [
       'subscribers.refill_quota',
-      html`<${ActionDialog}
-        label="Refill quota"
-        confirm="Daily and monthly counters go back to 0; the refill fee is charged to the reseller."
-        run=${() => post(s.id, 'refill')}
-        onDone=${done('Quota refilled')}
-      />`,
+      html`<${ActionDialog} label="Refill quota" confirm="Daily and monthly counters go back to 0; the refill fee is charged to the reseller."
+      run=${() => post(s.id, 'refill')} onDone=${done('Quota refilled')} />`,
     ],
     [
       'subscribers.refill_quota',
-      html`<${ActionDialog}
-        label="Top up data"
-        fields=${[{ name: 'gb', label: 'Extra GB', type: 'number', min: 0.001, max: 10000, required: true }]}
-        run=${(v) => post(s.id, 'topup-data', v)}
-        onDone=${done('Data added')}
-      />`,
+      html`<${ActionDialog} label="Top up data" fields=${[{ name: 'gb', label: 'Extra GB', type: 'number', min: 0.001, max: 10000, required: true }]}
+      run=${(v) => post(s.id, 'topup-data', v)} onDone=${done('Data added')} />`,
     ],
     [
       'subscribers.refill_quota',
-      html`<${ActionDialog}
-        label="Add to wallet"
-        fields=${[{ name: 'amount', label: t('Amount ({currency})', { currency: s.currency }), type: 'number', min: 0.01, required: true }]}
-        confirm="The amount is credited to the subscriber's prepaid wallet."
-        run=${(v) => post(s.id, 'add-balance', v)}
-        onDone=${done('Wallet credited')}
-      />`,
+      html`<${ActionDialog} label="Add to wallet" fields=${[{ name: 'amount', label: t('Amount ({currency})', { currency: s.currency }), type: 'number', min: 0.01, required: true }]}
+      confirm="The amount is credited to the subscriber's prepaid wallet."
+      run=${(v) => post(s.id, 'add-balance', v)} onDone=${done('Wallet credited')} />`,
     ],
     [
       'subscribers.rename',
-      html`<${ActionDialog}
-        label="Rename"
-        fields=${[{ name: 'new_username', label: 'New username', required: true, value: s.username }]}
-        confirm="The username changes everywhere; the rename fee, when set, is charged to the reseller."
-        run=${(v) => post(s.id, 'rename', v)}
-        onDone=${done('Renamed')}
-      />`,
+      html`<${ActionDialog} label="Rename" fields=${[{ name: 'new_username', label: 'New username', required: true, value: s.username }]}
+      confirm="The username changes everywhere; the rename fee, when set, is charged to the reseller."
+      run=${(v) => post(s.id, 'rename', v)} onDone=${done('Renamed')} />`,
     ],
     [
       'subscribers.delete',
-      html`<${ActionDialog}
-        label="Delete"
-        danger
-        confirm=${`Delete ${s.username}? Access stops; the username becomes free again.`}
-        run=${() => api('DELETE', `/api/subscribers/${s.id}`)}
-        onDone=${() => {
-          notify('Subscriber deleted');
-          go('/subscribers');
-        }}
-      />`,
+      html`<${ActionDialog} label="Delete" danger confirm=${`Delete ${s.username}? Access stops; the username becomes free again.`}
+      run=${() => api('DELETE', `/api/subscribers/${s.id}`)} onDone=${() => {
+        notify('Subscriber deleted');
+        go('/subscribers');
+      }} />`,
     ],
   ];
   const shown = all.filter(([permission]) => session.can(permission)).map(([, el]) => el);
   if (session.isAdmin) {
-    shown.push(
-      html`<${ActionDialog}
-        label="Delete permanently"
-        danger
-        confirm=${`Erase ${s.username} for good? Only the ledger, invoices and accounting history stay.`}
-        run=${() => api('DELETE', `/api/subscribers/${s.id}/permanent`)}
-        onDone=${() => {
-          notify('Subscriber erased');
-          go('/subscribers');
-        }}
-      />`,
-    );
+    shown.push(html`<${ActionDialog} label="Delete permanently" danger
+      confirm=${`Erase ${s.username} for good? Only the ledger, invoices and accounting history stay.`}
+      run=${() => api('DELETE', `/api/subscribers/${s.id}/permanent`)} onDone=${() => {
+        notify('Subscriber erased');
+        go('/subscribers');
+      }} />`);
   }
   return shown;
 }
@@ -251,64 +171,52 @@ function BandwidthRules({ id }) {
   const days = (r) => (r.days?.length ? r.days.map((d) => DAYS[d]).join(' ') : 'every day');
   return html`<section class="card" aria-labelledby="h-rules"><h2 id="h-rules">${t('Bandwidth rules')}</h2>
     <${Loaded} state=${state}>${(res) =>
-      html`<${Table}
-        rows=${res.data}
-        empty="None: the plan's rate limit applies."
-        columns=${[
-          ['direction', 'Direction'],
-          ['rate_kbps', 'kbit/s'],
-          ['window', 'When', when],
-          ['days', 'Days', days],
-          ['priority', 'Priority'],
-          ...(editable
-            ? [
-                [
-                  'actions',
-                  'Actions',
-                  (r) =>
-                    html`<${ActionDialog}
-                      label=${`Delete rule ${r.id}`}
-                      danger
-                      confirm="The subscriber is back on the next rule or the plan's rate."
-                      run=${() => api('DELETE', `/api/subscribers/${id}/bandwidth-rules/${r.id}`)}
-                      onDone=${state.reload}
-                    />`,
-                ],
-              ]
-            : []),
-        ]}
-      />`}</${Loaded}>
+      html`<${Table} rows=${res.data} empty="None: the plan's rate limit applies." columns=${[
+        ['direction', 'Direction'],
+        ['rate_kbps', 'kbit/s'],
+        ['window', 'When', when],
+        ['days', 'Days', days],
+        ['priority', 'Priority'],
+        ...(editable
+          ? [
+              [
+                'actions',
+                'Actions',
+                (
+                  r,
+                ) => html`<${ActionDialog} label=${`Delete rule ${r.id}`} danger confirm="The subscriber is back on the next rule or the plan's rate."
+        run=${() => api('DELETE', `/api/subscribers/${id}/bandwidth-rules/${r.id}`)} onDone=${state.reload} />`,
+              ],
+            ]
+          : []),
+      ]} />`}</${Loaded}>
     ${
       editable &&
-      html`<${ActionDialog}
-        label="Add a rule"
-        title="Add a bandwidth rule"
-        fields=${[
-          {
-            name: 'direction',
-            label: 'Direction',
-            type: 'select',
-            required: true,
-            value: 'both',
-            options: ['both', 'download', 'upload'].map((d) => ({ value: d, label: d })),
-          },
-          { name: 'rate_kbps', label: 'Rate (kbit/s)', type: 'int', min: 1, required: true },
-          { name: 'start_time', label: 'From (HH:MM, empty: always)', type: 'time' },
-          { name: 'end_time', label: 'To (HH:MM)', type: 'time' },
-          {
-            name: 'days',
-            label: 'Days (none: every day)',
-            type: 'checkboxes',
-            options: DAYS.map((d, i) => ({ value: String(i), label: d })),
-          },
-          { name: 'priority', label: 'Priority (1 wins)', type: 'int', min: 1, max: 8, value: 4 },
-        ]}
-        run=${({ days: chosen, ...rule }) => api('POST', `/api/subscribers/${id}/bandwidth-rules`, { body: { ...rule, ...(chosen.length ? { days: chosen.map(Number) } : {}) } })}
-        onDone=${() => {
-          notify('Rule added');
-          state.reload();
-        }}
-      />`
+      html`<${ActionDialog} label="Add a rule" title="Add a bandwidth rule" fields=${[
+        {
+          name: 'direction',
+          label: 'Direction',
+          type: 'select',
+          required: true,
+          value: 'both',
+          options: ['both', 'download', 'upload'].map((d) => ({ value: d, label: d })),
+        },
+        { name: 'rate_kbps', label: 'Rate (kbit/s)', type: 'int', min: 1, required: true },
+        { name: 'start_time', label: 'From (HH:MM, empty: always)', type: 'time' },
+        { name: 'end_time', label: 'To (HH:MM)', type: 'time' },
+        {
+          name: 'days',
+          label: 'Days (none: every day)',
+          type: 'checkboxes',
+          options: DAYS.map((d, i) => ({ value: String(i), label: d })),
+        },
+        { name: 'priority', label: 'Priority (1 wins)', type: 'int', min: 1, max: 8, value: 4 },
+      ]}
+      run=${({ days: chosen, ...rule }) => api('POST', `/api/subscribers/${id}/bandwidth-rules`, { body: { ...rule, ...(chosen.length ? { days: chosen.map(Number) } : {}) } })}
+      onDone=${() => {
+        notify('Rule added');
+        state.reload();
+      }} />`
     }
   </section>`;
 }
@@ -365,22 +273,18 @@ export function SubscriberPage({ id }) {
       <${BandwidthRules} id=${s.id} />
       ${
         session.can('subscribers.edit') &&
-        html`<${Loaded} state=${lookups}>${(lk) =>
-          html`<details class="card">
-            <summary>Edit the record</summary>
-            <${Form}
-              fields=${subscriberFields(lk, s).filter((f) => f.name !== 'username' && (f.name !== 'reseller_id' || session.can('subscribers.transfer')))}
-              submitLabel="Save changes"
-              onSubmit=${async (values) => {
-                // Only what was changed: an unchanged plan or address must not count as a change.
-                const changed = Object.fromEntries(Object.entries(values).filter(([k, v]) => v !== s[k]));
-                if (Object.keys(changed).length === 0) return notify('Nothing changed');
-                await api('PUT', `/api/subscribers/${s.id}`, { body: changed });
-                notify('Saved');
-                reload();
-              }}
-            />
-          </details>`}</${Loaded}>`
+        html`<${Loaded} state=${lookups}>${(lk) => html`<details class="card">
+        <summary>Edit the record</summary>
+        <${Form} fields=${subscriberFields(lk, s).filter((f) => f.name !== 'username' && (f.name !== 'reseller_id' || session.can('subscribers.transfer')))} submitLabel="Save changes"
+          onSubmit=${async (values) => {
+            // Only what was changed: an unchanged plan or address must not count as a change.
+            const changed = Object.fromEntries(Object.entries(values).filter(([k, v]) => v !== s[k]));
+            if (Object.keys(changed).length === 0) return notify('Nothing changed');
+            await api('PUT', `/api/subscribers/${s.id}`, { body: changed });
+            notify('Saved');
+            reload();
+          }} />
+      </details>`}</${Loaded}>`
       }
     </section>`;
   }}</${Loaded}>`;

@@ -116,76 +116,50 @@ export function SubscribersPage({ query }) {
       <h1>${t('Subscribers')}</h1>
       ${session.can('subscribers.create') && html`<a class="button" href="#/subscribers/new">${t('New subscriber')}</a>`}
     </div>
-    <${Loaded} state=${lookups}>${(lk) =>
-      html`<section class="filters" aria-label=${t('Search, filters and sort')}>
-        <${Form}
-          className="form inline"
-          fields=${filterFields(query, lk)}
-          submitLabel="Apply"
-          onSubmit=${async (values) => go('/subscribers', values)}
-        />
-      </section>`}</${Loaded}>
+    <${Loaded} state=${lookups}>${(lk) => html`<section class="filters" aria-label=${t('Search, filters and sort')}>
+      <${Form} className="form inline" fields=${filterFields(query, lk)} submitLabel="Apply"
+        onSubmit=${async (values) => go('/subscribers', values)} />
+    </section>`}</${Loaded}>
     <${Loaded} state=${list}>${(res) => {
       const rows = res.data;
       const allOnPage = rows.length > 0 && rows.every((r) => selected.has(r.id));
-      return html` ${
+      return html`
+        ${
           session.isAdminOrReseller &&
           html`<div class="selection">
-            <span>${t('{n} selected', { n: selected.size })}</span>
-            <button type="button" class="secondary" onClick=${selectAllMatching} disabled=${!!collecting}>
-              ${t('Select all {n} matching', { n: res.pagination.total })}
-            </button>
-            ${selected.size > 0 && html`<button type="button" class="secondary" onClick=${() => setSelected(new Set())}>${t('Clear selection')}</button>`}
-            ${collecting && html`<span class="muted">${collecting}</span>`}
-          </div>`
+          <span>${t('{n} selected', { n: selected.size })}</span>
+          <button type="button" class="secondary" onClick=${selectAllMatching} disabled=${!!collecting}>${t('Select all {n} matching', { n: res.pagination.total })}</button>
+          ${selected.size > 0 && html`<button type="button" class="secondary" onClick=${() => setSelected(new Set())}>${t('Clear selection')}</button>`}
+          ${collecting && html`<span class="muted">${collecting}</span>`}
+        </div>`
         }
         <${ErrorMessage} error=${collectError} onRetry=${selectAllMatching} />
         ${selected.size > 0 && html`<${BulkPanel} ids=${[...selected]} onFinished=${list.reload} />`}
-        <div class="table-wrap">
-          <table>
-            <caption class="visually-hidden">
-              ${t('Subscribers')}
-            </caption>
-            <thead>
-              <tr>
-                ${
-                  session.isAdminOrReseller &&
-                  html`<th scope="col" class="pick">
-                    <input
-                      type="checkbox"
-                      aria-label="Select every subscriber on this page"
-                      checked=${allOnPage}
-                      onChange=${(e) => {
-                        const next = new Set(selected);
-                        rows.forEach((r) => (e.currentTarget.checked ? next.add(r.id) : next.delete(r.id)));
-                        setSelected(next);
-                      }}
-                    />
-                  </th>`
-                }
-                ${['Username', 'Name', 'Phone', 'Plan', 'Status', 'Online', 'Expiry', 'Used today'].map((title) => html`<th scope="col">${t(title)}</th>`)}
-              </tr>
-            </thead>
-            <tbody>
-              ${rows.map(
-                (s) =>
-                  html`<tr key=${s.id}>
-                    ${session.isAdminOrReseller && html`<td class="pick"><input type="checkbox" aria-label=${`Select ${s.username}`} checked=${selected.has(s.id)} onChange=${(e) => toggle(s.id, e.currentTarget.checked)} /></td>`}
-                    <td><a href=${href(`/subscribers/${s.id}`)}>${s.username}</a></td>
-                    <td>${s.full_name ?? ''}</td>
-                    <td>${s.phone ?? ''}</td>
-                    <td>${planName(s.service_id)}</td>
-                    <td><span class=${`badge ${s.status}`}>${s.status}</span></td>
-                    <td>
-                      ${s.is_online ? html`<span class="badge online">online</span> ${s.ip_address ?? ''}` : 'offline'}
-                    </td>
-                    <td>${date(s.expiry_date)}</td>
-                    <td>${bytes(s.daily_quota_used ?? 0)}</td>
-                  </tr>`,
-              )}
-            </tbody>
-          </table>
-        </div>
+        <div class="table-wrap"><table>
+          <caption class="visually-hidden">${t('Subscribers')}</caption>
+          <thead><tr>
+            ${
+              session.isAdminOrReseller &&
+              html`<th scope="col" class="pick"><input type="checkbox" aria-label="Select every subscriber on this page" checked=${allOnPage}
+              onChange=${(e) => {
+                const next = new Set(selected);
+                rows.forEach((r) => (e.currentTarget.checked ? next.add(r.id) : next.delete(r.id)));
+                setSelected(next);
+              }} /></th>`
+            }
+            ${['Username', 'Name', 'Phone', 'Plan', 'Status', 'Online', 'Expiry', 'Used today'].map((title) => html`<th scope="col">${t(title)}</th>`)}
+          </tr></thead>
+          <tbody>${rows.map(
+            (s) => html`<tr key=${s.id}>
+            ${session.isAdminOrReseller && html`<td class="pick"><input type="checkbox" aria-label=${`Select ${s.username}`} checked=${selected.has(s.id)} onChange=${(e) => toggle(s.id, e.currentTarget.checked)} /></td>`}
+            <td><a href=${href(`/subscribers/${s.id}`)}>${s.username}</a></td>
+            <td>${s.full_name ?? ''}</td><td>${s.phone ?? ''}</td><td>${planName(s.service_id)}</td>
+            <td><span class=${`badge ${s.status}`}>${s.status}</span></td>
+            <td>${s.is_online ? html`<span class="badge online">online</span> ${s.ip_address ?? ''}` : 'offline'}</td>
+            <td>${date(s.expiry_date)}</td><td>${bytes(s.daily_quota_used ?? 0)}</td>
+          </tr>`,
+          )}</tbody>
+        </table></div>
         ${rows.length === 0 && html`<p class="muted">${t('No subscriber matches.')}</p>`}
         <${Pager} pagination=${res.pagination} onPage=${(p) => go('/subscribers', { ...filters, page: p })} />`;
     }}</${Loaded}>
@@ -255,15 +229,11 @@ export function NewSubscriberPage() {
   const lookups = useLoad(async () => ({ plans: await plans(), resellers: await resellers() }), []);
   return html`<section>
     <h1>${t('New subscriber')}</h1>
-    <${Loaded} state=${lookups}>${(lk) =>
-      html`<${Form}
-        fields=${subscriberFields(lk)}
-        submitLabel="Create subscriber"
-        onSubmit=${async (values) => {
-          const res = await api('POST', '/api/subscribers', { body: values });
-          notify(`Subscriber ${res.data.username} created`);
-          go(`/subscribers/${res.data.id}`);
-        }}
-      />`}</${Loaded}>
+    <${Loaded} state=${lookups}>${(lk) => html`<${Form} fields=${subscriberFields(lk)} submitLabel="Create subscriber"
+      onSubmit=${async (values) => {
+        const res = await api('POST', '/api/subscribers', { body: values });
+        notify(`Subscriber ${res.data.username} created`);
+        go(`/subscribers/${res.data.id}`);
+      }} />`}</${Loaded}>
   </section>`;
 }

@@ -133,20 +133,13 @@ function Field({ spec }) {
   } else {
     const inputType = { int: 'number', ints: 'text', datetime: 'datetime-local' }[type] ?? type;
     const numberStep = type === 'int' ? '1' : type === 'number' ? (step ?? 'any') : undefined;
-    control = html`<input
-      ...${common}
-      type=${inputType}
-      defaultValue=${value ?? ''}
-      min=${min}
-      max=${max}
-      step=${numberStep}
-      placeholder=${placeholder}
-      autocomplete=${type === 'password' ? 'new-password' : 'off'}
-    />`;
+    control = html`<input ...${common} type=${inputType} defaultValue=${value ?? ''} min=${min} max=${max} step=${numberStep}
+      placeholder=${placeholder} autocomplete=${type === 'password' ? 'new-password' : 'off'} />`;
   }
   return html`<div class="field">
     <label for=${id}>${label}${required ? ' *' : ''}</label>
-    ${control} ${hint && html`<small id=${`${id}-hint`} class="muted">${hint}</small>`}
+    ${control}
+    ${hint && html`<small id=${`${id}-hint`} class="muted">${hint}</small>`}
   </div>`;
 }
 
@@ -196,7 +189,8 @@ export function Form({ fields, submitLabel, onSubmit, children, className }) {
     }
   }
   return html`<form class=${className ?? 'form'} onSubmit=${submit}>
-    ${fields.map((f) => html`<${Field} key=${f.name} spec=${f} />`)} ${children}
+    ${fields.map((f) => html`<${Field} key=${f.name} spec=${f} />`)}
+    ${children}
     <${ErrorMessage} error=${error} />
     <div class="actions"><button type="submit" disabled=${busy}>${busy ? t('Working…') : t(submitLabel)}</button></div>
   </form>`;
@@ -241,35 +235,23 @@ export function ActionDialog({
     <button type="button" class=${danger ? 'danger' : ''} onClick=${() => setOpen(true)}>${label}</button>
     ${
       open &&
-      html`<dialog
-        ref=${ref}
-        aria-labelledby="dialog-title"
-        onClose=${() => {
-          setOpen(false);
-          setResult(null);
-        }}
-      >
-        <h2 id="dialog-title">${title ? t(title) : label}</h2>
-        ${confirm && html`<p class=${danger ? 'warning' : ''}>${confirm}</p>`}
-        ${
-          result
-            ? html`${showResult(result)}
-                <div class="actions">
-                  <button
-                    type="button"
-                    onClick=${() => {
-                      close();
-                      onDone?.(result);
-                    }}
-                  >
-                    ${t('Close')}
-                  </button>
-                </div>`
-            : html`<${Form} fields=${fields} submitLabel=${submitLabel ?? (confirm ? t('Yes, {action}', { action: label.toLowerCase() }) : label)} onSubmit=${submit}>
+      html`<dialog ref=${ref} aria-labelledby="dialog-title" onClose=${() => {
+        setOpen(false);
+        setResult(null);
+      }}>
+      <h2 id="dialog-title">${title ? t(title) : label}</h2>
+      ${confirm && html`<p class=${danger ? 'warning' : ''}>${confirm}</p>`}
+      ${
+        result
+          ? html`${showResult(result)}<div class="actions"><button type="button" onClick=${() => {
+              close();
+              onDone?.(result);
+            }}>${t('Close')}</button></div>`
+          : html`<${Form} fields=${fields} submitLabel=${submitLabel ?? (confirm ? t('Yes, {action}', { action: label.toLowerCase() }) : label)} onSubmit=${submit}>
             <button type="button" class="secondary" onClick=${close}>${t('Cancel')}</button>
           </${Form}>`
-        }
-      </dialog>`
+      }
+    </dialog>`
     }
   </span>`;
 }
@@ -301,40 +283,16 @@ function show(value) {
 /** Any object as a definition list (for answers whose shape this console does not fix). */
 export function KeyValues({ data, keys }) {
   const entries = (keys ?? Object.keys(data ?? {})).map((k) => [k, data?.[k]]);
-  return html`<dl class="kv">
-    ${entries.map(
-      ([k, v]) =>
-        html`<dt>${fieldLabel(k)}</dt>
-          <dd>${show(v)}</dd>`,
-    )}
-  </dl>`;
+  return html`<dl class="kv">${entries.map(([k, v]) => html`<dt>${fieldLabel(k)}</dt><dd>${show(v)}</dd>`)}</dl>`;
 }
 
 /** Rows of objects as a table; columns `[key, title, render?]`, by default every key of the first row. */
 export function Table({ rows, columns, caption, empty = 'Nothing here yet.' }) {
   if (!rows?.length) return html`<p class="muted">${t(empty)}</p>`;
   const cols = columns ?? Object.keys(rows[0]).map((k) => [k, fieldLabel(k)]);
-  return html`<div class="table-wrap">
-    <table>
-      ${
-        caption &&
-        html`<caption>
-          ${t(caption)}
-        </caption>`
-      }
-      <thead>
-        <tr>
-          ${cols.map(([, title]) => html`<th scope="col">${typeof title === 'string' ? t(title) : title}</th>`)}
-        </tr>
-      </thead>
-      <tbody>
-        ${rows.map(
-          (r, i) =>
-            html`<tr key=${r.id ?? i}>
-              ${cols.map(([k, , render]) => html`<td>${render ? render(r) : show(r[k])}</td>`)}
-            </tr>`,
-        )}
-      </tbody>
-    </table>
-  </div>`;
+  return html`<div class="table-wrap"><table>
+    ${caption && html`<caption>${t(caption)}</caption>`}
+    <thead><tr>${cols.map(([, title]) => html`<th scope="col">${typeof title === 'string' ? t(title) : title}</th>`)}</tr></thead>
+    <tbody>${rows.map((r, i) => html`<tr key=${r.id ?? i}>${cols.map(([k, , render]) => html`<td>${render ? render(r) : show(r[k])}</td>`)}</tr>`)}</tbody>
+  </table></div>`;
 }
