@@ -181,7 +181,13 @@ export function publicView(all: Settings): Record<string, unknown> {
 export async function saveSettings(db: DbOrTx, changes: Partial<Record<SettingKey, unknown>>): Promise<void> {
   const rows = Object.entries(changes).map(([key, value]) => ({
     key,
-    value: isSecretSetting(key as SettingKey) && typeof value === 'string' && value ? encrypt(value) : value,
+    // A JSON null (suspend_overdue_after_days: never) is stored as such: the column is NOT NULL.
+    value:
+      value === null
+        ? sql`'null'::jsonb`
+        : isSecretSetting(key as SettingKey) && typeof value === 'string' && value
+          ? encrypt(value)
+          : value,
     updatedAt: new Date(),
   }));
   if (rows.length === 0) return;
