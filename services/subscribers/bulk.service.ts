@@ -48,6 +48,7 @@ const PERMISSION: Record<BulkAction, Permission> = {
   rename: 'subscribers.rename',
   reset_mac: 'subscribers.reset_mac',
   refill: 'subscribers.refill_quota',
+  set_auto_renew: 'subscribers.edit',
 };
 
 /** Ids per transaction: large enough for set-based statements to pay off, small enough to keep locks short. */
@@ -104,6 +105,8 @@ async function prepare(
       return as(ops.setQuota('monthly'), payload as BulkPayload<'set_monthly_quota'>);
     case 'set_price':
       return as(ops.setPrice, payload as BulkPayload<'set_price'>);
+    case 'set_auto_renew':
+      return as(ops.setAutoRenew, payload as BulkPayload<'set_auto_renew'>);
     case 'set_service': {
       const p = payload as BulkPayload<'set_service'>;
       const [plan] = await db()

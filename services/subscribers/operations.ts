@@ -585,3 +585,14 @@ export function rename(newName: (row: SubscriberRow) => string | null, skip: Fai
     return done(failed);
   };
 }
+
+/** Bulk set_auto_renew: the lifecycle sweep renews these from their wallet at expiry; no RADIUS row changes. */
+export const setAutoRenew: Operation<{ auto_renew: boolean }> = async (env, rows, payload) => {
+  const changed = rows.filter((r) => r.autoRenew !== payload.auto_renew);
+  if (changed.length === 0) return done();
+  await env.tx
+    .update(subscribers)
+    .set({ autoRenew: payload.auto_renew, updatedAt: sql`now()` })
+    .where(inArray(subscribers.id, idsOf(changed)));
+  return done();
+};

@@ -4,7 +4,7 @@
  * and the default and expiry sorts have (column, id) indexes over live rows, so a page stays fast
  * on a million rows. `total` is exact up to EXACT_TOTAL_CAP matches, an estimate above it (shared/pagination).
  */
-import { and, asc, count, desc, eq, gte, ilike, isNull, lt, lte, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gte, ilike, isNotNull, isNull, lt, lte, or, sql, type SQL } from 'drizzle-orm';
 import type { Auth } from '../../shared/auth/claims';
 import { inScope, resellerInScope, scopeFor } from '../../shared/auth/policy';
 import { db } from '../../shared/db/client';
@@ -70,6 +70,19 @@ async function statusCondition(status: ListParams['status'], today: string): Pro
   }
 }
 
+/**
+ * `blocked_reason=` names one reason; `blocked=true` any reason (both read the partial index
+ * subscribers_blocked_idx), `blocked=false` none. Both together: the reason, and false matches nothing.
+ */
+function blockedCondition(p: ListParams): SQL | undefined {
+  if (p.blocked === false) {
+    return p.blocked_reason !== undefined ? sql`false` : isNull(subscribers.blockedReason);
+  }
+  if (p.blocked_reason !== undefined) return eq(subscribers.blockedReason, p.blocked_reason);
+  if (p.blocked === true) return isNotNull(subscribers.blockedReason);
+  return undefined;
+}
+
 export async function listSubscribers(auth: Auth, p: ListParams): Promise<ActionResult> {
   const { page, limit, offset } = pageOf(p);
   const scope = await scopeFor(db(), auth, 'read');
@@ -84,6 +97,8 @@ export async function listSubscribers(auth: Auth, p: ListParams): Promise<Action
     p.reseller_id !== undefined ? eq(subscribers.resellerId, p.reseller_id) : undefined,
     p.nas_id !== undefined ? eq(subscribers.lastNasId, p.nas_id) : undefined,
     p.fup_level !== undefined ? eq(subscribers.fupLevel, p.fup_level) : undefined,
+    p.auto_renew !== undefined ? eq(subscribers.autoRenew, p.auto_renew) : undefined,
+    blockedCondition(p),
     pattern
       ? or(
           ilike(subscribers.username, pattern),

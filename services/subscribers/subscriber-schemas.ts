@@ -23,6 +23,8 @@ export const subscriberFields = {
   notes: text(4000),
   price: { type: ['number', 'null'], minimum: 0, maximum: 1e12 },
   override_price: { type: 'boolean' },
+  /** Renewed from the wallet at expiry by the lifecycle sweep (docs/subscribers.md). */
+  auto_renew: { type: 'boolean' },
 } as const;
 
 export const createBody = object(subscriberFields, ['username', 'password', 'service_id']);
@@ -33,6 +35,8 @@ export type UpdateSubscriberInput = Infer<typeof updateBody>;
 
 export const LIST_STATUSES = ['active', 'inactive', 'expired', 'expiring', 'online', 'offline'] as const;
 export const LIST_SORTS = ['created_at', 'username', 'expiry_date', 'daily_quota_used'] as const;
+/** Why access is blocked (`subscribers.blocked_reason`, kept by the system). */
+export const BLOCKED_REASONS = ['expired', 'quota', 'overdue'] as const;
 
 export const listQuery = object({
   ...paginationProperties,
@@ -42,6 +46,9 @@ export const listQuery = object({
   reseller_id: idSchema,
   nas_id: idSchema,
   fup_level: { type: 'integer', minimum: 0, maximum: 3 },
+  auto_renew: { type: 'boolean' },
+  blocked: { type: 'boolean' },
+  blocked_reason: { type: 'string', enum: [...BLOCKED_REASONS] },
   sort: { type: 'string', enum: [...LIST_SORTS], default: 'created_at' },
   order: { type: 'string', enum: ['asc', 'desc'], default: 'desc' },
 });
@@ -104,6 +111,7 @@ export const BULK_PAYLOADS = {
   rename: object({ old_realm: realm, new_realm: realm }, ['old_realm', 'new_realm']),
   reset_mac: object({}),
   refill: object({}),
+  set_auto_renew: object({ auto_renew: { type: 'boolean' } }, ['auto_renew']),
 } as const;
 export type BulkAction = keyof typeof BULK_PAYLOADS;
 /** An action's payload after validation (the handler picks the action's schema by name). */

@@ -37,6 +37,8 @@ export function subscriberView(s: SubscriberRow, currency: string) {
     currency,
     expiry_date: s.expiryDate,
     last_renewed_on: s.lastRenewedOn,
+    auto_renew: s.autoRenew,
+    blocked_reason: s.blockedReason,
     region: s.region,
     building: s.building,
     address: s.address,

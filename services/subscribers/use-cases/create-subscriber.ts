@@ -61,6 +61,7 @@ export async function createSubscriber(caller: Auth | undefined, p: CreateSubscr
           notes: p.notes ?? null,
           price: price ?? null,
           overridePrice: p.override_price ?? false,
+          autoRenew: p.auto_renew ?? false,
           expiryDate: p.expiry_date ?? addDays(today, plan.durationDays),
         })
         .returning();

@@ -38,6 +38,7 @@ function columnChanges(p: UpdateSubscriberInput, checked: Columns): Columns {
   if (p.country !== undefined) set.country = p.country;
   if (p.notes !== undefined) set.notes = p.notes;
   if (p.override_price !== undefined) set.overridePrice = p.override_price;
+  if (p.auto_renew !== undefined) set.autoRenew = p.auto_renew;
   if (p.password !== undefined) set.passwordEnc = encrypt(p.password);
   return set;
 }
