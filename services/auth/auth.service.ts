@@ -9,7 +9,15 @@ import { managers, tokenBlacklist } from '../../shared/db/schema';
 import { fail } from '../../shared/failures';
 import { authOf, type Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
-import { emptyBody, object } from '../../shared/http/schemas';
+import { emptyBody, object, type Infer } from '../../shared/http/schemas';
+
+const loginBody = object(
+  {
+    username: { type: 'string', minLength: 1, maxLength: 200 },
+    password: { type: 'string', minLength: 1, maxLength: 200 },
+  },
+  ['username', 'password'],
+);
 
 export const authService: ServiceSchema = {
   name: 'auth',
@@ -21,16 +29,10 @@ export const authService: ServiceSchema = {
         access: 'none',
         summary: 'Exchange manager credentials for a JWT',
         tag: 'auth',
-        body: object(
-          {
-            username: { type: 'string', minLength: 1, maxLength: 200 },
-            password: { type: 'string', minLength: 1, maxLength: 200 },
-          },
-          ['username', 'password'],
-        ),
+        body: loginBody,
         errors: { 401: 'Wrong username or password' },
       },
-      async handler(ctx: Ctx<{ username: string; password: string }>): Promise<ActionResult> {
+      async handler(ctx: Ctx<Infer<typeof loginBody>>): Promise<ActionResult> {
         const [manager] = await db().select().from(managers).where(eq(managers.username, ctx.params.username));
         const ok = await verifyPassword(ctx.params.password, manager?.passwordHash);
         if (!manager || !ok) throw fail('badCredentials');

@@ -24,23 +24,22 @@ import { cachedPdf, DOCUMENT_SETTINGS, pdfSource, pdfStream, type PdfSource } fr
 import { BoundedPdfStore, PgPdfStore, pdfCacheOptionsFromEnv, type PdfStore } from './pdf-cache';
 import { renderInvoiceHtml } from './templates/invoice';
 import { labelsFor } from './templates/labels';
-import { TAG, paper, renderErrors, sendBody, sendErrors, token } from './document-schemas';
+import {
+  TAG,
+  pdfQuery,
+  publicPageQuery,
+  publicPdfQuery,
+  renderErrors,
+  sendBody,
+  sendErrors,
+  type PdfInput,
+  type PublicPageInput,
+  type PublicPdfInput,
+  type SendInput,
+} from './document-schemas';
 import { idParams, object, type IdPath } from '../../shared/http/schemas';
 
 type DocumentSettings = BrandingSettings & Pick<Settings, 'default_paper_size'>;
-
-interface PdfParams {
-  id: number;
-  paper?: PaperSize;
-}
-interface PublicParams extends PdfParams {
-  token?: string;
-}
-interface SendParams {
-  id: number;
-  phone?: string;
-  caption?: string;
-}
 
 /** What `notifier.send` reads from `ctx.meta` beside the PDF stream (its params). */
 export interface DeliveryRequest {
@@ -133,7 +132,7 @@ async function deliver(ctx: Ctx<unknown>, pdf: Readable, request: DeliveryReques
 }
 
 /** What both send routes check first: role, scope, a configured provider (before any render), a recipient. */
-async function prepareSend(ctx: Ctx<SendParams>) {
+async function prepareSend(ctx: Ctx<SendInput>) {
   const auth = requireAdminOrReseller(ctx.meta.auth);
   const invoice = await recordInScope(
     db(),
@@ -147,7 +146,7 @@ async function prepareSend(ctx: Ctx<SendParams>) {
   return { auth, invoice, sub, phone: recipient(ctx.params, sub?.phone) };
 }
 
-function recipient(params: SendParams, subscriberPhone: string | null | undefined): string {
+function recipient(params: SendInput, subscriberPhone: string | null | undefined): string {
   const phone = (params.phone ?? subscriberPhone ?? '').trim();
   if (!phone) throw fail('phoneMissing');
   return phone;
@@ -164,7 +163,7 @@ export const documentsService: ServiceSchema = {
         summary: 'The invoice as a PDF stream',
         tag: TAG,
         params: idParams(),
-        query: object({ paper }),
+        query: pdfQuery,
         produces: 'pdf',
         errors: {
           400: 'unknown paper',
@@ -173,7 +172,7 @@ export const documentsService: ServiceSchema = {
           ...renderErrors,
         },
       },
-      async handler(ctx: Ctx<PdfParams>): Promise<Buffer | Readable> {
+      async handler(ctx: Ctx<PdfInput>): Promise<Buffer | Readable> {
         const source = await recordInScope(
           db(),
           authOf(ctx),
@@ -193,12 +192,12 @@ export const documentsService: ServiceSchema = {
         summary: 'Public read-only receipt page',
         tag: TAG,
         params: idParams(),
-        query: object({ token }),
+        query: publicPageQuery,
         produces: 'html',
         rateLimit: 'public',
         errors: { 404: `${FAILURES.invoiceNotFound.message}, or token missing or wrong` },
       },
-      async handler(ctx: Ctx<PublicParams>): Promise<string> {
+      async handler(ctx: Ctx<PublicPageInput>): Promise<string> {
         const invoice = await publicInvoice(ctx.params.id, ctx.params.token);
         const s = await documentSettings();
         const pdfUrl = `/api/invoices/public/${invoice.id}/pdf?token=${encodeURIComponent(ctx.params.token ?? '')}`;
@@ -215,7 +214,7 @@ export const documentsService: ServiceSchema = {
         summary: 'Public PDF of the invoice',
         tag: TAG,
         params: idParams(),
-        query: object({ token, paper }),
+        query: publicPdfQuery,
         produces: 'pdf',
         rateLimit: 'public',
         errors: {
@@ -224,7 +223,7 @@ export const documentsService: ServiceSchema = {
           ...renderErrors,
         },
       },
-      async handler(ctx: Ctx<PublicParams>): Promise<Buffer | Readable> {
+      async handler(ctx: Ctx<PublicPdfInput>): Promise<Buffer | Readable> {
         const source = await pdfSource(ctx.params.id);
         if (!source || !verifyPublicToken(source.publicTokenHash, ctx.params.token)) throw fail('invoiceNotFound');
         const pdf = await invoicePdf(ctx, source, ctx.params.paper);
@@ -273,7 +272,7 @@ export const documentsService: ServiceSchema = {
         body: sendBody,
         errors: sendErrors,
       },
-      async handler(ctx: Ctx<SendParams>): Promise<ActionResult> {
+      async handler(ctx: Ctx<SendInput>): Promise<ActionResult> {
         const { auth, invoice, phone } = await prepareSend(ctx);
         const s = await documentSettings();
         const paper = s.default_paper_size as PaperSize;
@@ -309,7 +308,7 @@ export const documentsService: ServiceSchema = {
         body: sendBody,
         errors: { ...sendErrors, 409: 'no messaging account configured, or no open invoice to merge' },
       },
-      async handler(ctx: Ctx<SendParams>): Promise<ActionResult> {
+      async handler(ctx: Ctx<SendInput>): Promise<ActionResult> {
         const { auth, invoice, sub, phone } = await prepareSend(ctx);
         const docs = await loadOpenDocuments(db(), invoice.subscriberId, invoice.currency);
         if (docs.length === 0) throw fail('noOpenInvoice');

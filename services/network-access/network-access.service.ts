@@ -28,7 +28,16 @@ import {
 import { OutcomeRecorder } from './outcomes';
 import { RouterActions, type ActionResult as RouterResult } from './router-actions';
 import { pppoeInterface, RouterOsClient, RouterOsError } from './routeros/client';
-import { bandwidthData, disconnectData, pingBody, pingData, torchData, torchQuery } from './schemas';
+import {
+  bandwidthData,
+  disconnectData,
+  pingBody,
+  pingData,
+  torchData,
+  torchQuery,
+  type PingInput,
+  type TorchInput,
+} from './schemas';
 import { apiTarget, liveSessions, type LiveSession } from './sessions';
 
 const SUBSCRIBER_ERRORS = { 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message };
@@ -203,7 +212,7 @@ export const networkAccessService: ServiceSchema = {
         data: pingData,
         errors: { ...SUBSCRIBER_ERRORS, ...ROUTER_ERRORS },
       },
-      async handler(ctx: Ctx<{ id: number; count?: number; size?: number }>): Promise<ActionResult> {
+      async handler(ctx: Ctx<IdPath & PingInput>): Promise<ActionResult> {
         const clients = this.clients as Clients;
         const sub = await subscriberFor(ctx, 'subscribers.ping', 'write');
         const { session, target, nasRef } = routerSession(
@@ -235,7 +244,7 @@ export const networkAccessService: ServiceSchema = {
         data: torchData,
         errors: { ...SUBSCRIBER_ERRORS, ...ROUTER_ERRORS },
       },
-      async handler(ctx: Ctx<{ id: number; duration?: number }>): Promise<ActionResult> {
+      async handler(ctx: Ctx<IdPath & TorchInput>): Promise<ActionResult> {
         const clients = this.clients as Clients;
         const sub = await subscriberFor(ctx, 'subscribers.torch', 'write');
         const { target, nasRef } = routerSession(

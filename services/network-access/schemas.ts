@@ -1,6 +1,6 @@
 /** Request and response schemas of the network-access endpoints (validated and documented by the gateway). */
 import type { JsonSchema } from '../../shared/http/route';
-import { object } from '../../shared/http/schemas';
+import { object, type Infer } from '../../shared/http/schemas';
 
 export const PING_MAX_COUNT = 20;
 export const TORCH_MAX_SECONDS = 10;
@@ -9,10 +9,12 @@ export const pingBody = object({
   count: { type: 'integer', minimum: 1, maximum: PING_MAX_COUNT, default: 4 },
   size: { type: 'integer', minimum: 28, maximum: 1500, default: 64 },
 });
+export type PingInput = Infer<typeof pingBody>;
 
 export const torchQuery = object({
   duration: { type: 'integer', minimum: 1, maximum: TORCH_MAX_SECONDS, default: 3 },
 });
+export type TorchInput = Infer<typeof torchQuery>;
 
 const int: JsonSchema = { type: 'integer' };
 const str: JsonSchema = { type: 'string' };

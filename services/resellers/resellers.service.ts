@@ -11,8 +11,19 @@ import { recordTransaction } from '../../shared/ledger';
 import { isCurrency, moneyField } from '../../shared/money';
 import { loadSettings } from '../../shared/settings';
 import { resellerView } from '../../shared/views';
-import { idParams, idSchema, moneyAmount, object, paginationProperties, type IdPath } from '../../shared/http/schemas';
-import { resellerFields } from './schemas';
+import { idParams, type IdPath } from '../../shared/http/schemas';
+import {
+  adjustBalanceBody,
+  createResellerBody,
+  listResellersQuery,
+  serviceLimitBody,
+  updateResellerBody,
+  type AdjustBalanceInput,
+  type CreateResellerInput,
+  type ListResellersInput,
+  type ServiceLimitInput,
+  type UpdateResellerInput,
+} from './schemas';
 
 type ResellerRow = typeof resellers.$inferSelect;
 
@@ -52,21 +63,10 @@ export const resellersService: ServiceSchema = {
         summary: 'Create a reseller (a reseller creates sub-resellers under itself)',
         tag: 'resellers',
         success: 201,
-        body: object(
-          { ...resellerFields, parent_id: { ...idSchema, type: ['integer', 'null'] }, balance: moneyAmount },
-          ['name'],
-        ),
+        body: createResellerBody,
         errors: { 403: "Parent outside the caller's tree, or a reseller setting an opening balance" },
       },
-      async handler(
-        ctx: Ctx<{
-          name: string;
-          parent_id?: number | null;
-          balance?: number;
-          commission_rate?: number;
-          currency?: string;
-        }>,
-      ): Promise<ActionResult> {
+      async handler(ctx: Ctx<CreateResellerInput>): Promise<ActionResult> {
         const auth = requireAdminOrReseller(ctx.meta.auth);
         const p = ctx.params;
         let parentId = p.parent_id ?? null;
@@ -124,9 +124,9 @@ export const resellersService: ServiceSchema = {
         access: 'admin, or a reseller (its own tree)',
         summary: 'List resellers in scope',
         tag: 'resellers',
-        query: object({ ...paginationProperties, parent_id: idSchema }),
+        query: listResellersQuery,
       },
-      async handler(ctx: Ctx<{ page?: number; limit?: number; parent_id?: number }>): Promise<ActionResult> {
+      async handler(ctx: Ctx<ListResellersInput>): Promise<ActionResult> {
         const auth = requireAdminOrReseller(ctx.meta.auth);
         const { page, limit, offset } = pageOf(ctx.params);
         const scope = await scopeFor(db(), auth, 'read');
@@ -174,15 +174,13 @@ export const resellersService: ServiceSchema = {
         summary: 'Update name, commission rate or currency',
         tag: 'resellers',
         params: idParams(),
-        body: { ...object(resellerFields), minProperties: 1 },
+        body: updateResellerBody,
         errors: {
           403: "Outside the caller's tree, or a reseller editing itself",
           404: FAILURES.resellerNotFound.message,
         },
       },
-      async handler(
-        ctx: Ctx<{ id: number; name?: string; commission_rate?: number; currency?: string }>,
-      ): Promise<ActionResult> {
+      async handler(ctx: Ctx<IdPath & UpdateResellerInput>): Promise<ActionResult> {
         const current = await loadForAncestorWrite(authOf(ctx), ctx.params.id);
         const p = ctx.params;
         if (p.currency && p.currency !== current.currency) {
@@ -211,17 +209,14 @@ export const resellersService: ServiceSchema = {
         summary: 'Credit (positive) or debit (negative) a reseller balance through the ledger',
         tag: 'resellers',
         params: idParams(),
-        body: object(
-          { amount: { type: 'number', minimum: -1e12, maximum: 1e12 }, notes: { type: 'string', maxLength: 1000 } },
-          ['amount'],
-        ),
+        body: adjustBalanceBody,
         errors: {
           402: 'Insufficient balance (debit below zero, or a transfer the caller cannot fund)',
           403: "Outside the caller's tree",
           404: FAILURES.resellerNotFound.message,
         },
       },
-      async handler(ctx: Ctx<{ id: number; amount: number; notes?: string }>): Promise<ActionResult> {
+      async handler(ctx: Ctx<IdPath & AdjustBalanceInput>): Promise<ActionResult> {
         const auth = authOf(ctx);
         const target = await loadForAncestorWrite(auth, ctx.params.id);
         if (ctx.params.amount === 0) throw fail('amountZero');
@@ -276,19 +271,14 @@ export const resellersService: ServiceSchema = {
         summary: 'Allow a plan for a reseller, optionally capping its subscribers on it',
         tag: 'resellers',
         params: idParams(),
-        body: object(
-          { service_id: idSchema, max_subscribers: { type: ['integer', 'null'], minimum: 0, maximum: 10000000 } },
-          ['service_id'],
-        ),
+        body: serviceLimitBody,
         errors: {
           400: 'service_id not found',
           403: "Outside the caller's tree",
           404: FAILURES.resellerNotFound.message,
         },
       },
-      async handler(
-        ctx: Ctx<{ id: number; service_id: number; max_subscribers?: number | null }>,
-      ): Promise<ActionResult> {
+      async handler(ctx: Ctx<IdPath & ServiceLimitInput>): Promise<ActionResult> {
         const auth = authOf(ctx);
         const target = await loadForAncestorWrite(auth, ctx.params.id);
         const [plan] = await db()
