@@ -28,7 +28,7 @@ import type { Tx } from '../../shared/db/client';
 import { fromMinor, isCurrency, moneyField } from '../../shared/money';
 import { loadSettings } from '../../shared/settings';
 import { idempotentWrite, pruneIdempotencyKeys, requestWrite } from './idempotency';
-import { markOverdue } from './overdue';
+import { markOverdue } from '../../shared/billing/overdue';
 import { keepListPages, listInvoicesJson, useNameSample } from './invoice-list';
 import { NAME_SAMPLE_INTERVAL_MS, sampleFullNames } from './name-lookup';
 import { FOLD_INTERVAL_MS, foldStatusCounts } from './invoice-status-counts';

@@ -3,6 +3,8 @@
  * provider chosen in settings. One `deliveries` row per send records the provider, recipient,
  * attempts, outcome, the provider's message id or its error. Transient failures (network, 5xx,
  * 429) are retried with exponential backoff; a rejection (4xx) is final and quoted to the caller.
+ * `sendText` sends a text message the same way (retries, recipient check); its caller keeps the
+ * record (the lifecycle's `notifications` rows), so it writes no `deliveries` row.
  */
 import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -56,6 +58,23 @@ async function readAll(stream: Readable, limit: number): Promise<Buffer> {
   return Buffer.concat(parts);
 }
 
+/** The failure of the catalogue for a send that failed for good after `attempt` attempts. */
+function finalFailure(err: unknown, provider: string, attempt: number) {
+  const message = (err as Error).message;
+  if (err instanceof ProviderRejectedError) return fail('providerRejected', provider, message);
+  if (err instanceof TransientProviderError) return fail('providerUnavailable', provider, attempt, message);
+  return fail('providerUnexpected', provider, message);
+}
+
+function recipientOf(provider: ChatProvider, phone: string): string {
+  try {
+    return provider.recipient(phone);
+  } catch (err) {
+    if (err instanceof InvalidRecipientError) throw fail('recipientInvalid', err.message);
+    throw err;
+  }
+}
+
 async function record(id: number, changes: Partial<typeof deliveries.$inferInsert>): Promise<void> {
   await db()
     .update(deliveries)
@@ -89,13 +108,7 @@ export function createNotifierService(overrides: Partial<NotifierOptions> = {}):
         ): Promise<{ delivery_id: number; provider: string; status: string }> {
           const request = ctx.meta.delivery;
           const provider = await configuredProvider(opts.httpTimeoutMs);
-          let to: string;
-          try {
-            to = provider.recipient(request.phone);
-          } catch (err) {
-            if (err instanceof InvalidRecipientError) throw fail('recipientInvalid', err.message);
-            throw err;
-          }
+          const to = recipientOf(provider, request.phone);
           const pdf = await readAll(ctx.params, opts.maxPdfBytes);
           const [row] = await db()
             .insert(deliveries)
@@ -129,11 +142,37 @@ export function createNotifierService(overrides: Partial<NotifierOptions> = {}):
                 continue;
               }
               await record(row.id, { status: 'failed', attempts: attempt, error: message });
-              if (err instanceof ProviderRejectedError) throw fail('providerRejected', provider.name, message);
-              if (err instanceof TransientProviderError) {
-                throw fail('providerUnavailable', provider.name, attempt, message);
+              throw finalFailure(err, provider.name, attempt);
+            }
+          }
+        },
+      },
+
+      /**
+       * One text message to `phone` through the configured provider, with the retries of `send`.
+       * Not idempotent (a retry by the broker could send twice): the caller records the outcome.
+       */
+      sendText: {
+        visibility: 'public',
+        async handler(
+          ctx: Context<{ phone: string; text: string }>,
+        ): Promise<{ provider: string; recipient: string; message_id: string; attempts: number }> {
+          const provider = await configuredProvider(opts.httpTimeoutMs);
+          const to = recipientOf(provider, ctx.params.phone);
+          for (let attempt = 1; ; attempt++) {
+            try {
+              const { messageId } = await provider.sendText({ to, text: ctx.params.text });
+              return { provider: provider.name, recipient: to, message_id: messageId, attempts: attempt };
+            } catch (err) {
+              if (err instanceof TransientProviderError && attempt < opts.maxAttempts) {
+                this.logger.warn(
+                  `notifier: ${provider.name} text attempt ${attempt} failed, retrying`,
+                  (err as Error).message,
+                );
+                await sleep(opts.retryBaseMs * 2 ** (attempt - 1));
+                continue;
               }
-              throw fail('providerUnexpected', provider.name, message);
+              throw finalFailure(err, provider.name, attempt);
             }
           }
         },

@@ -10,12 +10,21 @@ export interface OutgoingDocument {
   caption: string;
 }
 
+/** A plain text message (the lifecycle's expiry reminders). */
+export interface OutgoingText {
+  /** Already normalised by `recipient()`. */
+  to: string;
+  text: string;
+}
+
 export interface ChatProvider {
   readonly name: string;
   /** The provider's form of the recipient; throws `InvalidRecipientError` when it cannot be one. */
   recipient(phone: string): string;
   /** Resolves with the provider's message id. */
   send(doc: OutgoingDocument): Promise<{ messageId: string }>;
+  /** Resolves with the provider's message id. */
+  sendText(msg: OutgoingText): Promise<{ messageId: string }>;
 }
 
 /** The provider answered and refused (4xx): retrying the same request cannot help. */

@@ -1,11 +1,23 @@
 /**
  * WhatsApp Business Cloud API: upload the PDF as media (`POST /{phone-number-id}/media`, multipart
  * with `messaging_product`, `type` and `file`), then send a document message referencing the media
- * id (`POST /{phone-number-id}/messages`). Recipients are international numbers, digits only.
+ * id (`POST /{phone-number-id}/messages`). Text (the lifecycle's reminders) is a `text` message on
+ * the same endpoint; outside a 24-hour customer service window WhatsApp delivers only approved
+ * templates, which an operator sets up with Meta (docs/lifecycle.md). Recipients are international
+ * numbers, digits only.
  */
 import type { Settings } from '../../../shared/settings';
 import { callProvider, excerpt } from './http';
-import { InvalidRecipientError, NotConfiguredError, type ChatProvider, type OutgoingDocument } from './types';
+import {
+  InvalidRecipientError,
+  NotConfiguredError,
+  type ChatProvider,
+  type OutgoingDocument,
+  type OutgoingText,
+} from './types';
+
+/** WhatsApp's text body limit. */
+const TEXT_MAX = 4096;
 
 function errorText(body: unknown, status: number): string {
   const err = (body as { error?: { message?: string; error_data?: { details?: string } } } | null)?.error;
@@ -19,6 +31,17 @@ export function whatsappProvider(s: Settings, timeoutMs: number): ChatProvider {
   }
   const base = `${s.whatsapp_base_url.replace(/\/+$/, '')}/${encodeURIComponent(s.whatsapp_phone_number_id)}`;
   const auth = { authorization: `Bearer ${s.whatsapp_access_token}` };
+  const postMessage = async (message: Record<string, unknown>): Promise<{ messageId: string }> => {
+    const sent = (await callProvider(
+      `${base}/messages`,
+      { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(message) },
+      timeoutMs,
+      errorText,
+    )) as { messages?: { id?: string }[] };
+    const id = sent?.messages?.[0]?.id;
+    if (!id) throw new Error('whatsapp send answered without a message id');
+    return { messageId: id };
+  };
 
   return {
     name: 'whatsapp',
@@ -44,22 +67,22 @@ export function whatsappProvider(s: Settings, timeoutMs: number): ChatProvider {
       )) as { id?: string };
       if (!media?.id) throw new Error('whatsapp media upload answered without an id');
 
-      const message = {
+      return postMessage({
         messaging_product: 'whatsapp',
         recipient_type: 'individual',
         to: doc.to,
         type: 'document',
         document: { id: media.id, filename: doc.filename, ...(doc.caption ? { caption: doc.caption } : {}) },
-      };
-      const sent = (await callProvider(
-        `${base}/messages`,
-        { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(message) },
-        timeoutMs,
-        errorText,
-      )) as { messages?: { id?: string }[] };
-      const id = sent?.messages?.[0]?.id;
-      if (!id) throw new Error('whatsapp send answered without a message id');
-      return { messageId: id };
+      });
+    },
+    async sendText(msg: OutgoingText): Promise<{ messageId: string }> {
+      return postMessage({
+        messaging_product: 'whatsapp',
+        recipient_type: 'individual',
+        to: msg.to,
+        type: 'text',
+        text: { body: msg.text.slice(0, TEXT_MAX), preview_url: true },
+      });
     },
   };
 }
