@@ -23,7 +23,7 @@ import {
 } from '../../shared/billing';
 import type { Settings } from '../../shared/settings';
 import { queueDisconnect } from '../../shared/access/outbox';
-import { removeAccessRows, renameAccessRows, syncAccessRows } from '../../shared/access/radius-rows';
+import { kickChanged, removeAccessRows, renameAccessRows, syncAccessRows } from '../../shared/access/radius-rows';
 import { plansById, type PlanRow, type SubscriberRow } from './subscriber-view';
 
 /** One id that an operation did not apply, with the failure a single request would answer. */
@@ -239,9 +239,15 @@ function setStatus(status: 'active' | 'inactive'): Operation<unknown> {
 export const enable = setStatus('active');
 export const disable = setStatus('inactive');
 
-/** Back to full speed: the tier group goes and the live session gets the plain rate by CoA. */
+/**
+ * Back to full speed: the tier group goes and the live session gets the plain rate by CoA. A
+ * subscriber blocked for its quota (a plan without tiers) is restored instead: access rows
+ * rebuilt, and its garden session dropped so that it logs in again on its plan.
+ */
 async function liftFup(env: OpEnv, rows: SubscriberRow[]): Promise<void> {
-  const throttled = idsOf(rows.filter((r) => r.fupLevel > 0));
+  const blocked = idsOf(rows.filter((r) => r.blockedReason !== null));
+  await kickChanged(env.tx, await syncAccessRows(env.tx, blocked, env.today));
+  const throttled = idsOf(rows.filter((r) => r.fupLevel > 0 && r.blockedReason === null));
   await writeFupMembership(env.tx, throttled);
   await queueRateLimit(env.tx, throttled);
 }

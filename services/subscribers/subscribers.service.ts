@@ -18,7 +18,7 @@ import { fromMinor, moneyField } from '../../shared/money';
 import { loadSettings } from '../../shared/settings';
 import * as ops from './operations';
 import { planView, resellerView } from '../../shared/views';
-import { syncAccessRows } from '../../shared/access/radius-rows';
+import { kickChanged, syncAccessRows } from '../../shared/access/radius-rows';
 import { listSubscribers, type ListParams } from './subscriber-list';
 import { subscriberView } from './subscriber-view';
 import {
@@ -256,7 +256,7 @@ export const subscribersService: ServiceSchema = {
             .update(subscribers)
             .set({ expiryDate: expiry, updatedAt: sql`now()` })
             .where(eq(subscribers.id, row.id));
-          await syncAccessRows(env.tx, [row.id], env.today);
+          await kickChanged(env.tx, await syncAccessRows(env.tx, [row.id], env.today));
           await env.tx.insert(auditLog).values({
             managerId: env.auth.managerId,
             action: 'subscriber.add_days',
@@ -358,7 +358,10 @@ export const subscribersService: ServiceSchema = {
             .where(eq(subscribers.id, rows[0].id));
           return { failed: [], extra: new Map([[rows[0].id, { added_bytes: bytes }]]) };
         };
-        return { data: await runSingle(ctx.meta.auth, 'subscribers.refill_quota', ctx.params.id, topup, {}) };
+        const data = await runSingle(ctx.meta.auth, 'subscribers.refill_quota', ctx.params.id, topup, {});
+        // The FUP engine lowers the level now rather than at its next tick (a quota block ends).
+        ctx.emit('usage.pending');
+        return { data };
       },
     },
 

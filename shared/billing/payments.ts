@@ -10,6 +10,7 @@ import { lockInvoice } from './invoices';
 import { recordPayment, type PaymentDetails } from './record-payment';
 import { lockSubscriber } from './subscribers';
 import type { PaymentMethod, PaymentResult } from './types';
+import { restoreIfSuspended } from './restore';
 import { creditWallet, payFromWallet } from './wallet';
 
 export interface PaymentInput extends PaymentDetails {
@@ -27,7 +28,9 @@ export async function applyPayment(tx: Tx, input: PaymentInput): Promise<Payment
     return result as PaymentResult;
   }
   const invoice = await lockInvoice(tx, input.invoiceId);
-  return recordPayment(tx, invoice, input);
+  const result = await recordPayment(tx, invoice, input);
+  await restoreIfSuspended(tx, invoice.subscriberId, [invoice.dueDate]);
+  return result;
 }
 
 export interface FifoInput {
@@ -93,5 +96,10 @@ export async function payFifo(tx: Tx, input: FifoInput): Promise<FifoResult> {
     });
     walletTransactionId = credit.transactionId;
   }
+  await restoreIfSuspended(
+    tx,
+    subscriber.id,
+    allocations.map((a) => byId.get(a.invoiceId)!.dueDate),
+  );
   return { applied, remaining, walletTransactionId };
 }

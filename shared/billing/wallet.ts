@@ -12,6 +12,7 @@ import { subscribers, walletEntries } from '../db/schema';
 import { fail } from '../failures';
 import { recordTransaction } from '../ledger';
 import { loadSettings } from '../settings';
+import { restoreIfSuspended } from './restore';
 import { lockInvoice } from './invoices';
 import { recordPayment } from './record-payment';
 import { lockSubscriber } from './subscribers';
@@ -126,5 +127,6 @@ export async function payFromWallet(tx: Tx, input: WalletPaymentInput): Promise<
     .update(subscribers)
     .set({ walletBalance: sql`${subscribers.walletBalance} - ${take}` })
     .where(eq(subscribers.id, subscriber.id));
+  await restoreIfSuspended(tx, subscriber.id, [invoice.dueDate]);
   return { applied: take, ...result };
 }

@@ -7,13 +7,20 @@
  *   threshold_gb plus the subscriber's top-up bytes (top-up data sits on top of the monthly quota).
  * - Using up the daily quota puts the subscriber at least in the first (lowest) tier until the day
  *   ends; using up the monthly quota (plus top-up) puts it in the last (highest) tier.
- * - A quota or threshold of 0 or null is "no limit". Without tiers there is no rate to drop to, so
- *   quotas only count and the level stays 0.
+ * - A quota or threshold of 0 or null is "no limit".
+ * - Without tiers there is no rate to drop to: the level still reports the quota state (1 while the
+ *   daily quota is used up, 3 while the monthly one is), and a level above 0 on such a plan blocks
+ *   access (shared/domain/access.ts: reason `quota`) until the counter resets, reset-fup, refill
+ *   or topup-data.
  */
 
 export const GIB = 1024 ** 3;
 
 export type FupLevel = 0 | 1 | 2 | 3;
+
+/** The levels a plan without tiers reports: its daily quota used up, its monthly one used up. */
+export const TIERLESS_DAILY_LEVEL = 1;
+export const TIERLESS_MONTHLY_LEVEL = 3;
 
 export interface Tier {
   level: number;
@@ -49,16 +56,19 @@ export function validTiers(tiers: readonly Tier[]): Tier[] {
 
 export function fupLevel(usage: FupUsage, limits: FupLimits): FupLevel {
   const tiers = validTiers(limits.tiers);
-  if (tiers.length === 0) return 0;
   const extra = Math.max(0, usage.extraBytes);
+  const daily = bytes(limits.dailyQuotaGb);
+  const monthly = bytes(limits.monthlyQuotaGb);
+  if (tiers.length === 0) {
+    if (monthly !== null && usage.monthlyUsedBytes >= monthly + extra) return TIERLESS_MONTHLY_LEVEL;
+    return daily !== null && usage.dailyUsedBytes >= daily ? TIERLESS_DAILY_LEVEL : 0;
+  }
   let level = 0;
   for (const t of tiers) {
     const threshold = bytes(t.threshold_gb);
     if (threshold !== null && usage.monthlyUsedBytes >= threshold + extra) level = Math.max(level, t.level);
   }
-  const daily = bytes(limits.dailyQuotaGb);
   if (daily !== null && usage.dailyUsedBytes >= daily) level = Math.max(level, tiers[0].level);
-  const monthly = bytes(limits.monthlyQuotaGb);
   if (monthly !== null && usage.monthlyUsedBytes >= monthly + extra)
     level = Math.max(level, tiers[tiers.length - 1].level);
   return level as FupLevel;

@@ -9,6 +9,7 @@ import {
   applyPayment,
   readInvoiceForPayment,
   recordPaymentUnlocked,
+  todayUtc,
   type PaymentResult,
 } from '../../../shared/billing';
 import { db, pgPool } from '../../../shared/db/client';
@@ -56,10 +57,15 @@ export async function payInvoice(
   if (p.method !== 'wallet' && !write.keyed) {
     const invoice = await readInvoiceForPayment(pgPool(), p.id);
     await recordInScope(db(), auth, 'write', invoice, 'invoiceNotFound');
-    const r = await recordPaymentUnlocked(pgPool(), invoice, {
-      ...details,
-      amount: moneyField(p.amount, invoice.currency, 'amount'),
-    });
+    // An invoice past due may be what suspends its subscriber: the locked path restores in the
+    // payment's transaction (shared/billing/restore.ts).
+    const r =
+      invoice.dueDate < todayUtc()
+        ? undefined
+        : await recordPaymentUnlocked(pgPool(), invoice, {
+            ...details,
+            amount: moneyField(p.amount, invoice.currency, 'amount'),
+          });
     if (r) return paymentResponse(r);
   }
   // Scope before the transaction: applyPayment takes its locks in the order its method needs

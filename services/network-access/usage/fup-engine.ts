@@ -2,12 +2,15 @@
  * The FUP engine's I/O: reads subscribers whose usage moved (`fup_pending`), asks the pure rule
  * (shared/domain/fup.ts) for their level, and applies changed levels in the same transaction:
  * `fup_level`, the tier's RADIUS group (next login) and a `subscriber.rate_limit` outbox event
- * (CoA on the live session). Batches are claimed with SKIP LOCKED, so several network-access
+ * (CoA on the live session); on a plan without tiers, the block or its end (access rows and a
+ * disconnect). Batches are claimed with SKIP LOCKED, so several network-access
  * instances share the work without applying a change twice.
  */
 import { sql } from 'drizzle-orm';
 import type { Db } from '../../../shared/db/client';
-import { effectiveQuotaGb, fupLevel, type Tier } from '../../../shared/domain/fup';
+import { kickChanged, syncAccessRows } from '../../../shared/access/radius-rows';
+import { effectiveQuotaGb, fupLevel, validTiers, type Tier } from '../../../shared/domain/fup';
+import { todayIso } from '../../../shared/domain/subscriber';
 import { queueRateLimit, writeFupMembership } from '../../../shared/fup-rate';
 
 interface PendingRow extends Record<string, unknown> {
@@ -48,6 +51,7 @@ async function evaluateBatch(database: Db, batchSize: number): Promise<EvaluateR
       .filter((r) => !r.deleted)
       .map((r) => ({
         id: r.id,
+        hasTiers: validTiers(r.fup_tiers).length > 0,
         from: r.fup_level,
         to: fupLevel(
           {
@@ -71,9 +75,13 @@ async function evaluateBatch(database: Db, batchSize: number): Promise<EvaluateR
         update subscribers s set fup_level = v.level, updated_at = now()
           from unnest(${sql.param(changes.map((c) => c.id))}::int[], ${sql.param(changes.map((c) => c.to))}::int[]) as v(id, level)
          where s.id = v.id`);
-      const ids = changes.map((c) => c.id);
-      await writeFupMembership(tx, ids);
-      await queueRateLimit(tx, ids);
+      // A plan with tiers changes the rate of the live session; on a plan without, a level above 0
+      // blocks (and 0 restores): its access rows are rebuilt and the session, if any, dropped.
+      const tiered = changes.filter((c) => c.hasTiers).map((c) => c.id);
+      await writeFupMembership(tx, tiered);
+      await queueRateLimit(tx, tiered);
+      const tierless = changes.filter((c) => !c.hasTiers).map((c) => c.id);
+      await kickChanged(tx, await syncAccessRows(tx, tierless, todayIso()));
     }
     return { evaluated: rows.length, changed: changes.length };
   });

@@ -45,6 +45,12 @@ export function createUsageService(given?: UsageOptions): ServiceSchema {
         },
       },
     },
+    events: {
+      /** Usage or quota moved outside accounting (topup-data): evaluate now, not at the next tick. */
+      'usage.pending'() {
+        void evaluatePending(db()).catch((err) => this.logger.error('usage evaluation failed', err));
+      },
+    },
     started() {
       const options = given ?? usageOptionsFromEnv();
       if (options.intervalSeconds === 0) return;

@@ -16,7 +16,7 @@ import { assertAddressFree, uniqueConflict } from '../conflicts';
 import { checkUsername, ipOrBadRequest, macOrBadRequest } from '../field-checks';
 import * as ops from '../operations';
 import { queueDisconnect } from '../../../shared/access/outbox';
-import { syncAccessRows, writePasswordRow } from '../../../shared/access/radius-rows';
+import { kickChanged, syncAccessRows, writePasswordRow } from '../../../shared/access/radius-rows';
 import type { UpdateSubscriberInput } from '../subscriber-schemas';
 import { livePlan, loadRow, viewOf } from '../subscriber-rows';
 import { plansById } from '../subscriber-view';
@@ -102,8 +102,11 @@ export async function updateSubscriber(caller: Auth | undefined, p: UpdateSubscr
           .where(eq(subscribers.id, row.id));
         await writePasswordRow(tx, fresh.username, p.password, settings.radius_password_mode as 'nt' | 'cleartext');
       }
-      await syncAccessRows(tx, [row.id], today);
+      const changes = await syncAccessRows(tx, [row.id], today);
+      const renamed = p.username !== undefined && p.username !== row.username;
       if (addressChanged && !newPlan) await queueDisconnect(tx, [row], 'static_ip');
+      // A new plan or name disconnected already; a new expiry date may block or restore.
+      else if (!newPlan && !renamed) await kickChanged(tx, changes);
     });
   } catch (err) {
     return uniqueConflict(err);
