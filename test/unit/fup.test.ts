@@ -1,5 +1,13 @@
 import fc from 'fast-check';
-import { effectiveQuotaGb, fupLevel, GIB, tierRate, type Tier } from '../../shared/domain/fup';
+import {
+  effectiveQuotaGb,
+  fupLevel,
+  GIB,
+  tierRate,
+  TIERLESS_DAILY_LEVEL,
+  TIERLESS_MONTHLY_LEVEL,
+  type Tier,
+} from '../../shared/domain/fup';
 
 const tiers: Tier[] = [
   { level: 1, threshold_gb: 100, rate_limit: '10M/10M' },
@@ -45,14 +53,24 @@ describe('fupLevel', () => {
     expect(fupLevel(usage(10, 10), limits({ dailyQuotaGb: 10, tiers: upper }))).toBe(2);
   });
 
-  it('0 or null quotas and thresholds are no limit; without tiers the level stays 0', () => {
+  it('0 or null quotas and thresholds are no limit', () => {
     expect(
       fupLevel(
         usage(1000, 9000),
         limits({ dailyQuotaGb: 0, monthlyQuotaGb: null, tiers: [{ level: 1, threshold_gb: 0, rate_limit: '1M' }] }),
       ),
     ).toBe(0);
-    expect(fupLevel(usage(1000, 9000), limits({ dailyQuotaGb: 1, monthlyQuotaGb: 1, tiers: [] }))).toBe(0);
+    expect(fupLevel(usage(1000, 9000), limits({ dailyQuotaGb: 0, monthlyQuotaGb: null, tiers: [] }))).toBe(0);
+  });
+
+  it('without tiers the level reports the quota state: 1 for the daily quota, 3 for the monthly one', () => {
+    const tierless = (d: number | null, m: number | null) => limits({ dailyQuotaGb: d, monthlyQuotaGb: m, tiers: [] });
+    expect(fupLevel(usage(0.5, 0.5), tierless(1, 10))).toBe(0);
+    expect(fupLevel(usage(1, 1), tierless(1, 10))).toBe(1);
+    expect(fupLevel(usage(1, 10), tierless(1, 10))).toBe(3);
+    expect(fupLevel(usage(0, 10), tierless(null, 10))).toBe(3);
+    // Top-up data sits on top of the monthly quota here too.
+    expect(fupLevel(usage(0, 10, 5), tierless(null, 10))).toBe(0);
   });
 
   it('ignores tiers with a level outside 1..3', () => {
@@ -70,14 +88,15 @@ describe('fupLevel', () => {
   const quotaArb = fc.option(fc.double({ min: 0, max: 10_000, noNaN: true }), { nil: null });
   const bytesArb = fc.integer({ min: 0, max: 20_000 * GIB });
 
-  it("property: the level is 0 or one of the plan's tier levels", () => {
+  it("property: the level is 0 or one of the plan's tier levels (1 or 3 without tiers)", () => {
     fc.assert(
       fc.property(tierArb, quotaArb, quotaArb, bytesArb, bytesArb, bytesArb, (ts, d, m, du, mu, ex) => {
         const level = fupLevel(
           { dailyUsedBytes: du, monthlyUsedBytes: mu, extraBytes: ex },
           { dailyQuotaGb: d, monthlyQuotaGb: m, tiers: ts },
         );
-        expect(level === 0 || ts.some((t) => t.level === level)).toBe(true);
+        const allowed = ts.length ? ts.map((t) => t.level) : [TIERLESS_DAILY_LEVEL, TIERLESS_MONTHLY_LEVEL];
+        expect(level === 0 || allowed.includes(level)).toBe(true);
       }),
     );
   });
