@@ -4,103 +4,26 @@
  * with radclient. Subscribers, plans and the NAS are made through the API; the assertions read the
  * RADIUS answers, the API and the database rows.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import crypto from 'node:crypto';
-import dgram from 'node:dgram';
-import fs from 'node:fs';
-import path from 'node:path';
 import { eq, sql } from 'drizzle-orm';
 import { outbox, radcheck, subscribers } from '../../shared/db/schema';
 import { GIB } from '../../shared/domain/fup';
 import { RATE_LIMIT_EVENT } from '../../shared/fup-rate';
 import { adminToken, client, startTestApp, type TestApp } from '../helpers/app';
+import { startFreeradius, type Radius } from '../helpers/freeradius';
 
 const SECRET = 'radius-test-secret';
-const radiusRole = `radius_${crypto.randomBytes(4).toString('hex')}`;
-const radiusRolePassword = crypto.randomBytes(12).toString('hex');
-const RUN_SH = path.join(__dirname, '../../deploy/freeradius/run.sh');
 
 let t: TestApp;
 let api: ReturnType<typeof client>;
-let radius: ChildProcess;
-let radiusLog = '';
-let authPort: number;
-let acctPort: number;
+let radius: Radius;
 const admin = adminToken();
 let reseller: number;
 let home: number; // pool + rate limit + fair-use tiers
 let bound: number; // binds MACs
 
-function requireTool(name: string): void {
-  // The daemon is in /usr/sbin, outside a normal user's PATH on Debian (run.sh looks there too).
-  const env = { ...process.env, PATH: `${process.env.PATH ?? ''}:/usr/sbin:/sbin` };
-  if (spawnSync('sh', ['-c', `command -v ${name}`], { env }).status !== 0) {
-    throw new Error(
-      `${name} is not installed: FreeRADIUS interop tests need Debian's freeradius, freeradius-postgresql and freeradius-utils (.ci/run installs them)`,
-    );
-  }
-}
-
-async function freeUdpPort(): Promise<number> {
-  const socket = dgram.createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  const { port } = socket.address();
-  await new Promise<void>((resolve) => socket.close(() => resolve()));
-  return port;
-}
-
-interface RadiusAnswer {
-  code: string;
-  attrs: Record<string, string>;
-}
-
-/** One request through radclient; attribute values are quoted as radclient's input expects. */
-async function radclient(kind: 'auth' | 'acct', attrs: Record<string, string | number>): Promise<RadiusAnswer> {
-  const input = Object.entries(attrs)
-    .map(([k, v]) => `${k} = ${typeof v === 'number' ? v : JSON.stringify(v)}`)
-    .join(', ');
-  const port = kind === 'auth' ? authPort : acctPort;
-  const child = spawn('radclient', ['-x', '-r', '2', '-t', '3', `127.0.0.1:${port}`, kind, SECRET]);
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => {
-    out += d.toString();
-  });
-  child.stderr.on('data', (d: Buffer) => {
-    out += d.toString();
-  });
-  child.stdin.end(`${input}\n`);
-  await new Promise((resolve) => child.on('close', resolve));
-  const received = out.split('\n').findIndex((l) => l.startsWith('Received '));
-  if (received < 0)
-    throw new Error(`no answer from FreeRADIUS:\n${out}\n--- server log tail ---\n${radiusLog.slice(-3000)}`);
-  const code = /^Received (\S+)/.exec(out.split('\n')[received])![1];
-  const parsed: Record<string, string> = {};
-  for (const line of out.split('\n').slice(received + 1)) {
-    const m = /^\s+([\w-]+) = "?(.*?)"?$/.exec(line);
-    if (m) parsed[m[1]] = m[2];
-  }
-  return { code, attrs: parsed };
-}
-
-const login = (username: string, password: string, mac = 'AA:BB:CC:00:00:01') =>
-  radclient('auth', {
-    'User-Name': username,
-    'User-Password': password,
-    'Calling-Station-Id': mac,
-    'NAS-IP-Address': '127.0.0.1',
-  });
-
-function acct(username: string, session: string, status: string, extra: Record<string, string | number> = {}) {
-  return radclient('acct', {
-    'User-Name': username,
-    'Acct-Session-Id': session,
-    'Acct-Status-Type': status,
-    'NAS-IP-Address': '127.0.0.1',
-    'NAS-Port-Id': 'ether1',
-    'Calling-Station-Id': 'AA:BB:CC:00:00:01',
-    ...extra,
-  });
-}
+const login = (username: string, password: string, mac?: string) => radius.login(username, password, mac);
+const acct = (username: string, session: string, status: string, extra: Record<string, string | number> = {}) =>
+  radius.acct(username, session, status, extra);
 
 let seq = 0;
 async function mkSub(extra: Record<string, unknown> = {}) {
@@ -130,8 +53,6 @@ const rateEvents = async (id: number) =>
 const savedInterval = process.env.USAGE_INTERVAL_SECONDS;
 
 beforeAll(async () => {
-  requireTool('freeradius');
-  requireTool('radclient');
   // The usage service runs only when called, so each step's outcome is the test's own run's.
   process.env.USAGE_INTERVAL_SECONDS = '0';
   t = await startTestApp();
@@ -174,58 +95,12 @@ beforeAll(async () => {
     (await api.post('/api/nas', { name: 'lab', ip_address: '127.0.0.1', secret: SECRET }, { token: admin })).status,
   ).toBe(201);
 
-  // FreeRADIUS connects as a role with only deploy/freeradius/grants.sql's rights, as documented.
-  await t.pool.query(`create role "${radiusRole}" login password '${radiusRolePassword}'`);
-  const grants = fs.readFileSync(path.join(__dirname, '../../deploy/freeradius/grants.sql'), 'utf8');
-  await t.pool.query(grants.replace(/ TO freeradius;/g, ` TO "${radiusRole}";`));
-  const radiusUrl = new URL(t.databaseUrl);
-  radiusUrl.username = radiusRole;
-  radiusUrl.password = radiusRolePassword;
-
-  authPort = await freeUdpPort();
-  acctPort = await freeUdpPort();
-  radius = spawn(RUN_SH, ['-X'], {
-    env: {
-      ...process.env,
-      DATABASE_URL: radiusUrl.toString(),
-      RADIUS_AUTH_PORT: String(authPort),
-      RADIUS_ACCT_PORT: String(acctPort),
-      RADIUS_LISTEN_ADDR: '127.0.0.1',
-      RADIUS_REJECT_DELAY: '0',
-    },
-  });
-  radius.stdout!.on('data', (d: Buffer) => {
-    radiusLog += d.toString();
-  });
-  radius.stderr!.on('data', (d: Buffer) => {
-    radiusLog += d.toString();
-  });
-  await new Promise<void>((resolve, reject) => {
-    const check = setInterval(() => {
-      if (radiusLog.includes('Ready to process requests')) {
-        clearInterval(check);
-        resolve();
-      }
-    }, 50);
-    radius.on('exit', (code) => {
-      clearInterval(check);
-      reject(new Error(`freeradius exited (${code}):\n${radiusLog.slice(-4000)}`));
-    });
-  });
-  radius.removeAllListeners('exit');
+  radius = await startFreeradius(t, SECRET);
 }, 60_000);
 
 afterAll(async () => {
-  if (radius && radius.exitCode === null) {
-    const exited = new Promise((resolve) => radius.on('exit', resolve));
-    radius.kill('SIGTERM');
-    await exited;
-  }
-  if (t) {
-    await t.pool.query(`drop owned by "${radiusRole}"`);
-    await t.pool.query(`drop role "${radiusRole}"`);
-    await t.close();
-  }
+  if (radius) await radius.stop();
+  if (t) await t.close();
   if (savedInterval === undefined) delete process.env.USAGE_INTERVAL_SECONDS;
   else process.env.USAGE_INTERVAL_SECONDS = savedInterval;
 });
