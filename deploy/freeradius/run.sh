@@ -8,7 +8,7 @@
 #                       read from DATA_DIR/pg-password, the user is postgres, the database billing)
 #
 # Ports: RADIUS_AUTH_PORT (1812), RADIUS_ACCT_PORT (1813), RADIUS_LISTEN_ADDR (*).
-# RADIUS_RUN_DIR (a temporary directory) holds the pid file.
+# RADIUS_RUN_DIR (a temporary directory) holds the pid file. The daemon runs with TZ=UTC (below).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 # Debian installs the daemon in /usr/sbin, which a normal user's PATH does not list.
@@ -36,6 +36,13 @@ else
   RADIUS_DB_PASSWORD="$(cat "$data_dir/pg-password")"
   export RADIUS_DB_PASSWORD
 fi
+
+# Billing days are UTC. FreeRADIUS reads the radcheck Expiration date ("Mon DD YYYY 00:00:00") in
+# its own local time zone, and so computes the refusal and the Session-Timeout from local midnight:
+# on a host at UTC+3 every subscriber would lose three hours of paid time. TZ=UTC makes it UTC
+# midnight; PGTZ=UTC makes the database session read the post-auth query's local '%S' timestamp
+# (radpostauth.authdate) in the same zone.
+export TZ=UTC PGTZ=UTC
 
 first_dir() { for d in "$@"; do [[ -e "$d" ]] && { echo "$d"; return; }; done; }
 export RADIUS_CONF_DIR="$here"
