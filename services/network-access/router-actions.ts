@@ -8,10 +8,12 @@ import {
   combineOutcomes,
   errorCause,
   outcomeOfReply,
+  SESSION_NOT_FOUND,
   type CoaReply,
   type ErrorCause,
   type Outcome,
 } from './coa/outcome';
+import { observeCoa, type CoaKind, type CoaOutcome } from '../../shared/metrics';
 import { RouterOsError, type RouterOsClient } from './routeros/client';
 import { apiTarget, type LiveSession } from './sessions';
 
@@ -47,10 +49,13 @@ export class RouterActions {
 
   async changeRate(username: string, sessions: LiveSession[], rateLimit: string): Promise<ActionResult> {
     return this.each(sessions, async (s) => {
-      if (!s.nas) return unknownNas(s);
-      const reply = await this.coa.change(
-        { host: s.nas.ip, port: s.nas.coaPort, secret: s.nas.secret },
-        { userName: username, acctSessionId: s.acctSessionId, framedIp: s.framedIp, rateLimit },
+      const nas = s.nas;
+      if (!nas) return unknownNas(s);
+      const reply = await observed('coa', () =>
+        this.coa.change(
+          { host: nas.ip, port: nas.coaPort, secret: nas.secret },
+          { userName: username, acctSessionId: s.acctSessionId, framedIp: s.framedIp, rateLimit },
+        ),
       );
       const outcome = outcomeOfReply(reply, 'rate_limit');
       if (outcome !== 'timeout') return fromReply(s, reply, outcome);
@@ -66,9 +71,12 @@ export class RouterActions {
 
   private async disconnectOne(username: string, s: LiveSession): Promise<SessionResult> {
     if (!s.nas) return unknownNas(s);
-    const reply = await this.coa.disconnect(
-      { host: s.nas.ip, port: s.nas.coaPort, secret: s.nas.secret },
-      { userName: username, acctSessionId: s.acctSessionId, framedIp: s.framedIp },
+    const nas = s.nas;
+    const reply = await observed('disconnect', () =>
+      this.coa.disconnect(
+        { host: nas.ip, port: nas.coaPort, secret: nas.secret },
+        { userName: username, acctSessionId: s.acctSessionId, framedIp: s.framedIp },
+      ),
     );
     const outcome = outcomeOfReply(reply, 'disconnect');
     if (outcome !== 'timeout') return fromReply(s, reply, outcome);
@@ -79,8 +87,10 @@ export class RouterActions {
         ...fromReply(s, reply, 'failed'),
         detail: `${unanswered}; no API credentials on the access server for the fallback`,
       };
+    const started = performance.now();
     try {
       const removed = await this.routeros.removePppSession(target, username);
+      observeCoa('api', removed > 0 ? 'ack' : 'no_session', (performance.now() - started) / 1000);
       return removed > 0
         ? { ...fromReply(s, reply, 'kicked'), via: 'api', detail: `${unanswered}; removed through the router API` }
         : {
@@ -89,10 +99,24 @@ export class RouterActions {
             detail: `${unanswered}; the router has no active session of this user`,
           };
     } catch (err) {
+      observeCoa('api', 'error', (performance.now() - started) / 1000);
       const why = err instanceof RouterOsError ? `${err.kind}: ${err.message}` : String(err);
       return { ...fromReply(s, reply, 'failed'), detail: `${unanswered}; router API fallback failed (${why})` };
     }
   }
+}
+
+/** One CoA exchange, counted and timed (retransmissions included) in coa_requests_total / _duration_seconds. */
+async function observed(kind: CoaKind, exchange: () => Promise<CoaReply>): Promise<CoaReply> {
+  const started = performance.now();
+  const reply = await exchange();
+  observeCoa(kind, coaOutcome(reply), (performance.now() - started) / 1000);
+  return reply;
+}
+
+function coaOutcome(reply: CoaReply): CoaOutcome {
+  if (reply.kind === 'nak' && reply.errorCause === SESSION_NOT_FOUND) return 'no_session';
+  return reply.kind;
 }
 
 function base(
