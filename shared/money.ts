@@ -91,11 +91,6 @@ function numberToPlainString(n: number): string {
   return (negative ? '-' : '') + out;
 }
 
-/** Number of decimal places of a number as written (0.1 -> 1, 2 -> 0). */
-export function decimalPlaces(value: number): number {
-  return parseDecimal(value).scale;
-}
-
 /** Divide with rounding half away from zero (half-up on magnitudes). */
 export function divRoundHalfUp(numerator: bigint, denominator: bigint): bigint {
   if (denominator === 0n) throw new RangeError('division by zero');

@@ -8,17 +8,17 @@ import { pgPool } from '../../shared/db/client';
 const dialect = new PgDialect();
 const names = new Map<string, string>();
 
-/**
- * Runs a read as a named (prepared) statement: the hot reads are parsed and planned once per
- * connection instead of per request (about 3x the throughput of unnamed queries here). The name is
- * derived from the SQL text, so each filter combination of the list is its own statement.
- */
 /** A fixed statement by name: nothing is built per call (the single-invoice read, pre-write checks). */
 export async function namedRows<T extends QueryResultRow>(name: string, text: string, values: unknown[]): Promise<T[]> {
   const res = await pgPool().query<T>({ name, text, values });
   return res.rows;
 }
 
+/**
+ * Runs a read as a named (prepared) statement: the hot reads are parsed and planned once per
+ * connection instead of per request (about 3x the throughput of unnamed queries here). The name is
+ * derived from the SQL text, so each filter combination of the list is its own statement.
+ */
 export async function preparedRows<T>(query: SQL): Promise<T[]> {
   const { sql: text, params } = dialect.sqlToQuery(query);
   let name = names.get(text);

@@ -35,5 +35,3 @@ export async function clusterMetrics(broker: ServiceBroker): Promise<string> {
   if (snapshots.length === 1) return registry.metrics();
   return client.AggregatorRegistry.aggregate(snapshots).metrics();
 }
-
-export const METRICS_CONTENT_TYPE = registry.contentType;

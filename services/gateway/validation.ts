@@ -1,7 +1,7 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { visit } from 'jsonc-parser';
-import { fail } from '../../shared/failures';
+import { FAILURES, fail } from '../../shared/failures';
 import type { JsonSchema, RouteDef } from '../../shared/http/route';
 
 /**
@@ -164,7 +164,7 @@ export function describe(error: ErrorObject | undefined, prefix = ''): string {
     const extra = (error.params as { additionalProperty: string }).additionalProperty;
     return `${field ? field + '.' : ''}${extra} is not a known field`;
   }
-  if (error.keyword === 'minProperties' && !field) return 'body has nothing to change';
+  if (error.keyword === 'minProperties' && !field) return FAILURES.bodyEmpty.message;
   if (error.keyword === 'enum') {
     const allowed = (error.params as { allowedValues: unknown[] }).allowedValues;
     return `${field || 'value'} must be one of ${allowed.join(', ')}`;
