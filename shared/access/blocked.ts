@@ -2,8 +2,8 @@
  * The SQL twin of `blockedReason` (shared/domain/access.ts), for the writers and the lifecycle
  * sweep that decide over sets of rows. It reads the subscriber `s`, its plan `p` and the
  * `suspend_overdue_after_days` setting straight from the settings table, so every writer gets the
- * same answer without threading settings through. test/unit/access-domain.test.ts holds both
- * forms to the same table.
+ * same answer without threading settings through. test/integration/lifecycle-access.test.ts
+ * holds both forms to the same table of cases.
  */
 import { sql, type SQL } from 'drizzle-orm';
 

@@ -1,7 +1,8 @@
 /**
  * Whether a subscriber may use the network, as billing decides it (docs/lifecycle.md). Pure: the
  * SQL twin that the writers and the sweep run over sets of rows is `blockedReasonSql` in
- * shared/access/blocked.ts, and the unit tests hold both to the same table.
+ * shared/access/blocked.ts, and test/integration/lifecycle-access.test.ts holds both to the same
+ * table of cases.
  *
  * - `inactive` (an operator's decision) is not a block: it is always a reject.
  * - blocked, in this order of precedence: `expired` (expiry_date before today), `quota` (a quota
