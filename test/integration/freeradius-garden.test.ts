@@ -11,7 +11,9 @@
  * The steps share one database and the settings are global: the describe blocks run in order,
  * each leaving the mode the next one expects.
  */
+import { GIB } from '../../shared/domain/fup';
 import { adminToken, client, startTestApp, type TestApp } from '../helpers/app';
+import { waitFor } from '../helpers/wait';
 import { startFreeradius, type Radius, type RadiusAnswer } from '../helpers/freeradius';
 
 const SECRET = 'radius-garden-secret';
@@ -25,6 +27,8 @@ let radius: Radius;
 const admin = adminToken();
 let reseller: number;
 let home: number; // pool + rate limit, no fair-use tiers
+let capped: number; // a daily quota and no tiers: reaching it blocks
+let cappedMonthly: number; // a monthly quota and no tiers
 
 const utcDay = (offsetDays = 0) => new Date(Date.now() + offsetDays * DAY_MS).toISOString().slice(0, 10);
 const plusDays = (day: string, n: number) =>
@@ -83,7 +87,11 @@ function expectPlan(res: RadiusAnswer, rate = '10M/20M'): void {
   expect(res.attrs['Mikrotik-Address-List']).toBeUndefined();
 }
 
+const savedInterval = process.env.USAGE_INTERVAL_SECONDS;
+
 beforeAll(async () => {
+  // The usage service runs only when called, so a quota is reached when the test says.
+  process.env.USAGE_INTERVAL_SECONDS = '0';
   t = await startTestApp();
   api = client(t.baseUrl);
   reseller = (
@@ -103,6 +111,8 @@ beforeAll(async () => {
     return id;
   };
   home = await plan({ name: 'home', rate_limit: '10M/20M', pool_name: 'home_pool' });
+  capped = await plan({ name: 'capped', rate_limit: '8M/8M', pool_name: 'home_pool', daily_quota_gb: 1 });
+  cappedMonthly = await plan({ name: 'monthly', rate_limit: '6M/6M', pool_name: 'home_pool', monthly_quota_gb: 1 });
   expect(
     (await api.post('/api/nas', { name: 'lab', ip_address: '127.0.0.1', secret: SECRET }, { token: admin })).status,
   ).toBe(201);
@@ -112,6 +122,8 @@ beforeAll(async () => {
 afterAll(async () => {
   if (radius) await radius.stop();
   if (t) await t.close();
+  if (savedInterval === undefined) delete process.env.USAGE_INTERVAL_SECONDS;
+  else process.env.USAGE_INTERVAL_SECONDS = savedInterval;
 });
 
 // Made in the first step, used through all of them.
@@ -274,5 +286,57 @@ describe('back to reject mode', () => {
     expect(await groupRows('radgroupreply')).toEqual([]);
     expect((await radius.login(blocked.username, blocked.password)).code).toBe('Access-Reject');
     expectPlan(await radius.login(expired.username, expired.password));
+  });
+});
+
+describe('a quota used up on a plan without tiers', () => {
+  it('blocks once fup_level > 0: gardened in walled_garden mode, rejected in reject mode', async () => {
+    const s = await mkSub({ service_id: capped });
+    expect((await radius.login(s.username, s.password)).attrs['Mikrotik-Rate-Limit']).toBe('8M/8M');
+    await radius.acct(s.username, 'q-1', 'Start', { 'Framed-IP-Address': '100.64.9.1' });
+    await radius.acct(s.username, 'q-1', 'Interim-Update', { 'Acct-Output-Octets': GIB + 5 });
+    await t.app.broker.call('usage.run', {});
+    const d = await detail(s.id);
+    expect(d.fup_level).toBe(1);
+    expect(d.blocked_reason).toBe('quota');
+    expect(await groupsOf(s.username)).toEqual(['billing_blocked']);
+    expect((await radius.login(s.username, s.password)).code).toBe('Access-Reject');
+    expect((await setSettings({ blocked_access: 'walled_garden' })).status).toBe(200);
+    expectGarden(await radius.login(s.username, s.password));
+
+    // reset-fup lifts the block: the plan again, with its Session-Timeout.
+    expect((await api.post(`/api/subscribers/${s.id}/reset-fup`, {}, { token: admin })).status).toBe(200);
+    const after = await detail(s.id);
+    expect(after.blocked_reason).toBeNull();
+    expectPlan(await loginUntil(s.username, s.password, after.expiry_date), '8M/8M');
+  });
+
+  it('a monthly quota blocks at level 3 (still gardened); topup-data lifts it at once', async () => {
+    expect((await setSettings({ blocked_access: 'walled_garden' })).status).toBe(200);
+    const s = await mkSub({ service_id: cappedMonthly });
+    await radius.acct(s.username, 'q-2', 'Start', { 'Framed-IP-Address': '100.64.9.2' });
+    await radius.acct(s.username, 'q-2', 'Interim-Update', { 'Acct-Output-Octets': GIB + 5 });
+    await t.app.broker.call('usage.run', {});
+    const d = await detail(s.id);
+    expect([d.fup_level, d.blocked_reason]).toEqual([3, 'quota']);
+    expectGarden(await radius.login(s.username, s.password));
+
+    expect((await api.post(`/api/subscribers/${s.id}/topup-data`, { gb: 1 }, { token: admin })).status).toBe(200);
+    // The FUP engine evaluates the top-up at once (usage.pending), within the issue's 5 s.
+    const after = await waitFor(
+      'the top-up lifting the quota block',
+      async () => {
+        const d = await detail(s.id);
+        return d.blocked_reason === null && d;
+      },
+      5_000,
+    );
+    expect(after.fup_level).toBe(0);
+    const res = await loginUntil(s.username, s.password, after.expiry_date);
+    expect(res.attrs['Mikrotik-Rate-Limit']).toBe('6M/6M');
+    expect(res.attrs['Mikrotik-Address-List']).toBeUndefined();
+
+    // Leave the default mode for whoever runs after.
+    expect((await setSettings({ blocked_access: 'reject' })).status).toBe(200);
   });
 });
