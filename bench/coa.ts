@@ -267,7 +267,8 @@ async function main(): Promise<void> {
       `${COUNT} subscribers online on one NAS (simulator answering in ${LATENCY_MS} ms), coa_max_in_flight_per_nas ${IN_FLIGHT}, ${os.cpus().length} CPUs`,
     );
 
-    // Warm-up: the app's first requests pay for JIT and connection set-up, and the RTT estimate starts at its initial guess.
+    // Warm-up: the app's first requests pay for JIT and connection set-up, and the RTT estimate
+    // starts at its initial guess.
     await run(server, pool, ids.slice(0, 200), token);
     nas.resetStats();
 

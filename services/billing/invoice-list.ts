@@ -1,7 +1,7 @@
 /**
- * GET /api/invoices at a million rows (docs/billing.md, "Lists at a million invoices"). A page is one prepared statement:
- * the page's ids from an index in list order (index-only, so a deep OFFSET skips index entries,
- * not rows), then those rows as the API's JSON, and the total beside them:
+ * GET /api/invoices at a million rows (docs/billing.md, "Lists at a million invoices"). A page is
+ * one prepared statement: the page's ids from an index in list order (index-only, so a deep OFFSET
+ * skips index entries, not rows), then those rows as the API's JSON, and the total beside them:
  *
  * - filtered by reseller only (admin list, a reseller's tree, `reseller_id`): exact, from
  *   `invoice_counts`, which triggers keep in the writing transaction;
@@ -409,7 +409,10 @@ function planOnce(s: Shape): boolean {
   return filters <= 1 && s.resellers !== 'many' && (s.search === false || s.search === 'few');
 }
 
-/** Trigram shares of full names (name-lookup.ts), sampled when the billing service starts and every NAME_SAMPLE_INTERVAL_MS. */
+/**
+ * Trigram shares of full names (name-lookup.ts), sampled when the billing service starts and every
+ * NAME_SAMPLE_INTERVAL_MS.
+ */
 let nameSample: NameSample | undefined;
 
 export function useNameSample(sample: NameSample | undefined): void {

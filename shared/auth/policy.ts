@@ -63,8 +63,9 @@ export async function scopeFor(db: DbOrTx, auth: Auth, access: Access): Promise<
 }
 
 /**
- * Every request of a reseller caller reads its tree's path, and most reads of a record its reseller's: outside a transaction as one prepared
- * statement (building it through Drizzle and planning it anew cost more than the read itself).
+ * Every request of a reseller caller reads its tree's path, and most reads of a record its
+ * reseller's: outside a transaction as one prepared statement (building it through Drizzle and
+ * planning it anew cost more than the read itself).
  */
 async function resellerPath(db: DbOrTx, id: number): Promise<{ path: string; treeGeneration: number } | undefined> {
   if (!isPoolDb(db)) {

@@ -35,7 +35,10 @@ export interface HttpRoute {
   /** Status of success (default 200) and the documented error statuses with their meaning. */
   success?: number;
   errors?: Record<number, string>;
-  /** What the success body is: the JSON envelope (default), bare JSON (documents such as OpenAPI), a PDF stream, HTML or text. */
+  /**
+   * What the success body is: the JSON envelope (default), bare JSON (documents such as OpenAPI),
+   * a PDF stream, HTML or text.
+   */
   produces?: 'json' | 'raw-json' | 'pdf' | 'html' | 'text';
   /** Which rate limit applies: the authenticated one (default), the public one, or none (probes). */
   rateLimit?: 'auth' | 'public' | 'none';
