@@ -133,6 +133,8 @@ export const bulkBody: JsonSchema = {
   ...bulkRequest,
   allOf: BULK_ACTIONS.map((action) => ({
     if: { properties: { action: { const: action } }, required: ['action'] },
-    then: { properties: { payload: BULK_PAYLOADS[action] } },
+    // The default here, not only on the outer `payload`: ajv judges this branch before it fills the
+    // outer one, so a request without `payload` would skip the action's required fields.
+    then: { properties: { payload: { ...BULK_PAYLOADS[action], default: {} } } },
   })),
 };
