@@ -84,6 +84,18 @@ const BULK_ACTIONS = {
       { name: 'override_price', label: 'Use it instead of the plan price', type: 'checkbox', value: true },
     ],
   },
+  set_auto_renew: {
+    permission: 'subscribers.edit',
+    label: 'Set auto-renew',
+    fields: () => [
+      {
+        name: 'auto_renew',
+        label: 'Renew automatically from the wallet at expiry',
+        type: 'checkbox',
+        value: true,
+      },
+    ],
+  },
   rename: {
     permission: 'subscribers.rename',
     label: 'Change realm',

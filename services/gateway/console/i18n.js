@@ -30,6 +30,15 @@ const FIELDS = {
   status: ['Status', 'الحالة'],
   expiry_date: ['Expiry date', 'تاريخ الانتهاء'],
   last_renewed_on: ['Last renewed on', 'آخر تجديد'],
+  auto_renew: ['Auto-renew from the wallet', 'التجديد التلقائي من المحفظة'],
+  blocked_reason: ['Access blocked', 'الوصول محظور'],
+  kind: ['Kind', 'النوع'],
+  rule_days: ['Days before expiry', 'أيام قبل الانتهاء'],
+  provider: ['Provider', 'المزوّد'],
+  recipient: ['Recipient', 'المستلم'],
+  message: ['Message', 'الرسالة'],
+  error: ['Error', 'الخطأ'],
+  sent_at: ['Sent at', 'تاريخ الإرسال'],
   price: ['Price', 'السعر'],
   override_price: ["Own price instead of the plan's", 'سعر خاص بدل سعر الباقة'],
   region: ['Region', 'المنطقة'],
@@ -337,6 +346,26 @@ const TEXTS = {
     'Avg up': 'متوسط الرفع',
     'Ended by': 'سبب الانتهاء',
     Paper: 'الورق',
+    // the lifecycle: auto-renew, why access is blocked, reminders
+    'Auto-renew': 'تجديد تلقائي',
+    'Renew automatically from the wallet at expiry': 'التجديد تلقائيًا من المحفظة عند الانتهاء',
+    'Set auto-renew': 'ضبط التجديد التلقائي',
+    Blocked: 'محظور',
+    'Blocked: {reason}': 'محظور: {reason}',
+    'not blocked': 'غير محظور',
+    expired: 'منتهي الصلاحية',
+    'quota used up': 'الحصة مستنفدة',
+    'invoice overdue': 'فاتورة متأخرة السداد',
+    'any reason': 'أي سبب',
+    Notifications: 'الإشعارات',
+    Date: 'التاريخ',
+    Kind: 'النوع',
+    'Days before expiry': 'أيام قبل الانتهاء',
+    Error: 'الخطأ',
+    'Sent at': 'تاريخ الإرسال',
+    'Expiry reminder': 'تذكير بالانتهاء',
+    'No notification for this subscriber yet.': 'لا توجد إشعارات لهذا المشترك بعد.',
+    'Notifications are not available on this server.': 'الإشعارات غير متاحة على هذا الخادم.',
   },
 };
 
@@ -347,6 +376,15 @@ function fill(text, values) {
 /** An English text of the console in the page's language, with `{name}` places filled from `values`. */
 export function t(text, values) {
   return fill(TEXTS[language]?.[text] ?? text, values);
+}
+
+/** Why access is blocked (`blocked_reason`), in words: the English text, translated by `t`. */
+const BLOCKED_REASONS = { expired: 'expired', quota: 'quota used up', overdue: 'invoice overdue' };
+
+/** `quota` is "quota used up" (الحصة مستنفدة in Arabic); null is "not blocked". */
+export function blockedReasonText(reason) {
+  if (!reason) return t('not blocked');
+  return t(BLOCKED_REASONS[reason] ?? reason);
 }
 
 const ACRONYMS = new Set(['api', 'coa', 'fup', 'gb', 'id', 'ip', 'mac', 'nas', 'pdf', 'radius', 'ttl', 'url']);

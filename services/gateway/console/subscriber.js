@@ -6,8 +6,24 @@ import { options, plans, resellers } from './lookups.js';
 import { go } from './router.js';
 import { session } from './session.js';
 import { subscriberFields } from './subscribers.js';
-import { fieldLabel, t } from './i18n.js';
-import { ActionDialog, bytes, Form, html, KeyValues, Loaded, money, notify, quota, Table, useLoad } from './ui.js';
+import { useState } from 'preact/hooks';
+import { blockedReasonText, fieldLabel, t } from './i18n.js';
+import {
+  ActionDialog,
+  bytes,
+  dateTime,
+  ErrorMessage,
+  Form,
+  html,
+  KeyValues,
+  Loaded,
+  money,
+  notify,
+  Pager,
+  quota,
+  Table,
+  useLoad,
+} from './ui.js';
 
 const post = (id, action, body = {}) => api('POST', `/api/subscribers/${id}/${action}`, { body });
 
@@ -221,6 +237,46 @@ function BandwidthRules({ id }) {
   </section>`;
 }
 
+const NOTIFICATION_KINDS = { expiry_reminder: 'Expiry reminder' };
+
+/**
+ * The messages the lifecycle sent or tried to send this subscriber (expiry reminders), newest
+ * first. A server without the route (404) says so; any other failure reads as the API's error.
+ */
+function Notifications({ id }) {
+  const [page, setPage] = useState(1);
+  const state = useLoad(
+    () => api('GET', '/api/notifications', { query: { subscriber_id: id, page, limit: 20 } }),
+    [id, page],
+  );
+  let body;
+  if (state.error?.status === 404) {
+    body = html`<p class="muted">${t('Notifications are not available on this server.')}</p>
+      <${ErrorMessage} error=${state.error} />`;
+  } else {
+    body = html`<${Loaded} state=${state}>${(res) =>
+      html`<${Table}
+          rows=${res.data}
+          caption="Notifications"
+          empty="No notification for this subscriber yet."
+          columns=${[
+            ['created_at', 'Date', (n) => dateTime(n.created_at)],
+            ['kind', 'Kind', (n) => t(NOTIFICATION_KINDS[n.kind] ?? n.kind)],
+            ['rule_days', 'Days before expiry'],
+            ['expiry_date', fieldLabel('expiry_date')],
+            ['status', 'Status', (n) => html`<span class=${`badge ${n.status}`}>${n.status}</span>`],
+            ['sent_at', 'Sent at', (n) => (n.sent_at ? dateTime(n.sent_at) : '—')],
+            ['error', 'Error', (n) => n.error ?? '—'],
+          ]}
+        />
+        <${Pager} pagination=${res.data.length ? res.pagination : null} onPage=${setPage} />`}</${Loaded}>`;
+  }
+  return html`<section class="card" aria-labelledby="h-notifications">
+    <h2 id="h-notifications">${t('Notifications')}</h2>
+    ${body}
+  </section>`;
+}
+
 function BandwidthSection({ id }) {
   const state = useLoad(() => api('GET', `/api/subscribers/${id}/bandwidth`), [id]);
   if (state.error?.status === 404) return html`<p class="muted">Bandwidth history is not available on this server.</p>`;
@@ -243,12 +299,14 @@ export function SubscriberPage({ id }) {
         <h1>${s.username}</h1>
         <span class=${`badge ${s.status}`}>${s.status}</span>
         ${s.is_online ? html`<span class="badge online">online</span>` : html`<span class="badge">offline</span>`}
+        ${s.blocked_reason && html`<span class="badge blocked">${t('Blocked: {reason}', { reason: blockedReasonText(s.blocked_reason) })}</span>`}
+        ${s.auto_renew && html`<span class="badge auto-renew">${t('Auto-renew')}</span>`}
       </div>
       <${Loaded} state=${lookups}>${(lk) => html`<div class="toolbar" role="group" aria-label="Actions">${actionsFor(s, lk, reload)}</div>`}</${Loaded}>
       <div class="grid">
         <section class="card" aria-labelledby="h-record"><h2 id="h-record">${t('Record')}</h2>
-          <${KeyValues} data=${{ ...s, plan: `${s.service.name} (${money(s.service.price, s.service.currency)} / ${s.service.duration_days} days)`, reseller: s.reseller.name, password: res.password }}
-            keys=${['full_name', 'phone', 'plan', 'reseller', 'expiry_date', 'last_renewed_on', 'password', 'price', 'override_price', 'region', 'building', 'address', 'nationality', 'country', 'notes', 'created_at']} />
+          <${KeyValues} data=${{ ...s, plan: `${s.service.name} (${money(s.service.price, s.service.currency)} / ${s.service.duration_days} days)`, reseller: s.reseller.name, password: res.password, blocked_reason: blockedReasonText(s.blocked_reason) }}
+            keys=${['full_name', 'phone', 'plan', 'reseller', 'expiry_date', 'last_renewed_on', 'auto_renew', 'blocked_reason', 'password', 'price', 'override_price', 'region', 'building', 'address', 'nationality', 'country', 'notes', 'created_at']} />
         </section>
         <section class="card" aria-labelledby="h-online"><h2 id="h-online">${t('Connection')}</h2>
           <${KeyValues} data=${s} keys=${['is_online', 'ip_address', 'last_nas_id', 'static_ip', 'mac_address']} />
@@ -271,6 +329,7 @@ export function SubscriberPage({ id }) {
         ${session.can('subscribers.view_graph') ? html`<${BandwidthSection} id=${s.id} />` : html`<p class="muted">Bandwidth charts need the subscribers.view_graph permission.</p>`}
       </section>
       <${BandwidthRules} id=${s.id} />
+      <${Notifications} id=${s.id} />
       ${
         session.can('subscribers.edit') &&
         html`<${Loaded} state=${lookups}>${(lk) => html`<details class="card">

@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import { allPages, api } from './api.js';
 import { BulkPanel } from './bulk.js';
-import { t } from './i18n.js';
+import { blockedReasonText, t } from './i18n.js';
 import { accessServers, options, plans, resellers } from './lookups.js';
 import { go, href } from './router.js';
 import { session } from './session.js';
@@ -10,12 +10,39 @@ import { bytes, date, ErrorMessage, Form, html, Loaded, notify, Pager, useLoad }
 
 const STATUSES = ['active', 'inactive', 'expired', 'expiring', 'online', 'offline'];
 const SORTS = ['created_at', 'username', 'expiry_date', 'daily_quota_used'];
-const FILTER_KEYS = ['search', 'status', 'service_id', 'reseller_id', 'nas_id', 'fup_level', 'sort', 'order', 'limit'];
+const BLOCKED_REASONS = ['expired', 'quota', 'overdue'];
+const FILTER_KEYS = [
+  'search',
+  'status',
+  'service_id',
+  'reseller_id',
+  'nas_id',
+  'fup_level',
+  'auto_renew',
+  'blocked',
+  'blocked_reason',
+  'sort',
+  'order',
+  'limit',
+];
 
 function filtersOf(query) {
   const out = {};
   for (const k of FILTER_KEYS) if (query[k]) out[k] = query[k];
   return out;
+}
+
+const yesNo = () => [
+  { value: 'true', label: t('yes') },
+  { value: 'false', label: t('no') },
+];
+
+/** The form's "Blocked" choice as the API's query: blocked=true|false or blocked_reason=<reason>. */
+function blockedQuery(values) {
+  const { blocked_reason: choice, ...rest } = values;
+  if (choice === 'any') return { ...rest, blocked: 'true' };
+  if (choice === 'none') return { ...rest, blocked: 'false' };
+  return choice ? { ...rest, blocked_reason: choice } : rest;
 }
 
 function filterFields(query, lookups) {
@@ -43,6 +70,20 @@ function filterFields(query, lookups) {
       type: 'select',
       options: opt(['0', '1', '2', '3']),
       value: query.fup_level,
+    },
+    { name: 'auto_renew', label: 'Auto-renew', type: 'select', options: yesNo(), value: query.auto_renew },
+    {
+      // One choice for two API filters: "any reason" is blocked=true, "not blocked" blocked=false,
+      // a reason blocked_reason=<it> (blockedQuery).
+      name: 'blocked_reason',
+      label: 'Blocked',
+      type: 'select',
+      options: [
+        { value: 'any', label: t('any reason') },
+        ...BLOCKED_REASONS.map((r) => ({ value: r, label: blockedReasonText(r) })),
+        { value: 'none', label: t('not blocked') },
+      ],
+      value: query.blocked_reason ?? { true: 'any', false: 'none' }[query.blocked],
     },
     {
       name: 'sort',
@@ -118,7 +159,7 @@ export function SubscribersPage({ query }) {
     </div>
     <${Loaded} state=${lookups}>${(lk) => html`<section class="filters" aria-label=${t('Search, filters and sort')}>
       <${Form} className="form inline" fields=${filterFields(query, lk)} submitLabel="Apply"
-        onSubmit=${async (values) => go('/subscribers', values)} />
+        onSubmit=${async (values) => go('/subscribers', blockedQuery(values))} />
     </section>`}</${Loaded}>
     <${Loaded} state=${list}>${(res) => {
       const rows = res.data;
@@ -147,16 +188,16 @@ export function SubscribersPage({ query }) {
                 setSelected(next);
               }} /></th>`
             }
-            ${['Username', 'Name', 'Phone', 'Plan', 'Status', 'Online', 'Expiry', 'Used today'].map((title) => html`<th scope="col">${t(title)}</th>`)}
+            ${['Username', 'Name', 'Phone', 'Plan', 'Status', 'Online', 'Expiry', 'Auto-renew', 'Used today'].map((title) => html`<th scope="col">${t(title)}</th>`)}
           </tr></thead>
           <tbody>${rows.map(
             (s) => html`<tr key=${s.id}>
             ${session.isAdminOrReseller && html`<td class="pick"><input type="checkbox" aria-label=${`Select ${s.username}`} checked=${selected.has(s.id)} onChange=${(e) => toggle(s.id, e.currentTarget.checked)} /></td>`}
             <td><a href=${href(`/subscribers/${s.id}`)}>${s.username}</a></td>
             <td>${s.full_name ?? ''}</td><td>${s.phone ?? ''}</td><td>${planName(s.service_id)}</td>
-            <td><span class=${`badge ${s.status}`}>${s.status}</span></td>
+            <td><span class=${`badge ${s.status}`}>${s.status}</span>${s.blocked_reason && html` <span class="badge blocked">${t('Blocked: {reason}', { reason: blockedReasonText(s.blocked_reason) })}</span>`}</td>
             <td>${s.is_online ? html`<span class="badge online">online</span> ${s.ip_address ?? ''}` : 'offline'}</td>
-            <td>${date(s.expiry_date)}</td><td>${bytes(s.daily_quota_used ?? 0)}</td>
+            <td>${date(s.expiry_date)}</td><td>${s.auto_renew ? t('yes') : t('no')}</td><td>${bytes(s.daily_quota_used ?? 0)}</td>
           </tr>`,
           )}</tbody>
         </table></div>
@@ -214,6 +255,12 @@ export function subscriberFields(lookups, current = {}) {
       label: 'Use the own price instead of the plan price',
       type: 'checkbox',
       value: current.override_price,
+    },
+    {
+      name: 'auto_renew',
+      label: 'Renew automatically from the wallet at expiry',
+      type: 'checkbox',
+      value: current.auto_renew,
     },
     { name: 'region', label: 'Region', value: current.region },
     { name: 'building', label: 'Building', value: current.building },
