@@ -213,6 +213,17 @@ describe('walled garden mode', () => {
     expect((await radius.login('nobody@isp', 'whatever')).code).toBe('Access-Reject');
   });
 
+  it('refuses, even in the garden mode, between midnight and the sweep that moves the subscriber into billing_blocked', async () => {
+    const s = await mkSub();
+    expectPlan(await radius.login(s.username, s.password));
+    await t.pool.query(
+      `update radcheck set value = to_char(now() at time zone 'UTC', 'Mon DD YYYY') || ' 00:00:00'
+        where username = $1 and attribute = 'Expiration'`,
+      [s.username],
+    );
+    expect((await radius.login(s.username, s.password)).code).toBe('Access-Reject');
+  });
+
   it("the garden's rate replaces the subscriber's own bandwidth-rule rate once it is blocked", async () => {
     expect((await api.put(`/api/subscribers/${ruled.id}`, { expiry_date: utcDay(-1) }, { token: admin })).status).toBe(
       200,
