@@ -80,8 +80,10 @@ it('a reply whose Response Authenticator does not verify is dropped, and the rea
   await new Promise<void>((resolve) => rogue.bind(0, '127.0.0.1', () => resolve()));
   rogue.on('message', (msg, from) => {
     const req = decodeRequest(msg, SECRET);
-    rogue.send(encodeReply(req, 'Disconnect-ACK', 'forged'), from.port, from.address);
-    setTimeout(() => rogue.send(encodeReply(req, 'Disconnect-NAK', SECRET, 504), from.port, from.address), 10);
+    // The real answer leaves once the forged one has been sent, so the client sees the forgery first.
+    rogue.send(encodeReply(req, 'Disconnect-ACK', 'forged'), from.port, from.address, () =>
+      rogue.send(encodeReply(req, 'Disconnect-NAK', SECRET, 504), from.port, from.address),
+    );
   });
   client = new CoaClient({ rto: { initialMs: 500, minMs: 20, maxMs: 1000 } });
   const reply = await client.disconnect(
