@@ -302,6 +302,12 @@ const SETTING_TYPES = {
   whatsapp_access_token: { type: 'password', secret: true },
   telegram_bot_token: { type: 'password', secret: true },
   language: { hint: 'two letters; ar, fa, he and ur lay the console and documents out right to left' },
+  // A one-line input would join the pairs into one line, which the server refuses.
+  walled_garden_attributes: {
+    type: 'textarea',
+    hint: 'one RADIUS pair a line, e.g. Mikrotik-Rate-Limit := "256k/256k"',
+  },
+  blocked_access: { type: 'select', options: opt(['reject', 'walled_garden']) },
   reminder_days: { type: 'ints', hint: 'comma-separated, e.g. 3, 1, 0' },
   suspend_overdue_after_days: { type: 'int', hint: 'empty: never' },
 };
