@@ -10,6 +10,7 @@ import { GIB } from '../../shared/domain/fup';
 import { RATE_LIMIT_EVENT } from '../../shared/fup-rate';
 import { adminToken, client, startTestApp, type TestApp } from '../helpers/app';
 import { startFreeradius, type Radius } from '../helpers/freeradius';
+import { waitFor } from '../helpers/wait';
 
 const SECRET = 'radius-test-secret';
 
@@ -328,9 +329,11 @@ describe('Accounting', () => {
     expect((await login(s.username, s.password)).attrs['Mikrotik-Rate-Limit']).toBe('1M/1M');
 
     // 5 GB of top-up data lift every threshold by 5 GB: 7 GiB is now past tier 1 only.
+    // topup-data has the FUP engine evaluate at once (usage.pending); a run of ours meanwhile skips
+    // the row that evaluation holds (SKIP LOCKED), so wait for the outcome rather than for our run.
     expect((await api.post(`/api/subscribers/${s.id}/topup-data`, { gb: 5 }, { token: admin })).status).toBe(200);
     await runUsage();
-    expect((await detail(s.id)).data.fup_level).toBe(1);
+    await waitFor('the top-up lowering the level to 1', async () => (await detail(s.id)).data.fup_level === 1, 5_000);
 
     // reset-fup: daily counter and level to 0 at once (monthly untouched), plan rate back by CoA.
     expect((await api.post(`/api/subscribers/${s.id}/reset-fup`, {}, { token: admin })).status).toBe(200);
