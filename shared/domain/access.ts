@@ -46,6 +46,50 @@ export interface RadiusPair {
 const PAIR = /^\s*([A-Za-z][A-Za-z0-9-]*)\s*(:=|\+=|==|=)\s*(?:"((?:[^"\\]|\\.)*)"|([^\s"]+))\s*$/;
 
 /**
+ * Reply attributes a garden may carry: RFC 2865/2869/3162 replies a router acts on and MikroTik's
+ * vendor attributes (FreeRADIUS's dictionary.mikrotik). FreeRADIUS refuses every blocked login when
+ * a group row names an attribute its dictionary lacks, so a typo is a 400 here instead.
+ */
+const GARDEN_ATTRIBUTES = new Set(
+  [
+    'Framed-IP-Address',
+    'Framed-IP-Netmask',
+    'Framed-Pool',
+    'Framed-Route',
+    'Framed-MTU',
+    'Framed-Protocol',
+    'Framed-IPv6-Prefix',
+    'Framed-IPv6-Pool',
+    'Delegated-IPv6-Prefix',
+    'Filter-Id',
+    'Class',
+    'Service-Type',
+    'Session-Timeout',
+    'Idle-Timeout',
+    'Reply-Message',
+    'Acct-Interim-Interval',
+    'Port-Limit',
+    'Mikrotik-Recv-Limit',
+    'Mikrotik-Xmit-Limit',
+    'Mikrotik-Group',
+    'Mikrotik-Rate-Limit',
+    'Mikrotik-Realm',
+    'Mikrotik-Host-IP',
+    'Mikrotik-Mark-Id',
+    'Mikrotik-Advertise-URL',
+    'Mikrotik-Advertise-Interval',
+    'Mikrotik-Recv-Limit-Gigawords',
+    'Mikrotik-Xmit-Limit-Gigawords',
+    'Mikrotik-Total-Limit',
+    'Mikrotik-Total-Limit-Gigawords',
+    'Mikrotik-Address-List',
+    'Mikrotik-Delegated-IPv6-Pool',
+    'Mikrotik-DHCP-Option-Set',
+    'Mikrotik-Switching-Filter',
+  ].map((a) => a.toLowerCase()),
+);
+
+/**
  * Parses the walled garden's reply attributes, one `Attribute op value` a line (blank lines
  * skipped). Throws naming the first bad line, so a setting that FreeRADIUS could not use is a 400.
  */
@@ -56,6 +100,7 @@ export function parseRadiusPairs(text: string): RadiusPair[] {
     if (line.trim() === '') continue;
     const m = PAIR.exec(line);
     if (!m) throw new Error(`line ${i + 1} is not a RADIUS pair (Attribute := "value"): ${line.trim().slice(0, 80)}`);
+    if (!GARDEN_ATTRIBUTES.has(m[1].toLowerCase())) throw new Error(`line ${i + 1}: unknown attribute ${m[1]}`);
     const value = m[3] !== undefined ? m[3].replace(/\\(.)/g, '$1') : m[4];
     pairs.push({ attribute: m[1], op: m[2], value });
   }

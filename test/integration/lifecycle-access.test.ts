@@ -334,6 +334,14 @@ describe('settings of the blocked group', () => {
       'Mikrotik-Rate-Limit := 256k/256k',
     ]);
 
+    const typo = await api.put(
+      '/api/settings',
+      { walled_garden_attributes: 'Mikrotik-Adress-List := "billing-blocked"' },
+      { token: admin },
+    );
+    expect(typo.status).toBe(400);
+    expect(typo.body.message).toBe('walled_garden_attributes: line 1: unknown attribute Mikrotik-Adress-List');
+
     const custom = await api.put(
       '/api/settings',
       { walled_garden_attributes: 'Mikrotik-Rate-Limit := "1M/1M"\n\nFramed-Pool := garden' },
