@@ -252,6 +252,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   let nextGatewayPort = cfg.port;
   const processes: ClusterProcess[] = [];
   const entry = path.join(repoRoot(), 'dist', 'server.js');
+  // The gateway is ready once it knows the routes of every unit this cluster runs (readiness.ts).
+  const expectedUnits = env.EXPECTED_UNITS || [...new Set(entries.flatMap((e) => e.split('+')))].join(',');
 
   const launch = (units: string, port: number): ClusterProcess => {
     const index = nextNode++;
@@ -269,6 +271,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
         NAMESPACE: namespace,
         NODE_ID: nodeID,
         PORT: String(port),
+        EXPECTED_UNITS: expectedUnits,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -9,6 +9,7 @@ import http, { type IncomingMessage, type Server, type ServerResponse } from 'no
 import bodyParser from 'body-parser';
 import Router, { type HTTPMethod } from 'find-my-way';
 import { fail } from '../../shared/failures';
+import { READINESS_PATH, RETRY_AFTER_SECONDS, RouteReadiness } from './readiness';
 import type { ServedRoute } from './route-registry';
 
 /** What a matched request carries to the route's handler. */
@@ -39,6 +40,8 @@ export function parseQuery(search: string): Record<string, string | string[]> {
 
 export class HttpFront {
   readonly server: Server;
+  /** Whether every route of the installation is known yet (readiness.ts). */
+  readonly readiness = new RouteReadiness();
   private router = this.newRouter();
   // strict: false so that `null` or `"x"` reach the route's own check (400), not the parser's.
   private readonly json = bodyParser.json({
@@ -62,6 +65,7 @@ export class HttpFront {
     const router = this.newRouter();
     for (const route of routes) router.on(route.def.method as HTTPMethod, route.def.path, () => undefined, route);
     this.router = router;
+    this.readiness.learn(routes.map((r) => r.key));
   }
 
   listen(port: number, host: string): Promise<void> {
@@ -108,8 +112,18 @@ export class HttpFront {
       // A path that does not decode (`%zz`) names no route.
       found = null;
     }
+    if (path === READINESS_PATH && !this.readiness.ready) {
+      // Not every unit's routes are known yet: a client trusting /health would get 503s (or, before
+      // readiness meant this, 404s) on its first calls.
+      res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
+      this.onError(req, res, fail('starting'));
+      return;
+    }
     if (!found) {
-      this.onError(req, res, fail('notFound'));
+      // A route some unit declares, whose unit has not announced itself yet: come back, not 404.
+      const declared = this.readiness.declares(req.method ?? 'GET', path);
+      if (declared) res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
+      this.onError(req, res, fail(declared ? 'serviceUnavailable' : 'notFound'));
       return;
     }
     const route = found.store as ServedRoute;
