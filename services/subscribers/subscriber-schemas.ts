@@ -1,4 +1,4 @@
-/** Request schemas of the subscriber routes (routes.ts), kept here so routes.ts stays a table. */
+/** Request schemas of the subscriber routes, declared on their actions in subscribers.service.ts and bulk.service.ts. */
 import { idParams, idSchema, isoDate, object, paginationProperties, type Infer } from '../../shared/http/schemas';
 import type { JsonSchema } from '../../shared/http/route';
 

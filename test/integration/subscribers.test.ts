@@ -85,7 +85,9 @@ const rows = {
   group: (username: string) => t.db.select().from(radusergroup).where(eq(radusergroup.username, username)),
   sub: async (id: number) => (await t.db.select().from(subscribers).where(eq(subscribers.id, id)))[0],
   outbox: async (id: number) =>
-    (await t.db.select().from(outbox)).filter((o) => (o.payload as { subscriber_id: number }).subscriber_id === id),
+    (await t.db.select().from(outbox).orderBy(outbox.id)).filter(
+      (o) => (o.payload as { subscriber_id: number }).subscriber_id === id,
+    ),
 };
 const attrs = async (username: string) =>
   Object.fromEntries((await rows.check(username)).map((r) => [r.attribute, r.value]));
@@ -172,9 +174,14 @@ describe('create', () => {
     expect(a['NT-Password']).toBeUndefined();
   });
 
-  it('an expired or inactive subscriber gets Auth-Type := Reject', async () => {
+  it('an expired subscriber is blocked: group billing_blocked alone, no Expiration; inactive gets Auth-Type := Reject', async () => {
     const s = await mkSub({ expiry_date: plusDays(-2) });
-    expect((await attrs(s.username))['Auth-Type']).toBe('Reject');
+    expect((await rows.group(s.username)).map((g) => g.groupname)).toEqual(['billing_blocked']);
+    expect(await attrs(s.username)).not.toHaveProperty('Expiration');
+    expect(await attrs(s.username)).not.toHaveProperty('Auth-Type');
+    const off = await mkSub();
+    await api.post(`/api/subscribers/${off.id}/deactivate`, {}, { token: admin });
+    expect((await attrs(off.username))['Auth-Type']).toBe('Reject');
   });
 
   it('409 username already exists; reusable after soft delete', async () => {
@@ -521,15 +528,16 @@ describe('renew', () => {
     expect(await t.db.select().from(invoices).where(eq(invoices.subscriberId, s.id))).toEqual([]);
   });
 
-  it('an expired subscriber renews from today and loses the Reject rule; wallet credit pays the invoice first', async () => {
+  it('an expired subscriber renews from today and leaves the blocked group; wallet credit pays the invoice first', async () => {
     const s = await mkSub({ expiry_date: plusDays(-10) });
-    expect((await attrs(s.username))['Auth-Type']).toBe('Reject');
+    expect((await rows.group(s.username)).map((g) => g.groupname)).toEqual(['billing_blocked']);
     await api.post(`/api/subscribers/${s.id}/add-balance`, { amount: 4 }, { token: admin });
     const res = await api.post(`/api/subscribers/${s.id}/renew`, {}, { token: admin });
     expect(res.status).toBe(200);
     expect(res.body.data.expiry_date).toBe(plusDays(30));
     expect(res.body.data.wallet_applied).toBe(4);
-    expect((await attrs(s.username))['Auth-Type']).toBeUndefined();
+    expect((await rows.group(s.username)).map((g) => g.groupname)).toEqual([`plan_${basic}`]);
+    expect(await attrs(s.username)).toHaveProperty('Expiration');
     const [inv] = await t.db.select().from(invoices).where(eq(invoices.id, res.body.data.invoice_id));
     expect(inv).toMatchObject({ paidAmount: 400, status: 'partial' });
   });
