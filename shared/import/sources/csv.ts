@@ -1,0 +1,197 @@
+/**
+ * CSV source (docs/import.md, "CSV"): one row per subscriber in `subscribers.csv`, and optionally
+ * `plans.csv` and `history.csv` beside it (the source is that file or its folder). Headers are
+ * matched case-insensitively after the mapping option renames them (`Login=username,Pass=password`),
+ * so an export of SAS4 or anything else is read without editing it.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { parse } from 'csv-parse/sync';
+import {
+  parseSourceDate,
+  text,
+  type ImportData,
+  type ImportHistory,
+  type ImportPlan,
+  type ImportSubscriber,
+  type SourceIssue,
+} from '../model';
+
+export class ImportInputError extends Error {}
+
+export const CSV_COLUMNS = {
+  subscribers: {
+    required: ['username', 'password', 'plan'],
+    optional: [
+      'password_type',
+      'plan_price',
+      'plan_days',
+      'reseller',
+      'full_name',
+      'phone',
+      'address',
+      'notes',
+      'expiry',
+      'static_ip',
+      'mac',
+      'balance',
+      'status',
+    ],
+  },
+  plans: { required: ['name', 'price'], optional: ['days', 'rate_limit'] },
+  history: { required: ['id', 'username', 'date', 'amount'], optional: ['paid', 'method', 'description', 'reference'] },
+} as const;
+
+/** `Login=username,Pass=password` -> { login: 'username', pass: 'password' } (keys lower-cased). */
+export function parseColumnMap(spec: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of (spec ?? '').split(',')) {
+    if (!pair.trim()) continue;
+    const at = pair.indexOf('=');
+    if (at <= 0)
+      throw new ImportInputError(`column mapping ${JSON.stringify(pair)} is not <their header>=<our column>`);
+    out[pair.slice(0, at).trim().toLowerCase()] = pair
+      .slice(at + 1)
+      .trim()
+      .toLowerCase();
+  }
+  return out;
+}
+
+type Row = Record<string, string>;
+
+function readCsv(file: string, kind: keyof typeof CSV_COLUMNS, map: Record<string, string>): Row[] {
+  const raw = fs.readFileSync(file, 'utf8').replace(/^\uFEFF/, '');
+  const rows = parse(raw, {
+    columns: (header: string[]) => header.map((h) => map[h.trim().toLowerCase()] ?? h.trim().toLowerCase()),
+    skip_empty_lines: true,
+    relax_column_count: true,
+    trim: false,
+  }) as Row[];
+  const header = rows.length ? Object.keys(rows[0]) : firstLineColumns(raw, map);
+  const missing = CSV_COLUMNS[kind].required.filter((c) => !header.includes(c));
+  if (missing.length) {
+    throw new ImportInputError(
+      `${path.basename(file)}: missing column(s) ${missing.join(', ')} (columns found: ${header.join(', ') || 'none'}; map yours with --columns)`,
+    );
+  }
+  return rows;
+}
+
+function firstLineColumns(raw: string, map: Record<string, string>): string[] {
+  const first = raw.split(/\r?\n/)[0] ?? '';
+  return first
+    .split(',')
+    .map((h) => h.trim().toLowerCase())
+    .filter(Boolean)
+    .map((h) => map[h] ?? h);
+}
+
+const PASSWORD_TYPES: Record<string, string> = {
+  '': 'Cleartext-Password',
+  cleartext: 'Cleartext-Password',
+  plain: 'Cleartext-Password',
+  nt: 'NT-Password',
+  md5: 'MD5-Password',
+  sha1: 'SHA-Password',
+  crypt: 'Crypt-Password',
+};
+
+export function readCsvSource(source: string, columnMap?: string): ImportData {
+  if (!fs.existsSync(source)) throw new ImportInputError(`no such file or folder: ${source}`);
+  const dir = fs.statSync(source).isDirectory() ? source : path.dirname(source);
+  const subscribersFile = fs.statSync(source).isDirectory() ? path.join(source, 'subscribers.csv') : source;
+  if (!fs.existsSync(subscribersFile)) throw new ImportInputError(`no subscribers.csv in ${source}`);
+  const map = parseColumnMap(columnMap);
+  const issues: SourceIssue[] = [];
+  const subRows = readCsv(subscribersFile, 'subscribers', map);
+  const plans: ImportPlan[] = [];
+  const plansFile = path.join(dir, 'plans.csv');
+  const planFromFile = new Set<string>();
+  if (fs.existsSync(plansFile)) {
+    for (const r of readCsv(plansFile, 'plans', map)) {
+      const name = text(r.name) ?? '';
+      planFromFile.add(name);
+      plans.push({
+        name,
+        price: text(r.price) ?? '',
+        durationDays: r.days ? Number(r.days) : 30,
+        rateLimit: text(r.rate_limit),
+        macBinding: false,
+      });
+    }
+  }
+  const subscribers: ImportSubscriber[] = [];
+  const planRows = new Map<string, ImportPlan>();
+  for (const r of subRows) {
+    const type = (r.password_type ?? '').trim();
+    const attribute = PASSWORD_TYPES[type.toLowerCase()] ?? type;
+    const expiryText = text(r.expiry);
+    const expiry = expiryText ? parseSourceDate(expiryText) : null;
+    const username = r.username ?? '';
+    if (expiryText && !expiry) {
+      issues.push({ entity: 'subscribers', key: username, reason: `expiry is not a date: ${expiryText}` });
+      continue;
+    }
+    const status = (text(r.status) ?? 'active').toLowerCase();
+    const plan = text(r.plan);
+    if (plan && !planFromFile.has(plan)) {
+      const p: ImportPlan = {
+        name: plan,
+        price: text(r.plan_price) ?? '',
+        durationDays: r.plan_days ? Number(r.plan_days) : 30,
+        rateLimit: null,
+        macBinding: false,
+      };
+      // The first row naming a plan defines it; a later row saying otherwise is a conflict.
+      const seen = planRows.get(plan);
+      if (!seen) {
+        planRows.set(plan, p);
+        plans.push(p);
+      } else if ((p.price && p.price !== seen.price) || p.durationDays !== seen.durationDays) plans.push(p);
+    }
+    subscribers.push({
+      username,
+      password: r.password ? { attribute, value: r.password } : null,
+      plan,
+      reseller: text(r.reseller),
+      fullName: text(r.full_name),
+      phone: text(r.phone),
+      address: text(r.address),
+      notes: text(r.notes),
+      expiry,
+      staticIp: text(r.static_ip),
+      mac: text(r.mac),
+      balance: text(r.balance),
+      active: !['inactive', 'disabled', 'suspended', 'banned', '0', 'false', 'no'].includes(status),
+    });
+  }
+  const history: ImportHistory[] = [];
+  const historyFile = path.join(dir, 'history.csv');
+  let historyRead = 0;
+  if (fs.existsSync(historyFile)) {
+    for (const r of readCsv(historyFile, 'history', map)) {
+      historyRead++;
+      history.push({
+        key: text(r.id) ?? '',
+        username: r.username ?? '',
+        date: parseSourceDate(r.date) ?? text(r.date) ?? '',
+        amount: text(r.amount) ?? '',
+        paid: text(r.paid) ?? text(r.amount) ?? '',
+        method: text(r.method),
+        description: text(r.description) ?? 'imported charge',
+        reference: text(r.reference),
+      });
+    }
+  }
+  const resellerNames = [...new Set(subscribers.map((s) => s.reseller).filter((r): r is string => r !== null))];
+  return {
+    source: 'csv',
+    plans,
+    resellers: resellerNames.map((name) => ({ name })),
+    subscribers,
+    history,
+    read: { subscribers: subRows.length, history: historyRead },
+    issues,
+  };
+}

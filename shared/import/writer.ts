@@ -1,0 +1,694 @@
+/**
+ * Writes an `ImportData` into our tables (docs/import.md), or plans it without writing (dry run):
+ * both build the same report. Idempotent: a subscriber imported from a source carries an audit_log
+ * row (`action` import, `details.source`), an imported history row's invoice carries
+ * `imported from <source> #<id>` in its notes and its payment `import:<source>:<id>` as reference,
+ * an imported balance's ledger row `import:<source>:wallet:<username>`; what is already there is
+ * counted as unchanged and not written again. Plans and resellers are matched by name. The
+ * subscribers go in batches, one transaction each (subscriber, FreeRADIUS rows, wallet, history),
+ * so a run that stops half-way is resumed by running it again.
+ *
+ * Passwords never leave this module except into `password_enc` (encrypted) and radcheck: errors
+ * of a batch are rethrown without the statement's parameters.
+ */
+import { sql } from 'drizzle-orm';
+import { passwordCheckRow, syncAccessRows, type PasswordMode } from '../access/radius-rows';
+import { encrypt } from '../auth/secrets';
+import { createInvoices } from '../billing/invoices';
+import type { Db, Tx } from '../db/client';
+import { radcheck, resellers, services, subscribers } from '../db/schema';
+import { addDays, isIPv4, normaliseMac, todayIso } from '../domain/subscriber';
+import { currencyExponent, fromMinor, parseDecimal } from '../money';
+import { writePlanGroupReply } from '../radius';
+import { loadSettings } from '../settings';
+import {
+  CLEARTEXT_ATTRIBUTES,
+  passwordAttribute,
+  type Entity,
+  type ImportData,
+  type ImportHistory,
+  type ImportSubscriber,
+} from './model';
+import { emptyCounts, SAMPLE, summariseIssues, type ImportReport, type Issue, type Mismatch } from './report';
+
+export interface WriteOptions {
+  dryRun: boolean;
+  /** Subscribers per transaction (default 1000). */
+  batchSize?: number;
+  /** Reseller of subscribers the source names none for (default `Imported from <source>`). */
+  defaultReseller?: string;
+  /** The UTC date expiry is compared with (default today). */
+  today?: string;
+  /** Progress lines (never a password). */
+  progress?: (message: string) => void;
+}
+
+/** Decimal string -> minor units of `currency`; a reason when it is no amount or has sub-unit digits. */
+export function toMinorExact(value: string, currency: string): number | string {
+  let d;
+  try {
+    d = parseDecimal(value.replace(/,/g, ''));
+  } catch {
+    return `not an amount: ${value}`;
+  }
+  let { digits, scale } = d;
+  const exp = currencyExponent(currency);
+  while (scale > exp && digits % 10n === 0n) {
+    digits /= 10n;
+    scale--;
+  }
+  if (scale > exp) return `more decimals than ${currency} has: ${value}`;
+  const minor = digits * 10n ** BigInt(exp - scale);
+  if (minor > BigInt(Number.MAX_SAFE_INTEGER) || minor < -BigInt(Number.MAX_SAFE_INTEGER)) return `too large: ${value}`;
+  return Number(minor);
+}
+
+const MAX_USERNAME = 128;
+const hasControl = (s: string) => [...s].some((c) => c.charCodeAt(0) < 32 || c.charCodeAt(0) === 127);
+/** Ours but `wallet`: a wallet payment implies a wallet entry, which the source's history does not hold. */
+const PAYMENT_METHODS = ['cash', 'card', 'bank', 'prepaid_card', 'other'];
+
+/** A source's payment method to ours: kept when it is one of ours, else by keyword, else `other`. */
+export function paymentMethod(method: string | null): string {
+  const m = (method ?? '').trim().toLowerCase();
+  if (PAYMENT_METHODS.includes(m)) return m;
+  if (/card|visa|master|stripe|paypal/.test(m)) return 'card';
+  if (/bank|transfer|wire|iban/.test(m)) return 'bank';
+  if (/voucher|prepaid|coupon/.test(m)) return 'prepaid_card';
+  if (/cash|admin|recharge|manual/.test(m)) return 'cash';
+  return 'other';
+}
+
+interface PlannedSubscriber {
+  src: ImportSubscriber;
+  serviceId: number | 'new';
+  planName: string;
+  resellerName: string;
+  expiry: string;
+  staticIp: string | null;
+  mac: string | null;
+  balance: number;
+  /** Set once written, or when already imported. */
+  id?: number;
+  resellerId?: number;
+}
+
+interface PlannedHistory {
+  src: ImportHistory;
+  amount: number;
+  paid: number;
+}
+
+interface Existing {
+  id: number;
+  resellerId: number;
+  imported: boolean;
+  walletCredit: number | null;
+}
+
+export async function writeImport(db: Db, data: ImportData, options: WriteOptions): Promise<ImportReport> {
+  const started = Date.now();
+  const source = data.source;
+  const progress = options.progress ?? (() => undefined);
+  const today = options.today ?? todayIso();
+  const settings = await loadSettings(db, ['currency', 'radius_password_mode']);
+  const currency = settings.currency;
+  const passwordMode = settings.radius_password_mode as PasswordMode;
+  const entities: Record<Entity, ReturnType<typeof emptyCounts>> = {
+    plans: emptyCounts(),
+    resellers: emptyCounts(),
+    subscribers: emptyCounts(),
+    history: emptyCounts(),
+    routers: emptyCounts(),
+  };
+  const issues: Issue[] = [];
+  const mismatches: Mismatch[] = [];
+  const issue = (entity: Entity, key: string, outcome: Issue['outcome'], reason: string) => {
+    issues.push({ entity, key, outcome, reason });
+    if (outcome === 'skipped') entities[entity].skipped++;
+    if (outcome === 'conflicting') entities[entity].conflicting++;
+  };
+  entities.plans.read = data.plans.length;
+  entities.resellers.read = data.resellers.length;
+  entities.subscribers.read = data.subscribers.length;
+  entities.history.read = data.history.length;
+  for (const [entity, n] of Object.entries(data.read)) entities[entity as Entity].read = n ?? 0;
+  for (const i of data.issues) issue(i.entity, i.key, 'skipped', i.reason);
+  const money = (m: number) => String(fromMinor(m, currency));
+  const balances = { source: 0, notImported: 0, after: 0, difference: 0 };
+  const payments = { source: 0, notImported: 0, after: 0, difference: 0 };
+
+  // ------------------------------------------------------------------ plans, by name
+  const livePlans = new Map(
+    (
+      await db
+        .select({ id: services.id, name: services.name, price: services.price, currency: services.currency })
+        .from(services)
+        .where(sql`${services.deletedAt} is null`)
+    ).map((p) => [p.name, p]),
+  );
+  /** Plan name -> our id, 'new', or the reason its subscribers cannot come. */
+  const planIds = new Map<string, number | 'new' | { reason: string }>();
+  const newPlans: {
+    name: string;
+    price: number;
+    durationDays: number;
+    rateLimit: string | null;
+    macBinding: boolean;
+  }[] = [];
+  const seenPlans = new Map<string, string>();
+  for (const p of data.plans) {
+    const name = p.name.trim();
+    // No price: the plan must already be ours (matched by its name alone).
+    if (p.price.trim() === '' && !livePlans.has(name)) {
+      issue('plans', name, 'skipped', 'unknown plan: no price in the source and no plan of ours has that name');
+      planIds.set(name, { reason: `unknown plan: ${name}` });
+      continue;
+    }
+    const price = p.price.trim() === '' ? livePlans.get(name)!.price : toMinorExact(p.price, currency);
+    const signature = `${p.price}/${p.durationDays}`;
+    if (seenPlans.has(name)) {
+      if (seenPlans.get(name) !== signature) {
+        issue('plans', name, 'conflicting', `listed twice with different prices or periods: ${signature}`);
+        planIds.set(name, { reason: `plan conflicts: ${name}` });
+      }
+      continue;
+    }
+    seenPlans.set(name, signature);
+    if (!name) {
+      issue('plans', p.name, 'skipped', 'no name');
+      continue;
+    }
+    if (typeof price === 'string') {
+      issue('plans', name, 'skipped', `price ${price}`);
+      planIds.set(name, { reason: `plan skipped: ${name}` });
+      continue;
+    }
+    if (!Number.isInteger(p.durationDays) || p.durationDays < 1) {
+      issue('plans', name, 'skipped', `period is not a whole number of days: ${p.durationDays}`);
+      planIds.set(name, { reason: `plan skipped: ${name}` });
+      continue;
+    }
+    const live = livePlans.get(name);
+    if (live) {
+      if (live.price === price && live.currency === currency) {
+        entities.plans.unchanged++;
+        planIds.set(name, live.id);
+      } else {
+        issue('plans', name, 'conflicting', `a plan of that name exists at another price: ${money(live.price)}`);
+        planIds.set(name, { reason: `plan conflicts: ${name}` });
+      }
+      continue;
+    }
+    entities.plans.imported++;
+    planIds.set(name, 'new');
+    newPlans.push({ name, price, durationDays: p.durationDays, rateLimit: p.rateLimit, macBinding: p.macBinding });
+  }
+  const planDays = new Map(data.plans.map((p) => [p.name.trim(), p.durationDays]));
+
+  // ------------------------------------------------------------------ subscribers
+  const defaultReseller = options.defaultReseller ?? `Imported from ${source}`;
+  const counts = new Map<string, number>();
+  for (const s of data.subscribers) counts.set(s.username, (counts.get(s.username) ?? 0) + 1);
+  const existing = await existingSubscribers(db, source, [...counts.keys()]);
+  const takenIps = new Set(
+    (
+      await db.execute<{ ip: string }>(
+        sql`select host(static_ip) as ip from subscribers where deleted_at is null and static_ip is not null`,
+      )
+    ).rows.map((r) => r.ip),
+  );
+  const planned: PlannedSubscriber[] = [];
+  const accepted = new Map<string, PlannedSubscriber>();
+  for (const s of data.subscribers) {
+    const balance = s.balance === null ? 0 : toMinorExact(s.balance, currency);
+    if (typeof balance === 'number') balances.source += balance;
+    const skip = (reason: string, outcome: 'skipped' | 'conflicting' = 'skipped') => {
+      issue('subscribers', s.username, outcome, reason);
+      if (typeof balance === 'number') balances.notImported += balance;
+    };
+    if (!s.username || s.username.length > MAX_USERNAME || hasControl(s.username)) {
+      skip('username empty, too long or with control characters');
+      continue;
+    }
+    if ((counts.get(s.username) ?? 0) > 1) {
+      skip('duplicate username in the source');
+      continue;
+    }
+    const known = existing.get(s.username);
+    if (known && !known.imported) {
+      skip('a subscriber with that username exists (not imported from this source)', 'conflicting');
+      continue;
+    }
+    if (!s.password || !s.password.value || !passwordAttribute(s.password.attribute)) {
+      skip(s.password ? `password attribute not accepted: ${s.password.attribute}` : 'no password');
+      continue;
+    }
+    if (typeof balance === 'string') {
+      skip(`balance ${balance}`);
+      continue;
+    }
+    if (balance < 0) {
+      skip(`negative balance (debt) is not a wallet credit: ${s.balance}`);
+      continue;
+    }
+    if (!s.plan) {
+      skip('no plan');
+      continue;
+    }
+    const planId = planIds.get(s.plan.trim());
+    if (planId === undefined) {
+      skip(`unknown plan: ${s.plan}`);
+      continue;
+    }
+    if (typeof planId === 'object') {
+      skip(planId.reason);
+      continue;
+    }
+    if (known) {
+      entities.subscribers.unchanged++;
+      const p: PlannedSubscriber = {
+        src: s,
+        serviceId: planId,
+        planName: s.plan.trim(),
+        resellerName: '',
+        expiry: '',
+        staticIp: null,
+        mac: null,
+        balance,
+        id: known.id,
+        resellerId: known.resellerId,
+      };
+      accepted.set(s.username, p);
+      const credited = known.walletCredit ?? 0;
+      if (credited !== balance) {
+        mismatches.push({
+          entity: 'subscribers',
+          key: s.username,
+          what: 'balance changed in the source since it was imported',
+          source: money(balance),
+          ours: money(credited),
+        });
+      }
+      continue;
+    }
+    let mac: string | null = null;
+    if (s.mac) {
+      mac = normaliseMac(s.mac);
+      if (!mac) issue('subscribers', s.username, 'warning', `MAC address not imported, not a MAC: ${s.mac}`);
+    }
+    let staticIp: string | null = null;
+    if (s.staticIp) {
+      if (!isIPv4(s.staticIp)) {
+        issue('subscribers', s.username, 'warning', `static address not imported, not an IPv4 address: ${s.staticIp}`);
+      } else if (takenIps.has(s.staticIp)) {
+        issue(
+          'subscribers',
+          s.username,
+          'warning',
+          `static address not imported, held by another subscriber: ${s.staticIp}`,
+        );
+      } else {
+        staticIp = s.staticIp;
+        takenIps.add(staticIp);
+      }
+    }
+    let expiry = s.expiry;
+    if (!expiry) {
+      expiry = addDays(today, planDays.get(s.plan.trim()) ?? 30);
+      issue('subscribers', s.username, 'warning', `no expiry in the source: one period from today: ${expiry}`);
+    }
+    const p: PlannedSubscriber = {
+      src: s,
+      serviceId: planId,
+      planName: s.plan.trim(),
+      resellerName: s.reseller?.trim() || defaultReseller,
+      expiry,
+      staticIp,
+      mac,
+      balance,
+    };
+    entities.subscribers.imported++;
+    planned.push(p);
+    accepted.set(s.username, p);
+  }
+
+  // ------------------------------------------------------------------ resellers, by name
+  const liveResellers = new Map<string, number>();
+  for (const r of await db.select({ id: resellers.id, name: resellers.name }).from(resellers).orderBy(resellers.id)) {
+    if (!liveResellers.has(r.name)) liveResellers.set(r.name, r.id);
+  }
+  const resellerNames = new Set<string>();
+  for (const r of data.resellers) {
+    const name = r.name.trim();
+    if (!name) {
+      issue('resellers', r.name, 'skipped', 'no name');
+      continue;
+    }
+    if (resellerNames.has(name)) continue;
+    resellerNames.add(name);
+  }
+  for (const p of planned) resellerNames.add(p.resellerName);
+  const newResellers: string[] = [];
+  for (const name of resellerNames) {
+    if (liveResellers.has(name)) entities.resellers.unchanged++;
+    else {
+      entities.resellers.imported++;
+      newResellers.push(name);
+    }
+  }
+
+  // ------------------------------------------------------------------ history
+  const historyBy = new Map<string, PlannedHistory[]>();
+  const seenKeys = new Set<string>();
+  for (const h of data.history) {
+    const amount = toMinorExact(h.amount, currency);
+    const paid = toMinorExact(h.paid, currency);
+    if (typeof paid === 'number') payments.source += paid;
+    const skip = (reason: string) => {
+      issue('history', h.key, 'skipped', reason);
+      if (typeof paid === 'number') payments.notImported += paid;
+    };
+    if (!h.key) {
+      skip('no id');
+      continue;
+    }
+    if (seenKeys.has(h.key)) {
+      skip('duplicate id in the source');
+      continue;
+    }
+    seenKeys.add(h.key);
+    if (typeof amount === 'string') {
+      skip(`amount ${amount}`);
+      continue;
+    }
+    if (typeof paid === 'string') {
+      skip(`paid ${paid}`);
+      continue;
+    }
+    if (amount < 0 || paid < 0) {
+      skip(`negative amount (refund) not imported: ${h.amount}`);
+      continue;
+    }
+    if (paid > amount) {
+      skip(`paid more than charged: ${h.paid} of ${h.amount}`);
+      continue;
+    }
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(h.date)) {
+      skip(`no date: ${h.date}`);
+      continue;
+    }
+    if (!accepted.has(h.username)) {
+      skip(
+        counts.has(h.username) ? `its subscriber is not imported: ${h.username}` : `unknown subscriber: ${h.username}`,
+      );
+      continue;
+    }
+    const list = historyBy.get(h.username) ?? [];
+    list.push({ src: h, amount, paid });
+    historyBy.set(h.username, list);
+  }
+
+  // ------------------------------------------------------------------ what is already there
+  const prefix = `imported from ${source} #`;
+  const alreadyUnchanged = [...accepted.values()].filter((p) => p.id !== undefined && historyBy.has(p.src.username));
+  const doneKeys = new Set<string>();
+  for (let i = 0; i < alreadyUnchanged.length; i += 5000) {
+    const ids = alreadyUnchanged.slice(i, i + 5000).map((p) => p.id!);
+    const rows = await db.execute<{ notes: string }>(sql`
+      select notes from invoices
+       where subscriber_id = any(${sql.param(ids)}::int[]) and notes like ${likePrefix(prefix)}`);
+    for (const r of rows.rows) doneKeys.add(keyOfNotes(r.notes, prefix));
+  }
+  for (const list of historyBy.values()) {
+    for (let i = list.length - 1; i >= 0; i--) {
+      if (doneKeys.has(list[i].src.key)) {
+        entities.history.unchanged++;
+        list.splice(i, 1);
+      }
+    }
+    entities.history.imported += list.length;
+  }
+
+  const usernames = [...counts.keys()];
+  const historyKeys = [...seenKeys];
+  const [before] = await ledgerTotals(db, source, usernames, historyKeys);
+  const plannedBalances = planned.reduce((sum, p) => sum + p.balance, 0);
+  let plannedPayments = 0;
+  for (const list of historyBy.values()) for (const h of list) plannedPayments += h.paid;
+
+  // ------------------------------------------------------------------ writes
+  if (!options.dryRun) {
+    const planIdByName = new Map<string, number>();
+    const resellerIdByName = new Map(liveResellers);
+    await db.transaction(async (tx) => {
+      for (const p of newPlans) {
+        const [row] = await tx
+          .insert(services)
+          .values({
+            name: p.name,
+            price: p.price,
+            currency,
+            durationDays: p.durationDays,
+            rateLimit: p.rateLimit,
+            macBinding: p.macBinding,
+          })
+          .returning();
+        await writePlanGroupReply(tx, row.id, row);
+        planIdByName.set(p.name, row.id);
+      }
+      for (const name of newResellers) {
+        const [row] = await tx.insert(resellers).values({ name, path: '', currency }).returning({ id: resellers.id });
+        await tx.execute(sql`update resellers set path = ${`/${row.id}/`} where id = ${row.id}`);
+        resellerIdByName.set(name, row.id);
+      }
+    });
+    progress(`plans and resellers written: ${newPlans.length} plans, ${newResellers.length} resellers`);
+    const batchSize = options.batchSize ?? 1000;
+    const work = [...planned, ...alreadyUnchanged.filter((p) => (historyBy.get(p.src.username) ?? []).length > 0)];
+    for (let i = 0; i < work.length; i += batchSize) {
+      const batch = work.slice(i, i + batchSize);
+      for (const p of batch) {
+        if (p.serviceId === 'new') p.serviceId = planIdByName.get(p.planName)!;
+        if (p.id === undefined) p.resellerId = resellerIdByName.get(p.resellerName)!;
+      }
+      try {
+        await db.transaction(async (tx) => {
+          await writeBatch(tx, { source, currency, passwordMode, today }, batch, historyBy);
+        });
+      } catch (err) {
+        // eslint-disable-next-line preserve-caught-error -- the cause holds the statement's parameters: password rows
+        throw new Error(`batch of subscribers ${batch[0].src.username}..: ${safeMessage(err)}`);
+      }
+      progress(`subscribers ${Math.min(i + batchSize, work.length)} of ${work.length}`);
+    }
+  }
+
+  const [after] = options.dryRun
+    ? [{ balances: before.balances + plannedBalances, payments: before.payments + plannedPayments }]
+    : await ledgerTotals(db, source, usernames, historyKeys);
+  balances.after = after.balances;
+  payments.after = after.payments;
+  balances.difference = balances.source - balances.notImported - balances.after;
+  payments.difference = payments.source - payments.notImported - payments.after;
+  return {
+    source,
+    dryRun: options.dryRun,
+    seconds: (Date.now() - started) / 1000,
+    currency,
+    entities,
+    reasons: summariseIssues(issues),
+    issues: issues.slice(0, SAMPLE),
+    money: { balances, payments, reconciled: balances.difference === 0 && payments.difference === 0 },
+    mismatches: mismatches.slice(0, SAMPLE),
+  };
+}
+
+const likePrefix = (prefix: string) => `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+function keyOfNotes(notes: string, prefix: string): string {
+  const rest = notes.slice(prefix.length);
+  const end = rest.indexOf(' ');
+  return end === -1 ? rest : rest.slice(0, end);
+}
+
+/** Live subscribers holding these usernames, whether this source imported them, and the balance it credited. */
+async function existingSubscribers(db: Db, source: string, usernames: string[]): Promise<Map<string, Existing>> {
+  const out = new Map<string, Existing>();
+  for (let i = 0; i < usernames.length; i += 10000) {
+    const names = usernames.slice(i, i + 10000);
+    const rows = await db.execute<{
+      id: number;
+      username: string;
+      reseller_id: number;
+      imported: boolean;
+      credit: number | null;
+    }>(sql`
+      select s.id, s.username, s.reseller_id,
+             exists (select 1 from audit_log a where a.entity = 'subscriber' and a.entity_id = s.id
+                        and a.action = 'import' and a.details->>'source' = ${source}) as imported,
+             (select sum(t.amount) from transactions t where t.subscriber_id = s.id and t.type = 'wallet_credit'
+                 and t.reference = ${`import:${source}:wallet:`} || s.username)::bigint as credit
+        from subscribers s
+       where s.deleted_at is null and s.username = any(${sql.param(names)}::text[])`);
+    for (const r of rows.rows) {
+      out.set(r.username, {
+        id: Number(r.id),
+        resellerId: Number(r.reseller_id),
+        imported: r.imported,
+        walletCredit: r.credit === null ? null : Number(r.credit),
+      });
+    }
+  }
+  return out;
+}
+
+/**
+ * What imports from `source` brought into our ledger for the records of this source: wallet credits
+ * of its usernames and payments of its history ids (another file of the same kind is another set).
+ */
+async function ledgerTotals(
+  db: Db,
+  source: string,
+  usernames: string[],
+  historyKeys: string[],
+): Promise<[{ balances: number; payments: number }]> {
+  const rows = await db.execute<{ balances: string | null; payments: string | null }>(sql`
+    select (select sum(t.amount) from transactions t
+              join unnest(${sql.param(usernames.map((u) => `import:${source}:wallet:${u}`))}::text[]) as r(ref)
+                on t.reference = r.ref
+             where t.type = 'wallet_credit') as balances,
+           (select sum(p.amount) from invoice_payments p
+              join unnest(${sql.param(historyKeys.map((k) => `import:${source}:${k}`))}::text[]) as r(ref)
+                on p.reference = r.ref) as payments`);
+  return [{ balances: Number(rows.rows[0].balances ?? 0), payments: Number(rows.rows[0].payments ?? 0) }];
+}
+
+/** A database error without the statement's parameters (which hold password rows). */
+export function safeMessage(err: unknown): string {
+  const e = err as { cause?: { message?: string; detail?: string }; message?: string };
+  const base = e?.cause?.message ?? e?.message ?? String(err);
+  const detail = e?.cause?.detail ? ` (${e.cause.detail})` : '';
+  return `${base.split('\nparams:')[0].split(' params: ')[0]}${detail}`.slice(0, 2000);
+}
+
+interface BatchContext {
+  source: string;
+  currency: string;
+  passwordMode: PasswordMode;
+  today: string;
+}
+
+async function writeBatch(
+  tx: Tx,
+  ctx: BatchContext,
+  batch: PlannedSubscriber[],
+  historyBy: Map<string, PlannedHistory[]>,
+): Promise<void> {
+  const fresh = batch.filter((p) => p.id === undefined);
+  if (fresh.length) {
+    const inserted = await tx
+      .insert(subscribers)
+      .values(
+        fresh.map((p) => ({
+          username: p.src.username,
+          passwordEnc: encrypt(
+            CLEARTEXT_ATTRIBUTES.includes(passwordAttribute(p.src.password!.attribute)!) ? p.src.password!.value : '',
+          ),
+          fullName: p.src.fullName,
+          phone: p.src.phone,
+          address: p.src.address,
+          notes: p.src.notes,
+          macAddress: p.mac,
+          staticIp: p.staticIp,
+          serviceId: p.serviceId as number,
+          resellerId: p.resellerId!,
+          status: p.src.active ? 'active' : 'inactive',
+          walletBalance: p.balance,
+          expiryDate: p.expiry,
+        })),
+      )
+      .returning({ id: subscribers.id, username: subscribers.username });
+    const idOf = new Map(inserted.map((r) => [r.username, r.id]));
+    for (const p of fresh) p.id = idOf.get(p.src.username)!;
+    const checks = await Promise.all(
+      fresh.map(async (p) => {
+        const attribute = passwordAttribute(p.src.password!.attribute)!;
+        return CLEARTEXT_ATTRIBUTES.includes(attribute)
+          ? passwordCheckRow(p.src.username, p.src.password!.value, ctx.passwordMode)
+          : { username: p.src.username, attribute, op: ':=', value: p.src.password!.value };
+      }),
+    );
+    await tx.insert(radcheck).values(checks);
+    await syncAccessRows(
+      tx,
+      fresh.map((p) => p.id!),
+      ctx.today,
+    );
+    await tx.execute(sql`
+      insert into audit_log (action, entity, entity_id, details)
+      select 'import', 'subscriber', id, jsonb_build_object('source', ${ctx.source}::text, 'key', username)
+        from unnest(${sql.param(fresh.map((p) => p.id!))}::int[], ${sql.param(fresh.map((p) => p.src.username))}::text[])
+          as v(id, username)`);
+    const credited = fresh.filter((p) => p.balance > 0);
+    if (credited.length) {
+      await tx.execute(sql`
+        with v as (
+          select * from unnest(${sql.param(credited.map((p) => p.id!))}::int[], ${sql.param(credited.map((p) => p.balance))}::bigint[])
+            as v(id, amount)
+        ), t as (
+          insert into transactions (type, amount, currency, subscriber_id, username, reseller_id, method, reference, notes)
+          select 'wallet_credit', v.amount, ${ctx.currency}, s.id, s.username, s.reseller_id, 'other',
+                 ${`import:${ctx.source}:wallet:`} || s.username, 'imported balance'
+            from v join subscribers s on s.id = v.id
+          returning id, subscriber_id, amount
+        )
+        insert into wallet_entries (subscriber_id, amount, transaction_id, reason)
+        select subscriber_id, amount, id, 'imported balance' from t`);
+    }
+  }
+  const rows = batch.flatMap((p) => (historyBy.get(p.src.username) ?? []).map((h) => ({ p, h })));
+  if (rows.length === 0) return;
+  const records = await createInvoices(
+    tx,
+    rows.map(({ p, h }) => ({
+      subscriberId: p.id!,
+      resellerId: p.resellerId!,
+      items: [{ description: h.src.description || 'imported charge', qty: 1, unitPrice: h.amount }],
+      taxRate: 0,
+      currency: ctx.currency,
+      issueDate: h.src.date,
+      dueDate: h.src.date,
+      notes: `imported from ${ctx.source} #${h.src.key}${h.src.reference ? ` (${h.src.reference})` : ''}`,
+    })),
+  );
+  // Commissions are not recomputed for the past; the payment settles what the source says was paid.
+  const ids = records.map((r) => r.invoice.id);
+  const paidAt = rows.map(({ h }) => `${h.src.date}T12:00:00Z`);
+  await tx.execute(sql`
+    update invoices i
+       set commission_rate = 0, commission_amount = 0, paid_amount = v.paid,
+           status = case when v.paid >= i.total then 'paid' when v.paid > 0 then 'partial' else i.status end,
+           paid_at = case when v.paid >= i.total then v.paid_at end
+      from unnest(${sql.param(ids)}::int[], ${sql.param(rows.map(({ h }) => h.paid))}::bigint[],
+                  ${sql.param(paidAt)}::timestamptz[]) as v(id, paid, paid_at)
+     where i.id = v.id`);
+  const paying = rows.map((r, k) => ({ ...r, invoiceId: ids[k], paidAt: paidAt[k] })).filter(({ h }) => h.paid > 0);
+  if (paying.length === 0) return;
+  await tx.execute(sql`
+    with v as (
+      select * from unnest(${sql.param(paying.map((x) => x.invoiceId))}::int[], ${sql.param(paying.map((x) => x.h.paid))}::bigint[],
+                           ${sql.param(paying.map((x) => paymentMethod(x.h.src.method)))}::text[],
+                           ${sql.param(paying.map((x) => `import:${ctx.source}:${x.h.src.key}`))}::text[],
+                           ${sql.param(paying.map((x) => x.paidAt))}::timestamptz[])
+        as v(invoice_id, amount, method, reference, paid_at)
+    ), t as (
+      insert into transactions (type, amount, currency, subscriber_id, username, reseller_id, invoice_id, method, reference, notes, created_at)
+      select 'invoice_payment', v.amount, i.currency, i.subscriber_id, s.username, i.reseller_id, i.id, v.method, v.reference,
+             'imported payment', v.paid_at
+        from v join invoices i on i.id = v.invoice_id join subscribers s on s.id = i.subscriber_id
+      returning id, invoice_id, amount, method, reference, created_at
+    )
+    insert into invoice_payments (invoice_id, transaction_id, amount, method, reference, paid_at, notes)
+    select invoice_id, id, amount, method, reference, created_at, 'imported payment' from t`);
+}
