@@ -1,5 +1,8 @@
 /** Helpers of the import tests (test/integration/import-*.test.ts). */
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import mysql from 'mysql2/promise';
 import type { Pool } from 'pg';
 import type { ImportReport } from '../../shared/import';
 
@@ -39,4 +42,43 @@ export function withoutTiming(r: ImportReport): Omit<ImportReport, 'seconds' | '
 
 export function randomSuffix(): string {
   return crypto.randomBytes(4).toString('hex');
+}
+
+/**
+ * A MariaDB database of its own, loaded from `test/fixtures/import/<folder>/{schema,data}.sql`, for
+ * the daloRADIUS and phpnuxbill sources. MariaDB must run (127.0.0.1:3306, root without a password,
+ * or TEST_MARIADB_URL): without it the test fails naming the package, it does not skip.
+ */
+export async function mariadbFixture(folder: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const admin = process.env.TEST_MARIADB_URL ?? 'mysql://root@127.0.0.1:3306/';
+  let conn: mysql.Connection;
+  try {
+    conn = await mysql.createConnection({ uri: admin, multipleStatements: true });
+  } catch (err) {
+    throw new Error(
+      `MariaDB is not reachable at ${admin} (${(err as Error).message}): the daloRADIUS and phpnuxbill import tests need Debian's mariadb-server running (apt-get install mariadb-server; start-stop-daemon --start --background --exec /usr/sbin/mariadbd), root without a password or TEST_MARIADB_URL`,
+      { cause: err },
+    );
+  }
+  const name = `import_test_${randomSuffix()}`;
+  try {
+    await conn.query(`create database \`${name}\` character set utf8mb4`);
+    await conn.query(`use \`${name}\``);
+    await conn.query(`set session sql_mode = ''`);
+    for (const file of ['schema.sql', 'data.sql']) {
+      await conn.query(fs.readFileSync(path.join(__dirname, '../fixtures/import', folder, file), 'utf8'));
+    }
+  } finally {
+    await conn.end();
+  }
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const c = await mysql.createConnection({ uri: admin });
+      await c.query(`drop database if exists \`${name}\``);
+      await c.end();
+    },
+  };
 }

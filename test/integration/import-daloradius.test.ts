@@ -1,0 +1,99 @@
+/**
+ * Import from a daloRADIUS database in MariaDB (fixtures follow daloRADIUS's schema): passwords as
+ * stored, plans from billing plans and groups, resellers from operators, Expiration, MAC, static
+ * address, disabled users, billing history; dry run, second run, reconciliation.
+ */
+import { ntHash } from '../../shared/access/radius-rows';
+import { runImport, type ImportReport } from '../../shared/import';
+import { startTestApp, type TestApp } from '../helpers/app';
+import { mariadbFixture, rowCounts, withoutTiming } from './import-helpers';
+
+let t: TestApp;
+let source: { url: string; drop(): Promise<void> };
+beforeAll(async () => {
+  source = await mariadbFixture('daloradius');
+  t = await startTestApp();
+});
+afterAll(async () => {
+  await source?.drop();
+  await t?.close();
+});
+
+const dalo = (dryRun: boolean) =>
+  runImport(t.db, { from: 'daloradius', source: source.url, dryRun, today: '2026-01-15' });
+
+describe('import from daloRADIUS', () => {
+  let dry: ImportReport;
+
+  test('a dry run writes nothing', async () => {
+    const before = await rowCounts(t.pool);
+    dry = await dalo(true);
+    expect(await rowCounts(t.pool)).toEqual(before);
+    expect(dry.entities.subscribers).toEqual({ read: 8, imported: 6, unchanged: 0, skipped: 2, conflicting: 0 });
+    expect(dry.entities.plans).toMatchObject({ read: 4, imported: 4 });
+    expect(dry.entities.resellers).toEqual({ read: 3, imported: 3, unchanged: 0, skipped: 1, conflicting: 0 });
+    expect(dry.entities.history).toEqual({ read: 6, imported: 4, unchanged: 0, skipped: 2, conflicting: 0 });
+  });
+
+  test('the real run imports what the dry run said, with passwords as stored', async () => {
+    const real = await dalo(false);
+    expect(withoutTiming(real)).toEqual(withoutTiming(dry));
+    expect(real.money.payments).toEqual({ source: 11715, notImported: 2225, after: 9490, difference: 0 });
+    expect(real.money.reconciled).toBe(true);
+
+    const subs = await t.pool.query(
+      `select s.username, s.status, s.expiry_date::text as expiry, host(s.static_ip) as ip, s.mac_address as mac, s.full_name,
+              s.phone, p.name as plan, p.mac_binding, r.name as reseller
+         from subscribers s join services p on p.id = s.service_id join resellers r on r.id = s.reseller_id order by s.username`,
+    );
+    const by = Object.fromEntries(subs.rows.map((r) => [r.username, r]));
+    expect(Object.keys(by)).toEqual(['dalo.clear', 'dalo.legacy', 'dalo.mac', 'dalo.md5', 'dalo.nt', 'dalo.off']);
+    expect(by['dalo.clear']).toMatchObject({
+      expiry: '2030-01-30',
+      ip: '10.20.0.5',
+      full_name: 'Clara Clear',
+      phone: '+15550001',
+      plan: 'Home 10M',
+      reseller: 'kiosk',
+    });
+    expect(by['dalo.nt']).toMatchObject({ expiry: '2030-02-27', plan: 'Business 50M', reseller: 'administrator' });
+    expect(by['dalo.md5']).toMatchObject({ expiry: '2030-03-15', reseller: 'kiosk' });
+    expect(by['dalo.mac']).toMatchObject({ mac: '00:11:22:33:44:55', plan: 'Weekly 5M', mac_binding: true });
+    expect(by['dalo.mac'].reseller).toBe('Imported from daloradius');
+    expect(by['dalo.off']).toMatchObject({ status: 'inactive' });
+    expect(by['dalo.legacy']).toMatchObject({ plan: 'legacy' });
+
+    const pw = async (u: string) =>
+      (
+        await t.pool.query(
+          `select attribute, value from radcheck where username = $1 and attribute like '%Password' order by attribute`,
+          [u],
+        )
+      ).rows;
+    expect(await pw('dalo.clear')).toEqual([{ attribute: 'NT-Password', value: await ntHash('clear-secret') }]);
+    expect(await pw('dalo.nt')).toEqual([{ attribute: 'NT-Password', value: '9BE9DDDA7F13BACA64215B589A5A4031' }]);
+    expect(await pw('dalo.md5')).toEqual([{ attribute: 'MD5-Password', value: 'ff12cfc27d7a2b16f1f2572021225911' }]);
+    expect(await pw('dalo.legacy')).toEqual([{ attribute: 'NT-Password', value: await ntHash('legacy-secret') }]);
+    const mac = await t.pool.query(
+      `select value from radcheck where username = 'dalo.mac' and attribute = 'Calling-Station-Id'`,
+    );
+    expect(mac.rows).toEqual([{ value: '00:11:22:33:44:55' }]);
+    const reject = await t.pool.query(
+      `select value from radcheck where username = 'dalo.off' and attribute = 'Auth-Type'`,
+    );
+    expect(reject.rows).toEqual([{ value: 'Reject' }]);
+    const rate = await t.pool.query(
+      `select g.value from radgroupreply g join services p on g.groupname = 'plan_' || p.id where p.name = 'Home 10M'`,
+    );
+    expect(rate.rows).toEqual([{ value: '10M/10M' }]);
+  });
+
+  test('a second run changes nothing', async () => {
+    const before = await rowCounts(t.pool);
+    const again = await dalo(false);
+    expect(await rowCounts(t.pool)).toEqual(before);
+    expect(again.entities.subscribers).toMatchObject({ imported: 0, unchanged: 6 });
+    expect(again.entities.history).toMatchObject({ imported: 0, unchanged: 4 });
+    expect(again.money.reconciled).toBe(true);
+  });
+});
