@@ -14,7 +14,8 @@
 import { sql } from 'drizzle-orm';
 import { passwordCheckRow, syncAccessRows, type PasswordMode } from '../access/radius-rows';
 import { encrypt } from '../auth/secrets';
-import { createInvoices } from '../billing/invoices';
+import { formatInvoiceNumber } from '../billing/invoices';
+import { newPublicLink } from '../public-links';
 import type { Db, Tx } from '../db/client';
 import { radcheck, resellers, services, subscribers } from '../db/schema';
 import { addDays, isIPv4, normaliseMac, todayIso } from '../domain/subscriber';
@@ -649,30 +650,8 @@ async function writeBatch(
   }
   const rows = batch.flatMap((p) => (historyBy.get(p.src.username) ?? []).map((h) => ({ p, h })));
   if (rows.length === 0) return;
-  const records = await createInvoices(
-    tx,
-    rows.map(({ p, h }) => ({
-      subscriberId: p.id!,
-      resellerId: p.resellerId!,
-      items: [{ description: h.src.description || 'imported charge', qty: 1, unitPrice: h.amount }],
-      taxRate: 0,
-      currency: ctx.currency,
-      issueDate: h.src.date,
-      dueDate: h.src.date,
-      notes: `imported from ${ctx.source} #${h.src.key}${h.src.reference ? ` (${h.src.reference})` : ''}`,
-    })),
-  );
-  // Commissions are not recomputed for the past; the payment settles what the source says was paid.
-  const ids = records.map((r) => r.invoice.id);
+  const { ids } = await insertPaidInvoices(tx, ctx, rows);
   const paidAt = rows.map(({ h }) => `${h.src.date}T12:00:00Z`);
-  await tx.execute(sql`
-    update invoices i
-       set commission_rate = 0, commission_amount = 0, paid_amount = v.paid,
-           status = case when v.paid >= i.total then 'paid' when v.paid > 0 then 'partial' else i.status end,
-           paid_at = case when v.paid >= i.total then v.paid_at end
-      from unnest(${sql.param(ids)}::int[], ${sql.param(rows.map(({ h }) => h.paid))}::bigint[],
-                  ${sql.param(paidAt)}::timestamptz[]) as v(id, paid, paid_at)
-     where i.id = v.id`);
   const paying = rows.map((r, k) => ({ ...r, invoiceId: ids[k], paidAt: paidAt[k] })).filter(({ h }) => h.paid > 0);
   if (paying.length === 0) return;
   await tx.execute(sql`
@@ -691,4 +670,56 @@ async function writeBatch(
     )
     insert into invoice_payments (invoice_id, transaction_id, amount, method, reference, paid_at, notes)
     select invoice_id, id, amount, method, reference, created_at, 'imported payment' from t`);
+}
+
+/**
+ * The invoices of imported history rows, written as they end up: total as charged, paid as the
+ * source says (status paid, partial or pending), no tax and no commission (not recomputed for the
+ * past), one line. Numbers come from the same gap-free (prefix, year) counters as every invoice,
+ * one bump per year per batch, years ascending.
+ */
+async function insertPaidInvoices(
+  tx: Tx,
+  ctx: BatchContext,
+  rows: { p: PlannedSubscriber; h: PlannedHistory }[],
+): Promise<{ ids: number[] }> {
+  const { invoice_prefix: prefix } = await loadSettings(tx, ['invoice_prefix']);
+  const idRows = await tx.execute<{ id: number }>(
+    sql`select nextval(pg_get_serial_sequence('invoices', 'id'))::int as id from generate_series(1, ${rows.length}::int)`,
+  );
+  const ids = idRows.rows.map((r) => Number(r.id)).sort((a, b) => a - b);
+  const numbers: string[] = new Array(rows.length);
+  const years = rows.map(({ h }) => Number(h.src.date.slice(0, 4)));
+  for (const year of [...new Set(years)].sort((a, b) => a - b)) {
+    const slots = years.flatMap((y, i) => (y === year ? [i] : []));
+    const bumped = await tx.execute<{ first: number }>(sql`
+      insert into invoice_sequences (prefix, year, last_value) values (${prefix}, ${year}, ${slots.length})
+      on conflict (prefix, year) do update set last_value = invoice_sequences.last_value + excluded.last_value
+      returning last_value - ${slots.length} + 1 as first`);
+    const first = Number(bumped.rows[0].first);
+    slots.forEach((slot, k) => {
+      numbers[slot] = formatInvoiceNumber(prefix, year, first + k);
+    });
+  }
+  const links = ids.map((id) => newPublicLink(id));
+  const status = rows.map(({ h }) => (h.paid >= h.amount ? 'paid' : h.paid > 0 ? 'partial' : 'pending'));
+  const col = <T>(f: (x: { p: PlannedSubscriber; h: PlannedHistory }, i: number) => T) => sql.param(rows.map(f));
+  await tx.execute(sql`
+    insert into invoices (id, invoice_number, subscriber_id, reseller_id, kind, amount, tax_rate, tax_amount, total,
+                          paid_amount, status, currency, issue_date, due_date, paid_at, notes, commission_rate,
+                          commission_amount, public_token_nonce, public_token_hash)
+    select v.id, v.num, v.sub, v.res, 'manual', v.amount, 0, 0, v.amount, v.paid, v.status, ${ctx.currency}, v.day, v.day,
+           case when v.status = 'paid' then (v.day + time '12:00') at time zone 'UTC' end, v.notes, 0, 0, v.nonce, v.hash
+      from unnest(${sql.param(ids)}::int[], ${sql.param(numbers)}::text[], ${col(({ p }) => p.id!)}::int[],
+                  ${col(({ p }) => p.resellerId!)}::int[], ${col(({ h }) => h.amount)}::bigint[], ${col(({ h }) => h.paid)}::bigint[],
+                  ${sql.param(status)}::text[], ${col(({ h }) => h.src.date)}::date[],
+                  ${col(({ h }) => `imported from ${ctx.source} #${h.src.key}${h.src.reference ? ` (${h.src.reference})` : ''}`)}::text[],
+                  ${sql.param(links.map((l) => l.publicTokenNonce))}::text[], ${sql.param(links.map((l) => l.publicTokenHash))}::text[])
+        as v(id, num, sub, res, amount, paid, status, day, notes, nonce, hash)`);
+  await tx.execute(sql`
+    insert into invoice_items (invoice_id, position, description, qty, unit_price, amount)
+    select v.id, 0, v.description, 1, v.amount, v.amount
+      from unnest(${sql.param(ids)}::int[], ${col(({ h }) => h.src.description || 'imported charge')}::text[],
+                  ${col(({ h }) => h.amount)}::bigint[]) as v(id, description, amount)`);
+  return { ids };
 }
