@@ -1,0 +1,76 @@
+/**
+ * Auto-renew (docs/lifecycle.md): a live, active subscriber with `auto_renew` whose paid time has
+ * ended (`expiry_date` before today) and whose wallet covers the renewal price is renewed by the
+ * very `renew` operation of POST /renew and bulk renew (reseller charged, counters reset, renewal
+ * invoice paid from the wallet, RADIUS rows, disconnect through the outbox), at the first sweep
+ * after expiry. One without the funds is not touched: nothing charged, it stays expired.
+ */
+import { sql } from 'drizzle-orm';
+import type { Auth } from '../../../shared/auth/claims';
+import { db } from '../../../shared/db/client';
+import type { Settings } from '../../../shared/settings';
+import { lockInScope, renew, type Failed } from '../operations';
+import { inBatches } from './batches';
+
+/**
+ * Who the sweep acts as: the whole installation (admin scope), and no manager, so the ledger rows,
+ * invoices and payments it writes carry `created_by` null ("the system"; the columns are plain
+ * nullable integers). `Auth.managerId` is typed for callers with a token; `renew` only passes it on
+ * to `created_by`.
+ */
+export const SYSTEM_AUTH: Auth = {
+  managerId: null as unknown as number,
+  role: 'admin',
+  resellerId: null,
+  permissions: [],
+  jti: 'lifecycle-sweep',
+  exp: 0,
+};
+
+const ALL = { kind: 'all' } as const;
+
+/** The price a renewal charges (`renewalPrice` of shared/domain/subscriber.ts), in SQL over `s` and `p`. */
+const priceSql = sql`case when s.override_price and s.price is not null then s.price else p.price end`;
+
+/** Due for an automatic renewal on `today`: the rule, over `s` and its plan `p`. */
+const dueSql = (today: string) => sql`s.deleted_at is null and s.auto_renew and s.status = 'active'
+  and s.expiry_date < ${today}::date and s.last_renewed_on is distinct from ${today}::date
+  and s.wallet_balance >= ${priceSql}`;
+
+export interface RenewOutcome {
+  renewed: number;
+  failed: Failed[];
+}
+
+export async function autoRenew(
+  today: string,
+  settings: Settings,
+  batchSize: number,
+  stopping: () => boolean,
+): Promise<RenewOutcome> {
+  const candidates = await db().execute<{ id: number }>(sql`
+    select s.id from subscribers s join services p on p.id = s.service_id
+     where ${dueSql(today)}
+     order by s.id`);
+  const out: RenewOutcome = { renewed: 0, failed: [] };
+  for (const batch of inBatches(
+    candidates.rows.map((r) => Number(r.id)),
+    batchSize,
+  )) {
+    if (stopping()) break;
+    await db().transaction(async (tx) => {
+      const { rows } = await lockInScope(tx, ALL, batch);
+      // Read again under the lock: a payment, a manual renew or an edit may have come in between.
+      const still = await tx.execute<{ id: number }>(sql`
+        select s.id from subscribers s join services p on p.id = s.service_id
+         where s.id = any(${sql.param(rows.map((r) => r.id))}::int[]) and ${dueSql(today)}`);
+      const due = new Set(still.rows.map((r) => Number(r.id)));
+      const chosen = rows.filter((r) => due.has(r.id));
+      if (chosen.length === 0) return;
+      const result = await renew({ tx, auth: SYSTEM_AUTH, today, settings }, chosen, {});
+      out.renewed += chosen.length - result.failed.length;
+      out.failed.push(...result.failed);
+    });
+  }
+  return out;
+}
