@@ -14,7 +14,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import { ServiceBroker } from 'moleculer';
-import { Client } from 'pg';
+import { Pool } from 'pg';
 import { freePort } from '../../runtime/cluster';
 import { buildImages, startStack, waitForHealth, type Stack } from '../../scripts/containers';
 import { NasSimulator } from '../sim/nas-simulator';
@@ -148,14 +148,13 @@ async function main(): Promise<void> {
   let stack: Stack | undefined;
   let nas: NasSimulator | undefined;
   let observer: ServiceBroker | undefined;
-  let db: Client | undefined;
+  let db: Pool | undefined;
   try {
     stack = startStack({ env, output: (line) => log.push(line) });
     const s = stack;
     await step('start the stack until /health is 200', () => waitForHealth(s.baseUrl, 300_000, s.up));
     const base = s.baseUrl;
-    db = new Client({ connectionString: `postgres://billing:billing@127.0.0.1:${pgPort}/billing` });
-    await db.connect();
+    db = new Pool({ connectionString: `postgres://billing:billing@127.0.0.1:${pgPort}/billing`, max: 4 });
 
     // ------------------------------------------------------------ everything at once
     const anon = apiOf(base);
@@ -334,23 +333,33 @@ async function main(): Promise<void> {
             return { id: sub.id as number, username: `bulk${i}@isp` };
           }),
         );
-        // A slow NAS keeps the events in flight while the container dies.
-        nasLatency = 400;
+        // A slow NAS (3 s) keeps the events in flight when the container dies: it is killed as soon
+        // as the first Disconnect-Request arrives, while the others are still being relayed.
+        nasLatency = 3_000;
         const accessors = containersOf(project, 'network-access');
         check(accessors.length === 2, `two network-access containers (${accessors.length})`);
-        const acked = await Promise.all(
+        const acking = Promise.all(
           users.map((u) =>
             api('POST', `/api/subscribers/${u.id}/deactivate`).then((r) => ({ ...u, status: r.status })),
           ),
         );
-        const acknowledged = acked.filter((a) => a.status === 200);
-        check(acknowledged.length === COUNT, `deactivations acknowledged: ${acked.map((a) => a.status).join(' ')}`);
+        await waitUntil('a first Disconnect-Request', async () =>
+          nas!.requests.some((r) => r.userName.startsWith('bulk')),
+        );
+        docker(['kill', '-s', 'KILL', accessors[0]]);
         const pendingAtKill = Number(
-          (await db!.query(`select count(*) from outbox where published_at is null`)).rows[0].count,
+          (
+            await db!.query(
+              `select count(*) from outbox o where o.event = 'subscriber.disconnect'
+                 and not exists (select 1 from processed_events p where p.event_id = o.id)`,
+            )
+          ).rows[0].count,
         );
         const seenAtKill = new Set(nas!.requests.filter((r) => r.userName.startsWith('bulk')).map((r) => r.userName))
           .size;
-        docker(['kill', '-s', 'KILL', accessors[0]]);
+        const acked = await acking;
+        const acknowledged = acked.filter((a) => a.status === 200);
+        check(acknowledged.length === COUNT, `deactivations acknowledged: ${acked.map((a) => a.status).join(' ')}`);
         nasLatency = 2;
         await waitUntil(
           'every acknowledged deactivation at the NAS',
@@ -360,10 +369,17 @@ async function main(): Promise<void> {
           },
           90_000,
         );
-        await waitUntil('every outbox row published', async () => {
-          const { rows } = await db!.query(`select count(*) from outbox where published_at is null`);
-          return Number(rows[0].count) === 0;
-        });
+        await waitUntil(
+          'every outbox row published and processed',
+          async () => {
+            const { rows } = await db!.query(
+              `select count(*) from outbox o where o.published_at is null
+                or not exists (select 1 from processed_events p where p.event_id = o.id)`,
+            );
+            return Number(rows[0].count) === 0;
+          },
+          90_000,
+        );
         const perUser = acknowledged.map(
           (a) => nas!.requests.filter((r) => r.userName === a.username && r.code === 'Disconnect-Request').length,
         );
@@ -371,7 +387,7 @@ async function main(): Promise<void> {
         return { pendingAtKill, seenAtKill, perUser };
       },
       (r) =>
-        `at the kill: ${r.seenAtKill}/${COUNT} at the NAS, ${r.pendingAtKill} outbox rows unpublished; after: ${COUNT}/${COUNT} at the NAS (disconnects per user: ${[...new Set(r.perUser)].join('/')}), 0 unpublished`,
+        `at the kill: ${r.seenAtKill}/${COUNT} at the NAS, ${r.pendingAtKill} disconnect events not yet processed; after: ${COUNT}/${COUNT} at the NAS (Disconnect-Requests per user: ${[...new Set(r.perUser)].sort().join(' or ')}), every event published and processed`,
     );
 
     // ------------------------------------------------------------ scale: renders spread over three renderers
