@@ -110,6 +110,17 @@ export const SETTING_DEFS = {
     default: 1,
     description: 'Retransmissions of an unanswered CoA/Disconnect request before the router-API fallback',
   },
+  accounting_interim_minutes: {
+    schema: { type: 'integer', minimum: 1, maximum: 1440 },
+    default: 5,
+    description:
+      'Accounting Interim-Update interval of the access servers; a session silent for 2 x this + 1 minutes is closed as Stale-Session',
+  },
+  reconcile_minutes: {
+    schema: { type: 'integer', minimum: 0, maximum: 10080 },
+    default: 0,
+    description: 'Compare each access server with API credentials against accounting every N minutes (0 = never)',
+  },
   blocked_access: {
     schema: { type: 'string', enum: [...BLOCKED_ACCESS_MODES] },
     default: 'reject' as BlockedAccessMode,

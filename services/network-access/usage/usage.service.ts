@@ -6,6 +6,7 @@
  * outbox event). `usage.run` is for operators' scripts and tests; it has no HTTP route.
  */
 import type { Context, ServiceSchema } from 'moleculer';
+import { closeStaleSessions } from '../../../shared/access/stale-sessions';
 import { db } from '../../../shared/db/client';
 import { fail } from '../../../shared/failures';
 import { resetCountersBefore } from './counters';
@@ -17,6 +18,8 @@ export interface UsageRunResult {
   reset: number;
   evaluated: number;
   changed: number;
+  /** Open sessions closed as Stale-Session (no update for 2 x accounting_interim_minutes + 1). */
+  stale_closed: number;
 }
 
 const isIsoDate = (v: string) => /^\d{4}-\d{2}-\d{2}$/.test(v) && !Number.isNaN(Date.parse(`${v}T00:00:00Z`));
@@ -25,7 +28,10 @@ const isIsoDate = (v: string) => /^\d{4}-\d{2}-\d{2}$/.test(v) && !Number.isNaN(
 export async function runUsage(today?: string): Promise<UsageRunResult> {
   const boundary = await resetCountersBefore(db(), today);
   const { evaluated, changed } = await evaluatePending(db());
-  return { ...boundary, evaluated, changed };
+  // Ghost sessions: closing them moves is_online (radacct trigger), and is cheap: an indexed probe of
+  // the open sessions. Here rather than in a timer of its own: the same cadence, one run at a time.
+  const stale = await closeStaleSessions(db());
+  return { ...boundary, evaluated, changed, stale_closed: stale.length };
 }
 
 /** Options default to the environment as it is when the service starts. */
