@@ -31,7 +31,21 @@ import { queueDisconnect } from './outbox';
 export const EXPIRATION = 'Expiration';
 export type PasswordMode = 'nt' | 'cleartext';
 
-const PASSWORD_ATTRS = [ATTR.ntPassword, ATTR.cleartextPassword];
+/** Every password form FreeRADIUS checks: a new password replaces an imported hash as well. */
+const PASSWORD_ATTRS = [
+  ATTR.ntPassword,
+  ATTR.cleartextPassword,
+  'MD5-Password',
+  'SMD5-Password',
+  'SHA-Password',
+  'SSHA-Password',
+  'SHA2-Password',
+  'SSHA2-256-Password',
+  'SSHA2-512-Password',
+  'Crypt-Password',
+  'LM-Password',
+  'User-Password',
+];
 /** radcheck attributes rebuilt from the subscriber row (the password row is not among them). */
 const DERIVED_CHECK_ATTRS = [ATTR.callingStationId, ATTR.authType, EXPIRATION];
 
