@@ -6,6 +6,7 @@
 import type { ServiceSchema } from 'moleculer';
 import { authService } from '../services/auth/auth.service';
 import { billingSchemas } from '../services/billing';
+import { cardsSchemas } from '../services/cards';
 import { gatewaySchemas } from '../services/gateway';
 import { managersService } from '../services/managers/managers.service';
 import { networkAccessSchemas } from '../services/network-access';
@@ -18,7 +19,7 @@ import { subscribersSchemas } from '../services/subscribers';
 
 export const UNITS: Record<string, () => ServiceSchema[]> = {
   gateway: gatewaySchemas,
-  billing: () => billingSchemas,
+  billing: () => [...billingSchemas, ...cardsSchemas],
   // Subscribers and the reference data they stand on: identity, resellers, plans, settings.
   subscribers: () => [
     ...subscribersSchemas,

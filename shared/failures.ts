@@ -165,6 +165,22 @@ export const FAILURES = {
   notJson: { status: 415, message: 'content type must be application/json' },
   tooManyRequests: { status: 429, message: 'too many requests' },
 
+  // Prepaid cards and online payments (docs/cards.md, docs/payments.md).
+  cardKindInvalid: { status: 400, message: 'give exactly one of value and service_id' },
+  cardNotFound: { status: 404, message: 'card not found' },
+  cardBatchNotFound: { status: 404, message: 'card batch not found' },
+  cardPinInvalid: { status: 400, message: 'invalid PIN' },
+  cardUsed: { status: 409, message: 'card already used' },
+  cardSuspended: { status: 409, message: 'card is suspended' },
+  cardExpired: { status: 409, message: 'card has expired' },
+  cardOtherTree: { status: 403, message: "card belongs to another reseller's tree" },
+  cardSheetPrinted: { status: 409, message: 'the PINs were shown once already: the sheet was printed' },
+  redeemLocked: { status: 429, message: 'too many failed card attempts; a manager can lift the lockout' },
+  paymentsNotConfigured: { status: 409, message: 'online payment is not configured' },
+  nothingToPay: { status: 409, message: 'nothing to pay' },
+  unknownPaymentProvider: { status: 404, message: 'unknown payment provider' },
+  webhookSignatureInvalid: { status: 400, message: 'webhook signature missing or invalid' },
+
   // 5xx: something the caller cannot fix is not working.
   internal: { status: 500, message: 'internal server error' },
   routerApiFailed: {

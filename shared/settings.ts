@@ -147,6 +147,33 @@ export const SETTING_DEFS = {
     default: null as number | null,
     description: 'Block a subscriber whose invoice is overdue for more than this many days (null = never)',
   },
+  cards_reseller_charge: {
+    schema: { type: 'string', enum: ['creation', 'redemption'] },
+    default: 'creation',
+    description: "When a reseller's card batch is charged to its balance: all at creation, or each card as it is redeemed",
+  },
+  payment_provider: {
+    schema: { type: 'string', enum: ['none', 'stripe'] },
+    default: 'none',
+    description: 'Online payment provider of the receipt and portal "Pay" buttons (docs/payments.md)',
+  },
+  stripe_secret_key: { schema: text(500), default: '', secret: true, description: 'Stripe secret API key' },
+  stripe_webhook_secret: {
+    schema: text(500),
+    default: '',
+    secret: true,
+    description: 'Stripe webhook signing secret (whsec_...)',
+  },
+  stripe_api_base_url: {
+    schema: text(500),
+    default: 'https://api.stripe.com',
+    description: 'Stripe API base URL (a local double in tests)',
+  },
+  payment_currencies: {
+    schema: { type: 'array', items: { type: 'string', pattern: '^[A-Z]{3}$' }, maxItems: 50, uniqueItems: true },
+    default: [] as string[],
+    description: 'Currencies the provider may charge (empty: any); an invoice in another has no Pay button',
+  },
 } satisfies Record<string, SettingDef>;
 
 export type SettingKey = keyof typeof SETTING_DEFS;

@@ -40,3 +40,4 @@ export {
   type WalletPaymentInput,
   type WalletPaymentResult,
 } from './wallet';
+export { settleFromWallet, type WalletSettlement } from './wallet-settle';

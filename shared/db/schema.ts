@@ -764,3 +764,79 @@ export const nas = pgTable(
   },
   (t) => [uniqueIndex('nas_nasname_uq').on(t.nasname)],
 );
+
+// ---------------------------------------------------------------- prepaid cards (issue 27, docs/cards.md)
+
+/** A batch of prepaid cards: each card worth `value` (money card) or one renewal on `service_id` (plan card). */
+export const cardBatches = pgTable(
+  'card_batches',
+  {
+    id: serial('id').primaryKey(),
+    /** The reseller that sells them (charged for them; its tree alone redeems them); null: the operator's own. */
+    resellerId: integer('reseller_id'),
+    serviceId: integer('service_id'),
+    value: money('value'),
+    currency: char('currency', { length: 3 }).notNull(),
+    count: integer('count').notNull(),
+    prefix: text('prefix').notNull().default(''),
+    expiresAt: date('expires_at'),
+    /** `active` or `suspended` (every card of it refused until released). */
+    status: text('status').notNull().default('active'),
+    /** When the reseller pays for its cards: `creation` (the whole batch at once) or `redemption` (each card). */
+    chargeMode: text('charge_mode').notNull().default('creation'),
+    /** Its cards' PINs in card order, encrypted (AES-256-GCM) until its sheet is printed, then null. */
+    pinsEnc: text('pins_enc'),
+    /** When its sheet was printed (the PINs are erased then: shown once). */
+    printedAt: timestamp('printed_at', { withTimezone: true }),
+    createdBy: integer('created_by'),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index('card_batches_reseller_idx').on(t.resellerId),
+    check('card_batches_kind_ck', sql`(${t.value} is null) <> (${t.serviceId} is null)`),
+  ],
+);
+
+export const cards = pgTable(
+  'cards',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    batchId: integer('batch_id').notNull(),
+    serial: text('serial').notNull(),
+    /** HMAC-SHA256 of the PIN under a key derived from ENCRYPTION_KEY (hex): redeem looks it up. */
+    pinHash: text('pin_hash').notNull(),
+    /** `active`, `suspended` or `used`. */
+    status: text('status').notNull().default('active'),
+    usedAt: timestamp('used_at', { withTimezone: true }),
+    usedBySubscriberId: integer('used_by_subscriber_id'),
+    transactionId: bigint('transaction_id', { mode: 'number' }),
+  },
+  (t) => [
+    uniqueIndex('cards_serial_uq').on(t.serial),
+    uniqueIndex('cards_pin_hash_uq').on(t.pinHash),
+    index('cards_batch_idx').on(t.batchId, t.id),
+  ],
+);
+
+/** Every redemption try, failed ones included: the attempt limits count these. */
+export const cardRedeemAttempts = pgTable(
+  'card_redeem_attempts',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    subscriberId: integer('subscriber_id'),
+    address: text('address'),
+    ok: boolean('ok').notNull(),
+    cardId: bigint('card_id', { mode: 'number' }),
+    /** Why it failed (the failure's message), null on success. */
+    reason: text('reason'),
+    /** Operator (manager id) or null: the subscriber in the portal. */
+    managerId: integer('manager_id'),
+    /** Set when a manager lifts a lockout: the failure no longer counts. */
+    clearedAt: timestamp('cleared_at', { withTimezone: true }),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index('card_redeem_attempts_subscriber_idx').on(t.subscriberId, t.createdAt),
+    index('card_redeem_attempts_address_idx').on(t.address, t.createdAt),
+  ],
+);

@@ -1,0 +1,580 @@
+/**
+ * Prepaid cards (issue 27, docs/cards.md): batches made, listed, suspended, released, exported and
+ * printed; one card suspended or released; a card redeemed by an operator for a subscriber (and, through
+ * the internal `redeemFor`, by the subscriber in the captive portal); failed tries locked out and a
+ * lockout lifted by a manager.
+ */
+import { Readable } from 'node:stream';
+import { and, count, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import type { ServiceSchema } from 'moleculer';
+import type { Auth } from '../../shared/auth/claims';
+import { decrypt } from '../../shared/auth/secrets';
+import {
+  inScope,
+  recordInScope,
+  requireAdminOrReseller,
+  requirePermission,
+  resellerInScope,
+  scopeFor,
+  targetReseller,
+} from '../../shared/auth/policy';
+import { config } from '../../shared/config';
+import { db } from '../../shared/db/client';
+import { cardBatches, cardRedeemAttempts, cards, services, subscribers } from '../../shared/db/schema';
+import { fail, FAILURES } from '../../shared/failures';
+import type { Ctx } from '../../shared/http/context';
+import { pageOf } from '../../shared/http/context';
+import type { ActionResult } from '../../shared/http/route';
+import { idParams, type IdPath } from '../../shared/http/schemas';
+import { formatMinor, fromMinor, moneyField } from '../../shared/money';
+import { isPaperSize, type PaperSize } from '../../shared/paper';
+import { loadSettings } from '../../shared/settings';
+import { createBatch, type BatchRow } from './batches';
+import { redeemCard, type Redeemed } from './redeem';
+import {
+  batchCardsQuery,
+  createBatchBody,
+  liftBody,
+  listBatchesQuery,
+  pdfQuery,
+  redeemBody,
+  type CreateBatchInput,
+  type LiftInput,
+  type ListBatchesInput,
+  type PdfQuery,
+  type RedeemInput,
+} from './schemas';
+import { sheetHtml } from './sheet';
+import { batchView, cardView, type CardRow } from './views';
+
+const TAG = 'cards';
+
+/** A batch the caller may see (`read`) or change (`write`): the operator's own batches are the operator's. */
+async function batchInScope(auth: Auth, id: number, access: 'read' | 'write'): Promise<BatchRow> {
+  requireAdminOrReseller(auth);
+  const [row] = await db().select().from(cardBatches).where(eq(cardBatches.id, id));
+  if (!row) throw fail('cardBatchNotFound');
+  const scope = await scopeFor(db(), auth, access);
+  if (row.resellerId === null ? scope.kind !== 'all' : !(await resellerInScope(db(), scope, row.resellerId)))
+    throw fail('notAuthorized');
+  return row;
+}
+
+async function cardInScope(auth: Auth, id: number, access: 'read' | 'write'): Promise<CardRow> {
+  const { rows } = await db().execute<CardRow>(
+    sql`select id, batch_id, serial, status, used_at, used_by_subscriber_id, transaction_id from cards where id = ${id}`,
+  );
+  if (!rows[0]) throw fail('cardNotFound');
+  await batchInScope(auth, Number(rows[0].batch_id), access);
+  return rows[0];
+}
+
+async function statusCounts(batchId: number): Promise<Record<string, number>> {
+  const rows = await db()
+    .select({ status: cards.status, n: count() })
+    .from(cards)
+    .where(eq(cards.batchId, batchId))
+    .groupBy(cards.status);
+  return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
+}
+
+function setBatchStatus(status: 'active' | 'suspended') {
+  return {
+    rest: `POST /api/cards/batches/:id/${status === 'active' ? 'release' : 'suspend'}`,
+    http: {
+      auth: 'jwt' as const,
+      access: 'admin, or a reseller over its tree' as const,
+      summary:
+        status === 'active'
+          ? 'Release a suspended batch: its unused cards redeem again'
+          : 'Suspend a batch: none of its cards redeems until released',
+      tag: TAG,
+      params: idParams(),
+      errors: { 403: FAILURES.notAuthorized.message, 404: FAILURES.cardBatchNotFound.message },
+    },
+    async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
+      await batchInScope(ctx.meta.auth!, ctx.params.id, 'write');
+      const [row] = await db().update(cardBatches).set({ status }).where(eq(cardBatches.id, ctx.params.id)).returning();
+      return { data: batchView(row, await statusCounts(row.id)) };
+    },
+  };
+}
+
+function setCardStatus(status: 'active' | 'suspended') {
+  return {
+    rest: `POST /api/cards/:id/${status === 'active' ? 'release' : 'suspend'}`,
+    http: {
+      auth: 'jwt' as const,
+      access: 'admin, or a reseller over its tree' as const,
+      summary: status === 'active' ? 'Release one suspended card' : 'Suspend one card (a used card stays used)',
+      tag: TAG,
+      params: idParams(),
+      errors: {
+        403: FAILURES.notAuthorized.message,
+        404: FAILURES.cardNotFound.message,
+        409: FAILURES.cardUsed.message,
+      },
+    },
+    async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
+      const card = await cardInScope(ctx.meta.auth!, ctx.params.id, 'write');
+      if (card.status === 'used') throw fail('cardUsed');
+      const { rows } = await db().execute<CardRow>(sql`
+        update cards set status = ${status} where id = ${card.id} and status <> 'used'
+        returning id, batch_id, serial, status, used_at, used_by_subscriber_id, transaction_id`);
+      if (!rows[0]) throw fail('cardUsed');
+      return { data: cardView(rows[0]) };
+    },
+  };
+}
+
+/** Renewals a redemption asks for, through the subscribers unit, after the card's transaction committed. */
+async function renewAfter(ctx: Ctx<unknown>, r: Redeemed, subscriberId: number, managerId: number | null) {
+  if (!r.renew) return null;
+  // The card paid for it: the renewal runs with the installation's authority, recorded as the operator's.
+  const auth: Auth = {
+    managerId: managerId as number,
+    role: 'admin',
+    resellerId: null,
+    permissions: [],
+    jti: 'prepaid-card',
+    exp: 0,
+  };
+  try {
+    if (r.kind === 'plan' && r.serviceId !== null) {
+      const [s] = await db()
+        .select({ serviceId: subscribers.serviceId })
+        .from(subscribers)
+        .where(eq(subscribers.id, subscriberId));
+      if (s && s.serviceId !== r.serviceId) {
+        await ctx.call(
+          'subscribers.changeService',
+          { id: subscriberId, service_id: r.serviceId, charge_difference: false },
+          { meta: { auth } },
+        );
+      }
+    }
+    const res = await ctx.call<{ data: Record<string, unknown> }, { id: number }>(
+      'subscribers.renew',
+      { id: subscriberId },
+      { meta: { auth } },
+    );
+    return { renewed: true, expiry_date: res.data.expiry_date ?? null };
+  } catch (err) {
+    return { renewed: false, message: (err as Error).message };
+  }
+}
+
+function redeemedView(r: Redeemed, renewal: unknown) {
+  return {
+    card_id: r.cardId,
+    serial: r.serial,
+    batch_id: r.batchId,
+    kind: r.kind,
+    amount: fromMinor(r.amount, r.currency),
+    currency: r.currency,
+    service_id: r.serviceId,
+    transaction_id: r.transactionId,
+    paid_invoices: r.paidInvoices.map((p) => ({ invoice_id: p.invoiceId, amount: fromMinor(p.amount, r.currency) })),
+    wallet_balance: fromMinor(r.walletBalance, r.currency),
+    renewal,
+  };
+}
+
+function chunkedStream(bytes: Buffer): Readable {
+  const parts: Buffer[] = [];
+  for (let i = 0; i < bytes.length; i += 64 * 1024) parts.push(bytes.subarray(i, i + 64 * 1024));
+  return Readable.from(parts, { objectMode: false });
+}
+
+export const cardsService: ServiceSchema = {
+  name: 'cards',
+  actions: {
+    createBatch: {
+      rest: 'POST /api/cards/batches',
+      http: {
+        auth: 'jwt',
+        access: 'admin, or a reseller for its tree',
+        summary: 'Make up to 100,000 prepaid cards (money or plan); the PINs come back once, as CSV in `csv`',
+        tag: TAG,
+        success: 201,
+        body: createBatchBody,
+        errors: {
+          400: FAILURES.cardKindInvalid.message,
+          402: FAILURES.insufficientBalance.message,
+          403: FAILURES.notAuthorized.message,
+        },
+      },
+      async handler(ctx: Ctx<CreateBatchInput>): Promise<ActionResult> {
+        const auth = requireAdminOrReseller(ctx.meta.auth);
+        const p = ctx.params;
+        if ((p.value === undefined) === (p.service_id === undefined)) throw fail('cardKindInvalid');
+        const resellerId =
+          p.reseller_id === undefined && auth.role === 'admin' ? null : await targetReseller(db(), auth, p.reseller_id);
+        const s = await loadSettings(db(), ['currency', 'cards_reseller_charge']);
+        let value: number | null = null;
+        let unitPrice: number;
+        let currency = s.currency;
+        if (p.value !== undefined) {
+          value = moneyField(p.value, currency, 'value');
+          unitPrice = value;
+        } else {
+          const [plan] = await db().select().from(services).where(eq(services.id, p.service_id!));
+          if (!plan || plan.deletedAt) throw fail('referenceNotFound', 'service_id');
+          unitPrice = plan.price;
+          currency = plan.currency;
+        }
+        const { batch, csv } = await db().transaction((tx) =>
+          createBatch(tx, {
+            count: p.count,
+            value,
+            serviceId: p.service_id ?? null,
+            unitPrice,
+            currency,
+            resellerId,
+            expiresAt: p.expires_at ?? null,
+            prefix: p.prefix ?? '',
+            chargeMode: s.cards_reseller_charge === 'redemption' ? 'redemption' : 'creation',
+            createdBy: auth.managerId,
+          }),
+        );
+        return { data: batchView(batch, { active: batch.count }), csv };
+      },
+    },
+
+    listBatches: {
+      rest: 'GET /api/cards/batches',
+      http: {
+        auth: 'jwt',
+        access: 'admin, or a reseller over its tree',
+        summary: 'Card batches, newest first',
+        tag: TAG,
+        query: listBatchesQuery,
+      },
+      async handler(ctx: Ctx<ListBatchesInput>): Promise<ActionResult> {
+        const auth = requireAdminOrReseller(ctx.meta.auth);
+        const scope = await scopeFor(db(), auth, 'read');
+        const { page, limit, offset } = pageOf(ctx.params);
+        const where: SQL[] = [scope.kind === 'all' ? sql`true` : inScope(scope, cardBatches.resellerId)];
+        if (ctx.params.reseller_id !== undefined) where.push(eq(cardBatches.resellerId, ctx.params.reseller_id));
+        const rows = await db()
+          .select()
+          .from(cardBatches)
+          .where(and(...where))
+          .orderBy(desc(cardBatches.id))
+          .limit(limit)
+          .offset(offset);
+        const [{ n }] = await db()
+          .select({ n: count() })
+          .from(cardBatches)
+          .where(and(...where));
+        return { data: rows.map((b) => batchView(b)), pagination: { page, limit, total: Number(n) } };
+      },
+    },
+
+    getBatch: {
+      rest: 'GET /api/cards/batches/:id',
+      http: {
+        auth: 'jwt',
+        access: 'admin, or a reseller over its tree',
+        summary: 'One batch with its cards counted by status',
+        tag: TAG,
+        params: idParams(),
+        errors: { 403: FAILURES.notAuthorized.message, 404: FAILURES.cardBatchNotFound.message },
+      },
+      async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
+        const b = await batchInScope(ctx.meta.auth!, ctx.params.id, 'read');
+        return { data: batchView(b, await statusCounts(b.id)) };
+      },
+    },
+
+    batchCards: {
+      rest: 'GET /api/cards/batches/:id/cards',
+      http: {
+        auth: 'jwt',
+        access: 'admin, or a reseller over its tree',
+        summary: 'The cards of a batch (no PINs: they are shown once)',
+        tag: TAG,
+        params: idParams(),
+        query: batchCardsQuery,
+        errors: { 403: FAILURES.notAuthorized.message, 404: FAILURES.cardBatchNotFound.message },
+      },
+      async handler(ctx: Ctx<IdPath & { page?: number; limit?: number; status?: string }>): Promise<ActionResult> {
+        const b = await batchInScope(ctx.meta.auth!, ctx.params.id, 'read');
+        const { page, limit, offset } = pageOf(ctx.params);
+        const where = [eq(cards.batchId, b.id), ...(ctx.params.status ? [eq(cards.status, ctx.params.status)] : [])];
+        const rows = await db()
+          .select()
+          .from(cards)
+          .where(and(...where))
+          .orderBy(cards.id)
+          .limit(limit)
+          .offset(offset);
+        const [{ n }] = await db()
+          .select({ n: count() })
+          .from(cards)
+          .where(and(...where));
+        return {
+          data: rows.map((c) =>
+            cardView({
+              id: c.id,
+              batch_id: c.batchId,
+              serial: c.serial,
+              status: c.status,
+              used_at: c.usedAt,
+              used_by_subscriber_id: c.usedBySubscriberId,
+              transaction_id: c.transactionId,
+            }),
+          ),
+          pagination: { page, limit, total: Number(n) },
+        };
+      },
+    },
+
+    exportBatch: {
+      rest: 'GET /api/cards/batches/:id/csv',
+      http: {
+        auth: 'jwt',
+        access: 'admin, or a reseller over its tree',
+        summary: 'A batch as CSV: serial, status, used_at, subscriber (no PINs)',
+        tag: TAG,
+        params: idParams(),
+        produces: 'text',
+        errors: { 403: FAILURES.notAuthorized.message, 404: FAILURES.cardBatchNotFound.message },
+      },
+      async handler(ctx: Ctx<IdPath>): Promise<string> {
+        const b = await batchInScope(ctx.meta.auth!, ctx.params.id, 'read');
+        const { rows } = await db().execute<{ line: string }>(sql`
+          select concat_ws(',', serial, status, coalesce(to_char(used_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), ''),
+                           coalesce(used_by_subscriber_id::text, '')) as line
+            from cards where batch_id = ${b.id} order by id`);
+        ctx.meta.$responseHeaders = {
+          'Content-Type': 'text/csv; charset=utf-8',
+          'Content-Disposition': `attachment; filename="cards-batch-${b.id}.csv"`,
+        };
+        return ['serial,status,used_at,used_by_subscriber_id', ...rows.map((r) => r.line)].join('\n') + '\n';
+      },
+    },
+
+    batchPdf: {
+      rest: 'GET /api/cards/batches/:id/pdf',
+      http: {
+        auth: 'jwt',
+        access: 'admin, or a reseller over its tree',
+        summary: 'The printable sheet of a batch with its PINs, once: printing erases the stored PINs',
+        tag: TAG,
+        params: idParams(),
+        query: pdfQuery,
+        produces: 'pdf',
+        errors: {
+          403: FAILURES.notAuthorized.message,
+          404: FAILURES.cardBatchNotFound.message,
+          409: FAILURES.cardSheetPrinted.message,
+        },
+      },
+      async handler(ctx: Ctx<IdPath & PdfQuery>): Promise<Readable> {
+        const b = await batchInScope(ctx.meta.auth!, ctx.params.id, 'write');
+        if (!b.pinsEnc) throw fail('cardSheetPrinted');
+        const s = await loadSettings(db(), [
+          'default_paper_size',
+          'language',
+          'operator_name',
+          'operator_phone',
+          'operator_logo_url',
+        ]);
+        const paper: PaperSize = ctx.params.paper ?? (isPaperSize(s.default_paper_size) ? s.default_paper_size : 'A4');
+        const pins = JSON.parse(decrypt(b.pinsEnc)) as string[];
+        const serials = await db()
+          .select({ serial: cards.serial })
+          .from(cards)
+          .where(eq(cards.batchId, b.id))
+          .orderBy(cards.id);
+        let worth = b.value !== null ? formatMinor(b.value, b.currency) : '';
+        if (b.serviceId !== null) {
+          const [plan] = await db().select({ name: services.name }).from(services).where(eq(services.id, b.serviceId));
+          worth = plan?.name ?? `#${b.serviceId}`;
+        }
+        const html = await sheetHtml({
+          language: ctx.params.language ?? s.language,
+          operatorName: s.operator_name,
+          operatorPhone: s.operator_phone,
+          logoUrl: s.operator_logo_url,
+          worth,
+          kind: b.value !== null ? 'money' : 'plan',
+          expiresAt: b.expiresAt,
+          redeemUrl: `${config().publicBaseUrl}/portal#redeem`,
+          perPage: ctx.params.per_page ?? 10,
+          cards: serials.map((c, i) => ({ serial: c.serial, pin: pins[i] })),
+        });
+        const stream = await ctx.call<Readable, { html: string; paper: PaperSize }>('pdf-renderer.render', {
+          html,
+          paper,
+        });
+        const parts: Buffer[] = [];
+        for await (const part of stream) parts.push(Buffer.isBuffer(part) ? part : Buffer.from(part));
+        const pdf = Buffer.concat(parts);
+        // Shown once: the PINs are erased only now that the sheet exists.
+        const done = await db()
+          .update(cardBatches)
+          .set({ pinsEnc: null, printedAt: new Date() })
+          .where(and(eq(cardBatches.id, b.id), sql`${cardBatches.pinsEnc} is not null`))
+          .returning({ id: cardBatches.id });
+        if (done.length === 0) throw fail('cardSheetPrinted');
+        ctx.meta.$responseHeaders = { 'Content-Disposition': `attachment; filename="cards-batch-${b.id}.pdf"` };
+        return chunkedStream(pdf);
+      },
+    },
+
+    suspendBatch: setBatchStatus('suspended'),
+    releaseBatch: setBatchStatus('active'),
+
+    getCard: {
+      rest: 'GET /api/cards/:id',
+      http: {
+        auth: 'jwt',
+        access: 'admin, or a reseller over its tree',
+        summary: 'One card (no PIN)',
+        tag: TAG,
+        params: idParams(),
+        errors: { 403: FAILURES.notAuthorized.message, 404: FAILURES.cardNotFound.message },
+      },
+      async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
+        return { data: cardView(await cardInScope(ctx.meta.auth!, ctx.params.id, 'read')) };
+      },
+    },
+    suspendCard: setCardStatus('suspended'),
+    releaseCard: setCardStatus('active'),
+
+    redeem: {
+      rest: 'POST /api/subscribers/:id/redeem-card',
+      http: {
+        auth: 'jwt',
+        access: 'subscribers.refill_quota',
+        summary:
+          'Redeem a prepaid card for a subscriber: a money card credits the wallet (then open invoices, oldest first; auto-renew), a plan card renews on its plan',
+        tag: 'subscribers',
+        params: idParams(),
+        body: redeemBody,
+        errors: {
+          400: FAILURES.cardPinInvalid.message,
+          403: FAILURES.notAuthorized.message,
+          404: FAILURES.subscriberNotFound.message,
+          409: `${FAILURES.cardUsed.message}; ${FAILURES.cardSuspended.message}; ${FAILURES.cardExpired.message}`,
+          429: FAILURES.redeemLocked.message,
+        },
+      },
+      async handler(ctx: Ctx<IdPath & RedeemInput>): Promise<ActionResult> {
+        const auth = requirePermission(ctx.meta.auth, 'subscribers.refill_quota');
+        const [row] = await db()
+          .select({ id: subscribers.id, resellerId: subscribers.resellerId })
+          .from(subscribers)
+          .where(and(eq(subscribers.id, ctx.params.id), sql`${subscribers.deletedAt} is null`));
+        await recordInScope(db(), auth, 'write', row, 'subscriberNotFound');
+        const r = await redeemCard({
+          subscriberId: ctx.params.id,
+          pin: ctx.params.pin,
+          address: ctx.meta.ip ?? null,
+          managerId: auth.managerId,
+        });
+        return { data: redeemedView(r, await renewAfter(ctx, r, ctx.params.id, auth.managerId)) };
+      },
+    },
+
+    /** The portal's redemption: the subscriber is the one its session address names (billing unit). */
+    redeemFor: {
+      visibility: 'public',
+      async handler(ctx: Ctx<{ subscriberId: number; pin: string; address: string | null }>) {
+        const r = await redeemCard({
+          subscriberId: ctx.params.subscriberId,
+          pin: ctx.params.pin,
+          address: ctx.params.address,
+          managerId: null,
+        });
+        return redeemedView(r, await renewAfter(ctx, r, ctx.params.subscriberId, null));
+      },
+    },
+
+    attempts: {
+      rest: 'GET /api/cards/attempts',
+      http: {
+        auth: 'jwt',
+        access: 'subscribers.refill_quota',
+        summary: 'Card redemption tries, failed ones included, newest first',
+        tag: TAG,
+        query: liftBody,
+      },
+      async handler(ctx: Ctx<LiftInput>): Promise<ActionResult> {
+        requirePermission(ctx.meta.auth, 'subscribers.refill_quota');
+        const where: SQL[] = [];
+        if (ctx.params.subscriber_id !== undefined)
+          where.push(eq(cardRedeemAttempts.subscriberId, ctx.params.subscriber_id));
+        if (ctx.params.address !== undefined) where.push(eq(cardRedeemAttempts.address, ctx.params.address));
+        const scope = await scopeFor(db(), ctx.meta.auth!, 'read');
+        if (scope.kind !== 'all') {
+          where.push(
+            inArray(
+              cardRedeemAttempts.subscriberId,
+              db().select({ id: subscribers.id }).from(subscribers).where(inScope(scope, subscribers.resellerId)),
+            ),
+          );
+        }
+        const rows = await db()
+          .select()
+          .from(cardRedeemAttempts)
+          .where(and(...where))
+          .orderBy(desc(cardRedeemAttempts.id))
+          .limit(500);
+        return {
+          data: rows.map((a) => ({
+            id: a.id,
+            subscriber_id: a.subscriberId,
+            address: a.address,
+            ok: a.ok,
+            card_id: a.cardId,
+            reason: a.reason,
+            manager_id: a.managerId,
+            cleared_at: a.clearedAt?.toISOString() ?? null,
+            created_at: a.createdAt.toISOString(),
+          })),
+        };
+      },
+    },
+
+    liftLockout: {
+      rest: 'POST /api/cards/lockouts/lift',
+      http: {
+        auth: 'jwt',
+        access: 'subscribers.refill_quota',
+        summary: "Lift a card lockout: the subscriber's or the address's failed tries stop counting",
+        tag: TAG,
+        body: liftBody,
+        errors: { 400: 'give subscriber_id or address', 403: FAILURES.notAuthorized.message },
+      },
+      async handler(ctx: Ctx<LiftInput>): Promise<ActionResult> {
+        const auth = requirePermission(ctx.meta.auth, 'subscribers.refill_quota');
+        const { subscriber_id: subscriberId, address } = ctx.params;
+        if (subscriberId === undefined && address === undefined)
+          throw fail('invalidRequest', 'give subscriber_id or address');
+        if (subscriberId !== undefined) {
+          const [row] = await db()
+            .select({ id: subscribers.id, resellerId: subscribers.resellerId })
+            .from(subscribers)
+            .where(eq(subscribers.id, subscriberId));
+          await recordInScope(db(), auth, 'write', row, 'subscriberNotFound');
+        } else if ((await scopeFor(db(), auth, 'write')).kind !== 'all') throw fail('notAuthorized');
+        const cleared = await db()
+          .update(cardRedeemAttempts)
+          .set({ clearedAt: new Date() })
+          .where(
+            and(
+              eq(cardRedeemAttempts.ok, false),
+              sql`${cardRedeemAttempts.clearedAt} is null`,
+              subscriberId !== undefined ? eq(cardRedeemAttempts.subscriberId, subscriberId) : sql`true`,
+              address !== undefined ? eq(cardRedeemAttempts.address, address) : sql`true`,
+            ),
+          )
+          .returning({ id: cardRedeemAttempts.id });
+        return { data: { cleared: cleared.length } };
+      },
+    },
+  },
+};

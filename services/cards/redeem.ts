@@ -1,0 +1,197 @@
+/**
+ * Redeeming a card (docs/cards.md). One transaction: the card row locked by its PIN's hash (so of 50
+ * concurrent redemptions of one PIN exactly one finds it unused), the checks (used, suspended,
+ * expired, the batch's reseller tree), the reseller's charge when its batch is charged at redemption,
+ * the wallet credited through the one writer (method `prepaid_card`, the serial as reference: one
+ * ledger row), the card marked used, and for a money card the open invoices paid from the wallet
+ * oldest first (an overdue suspension ends there). Renewals (a plan card; a money card of an expired
+ * auto-renew subscriber) run after commit through the subscribers unit.
+ *
+ * Guessing: every try is a row of card_redeem_attempts; MAX_FAILS_SUBSCRIBER invalid PINs for one
+ * subscriber or MAX_FAILS_ADDRESS from one address within WINDOW_MINUTES lock further tries out
+ * (429) until the window passes or a manager lifts it.
+ */
+import { sql } from 'drizzle-orm';
+import { db, type Tx } from '../../shared/db/client';
+import { cardRedeemAttempts } from '../../shared/db/schema';
+import { creditWallet, settleFromWallet } from '../../shared/billing';
+import { ApiError } from '../../shared/errors';
+import { fail, FAILURES } from '../../shared/failures';
+import { loadSettings } from '../../shared/settings';
+import { chargeReseller } from './batches';
+import { normalizePin, pinHash } from './pins';
+
+export const MAX_FAILS_SUBSCRIBER = 5;
+export const MAX_FAILS_ADDRESS = 20;
+export const WINDOW_MINUTES = 15;
+
+export interface RedeemRequest {
+  subscriberId: number;
+  pin: string;
+  address: string | null;
+  managerId: number | null;
+}
+
+export interface Redeemed {
+  cardId: number;
+  serial: string;
+  batchId: number;
+  kind: 'money' | 'plan';
+  /** Minor units credited to the wallet. */
+  amount: number;
+  currency: string;
+  serviceId: number | null;
+  transactionId: number;
+  paidInvoices: { invoiceId: number; amount: number }[];
+  walletBalance: number;
+  /** Renew after commit: a plan card, or a money card of an expired auto-renew subscriber whose wallet covers it. */
+  renew: boolean;
+}
+
+type CardLocked = {
+  id: number;
+  serial: string;
+  status: string;
+  batch_id: number;
+  batch_status: string;
+  value: number | null;
+  service_id: number | null;
+  currency: string;
+  expires_at: string | null;
+  reseller_id: number | null;
+  charge_mode: string;
+  reseller_path: string | null;
+};
+
+/** 429 when the subscriber or the address has used up its tries. */
+async function checkLockout(subscriberId: number, address: string | null): Promise<void> {
+  const invalid = FAILURES.cardPinInvalid.message;
+  const { rows } = await db().execute<{ by_sub: number; by_addr: number }>(sql`
+    select count(*) filter (where subscriber_id = ${subscriberId})::int as by_sub,
+           count(*) filter (where address = ${address})::int as by_addr
+      from card_redeem_attempts
+     where not ok and reason = ${invalid} and cleared_at is null
+       and created_at > now() - make_interval(mins => ${WINDOW_MINUTES})
+       and (subscriber_id = ${subscriberId} or address = ${address})`);
+  const r = rows[0];
+  if (Number(r.by_sub) >= MAX_FAILS_SUBSCRIBER || (address !== null && Number(r.by_addr) >= MAX_FAILS_ADDRESS))
+    throw fail('redeemLocked');
+}
+
+async function record(req: RedeemRequest, ok: boolean, cardId: number | null, reason: string | null, tx?: Tx) {
+  await (tx ?? db()).insert(cardRedeemAttempts).values({
+    subscriberId: req.subscriberId,
+    address: req.address,
+    ok,
+    cardId,
+    reason,
+    managerId: req.managerId,
+  });
+}
+
+export async function redeemCard(req: RedeemRequest): Promise<Redeemed> {
+  try {
+    await checkLockout(req.subscriberId, req.address);
+  } catch (err) {
+    await record(req, false, null, (err as ApiError).message);
+    throw err;
+  }
+  const pin = normalizePin(req.pin);
+  let cardId: number | null = null;
+  try {
+    if (!/^\d{6,20}$/.test(pin)) throw fail('cardPinInvalid');
+    return await db().transaction(async (tx) => {
+      const found = await tx.execute<CardLocked>(sql`
+        select c.id, c.serial, c.status, c.batch_id, b.status as batch_status, b.value, b.service_id, b.currency,
+               to_char(b.expires_at, 'YYYY-MM-DD') as expires_at, b.reseller_id, b.charge_mode, r.path as reseller_path
+          from cards c join card_batches b on b.id = c.batch_id left join resellers r on r.id = b.reseller_id
+         where c.pin_hash = ${pinHash(pin)}
+         for update of c`);
+      const card = found.rows[0];
+      if (!card) throw fail('cardPinInvalid');
+      cardId = Number(card.id);
+      if (card.status === 'used') throw fail('cardUsed');
+      if (card.status === 'suspended' || card.batch_status === 'suspended') throw fail('cardSuspended');
+      const today = new Date().toISOString().slice(0, 10);
+      if (card.expires_at !== null && card.expires_at < today) throw fail('cardExpired');
+      const subs = await tx.execute<{
+        id: number;
+        path: string;
+        reseller_id: number;
+        auto_renew: boolean;
+        expired: boolean;
+        price: number;
+        plan_currency: string;
+      }>(sql`
+        select s.id, r.path, s.reseller_id, s.auto_renew, s.expiry_date < ${today}::date as expired,
+               case when s.override_price and s.price is not null then s.price else p.price end as price,
+               p.currency as plan_currency
+          from subscribers s join resellers r on r.id = s.reseller_id join services p on p.id = s.service_id
+         where s.id = ${req.subscriberId} and s.deleted_at is null
+         for update of s`);
+      const sub = subs.rows[0];
+      if (!sub) throw fail('subscriberNotFound');
+      if (card.reseller_path !== null && !sub.path.startsWith(card.reseller_path)) throw fail('cardOtherTree');
+      const { currency } = await loadSettings(tx, ['currency']);
+      let amount: number;
+      if (card.value !== null) amount = Number(card.value);
+      else {
+        const plan = await tx.execute<{ price: number; currency: string }>(
+          sql`select price, currency from services where id = ${card.service_id}`,
+        );
+        if (!plan.rows[0]) throw fail('serviceNotFound');
+        amount = Number(plan.rows[0].price);
+      }
+      if (card.currency !== currency) throw fail('walletCurrencyMismatch', currency, card.currency);
+      if (card.reseller_id !== null && card.charge_mode === 'redemption') {
+        await chargeReseller(
+          tx,
+          Number(card.reseller_id),
+          amount,
+          card.currency,
+          `prepaid card ${card.serial}`,
+          card.serial,
+          req.managerId,
+        );
+      }
+      const credit = await creditWallet(tx, {
+        subscriberId: req.subscriberId,
+        amount,
+        currency,
+        reason: `prepaid card ${card.serial}`,
+        method: 'prepaid_card',
+        reference: card.serial,
+        createdBy: req.managerId,
+      });
+      await tx.execute(sql`
+        update cards set status = 'used', used_at = now(), used_by_subscriber_id = ${req.subscriberId},
+                         transaction_id = ${credit.transactionId}
+         where id = ${card.id}`);
+      const kind = card.value !== null ? 'money' : 'plan';
+      const settled =
+        kind === 'money'
+          ? await settleFromWallet(tx, req.subscriberId)
+          : { paid: [], walletBalance: credit.walletBalance };
+      await record(req, true, cardId, null, tx);
+      const renew =
+        kind === 'plan' ||
+        (sub.auto_renew && sub.expired && sub.plan_currency === currency && settled.walletBalance >= Number(sub.price));
+      return {
+        cardId: Number(card.id),
+        serial: card.serial,
+        batchId: Number(card.batch_id),
+        kind,
+        amount,
+        currency,
+        serviceId: card.service_id === null ? null : Number(card.service_id),
+        transactionId: credit.transactionId,
+        paidInvoices: settled.paid,
+        walletBalance: settled.walletBalance,
+        renew,
+      };
+    });
+  } catch (err) {
+    if (err instanceof ApiError) await record(req, false, cardId, err.message);
+    throw err;
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * Wallet money goes to the open invoices (pending, partial, overdue) in the wallet's currency,
+ * oldest issue date first then lowest id, as quick-pay orders them: what a prepaid card or an online
+ * payment that no longer fits put into the wallet pays what the subscriber owes. Each invoice paid is
+ * a wallet payment (payFromWallet: an `invoice_payment` with method `wallet`), so the money
+ * received stays one `wallet_credit` ledger row; an overdue suspension ends through its restore path.
+ */
+import { sql } from 'drizzle-orm';
+import type { Tx } from '../db/client';
+import { OPEN_STATUSES } from '../domain/invoice-state';
+import { loadSettings } from '../settings';
+import { lockSubscriber } from './subscribers';
+import { payFromWallet } from './wallet';
+
+export interface WalletSettlement {
+  /** Invoices paid from the wallet, in the order paid, with the minor units each got. */
+  paid: { invoiceId: number; amount: number }[];
+  /** What the wallet holds afterwards (minor units). */
+  walletBalance: number;
+}
+
+export async function settleFromWallet(tx: Tx, subscriberId: number): Promise<WalletSettlement> {
+  const subscriber = await lockSubscriber(tx, subscriberId);
+  let wallet = subscriber.walletBalance;
+  const paid: WalletSettlement['paid'] = [];
+  if (wallet <= 0) return { paid, walletBalance: wallet };
+  const { currency } = await loadSettings(tx, ['currency']);
+  const open = await tx.execute<{ id: number }>(sql`
+    select id from invoices
+     where subscriber_id = ${subscriberId} and currency = ${currency}
+       and status = any(${sql.param([...OPEN_STATUSES])}::text[])
+     order by issue_date, id`);
+  for (const row of open.rows) {
+    if (wallet <= 0) break;
+    const r = await payFromWallet(tx, { invoiceId: Number(row.id) });
+    if (r.applied > 0) {
+      paid.push({ invoiceId: Number(row.id), amount: r.applied });
+      wallet -= r.applied;
+    }
+  }
+  return { paid, walletBalance: wallet };
+}
