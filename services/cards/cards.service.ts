@@ -388,7 +388,7 @@ export const cardsService: ServiceSchema = {
           .from(cards)
           .where(eq(cards.batchId, b.id))
           .orderBy(cards.id);
-        let worth = b.value !== null ? formatMinor(b.value, b.currency) : '';
+        let worth = b.value !== null ? `${formatMinor(b.value, b.currency)} ${b.currency}` : '';
         if (b.serviceId !== null) {
           const [plan] = await db().select({ name: services.name }).from(services).where(eq(services.id, b.serviceId));
           worth = plan?.name ?? `#${b.serviceId}`;
