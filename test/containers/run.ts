@@ -159,13 +159,13 @@ async function main(): Promise<void> {
     // ------------------------------------------------------------ everything at once
     const anon = apiOf(base);
     const first = await step(
-      'first calls at once (login x4, openapi, console, metrics)',
+      'first calls at once (login x4, openapi, console, liveness)',
       () =>
         Promise.all([
           ...Array.from({ length: 4 }, () => anon('POST', '/api/auth/login', ADMIN)),
           anon('GET', '/api/openapi.json'),
           anon('GET', '/'),
-          anon('GET', '/metrics'),
+          anon('GET', '/health/live'),
         ]),
       (r) => r.map((x) => x.status).join(' '),
     );
