@@ -8,6 +8,7 @@ import { authService } from '../services/auth/auth.service';
 import { billingSchemas } from '../services/billing';
 import { cardsSchemas } from '../services/cards';
 import { gatewaySchemas } from '../services/gateway';
+import { importSchemas } from '../services/import';
 import { managersService } from '../services/managers/managers.service';
 import { networkAccessSchemas } from '../services/network-access';
 import { notifierSchemas } from '../services/notifier';
@@ -28,6 +29,7 @@ export const UNITS: Record<string, () => ServiceSchema[]> = {
     resellersService,
     plansService,
     settingsService,
+    ...importSchemas,
   ],
   'network-access': () => networkAccessSchemas,
   'pdf-renderer': () => pdfRendererSchemas,

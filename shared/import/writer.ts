@@ -42,6 +42,8 @@ export interface WriteOptions {
   today?: string;
   /** Progress lines (never a password). */
   progress?: (message: string) => void;
+  /** Progress as counts: subscribers (with their history) written of those to write. */
+  onProgress?: (done: number, total: number) => void | Promise<void>;
 }
 
 /** Decimal string -> minor units of `currency`; a reason when it is no amount or has sub-unit digits. */
@@ -482,6 +484,7 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
         throw new Error(`batch of subscribers ${batch[0].src.username}..: ${safeMessage(err)}`);
       }
       progress(`subscribers ${Math.min(i + batchSize, work.length)} of ${work.length}`);
+      await options.onProgress?.(Math.min(i + batchSize, work.length), work.length);
     }
   }
 
