@@ -7,7 +7,9 @@
  * against the same simulator, and the ratio is printed.
  *
  * Environment (all optional):
- *   DATABASE_URL   server to use; a fresh database is created on it and dropped after (unset: embedded)
+ *   DATABASE_URL   also run the three units on this server (a fresh database, dropped after); the
+ *                  default mode (every unit, embedded PostgreSQL, as `npm start`) always runs
+ *   BENCH_COA_MODES default | external (one of the two)   BENCH_COA_WARMUP 200 (0: cold start)
  *   BENCH_COA      5000 disconnects       BENCH_COA_LATENCY_MS 30       BENCH_COA_SILENT_PERCENT 10
  *   BENCH_COA_IN_FLIGHT 64 (coa_max_in_flight_per_nas)                  RADCLIENT /usr/bin/radclient
  */
@@ -29,6 +31,7 @@ const COUNT = env('BENCH_COA', 5000);
 const LATENCY_MS = env('BENCH_COA_LATENCY_MS', 30, 0);
 const SILENT_PERCENT = env('BENCH_COA_SILENT_PERCENT', 10, 0);
 const IN_FLIGHT = env('BENCH_COA_IN_FLIGHT', 64);
+const WARMUP = env('BENCH_COA_WARMUP', 200, 0);
 const RADCLIENT = process.env.RADCLIENT || '/usr/bin/radclient';
 const SECRET = 'bench-coa-secret';
 const API = { username: 'bench', password: 'bench-api-pass' };
@@ -68,7 +71,7 @@ type Server = { child: ChildProcess; baseUrl: string; databaseUrl: string };
 
 function startServer(extra: NodeJS.ProcessEnv): Promise<Server> {
   const child = fork(__filename, ['serve'], {
-    env: { ...benchEnv(), SERVICES: 'gateway,subscribers,network-access', BULK_SYNC_SECONDS: '600', ...extra },
+    env: { ...benchEnv(), BULK_SYNC_SECONDS: '600', ...extra },
     stdio: 'inherit',
   });
   return new Promise((resolve, reject) => {
@@ -158,6 +161,7 @@ async function run(server: Server, pool: Pool, ids: number[], token: string): Pr
   await ask(server, 'coa', 'coa');
   const cpu0 = await ask<number>(server, 'cpu', 'cpu');
   const t0 = performance.now();
+  const wall0 = Date.now();
   const res = await fetch(`${server.baseUrl}/api/subscribers/bulk-action`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -177,6 +181,15 @@ async function run(server: Server, pool: Pool, ids: number[], token: string): Pr
     recorded = n;
   }
   const seconds = (performance.now() - t0) / 1000;
+  const {
+    rows: [trace],
+  } = await pool.query<{ written: Date; published: Date }>(
+    'select min(created_at) as written, min(published_at) as published from outbox where id > $1',
+    [after],
+  );
+  console.log(
+    `  first outbox row: written ${((trace.written.getTime() - wall0) / 1000).toFixed(2)} s, published ${((trace.published.getTime() - wall0) / 1000).toFixed(2)} s after the request`,
+  );
   const cpu1 = await ask<number>(server, 'cpu', 'cpu');
   const coa = await ask<CoaStats>(server, 'coa', 'coa');
   const { rows } = await pool.query<{ outcome: string; n: number }>(
@@ -241,22 +254,50 @@ async function radclientReference(port: number, count: number): Promise<number |
   return seconds;
 }
 
-async function main(): Promise<void> {
-  const store = await scratchStore('coa');
-  const extra: NodeJS.ProcessEnv = { ...store.env };
+interface Mode {
+  label: string;
+  /** Units the app runs (SERVICES); '' = every unit, as `npm start` does. */
+  services: string;
+  /** true: a fresh database on DATABASE_URL's server; false: the embedded PostgreSQL in a scratch DATA_DIR. */
+  external: boolean;
+}
 
+/** A scratch DATA_DIR for the embedded PostgreSQL, readable by the postgres user it runs as under root. */
+function embeddedStore(): { env: NodeJS.ProcessEnv; dispose(): Promise<void> } {
+  // mkdtemp makes the directory 0700: as root the embedded PostgreSQL runs as the postgres user
+  // (it refuses root), which could not enter it, and the app died at start.
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-coa-'));
+  fs.chmodSync(dataDir, 0o755);
+  return {
+    env: { DATABASE_URL: '', DATA_DIR: dataDir },
+    dispose: async () => fs.rmSync(dataDir, { recursive: true, force: true }),
+  };
+}
+
+/** One mode: its own app and database, the simulators of the driver. */
+async function runMode(mode: Mode): Promise<void> {
+  console.log(`
+=== ${mode.label} ===`);
+  const store = mode.external ? await scratchStore('coa') : embeddedStore();
+  const extra: NodeJS.ProcessEnv = { ...store.env, SERVICES: mode.services };
   // 10% of the users (every tenth) silent in the second run; the router API knows their sessions.
   let silent = false;
-  const nas = await new NasSimulator({
-    secret: SECRET,
-    latencyMs: LATENCY_MS,
-    answer: (r) =>
-      silent && Number(/^coa(\d+)@/.exec(r.userName)?.[1]) % Math.round(100 / SILENT_PERCENT) === 0 ? 'silent' : 'ack',
-  }).start();
-  const ros = await new RouterOsSimulator({ ...API, emptyReply: true }).start();
-  const server = await startServer(extra);
-  const pool = new Pool({ connectionString: server.databaseUrl, max: 2 });
+  let nas: NasSimulator | undefined;
+  let ros: RouterOsSimulator | undefined;
+  let server: Server | undefined;
+  let pool: Pool | undefined;
   try {
+    nas = await new NasSimulator({
+      secret: SECRET,
+      latencyMs: LATENCY_MS,
+      answer: (r) =>
+        silent && Number(/^coa(\d+)@/.exec(r.userName)?.[1]) % Math.round(100 / SILENT_PERCENT) === 0
+          ? 'silent'
+          : 'ack',
+    }).start();
+    ros = await new RouterOsSimulator({ ...API, emptyReply: true }).start();
+    server = await startServer(extra);
+    pool = new Pool({ connectionString: server.databaseUrl, max: 2 });
     const ids = await seed(pool, nas.port, ros.port);
     const token = signToken(
       { managerId: 1, role: 'admin', resellerId: null, permissions: [] },
@@ -268,8 +309,8 @@ async function main(): Promise<void> {
     );
 
     // Warm-up: the app's first requests pay for JIT and connection set-up, and the RTT estimate
-    // starts at its initial guess.
-    await run(server, pool, ids.slice(0, 200), token);
+    // starts at its initial guess. BENCH_COA_WARMUP=0 measures a cold start, as a newcomer sees it.
+    if (WARMUP > 0) await run(server, pool, ids.slice(0, WARMUP), token);
     nas.resetStats();
 
     const answered = await run(server, pool, ids, token);
@@ -293,15 +334,43 @@ async function main(): Promise<void> {
       `  RouterOS API: ${ros.stats.connections} connection(s), ${ros.stats.commands.filter((c) => c === '/ppp/active/remove').length} sessions removed`,
     );
   } finally {
-    await pool.end();
-    await new Promise<void>((resolve) => {
-      server.child.once('exit', () => resolve());
-      server.child.send('stop');
-    });
-    await nas.stop();
-    await ros.stop();
+    // Everything started is stopped, whatever failed: an app that died at start used to leave the
+    // simulators listening, and the bench hung instead of exiting.
+    await pool?.end().catch(() => undefined);
+    const child = server?.child;
+    if (child && child.exitCode === null) {
+      await new Promise<void>((resolve) => {
+        const kill = setTimeout(() => child.kill('SIGKILL'), 30_000);
+        child.once('exit', () => {
+          clearTimeout(kill);
+          resolve();
+        });
+        child.send('stop');
+      });
+    }
+    await nas?.stop();
+    await ros?.stop();
     await store.dispose();
   }
+}
+
+/**
+ * The default mode first (`npm start`: every unit in one process, embedded PostgreSQL, no
+ * transporter), then, when DATABASE_URL is set, the three units the bulk path needs on that server.
+ * BENCH_COA_MODES=default or =external runs one of them.
+ */
+async function main(): Promise<void> {
+  const modes: Mode[] = [];
+  const only = process.env.BENCH_COA_MODES;
+  if (!only || only === 'default')
+    modes.push({ label: 'default mode: every unit, embedded PostgreSQL (npm start)', services: '', external: false });
+  if (process.env.DATABASE_URL && (!only || only === 'external'))
+    modes.push({
+      label: 'gateway,subscribers,network-access on DATABASE_URL',
+      services: 'gateway,subscribers,network-access',
+      external: true,
+    });
+  for (const mode of modes) await runMode(mode);
 }
 
 runBench(main, serve);
