@@ -323,6 +323,8 @@ describe('reminders', () => {
       whatsapp_access_token: 'wa-token',
       whatsapp_phone_number_id: '555',
       whatsapp_base_url: waBase,
+      // The stubs listen on loopback, which the notifier's address policy refuses by default.
+      allow_private_targets: true,
     });
     // reminders_enabled is still false: nothing is claimed yet.
     const off = await sweep();

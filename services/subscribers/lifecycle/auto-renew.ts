@@ -32,10 +32,24 @@ const ALL = { kind: 'all' } as const;
 /** The price a renewal charges (`renewalPrice` of shared/domain/subscriber.ts), in SQL over `s` and `p`. */
 const priceSql = sql`case when s.override_price and s.price is not null then s.price else p.price end`;
 
+/**
+ * What the renewal invoice will ask of the subscriber: the price plus the default tax (the renewal
+ * invoice takes `default_tax_rate`), rounded half-up like `percentOf`.
+ */
+export const renewalDueSql = (settings: Settings) =>
+  sql`(${priceSql} + round(${priceSql}::numeric * ${String(settings.default_tax_rate)}::numeric / 100)::bigint)`;
+
+/**
+ * The wallet pays the whole renewal invoice: it holds the system currency, which must be the plan's
+ * (`payFromWallet` pays nothing across currencies), and at least the amount due.
+ */
+export const walletCoversSql = (settings: Settings) =>
+  sql`(p.currency = ${settings.currency} and s.wallet_balance >= ${renewalDueSql(settings)})`;
+
 /** Due for an automatic renewal on `today`: the rule, over `s` and its plan `p`. */
-const dueSql = (today: string) => sql`s.deleted_at is null and s.auto_renew and s.status = 'active'
+const dueSql = (today: string, settings: Settings) => sql`s.deleted_at is null and s.auto_renew and s.status = 'active'
   and s.expiry_date < ${today}::date and s.last_renewed_on is distinct from ${today}::date
-  and s.wallet_balance >= ${priceSql}`;
+  and ${walletCoversSql(settings)}`;
 
 export interface RenewOutcome {
   renewed: number;
@@ -50,7 +64,7 @@ export async function autoRenew(
 ): Promise<RenewOutcome> {
   const candidates = await db().execute<{ id: number }>(sql`
     select s.id from subscribers s join services p on p.id = s.service_id
-     where ${dueSql(today)}
+     where ${dueSql(today, settings)}
      order by s.id`);
   const out: RenewOutcome = { renewed: 0, failed: [] };
   for (const batch of inBatches(
@@ -63,7 +77,7 @@ export async function autoRenew(
       // Read again under the lock: a payment, a manual renew or an edit may have come in between.
       const still = await tx.execute<{ id: number }>(sql`
         select s.id from subscribers s join services p on p.id = s.service_id
-         where s.id = any(${sql.param(rows.map((r) => r.id))}::int[]) and ${dueSql(today)}`);
+         where s.id = any(${sql.param(rows.map((r) => r.id))}::int[]) and ${dueSql(today, settings)}`);
       const due = new Set(still.rows.map((r) => Number(r.id)));
       const chosen = rows.filter((r) => due.has(r.id));
       if (chosen.length === 0) return;

@@ -9,6 +9,7 @@
 import { sql } from 'drizzle-orm';
 import { db } from '../../../shared/db/client';
 import type { Settings } from '../../../shared/settings';
+import { renewalDueSql, walletCoversSql } from './auto-renew';
 import { reminderText } from './reminder-text';
 
 export const REMINDER_KIND = 'expiry_reminder';
@@ -26,9 +27,6 @@ export interface ReminderOutcome {
   abandoned: number;
 }
 
-/** What a price a reminder quotes, as auto-renew reads it (shared/domain/subscriber.ts `renewalPrice`). */
-const priceSql = sql`case when s.override_price and s.price is not null then s.price else p.price end`;
-
 /** Rows a crashed run left `sending`: under the sweep lock no other run is sending. */
 export async function abandonSending(): Promise<number> {
   const res = await db().execute(sql`
@@ -42,16 +40,16 @@ export async function abandonSending(): Promise<number> {
  * each rule. Left out: a subscriber that auto-renew will renew (auto_renew and a wallet that
  * covers the price), who has nothing to do.
  */
-export async function claimReminders(today: string, ruleDays: number[]): Promise<number> {
+export async function claimReminders(today: string, settings: Settings): Promise<number> {
   let claimed = 0;
-  for (const days of ruleDays) {
+  for (const days of settings.reminder_days) {
     const res = await db().execute(sql`
       insert into notifications (subscriber_id, kind, rule_days, expiry_date, recipient, status)
       select s.id, ${REMINDER_KIND}, ${days}::int, s.expiry_date, s.phone, 'pending'
         from subscribers s join services p on p.id = s.service_id
        where s.deleted_at is null and s.status = 'active' and coalesce(btrim(s.phone), '') <> ''
          and s.expiry_date = ${today}::date + ${days}::int
-         and not (s.auto_renew and s.wallet_balance >= ${priceSql})
+         and not (s.auto_renew and ${walletCoversSql(settings)})
       on conflict on constraint notifications_once_uq do nothing`);
     claimed += res.rowCount ?? 0;
   }
@@ -72,11 +70,11 @@ type PendingRow = {
   currency: string | null;
 };
 
-async function pendingAfter(afterId: number, limit: number): Promise<PendingRow[]> {
+async function pendingAfter(afterId: number, limit: number, settings: Settings): Promise<PendingRow[]> {
   const res = await db().execute<PendingRow>(sql`
     select n.id, n.rule_days, n.expiry_date, n.subscriber_id, s.username, s.phone,
            s.expiry_date as current_expiry, (s.deleted_at is null and s.status = 'active') as live,
-           coalesce(s.auto_renew, false) as auto_renew, ${priceSql} as price, p.currency
+           coalesce(s.auto_renew, false) as auto_renew, ${renewalDueSql(settings)} as price, p.currency
       from notifications n
       left join subscribers s on s.id = n.subscriber_id
       left join services p on p.id = s.service_id
@@ -120,7 +118,7 @@ export async function sendPending(o: SendOptions): Promise<Omit<ReminderOutcome,
   let after = 0;
   for (;;) {
     if (o.stopping()) break;
-    const rows = await pendingAfter(after, o.batchSize);
+    const rows = await pendingAfter(after, o.batchSize, o.settings);
     if (rows.length === 0) break;
     after = rows[rows.length - 1].id;
     await pooled(rows, o.concurrency, async (r) => {

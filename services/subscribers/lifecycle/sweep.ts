@@ -27,6 +27,8 @@ export interface SweepCounts {
   /** Why reminders did not run, when they did not. */
   reminders_off?: string;
   seconds: number;
+  /** Seconds of each step. */
+  steps: { overdue: number; renew: number; blocked: number; reminders: number };
 }
 
 export interface SweepDeps {
@@ -55,18 +57,28 @@ export async function runSweep(today: string, deps: SweepDeps): Promise<SweepCou
     reminders_skipped: 0,
     reminders_abandoned: 0,
     seconds: 0,
+    steps: { overdue: 0, renew: 0, blocked: 0, reminders: 0 },
+  };
+  let mark = started;
+  const lap = (step: keyof SweepCounts['steps']) => {
+    const now = process.hrtime.bigint();
+    counts.steps[step] = Number(now - mark) / 1e9;
+    mark = now;
   };
 
   counts.overdue_marked = await markOverdue(today);
+  lap('overdue');
 
   const renewal = await autoRenew(today, settings, deps.batchSize, deps.stopping);
   counts.renewed = renewal.renewed;
   counts.renew_failed = renewal.failed.length;
   if (renewal.failed.length) deps.warn('auto-renew refused', summarise(renewal.failed));
+  lap('renew');
 
   const blocked = await refreshBlocked(today, settings.suspend_overdue_after_days, deps.batchSize, deps.stopping);
   counts.blocked = blocked.blocked;
   counts.restored = blocked.restored;
+  lap('blocked');
 
   if (!settings.reminders_enabled) counts.reminders_off = 'reminders_enabled is false';
   else if (settings.messaging_provider === 'none') counts.reminders_off = 'messaging_provider is none';
@@ -75,7 +87,7 @@ export async function runSweep(today: string, deps: SweepDeps): Promise<SweepCou
     if ('off' in messaging) counts.reminders_off = messaging.off;
     else if (!deps.stopping()) {
       counts.reminders_abandoned = await abandonSending();
-      await claimReminders(today, settings.reminder_days);
+      await claimReminders(today, settings);
       const sent = await sendPending({
         today,
         settings,
@@ -92,6 +104,7 @@ export async function runSweep(today: string, deps: SweepDeps): Promise<SweepCou
       counts.reminders_skipped = sent.skipped;
     }
   }
+  lap('reminders');
   counts.seconds = Number(process.hrtime.bigint() - started) / 1e9;
   return counts;
 }
