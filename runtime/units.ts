@@ -7,6 +7,7 @@ import type { ServiceSchema } from 'moleculer';
 import { authService } from '../services/auth/auth.service';
 import { billingSchemas } from '../services/billing';
 import { cardsSchemas } from '../services/cards';
+import { paymentsSchemas } from '../services/payments';
 import { gatewaySchemas } from '../services/gateway';
 import { importSchemas } from '../services/import';
 import { managersService } from '../services/managers/managers.service';
@@ -20,7 +21,7 @@ import { subscribersSchemas } from '../services/subscribers';
 
 export const UNITS: Record<string, () => ServiceSchema[]> = {
   gateway: gatewaySchemas,
-  billing: () => [...billingSchemas, ...cardsSchemas],
+  billing: () => [...billingSchemas, ...cardsSchemas, ...paymentsSchemas],
   // Subscribers and the reference data they stand on: identity, resellers, plans, settings.
   subscribers: () => [
     ...subscribersSchemas,

@@ -254,6 +254,14 @@ export function createGatewayService(): ServiceSchema {
           ctx.meta.auth = auth;
           ctx.meta.ip = ip;
           ctx.meta.route = route.key;
+          if (def.rawBody) {
+            ctx.meta.rawBody = input.rawBody?.toString('utf8') ?? '';
+            ctx.meta.headers = Object.fromEntries(
+              Object.entries(req.headers).filter(
+                (e): e is [string, string] => typeof e[1] === 'string' && e[0] !== 'authorization' && e[0] !== 'cookie',
+              ),
+            );
+          }
           if (typeof idempotencyKey === 'string' && idempotencyKey) ctx.meta.idempotencyKey = idempotencyKey;
           const local = def.action.startsWith('gateway.') ? { nodeID: this.broker.nodeID } : {};
           const result = await ctx.call(def.action, { ...valid.query, ...valid.body, ...valid.params }, local);

@@ -840,3 +840,53 @@ export const cardRedeemAttempts = pgTable(
     index('card_redeem_attempts_address_idx').on(t.address, t.createdAt),
   ],
 );
+
+// ---------------------------------------------------------------- online payments (issue 27, docs/payments.md)
+
+/** One checkout at a payment provider: what it is for, what it came to (reconciliation: GET /api/payments/online). */
+export const onlineCheckouts = pgTable(
+  'online_checkouts',
+  {
+    id: serial('id').primaryKey(),
+    provider: text('provider').notNull(),
+    /** The provider's id of the checkout (Stripe: `cs_...`); null until the provider answered. */
+    providerSessionId: text('provider_session_id'),
+    /** `invoice` (the invoice's balance) or `renewal` (the subscriber's renewal price, from the portal). */
+    purpose: text('purpose').notNull(),
+    invoiceId: integer('invoice_id'),
+    subscriberId: integer('subscriber_id').notNull(),
+    resellerId: integer('reseller_id').notNull(),
+    amount: money('amount').notNull(),
+    currency: char('currency', { length: 3 }).notNull(),
+    /** `open`, `paid`, `expired` or `failed` (the provider refused to make it). */
+    status: text('status').notNull().default('open'),
+    url: text('url'),
+    /** The provider's event that completed it and its payment reference (Stripe: `evt_...`, `pi_...`). */
+    providerEventId: text('provider_event_id'),
+    providerReference: text('provider_reference'),
+    /** Minor units the payment put on the invoice, and into the wallet (an amount that no longer fitted). */
+    appliedAmount: money('applied_amount'),
+    walletAmount: money('wallet_amount'),
+    note: text('note'),
+    createdAt: createdAt(),
+    completedAt: timestamp('completed_at', { withTimezone: true }),
+  },
+  (t) => [
+    uniqueIndex('online_checkouts_session_uq').on(t.provider, t.providerSessionId),
+    index('online_checkouts_created_idx').on(t.createdAt),
+    index('online_checkouts_invoice_idx').on(t.invoiceId),
+  ],
+);
+
+/** Provider events already acted on: the webhook's exactly-once key. */
+export const paymentEvents = pgTable(
+  'payment_events',
+  {
+    provider: text('provider').notNull(),
+    eventId: text('event_id').notNull(),
+    checkoutId: integer('checkout_id'),
+    type: text('type').notNull(),
+    receivedAt: timestamp('received_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.provider, t.eventId] })],
+);

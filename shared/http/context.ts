@@ -6,6 +6,9 @@ import { requireAuth } from '../auth/policy';
 export interface Meta {
   auth?: Auth;
   ip?: string;
+  /** Routes declaring `rawBody`: the body as received and the request's headers (no credentials). */
+  rawBody?: string;
+  headers?: Record<string, string | undefined>;
   route?: string;
   idempotencyKey?: string;
   $statusCode?: number;

@@ -44,6 +44,11 @@ export interface HttpRoute {
   rateLimit?: 'auth' | 'public' | 'none';
   /** Honour an `Idempotency-Key` header (create, payment, quick-pay). */
   idempotent?: boolean;
+  /**
+   * Hand the action the request's body as received (`ctx.meta.rawBody`, UTF-8) and its headers
+   * (`ctx.meta.headers`), unvalidated: a webhook's signature covers the exact bytes (docs/payments.md).
+   */
+  rawBody?: boolean;
   /** Drop body fields the schema does not name instead of refusing them (the spec's PUT /api/subscribers/:id). */
   dropUnknown?: boolean;
 }

@@ -296,7 +296,8 @@ async function main(): Promise<void> {
         const results = await Promise.all(renders);
         for (const r of results) {
           const pdf = r.status === 200 && r.body.subarray(0, 5).toString() === '%PDF-';
-          const clean = r.status === 503 && JSON.parse(r.body.toString()).success === false;
+          // A clean failure: 503 (no renderer left to retry on) or 504 (the render deadline, on a starved CPU).
+          const clean = (r.status === 503 || r.status === 504) && JSON.parse(r.body.toString()).success === false;
           check(pdf || clean, `render answered ${r.status} ${r.body.subarray(0, 80).toString()}`);
           check(r.seconds < 35, `a render took ${r.seconds} s`);
         }
@@ -304,7 +305,7 @@ async function main(): Promise<void> {
         return results;
       },
       (rs) =>
-        `${rs.filter((r) => r.status === 200).length} PDFs, ${rs.filter((r) => r.status === 503).length} clean 503, slowest ${Math.max(...rs.map((r) => r.seconds)).toFixed(1)} s`,
+        `${rs.filter((r) => r.status === 200).length} PDFs, ${rs.filter((r) => r.status !== 200).length} clean 503/504, slowest ${Math.max(...rs.map((r) => r.seconds)).toFixed(1)} s`,
     );
     ok(await api('GET', `/api/invoices/${flow.invoiceId}`), 200, 'the flow goes on after the renderer was killed');
 

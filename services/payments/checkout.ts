@@ -1,0 +1,144 @@
+/**
+ * Making a checkout: the row first (so a webhook that beats the provider's answer finds it by the id
+ * the provider keeps in its metadata), then the provider's session, then its id and URL on the row.
+ */
+import { eq, sql } from 'drizzle-orm';
+import { db } from '../../shared/db/client';
+import { onlineCheckouts } from '../../shared/db/schema';
+import { isOpen } from '../../shared/domain/invoice-state';
+import { fail } from '../../shared/failures';
+import { config } from '../../shared/config';
+import { loadSettings, type Settings } from '../../shared/settings';
+import { activeProvider } from './providers';
+import { NotConfiguredError } from './providers/types';
+
+export const PAYMENT_SETTINGS = [
+  'currency',
+  'payment_provider',
+  'stripe_secret_key',
+  'stripe_webhook_secret',
+  'stripe_api_base_url',
+  'payment_currencies',
+  'operator_name',
+] as const;
+
+export type CheckoutTarget = { purpose: 'invoice'; invoiceId: number } | { purpose: 'renewal'; subscriberId: number };
+
+export interface PayableTarget {
+  subscriberId: number;
+  resellerId: number;
+  invoiceId: number | null;
+  amount: number;
+  currency: string;
+  description: string;
+}
+
+function currencyAllowed(s: Settings, currency: string): boolean {
+  const allowed = s.payment_currencies as string[];
+  return allowed.length === 0 || allowed.includes(currency);
+}
+
+/** What a checkout of `target` would charge now; null when there is nothing to pay online. */
+export async function payable(target: CheckoutTarget, s: Settings): Promise<PayableTarget | null> {
+  if (target.purpose === 'invoice') {
+    const { rows } = await db().execute<{
+      id: number;
+      subscriber_id: number | null;
+      reseller_id: number;
+      status: string;
+      total: number;
+      paid_amount: number;
+      currency: string;
+      invoice_number: string;
+    }>(sql`select id, subscriber_id, reseller_id, status, total, paid_amount, currency, invoice_number
+             from invoices where id = ${target.invoiceId}`);
+    const inv = rows[0];
+    if (!inv) throw fail('invoiceNotFound');
+    const balance = Number(inv.total) - Number(inv.paid_amount);
+    if (!isOpen(inv.status) || balance <= 0 || inv.subscriber_id === null || !currencyAllowed(s, inv.currency))
+      return null;
+    return {
+      subscriberId: Number(inv.subscriber_id),
+      resellerId: Number(inv.reseller_id),
+      invoiceId: Number(inv.id),
+      amount: balance,
+      currency: inv.currency,
+      description: `Invoice ${inv.invoice_number}`,
+    };
+  }
+  const { rows } = await db().execute<{ reseller_id: number; price: number; currency: string; name: string }>(sql`
+    select s.reseller_id, case when s.override_price and s.price is not null then s.price else p.price end as price,
+           p.currency, p.name
+      from subscribers s join services p on p.id = s.service_id
+     where s.id = ${target.subscriberId} and s.deleted_at is null`);
+  const sub = rows[0];
+  if (!sub) throw fail('subscriberNotFound');
+  // The renewal is paid from the wallet, which holds the system currency.
+  if (Number(sub.price) <= 0 || sub.currency !== s.currency || !currencyAllowed(s, sub.currency)) return null;
+  return {
+    subscriberId: target.subscriberId,
+    resellerId: Number(sub.reseller_id),
+    invoiceId: null,
+    amount: Number(sub.price),
+    currency: sub.currency,
+    description: `Renewal: ${sub.name}`,
+  };
+}
+
+/** Whether a Pay button makes sense for `target` now (a provider configured, something to pay). */
+export async function canPay(target: CheckoutTarget): Promise<boolean> {
+  const s = await loadSettings(db(), [...PAYMENT_SETTINGS]);
+  if (s.payment_provider === 'none') return false;
+  return (await payable(target, s)) !== null;
+}
+
+export async function createCheckout(target: CheckoutTarget): Promise<{ id: number; url: string }> {
+  const s = await loadSettings(db(), [...PAYMENT_SETTINGS]);
+  let provider;
+  try {
+    provider = activeProvider(s);
+  } catch (err) {
+    if (err instanceof NotConfiguredError) throw fail('paymentsNotConfigured');
+    throw err;
+  }
+  if (!provider) throw fail('paymentsNotConfigured');
+  const what = await payable(target, s);
+  if (!what) throw fail('nothingToPay');
+  const [row] = await db()
+    .insert(onlineCheckouts)
+    .values({
+      provider: provider.name,
+      purpose: target.purpose,
+      invoiceId: what.invoiceId,
+      subscriberId: what.subscriberId,
+      resellerId: what.resellerId,
+      amount: what.amount,
+      currency: what.currency,
+    })
+    .returning({ id: onlineCheckouts.id });
+  const back = `${config().publicBaseUrl}/api/payments/return/${row.id}`;
+  let created;
+  try {
+    created = await provider.createCheckout({
+      checkoutId: row.id,
+      amount: what.amount,
+      currency: what.currency,
+      description: `${s.operator_name}: ${what.description}`,
+      successUrl: back,
+      cancelUrl: `${back}?cancelled=1`,
+    });
+  } catch (err) {
+    const why = (err as Error).message;
+    await db()
+      .update(onlineCheckouts)
+      .set({ status: 'failed', note: why.slice(0, 500) })
+      .where(eq(onlineCheckouts.id, row.id));
+    throw fail('providerUnexpected', provider.name, why);
+  }
+  // Only the session's id and URL: a webhook may have completed the checkout already.
+  await db()
+    .update(onlineCheckouts)
+    .set({ providerSessionId: created.sessionId, url: created.url })
+    .where(eq(onlineCheckouts.id, row.id));
+  return { id: row.id, url: created.url };
+}

@@ -1,0 +1,247 @@
+/**
+ * Online payments (issue 27, docs/payments.md): checkouts at a provider for an invoice's balance (the
+ * public receipt's Pay button) or a renewal (the portal's), the provider's webhook acted on exactly
+ * once, the page the payer returns to, and the reconciliation list.
+ */
+import { and, desc, eq, gte, lt, sql, type SQL } from 'drizzle-orm';
+import type { ServiceSchema } from 'moleculer';
+import type { Auth } from '../../shared/auth/claims';
+import { inScope, requireAdminOrReseller, scopeFor } from '../../shared/auth/policy';
+import { db } from '../../shared/db/client';
+import { onlineCheckouts } from '../../shared/db/schema';
+import { fail, FAILURES } from '../../shared/failures';
+import { pageOf, type Ctx } from '../../shared/http/context';
+import type { ActionResult } from '../../shared/http/route';
+import { idParams, isoDate, object, paginationProperties, type IdPath, type Infer } from '../../shared/http/schemas';
+import { fromMinor } from '../../shared/money';
+import { publicTokenHash } from '../../shared/public-links';
+import { loadSettings } from '../../shared/settings';
+import { canPay, createCheckout, PAYMENT_SETTINGS, type CheckoutTarget } from './checkout';
+import { PROVIDER_NAMES, providerNamed } from './providers';
+import { NotConfiguredError, SignatureError } from './providers/types';
+import { settleEvent } from './settle';
+
+const TAG = 'payments';
+
+const listQuery = object({
+  ...paginationProperties,
+  from: isoDate,
+  to: isoDate,
+  status: { type: 'string', enum: ['open', 'paid', 'expired', 'failed'] },
+});
+type ListQuery = Infer<typeof listQuery>;
+
+const receiptCheckoutQuery = object({ token: { type: 'string', minLength: 1, maxLength: 200 } }, ['token']);
+const providerParams = object({ provider: { type: 'string', minLength: 1, maxLength: 40 } }, ['provider']);
+
+/** The renewal an online payment pays for, or the auto-renew wallet money now covers, through the subscribers unit. */
+async function renewAfter(ctx: Ctx<unknown>, subscriberId: number, always: boolean): Promise<void> {
+  if (!always) {
+    const { rows } = await db().execute<{ due: boolean }>(sql`
+      select s.auto_renew and s.status = 'active' and s.expiry_date < current_date and s.wallet_balance >=
+             case when s.override_price and s.price is not null then s.price else p.price end as due
+        from subscribers s join services p on p.id = s.service_id where s.id = ${subscriberId}`);
+    if (!rows[0]?.due) return;
+  }
+  const auth: Auth = {
+    managerId: null as unknown as number,
+    role: 'admin',
+    resellerId: null,
+    permissions: [],
+    jti: 'online-payment',
+    exp: 0,
+  };
+  try {
+    await ctx.call('subscribers.renew', { id: subscriberId }, { meta: { auth } });
+  } catch (err) {
+    // The money is in the wallet; the next sweep (auto-renew) or an operator renews.
+    ctx.service?.logger.warn(`online payment: renewal of subscriber ${subscriberId} failed: ${(err as Error).message}`);
+  }
+}
+
+function checkoutView(c: typeof onlineCheckouts.$inferSelect) {
+  const money = (v: number | null) => (v === null ? null : fromMinor(v, c.currency));
+  return {
+    id: c.id,
+    provider: c.provider,
+    provider_session_id: c.providerSessionId,
+    purpose: c.purpose,
+    invoice_id: c.invoiceId,
+    subscriber_id: c.subscriberId,
+    reseller_id: c.resellerId,
+    amount: fromMinor(c.amount, c.currency),
+    currency: c.currency,
+    status: c.status,
+    provider_event_id: c.providerEventId,
+    provider_reference: c.providerReference,
+    applied_amount: money(c.appliedAmount),
+    wallet_amount: money(c.walletAmount),
+    note: c.note,
+    created_at: c.createdAt.toISOString(),
+    completed_at: c.completedAt?.toISOString() ?? null,
+  };
+}
+
+const esc = (v: string) => v.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+
+function redirectTo(ctx: Ctx<unknown>, url: string): string {
+  ctx.meta.$statusCode = 303;
+  ctx.meta.$responseHeaders = { Location: url, 'Cache-Control': 'no-store' };
+  return `<!doctype html><meta charset="utf-8"><a href="${esc(url)}">Continue to payment</a>`;
+}
+
+export const paymentsService: ServiceSchema = {
+  name: 'payments',
+  actions: {
+    receiptCheckout: {
+      rest: 'POST /api/payments/checkout/invoice/:id',
+      http: {
+        auth: 'public',
+        access: 'none (the public receipt link token)',
+        summary: "The receipt page's Pay button: a checkout for the invoice's balance, answered with a redirect to it",
+        tag: TAG,
+        params: idParams(),
+        query: receiptCheckoutQuery,
+        produces: 'html',
+        success: 303,
+        rateLimit: 'public',
+        errors: {
+          404: FAILURES.invoiceNotFound.message,
+          409: `${FAILURES.paymentsNotConfigured.message}; ${FAILURES.nothingToPay.message}`,
+          502: 'the provider refused or failed',
+        },
+      },
+      async handler(ctx: Ctx<IdPath & { token: string }>): Promise<string> {
+        const { rows } = await db().execute<{ ok: boolean }>(
+          sql`select public_token_hash = ${publicTokenHash(ctx.params.token)} as ok from invoices where id = ${ctx.params.id}`,
+        );
+        // A wrong token is the same 404 as a missing invoice: the link proves nothing else.
+        if (!rows[0]?.ok) throw fail('invoiceNotFound');
+        const { url } = await createCheckout({ purpose: 'invoice', invoiceId: ctx.params.id });
+        return redirectTo(ctx, url);
+      },
+    },
+
+    /** A checkout for the portal (billing unit) or another service: `{ id, url }`. */
+    checkout: {
+      visibility: 'public',
+      async handler(ctx: Ctx<CheckoutTarget>): Promise<{ id: number; url: string }> {
+        return createCheckout(ctx.params);
+      },
+    },
+
+    /** Whether a Pay button is shown for the target now. */
+    canPay: {
+      visibility: 'public',
+      async handler(ctx: Ctx<CheckoutTarget>): Promise<boolean> {
+        return canPay(ctx.params);
+      },
+    },
+
+    webhook: {
+      rest: 'POST /api/payments/webhook/:provider',
+      http: {
+        auth: 'public',
+        access: 'none (the provider signs every request)',
+        summary: 'Provider events: verified with the provider signature, acted on exactly once per event',
+        tag: TAG,
+        params: providerParams,
+        rawBody: true,
+        rateLimit: 'none',
+        errors: {
+          400: FAILURES.webhookSignatureInvalid.message,
+          404: FAILURES.unknownPaymentProvider.message,
+          409: FAILURES.paymentsNotConfigured.message,
+        },
+      },
+      async handler(ctx: Ctx<{ provider: string }>): Promise<ActionResult> {
+        const name = ctx.params.provider;
+        if (!PROVIDER_NAMES.includes(name)) throw fail('unknownPaymentProvider');
+        const s = await loadSettings(db(), [...PAYMENT_SETTINGS]);
+        let event;
+        try {
+          event = providerNamed(name, s).verifyWebhook(ctx.meta.rawBody ?? '', ctx.meta.headers ?? {});
+        } catch (err) {
+          if (err instanceof SignatureError) throw fail('webhookSignatureInvalid');
+          if (err instanceof NotConfiguredError) throw fail('paymentsNotConfigured');
+          throw err;
+        }
+        const settled = await settleEvent(name, event);
+        if (settled.walletAmount > 0)
+          this.logger.warn(
+            `online payment: checkout ${settled.checkoutId} put ${settled.walletAmount} minor units in the wallet`,
+          );
+        if (settled.outcome === 'paid' && settled.checkoutId !== null) {
+          const [c] = await db().select().from(onlineCheckouts).where(eq(onlineCheckouts.id, settled.checkoutId));
+          await renewAfter(ctx, c.subscriberId, settled.renewSubscriberId !== null);
+        }
+        return { data: { received: true, outcome: settled.outcome, checkout_id: settled.checkoutId } };
+      },
+    },
+
+    returnPage: {
+      rest: 'GET /api/payments/return/:id',
+      http: {
+        auth: 'public',
+        access: 'none',
+        summary: 'Where the payer comes back: the checkout paid, still being confirmed, or cancelled',
+        tag: TAG,
+        params: idParams(),
+        query: object({ cancelled: { type: 'string', maxLength: 5 } }),
+        produces: 'html',
+        rateLimit: 'public',
+      },
+      async handler(ctx: Ctx<IdPath & { cancelled?: string }>): Promise<string> {
+        const [c] = await db()
+          .select({ status: onlineCheckouts.status })
+          .from(onlineCheckouts)
+          .where(eq(onlineCheckouts.id, ctx.params.id));
+        const status = c?.status ?? 'unknown';
+        const words =
+          status === 'paid'
+            ? 'Payment received. Thank you: your service is restored.'
+            : ctx.params.cancelled
+              ? 'Payment cancelled. Nothing was charged.'
+              : status === 'open'
+                ? 'Payment is being confirmed. This page refreshes by itself.'
+                : 'This payment is not open.';
+        const refresh = status === 'open' && !ctx.params.cancelled ? '<meta http-equiv="refresh" content="3">' : '';
+        ctx.meta.$responseHeaders = { 'Cache-Control': 'no-store' };
+        return `<!doctype html><html><head><meta charset="utf-8">${refresh}<title>Payment</title></head><body><p id="status" data-status="${esc(status)}">${esc(words)}</p></body></html>`;
+      },
+    },
+
+    list: {
+      rest: 'GET /api/payments/online',
+      http: {
+        auth: 'jwt',
+        access: 'admin, or a reseller over its tree',
+        summary: 'Online checkouts and their outcomes, newest first (reconciliation against the provider payouts)',
+        tag: TAG,
+        query: listQuery,
+      },
+      async handler(ctx: Ctx<ListQuery>): Promise<ActionResult> {
+        const auth = requireAdminOrReseller(ctx.meta.auth);
+        const scope = await scopeFor(db(), auth, 'read');
+        const { page, limit, offset } = pageOf(ctx.params);
+        const where: SQL[] = [inScope(scope, onlineCheckouts.resellerId)];
+        if (ctx.params.from) where.push(gte(onlineCheckouts.createdAt, new Date(`${ctx.params.from}T00:00:00Z`)));
+        if (ctx.params.to)
+          where.push(lt(onlineCheckouts.createdAt, new Date(Date.parse(`${ctx.params.to}T00:00:00Z`) + 86_400_000)));
+        if (ctx.params.status) where.push(eq(onlineCheckouts.status, ctx.params.status));
+        const rows = await db()
+          .select()
+          .from(onlineCheckouts)
+          .where(and(...where))
+          .orderBy(desc(onlineCheckouts.id))
+          .limit(limit)
+          .offset(offset);
+        const [{ n }] = await db()
+          .select({ n: sql<number>`count(*)::int` })
+          .from(onlineCheckouts)
+          .where(and(...where));
+        return { data: rows.map(checkoutView), pagination: { page, limit, total: Number(n) } };
+      },
+    },
+  },
+};

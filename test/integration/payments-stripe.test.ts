@@ -1,0 +1,310 @@
+/**
+ * Issue 27, online payment with Stripe Checkout against a local double (test/sim/stripe-double.ts)
+ * through the official `stripe` package: settings (secret encrypted at rest), the receipt's checkout
+ * and its redirect, the webhook verified with stripe.webhooks.constructEvent (forged or missing
+ * signature: 400, nothing written), exactly once under retries and concurrency, a webhook racing the
+ * redirect, an amount that no longer fits going to the wallet (reported), an overdue-suspended
+ * subscriber restored, and the reconciliation list.
+ */
+import { and, count, eq } from 'drizzle-orm';
+import {
+  invoicePayments,
+  invoices,
+  onlineCheckouts,
+  paymentEvents,
+  settings,
+  subscribers,
+  transactions,
+} from '../../shared/db/schema';
+import { publicUrl } from '../../shared/public-links';
+import { adminToken, client, http, startTestApp, token, type TestApp } from '../helpers/app';
+import { StripeDouble } from '../sim/stripe-double';
+
+const SECRET_KEY = 'sk_test_double_0123456789';
+const WEBHOOK_SECRET = 'whsec_test_double_secret';
+
+let t: TestApp;
+let api: ReturnType<typeof client>;
+let stripe: StripeDouble;
+const admin = adminToken();
+let north: number;
+let south: number;
+let plan: number;
+let seq = 0;
+let hook: string;
+
+const daysFromToday = (n: number) => new Date(Date.now() + n * 86_400_000).toISOString().slice(0, 10);
+const subRow = async (id: number) => (await t.db.select().from(subscribers).where(eq(subscribers.id, id)))[0];
+const invRow = async (id: number) => (await t.db.select().from(invoices).where(eq(invoices.id, id)))[0];
+const eventCount = async () => (await t.db.select({ n: count() }).from(paymentEvents))[0].n;
+
+async function mkSub(resellerId = north) {
+  seq += 1;
+  const res = await api.post(
+    '/api/subscribers',
+    { username: `pay${seq}@isp`, password: 'secret1', service_id: plan, reseller_id: resellerId },
+    { token: admin },
+  );
+  if (res.status !== 201) throw new Error(`create failed ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.data as { id: number; username: string };
+}
+
+async function mkInvoice(subscriberId: number, amount: number) {
+  const res = await api.post(
+    '/api/invoices',
+    { subscriber_id: subscriberId, items: [{ description: 'service', qty: 1, unit_price: amount }] },
+    { token: admin },
+  );
+  expect(res.status).toBe(201);
+  const id = res.body.data.id as number;
+  const row = await invRow(id);
+  const tokenParam = new URL(publicUrl(id, row.publicTokenNonce!)).searchParams.get('token')!;
+  return { id, token: tokenParam };
+}
+
+/** The receipt's Pay button: POST, 303 to the provider's page. */
+async function payButton(inv: { id: number; token: string }) {
+  const res = await fetch(
+    `${t.baseUrl}/api/payments/checkout/invoice/${inv.id}?token=${encodeURIComponent(inv.token)}`,
+    {
+      method: 'POST',
+      redirect: 'manual',
+    },
+  );
+  return { status: res.status, location: res.headers.get('location'), text: await res.text() };
+}
+
+async function checkoutOf(invoiceId: number) {
+  return (await t.db.select().from(onlineCheckouts).where(eq(onlineCheckouts.invoiceId, invoiceId)))[0];
+}
+
+beforeAll(async () => {
+  stripe = new StripeDouble(SECRET_KEY);
+  await stripe.start();
+  t = await startTestApp();
+  api = client(t.baseUrl);
+  hook = `${t.baseUrl}/api/payments/webhook/stripe`;
+  const mkReseller = async (name: string) => {
+    const res = await api.post('/api/resellers', { name, balance: 1000, currency: 'USD' }, { token: admin });
+    return res.body.data.id as number;
+  };
+  north = await mkReseller('north');
+  south = await mkReseller('south');
+  const p = await api.post(
+    '/api/services',
+    { name: 'home', price: 10, duration_days: 30, currency: 'USD' },
+    { token: admin },
+  );
+  plan = p.body.data.id;
+  for (const r of [north, south])
+    await api.post(`/api/resellers/${r}/service-limits`, { service_id: plan, max_subscribers: null }, { token: admin });
+});
+afterAll(async () => {
+  await t.close();
+  await stripe.stop();
+});
+
+describe('settings and checkout', () => {
+  it('without a provider the Pay button is refused (409) and no checkout is made', async () => {
+    const sub = await mkSub();
+    const inv = await mkInvoice(sub.id, 12);
+    const res = await payButton(inv);
+    expect(res.status).toBe(409);
+    expect(await checkoutOf(inv.id)).toBeUndefined();
+  });
+
+  it('stores the secret key and webhook secret encrypted and never shows them', async () => {
+    const res = await api.put(
+      '/api/settings',
+      {
+        payment_provider: 'stripe',
+        stripe_secret_key: SECRET_KEY,
+        stripe_webhook_secret: WEBHOOK_SECRET,
+        stripe_api_base_url: stripe.baseUrl,
+      },
+      { token: admin },
+    );
+    expect(res.status).toBe(200);
+    const shown = await api.get('/api/settings', { token: admin });
+    expect(JSON.stringify(shown.body)).not.toContain(SECRET_KEY);
+    expect(JSON.stringify(shown.body)).not.toContain(WEBHOOK_SECRET);
+    const rows = await t.db.select().from(settings);
+    expect(JSON.stringify(rows)).not.toContain(SECRET_KEY);
+    expect(JSON.stringify(rows)).not.toContain(WEBHOOK_SECRET);
+  });
+
+  it("the receipt's Pay button makes a checkout for the balance and redirects to it; a wrong token is 404", async () => {
+    const sub = await mkSub();
+    const inv = await mkInvoice(sub.id, 12.5);
+    await api.post(`/api/invoices/${inv.id}/payment`, { amount: 2.5 }, { token: admin });
+    const res = await payButton(inv);
+    expect(res.status).toBe(303);
+    const c = await checkoutOf(inv.id);
+    expect(c).toMatchObject({ provider: 'stripe', purpose: 'invoice', amount: 1000, currency: 'USD', status: 'open' });
+    const session = stripe.sessions.get(c.providerSessionId!)!;
+    expect(res.location).toBe(session.url);
+    expect(session).toMatchObject({ amount_total: 1000, currency: 'usd', metadata: { checkout_id: String(c.id) } });
+    expect(session.success_url).toContain(`/api/payments/return/${c.id}`);
+
+    const wrong = await payButton({ id: inv.id, token: 'x'.repeat(43) });
+    expect(wrong.status).toBe(404);
+    const other = await mkInvoice(sub.id, 3);
+    expect((await payButton({ id: other.id, token: inv.token })).status).toBe(404);
+    expect(await checkoutOf(other.id)).toBeUndefined();
+  });
+});
+
+describe('webhook', () => {
+  it('a forged, missing or stale signature is 400 and writes nothing', async () => {
+    const sub = await mkSub();
+    const inv = await mkInvoice(sub.id, 8);
+    await payButton(inv);
+    const c = await checkoutOf(inv.id);
+    const event = stripe.complete(c.providerSessionId!);
+    const before = await eventCount();
+    const forged = await StripeDouble.deliver(hook, event, 'whsec_someone_else');
+    expect(forged.status).toBe(400);
+    expect(forged.body.message).toBe('webhook signature missing or invalid');
+    expect((await StripeDouble.deliver(hook, event, WEBHOOK_SECRET, { signature: null })).status).toBe(400);
+    const stale = `t=${Math.floor(Date.now() / 1000) - 3600},v1=${'0'.repeat(64)}`;
+    expect((await StripeDouble.deliver(hook, event, WEBHOOK_SECRET, { signature: stale })).status).toBe(400);
+    // A body changed after it was signed.
+    const signed = (await import('stripe')).default.webhooks.generateTestHeaderString({
+      payload: event.payload,
+      secret: WEBHOOK_SECRET,
+    });
+    const tampered = { ...event, payload: event.payload.replace('"amount_total": 800', '"amount_total": 1') };
+    expect(tampered.payload).not.toBe(event.payload);
+    expect((await StripeDouble.deliver(hook, tampered, WEBHOOK_SECRET, { signature: signed })).status).toBe(400);
+    expect(await eventCount()).toBe(before);
+    expect((await invRow(inv.id)).paidAmount).toBe(0);
+    expect((await checkoutOf(inv.id)).status).toBe('open');
+    expect((await http(t.baseUrl, 'POST', '/api/payments/webhook/paypal', { body: {} })).status).toBe(404);
+  });
+
+  it('retried and concurrent deliveries of one event pay once (method card, the payment intent as reference)', async () => {
+    const sub = await mkSub();
+    const inv = await mkInvoice(sub.id, 20);
+    await payButton(inv);
+    const c = await checkoutOf(inv.id);
+    const event = stripe.complete(c.providerSessionId!);
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () => StripeDouble.deliver(hook, event, WEBHOOK_SECRET)),
+    );
+    expect(results.map((r) => r.status)).toEqual(Array(10).fill(200));
+    expect(results.filter((r) => (r.body.data as { outcome: string }).outcome === 'paid')).toHaveLength(1);
+    for (let i = 0; i < 3; i++) expect((await StripeDouble.deliver(hook, event, WEBHOOK_SECRET)).status).toBe(200);
+    const pays = await t.db.select().from(invoicePayments).where(eq(invoicePayments.invoiceId, inv.id));
+    const session = stripe.sessions.get(c.providerSessionId!)!;
+    expect(pays).toHaveLength(1);
+    expect(pays[0]).toMatchObject({ amount: 2000, method: 'card', reference: session.payment_intent });
+    expect((await invRow(inv.id)).status).toBe('paid');
+    expect(await checkoutOf(inv.id)).toMatchObject({
+      status: 'paid',
+      providerEventId: event.id,
+      appliedAmount: 2000,
+      walletAmount: 0,
+    });
+    const ledger = await t.db
+      .select()
+      .from(transactions)
+      .where(and(eq(transactions.invoiceId, inv.id), eq(transactions.method, 'card')));
+    expect(ledger).toHaveLength(1);
+  });
+
+  it('a webhook that arrives before the checkout request has returned still pays, once', async () => {
+    const sub = await mkSub();
+    const inv = await mkInvoice(sub.id, 6);
+    let delivered: { status: number } | undefined;
+    stripe.beforeCreateAnswer = async (s) => {
+      stripe.beforeCreateAnswer = null;
+      delivered = await StripeDouble.deliver(hook, stripe.complete(s.id), WEBHOOK_SECRET);
+    };
+    const res = await payButton(inv);
+    expect(res.status).toBe(303);
+    expect(delivered?.status).toBe(200);
+    const c = await checkoutOf(inv.id);
+    expect(c).toMatchObject({ status: 'paid', appliedAmount: 600 });
+    expect(c.providerSessionId).toMatch(/^cs_test_/);
+    expect(c.url).toBe(res.location);
+    expect((await invRow(inv.id)).status).toBe('paid');
+    const back = await http(t.baseUrl, 'GET', `/api/payments/return/${c.id}`);
+    expect(back.text).toContain('data-status="paid"');
+  });
+
+  it('an amount that no longer fits (paid at the counter meanwhile) goes to the wallet and is reported', async () => {
+    const sub = await mkSub();
+    const inv = await mkInvoice(sub.id, 15);
+    await payButton(inv);
+    const c = await checkoutOf(inv.id);
+    const back = await http(t.baseUrl, 'GET', `/api/payments/return/${c.id}`);
+    expect(back.text).toContain('data-status="open"');
+    expect((await api.post(`/api/invoices/${inv.id}/payment`, { amount: 10 }, { token: admin })).status).toBe(200);
+    const res = await StripeDouble.deliver(hook, stripe.complete(c.providerSessionId!), WEBHOOK_SECRET);
+    expect(res.status).toBe(200);
+    const after = await checkoutOf(inv.id);
+    expect(after).toMatchObject({ status: 'paid', appliedAmount: 500, walletAmount: 1000 });
+    expect(after.note).toContain('credited to the wallet');
+    expect((await subRow(sub.id)).walletBalance).toBe(1000);
+    expect((await invRow(inv.id)).status).toBe('paid');
+    const credit = await t.db
+      .select()
+      .from(transactions)
+      .where(and(eq(transactions.subscriberId, sub.id), eq(transactions.type, 'wallet_credit')));
+    expect(credit).toMatchObject([{ amount: 1000, method: 'card' }]);
+  });
+
+  it('an overdue-suspended subscriber is restored by the payment', async () => {
+    const sub = await mkSub();
+    const inv = await mkInvoice(sub.id, 9);
+    await t.pool.query('update invoices set issue_date = $2, due_date = $2 where id = $1', [
+      inv.id,
+      daysFromToday(-10),
+    ]);
+    await api.put('/api/settings', { suspend_overdue_after_days: 2 }, { token: admin });
+    await api.put(`/api/subscribers/${sub.id}`, { full_name: 'Late Payer' }, { token: admin });
+    expect((await subRow(sub.id)).blockedReason).toBe('overdue');
+    await payButton(inv);
+    const c = await checkoutOf(inv.id);
+    expect((await StripeDouble.deliver(hook, stripe.complete(c.providerSessionId!), WEBHOOK_SECRET)).status).toBe(200);
+    expect((await subRow(sub.id)).blockedReason).toBeNull();
+    await api.put('/api/settings', { suspend_overdue_after_days: null }, { token: admin });
+  });
+
+  it('an expired session marks the checkout expired; other event types are acknowledged and ignored', async () => {
+    const sub = await mkSub();
+    const inv = await mkInvoice(sub.id, 4);
+    await payButton(inv);
+    const c = await checkoutOf(inv.id);
+    expect((await StripeDouble.deliver(hook, stripe.expire(c.providerSessionId!), WEBHOOK_SECRET)).status).toBe(200);
+    expect((await checkoutOf(inv.id)).status).toBe('expired');
+    const other = stripe.event('customer.created', { id: 'cus_1', object: 'customer' });
+    const res = await StripeDouble.deliver(hook, other, WEBHOOK_SECRET);
+    expect(res.status).toBe(200);
+    expect((res.body.data as { outcome: string }).outcome).toBe('ignored');
+  });
+});
+
+describe('reconciliation', () => {
+  it('GET /api/payments/online lists checkouts by date and status, a reseller its tree only', async () => {
+    const southSub = await mkSub(south);
+    const inv = await mkInvoice(southSub.id, 3);
+    await payButton(inv);
+    const today = new Date().toISOString().slice(0, 10);
+    const all = await api.get(`/api/payments/online?from=${today}&to=${today}&limit=500`, { token: admin });
+    expect(all.status).toBe(200);
+    const ids = all.body.data.map((c: { invoice_id: number }) => c.invoice_id);
+    expect(ids).toContain(inv.id);
+    const paid = await api.get('/api/payments/online?status=paid&limit=500', { token: admin });
+    expect(paid.body.data.every((c: { status: string }) => c.status === 'paid')).toBe(true);
+    expect(paid.body.data.length).toBeGreaterThan(2);
+    expect(paid.body.data[0]).toHaveProperty('provider_reference');
+    const yesterday = daysFromToday(-1);
+    const none = await api.get(`/api/payments/online?from=${yesterday}&to=${yesterday}`, { token: admin });
+    expect(none.body.data).toEqual([]);
+    const northTok = token('reseller', { resellerId: north, permissions: [] });
+    const mine = await api.get('/api/payments/online?limit=500', { token: northTok });
+    expect(mine.body.data.map((c: { invoice_id: number }) => c.invoice_id)).not.toContain(inv.id);
+    expect((await api.get('/api/payments/online?status=lost', { token: admin })).status).toBe(400);
+  });
+});

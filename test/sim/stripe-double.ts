@@ -1,0 +1,177 @@
+/**
+ * A local stand-in for Stripe's API, as the official `stripe` package sees it (its `host`, `port`
+ * and `protocol` options point here): `POST /v1/checkout/sessions` (form-encoded, Bearer secret key,
+ * Idempotency-Key honoured) answers a Checkout Session object, `GET /v1/checkout/sessions/:id` reads
+ * one back, anything else is Stripe's 404 error shape. The test side completes a session as Stripe
+ * would: a `checkout.session.completed` event signed with `stripe.webhooks.generateTestHeaderString`
+ * and POSTed to the webhook URL, as often and as concurrently as a test wants. Loopback only.
+ */
+import crypto from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Stripe from 'stripe';
+
+export interface DoubleSession {
+  id: string;
+  object: 'checkout.session';
+  mode: 'payment';
+  status: 'open' | 'complete' | 'expired';
+  payment_status: 'unpaid' | 'paid';
+  amount_total: number;
+  currency: string;
+  client_reference_id: string | null;
+  metadata: Record<string, string>;
+  payment_intent: string | null;
+  success_url: string;
+  cancel_url: string;
+  url: string;
+  livemode: false;
+  created: number;
+}
+
+export interface StripeEvent {
+  id: string;
+  payload: string;
+}
+
+const signer = new Stripe('sk_test_signer');
+
+export class StripeDouble {
+  readonly sessions = new Map<string, DoubleSession>();
+  readonly requests: { method: string; path: string; idempotencyKey?: string; form: Record<string, string> }[] = [];
+  /** Runs before a created session is answered (a test delivers its webhook here to race the redirect). */
+  beforeCreateAnswer: ((s: DoubleSession) => Promise<void>) | null = null;
+  private server = http.createServer((req, res) => void this.handle(req, res));
+  private byIdempotencyKey = new Map<string, string>();
+  private counter = 0;
+  baseUrl = '';
+
+  constructor(private readonly secretKey: string) {}
+
+  async start(): Promise<string> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.baseUrl = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this.baseUrl;
+  }
+
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private id(prefix: string): string {
+    this.counter += 1;
+    return `${prefix}_test_${this.counter}${crypto.randomBytes(6).toString('hex')}`;
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const form = Object.fromEntries(new URLSearchParams(Buffer.concat(chunks).toString('utf8')));
+    const url = new URL(req.url ?? '/', 'http://double');
+    const idempotencyKey = req.headers['idempotency-key'] as string | undefined;
+    this.requests.push({ method: req.method ?? '', path: url.pathname, idempotencyKey, form });
+    const send = (status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json', 'request-id': this.id('req') });
+      res.end(JSON.stringify(body));
+    };
+    const error = (status: number, type: string, message: string) => send(status, { error: { type, message } });
+    if (req.headers.authorization !== `Bearer ${this.secretKey}`)
+      return error(401, 'invalid_request_error', 'Invalid API Key provided');
+    if (req.method === 'POST' && url.pathname === '/v1/checkout/sessions') {
+      const known = idempotencyKey && this.byIdempotencyKey.get(idempotencyKey);
+      if (known) return send(200, this.sessions.get(known));
+      const amount = Number(form['line_items[0][price_data][unit_amount]']);
+      const currency = form['line_items[0][price_data][currency]'];
+      if (!Number.isSafeInteger(amount) || amount < 1 || !currency)
+        return error(400, 'invalid_request_error', 'line_items[0][price_data] is incomplete');
+      const id = this.id('cs');
+      const session: DoubleSession = {
+        id,
+        object: 'checkout.session',
+        mode: 'payment',
+        status: 'open',
+        payment_status: 'unpaid',
+        amount_total: amount,
+        currency,
+        client_reference_id: form.client_reference_id ?? null,
+        metadata: Object.fromEntries(
+          Object.entries(form)
+            .filter(([k]) => k.startsWith('metadata['))
+            .map(([k, v]) => [k.slice(9, -1), v]),
+        ),
+        payment_intent: null,
+        success_url: form.success_url,
+        cancel_url: form.cancel_url,
+        url: `${this.baseUrl}/pay/${id}`,
+        livemode: false,
+        created: Math.floor(Date.now() / 1000),
+      };
+      this.sessions.set(id, session);
+      if (idempotencyKey) this.byIdempotencyKey.set(idempotencyKey, id);
+      if (this.beforeCreateAnswer) await this.beforeCreateAnswer(session);
+      return send(200, session);
+    }
+    const m = /^\/v1\/checkout\/sessions\/([^/]+)$/.exec(url.pathname);
+    if (req.method === 'GET' && m && this.sessions.has(m[1])) return send(200, this.sessions.get(m[1]));
+    return error(404, 'invalid_request_error', `Unrecognized request URL (${req.method}: ${url.pathname})`);
+  }
+
+  /** The payer paid: the session completes and its event is made (not yet delivered). */
+  complete(sessionId: string, opts: { amount?: number } = {}): StripeEvent {
+    const s = this.sessions.get(sessionId);
+    if (!s) throw new Error(`no session ${sessionId}`);
+    s.status = 'complete';
+    s.payment_status = 'paid';
+    s.payment_intent ??= this.id('pi');
+    if (opts.amount !== undefined) s.amount_total = opts.amount;
+    return this.event('checkout.session.completed', { ...s });
+  }
+
+  expire(sessionId: string): StripeEvent {
+    const s = this.sessions.get(sessionId)!;
+    s.status = 'expired';
+    return this.event('checkout.session.expired', { ...s });
+  }
+
+  event(type: string, object: unknown): StripeEvent {
+    const id = this.id('evt');
+    const payload = JSON.stringify(
+      {
+        id,
+        object: 'event',
+        api_version: '2025-02-24.acacia',
+        created: Math.floor(Date.now() / 1000),
+        type,
+        livemode: false,
+        pending_webhooks: 1,
+        request: { id: null, idempotency_key: null },
+        data: { object },
+      },
+      null,
+      2,
+    );
+    return { id, payload };
+  }
+
+  /** Delivers an event as Stripe does: POST, JSON, `Stripe-Signature` made by the package's own test helper. */
+  static async deliver(
+    webhookUrl: string,
+    event: StripeEvent,
+    secret: string,
+    opts: { signature?: string | null } = {},
+  ): Promise<{ status: number; body: Record<string, unknown> }> {
+    const headers: Record<string, string> = {
+      'content-type': 'application/json; charset=utf-8',
+      'user-agent': 'Stripe/1.0',
+    };
+    const signature =
+      opts.signature === undefined
+        ? signer.webhooks.generateTestHeaderString({ payload: event.payload, secret })
+        : opts.signature;
+    if (signature !== null) headers['stripe-signature'] = signature;
+    const res = await fetch(webhookUrl, { method: 'POST', headers, body: event.payload });
+    const text = await res.text();
+    return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+  }
+}
