@@ -21,14 +21,16 @@ import { Client, Pool } from 'pg';
 import { intVar, loadConfig, setConfig } from '../shared/config';
 import * as schema from '../shared/db/schema';
 import { runMigrations } from '../shared/db/database-setup';
+import { repoRoot } from '../shared/paths';
 import { runImport, type ImportReport, type SourceName } from '../shared/import';
+import { PROF } from '../shared/import/writer';
 
 const N = intVar(process.env, 'BENCH_SUBSCRIBERS', 100_000, 1);
 const H = intVar(process.env, 'BENCH_HISTORY', 10, 0);
 const PG = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const MARIADB = process.env.BENCH_MARIADB_URL || 'mysql://root@127.0.0.1:3306/';
 const KEEP = process.env.BENCH_KEEP === '1';
-const SCHEMA = path.join(__dirname, '../../test/fixtures/import/daloradius/schema.sql');
+const SCHEMA = path.join(repoRoot(), 'test/fixtures/import/daloradius/schema.sql');
 const suffix = crypto.randomBytes(3).toString('hex');
 
 const seconds = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e9;
@@ -163,6 +165,10 @@ async function timed(pgUrl: string, from: SourceName, source: string, dryRun: bo
     const t0 = process.hrtime.bigint();
     const report = await runImport(drizzle(pool, { schema }), { from, source, dryRun });
     const s = seconds(t0);
+    if (process.env.IMPORT_PROFILE) {
+      console.log([...PROF].map(([k, v]) => `${k} ${v.toFixed(2)}`).join('  '));
+      PROF.clear();
+    }
     const e = report.entities;
     console.log(
       `${from.padEnd(10)} ${(dryRun ? 'dry run' : 'real run').padEnd(9)} ${s.toFixed(1).padStart(7)} s   subscribers ${e.subscribers.imported} new ${e.subscribers.unchanged} unchanged, history ${e.history.imported} new ${e.history.unchanged} unchanged, reconciled ${report.money.reconciled}`,

@@ -11,13 +11,14 @@
  * Passwords never leave this module except into `password_enc` (encrypted) and radcheck: errors
  * of a batch are rethrown without the statement's parameters.
  */
+import crypto from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { passwordCheckRow, syncAccessRows, type PasswordMode } from '../access/radius-rows';
 import { encrypt } from '../auth/secrets';
 import { formatInvoiceNumber } from '../billing/invoices';
-import { newPublicLink } from '../public-links';
+import { publicToken, publicTokenHash } from '../public-links';
 import type { Db, Tx } from '../db/client';
-import { radcheck, resellers, services, subscribers } from '../db/schema';
+import { resellers, services } from '../db/schema';
 import { addDays, isIPv4, normaliseMac, todayIso } from '../domain/subscriber';
 import { currencyExponent, fromMinor, parseDecimal } from '../money';
 import { writePlanGroupReply } from '../radius';
@@ -32,6 +33,20 @@ import {
 } from './model';
 import { emptyCounts, SAMPLE, summariseIssues, type ImportReport, type Issue, type Mismatch } from './report';
 
+/**
+ * Seconds spent per step of the writer (statement kinds of a batch, the read-backs), summed over
+ * runs in this process: `IMPORT_PROFILE=1 npm run bench:import` prints and clears them after each
+ * run. A handful of labels, so it stays small in a long-running process.
+ */
+export const PROF = new Map<string, number>();
+export async function prof<T>(label: string, f: () => Promise<T>): Promise<T> {
+  const t0 = process.hrtime.bigint();
+  try {
+    return await f();
+  } finally {
+    PROF.set(label, (PROF.get(label) ?? 0) + Number(process.hrtime.bigint() - t0) / 1e9);
+  }
+}
 export interface WriteOptions {
   dryRun: boolean;
   /** Subscribers per transaction (default 1000). */
@@ -213,7 +228,7 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
   const defaultReseller = options.defaultReseller ?? `Imported from ${source}`;
   const counts = new Map<string, number>();
   for (const s of data.subscribers) counts.set(s.username, (counts.get(s.username) ?? 0) + 1);
-  const existing = await existingSubscribers(db, source, [...counts.keys()]);
+  const existing = await prof('plan:existing', () => existingSubscribers(db, source, [...counts.keys()]));
   const takenIps = new Set(
     (
       await db.execute<{ ip: string }>(
@@ -418,9 +433,11 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
   const doneKeys = new Set<string>();
   for (let i = 0; i < alreadyUnchanged.length; i += 5000) {
     const ids = alreadyUnchanged.slice(i, i + 5000).map((p) => p.id!);
-    const rows = await db.execute<{ notes: string }>(sql`
+    const rows = await prof('plan:doneKeys', () =>
+      db.execute<{ notes: string }>(sql`
       select notes from invoices
-       where subscriber_id = any(${sql.param(ids)}::int[]) and notes like ${likePrefix(prefix)}`);
+       where subscriber_id = any(${sql.param(ids)}::int[]) and notes like ${likePrefix(prefix)}`),
+    );
     for (const r of rows.rows) doneKeys.add(keyOfNotes(r.notes, prefix));
   }
   for (const list of historyBy.values()) {
@@ -435,7 +452,7 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
 
   const usernames = [...counts.keys()];
   const historyKeys = [...seenKeys];
-  const [before] = await ledgerTotals(db, source, usernames, historyKeys);
+  // A dry run adds what it would write to what is there; a real run reads the ledger once, after.
   const plannedBalances = planned.reduce((sum, p) => sum + p.balance, 0);
   let plannedPayments = 0;
   for (const list of historyBy.values()) for (const h of list) plannedPayments += h.paid;
@@ -476,9 +493,11 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
         if (p.id === undefined) p.resellerId = resellerIdByName.get(p.resellerName)!;
       }
       try {
-        await db.transaction(async (tx) => {
-          await writeBatch(tx, { source, currency, passwordMode, today }, batch, historyBy);
-        });
+        await prof('batch:total', () =>
+          db.transaction(async (tx) => {
+            await writeBatch(tx, { source, currency, passwordMode, today }, batch, historyBy);
+          }),
+        );
       } catch (err) {
         // eslint-disable-next-line preserve-caught-error -- the cause holds the statement's parameters: password rows
         throw new Error(`batch of subscribers ${batch[0].src.username}..: ${safeMessage(err)}`);
@@ -488,9 +507,13 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
     }
   }
 
-  const [after] = options.dryRun
-    ? [{ balances: before.balances + plannedBalances, payments: before.payments + plannedPayments }]
-    : await ledgerTotals(db, source, usernames, historyKeys);
+  let after: { balances: number; payments: number };
+  if (options.dryRun) {
+    const [before] = await prof('ledger:before', () => ledgerTotals(db, source, usernames, historyKeys));
+    after = { balances: before.balances + plannedBalances, payments: before.payments + plannedPayments };
+  } else {
+    [after] = await prof('ledger:after', () => ledgerTotals(db, source, usernames, historyKeys));
+  }
   balances.after = after.balances;
   payments.after = after.payments;
   balances.difference = balances.source - balances.notImported - balances.after;
@@ -557,7 +580,13 @@ async function ledgerTotals(
   usernames: string[],
   historyKeys: string[],
 ): Promise<[{ balances: number; payments: number }]> {
-  const rows = await db.execute<{ balances: string | null; payments: string | null }>(sql`
+  // One hash join per total, in this backend alone and in memory: parallel workers would each build
+  // the hash of up to a million references (the planner expects ten), and at the default work_mem
+  // it spills to disk in batches.
+  const rows = await db.transaction(async (tx) => {
+    await tx.execute(sql`set local max_parallel_workers_per_gather = 0`);
+    await tx.execute(sql`set local work_mem = '128MB'`);
+    return tx.execute<{ balances: string | null; payments: string | null }>(sql`
     select (select sum(t.amount) from transactions t
               join unnest(${sql.param(usernames.map((u) => `import:${source}:wallet:${u}`))}::text[]) as r(ref)
                 on t.reference = r.ref
@@ -565,6 +594,7 @@ async function ledgerTotals(
            (select sum(p.amount) from invoice_payments p
               join unnest(${sql.param(historyKeys.map((k) => `import:${source}:${k}`))}::text[]) as r(ref)
                 on p.reference = r.ref) as payments`);
+  });
   return [{ balances: Number(rows.rows[0].balances ?? 0), payments: Number(rows.rows[0].payments ?? 0) }];
 }
 
@@ -591,49 +621,59 @@ async function writeBatch(
 ): Promise<void> {
   const fresh = batch.filter((p) => p.id === undefined);
   if (fresh.length) {
-    const inserted = await tx
-      .insert(subscribers)
-      .values(
-        fresh.map((p) => ({
-          username: p.src.username,
-          passwordEnc: encrypt(
-            CLEARTEXT_ATTRIBUTES.includes(passwordAttribute(p.src.password!.attribute)!) ? p.src.password!.value : '',
-          ),
-          fullName: p.src.fullName,
-          phone: p.src.phone,
-          address: p.src.address,
-          notes: p.src.notes,
-          macAddress: p.mac,
-          staticIp: p.staticIp,
-          serviceId: p.serviceId as number,
-          resellerId: p.resellerId!,
-          status: p.src.active ? 'active' : 'inactive',
-          walletBalance: p.balance,
-          expiryDate: p.expiry,
-        })),
-      )
-      .returning({ id: subscribers.id, username: subscribers.username });
+    const col = <T>(f: (p: PlannedSubscriber) => T) => sql.param(fresh.map(f));
+    const inserted = await prof('w:subscribers', () =>
+      tx.execute<{ id: number; username: string }>(sql`
+        insert into subscribers (username, password_enc, full_name, phone, address, notes, mac_address, static_ip,
+                                 service_id, reseller_id, status, wallet_balance, expiry_date)
+        select * from unnest(${col((p) => p.src.username)}::text[],
+                             ${col((p) =>
+                               encrypt(
+                                 CLEARTEXT_ATTRIBUTES.includes(passwordAttribute(p.src.password!.attribute)!)
+                                   ? p.src.password!.value
+                                   : '',
+                               ),
+                             )}::text[],
+                             ${col((p) => p.src.fullName)}::text[], ${col((p) => p.src.phone)}::text[],
+                             ${col((p) => p.src.address)}::text[], ${col((p) => p.src.notes)}::text[],
+                             ${col((p) => p.mac)}::text[], ${col((p) => p.staticIp)}::inet[],
+                             ${col((p) => p.serviceId as number)}::int[], ${col((p) => p.resellerId!)}::int[],
+                             ${col((p) => (p.src.active ? 'active' : 'inactive'))}::text[],
+                             ${col((p) => p.balance)}::bigint[], ${col((p) => p.expiry)}::date[])
+        returning id, username`),
+    ).then((r) => r.rows.map((x) => ({ id: Number(x.id), username: x.username })));
     const idOf = new Map(inserted.map((r) => [r.username, r.id]));
     for (const p of fresh) p.id = idOf.get(p.src.username)!;
-    const checks = await Promise.all(
-      fresh.map(async (p) => {
-        const attribute = passwordAttribute(p.src.password!.attribute)!;
-        return CLEARTEXT_ATTRIBUTES.includes(attribute)
-          ? passwordCheckRow(p.src.username, p.src.password!.value, ctx.passwordMode)
-          : { username: p.src.username, attribute, op: ':=', value: p.src.password!.value };
-      }),
+    const checks = await prof('w:checkRows', () =>
+      Promise.all(
+        fresh.map(async (p) => {
+          const attribute = passwordAttribute(p.src.password!.attribute)!;
+          return CLEARTEXT_ATTRIBUTES.includes(attribute)
+            ? passwordCheckRow(p.src.username, p.src.password!.value, ctx.passwordMode)
+            : { username: p.src.username, attribute, op: ':=', value: p.src.password!.value };
+        }),
+      ),
     );
-    await tx.insert(radcheck).values(checks);
-    await syncAccessRows(
-      tx,
-      fresh.map((p) => p.id!),
-      ctx.today,
+    await prof('w:radcheck', () =>
+      tx.execute(sql`
+        insert into radcheck (username, attribute, op, value)
+        select * from unnest(${sql.param(checks.map((c) => c.username))}::text[], ${sql.param(checks.map((c) => c.attribute))}::text[],
+                             ${sql.param(checks.map((c) => c.op))}::text[], ${sql.param(checks.map((c) => c.value))}::text[])`),
     );
-    await tx.execute(sql`
+    await prof('w:syncAccess', () =>
+      syncAccessRows(
+        tx,
+        fresh.map((p) => p.id!),
+        ctx.today,
+      ),
+    );
+    await prof('w:audit', () =>
+      tx.execute(sql`
       insert into audit_log (action, entity, entity_id, details)
       select 'import', 'subscriber', id, jsonb_build_object('source', ${ctx.source}::text, 'key', username)
         from unnest(${sql.param(fresh.map((p) => p.id!))}::int[], ${sql.param(fresh.map((p) => p.src.username))}::text[])
-          as v(id, username)`);
+          as v(id, username)`),
+    );
     const credited = fresh.filter((p) => p.balance > 0);
     if (credited.length) {
       await tx.execute(sql`
@@ -653,26 +693,31 @@ async function writeBatch(
   }
   const rows = batch.flatMap((p) => (historyBy.get(p.src.username) ?? []).map((h) => ({ p, h })));
   if (rows.length === 0) return;
-  const { ids } = await insertPaidInvoices(tx, ctx, rows);
+  const { ids } = await prof('w:invoices', () => insertPaidInvoices(tx, ctx, rows));
   const paidAt = rows.map(({ h }) => `${h.src.date}T12:00:00Z`);
   const paying = rows.map((r, k) => ({ ...r, invoiceId: ids[k], paidAt: paidAt[k] })).filter(({ h }) => h.paid > 0);
+  const pay = <T>(f: (x: (typeof paying)[number]) => T) => sql.param(paying.map(f));
   if (paying.length === 0) return;
-  await tx.execute(sql`
+  await prof('w:payments', () =>
+    tx.execute(sql`
     with v as (
       select * from unnest(${sql.param(paying.map((x) => x.invoiceId))}::int[], ${sql.param(paying.map((x) => x.h.paid))}::bigint[],
                            ${sql.param(paying.map((x) => paymentMethod(x.h.src.method)))}::text[],
                            ${sql.param(paying.map((x) => `import:${ctx.source}:${x.h.src.key}`))}::text[],
-                           ${sql.param(paying.map((x) => x.paidAt))}::timestamptz[])
-        as v(invoice_id, amount, method, reference, paid_at)
+                           ${sql.param(paying.map((x) => x.paidAt))}::timestamptz[], ${pay((x) => x.p.id!)}::int[],
+                           ${pay((x) => x.p.src.username)}::text[], ${pay((x) => x.p.resellerId!)}::int[])
+        as v(invoice_id, amount, method, reference, paid_at, subscriber_id, username, reseller_id)
     ), t as (
+      -- The invoice's own subscriber, reseller and currency (insertPaidInvoices wrote them from the same rows).
       insert into transactions (type, amount, currency, subscriber_id, username, reseller_id, invoice_id, method, reference, notes, created_at)
-      select 'invoice_payment', v.amount, i.currency, i.subscriber_id, s.username, i.reseller_id, i.id, v.method, v.reference,
-             'imported payment', v.paid_at
-        from v join invoices i on i.id = v.invoice_id join subscribers s on s.id = i.subscriber_id
+      select 'invoice_payment', v.amount, ${ctx.currency}, v.subscriber_id, v.username, v.reseller_id, v.invoice_id, v.method,
+             v.reference, 'imported payment', v.paid_at
+        from v
       returning id, invoice_id, amount, method, reference, created_at
     )
     insert into invoice_payments (invoice_id, transaction_id, amount, method, reference, paid_at, notes)
-    select invoice_id, id, amount, method, reference, created_at, 'imported payment' from t`);
+    select invoice_id, id, amount, method, reference, created_at, 'imported payment' from t`),
+  );
 }
 
 /**
@@ -687,8 +732,10 @@ async function insertPaidInvoices(
   rows: { p: PlannedSubscriber; h: PlannedHistory }[],
 ): Promise<{ ids: number[] }> {
   const { invoice_prefix: prefix } = await loadSettings(tx, ['invoice_prefix']);
-  const idRows = await tx.execute<{ id: number }>(
-    sql`select nextval(pg_get_serial_sequence('invoices', 'id'))::int as id from generate_series(1, ${rows.length}::int)`,
+  const idRows = await prof('i:nextval', () =>
+    tx.execute<{ id: number }>(
+      sql`select nextval(pg_get_serial_sequence('invoices', 'id'))::int as id from generate_series(1, ${rows.length}::int)`,
+    ),
   );
   const ids = idRows.rows.map((r) => Number(r.id)).sort((a, b) => a - b);
   const numbers: string[] = new Array(rows.length);
@@ -704,10 +751,18 @@ async function insertPaidInvoices(
       numbers[slot] = formatInvoiceNumber(prefix, year, first + k);
     });
   }
-  const links = ids.map((id) => newPublicLink(id));
+  // newPublicLink's columns, the nonces drawn in one call.
+  const random = crypto.randomBytes(16 * ids.length);
+  const links = await prof('i:links', async () =>
+    ids.map((id, k) => {
+      const nonce = random.subarray(16 * k, 16 * k + 16).toString('base64url');
+      return { publicTokenNonce: nonce, publicTokenHash: publicTokenHash(publicToken(id, nonce)) };
+    }),
+  );
   const status = rows.map(({ h }) => (h.paid >= h.amount ? 'paid' : h.paid > 0 ? 'partial' : 'pending'));
   const col = <T>(f: (x: { p: PlannedSubscriber; h: PlannedHistory }, i: number) => T) => sql.param(rows.map(f));
-  await tx.execute(sql`
+  await prof('i:insert', () =>
+    tx.execute(sql`
     insert into invoices (id, invoice_number, subscriber_id, reseller_id, kind, amount, tax_rate, tax_amount, total,
                           paid_amount, status, currency, issue_date, due_date, paid_at, notes, commission_rate,
                           commission_amount, public_token_nonce, public_token_hash)
@@ -718,11 +773,14 @@ async function insertPaidInvoices(
                   ${sql.param(status)}::text[], ${col(({ h }) => h.src.date)}::date[],
                   ${col(({ h }) => `imported from ${ctx.source} #${h.src.key}${h.src.reference ? ` (${h.src.reference})` : ''}`)}::text[],
                   ${sql.param(links.map((l) => l.publicTokenNonce))}::text[], ${sql.param(links.map((l) => l.publicTokenHash))}::text[])
-        as v(id, num, sub, res, amount, paid, status, day, notes, nonce, hash)`);
-  await tx.execute(sql`
+        as v(id, num, sub, res, amount, paid, status, day, notes, nonce, hash)`),
+  );
+  await prof('i:items', () =>
+    tx.execute(sql`
     insert into invoice_items (invoice_id, position, description, qty, unit_price, amount)
     select v.id, 0, v.description, 1, v.amount, v.amount
       from unnest(${sql.param(ids)}::int[], ${col(({ h }) => h.src.description || 'imported charge')}::text[],
-                  ${col(({ h }) => h.amount)}::bigint[]) as v(id, description, amount)`);
+                  ${col(({ h }) => h.amount)}::bigint[]) as v(id, description, amount)`),
+  );
   return { ids };
 }
