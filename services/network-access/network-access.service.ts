@@ -7,8 +7,8 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import type { ServiceSchema } from 'moleculer';
 import type { Permission } from '../../shared/auth/permissions';
-import { recordInScope, requirePermission, type Access } from '../../shared/auth/policy';
-import { db } from '../../shared/db/client';
+import { recordInScope, requireAdmin, requirePermission, type Access } from '../../shared/auth/policy';
+import { db, pgPool } from '../../shared/db/client';
 import { subscribers } from '../../shared/db/schema';
 import { FAILURES, fail } from '../../shared/failures';
 import type { Ctx } from '../../shared/http/context';
@@ -26,6 +26,7 @@ import {
   type RateLimitEvent,
 } from './event-consumer';
 import { OutcomeRecorder } from './outcomes';
+import { reconcilableNas, reconcileNas } from './reconcile';
 import { RouterActions, type ActionResult as RouterResult } from './router-actions';
 import { pppoeInterface, RouterOsClient, RouterOsError } from './routeros/client';
 import {
@@ -33,6 +34,9 @@ import {
   disconnectData,
   pingBody,
   pingData,
+  reconcileBody,
+  reconcileData,
+  type ReconcileInput,
   torchData,
   torchQuery,
   type PingInput,
@@ -56,7 +60,15 @@ interface Clients {
   recorder: OutcomeRecorder;
   consumer: EventConsumer;
   settingsTimer?: NodeJS.Timeout;
+  reconcileTimer?: NodeJS.Timeout;
+  reconciling?: Promise<void>;
+  lastReconcile: number;
 }
+
+/** How often the periodic reconciliation looks at `reconcile_minutes` (and whether a run is due); read at start. */
+const reconcileCheckMs = () => Number(process.env.RECONCILE_CHECK_MS) || 60_000;
+/** One periodic reconciliation at a time across replicas (pg_try_advisory_lock). */
+const RECONCILE_LOCK = 26_0001;
 
 /** The subscriber named by the path, after the permission and scope checks of shared/auth/policy. */
 async function subscriberFor(ctx: Ctx<IdPath>, permission: Permission, access: Access) {
@@ -119,7 +131,7 @@ export const networkAccessService: ServiceSchema = {
     const consumer = new EventConsumer(actions, recorder, (err) =>
       this.logger.error('network-access event failed', err),
     );
-    this.clients = { coa, routeros, actions, recorder, consumer } satisfies Clients;
+    this.clients = { coa, routeros, actions, recorder, consumer, lastReconcile: Date.now() } satisfies Clients;
   },
 
   async started() {
@@ -135,6 +147,49 @@ export const networkAccessService: ServiceSchema = {
       SETTINGS_REFRESH_MS,
     );
     clients.settingsTimer.unref();
+    clients.reconcileTimer = setInterval(() => {
+      if (clients.reconciling) return;
+      clients.reconciling = this.reconcileDue()
+        .catch((err: unknown) => this.logger.warn('periodic reconciliation failed', err))
+        .finally(() => {
+          clients.reconciling = undefined;
+        });
+    }, reconcileCheckMs());
+    clients.reconcileTimer.unref();
+  },
+
+  methods: {
+    /**
+     * Every `reconcile_minutes` (0 = never): each access server with API credentials, one at a time,
+     * under an advisory lock so that replicas do not reconcile at once.
+     */
+    async reconcileDue(): Promise<void> {
+      const clients = this.clients as Clients;
+      const { reconcile_minutes: minutes } = await loadSettings(db(), ['reconcile_minutes']);
+      if (!minutes || Date.now() - clients.lastReconcile < minutes * 60_000) return;
+      const conn = await pgPool().connect();
+      try {
+        const { rows } = await conn.query<{ ok: boolean }>('select pg_try_advisory_lock($1) as ok', [RECONCILE_LOCK]);
+        if (!rows[0].ok) return;
+        try {
+          clients.lastReconcile = Date.now();
+          for (const id of await reconcilableNas()) {
+            const report = await reconcileNas(clients.routeros, id, false).catch((err: unknown) => {
+              this.logger.warn(`reconciliation of nas ${id} failed`, err);
+              return undefined;
+            });
+            if (report && (report.ghosts.length || report.unwanted.length))
+              this.logger.info(
+                `reconciled nas ${report.nas.name}: ${report.ghosts.length} ghost(s) closed, ${report.unwanted.filter((u) => u.removed).length} session(s) removed`,
+              );
+          }
+        } finally {
+          await conn.query('select pg_advisory_unlock($1)', [RECONCILE_LOCK]);
+        }
+      } finally {
+        conn.release();
+      }
+    },
   },
 
   async stopped() {
@@ -157,6 +212,31 @@ export const networkAccessService: ServiceSchema = {
   },
 
   actions: {
+    reconcile: {
+      rest: 'POST /api/nas/:id/reconcile',
+      http: {
+        auth: 'jwt',
+        access: 'admin',
+        tag: 'nas',
+        summary:
+          "Compare the router's /ppp/active with the open accounting sessions: close the ghosts (open in accounting, absent on the router), remove through the API the sessions that should not exist; dry_run reports only",
+        params: idParams(),
+        body: reconcileBody,
+        data: reconcileData,
+        errors: {
+          403: FAILURES.notAuthorized.message,
+          404: FAILURES.nasNotFound.message,
+          409: 'the access server has no API credentials, or its address is not an IP address',
+          500: "the access server's API failed (message says how)",
+        },
+      },
+      async handler(ctx: Ctx<IdPath & ReconcileInput>): Promise<ActionResult> {
+        requireAdmin(ctx.meta.auth);
+        const clients = this.clients as Clients;
+        return { data: await reconcileNas(clients.routeros, ctx.params.id, ctx.params.dry_run ?? false) };
+      },
+    },
+
     disconnect: {
       rest: 'POST /api/subscribers/:id/disconnect',
       http: {

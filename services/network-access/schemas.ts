@@ -167,3 +167,57 @@ export const bandwidthData: JsonSchema = {
     },
   },
 };
+
+export const reconcileBody = object({
+  dry_run: {
+    type: 'boolean',
+    default: false,
+    description: 'true: compare and report, change nothing (no session closed, none removed)',
+  },
+});
+export type ReconcileInput = Infer<typeof reconcileBody>;
+
+const MISMATCH_REASONS = ['not_in_accounting', 'deleted', 'inactive', 'blocked'];
+
+export const reconcileData: JsonSchema = {
+  type: 'object',
+  properties: {
+    nas: { type: 'object', properties: { id: int, name: str, ip_address: str } },
+    dry_run: { type: 'boolean' },
+    router_sessions: { type: 'integer', description: 'entries of the router’s /ppp/active' },
+    open_sessions: { type: 'integer', description: 'open radacct rows of the access server’s address' },
+    ghosts: {
+      type: 'array',
+      description: 'open in accounting, absent on the router: closed as Lost-Service (closed: false in a dry run)',
+      items: {
+        type: 'object',
+        properties: {
+          username: nullable(str),
+          session_id: str,
+          ip_address: nullable(str),
+          started_at: nullable(str),
+          last_update_at: nullable(str),
+          closed: { type: 'boolean' },
+        },
+      },
+    },
+    unwanted: {
+      type: 'array',
+      description:
+        'on the router and not to be: absent from accounting (older than the grace), or of a deleted, inactive or (blocked_access reject) blocked subscriber; removed through the API',
+      items: {
+        type: 'object',
+        properties: {
+          username: str,
+          address: nullable(str),
+          router_id: str,
+          uptime_seconds: nullable(int),
+          reason: { type: 'string', enum: MISMATCH_REASONS },
+          subscriber_id: nullable(int),
+          removed: { type: 'boolean' },
+          detail: nullable(str),
+        },
+      },
+    },
+  },
+};

@@ -11,6 +11,8 @@ export interface PppSession {
   name: string;
   address: string;
   callerId?: string;
+  /** What `/ppp/active/print` shows as `uptime` (default `1h`). */
+  uptime?: string;
 }
 
 export interface TorchFlow {
@@ -238,7 +240,7 @@ export class RouterOsSimulator {
                 service: 'pppoe',
                 'caller-id': s.callerId ?? '',
                 address: s.address,
-                uptime: '1h',
+                uptime: s.uptime ?? '1h',
               },
               props,
             ),
