@@ -21,6 +21,11 @@ export interface Config {
   identityCacheMs: number;
   publicRateLimitPerMin: number;
   trustProxy: boolean;
+  /** Time a client has to send a request's headers, and the whole request with its body (docs/security.md). */
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  /** Bearer token of /metrics on the public port; unset: /metrics is served on OPS_PORT only (docs/security.md). */
+  metricsToken: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -71,6 +76,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     identityCacheMs: intVar(env, 'IDENTITY_CACHE_MS', 1000),
     publicRateLimitPerMin: intVar(env, 'PUBLIC_RATE_LIMIT_PER_MIN', 30),
     trustProxy: env.TRUST_PROXY === 'true' || env.TRUST_PROXY === '1',
+    headersTimeoutMs: intVar(env, 'HEADERS_TIMEOUT_MS', 10_000, 1),
+    requestTimeoutMs: intVar(env, 'REQUEST_TIMEOUT_MS', 30_000, 1),
+    metricsToken: env.METRICS_TOKEN || undefined,
   };
 }
 

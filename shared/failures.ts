@@ -83,6 +83,13 @@ export const FAILURES = {
   itemsTotalTooLarge: { status: 400, message: 'items total is too large' },
   dueBeforeIssue: { status: 400, message: 'due_date must not be before the issue date' },
   malformedJson: { status: 400, message: 'malformed JSON body' },
+  bodyTooDeep: { status: 400, message: (max: number) => `JSON body nests deeper than ${max} levels` },
+  targetNotAllowed: { status: 400, message: (field: string, why: string) => `${field} refused: ${why}` },
+  secretRequired: {
+    status: 400,
+    message: (secret: string, url: string) => `${secret} must be given again in the same request when ${url} changes`,
+  },
+  logoNotImage: { status: 400, message: 'operator_logo_url must be a PNG, JPEG, GIF or WebP image' },
 
   // 401: no valid identity.
   unauthorized: { status: 401, message: 'unauthorized' },

@@ -18,6 +18,9 @@ interface SettingDef {
   description: string;
 }
 
+/** Largest logo image kept in operator_logo_url (bytes, before base64). */
+export const LOGO_MAX_BYTES = 256 * 1024;
+
 const text = (maxLength: number): JsonSchema => ({ type: 'string', maxLength });
 
 export const SETTING_DEFS = {
@@ -80,7 +83,13 @@ export const SETTING_DEFS = {
   operator_address: { schema: text(500), default: '', description: 'Branding on documents' },
   operator_phone: { schema: text(50), default: '', description: 'Branding on documents' },
   operator_email: { schema: text(200), default: '', description: 'Branding on documents' },
-  operator_logo_url: { schema: text(2000), default: '', description: 'Logo on documents (http(s) or data: URL)' },
+  operator_logo_url: {
+    // A data: URL up to LOGO_MAX_BYTES, base64; an http(s) URL is fetched once and stored as one.
+    schema: text(Math.ceil((LOGO_MAX_BYTES * 4) / 3) + 100),
+    default: '',
+    description:
+      'Logo on documents: a data:image URL, or an http(s) URL the server fetches once (address policy) and keeps as data',
+  },
   how_to_pay: { schema: text(4000), default: '', description: 'How-to-pay block of documents' },
   messaging_provider: {
     schema: { type: 'string', enum: ['none', 'whatsapp', 'telegram'] },
@@ -95,6 +104,12 @@ export const SETTING_DEFS = {
     description: 'WhatsApp Cloud API base URL',
   },
   telegram_bot_token: { schema: text(500), default: '', secret: true, description: 'Telegram Bot API token' },
+  allow_private_targets: {
+    schema: { type: 'boolean' },
+    default: false,
+    description:
+      'Let the server call loopback, private or reserved addresses (chat provider URLs, the logo fetch); off: public addresses only',
+  },
   telegram_base_url: {
     schema: text(500),
     default: 'https://api.telegram.org',

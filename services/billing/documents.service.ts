@@ -4,6 +4,7 @@
  * `pdf-renderer` and the resulting stream to the gateway or to `notifier`; it never writes an
  * invoice (the public link rotation writes only the link columns).
  */
+import crypto from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { eq } from 'drizzle-orm';
 import type { Service, ServiceSchema } from 'moleculer';
@@ -121,7 +122,29 @@ const PUBLIC_HEADERS = {
   'Cache-Control': 'private, no-store',
   'Referrer-Policy': 'no-referrer',
   'X-Robots-Tag': 'noindex',
+  'X-Content-Type-Options': 'nosniff',
+  'X-Frame-Options': 'DENY',
 };
+
+/**
+ * The console's protections for the public receipt (docs/security.md): no scripts, no fetches but
+ * inline images (the logo is kept as data), the page's own style sheets by their hashes, no framing.
+ * A PDF gets the strictest policy: a browser viewing it has nothing to load.
+ */
+function receiptCsp(html: string | null): string {
+  const styles = html
+    ? [...html.matchAll(/<style>([\s\S]*?)<\/style>/g)].map(
+        (m) => `'sha256-${crypto.createHash('sha256').update(m[1]).digest('base64')}'`,
+      )
+    : [];
+  return [
+    "default-src 'none'",
+    ...(html ? [`style-src ${styles.join(' ') || "'none'"}`, 'img-src data:'] : []),
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
 
 /** The shared PDF store (PDF_CACHE_MAX_MB; 0 = off), made when the service starts. */
 let pdfStore: PdfStore | undefined;
@@ -201,8 +224,9 @@ export const documentsService: ServiceSchema = {
         const invoice = await publicInvoice(ctx.params.id, ctx.params.token);
         const s = await documentSettings();
         const pdfUrl = `/api/invoices/public/${invoice.id}/pdf?token=${encodeURIComponent(ctx.params.token ?? '')}`;
-        ctx.meta.$responseHeaders = PUBLIC_HEADERS;
-        return singleHtml(invoice, s, 'page', s.default_paper_size as PaperSize, pdfUrl);
+        const html = await singleHtml(invoice, s, 'page', s.default_paper_size as PaperSize, pdfUrl);
+        ctx.meta.$responseHeaders = { ...PUBLIC_HEADERS, 'Content-Security-Policy': receiptCsp(html) };
+        return html;
       },
     },
 
@@ -227,7 +251,11 @@ export const documentsService: ServiceSchema = {
         const source = await pdfSource(ctx.params.id);
         if (!source || !verifyPublicToken(source.publicTokenHash, ctx.params.token)) throw fail('invoiceNotFound');
         const pdf = await invoicePdf(ctx, source, ctx.params.paper);
-        ctx.meta.$responseHeaders = { ...ctx.meta.$responseHeaders, ...PUBLIC_HEADERS };
+        ctx.meta.$responseHeaders = {
+          ...ctx.meta.$responseHeaders,
+          ...PUBLIC_HEADERS,
+          'Content-Security-Policy': receiptCsp(null),
+        };
         return pdf;
       },
     },

@@ -3,6 +3,7 @@
  * mapping, rate limits, /metrics and /health. Every other service is reached through the broker.
  */
 import type { Server, ServerResponse } from 'node:http';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { gt, sql } from 'drizzle-orm';
 import type { Context, Endpoint, Service, ServiceSchema, ServiceSettingSchema } from 'moleculer';
@@ -39,7 +40,7 @@ interface GatewayThis extends Service {
   stopReportingInFlight: () => void;
   authenticate(req: RoutedRequest): Promise<Auth>;
   handle(route: ServedRoute, req: RoutedRequest, res: ServerResponse, input: RequestInput): Promise<void>;
-  consumeRateLimit(limit: 'auth' | 'public', ip: string, res: ServerResponse): Promise<void>;
+  consumeRateLimit(limit: 'auth' | 'public', ip: string, res: ServerResponse, points?: number): Promise<void>;
   loadRevocations(): Promise<void>;
   refreshRoutes(): void;
   sendError(req: RoutedRequest, res: ServerResponse, err: unknown): void;
@@ -74,6 +75,19 @@ export function toHttpError(err: unknown): Failure {
   if (e.name === 'RequestTimeoutError') return failure('upstreamTimeout');
   if (Number.isInteger(status) && status >= 400 && status < 500) return { status, message: e.message ?? 'bad request' };
   return failure('internal');
+}
+
+/**
+ * /metrics on the public port: only with `Authorization: Bearer <METRICS_TOKEN>`; without the
+ * variable it is not served here at all (404; each process's own figures are on OPS_PORT).
+ */
+function requireMetricsToken(req: RoutedRequest, expected: string | undefined): void {
+  if (!expected) throw fail('notFound');
+  const header = req.headers.authorization;
+  const given = typeof header === 'string' ? (/^Bearer\s+(\S+)$/i.exec(header)?.[1] ?? '') : '';
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(expected).digest();
+  if (!given || !timingSafeEqual(a, b)) throw fail('unauthorized');
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
@@ -148,9 +162,11 @@ export function createGatewayService(): ServiceSchema {
         http: {
           auth: 'public',
           access: 'none',
-          summary: 'Prometheus metrics (process, HTTP request counts and latency by route and status)',
+          summary:
+            'Prometheus metrics (process, HTTP request counts and latency by route and status); needs Bearer METRICS_TOKEN',
           tag: 'operations',
           rateLimit: 'none',
+          errors: { 401: 'Missing or wrong METRICS_TOKEN', 404: 'METRICS_TOKEN is not set: scrape OPS_PORT' },
           produces: 'text',
         },
         visibility: 'public',
@@ -236,12 +252,19 @@ export function createGatewayService(): ServiceSchema {
           const ip = clientIp(req);
           const limit = def.rateLimit ?? 'auth';
           if (limit !== 'none') await this.consumeRateLimit(limit, ip, res);
+          if (def.action === 'gateway.metrics') requireMetricsToken(req, cfg.metricsToken);
           const auth = def.auth === 'jwt' ? await this.authenticate(req) : undefined;
           const valid = validate({
             params: { ...input.params },
             query: { ...input.query },
             body: def.body ? jsonBody(req.headers, input.body, input.rawBody) : {},
           });
+          if (def.rateCost && limit !== 'none') {
+            // A large request pays for its size: the first unit was taken above.
+            const items = (valid.body as Record<string, unknown>)[def.rateCost.field];
+            const units = Array.isArray(items) ? Math.ceil(items.length / def.rateCost.per) : 1;
+            if (units > 1) await this.consumeRateLimit(limit, ip, res, units - 1);
+          }
           const idempotencyKey = def.idempotent ? req.headers['idempotency-key'] : undefined;
           // A root context, so what the action puts in its meta (status, headers) comes back to us.
           // Moleculer's types want an endpoint, but a root context has none.
@@ -303,9 +326,15 @@ export function createGatewayService(): ServiceSchema {
       },
 
       /** Fixed one-minute windows per client IP; beyond the limit 429 with Retry-After. */
-      async consumeRateLimit(this: GatewayThis, limit: 'auth' | 'public', ip: string, res: ServerResponse) {
+      async consumeRateLimit(this: GatewayThis, limit: 'auth' | 'public', ip: string, res: ServerResponse, points = 1) {
         try {
-          await this.limiters[limit].consume(ip);
+          const limiter = this.limiters[limit];
+          if (points > 1) {
+            // A large request that does not fit is refused without spending what is left.
+            const used = await limiter.get(ip);
+            if (used && used.consumedPoints + points > limiter.points) throw used;
+          }
+          await limiter.consume(ip, points);
         } catch (rejection) {
           if (!(rejection instanceof RateLimiterRes)) throw rejection;
           res.setHeader('Retry-After', String(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000))));
@@ -336,6 +365,7 @@ export function createGatewayService(): ServiceSchema {
         [metricsMiddleware, drain.middleware],
         (route, req, res, input) => void this.handle(route, req, res, input),
         (req, res, err) => this.sendError(req, res, err),
+        { headersTimeoutMs: cfg.headersTimeoutMs, requestTimeoutMs: cfg.requestTimeoutMs },
       );
       this.server = this.front.server;
       this.stopReportingInFlight = reportInFlight(() => drain.requestsInFlight);

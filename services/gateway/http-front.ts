@@ -11,6 +11,7 @@ import Router, { type HTTPMethod } from 'find-my-way';
 import { fail } from '../../shared/failures';
 import { READINESS_PATH, RETRY_AFTER_SECONDS, RouteReadiness } from './readiness';
 import type { ServedRoute } from './route-registry';
+import { checkJsonDepth } from './validation';
 
 /** What a matched request carries to the route's handler. */
 export interface RequestInput {
@@ -48,6 +49,8 @@ export class HttpFront {
     strict: false,
     limit: '1mb',
     verify: (req, _res, buf) => {
+      // Before parsing and before any auth: a body nested 5,000 deep is a 400, not a stack overflow.
+      checkJsonDepth(buf);
       (req as IncomingMessage & { rawBody?: Buffer }).rawBody = buf;
     },
   });
@@ -56,8 +59,22 @@ export class HttpFront {
     private readonly middlewares: Middleware[],
     private readonly onRoute: RouteHandler,
     private readonly onError: ErrorHandler,
+    limits: { headersTimeoutMs: number; requestTimeoutMs: number } = {
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 30_000,
+    },
   ) {
-    this.server = http.createServer((req, res) => this.run(req, res, 0));
+    // A client trickling its headers or body a byte at a time is cut (408) once these run out;
+    // Node checks them every connectionsCheckingInterval, so keep that well under the limits.
+    const requestTimeout = Math.max(limits.requestTimeoutMs, limits.headersTimeoutMs);
+    this.server = http.createServer(
+      {
+        headersTimeout: limits.headersTimeoutMs,
+        requestTimeout,
+        connectionsCheckingInterval: Math.min(1000, Math.max(100, Math.floor(limits.headersTimeoutMs / 4))),
+      },
+      (req, res) => this.run(req, res, 0),
+    );
   }
 
   /** Replaces the routing table (the registry changed); requests in flight keep their match. */

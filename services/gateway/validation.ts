@@ -96,6 +96,33 @@ function checkText(value: unknown, field: string): void {
   }
 }
 
+/** Deepest nesting of arrays and objects a JSON body may have (docs/security.md). */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * Refuses a JSON text nested deeper than `max` before it is parsed: the recursive walks after the
+ * parser (control characters, ajv) would otherwise overflow the stack on `[[[[...` 5,000 deep and
+ * answer 500. Brackets inside strings do not count.
+ */
+export function checkJsonDepth(buf: Buffer, max = MAX_JSON_DEPTH): void {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < buf.length; i++) {
+    const c = buf[i];
+    if (inString) {
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped byte
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) throw fail('bodyTooDeep', max);
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--;
+    }
+  }
+}
+
 const JSON_TYPE = /^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i;
 
 /**

@@ -13,6 +13,7 @@ import type { Context, ServiceSchema } from 'moleculer';
 import { db } from '../../shared/db/client';
 import { deliveries } from '../../shared/db/schema';
 import { fail } from '../../shared/failures';
+import { checkOutgoingUrl } from '../../shared/net/address-policy';
 import { loadSettings } from '../../shared/settings';
 import { notifierOptionsFromEnv, type NotifierOptions } from './options';
 import { providerFor } from './providers';
@@ -39,7 +40,12 @@ export interface DeliveryMeta {
 
 async function configuredProvider(timeoutMs: number): Promise<ChatProvider> {
   try {
-    return providerFor(await loadSettings(db()), timeoutMs);
+    const s = await loadSettings(db());
+    // The address policy again at sending time (docs/security.md): a URL stored before it, or
+    // allow_private_targets turned off since, must not receive the token.
+    const base = { whatsapp: s.whatsapp_base_url, telegram: s.telegram_base_url }[s.messaging_provider];
+    if (base) await checkOutgoingUrl(`${s.messaging_provider}_base_url`, base, s.allow_private_targets === true);
+    return providerFor(s, timeoutMs);
   } catch (err) {
     if (err instanceof NotConfiguredError) throw fail('messagingNotConfigured', err.message);
     throw err;

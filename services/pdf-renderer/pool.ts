@@ -224,6 +224,12 @@ export class RenderPool {
     const page = await browser.newPage();
     // Templates style print with @media print; the receipt height is measured in the same media.
     await page.emulateMedia({ media: 'print' });
+    // The network is off (docs/security.md): a document renders from what it carries (the logo is
+    // kept as a data: URL), so no HTML, whoever wrote it, makes the renderer reach a host.
+    await page.route(
+      (url) => url.protocol !== 'data:',
+      (route) => route.abort('blockedbyclient'),
+    );
     slot.page = page;
     slot.generation = this.generation;
     slot.viewportWidth = undefined;

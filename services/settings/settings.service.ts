@@ -5,11 +5,62 @@ import { fail } from '../../shared/failures';
 import type { Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
 import { isCurrency } from '../../shared/money';
-import { loadSettings, publicView, saveSettings, type SettingKey } from '../../shared/settings';
+import { checkOutgoingUrl, fetchSmall } from '../../shared/net/address-policy';
+import { LOGO_MAX_BYTES, loadSettings, publicView, saveSettings, type SettingKey } from '../../shared/settings';
 import { adminErrors } from '../../shared/http/schemas';
 import { kickBlockedOnline, writeBlockedGroup } from '../../shared/access/garden';
 import { parseRadiusPairs, type BlockedAccessMode } from '../../shared/domain/access';
 import { settingsUpdateSchema } from '../../shared/settings';
+
+/** Provider addresses and the secrets sent to them: a new address needs its secret again. */
+const PROVIDER_SECRETS = [
+  ['whatsapp_base_url', 'whatsapp_access_token'],
+  ['telegram_base_url', 'telegram_bot_token'],
+] as const satisfies readonly (readonly [SettingKey, SettingKey])[];
+
+const LOGO_TYPES = /^image\/(png|jpeg|gif|webp)$/;
+
+/**
+ * The outgoing side of a settings change (docs/security.md): a chat provider's URL may change
+ * only with its token in the same request (else a masked token could be sent to a host of the
+ * caller's choosing), and must be a public address unless allow_private_targets; an http(s) logo
+ * is fetched here once, under the same policy, and kept as a data: URL, so no renderer and no
+ * reader's browser ever fetches it.
+ */
+async function guardOutgoing(changes: Partial<Record<SettingKey, unknown>>): Promise<void> {
+  const current = await loadSettings(db(), ['allow_private_targets', ...PROVIDER_SECRETS.map(([url]) => url)]);
+  const allowPrivate = (changes.allow_private_targets ?? current.allow_private_targets) === true;
+  for (const [urlKey, secretKey] of PROVIDER_SECRETS) {
+    const next = changes[urlKey];
+    // Unchanged (the console saves every field): nothing to judge here; sending checks it again.
+    if (typeof next !== 'string' || next === current[urlKey]) continue;
+    const secret = changes[secretKey];
+    if (typeof secret !== 'string' || !secret) throw fail('secretRequired', secretKey, urlKey);
+    await checkOutgoingUrl(urlKey, next, allowPrivate);
+  }
+  const logo = changes.operator_logo_url;
+  if (typeof logo === 'string' && logo) changes.operator_logo_url = await logoAsData(logo, allowPrivate);
+}
+
+async function logoAsData(logo: string, allowPrivate: boolean): Promise<string> {
+  const inline = /^data:(image\/[a-z+.-]+);base64,([A-Za-z0-9+/]*={0,2})$/i.exec(logo);
+  if (inline) {
+    if (!LOGO_TYPES.test(inline[1].toLowerCase())) throw fail('logoNotImage');
+    if (Buffer.from(inline[2], 'base64').length > LOGO_MAX_BYTES) {
+      throw fail('targetNotAllowed', 'operator_logo_url', `larger than ${LOGO_MAX_BYTES} bytes`);
+    }
+    return logo;
+  }
+  if (!/^https?:\/\//i.test(logo)) throw fail('logoNotImage');
+  const { contentType, body } = await fetchSmall('operator_logo_url', logo, {
+    allowPrivate,
+    maxBytes: LOGO_MAX_BYTES,
+    timeoutMs: 5000,
+  });
+  const type = contentType.split(';')[0].trim().toLowerCase();
+  if (!LOGO_TYPES.test(type)) throw fail('logoNotImage');
+  return `data:${type};base64,${body.toString('base64')}`;
+}
 
 export const settingsService: ServiceSchema = {
   name: 'settings',
@@ -51,6 +102,7 @@ export const settingsService: ServiceSchema = {
             throw fail('gardenAttributesInvalid', (err as Error).message);
           }
         }
+        await guardOutgoing(changes);
         await db().transaction(async (tx) => {
           const { blocked_access: modeBefore } = await loadSettings(tx, ['blocked_access']);
           await saveSettings(tx, changes);

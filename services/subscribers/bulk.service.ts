@@ -29,7 +29,14 @@ import type { ActionResult } from '../../shared/http/route';
 import { isoTimestamp } from '../../shared/http/schemas';
 import { loadSettings, type Settings } from '../../shared/settings';
 import * as ops from './operations';
-import { bulkBody, type BulkAction, type BulkPayload, type BulkRequest } from './subscriber-schemas';
+import {
+  BULK_IDS_PER_RATE_UNIT,
+  MAX_BULK_IDS,
+  bulkBody,
+  type BulkAction,
+  type BulkPayload,
+  type BulkRequest,
+} from './subscriber-schemas';
 import { idParams, type IdPath } from '../../shared/http/schemas';
 
 const PERMISSION: Record<BulkAction, Permission> = {
@@ -275,7 +282,12 @@ export const subscriberBulkService: ServiceSchema = {
           'Apply one action to many subscribers; per-id failures in data.failed; 202 { job_id } when not done within BULK_SYNC_SECONDS (25)',
         tag: 'subscribers',
         body: bulkBody,
-        errors: { 403: 'Not an admin or reseller', 422: `${FAILURES.renewNoOp.message} (renew, every id)` },
+        rateCost: { field: 'ids', per: BULK_IDS_PER_RATE_UNIT },
+        errors: {
+          400: `ids above ${MAX_BULK_IDS}, or an invalid payload`,
+          403: 'Not an admin or reseller',
+          422: `${FAILURES.renewNoOp.message} (renew, every id)`,
+        },
       },
       async handler(ctx: Ctx<BulkRequest>): Promise<ActionResult> {
         // The wait is measured from here: preparation (plan lookup, scope, settings, job row) may

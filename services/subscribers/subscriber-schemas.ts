@@ -118,10 +118,18 @@ export type BulkAction = keyof typeof BULK_PAYLOADS;
 export type BulkPayload<A extends BulkAction> = Infer<(typeof BULK_PAYLOADS)[A]>;
 export const BULK_ACTIONS = Object.keys(BULK_PAYLOADS) as BulkAction[];
 
+/**
+ * Most ids one bulk request may name (docs/subscribers.md, docs/security.md): more is a 400
+ * naming `ids`. Larger sets go in several requests, each weighing on the rate limit by its size
+ * (BULK_IDS_PER_RATE_UNIT per unit).
+ */
+export const MAX_BULK_IDS = 10_000;
+export const BULK_IDS_PER_RATE_UNIT = 100;
+
 /** The request as the handler reads it; bulkBody adds each action's payload schema. */
 const bulkRequest = object(
   {
-    ids: { type: 'array', items: idSchema, minItems: 1, maxItems: 100_000 },
+    ids: { type: 'array', items: idSchema, minItems: 1, maxItems: MAX_BULK_IDS },
     action: { type: 'string', enum: BULK_ACTIONS },
     payload: { type: 'object', default: {} },
   },

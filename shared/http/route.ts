@@ -42,6 +42,11 @@ export interface HttpRoute {
   produces?: 'json' | 'raw-json' | 'pdf' | 'html' | 'text';
   /** Which rate limit applies: the authenticated one (default), the public one, or none (probes). */
   rateLimit?: 'auth' | 'public' | 'none';
+  /**
+   * A request whose body array `field` is long costs more of the rate limit: one unit per `per`
+   * items (at least one), so 10,000 ids weigh what 100 requests of 100 ids do (docs/security.md).
+   */
+  rateCost?: { field: string; per: number };
   /** Honour an `Idempotency-Key` header (create, payment, quick-pay). */
   idempotent?: boolean;
   /**

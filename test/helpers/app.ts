@@ -14,6 +14,8 @@ import { startApp, type App } from '../../runtime/app';
 
 export const TEST_JWT_SECRET = 'test-secret-for-jwt-signing-only';
 export const TEST_ENCRYPTION_KEY = 'a'.repeat(64);
+/** /metrics on the public port answers only with this bearer (docs/security.md). */
+export const TEST_METRICS_TOKEN = 'test-metrics-token';
 
 export interface TestApp {
   app: App;
@@ -70,6 +72,7 @@ export function testEnv(databaseUrl: string, extra: Record<string, string> = {})
     RATE_LIMIT_PER_MIN: '1000000',
     PUBLIC_RATE_LIMIT_PER_MIN: '1000000',
     PUBLIC_BASE_URL: 'http://billing.test',
+    METRICS_TOKEN: TEST_METRICS_TOKEN,
     ...extra,
   };
 }

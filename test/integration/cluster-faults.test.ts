@@ -13,7 +13,7 @@
  */
 import { Client } from 'pg';
 import type { Cluster } from '../../runtime/cluster';
-import { client } from '../helpers/app';
+import { client, TEST_METRICS_TOKEN } from '../helpers/app';
 import { waitFor } from '../helpers/wait';
 import {
   isCleanFailure,
@@ -72,7 +72,12 @@ const call = (method: string, path: string, body?: unknown, timeoutMs = 40_000):
  * these gauges live.
  */
 async function gatewayRequests(): Promise<number> {
-  const text = await (await fetch(`${cluster.baseUrl}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
+  const text = await (
+    await fetch(`${cluster.baseUrl}/metrics`, {
+      signal: AbortSignal.timeout(10_000),
+      headers: { authorization: `Bearer ${TEST_METRICS_TOKEN}` },
+    })
+  ).text();
   const answered = [
     ...text.matchAll(
       /^http_requests_total\{route="\/api\/subscribers\/:id\/renew",method="POST",status="\d+"\} (\d+)/gm,

@@ -9,7 +9,7 @@
  */
 import { Client } from 'pg';
 import { pdfText } from './documents-fixtures';
-import { createTestDatabase, client } from '../helpers/app';
+import { createTestDatabase, client, TEST_METRICS_TOKEN } from '../helpers/app';
 import { isCleanFailure, login, seed, startTestCluster, type Seeded } from './cluster-harness';
 import type { Cluster } from '../../runtime/cluster';
 import { suiteTransporter } from '../helpers/transporter';
@@ -131,7 +131,9 @@ describe(`a flow across six processes, over ${label}`, () => {
   });
 
   it('sums every process into one /metrics', async () => {
-    const text = await (await fetch(`${cluster.baseUrl}/metrics`)).text();
+    const text = await (
+      await fetch(`${cluster.baseUrl}/metrics`, { headers: { authorization: `Bearer ${TEST_METRICS_TOKEN}` } })
+    ).text();
     expect(text).toMatch(/^pdf_render_duration_seconds_count\{outcome="ok"\} [1-9]/m);
     expect(text).toMatch(/^http_requests_total\{/m);
     expect(text).toMatch(/^outbox_pending_events \d+/m);
@@ -237,7 +239,9 @@ async function rendersOn(nodeID: string): Promise<number> {
 
 /** PDF requests the gateway has received so far: answered (any status) or in flight (its own scrape excluded). */
 async function pdfRequestsReceived(): Promise<number> {
-  const text = await (await fetch(`${cluster.baseUrl}/metrics`)).text();
+  const text = await (
+    await fetch(`${cluster.baseUrl}/metrics`, { headers: { authorization: `Bearer ${TEST_METRICS_TOKEN}` } })
+  ).text();
   const answered = [
     ...text.matchAll(/^http_requests_total\{route="\/api\/invoices\/:id\/pdf",method="GET",status="\d+"\} (\d+)/gm),
   ];

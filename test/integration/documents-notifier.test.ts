@@ -155,6 +155,8 @@ async function useWhatsApp(): Promise<void> {
     whatsapp_access_token: 'EAAG-test-token',
     whatsapp_phone_number_id: '1055',
     whatsapp_base_url: waBase,
+    // The stubs listen on loopback, which the address policy refuses by default.
+    allow_private_targets: true,
     operator_name: 'Skyline',
   });
 }
@@ -393,6 +395,7 @@ describe('Telegram Bot API', () => {
       messaging_provider: 'telegram',
       telegram_bot_token: '123456:ABC-DEF',
       telegram_base_url: tgBase,
+      allow_private_targets: true,
     });
   });
 

@@ -29,13 +29,14 @@ interface Status {
 describe('queue bound', () => {
   let broker: ServiceBroker;
   let server: http.Server;
-  let hold: Array<() => void> = [];
+  let requests = 0;
   let imageUrl: string;
 
   beforeAll(async () => {
-    // An image that loads only when the test says so keeps a render busy for as long as needed.
+    // A host on loopback that a document names: with the network off, nobody asks it anything.
     server = http.createServer((_req, res) => {
-      hold.push(() => res.end());
+      requests++;
+      res.end();
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     imageUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/slow.png`;
@@ -54,11 +55,12 @@ describe('queue bound', () => {
   }
 
   it('answers 503 once the pages and the queue are full, then serves the queued work', async () => {
+    // The network is off, so a slow image cannot hold the page: a script busy for 2 s does.
     const busy = broker.call<Readable, object>('pdf-renderer.render', {
-      html: `<p>one</p><img src="${imageUrl}">`,
+      html: '<p>one</p><script>const end = Date.now() + 2000; while (Date.now() < end) {}</script>',
       paper: 'A4',
     });
-    await until(async () => hold.length === 1);
+    await until(async () => (await broker.call<Status>('pdf-renderer.status')).idle === 0);
     const queued = broker.call<Readable, object>('pdf-renderer.render', { html: '<p>two</p>', paper: 'A4' });
     await until(async () => (await broker.call<Status>('pdf-renderer.status')).queued === 1);
 
@@ -68,10 +70,17 @@ describe('queue bound', () => {
     expect(refused).toBeInstanceOf(ApiError);
     expect(refused).toMatchObject({ code: 503, message: 'pdf renderer is busy, retry shortly' });
 
-    hold.forEach((release) => release());
-    hold = [];
     expect(await pdfText((await readAll(await busy)).bytes)).toContain('one');
     expect(await pdfText((await readAll(await queued)).bytes)).toContain('two');
+  });
+
+  it('renders with the network off: an image on another host is never fetched', async () => {
+    const pdf = await broker.call<Readable, object>('pdf-renderer.render', {
+      html: `<p>logo</p><img src="${imageUrl}"><link rel="stylesheet" href="${imageUrl}.css">`,
+      paper: 'A4',
+    });
+    expect(await pdfText((await readAll(pdf)).bytes)).toContain('logo');
+    expect(requests).toBe(0);
   });
 
   it('400 for an unknown paper without touching the browser', async () => {

@@ -1,7 +1,15 @@
 import { sql } from 'drizzle-orm';
 import { routesOf, type RegisteredAction } from '../../services/gateway/route-registry';
 import { services } from '../../shared/db/schema';
-import { adminToken, client, createTestDatabase, startTestApp, testEnv, type TestApp } from '../helpers/app';
+import {
+  adminToken,
+  client,
+  createTestDatabase,
+  startTestApp,
+  testEnv,
+  TEST_METRICS_TOKEN,
+  type TestApp,
+} from '../helpers/app';
 import { login, startServer, stopServer } from '../helpers/server-process';
 
 let t: TestApp;
@@ -90,7 +98,7 @@ describe('operations endpoints', () => {
 
   it('GET /metrics serves Prometheus text with HTTP counts by route and status', async () => {
     await api.get('/api/services', { token: adminToken() });
-    const res = await api.get('/metrics');
+    const res = await api.get('/metrics', { headers: { authorization: `Bearer ${TEST_METRICS_TOKEN}` } });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
     expect(res.text).toMatch(/process_cpu_user_seconds_total/);
