@@ -11,6 +11,21 @@ import { withSweepLock } from './lock';
 import { lifecycleOptionsFromEnv, type LifecycleOptions } from './options';
 import { runSweep, type SweepCounts } from './sweep';
 
+/** The settings whose change the sweep acts on at once (the others wait for the next tick). */
+const SWEEP_SETTINGS = new Set([
+  'suspend_overdue_after_days',
+  'reminders_enabled',
+  'reminder_days',
+  'messaging_provider',
+  'whatsapp_access_token',
+  'whatsapp_phone_number_id',
+  'whatsapp_base_url',
+  'telegram_bot_token',
+  'telegram_base_url',
+  'currency',
+  'default_tax_rate',
+]);
+
 export type SweepResult = (SweepCounts & { skipped: false }) | { skipped: true; reason: string };
 
 interface LifecycleThis extends Service {
@@ -37,10 +52,11 @@ const schema: ServiceSchema<ServiceSettingSchema, LifecycleThis> = {
   },
 
   events: {
-    /** A setting can change who is blocked (suspend_overdue_after_days) and what reminders do. */
+    /** A setting can change who is blocked (suspend_overdue_after_days), who auto-renews and what reminders do. */
     'settings.changed': {
-      handler(this: LifecycleThis) {
-        this.scheduled();
+      handler(this: LifecycleThis, ctx: Context<{ keys?: string[] }>) {
+        const keys = ctx.params?.keys;
+        if (!Array.isArray(keys) || keys.some((k) => SWEEP_SETTINGS.has(k))) this.scheduled();
       },
     },
   },
