@@ -78,6 +78,35 @@ export const managers = pgTable(
   (t) => [uniqueIndex('managers_username_uq').on(t.username)],
 );
 
+/**
+ * API keys (docs/security.md): a manager's key for scripts, sent as `Authorization: Bearer
+ * isk_<lookup>_<secret>`. Only the SHA-256 of the whole key is kept; `lookup` finds the row. A
+ * restricted key acts with the listed permissions only (never more than its manager holds now),
+ * over `reseller_id`'s tree when set; a full key acts as its manager.
+ */
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    id: serial('id').primaryKey(),
+    managerId: integer('manager_id')
+      .notNull()
+      .references(() => managers.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    lookup: text('lookup').notNull(),
+    secretHash: text('secret_hash').notNull(),
+    full: boolean('full').notNull().default(false),
+    permissions: jsonb('permissions').$type<string[]>().notNull().default([]),
+    resellerId: integer('reseller_id').references(() => resellers.id, { onDelete: 'cascade' }),
+    allowedIps: jsonb('allowed_ips').$type<string[]>().notNull().default([]),
+    expiresAt: timestamp('expires_at', { withTimezone: true }),
+    revokedAt: timestamp('revoked_at', { withTimezone: true }),
+    lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
+    lastUsedIp: text('last_used_ip'),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('api_keys_lookup_uq').on(t.lookup), index('api_keys_manager_idx').on(t.managerId)],
+);
+
 export const tokenBlacklist = pgTable('token_blacklist', {
   jti: text('jti').primaryKey(),
   expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
@@ -609,6 +638,11 @@ export const coaOutcomes = pgTable(
   ],
 );
 
+/**
+ * The audit trail: one row per write, in the write's transaction; no route changes or deletes one.
+ * Who: `actor_type` manager, api_key (with `api_key_id` and its manager) or system; from `ip`;
+ * `reseller_id` is the tree the target belongs to, for a reseller's reads (docs/security.md).
+ */
 export const auditLog = pgTable(
   'audit_log',
   {
@@ -618,9 +652,13 @@ export const auditLog = pgTable(
     entity: text('entity').notNull(),
     entityId: integer('entity_id'),
     details: jsonb('details').notNull().default({}),
+    actorType: text('actor_type').notNull().default('manager'),
+    apiKeyId: integer('api_key_id'),
+    ip: text('ip'),
+    resellerId: integer('reseller_id'),
     createdAt: createdAt(),
   },
-  (t) => [index('audit_log_entity_idx').on(t.entity, t.entityId)],
+  (t) => [index('audit_log_entity_idx').on(t.entity, t.entityId), index('audit_log_created_idx').on(t.createdAt)],
 );
 
 // ---------------------------------------------------------------- FreeRADIUS (its own names)
