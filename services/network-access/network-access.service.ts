@@ -25,7 +25,8 @@ import {
   type DisconnectEvent,
   type RateLimitEvent,
 } from './event-consumer';
-import { OutcomeRecorder } from './outcomes';
+import { OutcomeRecorder, writeOutcomes } from './outcomes';
+import { DisconnectVerifier } from './verify';
 import { reconcilableNas, reconcileNas } from './reconcile';
 import { RouterActions, type ActionResult as RouterResult } from './router-actions';
 import { pppoeInterface, RouterOsClient, RouterOsError } from './routeros/client';
@@ -62,6 +63,9 @@ interface Clients {
   settingsTimer?: NodeJS.Timeout;
   reconcileTimer?: NodeJS.Timeout;
   reconciling?: Promise<void>;
+  verifier: DisconnectVerifier;
+  verifyTimer?: NodeJS.Timeout;
+  verifying?: Promise<void>;
   lastReconcile: number;
 }
 
@@ -131,7 +135,16 @@ export const networkAccessService: ServiceSchema = {
     const consumer = new EventConsumer(actions, recorder, (err) =>
       this.logger.error('network-access event failed', err),
     );
-    this.clients = { coa, routeros, actions, recorder, consumer, lastReconcile: Date.now() } satisfies Clients;
+    const verifier = new DisconnectVerifier(routeros, writeOutcomes);
+    this.clients = {
+      coa,
+      routeros,
+      actions,
+      recorder,
+      consumer,
+      verifier,
+      lastReconcile: Date.now(),
+    } satisfies Clients;
   },
 
   async started() {
@@ -156,6 +169,22 @@ export const networkAccessService: ServiceSchema = {
         });
     }, reconcileCheckMs());
     clients.reconcileTimer.unref();
+    clients.verifyTimer = setInterval(() => {
+      if (clients.verifying) return;
+      clients.verifying = clients.verifier
+        .check()
+        .then((records) => {
+          if (records.length)
+            this.logger.warn(
+              `${records.length} acknowledged disconnect(s) still online ${clients.verifier.options.afterSeconds} s later: retried through the router API`,
+            );
+        })
+        .catch((err: unknown) => this.logger.warn('checking acknowledged disconnects failed', err))
+        .finally(() => {
+          clients.verifying = undefined;
+        });
+    }, clients.verifier.options.checkMs);
+    clients.verifyTimer.unref();
   },
 
   methods: {

@@ -11,7 +11,8 @@ import type { SessionResult } from './router-actions';
 
 export interface OutcomeRecord {
   event_id: number | null;
-  source: 'event' | 'request';
+  /** `verify`: a re-check of an acknowledged disconnect (verify.ts). */
+  source: 'event' | 'request' | 'verify';
   action: 'disconnect' | 'rate_limit';
   subscriber_id: number | null;
   username: string;

@@ -98,7 +98,7 @@ interface NasRow extends Record<string, unknown> {
   api_password_enc: string | null;
 }
 
-async function loadNas(id: number): Promise<NasAccess> {
+export async function loadNas(id: number): Promise<NasAccess> {
   const { rows } = await db().execute<NasRow>(sql`
     select id, shortname, nasname, secret, coa_port, api_port, api_username, api_password_enc from nas where id = ${id}`);
   const r = rows[0];
