@@ -1,0 +1,2 @@
+CREATE INDEX "radacct_open_nas_idx" ON "radacct" USING btree ("nasipaddress") WHERE "radacct"."acctstoptime" is null;--> statement-breakpoint
+CREATE INDEX "radacct_open_heard_idx" ON "radacct" USING btree (coalesce("acctupdatetime", "acctstarttime")) WHERE "radacct"."acctstoptime" is null;
