@@ -72,6 +72,8 @@ export interface SingleOptions {
   /** The invoice's public URL (QR code), or null when it has no public link. */
   publicUrl: string | null;
   pdfUrl: string | null;
+  /** The receipt page's Pay link (online payment configured and a balance to pay), else null. */
+  payUrl?: string | null;
 }
 
 export async function invoiceModel(
@@ -100,6 +102,7 @@ export async function invoiceModel(
     notes: i.notes ?? '',
     qrSvg: o.publicUrl ? await qrSvg(o.publicUrl) : null,
     pdfUrl: o.pdfUrl,
+    payUrl: o.payUrl ?? null,
   };
 }
 

@@ -24,6 +24,7 @@ import { combinedModel, invoiceModel, type BrandingSettings } from './documents-
 import { cachedPdf, DOCUMENT_SETTINGS, pdfSource, pdfStream, type PdfSource } from './invoice-pdf';
 import { BoundedPdfStore, PgPdfStore, pdfCacheOptionsFromEnv, type PdfStore } from './pdf-cache';
 import { renderInvoiceHtml } from './templates/invoice';
+import { payLink } from './pay-link';
 import { labelsFor } from './templates/labels';
 import {
   TAG,
@@ -71,12 +72,13 @@ async function singleHtml(
   paper: PaperSize,
   pdfUrl: string | null,
   conn: DbOrTx = db(),
+  payUrl: string | null = null,
 ): Promise<string> {
   // In sequence: `conn` may be a transaction (one connection, one query at a time).
   const doc = await loadDocument(conn, invoice);
   const sub = await loadSubscriber(conn, invoice.subscriberId);
   const link = invoice.publicTokenNonce ? publicUrl(invoice.id, invoice.publicTokenNonce) : null;
-  return renderInvoiceHtml(await invoiceModel(doc, sub, s, { mode, paper, publicUrl: link, pdfUrl }));
+  return renderInvoiceHtml(await invoiceModel(doc, sub, s, { mode, paper, publicUrl: link, pdfUrl, payUrl }));
 }
 
 function renderPdf(ctx: Ctx<unknown>, html: string, paper: PaperSize, filename: string): Promise<Readable> {
@@ -224,7 +226,8 @@ export const documentsService: ServiceSchema = {
         const invoice = await publicInvoice(ctx.params.id, ctx.params.token);
         const s = await documentSettings();
         const pdfUrl = `/api/invoices/public/${invoice.id}/pdf?token=${encodeURIComponent(ctx.params.token ?? '')}`;
-        const html = await singleHtml(invoice, s, 'page', s.default_paper_size as PaperSize, pdfUrl);
+        const payUrl = await payLink(ctx, invoice.id, ctx.params.token);
+        const html = await singleHtml(invoice, s, 'page', s.default_paper_size as PaperSize, pdfUrl, db(), payUrl);
         ctx.meta.$responseHeaders = { ...PUBLIC_HEADERS, 'Content-Security-Policy': receiptCsp(html) };
         return html;
       },

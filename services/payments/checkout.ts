@@ -104,6 +104,14 @@ export async function createCheckout(target: CheckoutTarget): Promise<{ id: numb
   if (!provider) throw fail('paymentsNotConfigured');
   const what = await payable(target, s);
   if (!what) throw fail('nothingToPay');
+  // An open checkout of the same amount is reused (a second click, a reload): one session per debt.
+  const { rows: open } = await db().execute<{ id: number; url: string }>(sql`
+    select id, url from online_checkouts
+     where provider = ${provider.name} and status = 'open' and url is not null and purpose = ${target.purpose}
+       and subscriber_id = ${what.subscriberId} and invoice_id is not distinct from ${what.invoiceId}
+       and amount = ${what.amount} and currency = ${what.currency} and created_at > now() - interval '23 hours'
+     order by id desc limit 1`);
+  if (open[0]) return { id: Number(open[0].id), url: open[0].url };
   const [row] = await db()
     .insert(onlineCheckouts)
     .values({

@@ -8,13 +8,13 @@ import type { ServiceSchema } from 'moleculer';
 import type { Auth } from '../../shared/auth/claims';
 import { inScope, requireAdminOrReseller, scopeFor } from '../../shared/auth/policy';
 import { db } from '../../shared/db/client';
-import { onlineCheckouts } from '../../shared/db/schema';
+import { invoices, onlineCheckouts } from '../../shared/db/schema';
 import { fail, FAILURES } from '../../shared/failures';
 import { pageOf, type Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
 import { idParams, isoDate, object, paginationProperties, type IdPath, type Infer } from '../../shared/http/schemas';
 import { fromMinor } from '../../shared/money';
-import { publicTokenHash } from '../../shared/public-links';
+import { verifyPublicToken } from '../../shared/public-links';
 import { loadSettings } from '../../shared/settings';
 import { canPay, createCheckout, PAYMENT_SETTINGS, type CheckoutTarget } from './checkout';
 import { PROVIDER_NAMES, providerNamed } from './providers';
@@ -94,11 +94,12 @@ export const paymentsService: ServiceSchema = {
   name: 'payments',
   actions: {
     receiptCheckout: {
-      rest: 'POST /api/payments/checkout/invoice/:id',
+      rest: 'GET /api/payments/checkout/invoice/:id',
       http: {
         auth: 'public',
         access: 'none (the public receipt link token)',
-        summary: "The receipt page's Pay button: a checkout for the invoice's balance, answered with a redirect to it",
+        summary:
+          "The receipt page's Pay link: a checkout for the invoice's balance (the open one reused), answered with a redirect to it",
         tag: TAG,
         params: idParams(),
         query: receiptCheckoutQuery,
@@ -112,11 +113,12 @@ export const paymentsService: ServiceSchema = {
         },
       },
       async handler(ctx: Ctx<IdPath & { token: string }>): Promise<string> {
-        const { rows } = await db().execute<{ ok: boolean }>(
-          sql`select public_token_hash = ${publicTokenHash(ctx.params.token)} as ok from invoices where id = ${ctx.params.id}`,
-        );
+        const [inv] = await db()
+          .select({ hash: invoices.publicTokenHash })
+          .from(invoices)
+          .where(eq(invoices.id, ctx.params.id));
         // A wrong token is the same 404 as a missing invoice: the link proves nothing else.
-        if (!rows[0]?.ok) throw fail('invoiceNotFound');
+        if (!inv || !verifyPublicToken(inv.hash, ctx.params.token)) throw fail('invoiceNotFound');
         const { url } = await createCheckout({ purpose: 'invoice', invoiceId: ctx.params.id });
         return redirectTo(ctx, url);
       },

@@ -62,16 +62,17 @@ async function mkInvoice(subscriberId: number, amount: number) {
   return { id, token: tokenParam };
 }
 
-/** The receipt's Pay button: POST, 303 to the provider's page. */
+/** The receipt's Pay link: 303 to the provider's page. */
 async function payButton(inv: { id: number; token: string }) {
   const res = await fetch(
     `${t.baseUrl}/api/payments/checkout/invoice/${inv.id}?token=${encodeURIComponent(inv.token)}`,
-    {
-      method: 'POST',
-      redirect: 'manual',
-    },
+    { redirect: 'manual' },
   );
   return { status: res.status, location: res.headers.get('location'), text: await res.text() };
+}
+
+async function receiptPage(inv: { id: number; token: string }) {
+  return http(t.baseUrl, 'GET', `/api/invoices/public/${inv.id}?token=${encodeURIComponent(inv.token)}`);
 }
 
 async function checkoutOf(invoiceId: number) {
@@ -111,6 +112,9 @@ describe('settings and checkout', () => {
     const res = await payButton(inv);
     expect(res.status).toBe(409);
     expect(await checkoutOf(inv.id)).toBeUndefined();
+    const page = await receiptPage(inv);
+    expect(page.status).toBe(200);
+    expect(page.text).not.toContain('id="pay-link"');
   });
 
   it('stores the secret key and webhook secret encrypted and never shows them', async () => {
@@ -145,6 +149,17 @@ describe('settings and checkout', () => {
     expect(res.location).toBe(session.url);
     expect(session).toMatchObject({ amount_total: 1000, currency: 'usd', metadata: { checkout_id: String(c.id) } });
     expect(session.success_url).toContain(`/api/payments/return/${c.id}`);
+
+    // The receipt page links to it; following the link again reuses the open checkout.
+    const page = await receiptPage(inv);
+    expect(page.text).toContain(`id="pay-link" href="/api/payments/checkout/invoice/${inv.id}?token=`);
+    const again = await payButton(inv);
+    expect(again.location).toBe(res.location);
+    expect((await t.db.select().from(onlineCheckouts).where(eq(onlineCheckouts.invoiceId, inv.id))).length).toBe(1);
+    // Paid in full: no link any more, and the checkout route says there is nothing to pay.
+    await api.post(`/api/invoices/${inv.id}/payment`, { amount: 10 }, { token: admin });
+    expect((await receiptPage(inv)).text).not.toContain('id="pay-link"');
+    expect((await payButton(inv)).status).toBe(409);
 
     const wrong = await payButton({ id: inv.id, token: 'x'.repeat(43) });
     expect(wrong.status).toBe(404);

@@ -51,6 +51,8 @@ export interface DocumentModel {
   qrSvg: string | null;
   /** Link of the public PDF, shown on the page only. */
   pdfUrl: string | null;
+  /** The Pay link of the public page (docs/payments.md), or null. */
+  payUrl?: string | null;
 }
 
 const STYLE = `
@@ -84,6 +86,7 @@ section { margin-top: 5mm; break-inside: avoid; }
 .footer { display: flex; gap: 6mm; align-items: center; justify-content: space-between; margin-top: 6mm; break-inside: avoid; }
 .qr svg { width: 32mm; height: 32mm; display: block; }
 .howtopay { flex: 1; }
+.download.pay { background: #0a7d3b; margin-inline-end: 3mm; }
 .download { display: inline-block; margin-top: 4mm; padding: 2mm 4mm; background: #1d232a; color: #fff; text-decoration: none; border-radius: 1.5mm; }
 body.narrow { font-size: 8pt; }
 .narrow .doc { padding: 3mm; }
@@ -185,6 +188,7 @@ ${m.notes ? `<section><div class="label">${t.notes}</div><div>${multiline(m.note
   ${m.howToPay ? `<div class="howtopay"><div class="label">${t.howToPay}</div><div>${multiline(m.howToPay)}</div></div>` : '<div></div>'}
   ${m.qrSvg ? `<div class="qr" title="${escapeHtml(t.scanToView)}">${m.qrSvg}<div class="muted">${escapeHtml(t.scanToView)}</div></div>` : ''}
 </div>
+${m.mode === 'page' && m.payUrl ? `<a class="download pay" id="pay-link" href="${escapeHtml(m.payUrl)}">${t.payOnline}</a>` : ''}
 ${m.mode === 'page' && m.pdfUrl ? `<a class="download" id="pdf-link" href="${escapeHtml(m.pdfUrl)}">${t.downloadPdf}</a>` : ''}
 </main>
 </body>

@@ -27,6 +27,7 @@ export interface Labels {
   howToPay: string;
   scanToView: string;
   downloadPdf: string;
+  payOnline: string;
   includes: string;
   statuses: Record<string, string>;
 }
@@ -56,6 +57,7 @@ const en: Labels = {
   howToPay: 'How to pay',
   scanToView: 'Scan to view this invoice online',
   downloadPdf: 'Download PDF',
+  payOnline: 'Pay online',
   includes: 'Includes invoices',
   statuses: { pending: 'Pending', partial: 'Partially paid', paid: 'Paid', overdue: 'Overdue', void: 'Void' },
 };
@@ -85,6 +87,7 @@ const ar: Labels = {
   howToPay: 'طريقة الدفع',
   scanToView: 'امسح الرمز لعرض الفاتورة',
   downloadPdf: 'تنزيل PDF',
+  payOnline: 'ادفع الآن',
   includes: 'يشمل الفواتير',
   statuses: { pending: 'قيد الانتظار', partial: 'مدفوعة جزئيا', paid: 'مدفوعة', overdue: 'متأخرة', void: 'ملغاة' },
 };
