@@ -16,7 +16,7 @@ import { ApiError } from '../../shared/errors';
 import { failure, type Failure } from '../../shared/failures';
 import {
   createInvoices,
-  payFromWallet,
+  payNewInvoicesFromWallets,
   quoteServiceChange,
   settleServiceChange,
   type ServiceChangeQuote,
@@ -201,18 +201,22 @@ export const renew: Operation<unknown> = async (env, rows) => {
       };
     }),
   );
+  // The wallet pays first when it holds credit: one statement for the whole batch.
+  const applied = await payNewInvoicesFromWallets(
+    env.tx,
+    charged
+      .map((r, i) => ({ invoice: records[i].invoice, subscriber: r }))
+      .filter((d) => d.subscriber.walletBalance > 0),
+    env.settings.currency,
+    env.auth.managerId,
+  );
   for (const [i, r] of charged.entries()) {
     const { invoice } = records[i];
-    // The wallet pays first when it holds credit; an empty wallet (most subscribers) costs no statement.
-    const paid =
-      r.walletBalance > 0
-        ? await payFromWallet(env.tx, { invoiceId: invoice.id, createdBy: env.auth.managerId })
-        : { applied: 0 };
     extra.set(r.id, {
       transaction_id: transactionIds.get(r.id),
       invoice_id: invoice.id,
       invoice_number: invoice.invoiceNumber,
-      wallet_applied: fromMinor(paid.applied, invoice.currency),
+      wallet_applied: fromMinor(applied.get(invoice.id) ?? 0, invoice.currency),
     });
   }
   return done(failed, extra);

@@ -41,3 +41,4 @@ export {
   type WalletPaymentResult,
 } from './wallet';
 export { settleFromWallet, type WalletSettlement } from './wallet-settle';
+export { payNewInvoicesFromWallets, type WalletDraw } from './wallet-batch';

@@ -771,6 +771,52 @@ describe('bandwidth rules', () => {
 describe('bulk actions', () => {
   const bulk = (body: unknown, tok = admin) => api.post('/api/subscribers/bulk-action', body, { token: tok });
 
+  it('renew: the wallets pay the renewal invoices of a batch, each as payFromWallet would, ledger in step', async () => {
+    const r = await mkReseller('walletbatch', null, 100);
+    await allow(r, basic);
+    const full = await mkSub({ reseller_id: r });
+    const part = await mkSub({ reseller_id: r });
+    const none = await mkSub({ reseller_id: r });
+    await api.post(`/api/subscribers/${full.id}/add-balance`, { amount: 25 }, { token: admin });
+    await api.post(`/api/subscribers/${part.id}/add-balance`, { amount: 4 }, { token: admin });
+    const res = await bulk({ ids: [full.id, part.id, none.id], action: 'renew' });
+    expect(res.status).toBe(200);
+    expect(res.body.data.succeeded).toEqual([full.id, part.id, none.id]);
+    const state = async (id: number) => {
+      const sub = await rows.sub(id);
+      const [inv] = await t.db.select().from(invoices).where(eq(invoices.subscriberId, id));
+      const pays = await t.pool.query<{ amount: string; transaction_id: string }>(
+        'select amount, transaction_id from invoice_payments where invoice_id = $1',
+        [inv.id],
+      );
+      const ledger = await t.db
+        .select()
+        .from(transactions)
+        .where(and(eq(transactions.subscriberId, id), eq(transactions.type, 'invoice_payment')));
+      const entries = await t.db.select().from(walletEntries).where(eq(walletEntries.subscriberId, id));
+      return {
+        wallet: sub.walletBalance,
+        entriesSum: entries.reduce((a, e) => a + e.amount, 0),
+        invoice: [inv.status, inv.paidAmount, inv.total],
+        paymentsSum: pays.rows.reduce((a, p) => a + Number(p.amount), 0),
+        ledger: ledger.map((l) => [l.amount, l.method, l.invoiceId]),
+        paymentLedgerIds: pays.rows.map((p) => Number(p.transaction_id)).sort(),
+        ledgerIds: ledger.map((l) => l.id).sort(),
+        negativeEntryTx: entries.filter((e) => e.amount < 0).map((e) => e.transactionId),
+      };
+    };
+    const f = await state(full.id);
+    expect(f).toMatchObject({ wallet: 1500, entriesSum: 1500, invoice: ['paid', 1000, 1000], paymentsSum: 1000 });
+    expect(f.ledger).toEqual([[1000, 'wallet', expect.any(Number)]]);
+    expect(f.paymentLedgerIds).toEqual(f.ledgerIds);
+    expect(f.negativeEntryTx).toEqual(f.ledgerIds);
+    const p = await state(part.id);
+    expect(p).toMatchObject({ wallet: 0, entriesSum: 0, invoice: ['partial', 400, 1000], paymentsSum: 400 });
+    expect(p.ledger).toEqual([[400, 'wallet', expect.any(Number)]]);
+    const n = await state(none.id);
+    expect(n).toMatchObject({ wallet: 0, invoice: ['pending', 0, 1000], paymentsSum: 0, ledger: [] });
+  });
+
   it('renew: per-id outcome with reasons; bulk_jobs row records progress', async () => {
     const r = await mkReseller('bulkpayer', null, 25);
     await allow(r, basic);
