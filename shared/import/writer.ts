@@ -504,6 +504,11 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
       }
       progress(`subscribers ${Math.min(i + batchSize, work.length)} of ${work.length}`);
       await options.onProgress?.(Math.min(i + batchSize, work.length), work.length);
+      // After batches 1, 2, 4, 8, ... and at the end: the tables have doubled since the planner last
+      // looked, and a batch's `id = any(...)` lookups turn into scans of the whole table when it
+      // believes them small (autovacuum's analyze comes later, if it runs at all).
+      const n = i / batchSize + 1;
+      if ((n & (n - 1)) === 0 || i + batchSize >= work.length) await prof('analyze', () => analyzeTables(db));
     }
   }
 
@@ -598,6 +603,13 @@ async function ledgerTotals(
   return [{ balances: Number(rows.rows[0].balances ?? 0), payments: Number(rows.rows[0].payments ?? 0) }];
 }
 
+/** Statistics of the tables an import grows, for the planner (ANALYZE writes no row). */
+async function analyzeTables(db: Db): Promise<void> {
+  await db.execute(
+    sql`analyze subscribers, radcheck, radusergroup, radreply, audit_log, invoices, invoice_items, invoice_payments, transactions, wallet_entries`,
+  );
+}
+
 /** A database error without the statement's parameters (which hold password rows). */
 export function safeMessage(err: unknown): string {
   const e = err as { cause?: { message?: string; detail?: string }; message?: string };
@@ -613,6 +625,22 @@ interface BatchContext {
   today: string;
 }
 
+/**
+ * Sends a statement now and hands back its promise. Drizzle's query promises run when first awaited
+ * (and again on every await): this runs one once. A failure is rethrown where the promise is awaited;
+ * the handler attached here only keeps it from counting as unhandled before then.
+ */
+function send<T>(query: PromiseLike<T>): Promise<T> {
+  const p = Promise.resolve(query);
+  p.catch(() => undefined);
+  return p;
+}
+
+/**
+ * One batch in one transaction. The statements go out in the order they depend on each other, and
+ * the work done here in JavaScript (password hashes, link tokens, the column arrays) runs while
+ * PostgreSQL executes the statements already sent, rather than between them.
+ */
 async function writeBatch(
   tx: Tx,
   ctx: BatchContext,
@@ -620,9 +648,13 @@ async function writeBatch(
   historyBy: Map<string, PlannedHistory[]>,
 ): Promise<void> {
   const fresh = batch.filter((p) => p.id === undefined);
+  const rows = batch.flatMap((p) => (historyBy.get(p.src.username) ?? []).map((h) => ({ p, h })));
+  // Invoice ids and numbers depend on nothing else of the batch: asked for first.
+  const numbering = rows.length ? send(allocateInvoices(tx, rows)) : undefined;
+  const pending: Promise<unknown>[] = [];
   if (fresh.length) {
     const col = <T>(f: (p: PlannedSubscriber) => T) => sql.param(fresh.map(f));
-    const inserted = await prof('w:subscribers', () =>
+    const inserted = send(
       tx.execute<{ id: number; username: string }>(sql`
         insert into subscribers (username, password_enc, full_name, phone, address, notes, mac_address, static_ip,
                                  service_id, reseller_id, status, wallet_balance, expiry_date)
@@ -641,74 +673,87 @@ async function writeBatch(
                              ${col((p) => (p.src.active ? 'active' : 'inactive'))}::text[],
                              ${col((p) => p.balance)}::bigint[], ${col((p) => p.expiry)}::date[])
         returning id, username`),
-    ).then((r) => r.rows.map((x) => ({ id: Number(x.id), username: x.username })));
-    const idOf = new Map(inserted.map((r) => [r.username, r.id]));
+    );
+    const checks = await Promise.all(
+      fresh.map(async (p) => {
+        const attribute = passwordAttribute(p.src.password!.attribute)!;
+        return CLEARTEXT_ATTRIBUTES.includes(attribute)
+          ? passwordCheckRow(p.src.username, p.src.password!.value, ctx.passwordMode)
+          : { username: p.src.username, attribute, op: ':=', value: p.src.password!.value };
+      }),
+    );
+    const idOf = new Map((await inserted).rows.map((r) => [r.username, Number(r.id)]));
     for (const p of fresh) p.id = idOf.get(p.src.username)!;
-    const checks = await prof('w:checkRows', () =>
-      Promise.all(
-        fresh.map(async (p) => {
-          const attribute = passwordAttribute(p.src.password!.attribute)!;
-          return CLEARTEXT_ATTRIBUTES.includes(attribute)
-            ? passwordCheckRow(p.src.username, p.src.password!.value, ctx.passwordMode)
-            : { username: p.src.username, attribute, op: ':=', value: p.src.password!.value };
-        }),
+    pending.push(
+      send(
+        tx.execute(sql`
+          insert into radcheck (username, attribute, op, value)
+          select * from unnest(${sql.param(checks.map((c) => c.username))}::text[], ${sql.param(checks.map((c) => c.attribute))}::text[],
+                               ${sql.param(checks.map((c) => c.op))}::text[], ${sql.param(checks.map((c) => c.value))}::text[])`),
       ),
     );
-    await prof('w:radcheck', () =>
-      tx.execute(sql`
-        insert into radcheck (username, attribute, op, value)
-        select * from unnest(${sql.param(checks.map((c) => c.username))}::text[], ${sql.param(checks.map((c) => c.attribute))}::text[],
-                             ${sql.param(checks.map((c) => c.op))}::text[], ${sql.param(checks.map((c) => c.value))}::text[])`),
-    );
-    await prof('w:syncAccess', () =>
-      syncAccessRows(
-        tx,
-        fresh.map((p) => p.id!),
-        ctx.today,
+    pending.push(
+      send(
+        syncAccessRows(
+          tx,
+          fresh.map((p) => p.id!),
+          ctx.today,
+        ),
       ),
     );
-    await prof('w:audit', () =>
-      tx.execute(sql`
-      insert into audit_log (action, entity, entity_id, details)
-      select 'import', 'subscriber', id, jsonb_build_object('source', ${ctx.source}::text, 'key', username)
-        from unnest(${sql.param(fresh.map((p) => p.id!))}::int[], ${sql.param(fresh.map((p) => p.src.username))}::text[])
-          as v(id, username)`),
+    pending.push(
+      send(
+        tx.execute(sql`
+          insert into audit_log (action, entity, entity_id, details)
+          select 'import', 'subscriber', id, jsonb_build_object('source', ${ctx.source}::text, 'key', username)
+            from unnest(${sql.param(fresh.map((p) => p.id!))}::int[], ${sql.param(fresh.map((p) => p.src.username))}::text[])
+              as v(id, username)`),
+      ),
     );
     const credited = fresh.filter((p) => p.balance > 0);
     if (credited.length) {
-      await tx.execute(sql`
-        with v as (
-          select * from unnest(${sql.param(credited.map((p) => p.id!))}::int[], ${sql.param(credited.map((p) => p.balance))}::bigint[])
-            as v(id, amount)
-        ), t as (
-          insert into transactions (type, amount, currency, subscriber_id, username, reseller_id, method, reference, notes)
-          select 'wallet_credit', v.amount, ${ctx.currency}, s.id, s.username, s.reseller_id, 'other',
-                 ${`import:${ctx.source}:wallet:`} || s.username, 'imported balance'
-            from v join subscribers s on s.id = v.id
-          returning id, subscriber_id, amount
-        )
-        insert into wallet_entries (subscriber_id, amount, transaction_id, reason)
-        select subscriber_id, amount, id, 'imported balance' from t`);
+      pending.push(
+        send(
+          tx.execute(sql`
+            with v as (
+              select * from unnest(${sql.param(credited.map((p) => p.id!))}::int[], ${sql.param(credited.map((p) => p.balance))}::bigint[])
+                as v(id, amount)
+            ), t as (
+              insert into transactions (type, amount, currency, subscriber_id, username, reseller_id, method, reference, notes)
+              select 'wallet_credit', v.amount, ${ctx.currency}, s.id, s.username, s.reseller_id, 'other',
+                     ${`import:${ctx.source}:wallet:`} || s.username, 'imported balance'
+                from v join subscribers s on s.id = v.id
+              returning id, subscriber_id, amount
+            )
+            insert into wallet_entries (subscriber_id, amount, transaction_id, reason)
+            select subscriber_id, amount, id, 'imported balance' from t`),
+        ),
+      );
     }
   }
-  const rows = batch.flatMap((p) => (historyBy.get(p.src.username) ?? []).map((h) => ({ p, h })));
-  if (rows.length === 0) return;
-  const { ids } = await prof('w:invoices', () => insertPaidInvoices(tx, ctx, rows));
-  const paidAt = rows.map(({ h }) => `${h.src.date}T12:00:00Z`);
-  const paying = rows.map((r, k) => ({ ...r, invoiceId: ids[k], paidAt: paidAt[k] })).filter(({ h }) => h.paid > 0);
+  if (!numbering) {
+    await Promise.all(pending);
+    return;
+  }
+  const { ids, numbers } = await numbering;
+  const invoice = invoiceColumns(ctx, rows, ids, numbers);
+  await Promise.all(pending);
+  const invoices = send(insertInvoices(tx, ctx, invoice));
+  const paying = rows.map((r, k) => ({ ...r, invoiceId: ids[k] })).filter(({ h }) => h.paid > 0);
   const pay = <T>(f: (x: (typeof paying)[number]) => T) => sql.param(paying.map(f));
-  if (paying.length === 0) return;
-  await prof('w:payments', () =>
-    tx.execute(sql`
+  const payments =
+    paying.length === 0
+      ? undefined
+      : sql`
     with v as (
-      select * from unnest(${sql.param(paying.map((x) => x.invoiceId))}::int[], ${sql.param(paying.map((x) => x.h.paid))}::bigint[],
-                           ${sql.param(paying.map((x) => paymentMethod(x.h.src.method)))}::text[],
-                           ${sql.param(paying.map((x) => `import:${ctx.source}:${x.h.src.key}`))}::text[],
-                           ${sql.param(paying.map((x) => x.paidAt))}::timestamptz[], ${pay((x) => x.p.id!)}::int[],
+      select * from unnest(${pay((x) => x.invoiceId)}::int[], ${pay((x) => x.h.paid)}::bigint[],
+                           ${pay((x) => paymentMethod(x.h.src.method))}::text[],
+                           ${pay((x) => `import:${ctx.source}:${x.h.src.key}`)}::text[],
+                           ${pay((x) => `${x.h.src.date}T12:00:00Z`)}::timestamptz[], ${pay((x) => x.p.id!)}::int[],
                            ${pay((x) => x.p.src.username)}::text[], ${pay((x) => x.p.resellerId!)}::int[])
         as v(invoice_id, amount, method, reference, paid_at, subscriber_id, username, reseller_id)
     ), t as (
-      -- The invoice's own subscriber, reseller and currency (insertPaidInvoices wrote them from the same rows).
+      -- The invoice's own subscriber, reseller and currency (insertInvoices wrote them from the same rows).
       insert into transactions (type, amount, currency, subscriber_id, username, reseller_id, invoice_id, method, reference, notes, created_at)
       select 'invoice_payment', v.amount, ${ctx.currency}, v.subscriber_id, v.username, v.reseller_id, v.invoice_id, v.method,
              v.reference, 'imported payment', v.paid_at
@@ -716,71 +761,96 @@ async function writeBatch(
       returning id, invoice_id, amount, method, reference, created_at
     )
     insert into invoice_payments (invoice_id, transaction_id, amount, method, reference, paid_at, notes)
-    select invoice_id, id, amount, method, reference, created_at, 'imported payment' from t`),
+    select invoice_id, id, amount, method, reference, created_at, 'imported payment' from t`;
+  await invoices;
+  if (payments) await tx.execute(payments);
+}
+
+/**
+ * Ids and numbers of the invoices of imported history rows. Numbers come from the same gap-free
+ * (prefix, year) counters as every invoice: one bump per year per batch, in one statement, years
+ * ascending (the order every writer locks them in).
+ */
+async function allocateInvoices(tx: Tx, rows: { h: PlannedHistory }[]): Promise<{ ids: number[]; numbers: string[] }> {
+  const { invoice_prefix: prefix } = await loadSettings(tx, ['invoice_prefix']);
+  const idRows = await tx.execute<{ id: number }>(
+    sql`select nextval(pg_get_serial_sequence('invoices', 'id'))::int as id from generate_series(1, ${rows.length}::int)`,
   );
+  const ids = idRows.rows.map((r) => Number(r.id)).sort((a, b) => a - b);
+  const years = rows.map(({ h }) => Number(h.src.date.slice(0, 4)));
+  const slotsOf = new Map<number, number[]>();
+  years.forEach((y, i) => {
+    const list = slotsOf.get(y);
+    if (list) list.push(i);
+    else slotsOf.set(y, [i]);
+  });
+  const order = [...slotsOf.keys()].sort((a, b) => a - b);
+  const bumped = await tx.execute<{ year: number; last_value: number }>(sql`
+    insert into invoice_sequences (prefix, year, last_value)
+    select ${prefix}, v.year, v.n from unnest(${sql.param(order)}::int[], ${sql.param(order.map((y) => slotsOf.get(y)!.length))}::int[])
+      with ordinality as v(year, n, k)
+     order by v.k
+    on conflict (prefix, year) do update set last_value = invoice_sequences.last_value + excluded.last_value
+    returning year, last_value`);
+  const numbers: string[] = new Array(rows.length);
+  for (const r of bumped.rows) {
+    const slots = slotsOf.get(Number(r.year))!;
+    const first = Number(r.last_value) - slots.length + 1;
+    slots.forEach((slot, k) => {
+      numbers[slot] = formatInvoiceNumber(prefix, Number(r.year), first + k);
+    });
+  }
+  return { ids, numbers };
+}
+
+type InvoiceColumns = ReturnType<typeof invoiceColumns>;
+
+/** The column arrays of the batch's invoices, with newPublicLink's columns (nonces drawn in one call). */
+function invoiceColumns(
+  ctx: BatchContext,
+  rows: { p: PlannedSubscriber; h: PlannedHistory }[],
+  ids: number[],
+  numbers: string[],
+) {
+  const random = crypto.randomBytes(16 * ids.length);
+  const nonces = ids.map((_, k) => random.subarray(16 * k, 16 * k + 16).toString('base64url'));
+  return {
+    ids,
+    numbers,
+    subscribers: rows.map(({ p }) => p.id!),
+    resellers: rows.map(({ p }) => p.resellerId!),
+    amounts: rows.map(({ h }) => h.amount),
+    paid: rows.map(({ h }) => h.paid),
+    status: rows.map(({ h }) => (h.paid >= h.amount ? 'paid' : h.paid > 0 ? 'partial' : 'pending')),
+    days: rows.map(({ h }) => h.src.date),
+    notes: rows.map(
+      ({ h }) => `imported from ${ctx.source} #${h.src.key}${h.src.reference ? ` (${h.src.reference})` : ''}`,
+    ),
+    descriptions: rows.map(({ h }) => h.src.description || 'imported charge'),
+    nonces,
+    hashes: ids.map((id, k) => publicTokenHash(publicToken(id, nonces[k]))),
+  };
 }
 
 /**
  * The invoices of imported history rows, written as they end up: total as charged, paid as the
  * source says (status paid, partial or pending), no tax and no commission (not recomputed for the
- * past), one line. Numbers come from the same gap-free (prefix, year) counters as every invoice,
- * one bump per year per batch, years ascending.
+ * past), one line.
  */
-async function insertPaidInvoices(
-  tx: Tx,
-  ctx: BatchContext,
-  rows: { p: PlannedSubscriber; h: PlannedHistory }[],
-): Promise<{ ids: number[] }> {
-  const { invoice_prefix: prefix } = await loadSettings(tx, ['invoice_prefix']);
-  const idRows = await prof('i:nextval', () =>
-    tx.execute<{ id: number }>(
-      sql`select nextval(pg_get_serial_sequence('invoices', 'id'))::int as id from generate_series(1, ${rows.length}::int)`,
-    ),
-  );
-  const ids = idRows.rows.map((r) => Number(r.id)).sort((a, b) => a - b);
-  const numbers: string[] = new Array(rows.length);
-  const years = rows.map(({ h }) => Number(h.src.date.slice(0, 4)));
-  for (const year of [...new Set(years)].sort((a, b) => a - b)) {
-    const slots = years.flatMap((y, i) => (y === year ? [i] : []));
-    const bumped = await tx.execute<{ first: number }>(sql`
-      insert into invoice_sequences (prefix, year, last_value) values (${prefix}, ${year}, ${slots.length})
-      on conflict (prefix, year) do update set last_value = invoice_sequences.last_value + excluded.last_value
-      returning last_value - ${slots.length} + 1 as first`);
-    const first = Number(bumped.rows[0].first);
-    slots.forEach((slot, k) => {
-      numbers[slot] = formatInvoiceNumber(prefix, year, first + k);
-    });
-  }
-  // newPublicLink's columns, the nonces drawn in one call.
-  const random = crypto.randomBytes(16 * ids.length);
-  const links = await prof('i:links', async () =>
-    ids.map((id, k) => {
-      const nonce = random.subarray(16 * k, 16 * k + 16).toString('base64url');
-      return { publicTokenNonce: nonce, publicTokenHash: publicTokenHash(publicToken(id, nonce)) };
-    }),
-  );
-  const status = rows.map(({ h }) => (h.paid >= h.amount ? 'paid' : h.paid > 0 ? 'partial' : 'pending'));
-  const col = <T>(f: (x: { p: PlannedSubscriber; h: PlannedHistory }, i: number) => T) => sql.param(rows.map(f));
-  await prof('i:insert', () =>
-    tx.execute(sql`
+async function insertInvoices(tx: Tx, ctx: BatchContext, c: InvoiceColumns): Promise<void> {
+  const p = sql.param;
+  await tx.execute(sql`
     insert into invoices (id, invoice_number, subscriber_id, reseller_id, kind, amount, tax_rate, tax_amount, total,
                           paid_amount, status, currency, issue_date, due_date, paid_at, notes, commission_rate,
                           commission_amount, public_token_nonce, public_token_hash)
     select v.id, v.num, v.sub, v.res, 'manual', v.amount, 0, 0, v.amount, v.paid, v.status, ${ctx.currency}, v.day, v.day,
            case when v.status = 'paid' then (v.day + time '12:00') at time zone 'UTC' end, v.notes, 0, 0, v.nonce, v.hash
-      from unnest(${sql.param(ids)}::int[], ${sql.param(numbers)}::text[], ${col(({ p }) => p.id!)}::int[],
-                  ${col(({ p }) => p.resellerId!)}::int[], ${col(({ h }) => h.amount)}::bigint[], ${col(({ h }) => h.paid)}::bigint[],
-                  ${sql.param(status)}::text[], ${col(({ h }) => h.src.date)}::date[],
-                  ${col(({ h }) => `imported from ${ctx.source} #${h.src.key}${h.src.reference ? ` (${h.src.reference})` : ''}`)}::text[],
-                  ${sql.param(links.map((l) => l.publicTokenNonce))}::text[], ${sql.param(links.map((l) => l.publicTokenHash))}::text[])
-        as v(id, num, sub, res, amount, paid, status, day, notes, nonce, hash)`),
-  );
-  await prof('i:items', () =>
-    tx.execute(sql`
+      from unnest(${p(c.ids)}::int[], ${p(c.numbers)}::text[], ${p(c.subscribers)}::int[], ${p(c.resellers)}::int[],
+                  ${p(c.amounts)}::bigint[], ${p(c.paid)}::bigint[], ${p(c.status)}::text[], ${p(c.days)}::date[],
+                  ${p(c.notes)}::text[], ${p(c.nonces)}::text[], ${p(c.hashes)}::text[])
+        as v(id, num, sub, res, amount, paid, status, day, notes, nonce, hash)`);
+  await tx.execute(sql`
     insert into invoice_items (invoice_id, position, description, qty, unit_price, amount)
     select v.id, 0, v.description, 1, v.amount, v.amount
-      from unnest(${sql.param(ids)}::int[], ${col(({ h }) => h.src.description || 'imported charge')}::text[],
-                  ${col(({ h }) => h.amount)}::bigint[]) as v(id, description, amount)`),
-  );
-  return { ids };
+      from unnest(${p(c.ids)}::int[], ${p(c.descriptions)}::text[], ${p(c.amounts)}::bigint[]) as v(id, description, amount)`);
 }
