@@ -128,6 +128,20 @@ describe('an import job', () => {
     expect(job.report.money.reconciled).toBe(true);
     const { rows } = await t.pool.query(`select count(*)::int as n from subscribers where username = 'alice'`);
     expect(rows[0].n).toBe(1);
+    // Batches of two subscribers: the (prefix, year) counters are bumped per batch, numbers stay gap-free.
+    const numbers = await t.pool.query(
+      `select extract(year from issue_date)::int as year, array_agg(invoice_number order by invoice_number) as numbers
+         from invoices group by 1 order by 1`,
+    );
+    expect(numbers.rows).toEqual([
+      { year: 2019, numbers: ['INV-2019-000001'] },
+      { year: 2024, numbers: ['INV-2024-000001', 'INV-2024-000002', 'INV-2024-000003', 'INV-2024-000004'] },
+    ]);
+    const counters = await t.pool.query(`select year, last_value from invoice_sequences order by year`);
+    expect(counters.rows).toEqual([
+      { year: 2019, last_value: 1 },
+      { year: 2024, last_value: 4 },
+    ]);
 
     // The same again: everything is already there.
     const again = await finished(
