@@ -4,6 +4,7 @@
  * it serves (README: "Where the code is"); a unit groups folders that scale together.
  */
 import type { ServiceSchema } from 'moleculer';
+import { apiKeysService } from '../services/api-keys/api-keys.service';
 import { authService } from '../services/auth/auth.service';
 import { billingSchemas } from '../services/billing';
 import { cardsSchemas } from '../services/cards';
@@ -27,6 +28,7 @@ export const UNITS: Record<string, () => ServiceSchema[]> = {
     ...subscribersSchemas,
     authService,
     managersService,
+    apiKeysService,
     resellersService,
     plansService,
     settingsService,

@@ -26,6 +26,8 @@ export interface Config {
   requestTimeoutMs: number;
   /** Bearer token of /metrics on the public port; unset: /metrics is served on OPS_PORT only (docs/security.md). */
   metricsToken: string | undefined;
+  /** Requests per minute per API key, on top of the per-address limit (docs/security.md). */
+  apiKeyRateLimitPerMin: number;
 }
 
 export class ConfigError extends Error {}
@@ -79,6 +81,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     headersTimeoutMs: intVar(env, 'HEADERS_TIMEOUT_MS', 10_000, 1),
     requestTimeoutMs: intVar(env, 'REQUEST_TIMEOUT_MS', 30_000, 1),
     metricsToken: env.METRICS_TOKEN || undefined,
+    apiKeyRateLimitPerMin: intVar(env, 'API_KEY_RATE_LIMIT_PER_MIN', 300, 1),
   };
 }
 

@@ -89,6 +89,12 @@ export const FAILURES = {
     status: 400,
     message: (secret: string, url: string) => `${secret} must be given again in the same request when ${url} changes`,
   },
+  keyPermissionNotHeld: {
+    status: 400,
+    message: (permission: string) => `the key's manager does not hold ${permission}`,
+  },
+  allowedIpInvalid: { status: 400, message: (i: number) => `allowed_ips[${i}] must be an IP address or CIDR block` },
+  expiryInPast: { status: 400, message: 'expires_at must be in the future' },
   logoNotImage: { status: 400, message: 'operator_logo_url must be a PNG, JPEG, GIF or WebP image' },
 
   // 401: no valid identity.
@@ -99,6 +105,8 @@ export const FAILURES = {
   tokenRevoked: { status: 401, message: 'token revoked' },
   managerGone: { status: 401, message: 'manager no longer exists' },
   managerDisabled: { status: 401, message: 'manager is disabled' },
+  apiKeyRevoked: { status: 401, message: 'api key revoked' },
+  apiKeyExpired: { status: 401, message: 'api key expired' },
   badCredentials: { status: 401, message: 'invalid username or password' },
 
   // 402
@@ -106,6 +114,8 @@ export const FAILURES = {
 
   // 403: known caller, not allowed.
   notAuthorized: { status: 403, message: 'not authorized' },
+  apiKeyAddress: { status: 403, message: 'this api key is not allowed from this address' },
+  keyCannotManageKeys: { status: 403, message: 'an api key cannot manage api keys' },
   outOfScope: { status: 403, message: 'out of scope' },
   permissionRequired: { status: 403, message: (permission: string) => `permission ${permission} required` },
   roleRequired: { status: 403, message: (roles: string) => `requires role ${roles}` },
@@ -127,6 +137,7 @@ export const FAILURES = {
   serviceNotFound: { status: 404, message: 'service not found' },
   resellerNotFound: { status: 404, message: 'reseller not found' },
   managerNotFound: { status: 404, message: 'manager not found' },
+  apiKeyNotFound: { status: 404, message: 'api key not found' },
   nasNotFound: { status: 404, message: 'nas not found' },
   bandwidthRuleNotFound: { status: 404, message: 'bandwidth rule not found' },
   bulkJobNotFound: { status: 404, message: 'bulk job not found' },

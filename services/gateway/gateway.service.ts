@@ -23,6 +23,8 @@ import { HttpDrain, LIVENESS_PATH } from './readiness';
 import { HttpFront, type RequestInput } from './http-front';
 import { buildOpenApi } from './openapi';
 import { IdentityCache, loadIdentity } from './identities';
+import { ApiKeyCache, apiKeyLookup, keyAuth } from './api-key-auth';
+import { isApiKey } from '../../shared/auth/api-keys';
 import { RevocationList } from './revocations';
 import { RouteTable, routesOf, type RegisteredAction, type ServedRoute } from './route-registry';
 import { jsonBody } from './validation';
@@ -34,11 +36,13 @@ interface GatewayThis extends Service {
   revocations: RevocationList;
   verify: (token: string) => VerifiedToken;
   identities: IdentityCache;
+  apiKeys: ApiKeyCache;
+  keyLimiter: RateLimiterMemory;
   limiters: Record<'auth' | 'public', RateLimiterMemory>;
   openapi: Record<string, unknown>;
   pruneTimer?: NodeJS.Timeout;
   stopReportingInFlight: () => void;
-  authenticate(req: RoutedRequest): Promise<Auth>;
+  authenticate(req: RoutedRequest, ip: string, res: ServerResponse): Promise<Auth>;
   handle(route: ServedRoute, req: RoutedRequest, res: ServerResponse, input: RequestInput): Promise<void>;
   consumeRateLimit(limit: 'auth' | 'public', ip: string, res: ServerResponse, points?: number): Promise<void>;
   loadRevocations(): Promise<void>;
@@ -115,6 +119,10 @@ export function createGatewayService(): ServiceSchema {
       },
       'manager.changed'(this: GatewayThis, ctx: Context<{ id: number }>) {
         this.identities.invalidate(ctx.params.id);
+        this.apiKeys.clear();
+      },
+      'apikey.changed'(this: GatewayThis) {
+        this.apiKeys.clear();
       },
       'auth.revoked'(this: GatewayThis, ctx: Context<{ jti: string; exp: number }>) {
         this.revocations.add(ctx.params.jti, ctx.params.exp);
@@ -214,10 +222,25 @@ export function createGatewayService(): ServiceSchema {
        * The token proves who is calling; the manager's row, as it is now, says whether it still may
        * and what it may do (issue: trust the database, not the token).
        */
-      async authenticate(this: GatewayThis, req: RoutedRequest): Promise<Auth> {
+      async authenticate(this: GatewayThis, req: RoutedRequest, ip: string, res: ServerResponse): Promise<Auth> {
         const header = req.headers.authorization;
         const match = typeof header === 'string' ? /^Bearer\s+(\S+)$/i.exec(header) : null;
         if (!match) throw fail('bearerMissing');
+        if (isApiKey(match[1])) {
+          // An API key (docs/security.md): its own row, its manager's row as it is now, its own rate limit.
+          const lookup = apiKeyLookup(match[1]);
+          const key = lookup ? await this.apiKeys.get(lookup) : null;
+          const auth = keyAuth(match[1], key, key ? await this.identities.get(key.managerId) : null, ip);
+          try {
+            await this.keyLimiter.consume(String(auth.keyId));
+          } catch (rejection) {
+            if (!(rejection instanceof RateLimiterRes)) throw rejection;
+            res.setHeader('Retry-After', String(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000))));
+            throw fail('tooManyRequests');
+          }
+          this.apiKeys.touch(auth.keyId as number, ip, (err) => this.logger.warn('api key last use not recorded', err));
+          return auth;
+        }
         let token: VerifiedToken;
         try {
           token = this.verify(match[1]);
@@ -253,7 +276,7 @@ export function createGatewayService(): ServiceSchema {
           const limit = def.rateLimit ?? 'auth';
           if (limit !== 'none') await this.consumeRateLimit(limit, ip, res);
           if (def.action === 'gateway.metrics') requireMetricsToken(req, cfg.metricsToken);
-          const auth = def.auth === 'jwt' ? await this.authenticate(req) : undefined;
+          const auth = def.auth === 'jwt' ? await this.authenticate(req, ip, res) : undefined;
           const valid = validate({
             params: { ...input.params },
             query: { ...input.query },
@@ -356,6 +379,8 @@ export function createGatewayService(): ServiceSchema {
       this.revocations = new RevocationList();
       this.verify = cachedVerifier(cfg.jwtSecret);
       this.identities = new IdentityCache(loadIdentity, cfg.identityCacheMs);
+      this.apiKeys = new ApiKeyCache(cfg.identityCacheMs);
+      this.keyLimiter = new RateLimiterMemory({ points: cfg.apiKeyRateLimitPerMin, duration: 60 });
       this.limiters = {
         auth: new RateLimiterMemory({ points: cfg.rateLimitPerMin, duration: 60 }),
         public: new RateLimiterMemory({ points: cfg.publicRateLimitPerMin, duration: 60 }),

@@ -9,4 +9,6 @@ export interface Auth {
   permissions: string[];
   jti: string;
   exp: number;
+  /** Set when the caller is an API key (docs/security.md): the key's id; role and permissions are the key's. */
+  keyId?: number;
 }
