@@ -173,6 +173,7 @@ function redeemedView(r: Redeemed, renewal: unknown) {
     amount: fromMinor(r.amount, r.currency),
     currency: r.currency,
     service_id: r.serviceId,
+    plan_name: r.planName,
     transaction_id: r.transactionId,
     paid_invoices: r.paidInvoices.map((p) => ({ invoice_id: p.invoiceId, amount: fromMinor(p.amount, r.currency) })),
     wallet_balance: fromMinor(r.walletBalance, r.currency),

@@ -41,6 +41,8 @@ export interface Redeemed {
   amount: number;
   currency: string;
   serviceId: number | null;
+  /** The plan card's plan, by name. */
+  planName: string | null;
   transactionId: number;
   paidInvoices: { invoiceId: number; amount: number }[];
   walletBalance: number;
@@ -134,13 +136,15 @@ export async function redeemCard(req: RedeemRequest): Promise<Redeemed> {
       if (card.reseller_path !== null && !sub.path.startsWith(card.reseller_path)) throw fail('cardOtherTree');
       const { currency } = await loadSettings(tx, ['currency']);
       let amount: number;
+      let planName: string | null = null;
       if (card.value !== null) amount = Number(card.value);
       else {
-        const plan = await tx.execute<{ price: number; currency: string }>(
-          sql`select price, currency from services where id = ${card.service_id}`,
+        const plan = await tx.execute<{ price: number; currency: string; name: string }>(
+          sql`select price, currency, name from services where id = ${card.service_id}`,
         );
         if (!plan.rows[0]) throw fail('serviceNotFound');
         amount = Number(plan.rows[0].price);
+        planName = plan.rows[0].name;
       }
       if (card.currency !== currency) throw fail('walletCurrencyMismatch', currency, card.currency);
       if (card.reseller_id !== null && card.charge_mode === 'redemption') {
@@ -184,6 +188,7 @@ export async function redeemCard(req: RedeemRequest): Promise<Redeemed> {
         amount,
         currency,
         serviceId: card.service_id === null ? null : Number(card.service_id),
+        planName,
         transactionId: credit.transactionId,
         paidInvoices: settled.paid,
         walletBalance: settled.walletBalance,

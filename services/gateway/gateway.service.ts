@@ -105,6 +105,20 @@ function sendJsonText(res: ServerResponse, status: number, text: string): void {
   res.end(text);
 }
 
+/** A body no parser read (not JSON), for routes declaring `rawBody`: up to the 1 MB request limit. */
+async function unparsedBody(req: AsyncIterable<Buffer | string> & { readableEnded?: boolean }): Promise<string> {
+  if (req.readableEnded) return '';
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const part of req) {
+    const buf = Buffer.isBuffer(part) ? part : Buffer.from(part);
+    size += buf.length;
+    if (size > 1024 * 1024) throw fail('requestTooLarge');
+    parts.push(buf);
+  }
+  return Buffer.concat(parts).toString('utf8');
+}
+
 export function createGatewayService(): ServiceSchema {
   const cfg = config();
   const drain = new HttpDrain();
@@ -301,7 +315,8 @@ export function createGatewayService(): ServiceSchema {
           ctx.meta.ip = ip;
           ctx.meta.route = route.key;
           if (def.rawBody) {
-            ctx.meta.rawBody = input.rawBody?.toString('utf8') ?? '';
+            // JSON was read by the body parser; anything else (a form) is still in the stream.
+            ctx.meta.rawBody = input.rawBody?.toString('utf8') ?? (await unparsedBody(req));
             ctx.meta.headers = Object.fromEntries(
               Object.entries(req.headers).filter(
                 (e): e is [string, string] => typeof e[1] === 'string' && e[0] !== 'authorization' && e[0] !== 'cookie',

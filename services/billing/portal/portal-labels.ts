@@ -24,6 +24,13 @@ export interface PortalLabels {
   renewalOf: (plan: string, days: string) => string;
   welcome: string;
   unknown: string;
+  payOnline: string;
+  redeemTitle: string;
+  pin: string;
+  redeemButton: string;
+  /** `what` arrives as HTML: the amount credited or the plan renewed. */
+  redeemed: (what: string) => string;
+  redeemFailed: string;
 }
 
 const en: Omit<PortalLabels, 'doc'> = {
@@ -43,6 +50,12 @@ const en: Omit<PortalLabels, 'doc'> = {
   welcome: 'Welcome',
   unknown:
     'This connection is not linked to a subscription we can show. If your internet access has stopped, pay as described below or contact us.',
+  payOnline: 'Pay the renewal online',
+  redeemTitle: 'Recharge card',
+  pin: 'Card PIN',
+  redeemButton: 'Redeem',
+  redeemed: (what) => `Card accepted: ${what}.`,
+  redeemFailed: 'The card was not accepted',
 };
 
 const ar: Omit<PortalLabels, 'doc'> = {
@@ -62,6 +75,12 @@ const ar: Omit<PortalLabels, 'doc'> = {
   welcome: 'مرحبًا',
   unknown:
     'هذا الاتصال غير مرتبط باشتراك يمكننا عرضه. إذا توقف اتصالك بالإنترنت، ادفع كما هو موضح أدناه أو تواصل معنا.',
+  payOnline: 'ادفع التجديد عبر الإنترنت',
+  redeemTitle: 'بطاقة الشحن',
+  pin: 'الرقم السري للبطاقة',
+  redeemButton: 'اشحن',
+  redeemed: (what) => `تم قبول البطاقة: ${what}.`,
+  redeemFailed: 'لم يتم قبول البطاقة',
 };
 
 const PORTAL: Record<string, Omit<PortalLabels, 'doc'>> = { en, ar };

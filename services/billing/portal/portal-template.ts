@@ -33,6 +33,10 @@ export interface PortalModel {
   howToPay: string;
   /** Null on the generic page: the address is nobody's open session. */
   account: PortalAccount | null;
+  /** The renewal can be paid online now (docs/payments.md): the Pay link is shown. */
+  canPayOnline?: boolean;
+  /** The outcome of a card just redeemed in the form (docs/cards.md), as words. */
+  redeem?: { ok: boolean; message: string } | null;
 }
 
 /** The page's only style sheet; its hash is what the Content-Security-Policy allows. */
@@ -59,6 +63,9 @@ th, td { padding: .45rem .35rem; text-align: start; border-bottom: 1px solid #d9
 th { font-size: .85rem; color: #4a5560; border-bottom-color: #1d232a; }
 .num { text-align: end; white-space: nowrap; }
 a { color: #0b57d0; }
+.button, button { display: inline-block; padding: .5rem 1rem; background: #0a7d3b; color: #fff; border: 0; border-radius: .35rem; text-decoration: none; font: inherit; cursor: pointer; }
+form#redeem { display: flex; gap: .5rem; flex-wrap: wrap; align-items: center; }
+form#redeem input { font: inherit; padding: .45rem; border: 1px solid #9aa5b1; border-radius: .35rem; min-width: 14rem; direction: ltr; }
 @media (max-width: 600px) { main { margin: 0; padding: 1rem; box-shadow: none; } }
 `;
 
@@ -99,6 +106,18 @@ function invoiceTable(t: PortalLabels, lines: PortalInvoiceLine[]): string {
   );
 }
 
+function payAndRedeem(t: PortalLabels, m: PortalModel): string {
+  const pay = m.canPayOnline ? `<p><a class="button" id="pay-online" href="/portal/pay">${t.payOnline}</a></p>` : '';
+  const outcome = m.redeem
+    ? `<div class="notice ${m.redeem.ok ? 'active' : 'blocked'}" id="redeem-result" data-ok="${m.redeem.ok}">` +
+      `${m.redeem.ok ? t.redeemed(ltr(m.redeem.message)) : `<strong>${t.redeemFailed}</strong>${escapeHtml(m.redeem.message)}`}</div>`
+    : '';
+  return `${pay}<h2>${t.redeemTitle}</h2>${outcome}
+<form id="redeem" method="post" action="/portal/redeem"><label for="pin">${t.pin}</label>
+<input id="pin" name="pin" inputmode="numeric" autocomplete="off" maxlength="40" required>
+<button type="submit">${t.redeemButton}</button></form>`;
+}
+
 function accountSection(t: PortalLabels, account: PortalAccount): string {
   const r = account.renewal;
   const renewal = r
@@ -119,7 +138,9 @@ export function renderPortalHtml(m: PortalModel): string {
     .filter(Boolean)
     .map((line) => `<div class="muted">${multiline(line)}</div>`)
     .join('');
-  const body = m.account ? accountSection(t, m.account) : `<h1>${t.welcome}</h1><p id="generic">${t.unknown}</p>`;
+  const body = m.account
+    ? accountSection(t, m.account) + payAndRedeem(t, m)
+    : `<h1>${t.welcome}</h1><p id="generic">${t.unknown}</p>`;
   const howToPay = m.howToPay
     ? `<section id="how-to-pay"><h2>${t.doc.howToPay}</h2><div>${multiline(m.howToPay)}</div></section>`
     : '';

@@ -15,7 +15,8 @@ import type { HttpRoute } from '../../../shared/http/route';
 import { object } from '../../../shared/http/schemas';
 import { publicUrl } from '../../../shared/public-links';
 import { loadSettings, type SettingKey } from '../../../shared/settings';
-import { safeLogo } from '../templates/html';
+import { escapeHtml, safeLogo } from '../templates/html';
+import { fail } from '../../../shared/failures';
 import { openInvoices, sessionAddress, subscriberAt, type PortalSubscriber } from './portal-data';
 import { PORTAL_STYLE, renderPortalHtml, type PortalAccount, type PortalModel } from './portal-template';
 
@@ -41,7 +42,8 @@ function securityHeaders(logoUrl: string): Record<string, string> {
     `style-src 'sha256-${STYLE_HASH}'`,
     `img-src data:${logoOrigin(logoUrl)}`,
     "base-uri 'none'",
-    "form-action 'none'",
+    // The recharge-card form posts to /portal/redeem on this origin (docs/cards.md).
+    "form-action 'self'",
     "frame-ancestors 'none'",
   ].join('; ');
   return {
@@ -98,6 +100,47 @@ async function accountOf(sub: PortalSubscriber): Promise<PortalAccount> {
   };
 }
 
+interface RedeemedView {
+  kind: 'money' | 'plan';
+  amount: number;
+  currency: string;
+  plan_name?: string | null;
+}
+
+/** The page for the caller's address, with the outcome of a card just redeemed. */
+async function portalPage(ctx: Ctx, redeem: { ok: boolean; message: string } | null): Promise<string> {
+  const s = await loadSettings(db(), [...BRANDING]);
+  const address = sessionAddress(ctx.meta.ip);
+  const sub = address ? await subscriberAt(db(), address) : null;
+  let canPayOnline = false;
+  if (sub) {
+    try {
+      canPayOnline = await ctx.call<boolean, { purpose: 'renewal'; subscriberId: number }>('payments.canPay', {
+        purpose: 'renewal',
+        subscriberId: sub.id,
+      });
+    } catch {
+      // Payments not running in this installation: no Pay link.
+    }
+  }
+  const model: PortalModel = {
+    language: s.language,
+    operator: {
+      name: s.operator_name,
+      address: s.operator_address,
+      phone: s.operator_phone,
+      email: s.operator_email,
+      logoUrl: s.operator_logo_url,
+    },
+    howToPay: s.how_to_pay,
+    account: sub ? await accountOf(sub) : null,
+    canPayOnline,
+    redeem,
+  };
+  ctx.meta.$responseHeaders = securityHeaders(s.operator_logo_url);
+  return renderPortalHtml(model);
+}
+
 export const portalService: ServiceSchema = {
   name: 'captive-portal',
   actions: {
@@ -114,23 +157,74 @@ export const portalService: ServiceSchema = {
         rateLimit: 'public',
       } satisfies HttpRoute,
       async handler(ctx: Ctx): Promise<string> {
-        const s = await loadSettings(db(), [...BRANDING]);
+        return portalPage(ctx, null);
+      },
+    },
+
+    pay: {
+      rest: 'GET /portal/pay',
+      http: {
+        auth: 'public',
+        access: 'none (the subscriber is the one whose open session has the client address)',
+        summary: "The portal's Pay link: a checkout for the caller's renewal price, answered with a redirect to it",
+        tag: 'captive portal',
+        query: object({}),
+        produces: 'html',
+        success: 303,
+        rateLimit: 'public',
+        errors: { 404: 'no subscription at this address', 409: 'online payment is not configured; nothing to pay' },
+      } satisfies HttpRoute,
+      async handler(ctx: Ctx): Promise<string> {
         const address = sessionAddress(ctx.meta.ip);
         const sub = address ? await subscriberAt(db(), address) : null;
-        const model: PortalModel = {
-          language: s.language,
-          operator: {
-            name: s.operator_name,
-            address: s.operator_address,
-            phone: s.operator_phone,
-            email: s.operator_email,
-            logoUrl: s.operator_logo_url,
+        if (!sub) throw fail('subscriberNotFound');
+        const { url } = await ctx.call<{ url: string }, { purpose: 'renewal'; subscriberId: number }>(
+          'payments.checkout',
+          {
+            purpose: 'renewal',
+            subscriberId: sub.id,
           },
-          howToPay: s.how_to_pay,
-          account: sub ? await accountOf(sub) : null,
-        };
-        ctx.meta.$responseHeaders = securityHeaders(s.operator_logo_url);
-        return renderPortalHtml(model);
+        );
+        ctx.meta.$statusCode = 303;
+        ctx.meta.$responseHeaders = { Location: url, 'Cache-Control': 'no-store' };
+        return `<!doctype html><meta charset="utf-8"><a href="${escapeHtml(url)}">Continue to payment</a>`;
+      },
+    },
+
+    redeem: {
+      rest: 'POST /portal/redeem',
+      http: {
+        auth: 'public',
+        access: 'none (the subscriber is the one whose open session has the client address)',
+        summary:
+          "The portal's recharge-card form (application/x-www-form-urlencoded `pin`): the card redeemed for the caller, the page again with the outcome",
+        tag: 'captive portal',
+        produces: 'html',
+        rawBody: true,
+        rateLimit: 'public',
+      } satisfies HttpRoute,
+      async handler(ctx: Ctx): Promise<string> {
+        const pin = new URLSearchParams(ctx.meta.rawBody ?? '').get('pin') ?? '';
+        const address = sessionAddress(ctx.meta.ip);
+        const sub = address ? await subscriberAt(db(), address) : null;
+        if (!sub) return portalPage(ctx, null);
+        let outcome: { ok: boolean; message: string };
+        try {
+          const r = await ctx.call<RedeemedView, { subscriberId: number; pin: string; address: string | null }>(
+            'cards.redeemFor',
+            { subscriberId: sub.id, pin, address: ctx.meta.ip ?? null },
+          );
+          outcome = {
+            ok: true,
+            message: r.kind === 'money' ? `${r.amount} ${r.currency}` : (r.plan_name ?? 'renewal'),
+          };
+        } catch (err) {
+          const status = (err as { code?: number }).code;
+          if (!(err instanceof Error) || typeof status !== 'number' || status >= 500) throw err;
+          ctx.meta.$statusCode = status;
+          outcome = { ok: false, message: err.message };
+        }
+        return portalPage(ctx, outcome);
       },
     },
   },
