@@ -628,7 +628,8 @@ interface BatchContext {
 /**
  * Sends a statement now and hands back its promise. Drizzle's query promises run when first awaited
  * (and again on every await): this runs one once. A failure is rethrown where the promise is awaited;
- * the handler attached here only keeps it from counting as unhandled before then.
+ * the handler attached here only keeps it from counting as unhandled before then. One statement is
+ * in flight on the connection at a time (node-postgres's queueing of a second one is deprecated).
  */
 function send<T>(query: PromiseLike<T>): Promise<T> {
   const p = Promise.resolve(query);
@@ -637,9 +638,9 @@ function send<T>(query: PromiseLike<T>): Promise<T> {
 }
 
 /**
- * One batch in one transaction. The statements go out in the order they depend on each other, and
- * the work done here in JavaScript (password hashes, link tokens, the column arrays) runs while
- * PostgreSQL executes the statements already sent, rather than between them.
+ * One batch in one transaction. While PostgreSQL executes the subscribers' insert, the JavaScript
+ * work of the batch runs (password hashes, receipt link tokens, the invoices' column arrays); while it
+ * executes the invoices' insert, the payments' statement is built.
  */
 async function writeBatch(
   tx: Tx,
@@ -649,9 +650,10 @@ async function writeBatch(
 ): Promise<void> {
   const fresh = batch.filter((p) => p.id === undefined);
   const rows = batch.flatMap((p) => (historyBy.get(p.src.username) ?? []).map((h) => ({ p, h })));
-  // Invoice ids and numbers depend on nothing else of the batch: asked for first.
-  const numbering = rows.length ? send(allocateInvoices(tx, rows)) : undefined;
-  const pending: Promise<unknown>[] = [];
+  // Invoice ids and numbers depend on nothing else of the batch: taken first, so their link tokens
+  // can be computed while the subscribers go in.
+  const numbering = rows.length ? await allocateInvoices(tx, rows) : undefined;
+  let invoice: InvoiceColumns | undefined;
   if (fresh.length) {
     const col = <T>(f: (p: PlannedSubscriber) => T) => sql.param(fresh.map(f));
     const inserted = send(
@@ -682,62 +684,45 @@ async function writeBatch(
           : { username: p.src.username, attribute, op: ':=', value: p.src.password!.value };
       }),
     );
+    if (numbering) invoice = invoiceColumns(ctx, rows, numbering.ids, numbering.numbers);
     const idOf = new Map((await inserted).rows.map((r) => [r.username, Number(r.id)]));
     for (const p of fresh) p.id = idOf.get(p.src.username)!;
-    pending.push(
-      send(
-        tx.execute(sql`
-          insert into radcheck (username, attribute, op, value)
-          select * from unnest(${sql.param(checks.map((c) => c.username))}::text[], ${sql.param(checks.map((c) => c.attribute))}::text[],
-                               ${sql.param(checks.map((c) => c.op))}::text[], ${sql.param(checks.map((c) => c.value))}::text[])`),
-      ),
+    await tx.execute(sql`
+      insert into radcheck (username, attribute, op, value)
+      select * from unnest(${sql.param(checks.map((c) => c.username))}::text[], ${sql.param(checks.map((c) => c.attribute))}::text[],
+                           ${sql.param(checks.map((c) => c.op))}::text[], ${sql.param(checks.map((c) => c.value))}::text[])`);
+    await syncAccessRows(
+      tx,
+      fresh.map((p) => p.id!),
+      ctx.today,
     );
-    pending.push(
-      send(
-        syncAccessRows(
-          tx,
-          fresh.map((p) => p.id!),
-          ctx.today,
-        ),
-      ),
-    );
-    pending.push(
-      send(
-        tx.execute(sql`
-          insert into audit_log (action, entity, entity_id, details)
-          select 'import', 'subscriber', id, jsonb_build_object('source', ${ctx.source}::text, 'key', username)
-            from unnest(${sql.param(fresh.map((p) => p.id!))}::int[], ${sql.param(fresh.map((p) => p.src.username))}::text[])
-              as v(id, username)`),
-      ),
-    );
+    await tx.execute(sql`
+      insert into audit_log (action, entity, entity_id, details)
+      select 'import', 'subscriber', id, jsonb_build_object('source', ${ctx.source}::text, 'key', username)
+        from unnest(${sql.param(fresh.map((p) => p.id!))}::int[], ${sql.param(fresh.map((p) => p.src.username))}::text[])
+          as v(id, username)`);
     const credited = fresh.filter((p) => p.balance > 0);
     if (credited.length) {
-      pending.push(
-        send(
-          tx.execute(sql`
-            with v as (
-              select * from unnest(${sql.param(credited.map((p) => p.id!))}::int[], ${sql.param(credited.map((p) => p.balance))}::bigint[])
-                as v(id, amount)
-            ), t as (
-              insert into transactions (type, amount, currency, subscriber_id, username, reseller_id, method, reference, notes)
-              select 'wallet_credit', v.amount, ${ctx.currency}, s.id, s.username, s.reseller_id, 'other',
-                     ${`import:${ctx.source}:wallet:`} || s.username, 'imported balance'
-                from v join subscribers s on s.id = v.id
-              returning id, subscriber_id, amount
-            )
-            insert into wallet_entries (subscriber_id, amount, transaction_id, reason)
-            select subscriber_id, amount, id, 'imported balance' from t`),
-        ),
-      );
+      await tx.execute(sql`
+        with v as (
+          select * from unnest(${sql.param(credited.map((p) => p.id!))}::int[], ${sql.param(credited.map((p) => p.balance))}::bigint[])
+            as v(id, amount)
+        ), t as (
+          insert into transactions (type, amount, currency, subscriber_id, username, reseller_id, method, reference, notes)
+          select 'wallet_credit', v.amount, ${ctx.currency}, s.id, s.username, s.reseller_id, 'other',
+                 ${`import:${ctx.source}:wallet:`} || s.username, 'imported balance'
+            from v join subscribers s on s.id = v.id
+          returning id, subscriber_id, amount
+        )
+        insert into wallet_entries (subscriber_id, amount, transaction_id, reason)
+        select subscriber_id, amount, id, 'imported balance' from t`);
     }
   }
-  if (!numbering) {
-    await Promise.all(pending);
-    return;
-  }
-  const { ids, numbers } = await numbering;
-  const invoice = invoiceColumns(ctx, rows, ids, numbers);
-  await Promise.all(pending);
+  if (!numbering) return;
+  const { ids } = numbering;
+  invoice ??= invoiceColumns(ctx, rows, ids, numbering.numbers);
+  // The subscriber ids of new subscribers are known only now.
+  invoice.subscribers = rows.map(({ p }) => p.id!);
   const invoices = send(insertInvoices(tx, ctx, invoice));
   const paying = rows.map((r, k) => ({ ...r, invoiceId: ids[k] })).filter(({ h }) => h.paid > 0);
   const pay = <T>(f: (x: (typeof paying)[number]) => T) => sql.param(paying.map(f));
@@ -817,7 +802,8 @@ function invoiceColumns(
   return {
     ids,
     numbers,
-    subscribers: rows.map(({ p }) => p.id!),
+    /** Filled in once the batch's new subscribers have their ids. */
+    subscribers: [] as number[],
     resellers: rows.map(({ p }) => p.resellerId!),
     amounts: rows.map(({ h }) => h.amount),
     paid: rows.map(({ h }) => h.paid),
