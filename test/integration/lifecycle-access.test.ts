@@ -156,6 +156,23 @@ describe('expired', () => {
     expect(await disconnects(s.id)).toEqual(['blocked', 'renew']);
   });
 
+  it('a subscriber created with a past expiry_date is blocked from the start, and its answer says so', async () => {
+    const res = await api.post(
+      '/api/subscribers',
+      {
+        username: 'born-lapsed',
+        password: 'secret1',
+        service_id: tiered,
+        reseller_id: reseller,
+        expiry_date: daysFromToday(-1),
+      },
+      { token: admin },
+    );
+    expect(res.status).toBe(201);
+    expect(res.body.data.blocked_reason).toBe('expired');
+    expect(await groups('born-lapsed')).toEqual(['billing_blocked']);
+  });
+
   it('add-days past today restores; an offline subscriber gets no disconnect', async () => {
     const s = await mkSub();
     await expire(s.id);

@@ -66,8 +66,9 @@ export async function createSubscriber(caller: Auth | undefined, p: CreateSubscr
         })
         .returning();
       await writePasswordRow(tx, inserted.username, p.password, settings.radius_password_mode as 'nt' | 'cleartext');
-      await syncAccessRows(tx, [inserted.id], today);
-      return inserted;
+      const [change] = await syncAccessRows(tx, [inserted.id], today);
+      // A past expiry_date makes a blocked subscriber from the start: the answer says so.
+      return change ? { ...inserted, blockedReason: change.blockedReason } : inserted;
     });
     return subscriberView(row, plan.currency);
   } catch (err) {
