@@ -5,6 +5,7 @@
  */
 import type { ServiceSchema } from 'moleculer';
 import { apiKeysService } from '../services/api-keys/api-keys.service';
+import { auditService } from '../services/audit/audit.service';
 import { authService } from '../services/auth/auth.service';
 import { billingSchemas } from '../services/billing';
 import { cardsSchemas } from '../services/cards';
@@ -29,6 +30,7 @@ export const UNITS: Record<string, () => ServiceSchema[]> = {
     authService,
     managersService,
     apiKeysService,
+    auditService,
     resellersService,
     plansService,
     settingsService,

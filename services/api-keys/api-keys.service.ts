@@ -12,7 +12,8 @@ import type { Auth } from '../../shared/auth/claims';
 import { PERMISSIONS } from '../../shared/auth/permissions';
 import { targetReseller } from '../../shared/auth/policy';
 import { db } from '../../shared/db/client';
-import { apiKeys, auditLog, managers } from '../../shared/db/schema';
+import { recordAudit } from '../../shared/audit';
+import { apiKeys, managers } from '../../shared/db/schema';
 import { FAILURES, fail } from '../../shared/failures';
 import { authOf, pageOf, type Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
@@ -133,8 +134,7 @@ export const apiKeysService: ServiceSchema = {
               expiresAt,
             })
             .returning();
-          await tx.insert(auditLog).values({
-            managerId: caller.managerId,
+          await recordAudit(tx, caller, {
             action: 'api_key.create',
             entity: 'api_key',
             entityId: inserted.id,
@@ -145,8 +145,6 @@ export const apiKeysService: ServiceSchema = {
               permissions,
               reseller_id: inserted.resellerId,
             },
-            actorType: 'manager',
-            ip: ctx.meta.ip ?? null,
             resellerId: owner.resellerId,
           });
           return inserted;
@@ -209,14 +207,11 @@ export const apiKeysService: ServiceSchema = {
             .set({ revokedAt: new Date() })
             .where(eq(apiKeys.id, current.id))
             .returning();
-          await tx.insert(auditLog).values({
-            managerId: auth.managerId,
+          await recordAudit(tx, auth, {
             action: 'api_key.revoke',
             entity: 'api_key',
             entityId: current.id,
             details: { name: current.name, owner: current.managerId },
-            actorType: 'manager',
-            ip: ctx.meta.ip ?? null,
           });
           return revoked;
         });

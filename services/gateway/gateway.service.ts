@@ -290,7 +290,8 @@ export function createGatewayService(): ServiceSchema {
           const limit = def.rateLimit ?? 'auth';
           if (limit !== 'none') await this.consumeRateLimit(limit, ip, res);
           if (def.action === 'gateway.metrics') requireMetricsToken(req, cfg.metricsToken);
-          const auth = def.auth === 'jwt' ? await this.authenticate(req, ip, res) : undefined;
+          const verified = def.auth === 'jwt' ? await this.authenticate(req, ip, res) : undefined;
+          const auth = verified && { ...verified, ip };
           const valid = validate({
             params: { ...input.params },
             query: { ...input.query },

@@ -6,9 +6,10 @@ import { isPermission, PERMISSIONS } from '../../shared/auth/permissions';
 import { requireAdmin } from '../../shared/auth/policy';
 import { config } from '../../shared/config';
 import { db } from '../../shared/db/client';
-import { auditLog, managers, resellers } from '../../shared/db/schema';
+import { recordAudit } from '../../shared/audit';
+import { managers, resellers } from '../../shared/db/schema';
 import { FAILURES, fail } from '../../shared/failures';
-import { authOf, pageOf, type Ctx } from '../../shared/http/context';
+import { pageOf, type Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
 import { isoTimestamp } from '../../shared/http/schemas';
 import { conflictOnDuplicate } from '../../shared/db/errors';
@@ -105,20 +106,35 @@ export const managersService: ServiceSchema = {
         const role = p.role;
         checkPermissions(p.permissions);
         await checkRoleAndReseller(role, p.reseller_id);
-        return conflictOnDuplicate('usernameTaken', async () => {
-          const [row] = await db()
-            .insert(managers)
-            .values({
-              username: p.username,
-              passwordHash: await hashPassword(p.password),
-              role,
-              resellerId: p.reseller_id ?? null,
-              permissions: p.permissions ?? [],
-              active: p.active ?? true,
-            })
-            .returning();
-          return { data: view(row) };
-        });
+        const passwordHash = await hashPassword(p.password);
+        return conflictOnDuplicate('usernameTaken', () =>
+          db().transaction(async (tx) => {
+            const [row] = await tx
+              .insert(managers)
+              .values({
+                username: p.username,
+                passwordHash,
+                role,
+                resellerId: p.reseller_id ?? null,
+                permissions: p.permissions ?? [],
+                active: p.active ?? true,
+              })
+              .returning();
+            await recordAudit(tx, ctx.meta.auth, {
+              action: 'manager.create',
+              entity: 'manager',
+              entityId: row.id,
+              resellerId: row.resellerId,
+              details: {
+                username: row.username,
+                role: row.role,
+                reseller_id: row.resellerId,
+                permissions: row.permissions,
+              },
+            });
+            return { data: view(row) };
+          }),
+        );
       },
     },
     list: {
@@ -202,11 +218,11 @@ export const managersService: ServiceSchema = {
             const changes = auditedChanges(current, updated);
             const action =
               changes.active === undefined ? 'manager.update' : active ? 'manager.enable' : 'manager.disable';
-            await tx.insert(auditLog).values({
-              managerId: authOf(ctx).managerId,
+            await recordAudit(tx, ctx.meta.auth, {
               action,
               entity: 'manager',
               entityId: p.id,
+              resellerId: updated.resellerId,
               details: changes,
             });
             return updated;
@@ -233,11 +249,11 @@ export const managersService: ServiceSchema = {
         if (current.role === 'admin') await assertAnotherAdmin(current.id, 'lastAdminDelete');
         await db().transaction(async (tx) => {
           await tx.delete(managers).where(eq(managers.id, ctx.params.id));
-          await tx.insert(auditLog).values({
-            managerId: authOf(ctx).managerId,
+          await recordAudit(tx, ctx.meta.auth, {
             action: 'manager.delete',
             entity: 'manager',
             entityId: current.id,
+            resellerId: current.resellerId,
             details: { username: current.username },
           });
         });

@@ -5,8 +5,16 @@ import { fail } from '../../shared/failures';
 import type { Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
 import { isCurrency } from '../../shared/money';
+import { changedFields, recordAudit } from '../../shared/audit';
 import { checkOutgoingUrl, fetchSmall } from '../../shared/net/address-policy';
-import { LOGO_MAX_BYTES, loadSettings, publicView, saveSettings, type SettingKey } from '../../shared/settings';
+import {
+  LOGO_MAX_BYTES,
+  isSecretSetting,
+  loadSettings,
+  publicView,
+  saveSettings,
+  type SettingKey,
+} from '../../shared/settings';
 import { adminErrors } from '../../shared/http/schemas';
 import { kickBlockedOnline, writeBlockedGroup } from '../../shared/access/garden';
 import { parseRadiusPairs, type BlockedAccessMode } from '../../shared/domain/access';
@@ -105,7 +113,23 @@ export const settingsService: ServiceSchema = {
         await guardOutgoing(changes);
         await db().transaction(async (tx) => {
           const { blocked_access: modeBefore } = await loadSettings(tx, ['blocked_access']);
+          const before = publicView(await loadSettings(tx));
           await saveSettings(tx, changes);
+          // Secrets appear as whether they are set (publicView), never as values.
+          const after = publicView(await loadSettings(tx));
+          await recordAudit(tx, ctx.meta.auth, {
+            action: 'settings.update',
+            entity: 'settings',
+            details: {
+              ...changedFields(before, after),
+              // A secret replaced by another shows the same mask: say that it changed.
+              ...Object.fromEntries(
+                (Object.keys(changes) as SettingKey[])
+                  .filter((k) => isSecretSetting(k))
+                  .map((k) => [k, [before[k] ? '********' : '', changes[k] ? 'changed' : '']]),
+              ),
+            },
+          });
           if (changes.blocked_access === undefined && changes.walled_garden_attributes === undefined) return;
           const now = await loadSettings(tx, ['blocked_access', 'walled_garden_attributes']);
           await writeBlockedGroup(tx, now.blocked_access as BlockedAccessMode, now.walled_garden_attributes);

@@ -13,6 +13,9 @@ import type { ActionResult, HttpRoute } from '../../shared/http/route';
 import { emptyBody, idParams, type IdPath } from '../../shared/http/schemas';
 import { loadSettings } from '../../shared/settings';
 import { todayIso } from '../../shared/domain/subscriber';
+import { eq } from 'drizzle-orm';
+import { changedFields, recordAudit } from '../../shared/audit';
+import { subscribers } from '../../shared/db/schema';
 import * as ops from './operations';
 import { loadRow, viewOf } from './subscriber-rows';
 
@@ -23,12 +26,16 @@ export async function authorizeSingle(caller: Auth | undefined, permission: Perm
   return auth;
 }
 
-/** Runs `op` over subscriber `id` for a caller `authorizeSingle` already let through. */
+/**
+ * Runs `op` over subscriber `id` for a caller `authorizeSingle` already let through, and appends
+ * its audit row (`subscriber.<action>`, the fields changed) in the same transaction.
+ */
 export async function runAuthorized<P>(
   auth: Auth,
   id: number,
   op: ops.Operation<P>,
   payload: P,
+  action = op.name || 'action',
 ): Promise<Record<string, unknown>> {
   const scope = await scopeFor(db(), auth, 'write');
   const settings = await loadSettings(db());
@@ -38,6 +45,15 @@ export async function runAuthorized<P>(
     if (locked.failed.length) throw errorOf(locked.failed[0]);
     const result = await op({ tx, auth, today, settings }, locked.rows, payload);
     if (result.failed.length) throw errorOf(result.failed[0]);
+    const before = locked.rows[0];
+    const [after] = await tx.select().from(subscribers).where(eq(subscribers.id, id));
+    await recordAudit(tx, auth, {
+      action: `subscriber.${action}`,
+      entity: 'subscriber',
+      entityId: id,
+      resellerId: after?.resellerId ?? before?.resellerId ?? null,
+      details: { ...changedFields(before, after), ...auditedPayload(payload) },
+    });
     return result.extra.get(id) ?? {};
   });
   const row = await loadRow(id, false);
@@ -51,7 +67,13 @@ export async function runSingle<P>(
   op: ops.Operation<P>,
   payload: P,
 ) {
-  return runAuthorized(await authorizeSingle(caller, permission, id), id, op, payload);
+  return runAuthorized(
+    await authorizeSingle(caller, permission, id),
+    id,
+    op,
+    payload,
+    permission.replace(/^subscribers\./, ''),
+  );
 }
 
 /** A `POST /api/subscribers/:id/<path>` action with no body: one operation under one permission. */
@@ -76,3 +98,11 @@ export const simpleAction = (
     return { data: await runSingle(ctx.meta.auth, permission, ctx.params.id, op, {}) };
   },
 });
+
+/** The request's own fields (a reason, days, a plan id) beside the changes, secrets left out. */
+function auditedPayload(payload: unknown): Record<string, unknown> {
+  if (!payload || typeof payload !== 'object') return {};
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(payload)) if (!/password|secret|token|pin/i.test(k)) out[`request.${k}`] = v;
+  return out;
+}

@@ -11,4 +11,6 @@ export interface Auth {
   exp: number;
   /** Set when the caller is an API key (docs/security.md): the key's id; role and permissions are the key's. */
   keyId?: number;
+  /** The client address the gateway saw (audit trail). */
+  ip?: string;
 }

@@ -150,6 +150,8 @@ describe('a token is only as good as its manager row', () => {
       .where(and(eq(auditLog.entity, 'manager'), eq(auditLog.entityId, m.id)))
       .orderBy(auditLog.id);
     expect(audit.map((a) => [a.action, a.managerId, a.details])).toEqual([
+      // The creation is audited too (issue 28), with what the manager was given.
+      ['manager.create', 1, expect.objectContaining({ username: 'to-disable' })],
       ['manager.disable', 1, { active: false }],
       ['manager.enable', 1, { active: true }],
     ]);

@@ -3,6 +3,7 @@
  * shared/billing's applyPayment chooses between drawing on the wallet and paying under the
  * invoice's lock; this use case adds the caller's scope and the lock-free fast path.
  */
+import { recordAudit } from '../../../shared/audit';
 import type { Auth } from '../../../shared/auth/claims';
 import { recordInScope, requireAdminOrReseller } from '../../../shared/auth/policy';
 import {
@@ -72,7 +73,15 @@ export async function payInvoice(
   // (a wallet payment locks the subscriber before the invoice).
   const head = await recordInScope(db(), auth, 'write', await invoiceHead(p.id), 'invoiceNotFound');
   const amount = moneyField(p.amount, head.currency, 'amount');
-  return write.transaction(async (tx) =>
-    paymentResponse(await applyPayment(tx, { ...details, invoiceId: p.id, amount })),
-  );
+  return write.transaction(async (tx) => {
+    const r = await applyPayment(tx, { ...details, invoiceId: p.id, amount });
+    await recordAudit(tx, auth, {
+      action: 'payment.create',
+      entity: 'invoice',
+      entityId: p.id,
+      resellerId: head.resellerId,
+      details: { payment_id: r.payment.id, amount: fromMinor(r.payment.amount, head.currency), method: p.method },
+    });
+    return paymentResponse(r);
+  });
 }
