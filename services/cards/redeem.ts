@@ -12,7 +12,7 @@
  * (429) until the window passes or a manager lifts it.
  */
 import { sql } from 'drizzle-orm';
-import { db, type Tx } from '../../shared/db/client';
+import { db } from '../../shared/db/client';
 import { cardRedeemAttempts } from '../../shared/db/schema';
 import { creditWallet, settleFromWallet } from '../../shared/billing';
 import { ApiError } from '../../shared/errors';
@@ -80,8 +80,8 @@ async function checkLockout(subscriberId: number, address: string | null): Promi
     throw fail('redeemLocked');
 }
 
-async function record(req: RedeemRequest, ok: boolean, cardId: number | null, reason: string | null, tx?: Tx) {
-  await (tx ?? db()).insert(cardRedeemAttempts).values({
+async function record(req: RedeemRequest, ok: boolean, cardId: number | null, reason: string | null) {
+  await db().insert(cardRedeemAttempts).values({
     subscriberId: req.subscriberId,
     address: req.address,
     ok,
@@ -167,16 +167,19 @@ export async function redeemCard(req: RedeemRequest): Promise<Redeemed> {
         reference: card.serial,
         createdBy: req.managerId,
       });
+      // The card used and the try recorded in one statement.
       await tx.execute(sql`
-        update cards set status = 'used', used_at = now(), used_by_subscriber_id = ${req.subscriberId},
-                         transaction_id = ${credit.transactionId}
-         where id = ${card.id}`);
+        with used as (
+          update cards set status = 'used', used_at = now(), used_by_subscriber_id = ${req.subscriberId},
+                           transaction_id = ${credit.transactionId}
+           where id = ${card.id} returning id)
+        insert into card_redeem_attempts (subscriber_id, address, ok, card_id, manager_id)
+        select ${req.subscriberId}, ${req.address}, true, id, ${req.managerId} from used`);
       const kind = card.value !== null ? 'money' : 'plan';
       const settled =
         kind === 'money'
-          ? await settleFromWallet(tx, req.subscriberId)
+          ? await settleFromWallet(tx, req.subscriberId, { walletBalance: credit.walletBalance, currency })
           : { paid: [], walletBalance: credit.walletBalance };
-      await record(req, true, cardId, null, tx);
       const renew =
         kind === 'plan' ||
         (sub.auto_renew && sub.expired && sub.plan_currency === currency && settled.walletBalance >= Number(sub.price));

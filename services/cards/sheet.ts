@@ -54,7 +54,10 @@ function columnsFor(perPage: number): number {
 export async function sheetHtml(m: SheetModel): Promise<string> {
   const l = m.language === 'ar' ? LABELS.ar : LABELS.en;
   const dir = RTL.has(m.language) ? 'rtl' : 'ltr';
-  const qr = await QRCode.toString(m.redeemUrl, { type: 'svg', errorCorrectionLevel: 'M', margin: 1 });
+  // One image for every card (the same URL): Chromium decodes it once, where an inline SVG per card
+  // would be laid out thousands of times in a large sheet.
+  const qrSvg = await QRCode.toString(m.redeemUrl, { type: 'svg', errorCorrectionLevel: 'M', margin: 1 });
+  const qr = `<img alt="" src="data:image/svg+xml;base64,${Buffer.from(qrSvg).toString('base64')}">`;
   const logo = /^(https?:\/\/|data:image\/(png|jpeg|gif|webp|svg\+xml);base64,)/i.test(m.logoUrl)
     ? `<img class="logo" src="${esc(m.logoUrl)}" alt="">`
     : '';
@@ -102,6 +105,6 @@ dt { color: #4a5560; }
 dd { margin: 0; font-weight: 600; }
 .pin { font-family: 'DejaVu Sans Mono', monospace; font-size: 11pt; letter-spacing: 0.3mm; }
 .qr { width: 20mm; text-align: center; }
-.qr svg { width: 20mm; height: 20mm; }
+.qr img { width: 20mm; height: 20mm; display: block; }
 </style></head><body dir="${dir}">${pages.join('')}</body></html>`;
 }

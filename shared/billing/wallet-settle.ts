@@ -19,12 +19,19 @@ export interface WalletSettlement {
   walletBalance: number;
 }
 
-export async function settleFromWallet(tx: Tx, subscriberId: number): Promise<WalletSettlement> {
-  const subscriber = await lockSubscriber(tx, subscriberId);
-  let wallet = subscriber.walletBalance;
+/**
+ * `known`: the caller already holds the subscriber's row lock and knows its wallet balance and the
+ * system currency (a card redemption, one statement each saved on its hot path).
+ */
+export async function settleFromWallet(
+  tx: Tx,
+  subscriberId: number,
+  known?: { walletBalance: number; currency: string },
+): Promise<WalletSettlement> {
+  let wallet = known ? known.walletBalance : (await lockSubscriber(tx, subscriberId)).walletBalance;
   const paid: WalletSettlement['paid'] = [];
   if (wallet <= 0) return { paid, walletBalance: wallet };
-  const { currency } = await loadSettings(tx, ['currency']);
+  const currency = known ? known.currency : (await loadSettings(tx, ['currency'])).currency;
   const open = await tx.execute<{ id: number }>(sql`
     select id from invoices
      where subscriber_id = ${subscriberId} and currency = ${currency}

@@ -882,8 +882,13 @@ export const cardRedeemAttempts = pgTable(
     createdAt: createdAt(),
   },
   (t) => [
-    index('card_redeem_attempts_subscriber_idx').on(t.subscriberId, t.createdAt),
-    index('card_redeem_attempts_address_idx').on(t.address, t.createdAt),
+    // The attempt limits count failures that still count: partial, so successes (most rows) cost nothing.
+    index('card_redeem_attempts_subscriber_idx')
+      .on(t.subscriberId, t.createdAt)
+      .where(sql`not ${t.ok} and ${t.clearedAt} is null`),
+    index('card_redeem_attempts_address_idx')
+      .on(t.address, t.createdAt)
+      .where(sql`not ${t.ok} and ${t.clearedAt} is null`),
   ],
 );
 

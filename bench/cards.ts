@@ -1,0 +1,130 @@
+/**
+ * `npm run bench:cards` (issue 27): prepaid cards against the app in a child process (gateway,
+ * billing, subscribers, pdf-renderer) on a scratch database (scratchStore: beside DATABASE_URL's, or
+ * an embedded PostgreSQL).
+ *
+ * 1. A BENCH_CARDS_BATCH-card batch (default 100,000) made through POST /api/cards/batches: seconds,
+ *    end to end (request to CSV received). Target < 10 s on 2 cores.
+ * 2. Card sheets: a BENCH_CARDS_SHEET-card batch (default 2,000, 10 a page) printed through the
+ *    pdf-renderer, pages/s, beside invoice PDFs (bench:pdf's document) rendered in the same run
+ *    (the PDF cache off), pages/s.
+ * 3. Redemptions/s of BENCH_CARDS_REDEEM money cards (default 2,000) at BENCH_CARDS_CONCURRENCY
+ *    concurrent callers (default 50) over 200 subscribers, beside quick-pay payments/s of the same
+ *    count and concurrency, same subscribers, same run. Target: redemptions >= 0.8x payments.
+ */
+import { Pool } from 'pg';
+import { intVar } from '../shared/config';
+import { benchAdminToken, benchEnv, forkApp, runBench, serveApp, scratchStore } from './load';
+
+const BATCH = intVar(process.env, 'BENCH_CARDS_BATCH', 100_000, 1);
+const SHEET = intVar(process.env, 'BENCH_CARDS_SHEET', 2_000, 1);
+const REDEEM = intVar(process.env, 'BENCH_CARDS_REDEEM', 2_000, 1);
+const CONCURRENCY = intVar(process.env, 'BENCH_CARDS_CONCURRENCY', 50, 1);
+const SUBSCRIBERS = 200;
+
+async function main(): Promise<void> {
+  const store = await scratchStore('bench_cards');
+  const env: NodeJS.ProcessEnv = {
+    ...benchEnv(),
+    ...store.env,
+    SERVICES: 'gateway,billing,subscribers,pdf-renderer',
+    PDF_CACHE_MAX_MB: '0',
+    // All redemptions come from this one address: the per-address guessing limit counts failures only.
+    PUBLIC_RATE_LIMIT_PER_MIN: '1000000000',
+  };
+  const server = await forkApp(__filename, env);
+  const pool = new Pool({ connectionString: server.databaseUrl, max: 2 });
+  try {
+    const token = await benchAdminToken(pool, env.JWT_SECRET!);
+    const call = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(server.baseUrl + path, {
+        method,
+        headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+      });
+      const type = res.headers.get('content-type') ?? '';
+      const out = type.includes('json') ? await res.json() : Buffer.from(await res.arrayBuffer());
+      if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(out)}`);
+      return out as { data: { id: number }; csv?: string } & Buffer;
+    };
+    const reseller = (await call('POST', '/api/resellers', { name: 'bench', balance: 1_000_000, currency: 'USD' })).data
+      .id;
+    const plan = (await call('POST', '/api/services', { name: 'bench', price: 10, duration_days: 30, currency: 'USD' }))
+      .data.id;
+    await call('POST', `/api/resellers/${reseller}/service-limits`, { service_id: plan, max_subscribers: null });
+    const subs: number[] = [];
+    for (let i = 0; i < SUBSCRIBERS; i++) {
+      const s = await call('POST', '/api/subscribers', {
+        username: `bench${i}@cards`,
+        password: 'secret1',
+        service_id: plan,
+        reseller_id: reseller,
+      });
+      subs.push(s.data.id);
+    }
+
+    // 1. The batch.
+    let t0 = process.hrtime.bigint();
+    const big = await call('POST', '/api/cards/batches', { count: BATCH, value: 1, prefix: 'B' });
+    const batchSeconds = Number(process.hrtime.bigint() - t0) / 1e9;
+    const pins = big
+      .csv!.trim()
+      .split('\n')
+      .slice(1)
+      .map((l) => l.split(',')[1]);
+    console.log(
+      `batch: ${BATCH} cards in ${batchSeconds.toFixed(2)} s (${Math.round(BATCH / batchSeconds)} cards/s; target < 10 s)`,
+    );
+
+    // 2. Sheets beside invoice PDFs.
+    const sheet = await call('POST', '/api/cards/batches', { count: SHEET, value: 5 });
+    t0 = process.hrtime.bigint();
+    await call('GET', `/api/cards/batches/${sheet.data.id}/pdf?paper=A4&per_page=10`);
+    const sheetSeconds = Number(process.hrtime.bigint() - t0) / 1e9;
+    const sheetPages = Math.ceil(SHEET / 10);
+    const invoiceIds: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const inv = await call('POST', '/api/invoices', {
+        subscriber_id: subs[i],
+        items: [{ description: 'Fibre 100 Mbps', qty: 1, unit_price: 25 }],
+      });
+      invoiceIds.push(inv.data.id);
+    }
+    t0 = process.hrtime.bigint();
+    for (const id of invoiceIds) await call('GET', `/api/invoices/${id}/pdf`);
+    const invoiceSeconds = Number(process.hrtime.bigint() - t0) / 1e9;
+    console.log(
+      `sheets: ${sheetPages} pages (${SHEET} cards) in ${sheetSeconds.toFixed(2)} s = ${(sheetPages / sheetSeconds).toFixed(1)} pages/s; ` +
+        `invoice PDFs (one page each, sequential) ${(invoiceIds.length / invoiceSeconds).toFixed(1)} pages/s`,
+    );
+
+    // 3. Redemptions beside payments, same size, same concurrency.
+    const run = async (n: number, one: (i: number) => Promise<unknown>) => {
+      let next = 0;
+      const start = process.hrtime.bigint();
+      await Promise.all(
+        Array.from({ length: CONCURRENCY }, async () => {
+          while (next < n) await one(next++);
+        }),
+      );
+      return n / (Number(process.hrtime.bigint() - start) / 1e9);
+    };
+    const redeemRate = await run(REDEEM, (i) =>
+      call('POST', `/api/subscribers/${subs[i % SUBSCRIBERS]}/redeem-card`, { pin: pins[i] }),
+    );
+    const payRate = await run(REDEEM, (i) =>
+      call('POST', `/api/invoices/quick-pay/${subs[i % SUBSCRIBERS]}`, { amount: 1 }),
+    );
+    console.log(
+      `redemptions: ${redeemRate.toFixed(0)}/s, quick-pay payments: ${payRate.toFixed(0)}/s at ${CONCURRENCY} concurrent ` +
+        `(${REDEEM} each): ratio ${(redeemRate / payRate).toFixed(2)} (target >= 0.8)`,
+    );
+  } finally {
+    await pool.end();
+    server.child.send('stop');
+    await new Promise((r) => server.child.once('exit', r));
+    await store.dispose();
+  }
+}
+
+runBench(main, () => serveApp());
