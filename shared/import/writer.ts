@@ -508,7 +508,8 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
       // looked, and a batch's `id = any(...)` lookups turn into scans of the whole table when it
       // believes them small (autovacuum's analyze comes later, if it runs at all).
       const n = i / batchSize + 1;
-      if ((n & (n - 1)) === 0 || i + batchSize >= work.length) await prof('analyze', () => analyzeTables(db));
+      const last = i + batchSize >= work.length;
+      if ((n & (n - 1)) === 0 || last) await prof('analyze', () => analyzeTables(db, last));
     }
   }
 
@@ -603,10 +604,16 @@ async function ledgerTotals(
   return [{ balances: Number(rows.rows[0].balances ?? 0), payments: Number(rows.rows[0].payments ?? 0) }];
 }
 
-/** Statistics of the tables an import grows, for the planner (ANALYZE writes no row). */
-async function analyzeTables(db: Db): Promise<void> {
+/**
+ * Statistics of the tables an import grows, for the planner (ANALYZE writes no row): during the run
+ * those a batch looks rows up in; at the end also those only inserted into, which the next run reads
+ * back (invoices, ledger, payments).
+ */
+async function analyzeTables(db: Db, all: boolean): Promise<void> {
   await db.execute(
-    sql`analyze subscribers, radcheck, radusergroup, radreply, audit_log, invoices, invoice_items, invoice_payments, transactions, wallet_entries`,
+    all
+      ? sql`analyze subscribers, radcheck, radusergroup, radreply, audit_log, invoices, invoice_payments, transactions`
+      : sql`analyze subscribers, radcheck, radusergroup, radreply`,
   );
 }
 
