@@ -28,6 +28,10 @@ export interface Config {
   metricsToken: string | undefined;
   /** Requests per minute per API key, on top of the per-address limit (docs/security.md). */
   apiKeyRateLimitPerMin: number;
+  /** Failed sign-ins allowed per username and per address within LOGIN_LOCK_SECONDS (docs/security.md). */
+  loginFailuresPerUsername: number;
+  loginFailuresPerAddress: number;
+  loginLockSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -82,6 +86,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestTimeoutMs: intVar(env, 'REQUEST_TIMEOUT_MS', 30_000, 1),
     metricsToken: env.METRICS_TOKEN || undefined,
     apiKeyRateLimitPerMin: intVar(env, 'API_KEY_RATE_LIMIT_PER_MIN', 300, 1),
+    loginFailuresPerUsername: intVar(env, 'LOGIN_FAILURES_PER_USERNAME', 5, 1),
+    loginFailuresPerAddress: intVar(env, 'LOGIN_FAILURES_PER_ADDRESS', 20, 1),
+    loginLockSeconds: intVar(env, 'LOGIN_LOCK_SECONDS', 900, 1),
   };
 }
 

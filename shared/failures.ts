@@ -182,6 +182,7 @@ export const FAILURES = {
   documentTooLarge: { status: 413, message: (limit: number) => `document larger than ${limit} bytes` },
   notJson: { status: 415, message: 'content type must be application/json' },
   tooManyRequests: { status: 429, message: 'too many requests' },
+  loginLocked: { status: 429, message: 'too many failed sign-ins; try again later' },
 
   // Prepaid cards and online payments (docs/cards.md, docs/payments.md).
   cardKindInvalid: { status: 400, message: 'give exactly one of value and service_id' },

@@ -285,6 +285,7 @@ export function createGatewayService(): ServiceSchema {
       ) {
         const { def, validate } = route;
         req.routeTemplate = def.path;
+        let ctxOfRequest: Context<unknown, Record<string, unknown>> | undefined;
         try {
           const ip = clientIp(req);
           const limit = def.rateLimit ?? 'auth';
@@ -312,6 +313,7 @@ export function createGatewayService(): ServiceSchema {
             {},
             {},
           );
+          ctxOfRequest = ctx;
           ctx.meta.auth = auth;
           ctx.meta.ip = ip;
           ctx.meta.route = route.key;
@@ -349,6 +351,11 @@ export function createGatewayService(): ServiceSchema {
             res.end(Buffer.isBuffer(result) ? result : String(result));
           }
         } catch (err) {
+          // A refusal may say when to come back (a sign-in lockout's Retry-After).
+          const retryAfter = (ctxOfRequest?.meta.$responseHeaders as Record<string, string> | undefined)?.[
+            'Retry-After'
+          ];
+          if (retryAfter && !res.headersSent) res.setHeader('Retry-After', retryAfter);
           this.sendError(req, res, err);
         }
       },

@@ -1,0 +1,54 @@
+/**
+ * Failed sign-ins are limited per username and per address (429 with Retry-After), recorded in the
+ * audit trail, and answered alike whether the username exists (docs/security.md).
+ */
+import { eq } from 'drizzle-orm';
+import { auditLog } from '../../shared/db/schema';
+import { adminToken, client, startTestApp, type TestApp } from '../helpers/app';
+
+let t: TestApp;
+let api: ReturnType<typeof client>;
+
+beforeAll(async () => {
+  t = await startTestApp({
+    env: { LOGIN_FAILURES_PER_USERNAME: '3', LOGIN_FAILURES_PER_ADDRESS: '6', LOGIN_LOCK_SECONDS: '6' },
+  });
+  api = client(t.baseUrl);
+  const created = await api.post(
+    '/api/managers',
+    { username: 'alice', password: 'long-enough-1', role: 'admin' },
+    { token: adminToken() },
+  );
+  expect(created.status).toBe(201);
+});
+afterAll(() => t?.close());
+
+const login = (username: string, password: string) => api.post('/api/auth/login', { username, password });
+
+describe('sign-in limits', () => {
+  it('per username, alike for a username that exists and one that does not; per address; then over', async () => {
+    for (const name of ['alice', 'nobody']) {
+      for (let i = 0; i < 3; i++) {
+        const res = await login(name, 'wrong-password');
+        expect(res.status).toBe(401);
+        expect(res.body.message).toBe('invalid username or password');
+      }
+    }
+    // alice is locked even with her password; nobody the same way.
+    const locked = await login('alice', 'long-enough-1');
+    expect(locked.status).toBe(429);
+    expect(locked.body.message).toBe('too many failed sign-ins; try again later');
+    expect(Number(locked.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect((await login('nobody', 'wrong-password')).status).toBe(429);
+    // Six failures from this address: any username is refused now.
+    expect((await login('carol', 'whatever-1')).status).toBe(429);
+
+    const failed = await t.db.select().from(auditLog).where(eq(auditLog.action, 'auth.login_failed'));
+    expect(failed).toHaveLength(6);
+    expect(failed.every((r) => r.actorType === 'anonymous' && /127\.0\.0\.1/.test(r.ip ?? ''))).toBe(true);
+
+    const wait = Number((await login('alice', 'long-enough-1')).headers.get('retry-after'));
+    await new Promise((r) => setTimeout(r, wait * 1000 + 300));
+    expect((await login('alice', 'long-enough-1')).status).toBe(200);
+  });
+});
