@@ -44,6 +44,29 @@ const RECORD_PAYMENT = `
   )
   select pay.transaction_id, pay.id as payment_id, pay.created_at, upd.updated_at from pay, upd`;
 
+/**
+ * The same statement with the payment's audit row (shared/audit.ts) as one more CTE: still one
+ * round trip, and the row commits with the payment or not at all.
+ */
+const RECORD_PAYMENT_AUDITED = RECORD_PAYMENT.replace(
+  '  select pay.transaction_id',
+  `, aud as (
+    insert into audit_log (manager_id, actor_type, api_key_id, ip, action, entity, entity_id, reseller_id, details)
+    select $18, $19, $20, $21, 'payment.create', 'invoice', $6, $5, jsonb_build_object('payment_id', pay.id) || $22::jsonb
+    from pay
+  )
+  select pay.transaction_id`,
+);
+
+/** Who made a payment, for its audit row when the unlocked statement writes it. */
+export interface PaymentAudit {
+  managerId: number | null;
+  actorType: string;
+  apiKeyId: number | null;
+  ip: string | null;
+  details: Record<string, unknown>;
+}
+
 type Queryable = Pick<PoolClient, 'query'>;
 
 /**
@@ -57,6 +80,7 @@ export async function recordPaymentUnlocked(
   client: Queryable,
   invoice: InvoiceRow & { username?: string | null },
   p: PaymentDetails,
+  audit?: PaymentAudit,
 ): Promise<PaymentResult | undefined> {
   const refusal = paymentRefusal(invoice.status, invoice.total, invoice.paidAmount, p.amount);
   if (refusal === 'void') throw fail('invoiceVoid');
@@ -74,8 +98,8 @@ export async function recordPaymentUnlocked(
   const {
     rows: [row],
   } = await client.query<{ transaction_id: number; payment_id: number; created_at: Date; updated_at: Date }>({
-    name: 'billing_record_payment',
-    text: RECORD_PAYMENT,
+    name: audit ? 'billing_record_payment_audited' : 'billing_record_payment',
+    text: audit ? RECORD_PAYMENT_AUDITED : RECORD_PAYMENT,
     values: [
       p.amount,
       invoice.currency,
@@ -94,6 +118,7 @@ export async function recordPaymentUnlocked(
       invoice.paidAmount,
       invoice.status,
       invoice.total,
+      ...(audit ? [audit.managerId, audit.actorType, audit.apiKeyId, audit.ip, JSON.stringify(audit.details)] : []),
     ],
   });
   if (!row) return undefined;

@@ -91,6 +91,19 @@ describe('the audit trail', () => {
     const [row] = await trail(`?target_type=invoice&target_id=${invoice.id}`);
     expect(row).toMatchObject({ action: 'payment.create', reseller_id: east.id });
     expect(row.changes).toMatchObject({ amount: 5, method: 'cash' });
+    // Without Idempotency-Key: the one-statement path writes its row in the same statement.
+    await t.pool.query(`update invoices set due_date = current_date + 30 where id = $1`, [invoice.id]);
+    const fast = await api.post(`/api/invoices/${invoice.id}/payment`, { amount: 2 }, { token: adminToken() });
+    expect(fast.status).toBe(200);
+    const [again] = await trail(`?target_type=invoice&target_id=${invoice.id}`);
+    expect(again).toMatchObject({
+      action: 'payment.create',
+      actor_type: 'manager',
+      manager_id: 1,
+      reseller_id: east.id,
+    });
+    expect(again.ip).toMatch(/127\.0\.0\.1/);
+    expect(again.changes).toEqual({ payment_id: fast.body.data.payment.id, amount: 2, method: 'cash' });
   });
 
   it("an API key's writes name the key; its creation and revocation are rows too", async () => {

@@ -63,10 +63,18 @@ export async function payInvoice(
     const r =
       invoice.dueDate < todayUtc()
         ? undefined
-        : await recordPaymentUnlocked(pgPool(), invoice, {
-            ...details,
-            amount: moneyField(p.amount, invoice.currency, 'amount'),
-          });
+        : await recordPaymentUnlocked(
+            pgPool(),
+            invoice,
+            { ...details, amount: moneyField(p.amount, invoice.currency, 'amount') },
+            {
+              managerId: auth.managerId,
+              actorType: auth.keyId !== undefined ? 'api_key' : 'manager',
+              apiKeyId: auth.keyId ?? null,
+              ip: auth.ip ?? null,
+              details: { amount: p.amount, method: p.method ?? 'cash' },
+            },
+          );
     if (r) return paymentResponse(r);
   }
   // Scope before the transaction: applyPayment takes its locks in the order its method needs
@@ -80,7 +88,11 @@ export async function payInvoice(
       entity: 'invoice',
       entityId: p.id,
       resellerId: head.resellerId,
-      details: { payment_id: r.payment.id, amount: fromMinor(r.payment.amount, head.currency), method: p.method },
+      details: {
+        payment_id: r.payment.id,
+        amount: fromMinor(r.payment.amount, head.currency),
+        method: r.payment.method,
+      },
     });
     return paymentResponse(r);
   });
