@@ -17,7 +17,7 @@ import { cardRedeemAttempts } from '../../shared/db/schema';
 import { creditWallet, settleFromWallet } from '../../shared/billing';
 import { ApiError } from '../../shared/errors';
 import { fail, FAILURES } from '../../shared/failures';
-import { loadSettings } from '../../shared/settings';
+import { SETTING_DEFS } from '../../shared/settings';
 import { chargeReseller } from './batches';
 import { normalizePin, pinHash } from './pins';
 
@@ -124,17 +124,20 @@ export async function redeemCard(req: RedeemRequest): Promise<Redeemed> {
         expired: boolean;
         price: number;
         plan_currency: string;
+        currency: string;
       }>(sql`
         select s.id, r.path, s.reseller_id, s.auto_renew, s.expiry_date < ${today}::date as expired,
                case when s.override_price and s.price is not null then s.price else p.price end as price,
-               p.currency as plan_currency
+               p.currency as plan_currency,
+               coalesce((select value #>> '{}' from settings where key = 'currency'), ${SETTING_DEFS.currency.default}) as currency
           from subscribers s join resellers r on r.id = s.reseller_id join services p on p.id = s.service_id
          where s.id = ${req.subscriberId} and s.deleted_at is null
          for update of s`);
       const sub = subs.rows[0];
       if (!sub) throw fail('subscriberNotFound');
+      // The setting `currency`, read in the statement above (its default from shared/settings.ts when unset).
       if (card.reseller_path !== null && !sub.path.startsWith(card.reseller_path)) throw fail('cardOtherTree');
-      const { currency } = await loadSettings(tx, ['currency']);
+      const currency = sub.currency;
       let amount: number;
       let planName: string | null = null;
       if (card.value !== null) amount = Number(card.value);
