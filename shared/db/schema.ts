@@ -269,6 +269,15 @@ export const subscribers = pgTable(
   ],
 );
 
+/**
+ * Subscribers whose usage moved since the FUP engine last looked (the radacct usage trigger inserts,
+ * the engine claims and deletes). A narrow queue rather than a flag on `subscribers`: flipping an
+ * indexed flag made every interim a non-HOT update of `subscribers` and its 20 indexes.
+ */
+export const fupQueue = pgTable('fup_queue', {
+  subscriberId: integer('subscriber_id').primaryKey(),
+});
+
 export const dailyUsage = pgTable(
   'daily_usage',
   {

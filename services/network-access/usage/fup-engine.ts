@@ -40,7 +40,10 @@ async function evaluateBatch(database: Db, batchSize: number): Promise<EvaluateR
              s.daily_quota_gb as own_daily_gb, s.monthly_quota_gb as own_monthly_gb,
              p.daily_quota_gb as plan_daily_gb, p.monthly_quota_gb as plan_monthly_gb, p.fup_tiers
         from subscribers s join services p on p.id = s.service_id
-       where s.fup_pending
+       where s.id in (
+               (select subscriber_id from fup_queue order by subscriber_id limit ${batchSize})
+               union
+               (select id from subscribers where fup_pending order by id limit ${batchSize}))
        order by s.id
        limit ${batchSize}
          for update of s skip locked`);
@@ -67,9 +70,10 @@ async function evaluateBatch(database: Db, batchSize: number): Promise<EvaluateR
         ),
       }))
       .filter((c) => c.to !== c.from);
-    await tx.execute(
-      sql`update subscribers set fup_pending = false where id = any(${sql.param(rows.map((r) => r.id))}::int[])`,
-    );
+    const ids = sql.param(rows.map((r) => r.id));
+    // Only rows still flagged are written: an unchanged flag would cost an update of the row.
+    await tx.execute(sql`update subscribers set fup_pending = false where id = any(${ids}::int[]) and fup_pending`);
+    await tx.execute(sql`delete from fup_queue where subscriber_id = any(${ids}::int[])`);
     if (changes.length) {
       await tx.execute(sql`
         update subscribers s set fup_level = v.level, updated_at = now()
