@@ -29,6 +29,8 @@ async function main(): Promise<void> {
     ...store.env,
     SERVICES: 'gateway,billing,subscribers,pdf-renderer',
     PDF_CACHE_MAX_MB: '0',
+    // A 200-page sheet is one render: on a loaded 2-core host it can pass the 15 s default.
+    PDF_RENDER_TIMEOUT_MS: process.env.PDF_RENDER_TIMEOUT_MS || '60000',
     // All redemptions come from this one address: the per-address guessing limit counts failures only.
     PUBLIC_RATE_LIMIT_PER_MIN: '1000000000',
   };
