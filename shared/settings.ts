@@ -165,7 +165,8 @@ export const SETTING_DEFS = {
   cards_reseller_charge: {
     schema: { type: 'string', enum: ['creation', 'redemption'] },
     default: 'creation',
-    description: "When a reseller's card batch is charged to its balance: all at creation, or each card as it is redeemed",
+    description:
+      "When a reseller's card batch is charged to its balance: all at creation, or each card as it is redeemed",
   },
   payment_provider: {
     schema: { type: 'string', enum: ['none', 'stripe'] },
