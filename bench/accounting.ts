@@ -91,8 +91,11 @@ async function seedOurs(url: string): Promise<void> {
        values ('acct', 1000, 'USD', 30, 100, 1000) returning id`,
     );
     await pool.query(
-      `insert into subscribers (username, password_enc, service_id, reseller_id, expiry_date)
-       select 'acct' || g || '@bench', 'x', $1, $2, current_date + 30 from generate_series(0, $3 - 1) g`,
+      // usage_day today: the interims are not the day's first (287 of a day's 288 five-minute
+      // interims are not), as in the steady state; the first of a day also moves usage_day (indexed).
+      `insert into subscribers (username, password_enc, service_id, reseller_id, expiry_date, usage_day)
+       select 'acct' || g || '@bench', 'x', $1, $2, current_date + 30, (now() at time zone 'UTC')::date
+         from generate_series(0, $3 - 1) g`,
       [plan.id, reseller.id, COUNT],
     );
     await insertSessions(pool);
