@@ -18,6 +18,7 @@ import {
   targetReseller,
   type Scope,
 } from '../../shared/auth/policy';
+import { recordAudit } from '../../shared/audit';
 import { db } from '../../shared/db/client';
 import { isSerializationFailure } from '../../shared/db/errors';
 import { bulkJobs, ipPools, services } from '../../shared/db/schema';
@@ -304,16 +305,27 @@ export const subscriberBulkService: ServiceSchema = {
           : { op: ops.disconnect as ops.Operation<never>, payload: {} };
         const scope = await scopeFor(db(), auth, 'write');
         const settings = await loadSettings(db());
-        const [row] = await db()
-          .insert(bulkJobs)
-          .values({
-            managerId: auth.managerId,
-            action,
-            ids,
-            payload: ctx.params.payload ?? {},
-            total: ids.length,
-          })
-          .returning({ id: bulkJobs.id });
+        const row = await db().transaction(async (tx) => {
+          const [inserted] = await tx
+            .insert(bulkJobs)
+            .values({
+              managerId: auth.managerId,
+              action,
+              ids,
+              payload: ctx.params.payload ?? {},
+              total: ids.length,
+            })
+            .returning({ id: bulkJobs.id });
+          // One row for the job (its ids and outcome are on the job itself: GET /api/subscribers/bulk-jobs/:id).
+          await recordAudit(tx, auth, {
+            action: `bulk.${action}`,
+            entity: 'bulk_job',
+            entityId: inserted.id,
+            resellerId: scope.kind === 'tree' ? scope.rootId : null,
+            details: { ids: ids.length, payload: ctx.params.payload ?? {} },
+          });
+          return inserted;
+        });
         const job = runJob({
           jobId: row.id,
           auth,

@@ -106,6 +106,17 @@ describe('the audit trail', () => {
     expect(again.changes).toEqual({ payment_id: fast.body.data.payment.id, amount: 2, method: 'cash' });
   });
 
+  it('a bulk job: one row with its size and payload', async () => {
+    const res = await api.post(
+      '/api/subscribers/bulk-action',
+      { ids: [eastSub.id], action: 'reset_mac' },
+      { token: adminToken() },
+    );
+    expect(res.status).toBe(200);
+    const [row] = await trail('?target_type=bulk_job');
+    expect(row).toMatchObject({ action: 'bulk.reset_mac', actor_type: 'manager', changes: { ids: 1, payload: {} } });
+  });
+
   it("an API key's writes name the key; its creation and revocation are rows too", async () => {
     const created = await api.post('/api/api-keys', { name: 'ops', full: true }, { token: adminToken() });
     const { key, id } = created.body.data;
