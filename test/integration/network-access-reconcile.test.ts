@@ -95,8 +95,9 @@ beforeAll(async () => {
   );
   expect(nas.status).toBe(201);
   nasId = nas.body.data.id;
-  bareNasId = (await api.post('/api/nas', { name: 'bare', ip_address: '10.99.0.1', secret: 'nas-secret-r' }, { token: admin }))
-    .body.data.id;
+  bareNasId = (
+    await api.post('/api/nas', { name: 'bare', ip_address: '10.99.0.1', secret: 'nas-secret-r' }, { token: admin })
+  ).body.data.id;
 });
 
 afterAll(async () => {
@@ -221,7 +222,14 @@ describe('POST /api/nas/:id/reconcile', () => {
     // A router whose API port is closed (loopback only: the port the simulator had).
     const dead = await api.post(
       '/api/nas',
-      { name: 'dead', ip_address: '127.0.0.2', secret: 'nas-secret-r', api_port: port, api_username: 'x', api_password: 'y' },
+      {
+        name: 'dead',
+        ip_address: '127.0.0.2',
+        secret: 'nas-secret-r',
+        api_port: port,
+        api_username: 'x',
+        api_password: 'y',
+      },
       { token: admin },
     );
     expect(dead.status).toBe(201);
