@@ -224,6 +224,10 @@ export const networkAccessService: ServiceSchema = {
   async stopped() {
     const clients = this.clients as Clients;
     clearInterval(clients.settingsTimer);
+    clearInterval(clients.reconcileTimer);
+    clearInterval(clients.verifyTimer);
+    // A check or reconciliation in flight finishes before the clients and the database go.
+    await Promise.all([clients.verifying, clients.reconciling]);
     // Work cut short here is not recorded: its events stay unprocessed and are sent again.
     clients.consumer.stop();
     await clients.coa.close();
