@@ -167,6 +167,34 @@ describe('batches', () => {
     expect(northList.body.data.map((b: { id: number }) => b.id)).not.toContain(batch.id);
   });
 
+  it('cards_reseller_charge = redemption: nothing charged at creation, each card at its redemption (402 when short)', async () => {
+    expect((await api.put('/api/settings', { cards_reseller_charge: 'redemption' }, { token: admin })).status).toBe(
+      200,
+    );
+    const poor = (await api.post('/api/resellers', { name: 'poor', balance: 3, currency: 'USD' }, { token: admin }))
+      .body.data.id as number;
+    await api.post(
+      `/api/resellers/${poor}/service-limits`,
+      { service_id: plan, max_subscribers: null },
+      { token: admin },
+    );
+    const poorTok = token('reseller', { resellerId: poor, permissions: [] });
+    const { batch, cards: made } = await mkBatch({ count: 2, value: 2 }, poorTok);
+    expect(batch.charge_mode).toBe('redemption');
+    const balance = async () => (await t.db.select().from(resellers).where(eq(resellers.id, poor)))[0].balance;
+    expect(await balance()).toBe(300);
+    const sub = await mkSub(poor);
+    const first = await api.post(`/api/subscribers/${sub.id}/redeem-card`, { pin: made[0].pin }, { token: admin });
+    expect(first.status).toBe(200);
+    expect(await balance()).toBe(100);
+    const second = await api.post(`/api/subscribers/${sub.id}/redeem-card`, { pin: made[1].pin }, { token: admin });
+    expect([second.status, second.body.message]).toEqual([402, 'insufficient reseller balance']);
+    expect(await balance()).toBe(100);
+    expect((await t.db.select().from(cards).where(eq(cards.serial, made[1].serial)))[0].status).toBe('active');
+    expect((await row(sub.id)).walletBalance).toBe(200);
+    await api.put('/api/settings', { cards_reseller_charge: 'creation' }, { token: admin });
+  });
+
   it('suspends and releases a batch and a card; a missing one is 404', async () => {
     const { batch, cards: made } = await mkBatch({ count: 3, value: 1 });
     const sub = await mkSub();
