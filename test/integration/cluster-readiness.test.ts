@@ -75,6 +75,10 @@ it(`answers /health 200 only once every route is served, and 503 (never 404) bef
     PORT: String(port),
     RATE_LIMIT_PER_MIN: '1000000',
     PUBLIC_RATE_LIMIT_PER_MIN: '1000000',
+    // The login probe is a wrong password sent hundreds of times: the sign-in limits (429) are
+    // tested in sign-in-limits.test.ts, not here.
+    LOGIN_FAILURES_PER_USERNAME: '1000000',
+    LOGIN_FAILURES_PER_ADDRESS: '1000000',
   });
   // A few more rounds once the cluster says it is up.
   const upAt = Date.now();
