@@ -9,6 +9,7 @@ import { isOpen } from '../../shared/domain/invoice-state';
 import { fail } from '../../shared/failures';
 import { config } from '../../shared/config';
 import { loadSettings, type Settings } from '../../shared/settings';
+import { checkOutgoingUrl } from '../../shared/net/address-policy';
 import { activeProvider } from './providers';
 import { NotConfiguredError } from './providers/types';
 
@@ -18,6 +19,7 @@ export const PAYMENT_SETTINGS = [
   'stripe_secret_key',
   'stripe_webhook_secret',
   'stripe_api_base_url',
+  'allow_private_targets',
   'payment_currencies',
   'operator_name',
 ] as const;
@@ -102,6 +104,11 @@ export async function createCheckout(target: CheckoutTarget): Promise<{ id: numb
     throw err;
   }
   if (!provider) throw fail('paymentsNotConfigured');
+  // The secret key goes to this address: the address policy holds at each call as at saving
+  // (docs/security.md); Stripe's own default host needs no check.
+  if (s.stripe_api_base_url) {
+    await checkOutgoingUrl('stripe_api_base_url', s.stripe_api_base_url, s.allow_private_targets === true);
+  }
   const what = await payable(target, s);
   if (!what) throw fail('nothingToPay');
   // An open checkout of the same amount is reused (a second click, a reload): one session per debt.

@@ -24,6 +24,7 @@ import { settingsUpdateSchema } from '../../shared/settings';
 const PROVIDER_SECRETS = [
   ['whatsapp_base_url', 'whatsapp_access_token'],
   ['telegram_base_url', 'telegram_bot_token'],
+  ['stripe_api_base_url', 'stripe_secret_key'],
 ] as const satisfies readonly (readonly [SettingKey, SettingKey])[];
 
 const LOGO_TYPES = /^image\/(png|jpeg|gif|webp)$/;

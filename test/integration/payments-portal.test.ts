@@ -72,6 +72,8 @@ describe('the portal Pay link', () => {
         stripe_secret_key: 'sk_test_portal',
         stripe_webhook_secret: WEBHOOK_SECRET,
         stripe_api_base_url: stripe.baseUrl,
+        // The double listens on loopback, which the address policy refuses by default.
+        allow_private_targets: true,
       },
       { token: admin },
     );

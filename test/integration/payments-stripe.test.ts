@@ -117,6 +117,23 @@ describe('settings and checkout', () => {
     expect(page.text).not.toContain('id="pay-link"');
   });
 
+  it('a new stripe_api_base_url needs the secret key again, and a private address the allowing setting', async () => {
+    const moved = await api.put('/api/settings', { stripe_api_base_url: 'http://127.0.0.1:9/' }, { token: admin });
+    expect(moved.status).toBe(400);
+    expect(moved.body.message).toBe(
+      'stripe_secret_key must be given again in the same request when stripe_api_base_url changes',
+    );
+    const privateTarget = await api.put(
+      '/api/settings',
+      { stripe_api_base_url: 'http://127.0.0.1:9/', stripe_secret_key: 'sk_test_x', allow_private_targets: false },
+      { token: admin },
+    );
+    expect(privateTarget.status).toBe(400);
+    expect((await api.get('/api/settings', { token: admin })).body.data.stripe_api_base_url).not.toBe(
+      'http://127.0.0.1:9/',
+    );
+  });
+
   it('stores the secret key and webhook secret encrypted and never shows them', async () => {
     const res = await api.put(
       '/api/settings',
@@ -125,6 +142,8 @@ describe('settings and checkout', () => {
         stripe_secret_key: SECRET_KEY,
         stripe_webhook_secret: WEBHOOK_SECRET,
         stripe_api_base_url: stripe.baseUrl,
+        // The double listens on loopback, which the address policy refuses by default.
+        allow_private_targets: true,
       },
       { token: admin },
     );

@@ -19,9 +19,5 @@ export function providerNamed(name: string, s: Settings, timeoutMs = 15_000): Pa
 /** The provider the Pay buttons use (setting `payment_provider`), or null when none is chosen. */
 export function activeProvider(s: Settings, timeoutMs = 15_000): PaymentProvider | null {
   if (s.payment_provider === 'none' || !PROVIDERS[s.payment_provider]) return null;
-  return make(s.payment_provider, s, timeoutMs);
-}
-
-function make(name: string, s: Settings, timeoutMs: number): PaymentProvider {
-  return providerNamed(name, s, timeoutMs);
+  return providerNamed(s.payment_provider, s, timeoutMs);
 }
