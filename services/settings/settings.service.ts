@@ -112,8 +112,7 @@ export const settingsService: ServiceSchema = {
           }
         }
         await guardOutgoing(changes);
-        await db().transaction(async (tx) => {
-          const { blocked_access: modeBefore } = await loadSettings(tx, ['blocked_access']);
+        const view = await db().transaction(async (tx) => {
           const before = publicView(await loadSettings(tx));
           await saveSettings(tx, changes);
           // Secrets appear as whether they are set (publicView), never as values.
@@ -131,14 +130,19 @@ export const settingsService: ServiceSchema = {
               ),
             },
           });
-          if (changes.blocked_access === undefined && changes.walled_garden_attributes === undefined) return;
-          const now = await loadSettings(tx, ['blocked_access', 'walled_garden_attributes']);
-          await writeBlockedGroup(tx, now.blocked_access as BlockedAccessMode, now.walled_garden_attributes);
-          if (modeBefore !== now.blocked_access) await kickBlockedOnline(tx);
+          if (changes.blocked_access !== undefined || changes.walled_garden_attributes !== undefined) {
+            await writeBlockedGroup(
+              tx,
+              after.blocked_access as BlockedAccessMode,
+              after.walled_garden_attributes as string,
+            );
+            if (before.blocked_access !== after.blocked_access) await kickBlockedOnline(tx);
+          }
+          return after;
         });
         // The lifecycle sweep recomputes who is blocked under settings such as the overdue grace.
         ctx.broadcast('settings.changed', { keys: Object.keys(changes) });
-        return { data: publicView(await loadSettings(db())) };
+        return { data: view };
       },
     },
   },
