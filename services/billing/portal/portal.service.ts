@@ -14,21 +14,12 @@ import type { Ctx } from '../../../shared/http/context';
 import type { HttpRoute } from '../../../shared/http/route';
 import { object } from '../../../shared/http/schemas';
 import { publicUrl } from '../../../shared/public-links';
-import { loadSettings, type SettingKey } from '../../../shared/settings';
+import { loadSettings } from '../../../shared/settings';
+import { DOCUMENT_SETTINGS } from '../invoice-pdf';
 import { escapeHtml, safeLogo } from '../templates/html';
 import { fail } from '../../../shared/failures';
 import { openInvoices, sessionAddress, subscriberAt, type PortalSubscriber } from './portal-data';
 import { PORTAL_STYLE, renderPortalHtml, type PortalAccount, type PortalModel } from './portal-template';
-
-const BRANDING = [
-  'language',
-  'operator_name',
-  'operator_address',
-  'operator_phone',
-  'operator_email',
-  'operator_logo_url',
-  'how_to_pay',
-] as const satisfies readonly SettingKey[];
 
 const STYLE_HASH = crypto.createHash('sha256').update(PORTAL_STYLE).digest('base64');
 
@@ -109,7 +100,7 @@ interface RedeemedView {
 
 /** The page for the caller's address, with the outcome of a card just redeemed. */
 async function portalPage(ctx: Ctx, redeem: { ok: boolean; message: string } | null): Promise<string> {
-  const s = await loadSettings(db(), [...BRANDING]);
+  const s = await loadSettings(db(), [...DOCUMENT_SETTINGS]);
   const address = sessionAddress(ctx.meta.ip);
   const sub = address ? await subscriberAt(db(), address) : null;
   let canPayOnline = false;
