@@ -72,10 +72,34 @@ export const managers = pgTable(
     active: boolean('active').notNull().default(true),
     /** Raised by a password change; a token whose `tv` claim differs is refused. */
     tokenVersion: integer('token_version').notNull().default(0),
+    /** TOTP secret (docs/two-factor.md), encrypted at rest like the chat tokens; set at enrolment. */
+    totpSecret: text('totp_secret'),
+    /** When a code confirmed totp_secret: two-factor sign-in is on while this is set. */
+    totpEnabledAt: timestamp('totp_enabled_at', { withTimezone: true }),
+    /** The last TOTP time step accepted: a code of this step or an earlier one is refused (replay). */
+    totpLastStep: bigint('totp_last_step', { mode: 'number' }),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
   (t) => [uniqueIndex('managers_username_uq').on(t.username)],
+);
+
+/**
+ * Two-factor recovery codes (docs/two-factor.md): shown once, kept as HMAC-SHA256 under a key
+ * derived from ENCRYPTION_KEY; a code signs in once (`used_at`).
+ */
+export const managerRecoveryCodes = pgTable(
+  'manager_recovery_codes',
+  {
+    id: serial('id').primaryKey(),
+    managerId: integer('manager_id')
+      .notNull()
+      .references(() => managers.id, { onDelete: 'cascade' }),
+    codeHash: text('code_hash').notNull(),
+    usedAt: timestamp('used_at', { withTimezone: true }),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('manager_recovery_codes_uq').on(t.managerId, t.codeHash)],
 );
 
 /**
