@@ -863,10 +863,12 @@ export const cardBatches = pgTable(
     status: text('status').notNull().default('active'),
     /** When the reseller pays for its cards: `creation` (the whole batch at once) or `redemption` (each card). */
     chargeMode: text('charge_mode').notNull().default('creation'),
-    /** Its cards' PINs in card order, encrypted (AES-256-GCM) until its sheet is printed, then null. */
+    /** Its cards' PINs in card order, encrypted (AES-256-GCM); a printed card's is blanked, all printed: null. */
     pinsEnc: text('pins_enc'),
-    /** When its sheet was printed (the PINs are erased then: shown once). */
+    /** When the last of its cards was printed (no PIN is left then: each is shown once). */
     printedAt: timestamp('printed_at', { withTimezone: true }),
+    /** The card-number ranges printed so far, each with its time; their PINs are erased from `pins_enc`. */
+    printedRanges: jsonb('printed_ranges').$type<{ from: number; to: number; at: string }[]>().notNull().default([]),
     createdBy: integer('created_by'),
     createdAt: createdAt(),
   },
