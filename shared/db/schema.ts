@@ -26,6 +26,7 @@ import {
   timestamp,
   unique,
   uniqueIndex,
+  uuid,
   varchar,
 } from 'drizzle-orm/pg-core';
 
@@ -975,4 +976,78 @@ export const paymentEvents = pgTable(
     receivedAt: timestamp('received_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.provider, t.eventId] })],
+);
+
+// ---------------------------------------------------------------- outgoing webhooks (issue 28, docs/webhooks.md)
+
+/** An endpoint that receives signed POSTs of the events it names; disabled after a run of failures. */
+export const webhooks = pgTable('webhooks', {
+  id: serial('id').primaryKey(),
+  url: text('url').notNull(),
+  description: text('description'),
+  events: text('events').array().notNull(),
+  /** The signing secret, encrypted (shared/auth/secrets.ts): shown once, at creation. */
+  secretEnc: text('secret_enc').notNull(),
+  enabled: boolean('enabled').notNull().default(true),
+  /** Why the delivery worker disabled it (null when enabled, or disabled by hand). */
+  disabledReason: text('disabled_reason'),
+  disabledAt: timestamp('disabled_at', { withTimezone: true }),
+  /** Failed attempts since the last success, of any delivery: the run that disables it. */
+  consecutiveFailures: integer('consecutive_failures').notNull().default(0),
+  createdBy: integer('created_by'),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+/**
+ * One event for one endpoint, written by the triggers of migration 0026 in the transaction of the
+ * change it reports. `event_id` is the event's (the same for every endpoint); `payload` is the
+ * event's data as stored (minor units), turned into the body at each attempt.
+ */
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    webhookId: integer('webhook_id')
+      .notNull()
+      .references(() => webhooks.id, { onDelete: 'cascade' }),
+    eventId: uuid('event_id').notNull(),
+    event: text('event').notNull(),
+    payload: jsonb('payload').notNull(),
+    /** `pending` (due at next_attempt_at), `succeeded` or `failed` (its day ran out). */
+    status: text('status').notNull().default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    /** When the worker may take it next; a taken row is leased by moving this past the attempt's timeout. */
+    nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true }).notNull().defaultNow(),
+    lastStatusCode: integer('last_status_code'),
+    lastError: text('last_error'),
+    createdAt: createdAt(),
+    deliveredAt: timestamp('delivered_at', { withTimezone: true }),
+  },
+  (t) => [
+    index('webhook_deliveries_due_idx')
+      .on(t.nextAttemptAt)
+      .where(sql`${t.status} = 'pending'`),
+    index('webhook_deliveries_webhook_idx').on(t.webhookId, t.id),
+  ],
+);
+
+/** Each attempt of a delivery: when, the answer's status (null: no answer) or the error, how long. */
+export const webhookAttempts = pgTable(
+  'webhook_attempts',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    deliveryId: bigint('delivery_id', { mode: 'number' })
+      .notNull()
+      .references(() => webhookDeliveries.id, { onDelete: 'cascade' }),
+    /** `auto` (the worker's schedule) or `manual` (redeliver). */
+    trigger: text('trigger').notNull(),
+    statusCode: integer('status_code'),
+    error: text('error'),
+    /** The start of the answer's body (at most 1,000 characters), for the operator. */
+    responseBody: text('response_body'),
+    durationMs: integer('duration_ms').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index('webhook_attempts_delivery_idx').on(t.deliveryId, t.id)],
 );
