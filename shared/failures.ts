@@ -193,7 +193,10 @@ export const FAILURES = {
   cardSuspended: { status: 409, message: 'card is suspended' },
   cardExpired: { status: 409, message: 'card has expired' },
   cardOtherTree: { status: 403, message: "card belongs to another reseller's tree" },
-  cardSheetPrinted: { status: 409, message: 'the PINs were shown once already: the sheet was printed' },
+  cardSheetPrinted: {
+    status: 409,
+    message: (cards: string) => `the PINs were shown once already: cards ${cards} were printed`,
+  },
   redeemLocked: { status: 429, message: 'too many failed card attempts; a manager can lift the lockout' },
   paymentsNotConfigured: { status: 409, message: 'online payment is not configured' },
   nothingToPay: { status: 409, message: 'nothing to pay' },

@@ -7,8 +7,9 @@
 import { Readable } from 'node:stream';
 import { and, count, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { ServiceSchema } from 'moleculer';
+import { changedFields, recordAudit } from '../../shared/audit';
 import type { Auth } from '../../shared/auth/claims';
-import { decrypt } from '../../shared/auth/secrets';
+import { decrypt, encrypt } from '../../shared/auth/secrets';
 import {
   inScope,
   recordInScope,
@@ -29,7 +30,8 @@ import { idParams, type IdPath } from '../../shared/http/schemas';
 import { formatMinor, fromMinor, moneyField } from '../../shared/money';
 import { isPaperSize, type PaperSize } from '../../shared/paper';
 import { loadSettings } from '../../shared/settings';
-import { createBatch, type BatchRow } from './batches';
+import { createBatch, serialOf, type BatchRow } from './batches';
+import { erasePins, overlapText, requestedRange, withPrinted, type CardRange } from './ranges';
 import { redeemCard, type Redeemed } from './redeem';
 import {
   batchCardsQuery,
@@ -93,8 +95,18 @@ function setBatchStatus(status: 'active' | 'suspended') {
       errors: { 403: FAILURES.notAuthorized.message, 404: FAILURES.cardBatchNotFound.message },
     },
     async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
-      await batchInScope(ctx.meta.auth!, ctx.params.id, 'write');
-      const [row] = await db().update(cardBatches).set({ status }).where(eq(cardBatches.id, ctx.params.id)).returning();
+      const before = await batchInScope(ctx.meta.auth!, ctx.params.id, 'write');
+      const row = await db().transaction(async (tx) => {
+        const [updated] = await tx.update(cardBatches).set({ status }).where(eq(cardBatches.id, before.id)).returning();
+        await recordAudit(tx, ctx.meta.auth, {
+          action: `card_batch.${status === 'active' ? 'release' : 'suspend'}`,
+          entity: 'card_batch',
+          entityId: before.id,
+          resellerId: before.resellerId,
+          details: changedFields({ status: before.status }, { status: updated.status }),
+        });
+        return updated;
+      });
       return { data: batchView(row, await statusCounts(row.id)) };
     },
   };
@@ -118,11 +130,22 @@ function setCardStatus(status: 'active' | 'suspended') {
     async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
       const card = await cardInScope(ctx.meta.auth!, ctx.params.id, 'write');
       if (card.status === 'used') throw fail('cardUsed');
-      const { rows } = await db().execute<CardRow>(sql`
-        update cards set status = ${status} where id = ${card.id} and status <> 'used'
-        returning id, batch_id, serial, status, used_at, used_by_subscriber_id, transaction_id`);
-      if (!rows[0]) throw fail('cardUsed');
-      return { data: cardView(rows[0]) };
+      const updated = await db().transaction(async (tx) => {
+        const { rows } = await tx.execute<CardRow & { reseller_id: number | null }>(sql`
+          update cards c set status = ${status} from card_batches b
+           where c.id = ${card.id} and c.status <> 'used' and b.id = c.batch_id
+          returning c.id, c.batch_id, c.serial, c.status, c.used_at, c.used_by_subscriber_id, c.transaction_id, b.reseller_id`);
+        if (!rows[0]) throw fail('cardUsed');
+        await recordAudit(tx, ctx.meta.auth, {
+          action: `card.${status === 'active' ? 'release' : 'suspend'}`,
+          entity: 'card',
+          entityId: Number(card.id),
+          resellerId: rows[0].reseller_id === null ? null : Number(rows[0].reseller_id),
+          details: { serial: card.serial, status: [card.status, rows[0].status] },
+        });
+        return rows[0];
+      });
+      return { data: cardView(updated) };
     },
   };
 }
@@ -187,6 +210,28 @@ function chunkedStream(bytes: Buffer): Readable {
   return Readable.from(parts, { objectMode: false });
 }
 
+/**
+ * Records cards `range` of a batch as printed and blanks their PINs, under the batch's row lock: of
+ * two prints of overlapping ranges rendered at once, the second to finish is 409 and its PDF is dropped.
+ */
+async function markPrinted(batchId: number, range: CardRange): Promise<void> {
+  await db().transaction(async (tx) => {
+    const [row] = await tx.select().from(cardBatches).where(eq(cardBatches.id, batchId)).for('update');
+    const printed = overlapText(row.printedRanges, range);
+    if (printed || !row.pinsEnc) throw fail('cardSheetPrinted', printed || `1-${row.count}`);
+    const left = erasePins(JSON.parse(decrypt(row.pinsEnc)) as string[], range);
+    const at = new Date();
+    await tx
+      .update(cardBatches)
+      .set({
+        pinsEnc: left ? encrypt(JSON.stringify(left)) : null,
+        printedAt: left ? null : at,
+        printedRanges: withPrinted(row.printedRanges, { ...range, at: at.toISOString() }),
+      })
+      .where(eq(cardBatches.id, batchId));
+  });
+}
+
 export const cardsService: ServiceSchema = {
   name: 'cards',
   actions: {
@@ -224,8 +269,8 @@ export const cardsService: ServiceSchema = {
           unitPrice = plan.price;
           currency = plan.currency;
         }
-        const { batch, csv } = await db().transaction((tx) =>
-          createBatch(tx, {
+        const { batch, csv } = await db().transaction(async (tx) => {
+          const made = await createBatch(tx, {
             count: p.count,
             value,
             serviceId: p.service_id ?? null,
@@ -236,8 +281,17 @@ export const cardsService: ServiceSchema = {
             prefix: p.prefix ?? '',
             chargeMode: s.cards_reseller_charge === 'redemption' ? 'redemption' : 'creation',
             createdBy: auth.managerId,
-          }),
-        );
+          });
+          // One row for the batch, never its PINs (they leave once, in the answer's CSV).
+          await recordAudit(tx, auth, {
+            action: 'card_batch.create',
+            entity: 'card_batch',
+            entityId: made.batch.id,
+            resellerId: made.batch.resellerId,
+            details: changedFields(null, made.batch),
+          });
+          return made;
+        });
         return { data: batchView(batch, { active: batch.count }), csv };
       },
     },
@@ -361,20 +415,25 @@ export const cardsService: ServiceSchema = {
       http: {
         auth: 'jwt',
         access: 'admin, or a reseller over its tree',
-        summary: 'The printable sheet of a batch with its PINs, once: printing erases the stored PINs',
+        summary:
+          'The printable sheet of a batch, or of cards `from`..`to` of it (at most 1,000 cards and 100 pages a sheet), with their PINs, once: printing erases the PINs printed',
         tag: TAG,
         params: idParams(),
         query: pdfQuery,
         produces: 'pdf',
         errors: {
+          400: 'a sheet holds at most <n> cards (...): print them in parts with from and to; to must be at most <count>',
           403: FAILURES.notAuthorized.message,
           404: FAILURES.cardBatchNotFound.message,
-          409: FAILURES.cardSheetPrinted.message,
+          409: FAILURES.cardSheetPrinted.message('<from>-<to>'),
         },
       },
       async handler(ctx: Ctx<IdPath & PdfQuery>): Promise<Readable> {
         const b = await batchInScope(ctx.meta.auth!, ctx.params.id, 'write');
-        if (!b.pinsEnc) throw fail('cardSheetPrinted');
+        const perPage = ctx.params.per_page ?? 10;
+        const range = requestedRange(b.count, perPage, ctx.params.from, ctx.params.to);
+        const printed = overlapText(b.printedRanges, range);
+        if (printed || !b.pinsEnc) throw fail('cardSheetPrinted', printed || `1-${b.count}`);
         const s = await loadSettings(db(), [
           'default_paper_size',
           'language',
@@ -384,16 +443,14 @@ export const cardsService: ServiceSchema = {
         ]);
         const paper: PaperSize = ctx.params.paper ?? (isPaperSize(s.default_paper_size) ? s.default_paper_size : 'A4');
         const pins = JSON.parse(decrypt(b.pinsEnc)) as string[];
-        const serials = await db()
-          .select({ serial: cards.serial })
-          .from(cards)
-          .where(eq(cards.batchId, b.id))
-          .orderBy(cards.id);
         let worth = b.value !== null ? `${formatMinor(b.value, b.currency)} ${b.currency}` : '';
         if (b.serviceId !== null) {
           const [plan] = await db().select({ name: services.name }).from(services).where(eq(services.id, b.serviceId));
           worth = plan?.name ?? `#${b.serviceId}`;
         }
+        const cardsOfSheet: { serial: string; pin: string }[] = [];
+        for (let n = range.from; n <= range.to; n++)
+          cardsOfSheet.push({ serial: serialOf(b.prefix, b.id, n), pin: pins[n - 1] });
         const html = await sheetHtml({
           language: ctx.params.language ?? s.language,
           operatorName: s.operator_name,
@@ -403,8 +460,8 @@ export const cardsService: ServiceSchema = {
           kind: b.value !== null ? 'money' : 'plan',
           expiresAt: b.expiresAt,
           redeemUrl: `${config().publicBaseUrl}/portal#redeem`,
-          perPage: ctx.params.per_page ?? 10,
-          cards: serials.map((c, i) => ({ serial: c.serial, pin: pins[i] })),
+          perPage,
+          cards: cardsOfSheet,
         });
         const stream = await ctx.call<Readable, { html: string; paper: PaperSize }>('pdf-renderer.render', {
           html,
@@ -413,14 +470,10 @@ export const cardsService: ServiceSchema = {
         const parts: Buffer[] = [];
         for await (const part of stream) parts.push(Buffer.isBuffer(part) ? part : Buffer.from(part));
         const pdf = Buffer.concat(parts);
-        // Shown once: the PINs are erased only now that the sheet exists.
-        const done = await db()
-          .update(cardBatches)
-          .set({ pinsEnc: null, printedAt: new Date() })
-          .where(and(eq(cardBatches.id, b.id), sql`${cardBatches.pinsEnc} is not null`))
-          .returning({ id: cardBatches.id });
-        if (done.length === 0) throw fail('cardSheetPrinted');
-        ctx.meta.$responseHeaders = { 'Content-Disposition': `attachment; filename="cards-batch-${b.id}.pdf"` };
+        // Shown once: the PINs of these cards are erased only now that their sheet exists.
+        await markPrinted(b.id, range);
+        const name = range.from === 1 && range.to === b.count ? `${b.id}` : `${b.id}-${range.from}-${range.to}`;
+        ctx.meta.$responseHeaders = { 'Content-Disposition': `attachment; filename="cards-batch-${name}.pdf"` };
         return chunkedStream(pdf);
       },
     },
@@ -475,6 +528,7 @@ export const cardsService: ServiceSchema = {
           pin: ctx.params.pin,
           address: ctx.meta.ip ?? null,
           managerId: auth.managerId,
+          auth,
         });
         return { data: redeemedView(r, await renewAfter(ctx, r, ctx.params.id, auth.managerId)) };
       },
@@ -555,25 +609,36 @@ export const cardsService: ServiceSchema = {
         const { subscriber_id: subscriberId, address } = ctx.params;
         if (subscriberId === undefined && address === undefined)
           throw fail('invalidRequest', 'give subscriber_id or address');
+        let liftedReseller: number | null = null;
         if (subscriberId !== undefined) {
           const [row] = await db()
             .select({ id: subscribers.id, resellerId: subscribers.resellerId })
             .from(subscribers)
             .where(eq(subscribers.id, subscriberId));
-          await recordInScope(db(), auth, 'write', row, 'subscriberNotFound');
+          liftedReseller = (await recordInScope(db(), auth, 'write', row, 'subscriberNotFound')).resellerId;
         } else if ((await scopeFor(db(), auth, 'write')).kind !== 'all') throw fail('notAuthorized');
-        const cleared = await db()
-          .update(cardRedeemAttempts)
-          .set({ clearedAt: new Date() })
-          .where(
-            and(
-              eq(cardRedeemAttempts.ok, false),
-              sql`${cardRedeemAttempts.clearedAt} is null`,
-              subscriberId !== undefined ? eq(cardRedeemAttempts.subscriberId, subscriberId) : sql`true`,
-              address !== undefined ? eq(cardRedeemAttempts.address, address) : sql`true`,
-            ),
-          )
-          .returning({ id: cardRedeemAttempts.id });
+        const cleared = await db().transaction(async (tx) => {
+          const rows = await tx
+            .update(cardRedeemAttempts)
+            .set({ clearedAt: new Date() })
+            .where(
+              and(
+                eq(cardRedeemAttempts.ok, false),
+                sql`${cardRedeemAttempts.clearedAt} is null`,
+                subscriberId !== undefined ? eq(cardRedeemAttempts.subscriberId, subscriberId) : sql`true`,
+                address !== undefined ? eq(cardRedeemAttempts.address, address) : sql`true`,
+              ),
+            )
+            .returning({ id: cardRedeemAttempts.id });
+          await recordAudit(tx, auth, {
+            action: 'card.lockout_lift',
+            entity: subscriberId !== undefined ? 'subscriber' : 'card_lockout',
+            entityId: subscriberId ?? null,
+            resellerId: liftedReseller,
+            details: { address: address ?? null, cleared: rows.length },
+          });
+          return rows;
+        });
         return { data: { cleared: cleared.length } };
       },
     },

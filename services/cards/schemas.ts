@@ -45,5 +45,8 @@ export const pdfQuery = object({
   paper: { type: 'string', enum: PAPER_NAMES },
   per_page: { type: 'integer', minimum: 1, maximum: 40 },
   language: { type: 'string', pattern: '^[a-z]{2}$' },
+  /** Card numbers (the serial's last group): the sheet holds cards from..to of the batch. */
+  from: { type: 'integer', minimum: 1, maximum: MAX_BATCH },
+  to: { type: 'integer', minimum: 1, maximum: MAX_BATCH },
 });
 export type PdfQuery = Infer<typeof pdfQuery>;

@@ -1,7 +1,8 @@
 /** API views of batches and cards: money as decimals of the batch's currency, dates as ISO strings. */
 import { fromMinor } from '../../shared/money';
 import { isoTimestamp } from '../../shared/http/schemas';
-import type { BatchRow } from './batches';
+import { serialOf, type BatchRow } from './batches';
+import { unprintedRanges } from './ranges';
 
 export function batchView(b: BatchRow, counts?: Record<string, number>) {
   return {
@@ -17,6 +18,14 @@ export function batchView(b: BatchRow, counts?: Record<string, number>) {
     status: b.status,
     charge_mode: b.chargeMode,
     printed_at: isoTimestamp(b.printedAt),
+    printed: b.printedRanges.map((r) => ({
+      from: r.from,
+      to: r.to,
+      first_serial: serialOf(b.prefix, b.id, r.from),
+      last_serial: serialOf(b.prefix, b.id, r.to),
+      printed_at: r.at,
+    })),
+    unprinted: unprintedRanges(b.count, b.printedRanges),
     created_by: b.createdBy,
     created_at: isoTimestamp(b.createdAt),
     ...(counts

@@ -2,9 +2,11 @@
  * Issue 27, printable card sheets through the real renderer (Chromium): pdftotext finds every serial
  * and PIN of the batch, the page count follows per_page, the QR code leads to the portal's redeem
  * form, Arabic is laid out right-to-left, and the PINs are shown once (a second print is 409, and the
- * stored ciphertext is gone).
+ * stored ciphertext is gone). A batch prints in parts (from..to): each part holds exactly its cards,
+ * erases exactly their PINs, prints once, and a failed render erases nothing.
  */
 import { eq } from 'drizzle-orm';
+import { decrypt } from '../../shared/auth/secrets';
 import { cardBatches } from '../../shared/db/schema';
 import { adminToken, client, startTestApp, type TestApp } from '../helpers/app';
 import { decodeQr, fetchPdf, pdfInfo, pdfText } from './documents-fixtures';
@@ -59,7 +61,7 @@ describe('card sheets', () => {
     const again = await api.get(`/api/cards/batches/${b.id}/pdf`, { token: admin });
     expect([again.status, again.body.message]).toEqual([
       409,
-      'the PINs were shown once already: the sheet was printed',
+      'the PINs were shown once already: cards 1-23 were printed',
     ]);
   });
 
@@ -91,5 +93,102 @@ describe('card sheets', () => {
     expect(r2.body.message).toContain('per_page');
     const [row] = await t.db.select().from(cardBatches).where(eq(cardBatches.id, b.id));
     expect(row.pinsEnc).not.toBeNull();
+  });
+
+  it('a batch prints in parts: part 2 then part 1, exactly their cards, each once; the detail lists them', async () => {
+    const b = await mkBatch({ count: 30, value: 3, prefix: 'PART' });
+    const serialsIn = (text: string) => b.cards.filter((c) => text.includes(c.serial)).map((c) => c.serial);
+    const storedPins = async () => {
+      const [row] = await t.db.select().from(cardBatches).where(eq(cardBatches.id, b.id));
+      return row.pinsEnc === null ? null : (JSON.parse(decrypt(row.pinsEnc)) as string[]);
+    };
+
+    const part2 = await fetchPdf(`${t.baseUrl}/api/cards/batches/${b.id}/pdf?per_page=10&from=11&to=20`, admin);
+    expect(part2.status).toBe(200);
+    expect(part2.headers.get('content-disposition')).toContain(`cards-batch-${b.id}-11-20.pdf`);
+    const text2 = (await pdfText(part2.body)).replace(/\s+/g, ' ');
+    expect(serialsIn(text2)).toEqual(b.cards.slice(10, 20).map((c) => c.serial));
+    for (const c of b.cards.slice(10, 20)) expect(text2.replace(/ /g, '')).toContain(c.pin);
+    expect((await pdfInfo(part2.body)).pages).toBe(1);
+    let pins = await storedPins();
+    expect(pins!.slice(10, 20)).toEqual(Array(10).fill(''));
+    expect(pins!.filter(Boolean)).toEqual([...b.cards.slice(0, 10), ...b.cards.slice(20)].map((c) => c.pin));
+
+    const part1 = await fetchPdf(`${t.baseUrl}/api/cards/batches/${b.id}/pdf?per_page=5&from=1&to=10`, admin);
+    expect(part1.status).toBe(200);
+    expect(serialsIn((await pdfText(part1.body)).replace(/\s+/g, ' '))).toEqual(
+      b.cards.slice(0, 10).map((c) => c.serial),
+    );
+    expect((await pdfInfo(part1.body)).pages).toBe(2);
+
+    const again = await api.get(`/api/cards/batches/${b.id}/pdf?from=11&to=20`, { token: admin });
+    expect([again.status, again.body.message]).toEqual([
+      409,
+      'the PINs were shown once already: cards 11-20 were printed',
+    ]);
+    const overlap = await api.get(`/api/cards/batches/${b.id}/pdf?from=5&to=25`, { token: admin });
+    expect([overlap.status, overlap.body.message]).toEqual([
+      409,
+      'the PINs were shown once already: cards 1-10, 11-20 were printed',
+    ]);
+    const beyond = await api.get(`/api/cards/batches/${b.id}/pdf?from=21&to=31`, { token: admin });
+    expect([beyond.status, beyond.body.message]).toEqual([400, "to must be at most 30 (the batch's last card)"]);
+    const reversed = await api.get(`/api/cards/batches/${b.id}/pdf?from=25&to=21`, { token: admin });
+    expect([reversed.status, reversed.body.message]).toEqual([400, 'from must not be greater than to']);
+    const zero = await api.get(`/api/cards/batches/${b.id}/pdf?from=0&to=5`, { token: admin });
+    expect(zero.status).toBe(400);
+    expect(zero.body.message).toContain('from');
+
+    const detail = await api.get(`/api/cards/batches/${b.id}`, { token: admin });
+    expect(
+      detail.body.data.printed.map((r: Record<string, unknown>) => [r.from, r.to, r.first_serial, r.last_serial]),
+    ).toEqual([
+      [1, 10, `PART-${b.id}-000001`, `PART-${b.id}-000010`],
+      [11, 20, `PART-${b.id}-000011`, `PART-${b.id}-000020`],
+    ]);
+    expect(detail.body.data.unprinted).toEqual([{ from: 21, to: 30 }]);
+    expect(detail.body.data.printed_at).toBeNull();
+    pins = await storedPins();
+    expect(pins!.filter(Boolean)).toEqual(b.cards.slice(20).map((c) => c.pin));
+
+    const rest = await fetchPdf(`${t.baseUrl}/api/cards/batches/${b.id}/pdf?from=21`, admin);
+    expect(rest.status).toBe(200);
+    expect(serialsIn((await pdfText(rest.body)).replace(/\s+/g, ' '))).toEqual(b.cards.slice(20).map((c) => c.serial));
+    expect(await storedPins()).toBeNull();
+    const done = await api.get(`/api/cards/batches/${b.id}`, { token: admin });
+    expect(done.body.data.unprinted).toEqual([]);
+    expect(done.body.data.printed_at).not.toBeNull();
+  });
+
+  it('a batch larger than one sheet is 400 without a range, and prints by parts', async () => {
+    const b = await mkBatch({ count: 1001, value: 1 });
+    const whole = await api.get(`/api/cards/batches/${b.id}/pdf`, { token: admin });
+    expect([whole.status, whole.body.message]).toEqual([
+      400,
+      'a sheet holds at most 1000 cards (1000 cards, 100 pages at per_page 10); cards 1-1001 are 1001: ' +
+        'print them in parts with from and to, e.g. from=1&to=1000',
+    ]);
+    const small = await api.get(`/api/cards/batches/${b.id}/pdf?per_page=1&from=1&to=101`, { token: admin });
+    expect(small.status).toBe(400);
+    expect(small.body.message).toContain('at most 100 cards');
+    const last = await fetchPdf(`${t.baseUrl}/api/cards/batches/${b.id}/pdf?per_page=40&from=1001`, admin);
+    expect(last.status).toBe(200);
+    expect(await pdfText(last.body)).toContain(b.cards[1000].serial);
+    const [row] = await t.db.select().from(cardBatches).where(eq(cardBatches.id, b.id));
+    expect(row.printedRanges.map((r) => [r.from, r.to])).toEqual([[1001, 1001]]);
+  });
+
+  // Last: it takes the renderer away.
+  it('a failed render erases nothing', async () => {
+    const b = await mkBatch({ count: 3, value: 1 });
+    const renderer = t.app.broker.getLocalService('pdf-renderer');
+    await t.app.broker.destroyService(renderer);
+    const failed = await api.get(`/api/cards/batches/${b.id}/pdf?from=1&to=2`, { token: admin });
+    expect(failed.status).toBeGreaterThanOrEqual(500);
+    const [row] = await t.db.select().from(cardBatches).where(eq(cardBatches.id, b.id));
+    expect(row.printedRanges).toEqual([]);
+    expect(JSON.parse(decrypt(row.pinsEnc!))).toEqual(b.cards.map((c) => c.pin));
+    const detail = await api.get(`/api/cards/batches/${b.id}`, { token: admin });
+    expect(detail.body.data.unprinted).toEqual([{ from: 1, to: 3 }]);
   });
 });
