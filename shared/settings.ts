@@ -136,6 +136,12 @@ export const SETTING_DEFS = {
     default: 0,
     description: 'Compare each access server with API credentials against accounting every N minutes (0 = never)',
   },
+  accounting_retention_months: {
+    schema: { type: 'integer', minimum: 0, maximum: 1200 },
+    default: 13,
+    description:
+      'Closed accounting sessions (radacct) that ended before the first day of the month this many months back are deleted (0 = keep for ever)',
+  },
   blocked_access: {
     schema: { type: 'string', enum: [...BLOCKED_ACCESS_MODES] },
     default: 'reject' as BlockedAccessMode,
@@ -167,6 +173,12 @@ export const SETTING_DEFS = {
     default: 'creation',
     description:
       "When a reseller's card batch is charged to its balance: all at creation, or each card as it is redeemed",
+  },
+  require_two_factor: {
+    schema: { type: 'boolean' },
+    default: false,
+    description:
+      'Every manager signs in with a TOTP code; one without two-factor sign-in gets a token that can only set it up (docs/two-factor.md)',
   },
   payment_provider: {
     schema: { type: 'string', enum: ['none', 'stripe'] },

@@ -12,6 +12,7 @@ import { fail } from '../../../shared/failures';
 import { resetCountersBefore } from './counters';
 import { evaluatePending } from './fup-engine';
 import { usageOptionsFromEnv, type UsageOptions } from './options';
+import { purgeAccountingHistory } from './retention';
 
 export interface UsageRunResult {
   today: string;
@@ -20,6 +21,8 @@ export interface UsageRunResult {
   changed: number;
   /** Open sessions closed as Stale-Session (no update for 2 x accounting_interim_minutes + 1). */
   stale_closed: number;
+  /** Closed sessions older than accounting_retention_months deleted by this run (bounded per run). */
+  history_deleted: number;
 }
 
 const isIsoDate = (v: string) => /^\d{4}-\d{2}-\d{2}$/.test(v) && !Number.isNaN(Date.parse(`${v}T00:00:00Z`));
@@ -31,7 +34,9 @@ export async function runUsage(today?: string): Promise<UsageRunResult> {
   // Ghost sessions: closing them moves is_online (radacct trigger), and is cheap: an indexed probe of
   // the open sessions. Here rather than in a timer of its own: the same cadence, one run at a time.
   const stale = await closeStaleSessions(db());
-  return { ...boundary, evaluated, changed, stale_closed: stale.length };
+  // Last: a backlog of history (the first run after the setting was lowered) delays nothing above.
+  const history = await purgeAccountingHistory(db(), boundary.today);
+  return { ...boundary, evaluated, changed, stale_closed: stale.length, history_deleted: history.deleted };
 }
 
 /** Options default to the environment as it is when the service starts. */
