@@ -798,13 +798,14 @@ export const radacct = pgTable(
     index('radacct_open_framedip_idx')
       .on(t.framedipaddress)
       .where(sql`${t.acctstoptime} is null`),
-    // Open sessions by NAS (Accounting-On/Off's bulk close, reconciliation with the router) and by the
-    // last word heard of them (the stale-session sweep): both stay the size of the online set.
+    // Open sessions by NAS (Accounting-On/Off's bulk close, reconciliation with the router) and in
+    // radacctid order (the stale-session sweep walks them all): both stay the size of the online set.
+    // Nothing here indexes acctupdatetime or the octets, so an Interim-Update can be a HOT update.
     index('radacct_open_nas_idx')
       .on(t.nasipaddress)
       .where(sql`${t.acctstoptime} is null`),
-    index('radacct_open_heard_idx')
-      .on(sql`coalesce(${t.acctupdatetime}, ${t.acctstarttime})`)
+    index('radacct_open_id_idx')
+      .on(t.radacctid)
       .where(sql`${t.acctstoptime} is null`),
     index('radacct_username_start_idx').on(t.username, t.acctstarttime),
     index('radacct_start_idx').on(t.acctstarttime),
