@@ -6,7 +6,7 @@
 import type { ServiceSchema } from 'moleculer';
 import { apiKeysService } from '../services/api-keys/api-keys.service';
 import { auditService } from '../services/audit/audit.service';
-import { authService } from '../services/auth/auth.service';
+import { authSchemas } from '../services/auth';
 import { billingSchemas } from '../services/billing';
 import { cardsSchemas } from '../services/cards';
 import { paymentsSchemas } from '../services/payments';
@@ -27,7 +27,7 @@ export const UNITS: Record<string, () => ServiceSchema[]> = {
   // Subscribers and the reference data they stand on: identity, resellers, plans, settings.
   subscribers: () => [
     ...subscribersSchemas,
-    authService,
+    ...authSchemas,
     managersService,
     apiKeysService,
     auditService,

@@ -116,6 +116,7 @@ export const FAILURES = {
   notAuthorized: { status: 403, message: 'not authorized' },
   apiKeyAddress: { status: 403, message: 'this api key is not allowed from this address' },
   keyCannotManageKeys: { status: 403, message: 'an api key cannot manage api keys' },
+  keyCannotChangeTwoFactor: { status: 403, message: 'an api key cannot change two-factor sign-in' },
   outOfScope: { status: 403, message: 'out of scope' },
   permissionRequired: { status: 403, message: (permission: string) => `permission ${permission} required` },
   roleRequired: { status: 403, message: (roles: string) => `requires role ${roles}` },
@@ -202,6 +203,21 @@ export const FAILURES = {
   nothingToPay: { status: 409, message: 'nothing to pay' },
   unknownPaymentProvider: { status: 404, message: 'unknown payment provider' },
   webhookSignatureInvalid: { status: 400, message: 'webhook signature missing or invalid' },
+
+  // Two-factor sign-in (docs/two-factor.md).
+  twoFactorChallengeInvalid: { status: 401, message: 'two-factor challenge expired or invalid; sign in again' },
+  /** The second step of a sign-in (401, like a wrong password). */
+  twoFactorCodeRejected: { status: 401, message: 'invalid two-factor code' },
+  /** A code given to enrol, disable or renew recovery codes: the caller stays signed in. */
+  twoFactorCodeWrong: { status: 400, message: 'code is not a valid two-factor code' },
+  twoFactorCodeRequired: { status: 400, message: 'code is required to change your own two-factor sign-in' },
+  twoFactorEnrolmentRequired: {
+    status: 403,
+    message: 'two-factor sign-in must be set up first (POST /api/auth/two-factor/enrol)',
+  },
+  twoFactorAlreadyEnabled: { status: 409, message: 'two-factor sign-in is already enabled; disable it first' },
+  twoFactorNotStarted: { status: 409, message: 'no two-factor enrolment in progress; start one first' },
+  twoFactorNotEnabled: { status: 409, message: 'two-factor sign-in is not enabled' },
 
   // 5xx: something the caller cannot fix is not working.
   internal: { status: 500, message: 'internal server error' },

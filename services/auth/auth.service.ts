@@ -1,16 +1,16 @@
 import { eq } from 'drizzle-orm';
 import type { ServiceSchema } from 'moleculer';
 import { verifyPassword } from '../../shared/auth/passwords';
-import { signToken } from '../../shared/auth/jwt';
-import type { Role } from '../../shared/auth/claims';
-import { config } from '../../shared/config';
 import { db } from '../../shared/db/client';
-import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { auditLog, managers, tokenBlacklist } from '../../shared/db/schema';
 import { FAILURES, fail } from '../../shared/failures';
 import { authOf, type Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
 import { emptyBody, object, type Infer } from '../../shared/http/schemas';
+import { loadSettings } from '../../shared/settings';
+import { signChallenge, verifyChallenge } from './challenge';
+import { acceptCode, issueToken } from './second-factor';
+import { clearUsername, countFailure, refuseWhileLocked } from './sign-in-limits';
 
 const loginBody = object(
   {
@@ -20,36 +20,15 @@ const loginBody = object(
   ['username', 'password'],
 );
 
-/**
- * Failed sign-ins per username and per client address (docs/security.md): past the limit within
- * the window, 429 with Retry-After until the window ends. Kept in each auth process's memory.
- */
-let limiters: { username: RateLimiterMemory; address: RateLimiterMemory } | undefined;
-function limits() {
-  const cfg = config();
-  limiters ??= {
-    username: new RateLimiterMemory({ points: cfg.loginFailuresPerUsername, duration: cfg.loginLockSeconds }),
-    address: new RateLimiterMemory({ points: cfg.loginFailuresPerAddress, duration: cfg.loginLockSeconds }),
-  };
-  return limiters;
-}
+const verifyBody = object(
+  {
+    challenge: { type: 'string', minLength: 1, maxLength: 2000 },
+    code: { type: 'string', minLength: 1, maxLength: 64 },
+  },
+  ['challenge', 'code'],
+);
 
-async function refuseWhileLocked(ctx: Ctx<unknown>, username: string, ip: string): Promise<void> {
-  const l = limits();
-  const [byName, byAddress] = await Promise.all([l.username.get(username), l.address.get(ip)]);
-  const locked = [
-    [byName, l.username.points],
-    [byAddress, l.address.points],
-  ] as const;
-  const waitMs = Math.max(
-    0,
-    ...locked.filter(([r, max]) => r && r.consumedPoints >= max).map(([r]) => r!.msBeforeNext),
-  );
-  if (waitMs > 0) {
-    ctx.meta.$responseHeaders = { 'Retry-After': String(Math.max(1, Math.ceil(waitMs / 1000))) };
-    throw fail('loginLocked');
-  }
-}
+const locked = `${FAILURES.loginLocked.message} (per username and per address; Retry-After)`;
 
 export const authService: ServiceSchema = {
   name: 'auth',
@@ -59,13 +38,11 @@ export const authService: ServiceSchema = {
       http: {
         auth: 'public',
         access: 'none',
-        summary: 'Exchange manager credentials for a JWT',
+        summary:
+          'Exchange manager credentials for a JWT; a manager with two-factor sign-in gets a challenge for POST /api/auth/login/verify instead',
         tag: 'auth',
         body: loginBody,
-        errors: {
-          401: 'Wrong username or password',
-          429: `${FAILURES.loginLocked.message} (per username and per address; Retry-After)`,
-        },
+        errors: { 401: 'Wrong username or password', 429: locked },
       },
       async handler(ctx: Ctx<Infer<typeof loginBody>>): Promise<ActionResult> {
         const ip = ctx.meta.ip ?? 'unknown';
@@ -75,34 +52,71 @@ export const authService: ServiceSchema = {
         const ok = await verifyPassword(ctx.params.password, manager?.passwordHash);
         if (!manager || !ok) {
           // Counted and audited alike whether the username exists or not: the answer tells nothing.
-          await Promise.all([limits().username.penalty(username), limits().address.penalty(ip)]);
-          await db()
-            .insert(auditLog)
-            .values({
-              actorType: 'anonymous',
-              ip,
-              action: 'auth.login_failed',
-              entity: 'manager',
-              entityId: manager?.id ?? null,
-              details: { username: ctx.params.username },
-            });
+          await countFailure(ctx, {
+            action: 'auth.login_failed',
+            username: ctx.params.username,
+            managerId: manager?.id ?? null,
+          });
           throw fail('badCredentials');
         }
-        await limits().username.delete(username);
+        const twoFactor = manager.totpEnabledAt !== null;
+        // With two-factor sign-in the count is cleared only by the second step: a known password
+        // must not buy a fresh allowance of code guesses.
+        if (!twoFactor) await clearUsername(username);
         if (!manager.active) throw fail('managerDisabled');
-        const cfg = config();
-        const { token, expiresAt } = signToken(
-          {
+        if (twoFactor) {
+          const { challenge, expiresAt } = signChallenge(manager.id, manager.tokenVersion);
+          return { data: { two_factor_required: true, challenge, expires_at: expiresAt.toISOString() } };
+        }
+        const { require_two_factor: required } = await loadSettings(db(), ['require_two_factor']);
+        if (!required) return { data: issueToken(manager, ['pwd']) };
+        return { data: { ...issueToken(manager, ['pwd'], true), two_factor_setup_required: true } };
+      },
+    },
+    verify: {
+      rest: 'POST /api/auth/login/verify',
+      http: {
+        auth: 'public',
+        access: 'none',
+        summary:
+          "The second step of a two-factor sign-in: the login's challenge and a TOTP code (6 digits) or an unused recovery code, for a JWT with amr [pwd, otp]",
+        tag: 'auth',
+        body: verifyBody,
+        errors: {
+          401: `${FAILURES.twoFactorCodeRejected.message}; ${FAILURES.twoFactorChallengeInvalid.message}`,
+          429: locked,
+        },
+      },
+      async handler(ctx: Ctx<Infer<typeof verifyBody>>): Promise<ActionResult> {
+        const ip = ctx.meta.ip ?? 'unknown';
+        const claim = verifyChallenge(ctx.params.challenge);
+        const [manager] = claim ? await db().select().from(managers).where(eq(managers.id, claim.managerId)) : [];
+        if (!claim || !manager || manager.tokenVersion !== claim.tokenVersion || manager.totpEnabledAt === null)
+          throw fail('twoFactorChallengeInvalid');
+        await refuseWhileLocked(ctx, manager.username.toLowerCase(), ip);
+        const method = await acceptCode(manager, ctx.params.code);
+        if (!method) {
+          await countFailure(ctx, {
+            action: 'auth.two_factor_failed',
+            username: manager.username,
             managerId: manager.id,
-            role: manager.role as Role,
+          });
+          throw fail('twoFactorCodeRejected');
+        }
+        await clearUsername(manager.username);
+        if (!manager.active) throw fail('managerDisabled');
+        if (method === 'recovery')
+          await db().insert(auditLog).values({
+            actorType: 'manager',
+            managerId: manager.id,
+            ip,
+            action: 'auth.recovery_code_used',
+            entity: 'manager',
+            entityId: manager.id,
             resellerId: manager.resellerId,
-            permissions: manager.permissions,
-            tokenVersion: manager.tokenVersion,
-          },
-          cfg.jwtSecret,
-          cfg.jwtTtlSeconds,
-        );
-        return { data: { token, expires_at: expiresAt.toISOString() } };
+            details: {},
+          });
+        return { data: issueToken(manager, ['pwd', 'otp']) };
       },
     },
     logout: {
@@ -113,6 +127,7 @@ export const authService: ServiceSchema = {
         summary: 'Revoke the calling token (its jti is blacklisted)',
         tag: 'auth',
         body: emptyBody,
+        enrolment: true,
       },
       async handler(ctx: Ctx): Promise<ActionResult> {
         const auth = authOf(ctx);

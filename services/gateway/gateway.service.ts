@@ -273,6 +273,8 @@ export function createGatewayService(): ServiceSchema {
           permissions: manager.permissions,
           jti: token.jti,
           exp: token.exp,
+          ...(token.amr ? { amr: token.amr } : {}),
+          ...(token.enrolOnly ? { enrolOnly: true } : {}),
         };
       },
 
@@ -292,6 +294,8 @@ export function createGatewayService(): ServiceSchema {
           if (limit !== 'none') await this.consumeRateLimit(limit, ip, res);
           if (def.action === 'gateway.metrics') requireMetricsToken(req, cfg.metricsToken);
           const verified = def.auth === 'jwt' ? await this.authenticate(req, ip, res) : undefined;
+          // require_two_factor: a manager without it got a token that can only set it up (docs/two-factor.md).
+          if (verified?.enrolOnly && !def.enrolment) throw fail('twoFactorEnrolmentRequired');
           const auth = verified && { ...verified, ip };
           const valid = validate({
             params: { ...input.params },

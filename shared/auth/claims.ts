@@ -13,4 +13,8 @@ export interface Auth {
   keyId?: number;
   /** The client address the gateway saw (audit trail). */
   ip?: string;
+  /** How the token's sign-in was proved (`pwd`, `otp`: docs/two-factor.md); absent for API keys and older tokens. */
+  amr?: string[];
+  /** A token that may only set up two-factor sign-in (setting require_two_factor): other routes answer 403. */
+  enrolOnly?: boolean;
 }

@@ -14,6 +14,10 @@ export interface TokenSubject {
   resellerId: number | null;
   permissions: string[];
   tokenVersion?: number;
+  /** How the sign-in was proved (RFC 8176 names): `['pwd']`, or `['pwd', 'otp']` after a second step. */
+  amr?: string[];
+  /** Issued to set up two-factor sign-in only (docs/two-factor.md). */
+  enrolOnly?: boolean;
 }
 
 /** A verified token: the claims of Auth, plus the token version it was issued under. */
@@ -36,6 +40,8 @@ export function signToken(
     exp,
   };
   if (subject.resellerId !== null) claims.reseller_id = subject.resellerId;
+  if (subject.amr) claims.amr = subject.amr;
+  if (subject.enrolOnly) claims.enrol_only = true;
   return { token: jwt.sign(claims, secret, { algorithm: 'HS256' }), expiresAt: new Date(exp * 1000) };
 }
 
@@ -52,7 +58,17 @@ function secretKey(secret: string): crypto.KeyObject {
 export function verifyToken(token: string, secret: string): VerifiedToken {
   const payload = jwt.verify(token, secretKey(secret), { algorithms: ['HS256'] });
   if (typeof payload !== 'object' || payload === null) throw new Error('malformed token');
-  const { sub, role, reseller_id: resellerId, permissions, jti, exp, tv } = payload as Record<string, unknown>;
+  const {
+    sub,
+    role,
+    reseller_id: resellerId,
+    permissions,
+    jti,
+    exp,
+    tv,
+    amr,
+    enrol_only: enrolOnly,
+  } = payload as Record<string, unknown>;
   const managerId = Number(sub);
   if (!Number.isInteger(managerId) || managerId <= 0) throw new Error('bad sub claim');
   if (typeof role !== 'string' || !(ROLES as readonly string[]).includes(role)) throw new Error('bad role claim');
@@ -64,6 +80,9 @@ export function verifyToken(token: string, secret: string): VerifiedToken {
   if (typeof jti !== 'string' || !jti) throw new Error('bad jti claim');
   if (typeof exp !== 'number') throw new Error('token without exp');
   if (tv !== undefined && !Number.isInteger(tv)) throw new Error('bad tv claim');
+  if (amr !== undefined && !(Array.isArray(amr) && amr.every((m) => typeof m === 'string')))
+    throw new Error('bad amr claim');
+  if (enrolOnly !== undefined && enrolOnly !== true) throw new Error('bad enrol_only claim');
   return {
     managerId,
     role: role as Role,
@@ -72,6 +91,8 @@ export function verifyToken(token: string, secret: string): VerifiedToken {
     jti,
     exp,
     tokenVersion: (tv as number | undefined) ?? 0,
+    ...(amr ? { amr: amr as string[] } : {}),
+    ...(enrolOnly ? { enrolOnly: true } : {}),
   };
 }
 

@@ -54,6 +54,11 @@ export interface HttpRoute {
    * (`ctx.meta.headers`), unvalidated: a webhook's signature covers the exact bytes (docs/payments.md).
    */
   rawBody?: boolean;
+  /**
+   * Open to a token that may only set up two-factor sign-in (setting require_two_factor,
+   * docs/two-factor.md); every other route refuses such a token with 403.
+   */
+  enrolment?: boolean;
   /** Drop body fields the schema does not name instead of refusing them (the spec's PUT /api/subscribers/:id). */
   dropUnknown?: boolean;
 }
