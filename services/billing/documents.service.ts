@@ -9,6 +9,8 @@ import type { Readable } from 'node:stream';
 import { eq } from 'drizzle-orm';
 import type { Service, ServiceSchema } from 'moleculer';
 import { todayUtc, type InvoiceRow } from '../../shared/billing';
+import { recordAudit } from '../../shared/audit';
+import type { Auth } from '../../shared/auth/claims';
 import { recordInScope, requireAdminOrReseller } from '../../shared/auth/policy';
 import { db, pgPool, type DbOrTx } from '../../shared/db/client';
 import { invoices } from '../../shared/db/schema';
@@ -151,8 +153,24 @@ function receiptCsp(html: string | null): string {
 /** The shared PDF store (PDF_CACHE_MAX_MB; 0 = off), made when the service starts. */
 let pdfStore: PdfStore | undefined;
 
-async function deliver(ctx: Ctx<unknown>, pdf: Readable, request: DeliveryRequest): Promise<ActionResult> {
+/**
+ * Sends through the notifier, then appends the audit row: the message row is the notifier's (its
+ * own unit and transaction), so the row follows a send that happened rather than sharing its commit.
+ */
+async function deliver(
+  ctx: Ctx<unknown>,
+  pdf: Readable,
+  request: DeliveryRequest,
+  audit: { auth: Auth; action: string; resellerId: number },
+): Promise<ActionResult> {
   const data = await ctx.call<Record<string, unknown>, Readable>('notifier.send', pdf, { meta: { delivery: request } });
+  await recordAudit(db(), audit.auth, {
+    action: audit.action,
+    entity: 'invoice',
+    entityId: request.invoiceId,
+    resellerId: audit.resellerId,
+    details: { phone: request.phone, invoice_ids: request.invoiceIds, delivery_id: data.delivery_id ?? null },
+  });
   return { data };
 }
 
@@ -284,10 +302,20 @@ export const documentsService: ServiceSchema = {
           'invoiceNotFound',
         );
         const link = newPublicLink(invoice.id);
-        await db()
-          .update(invoices)
-          .set({ ...link, updatedAt: new Date() })
-          .where(eq(invoices.id, invoice.id));
+        await db().transaction(async (tx) => {
+          await tx
+            .update(invoices)
+            .set({ ...link, updatedAt: new Date() })
+            .where(eq(invoices.id, invoice.id));
+          // The token is a secret: the row says only that the link changed.
+          await recordAudit(tx, ctx.meta.auth, {
+            action: 'invoice.public_token',
+            entity: 'invoice',
+            entityId: invoice.id,
+            resellerId: invoice.resellerId,
+            details: { public_token: 'changed' },
+          });
+        });
         return { data: { id: invoice.id, public_url: publicUrl(invoice.id, link.publicTokenNonce) } };
       },
     },
@@ -315,16 +343,22 @@ export const documentsService: ServiceSchema = {
           paper,
           pdfName(invoice.invoiceNumber),
         );
-        return deliver(ctx, pdf, {
-          invoiceId: invoice.id,
-          invoiceIds: [invoice.id],
-          subscriberId: invoice.subscriberId,
-          phone,
-          caption:
-            ctx.params.caption ?? `${s.operator_name}: ${t.invoice} ${invoice.invoiceNumber}, ${t.balance} ${balance}`,
-          filename: pdfName(invoice.invoiceNumber),
-          createdBy: auth.managerId,
-        });
+        return deliver(
+          ctx,
+          pdf,
+          {
+            invoiceId: invoice.id,
+            invoiceIds: [invoice.id],
+            subscriberId: invoice.subscriberId,
+            phone,
+            caption:
+              ctx.params.caption ??
+              `${s.operator_name}: ${t.invoice} ${invoice.invoiceNumber}, ${t.balance} ${balance}`,
+            filename: pdfName(invoice.invoiceNumber),
+            createdBy: auth.managerId,
+          },
+          { auth, action: 'invoice.send_chat', resellerId: invoice.resellerId },
+        );
       },
     },
 
@@ -350,15 +384,21 @@ export const documentsService: ServiceSchema = {
         const filename = pdfName(`statement-${sub?.username ?? invoice.subscriberId}`);
         const pdf = await renderPdf(ctx, renderInvoiceHtml(model), paper, filename);
         const balance = `${formatMinor(model.balanceMinor, model.currency)} ${model.currency}`;
-        return deliver(ctx, pdf, {
-          invoiceId: invoice.id,
-          invoiceIds: docs.map((d) => d.invoice.id),
-          subscriberId: invoice.subscriberId,
-          phone,
-          caption: ctx.params.caption ?? `${s.operator_name}: ${t.statement} (${docs.length}), ${t.balance} ${balance}`,
-          filename,
-          createdBy: auth.managerId,
-        });
+        return deliver(
+          ctx,
+          pdf,
+          {
+            invoiceId: invoice.id,
+            invoiceIds: docs.map((d) => d.invoice.id),
+            subscriberId: invoice.subscriberId,
+            phone,
+            caption:
+              ctx.params.caption ?? `${s.operator_name}: ${t.statement} (${docs.length}), ${t.balance} ${balance}`,
+            filename,
+            createdBy: auth.managerId,
+          },
+          { auth, action: 'invoice.send_combined', resellerId: invoice.resellerId },
+        );
       },
     },
   },

@@ -4,6 +4,8 @@
  * subscribers unit uses too; reads are prepared statements in queries.ts.
  */
 import type { Service, ServiceSchema, ServiceSettingSchema } from 'moleculer';
+import { eq } from 'drizzle-orm';
+import { changedFields, recordAudit } from '../../shared/audit';
 import {
   recordInScope,
   requireAdmin,
@@ -20,6 +22,7 @@ import {
   updatePendingInvoice,
 } from '../../shared/billing';
 import { db } from '../../shared/db/client';
+import { invoices } from '../../shared/db/schema';
 import { FAILURES, fail, failure } from '../../shared/failures';
 import { authOf, pageOf, type Ctx } from '../../shared/http/context';
 import { rawJsonEnvelope, type ActionResult } from '../../shared/http/route';
@@ -181,6 +184,13 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
             currency,
             createdBy: auth.managerId,
           });
+          await recordAudit(tx, auth, {
+            action: 'invoice.create',
+            entity: 'invoice',
+            entityId: invoice.id,
+            resellerId: invoice.resellerId,
+            details: changedFields(null, invoice),
+          });
           return rawJsonEnvelope(await writtenInvoiceJson(tx, invoice.id));
         });
       },
@@ -203,7 +213,20 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         const head = await recordInScope(db(), auth, 'write', await invoiceHead(p.id), 'invoiceNotFound');
         const items = p.items ? itemsInMinor(p.items, head.currency) : undefined;
         const json = await db().transaction(async (tx) => {
-          await updatePendingInvoice(tx, p.id, { items, taxRate: p.tax_rate, dueDate: p.due_date, notes: p.notes });
+          const [before] = await tx.select().from(invoices).where(eq(invoices.id, p.id)).for('update');
+          const { invoice } = await updatePendingInvoice(tx, p.id, {
+            items,
+            taxRate: p.tax_rate,
+            dueDate: p.due_date,
+            notes: p.notes,
+          });
+          await recordAudit(tx, auth, {
+            action: 'invoice.update',
+            entity: 'invoice',
+            entityId: p.id,
+            resellerId: invoice.resellerId,
+            details: { ...changedFields(before, invoice), ...(p.items ? { items: p.items.length } : {}) },
+          });
           return writtenInvoiceJson(tx, p.id);
         });
         return rawJsonEnvelope(json);
@@ -221,8 +244,18 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         errors: { 403: 'not an admin', 404: FAILURES.invoiceNotFound.message, 409: FAILURES.invoicePaid.message },
       },
       async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
-        requireAdmin(ctx.meta.auth);
-        await db().transaction((tx) => deleteInvoice(tx, ctx.params.id));
+        const auth = requireAdmin(ctx.meta.auth);
+        await db().transaction(async (tx) => {
+          const [before] = await tx.select().from(invoices).where(eq(invoices.id, ctx.params.id)).for('update');
+          await deleteInvoice(tx, ctx.params.id);
+          await recordAudit(tx, auth, {
+            action: 'invoice.delete',
+            entity: 'invoice',
+            entityId: ctx.params.id,
+            resellerId: before.resellerId,
+            details: changedFields(before, null),
+          });
+        });
         return { data: { id: ctx.params.id, deleted: true } };
       },
     },
@@ -283,7 +316,13 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
       async handler(ctx: Ctx<SubscriberPath & QuickPayInput>): Promise<ActionResult> {
         const auth = requireAdminOrReseller(ctx.meta.auth);
         const p = ctx.params;
-        await recordInScope(db(), auth, 'write', await subscriberHead(p.subscriber_id), 'subscriberNotFound');
+        const subscriber = await recordInScope(
+          db(),
+          auth,
+          'write',
+          await subscriberHead(p.subscriber_id),
+          'subscriberNotFound',
+        );
         const currency = await systemCurrency();
         const amount = moneyField(p.amount, currency, 'amount');
         return idempotentWrite(ctx, 200, async (tx) => {
@@ -294,6 +333,18 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
             reference: p.reference,
             notes: p.notes,
             createdBy: auth.managerId,
+          });
+          await recordAudit(tx, auth, {
+            action: 'payment.quick_pay',
+            entity: 'subscriber',
+            entityId: p.subscriber_id,
+            resellerId: subscriber.resellerId,
+            details: {
+              amount: p.amount,
+              method: p.method ?? 'cash',
+              payments: r.applied.map((a) => ({ invoice_id: a.invoiceId, payment_id: a.paymentId })),
+              to_wallet: fromMinor(r.remaining, currency),
+            },
           });
           return {
             applied: r.applied.map((a) => ({ invoice_id: a.invoiceId, amount: fromMinor(a.amount, currency) })),
@@ -320,12 +371,25 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
       },
       async handler(ctx: Ctx<SubscriberPath & ConsolidateInput>): Promise<ActionResult> {
         const auth = requireAdminOrReseller(ctx.meta.auth);
-        await recordInScope(db(), auth, 'write', await subscriberHead(ctx.params.subscriber_id), 'subscriberNotFound');
+        const subscriber = await recordInScope(
+          db(),
+          auth,
+          'write',
+          await subscriberHead(ctx.params.subscriber_id),
+          'subscriberNotFound',
+        );
         const { json, voidedIds } = await db().transaction(async (tx) => {
           const r = await consolidateInvoices(tx, {
             subscriberId: ctx.params.subscriber_id,
             notes: ctx.params.notes,
             createdBy: auth.managerId,
+          });
+          await recordAudit(tx, auth, {
+            action: 'invoice.consolidate',
+            entity: 'invoice',
+            entityId: r.invoice.id,
+            resellerId: subscriber.resellerId,
+            details: { subscriber_id: ctx.params.subscriber_id, voided_invoice_ids: r.voidedIds },
           });
           return { json: await writtenInvoiceJson(tx, r.invoice.id), voidedIds: r.voidedIds };
         });

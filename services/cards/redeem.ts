@@ -12,6 +12,8 @@
  * (429) until the window passes or a manager lifts it.
  */
 import { sql } from 'drizzle-orm';
+import { recordAudit } from '../../shared/audit';
+import type { Auth } from '../../shared/auth/claims';
 import { db } from '../../shared/db/client';
 import { cardRedeemAttempts } from '../../shared/db/schema';
 import { creditWallet, settleFromWallet } from '../../shared/billing';
@@ -30,6 +32,8 @@ export interface RedeemRequest {
   pin: string;
   address: string | null;
   managerId: number | null;
+  /** The operator redeeming for a subscriber: its audit row is written with the redemption. */
+  auth?: Auth;
 }
 
 export interface Redeemed {
@@ -179,6 +183,21 @@ export async function redeemCard(req: RedeemRequest): Promise<Redeemed> {
         insert into card_redeem_attempts (subscriber_id, address, ok, card_id, manager_id)
         select ${req.subscriberId}, ${req.address}, true, id, ${req.managerId} from used`);
       const kind = card.value !== null ? 'money' : 'plan';
+      if (req.auth) {
+        await recordAudit(tx, req.auth, {
+          action: 'card.redeem',
+          entity: 'subscriber',
+          entityId: req.subscriberId,
+          resellerId: Number(sub.reseller_id),
+          details: {
+            card_id: Number(card.id),
+            serial: card.serial,
+            kind,
+            amount,
+            transaction_id: credit.transactionId,
+          },
+        });
+      }
       const settled =
         kind === 'money'
           ? await settleFromWallet(tx, req.subscriberId, { walletBalance: credit.walletBalance, currency })

@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { and, eq, sql } from 'drizzle-orm';
 import type { ServiceSchema } from 'moleculer';
+import { recordAudit } from '../../shared/audit';
 import { requireAdmin } from '../../shared/auth/policy';
 import { db, pgPool } from '../../shared/db/client';
 import { bulkJobs } from '../../shared/db/schema';
@@ -183,11 +184,19 @@ export const importService: ServiceSchema = {
         const payload: JobPayload = { from: p.from, source: shown, dry_run: p.dry_run ?? false, phase: 'queued' };
         let id: number;
         try {
-          const [row] = await db()
-            .insert(bulkJobs)
-            .values({ managerId: auth.managerId, action: ACTION, ids: [], payload, total: 0, status: 'queued' })
-            .returning({ id: bulkJobs.id });
-          id = row.id;
+          id = await db().transaction(async (tx) => {
+            const [row] = await tx
+              .insert(bulkJobs)
+              .values({ managerId: auth.managerId, action: ACTION, ids: [], payload, total: 0, status: 'queued' })
+              .returning({ id: bulkJobs.id });
+            await recordAudit(tx, auth, {
+              action: 'import.start',
+              entity: 'bulk_job',
+              entityId: row.id,
+              details: { from: p.from, source: shown, dry_run: payload.dry_run, uploaded: p.files !== undefined },
+            });
+            return row.id;
+          });
         } catch (err) {
           upload?.cleanup();
           throw err;

@@ -1,5 +1,6 @@
 import { asc, count, eq } from 'drizzle-orm';
 import type { ServiceSchema } from 'moleculer';
+import { changedFields, recordAudit } from '../../shared/audit';
 import { requireAdmin } from '../../shared/auth/policy';
 import { encrypt } from '../../shared/auth/secrets';
 import { db } from '../../shared/db/client';
@@ -63,7 +64,18 @@ export const nasService: ServiceSchema = {
       async handler(ctx: Ctx<NasInput>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
         const values = { type: 'mikrotik', ...columns(ctx.params) } as typeof nas.$inferInsert;
-        const [row] = await uniqueIp(() => db().insert(nas).values(values).returning());
+        const row = await uniqueIp(() =>
+          db().transaction(async (tx) => {
+            const [inserted] = await tx.insert(nas).values(values).returning();
+            await recordAudit(tx, ctx.meta.auth, {
+              action: 'nas.create',
+              entity: 'nas',
+              entityId: inserted.id,
+              details: changedFields(null, inserted),
+            });
+            return inserted;
+          }),
+        );
         return { data: nasView(row) };
       },
     },
@@ -99,8 +111,20 @@ export const nasService: ServiceSchema = {
       async handler(ctx: Ctx<NasInput & IdPath>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
         const { id, ...input } = ctx.params;
-        const [row] = await uniqueIp(() => db().update(nas).set(columns(input)).where(eq(nas.id, id)).returning());
-        if (!row) throw fail('nasNotFound');
+        const row = await uniqueIp(() =>
+          db().transaction(async (tx) => {
+            const [before] = await tx.select().from(nas).where(eq(nas.id, id)).for('update');
+            if (!before) throw fail('nasNotFound');
+            const [updated] = await tx.update(nas).set(columns(input)).where(eq(nas.id, id)).returning();
+            await recordAudit(tx, ctx.meta.auth, {
+              action: 'nas.update',
+              entity: 'nas',
+              entityId: id,
+              details: changedFields(before, updated),
+            });
+            return updated;
+          }),
+        );
         return { data: nasView(row) };
       },
     },
@@ -116,8 +140,17 @@ export const nasService: ServiceSchema = {
       },
       async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
-        const [row] = await db().delete(nas).where(eq(nas.id, ctx.params.id)).returning({ id: nas.id });
-        if (!row) throw fail('nasNotFound');
+        const row = await db().transaction(async (tx) => {
+          const [removed] = await tx.delete(nas).where(eq(nas.id, ctx.params.id)).returning();
+          if (!removed) throw fail('nasNotFound');
+          await recordAudit(tx, ctx.meta.auth, {
+            action: 'nas.delete',
+            entity: 'nas',
+            entityId: removed.id,
+            details: changedFields(removed, null),
+          });
+          return removed;
+        });
         return { data: { id: row.id, deleted: true } };
       },
     },

@@ -6,6 +6,7 @@
  */
 import { and, eq, isNull } from 'drizzle-orm';
 import type { ServiceSchema } from 'moleculer';
+import { recordAudit } from '../../shared/audit';
 import type { Permission } from '../../shared/auth/permissions';
 import { recordInScope, requireAdmin, requirePermission, type Access } from '../../shared/auth/policy';
 import { db, pgPool } from '../../shared/db/client';
@@ -266,7 +267,18 @@ export const networkAccessService: ServiceSchema = {
       async handler(ctx: Ctx<IdPath & ReconcileInput>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
         const clients = this.clients as Clients;
-        return { data: await reconcileNas(clients.routeros, ctx.params.id, ctx.params.dry_run ?? false) };
+        const data = await reconcileNas(clients.routeros, ctx.params.id, ctx.params.dry_run ?? false);
+        // A dry run changes nothing. A real one closed ghost sessions and removed router sessions: no
+        // transaction spans the router, so the row follows what was done.
+        if (!data.dry_run) {
+          await recordAudit(db(), ctx.meta.auth, {
+            action: 'nas.reconcile',
+            entity: 'nas',
+            entityId: ctx.params.id,
+            details: { ghosts_closed: data.ghosts.length, unwanted_removed: data.unwanted.length },
+          });
+        }
+        return { data };
       },
     },
 
@@ -301,6 +313,14 @@ export const networkAccessService: ServiceSchema = {
             sessions: result.sessions,
           })
           .catch(() => undefined);
+        // After the router acted (no transaction spans a router): the row says who asked and what came of it.
+        await recordAudit(db(), ctx.meta.auth, {
+          action: 'subscriber.disconnect',
+          entity: 'subscriber',
+          entityId: sub.id,
+          resellerId: sub.resellerId,
+          details: { outcome: result.outcome, sessions: result.sessions.length },
+        });
         return {
           data: {
             subscriber_id: sub.id,

@@ -1,5 +1,6 @@
 import { and, asc, count, eq, isNull, sql } from 'drizzle-orm';
 import type { ServiceSchema } from 'moleculer';
+import { changedFields, recordAudit } from '../../shared/audit';
 import { requireAdmin } from '../../shared/auth/policy';
 import { db } from '../../shared/db/client';
 import { conflictOnDuplicate } from '../../shared/db/errors';
@@ -69,6 +70,12 @@ export const plansService: ServiceSchema = {
               })
               .returning();
             await writePlanGroupReply(tx, inserted.id, inserted);
+            await recordAudit(tx, ctx.meta.auth, {
+              action: 'plan.create',
+              entity: 'plan',
+              entityId: inserted.id,
+              details: changedFields(null, inserted),
+            });
             return inserted;
           });
           return { data: planView(row) };
@@ -166,6 +173,12 @@ export const plansService: ServiceSchema = {
               .returning();
             await writePlanGroupReply(tx, updated.id, updated);
             if (updated.macBinding !== current.macBinding) await syncPlanMacRows(tx, updated.id);
+            await recordAudit(tx, ctx.meta.auth, {
+              action: 'plan.update',
+              entity: 'plan',
+              entityId: updated.id,
+              details: changedFields(current, updated),
+            });
             return updated;
           });
           return { data: planView(row) };
@@ -191,10 +204,19 @@ export const plansService: ServiceSchema = {
           .from(subscribers)
           .where(and(eq(subscribers.serviceId, current.id), isNull(subscribers.deletedAt)));
         if (users > 0) throw fail('serviceInUse');
-        await db()
-          .update(services)
-          .set({ deletedAt: sql`now()` })
-          .where(eq(services.id, current.id));
+        await db().transaction(async (tx) => {
+          const [retired] = await tx
+            .update(services)
+            .set({ deletedAt: sql`now()` })
+            .where(eq(services.id, current.id))
+            .returning();
+          await recordAudit(tx, ctx.meta.auth, {
+            action: 'plan.delete',
+            entity: 'plan',
+            entityId: current.id,
+            details: changedFields(current, retired),
+          });
+        });
         return { data: { id: current.id, deleted: true } };
       },
     },

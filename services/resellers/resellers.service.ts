@@ -1,5 +1,6 @@
 import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
 import type { ServiceSchema } from 'moleculer';
+import { changedFields, recordAudit } from '../../shared/audit';
 import type { Auth } from '../../shared/auth/claims';
 import { inScope, recordInScope, requireAdminOrReseller, resellerInScope, scopeFor } from '../../shared/auth/policy';
 import { db, type Tx } from '../../shared/db/client';
@@ -111,6 +112,13 @@ export const resellersService: ServiceSchema = {
               createdBy: auth.managerId,
             });
           }
+          await recordAudit(tx, auth, {
+            action: 'reseller.create',
+            entity: 'reseller',
+            entityId: withPath.id,
+            resellerId: withPath.id,
+            details: changedFields(null, withPath),
+          });
           return withPath;
         });
         return { data: resellerView(row) };
@@ -187,16 +195,26 @@ export const resellersService: ServiceSchema = {
           if (!isCurrency(p.currency)) throw fail('currencyInvalid');
           if (current.balance !== 0) throw fail('currencyChangeNeedsZeroBalance');
         }
-        const [row] = await db()
-          .update(resellers)
-          .set({
-            name: p.name ?? current.name,
-            commissionRate: p.commission_rate === undefined ? current.commissionRate : String(p.commission_rate),
-            currency: p.currency ?? current.currency,
-            updatedAt: sql`now()`,
-          })
-          .where(eq(resellers.id, current.id))
-          .returning();
+        const row = await db().transaction(async (tx) => {
+          const [updated] = await tx
+            .update(resellers)
+            .set({
+              name: p.name ?? current.name,
+              commissionRate: p.commission_rate === undefined ? current.commissionRate : String(p.commission_rate),
+              currency: p.currency ?? current.currency,
+              updatedAt: sql`now()`,
+            })
+            .where(eq(resellers.id, current.id))
+            .returning();
+          await recordAudit(tx, ctx.meta.auth, {
+            action: 'reseller.update',
+            entity: 'reseller',
+            entityId: updated.id,
+            resellerId: updated.id,
+            details: changedFields(current, updated),
+          });
+          return updated;
+        });
         return { data: resellerView(row) };
       },
     },
@@ -257,6 +275,18 @@ export const resellersService: ServiceSchema = {
             notes: ctx.params.notes ?? null,
             createdBy: auth.managerId,
           });
+          // A transfer names its source: the caller's own balance moved by the same amount.
+          await recordAudit(tx, auth, {
+            action: source === null ? 'reseller.balance' : 'reseller.transfer',
+            entity: 'reseller',
+            entityId: t.id,
+            resellerId: t.id,
+            details: {
+              ...changedFields({ balance: t.balance }, { balance: updated.balance }),
+              transaction_id: transactionId,
+              ...(source === null ? {} : { from_reseller_id: source }),
+            },
+          });
           return { reseller: updated, transactionId };
         });
         return { data: { ...resellerView(row.reseller), transaction_id: row.transactionId } };
@@ -295,14 +325,24 @@ export const resellersService: ServiceSchema = {
             );
           if (!own) throw fail('planNotHeld');
         }
-        const [row] = await db()
-          .insert(resellerServiceLimits)
-          .values({ resellerId: target.id, serviceId: plan.id, maxSubscribers: ctx.params.max_subscribers ?? null })
-          .onConflictDoUpdate({
-            target: [resellerServiceLimits.resellerId, resellerServiceLimits.serviceId],
-            set: { maxSubscribers: ctx.params.max_subscribers ?? null },
-          })
-          .returning();
+        const row = await db().transaction(async (tx) => {
+          const [limit] = await tx
+            .insert(resellerServiceLimits)
+            .values({ resellerId: target.id, serviceId: plan.id, maxSubscribers: ctx.params.max_subscribers ?? null })
+            .onConflictDoUpdate({
+              target: [resellerServiceLimits.resellerId, resellerServiceLimits.serviceId],
+              set: { maxSubscribers: ctx.params.max_subscribers ?? null },
+            })
+            .returning();
+          await recordAudit(tx, auth, {
+            action: 'reseller.service_limit',
+            entity: 'reseller',
+            entityId: target.id,
+            resellerId: target.id,
+            details: { service_id: limit.serviceId, max_subscribers: limit.maxSubscribers },
+          });
+          return limit;
+        });
         return {
           data: { reseller_id: row.resellerId, service_id: row.serviceId, max_subscribers: row.maxSubscribers },
         };

@@ -12,6 +12,8 @@
  */
 import { and, asc, eq, isNull } from 'drizzle-orm';
 import type { ServiceSchema } from 'moleculer';
+import { changedFields, recordAudit } from '../../shared/audit';
+import type { Auth } from '../../shared/auth/claims';
 import { recordInScope, requirePermission } from '../../shared/auth/policy';
 import { db, type Tx } from '../../shared/db/client';
 import { bandwidthRules, radreply, services, subscribers } from '../../shared/db/schema';
@@ -98,6 +100,25 @@ async function lockRule(tx: Tx, subscriberId: number, ruleId: number): Promise<R
   return rule;
 }
 
+/** A rule's audit row: the rule is the target, its subscriber's reseller the tree that reads it. */
+async function auditRule(
+  tx: Tx,
+  auth: Auth,
+  action: 'create' | 'update' | 'delete',
+  subscriber: { resellerId: number },
+  before: RuleRow | null,
+  after: RuleRow | null,
+): Promise<void> {
+  const rule = (after ?? before)!;
+  await recordAudit(tx, auth, {
+    action: `bandwidth_rule.${action}`,
+    entity: 'bandwidth_rule',
+    entityId: rule.id,
+    resellerId: subscriber.resellerId,
+    details: { subscriber_id: rule.subscriberId, ...changedFields(before, after) },
+  });
+}
+
 const ruleErrors = {
   403: FAILURES.notAuthorized.message,
   404: `${FAILURES.subscriberNotFound.message}, or ${FAILURES.bandwidthRuleNotFound.message}`,
@@ -107,7 +128,7 @@ const ruleErrors = {
 async function updateRule(ctx: Ctx<RuleInput>): Promise<ActionResult> {
   const auth = requirePermission(ctx.meta.auth, 'subscribers.edit');
   const p = ctx.params;
-  await recordInScope(db(), auth, 'write', await liveSubscriber(p.id), 'subscriberNotFound');
+  const subscriber = await recordInScope(db(), auth, 'write', await liveSubscriber(p.id), 'subscriberNotFound');
   const rule = await db().transaction(async (tx) => {
     const current = await lockRule(tx, p.id, p.rule_id!);
     checkWindow(
@@ -128,6 +149,7 @@ async function updateRule(ctx: Ctx<RuleInput>): Promise<ActionResult> {
       .where(eq(bandwidthRules.id, current.id))
       .returning();
     await writeRateReply(tx, p.id);
+    await auditRule(tx, auth, 'update', subscriber, current, updated);
     return updated;
   });
   return { data: ruleView(rule) };
@@ -136,11 +158,12 @@ async function updateRule(ctx: Ctx<RuleInput>): Promise<ActionResult> {
 async function removeRule(ctx: Ctx<RuleInput>): Promise<ActionResult> {
   const auth = requirePermission(ctx.meta.auth, 'subscribers.edit');
   const p = ctx.params;
-  await recordInScope(db(), auth, 'write', await liveSubscriber(p.id), 'subscriberNotFound');
+  const subscriber = await recordInScope(db(), auth, 'write', await liveSubscriber(p.id), 'subscriberNotFound');
   await db().transaction(async (tx) => {
     const current = await lockRule(tx, p.id, p.rule_id!);
     await tx.delete(bandwidthRules).where(eq(bandwidthRules.id, current.id));
     await writeRateReply(tx, p.id);
+    await auditRule(tx, auth, 'delete', subscriber, current, null);
   });
   return { data: { id: p.rule_id, deleted: true } };
 }
@@ -184,7 +207,7 @@ export const bandwidthRulesService: ServiceSchema = {
       async handler(ctx: Ctx<IdPath & Infer<typeof ruleCreateBody>>): Promise<ActionResult> {
         const auth = requirePermission(ctx.meta.auth, 'subscribers.edit');
         const p = ctx.params;
-        await recordInScope(db(), auth, 'write', await liveSubscriber(p.id), 'subscriberNotFound');
+        const subscriber = await recordInScope(db(), auth, 'write', await liveSubscriber(p.id), 'subscriberNotFound');
         checkWindow(p.start_time ?? null, p.end_time ?? null);
         const rule = await db().transaction(async (tx) => {
           await tx.select({ id: subscribers.id }).from(subscribers).where(eq(subscribers.id, p.id)).for('update');
@@ -201,6 +224,7 @@ export const bandwidthRulesService: ServiceSchema = {
             })
             .returning();
           await writeRateReply(tx, p.id);
+          await auditRule(tx, auth, 'create', subscriber, null, inserted);
           return inserted;
         });
         return { data: ruleView(rule) };

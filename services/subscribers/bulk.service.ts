@@ -29,6 +29,7 @@ import type { Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
 import { isoTimestamp } from '../../shared/http/schemas';
 import { loadSettings, type Settings } from '../../shared/settings';
+import { auditSubscriberRows } from './audit-rows';
 import * as ops from './operations';
 import {
   BULK_IDS_PER_RATE_UNIT,
@@ -155,6 +156,7 @@ async function prepare(
 
 interface JobInput {
   jobId: number;
+  action: BulkAction;
   auth: Auth;
   scope: Scope;
   ids: number[];
@@ -183,6 +185,9 @@ async function runBatch(
         const failed = [...locked.failed, ...result.failed].map((f) => ({ id: f.id, reason: f.message }));
         const bad = new Set(failed.map((f) => f.id));
         const succeeded = batch.filter((id) => !bad.has(id));
+        await auditSubscriberRows(tx, job.auth, `subscriber.${job.action}`, locked.rows, succeeded, {
+          bulk_job: job.jobId,
+        });
         await recordProgress(tx, job.jobId, batch.length, succeeded, failed);
         return { succeeded, failed };
       });
@@ -316,7 +321,7 @@ export const subscriberBulkService: ServiceSchema = {
               total: ids.length,
             })
             .returning({ id: bulkJobs.id });
-          // One row for the job (its ids and outcome are on the job itself: GET /api/subscribers/bulk-jobs/:id).
+          // One row for the job, and one per subscriber it changes as each batch commits (runBatch).
           await recordAudit(tx, auth, {
             action: `bulk.${action}`,
             entity: 'bulk_job',
@@ -328,6 +333,7 @@ export const subscriberBulkService: ServiceSchema = {
         });
         const job = runJob({
           jobId: row.id,
+          action,
           auth,
           scope,
           ids,

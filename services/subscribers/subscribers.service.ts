@@ -9,7 +9,7 @@ import type { Permission } from '../../shared/auth/permissions';
 import { recordInScope, requirePermission } from '../../shared/auth/policy';
 import { decrypt } from '../../shared/auth/secrets';
 import { db } from '../../shared/db/client';
-import { auditLog, dailyUsage, resellers, services, subscribers } from '../../shared/db/schema';
+import { dailyUsage, resellers, services, subscribers } from '../../shared/db/schema';
 import { creditWallet, quoteServiceChange } from '../../shared/billing';
 import { addDays, GB_BYTES, todayIso } from '../../shared/domain/subscriber';
 import type { Ctx } from '../../shared/http/context';
@@ -257,16 +257,11 @@ export const subscribersService: ServiceSchema = {
             .set({ expiryDate: expiry, updatedAt: sql`now()` })
             .where(eq(subscribers.id, row.id));
           await kickChanged(env.tx, await syncAccessRows(env.tx, [row.id], env.today));
-          await env.tx.insert(auditLog).values({
-            managerId: env.auth.managerId,
-            action: 'subscriber.add_days',
-            entity: 'subscriber',
-            entityId: row.id,
-            details: { days, reason, from: row.expiryDate, to: expiry },
-          });
           return { failed: [], extra: new Map() };
         };
-        return { data: await runSingle(ctx.meta.auth, 'subscribers.add_days', ctx.params.id, addDaysOp, {}) };
+        // The audit row (runAuthorized's) holds the expiry's before and after and the request's days and reason.
+        const payload = { days, reason };
+        return { data: await runSingle(ctx.meta.auth, 'subscribers.add_days', ctx.params.id, addDaysOp, payload) };
       },
     },
 
@@ -290,7 +285,16 @@ export const subscribersService: ServiceSchema = {
         const auth = await authorizeSingle(ctx.meta.auth, 'subscribers.change_service', ctx.params.id);
         const plan = await livePlan(db(), ctx.params.service_id);
         const payload = { plan, charge_difference: ctx.params.charge_difference };
-        return { data: await runAuthorized(auth, ctx.params.id, ops.setService, payload) };
+        const audited = { service_id: plan.id, charge_difference: ctx.params.charge_difference };
+        return {
+          data: await runAuthorized(
+            auth,
+            ctx.params.id,
+            (env, rows) => ops.setService(env, rows, payload),
+            audited,
+            'change_service',
+          ),
+        };
       },
     },
 
@@ -358,7 +362,8 @@ export const subscribersService: ServiceSchema = {
             .where(eq(subscribers.id, rows[0].id));
           return { failed: [], extra: new Map([[rows[0].id, { added_bytes: bytes }]]) };
         };
-        const data = await runSingle(ctx.meta.auth, 'subscribers.refill_quota', ctx.params.id, topup, {});
+        const auth = await authorizeSingle(ctx.meta.auth, 'subscribers.refill_quota', ctx.params.id);
+        const data = await runAuthorized(auth, ctx.params.id, topup, { gb: ctx.params.gb }, 'topup_data');
         // The FUP engine lowers the level now rather than at its next tick (a quota block ends).
         ctx.emit('usage.pending');
         return { data };
@@ -395,7 +400,7 @@ export const subscribersService: ServiceSchema = {
           });
           return { failed: [], extra: new Map([[rows[0].id, { transaction_id: credit.transactionId }]]) };
         };
-        return { data: await runAuthorized(auth, ctx.params.id, credit, {}) };
+        return { data: await runAuthorized(auth, ctx.params.id, credit, { amount: ctx.params.amount }, 'add_balance') };
       },
     },
   },

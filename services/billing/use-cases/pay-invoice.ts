@@ -3,7 +3,7 @@
  * shared/billing's applyPayment chooses between drawing on the wallet and paying under the
  * invoice's lock; this use case adds the caller's scope and the lock-free fast path.
  */
-import { recordAudit } from '../../../shared/audit';
+import { actorOf, auditWriting, recordAudit } from '../../../shared/audit';
 import type { Auth } from '../../../shared/auth/claims';
 import { recordInScope, requireAdminOrReseller } from '../../../shared/auth/policy';
 import {
@@ -67,13 +67,9 @@ export async function payInvoice(
             pgPool(),
             invoice,
             { ...details, amount: moneyField(p.amount, invoice.currency, 'amount') },
-            {
-              managerId: auth.managerId,
-              actorType: auth.keyId !== undefined ? 'api_key' : 'manager',
-              apiKeyId: auth.keyId ?? null,
-              ip: auth.ip ?? null,
-              details: { amount: p.amount, method: p.method ?? 'cash' },
-            },
+            auditWriting()
+              ? { ...actorOf(auth), details: { amount: p.amount, method: p.method ?? 'cash' } }
+              : undefined,
           );
     if (r) return paymentResponse(r);
   }

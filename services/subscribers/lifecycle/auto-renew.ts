@@ -9,6 +9,7 @@ import { sql } from 'drizzle-orm';
 import type { Auth } from '../../../shared/auth/claims';
 import { db } from '../../../shared/db/client';
 import type { Settings } from '../../../shared/settings';
+import { auditSubscriberRows } from '../audit-rows';
 import { lockInScope, renew, type Failed } from '../operations';
 import { inBatches } from './batches';
 
@@ -82,6 +83,10 @@ export async function autoRenew(
       const chosen = rows.filter((r) => due.has(r.id));
       if (chosen.length === 0) return;
       const result = await renew({ tx, auth: SYSTEM_AUTH, today, settings }, chosen, {});
+      const refused = new Set(result.failed.map((f) => f.id));
+      const renewed = chosen.filter((r) => !refused.has(r.id)).map((r) => r.id);
+      // Actor `system` (no caller); the batch's rows in one statement.
+      await auditSubscriberRows(tx, undefined, 'subscriber.auto_renew', chosen, renewed);
       out.renewed += chosen.length - result.failed.length;
       out.failed.push(...result.failed);
     });

@@ -7,6 +7,7 @@
 import { sql } from 'drizzle-orm';
 import { blockedReasonSql } from '../../../shared/access/blocked';
 import { kickChanged, syncAccessRows } from '../../../shared/access/radius-rows';
+import { recordAuditRows } from '../../../shared/audit';
 import { db } from '../../../shared/db/client';
 import { inBatches } from './batches';
 
@@ -58,11 +59,24 @@ export async function refreshBlocked(
     if (stopping()) break;
     await db().transaction(async (tx) => {
       // The writers' lock order: subscriber rows by ascending id.
-      await tx.execute(
-        sql`select id from subscribers where id = any(${sql.param(batch)}::int[]) order by id for update`,
+      const locked = await tx.execute<{ id: number; reseller_id: number; blocked_reason: string | null }>(
+        sql`select id, reseller_id, blocked_reason from subscribers where id = any(${sql.param(batch)}::int[]) order by id for update`,
       );
       const changes = await syncAccessRows(tx, batch, today);
       await kickChanged(tx, changes);
+      const before = new Map(locked.rows.map((r) => [Number(r.id), r]));
+      // Actor `system`: one row per subscriber whose state changed, the batch's rows in one statement.
+      await recordAuditRows(
+        tx,
+        undefined,
+        changes.map((c) => ({
+          action: c.blockedReason === null ? 'subscriber.restore' : 'subscriber.block',
+          entity: 'subscriber',
+          entityId: c.id,
+          resellerId: Number(before.get(c.id)?.reseller_id ?? 0) || null,
+          details: { blockedReason: [before.get(c.id)?.blocked_reason ?? null, c.blockedReason] },
+        })),
+      );
       for (const c of changes) {
         if (c.blockedReason === null) out.restored++;
         else out.blocked++;

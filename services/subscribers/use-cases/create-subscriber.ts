@@ -4,6 +4,7 @@
  * the transaction's locks.
  */
 import { and, eq, isNull } from 'drizzle-orm';
+import { changedFields, recordAudit } from '../../../shared/audit';
 import type { Auth } from '../../../shared/auth/claims';
 import { requirePermission, targetReseller } from '../../../shared/auth/policy';
 import { encrypt } from '../../../shared/auth/secrets';
@@ -67,6 +68,13 @@ export async function createSubscriber(caller: Auth | undefined, p: CreateSubscr
         .returning();
       await writePasswordRow(tx, inserted.username, p.password, settings.radius_password_mode as 'nt' | 'cleartext');
       const [change] = await syncAccessRows(tx, [inserted.id], today);
+      await recordAudit(tx, auth, {
+        action: 'subscriber.create',
+        entity: 'subscriber',
+        entityId: inserted.id,
+        resellerId,
+        details: changedFields(null, inserted),
+      });
       // A past expiry_date makes a blocked subscriber from the start: the answer says so.
       return change ? { ...inserted, blockedReason: change.blockedReason } : inserted;
     });

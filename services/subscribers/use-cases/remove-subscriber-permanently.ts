@@ -6,8 +6,8 @@ import { eq } from 'drizzle-orm';
 import type { Auth } from '../../../shared/auth/claims';
 import { requireAdmin } from '../../../shared/auth/policy';
 import { db, type Tx } from '../../../shared/db/client';
+import { recordAudit } from '../../../shared/audit';
 import {
-  auditLog,
   bandwidthRules,
   dailyUsage,
   radcheck,
@@ -48,11 +48,11 @@ export async function removeSubscriberPermanently(caller: Auth | undefined, { id
     // A soft-deleted row's username may already belong to a new subscriber: its rows stay.
     if (locked.deletedAt === null) await removeAccess(tx, locked);
     await removeOwnRows(tx, locked.id);
-    await tx.insert(auditLog).values({
-      managerId: auth.managerId,
+    await recordAudit(tx, auth, {
       action: 'subscriber.delete_permanent',
       entity: 'subscriber',
       entityId: locked.id,
+      resellerId: locked.resellerId,
       details: { username: locked.username },
     });
   });

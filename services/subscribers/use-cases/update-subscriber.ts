@@ -4,6 +4,7 @@
  * rewrites the FreeRADIUS rows and disconnects, like the single actions that do the same.
  */
 import { eq, sql } from 'drizzle-orm';
+import { changedFields, recordAudit } from '../../../shared/audit';
 import type { Auth } from '../../../shared/auth/claims';
 import { recordInScope, requirePermission, scopeFor, targetReseller } from '../../../shared/auth/policy';
 import { encrypt } from '../../../shared/auth/secrets';
@@ -69,7 +70,8 @@ export async function updateSubscriber(caller: Auth | undefined, p: UpdateSubscr
       const locked = await ops.lockInScope(tx, scope, [p.id]);
       if (locked.failed.length) throw errorOf(locked.failed[0]);
       const env = { tx, auth, today, settings };
-      let row = locked.rows[0];
+      const before = locked.rows[0];
+      let row = before;
       if (newPlan) {
         const result = await ops.setService(env, [row], { plan: newPlan, charge_difference: false });
         if (result.failed.length) throw errorOf(result.failed[0]);
@@ -107,6 +109,14 @@ export async function updateSubscriber(caller: Auth | undefined, p: UpdateSubscr
       if (addressChanged && !newPlan) await queueDisconnect(tx, [row], 'static_ip');
       // A new plan or name disconnected already; a new expiry date may block or restore.
       else if (!newPlan && !renamed) await kickChanged(tx, changes);
+      const [after] = await tx.select().from(subscribers).where(eq(subscribers.id, row.id));
+      await recordAudit(tx, auth, {
+        action: 'subscriber.update',
+        entity: 'subscriber',
+        entityId: row.id,
+        resellerId: after.resellerId,
+        details: changedFields(before, after),
+      });
     });
   } catch (err) {
     return uniqueConflict(err);
