@@ -20,6 +20,7 @@ import { plansService } from '../services/plans/plans.service';
 import { resellersService } from '../services/resellers/resellers.service';
 import { settingsService } from '../services/settings/settings.service';
 import { subscribersSchemas } from '../services/subscribers';
+import { webhooksSchemas } from '../services/webhooks';
 
 export const UNITS: Record<string, () => ServiceSchema[]> = {
   gateway: gatewaySchemas,
@@ -38,7 +39,8 @@ export const UNITS: Record<string, () => ServiceSchema[]> = {
   ],
   'network-access': () => networkAccessSchemas,
   'pdf-renderer': () => pdfRendererSchemas,
-  notifier: () => notifierSchemas,
+  // What the server sends out on its own: chat messages and outgoing webhooks.
+  notifier: () => [...notifierSchemas, ...webhooksSchemas],
 };
 
 export const UNIT_NAMES = Object.keys(UNITS);

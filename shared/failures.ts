@@ -203,6 +203,9 @@ export const FAILURES = {
   nothingToPay: { status: 409, message: 'nothing to pay' },
   unknownPaymentProvider: { status: 404, message: 'unknown payment provider' },
   webhookSignatureInvalid: { status: 400, message: 'webhook signature missing or invalid' },
+  // Outgoing webhooks (docs/webhooks.md).
+  webhookNotFound: { status: 404, message: 'webhook not found' },
+  webhookDeliveryNotFound: { status: 404, message: 'webhook delivery not found' },
 
   // Two-factor sign-in (docs/two-factor.md).
   twoFactorChallengeInvalid: { status: 401, message: 'two-factor challenge expired or invalid; sign in again' },

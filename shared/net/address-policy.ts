@@ -1,7 +1,7 @@
 /**
- * Where the server may send a request of its own (chat providers, the logo fetched once): public
- * http(s) addresses only, unless the `allow_private_targets` setting says otherwise
- * (docs/security.md). Loopback, private (RFC 1918, unique local), link-local (cloud metadata at
+ * Where the server may send a request of its own (chat providers, the logo fetched once, outgoing
+ * webhooks): public http(s) addresses only, unless the `allow_private_targets` setting says
+ * otherwise (docs/security.md). Loopback, private (RFC 1918, unique local), link-local (cloud metadata at
  * 169.254.169.254), carrier-grade NAT, unspecified, multicast and reserved ranges are refused, for
  * a literal address and for every address a name resolves to.
  */
@@ -85,7 +85,7 @@ export async function checkOutgoingUrl(field: string, raw: string, allowPrivate:
 }
 
 /** A DNS lookup that refuses private answers at connect time, so a name cannot rebind between check and use. */
-function guardedLookup(allowPrivate: boolean): LookupFunction {
+export function guardedLookup(allowPrivate: boolean): LookupFunction {
   return (hostname, options, callback) => {
     dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, '', 0);

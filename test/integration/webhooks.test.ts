@@ -1,0 +1,317 @@
+/**
+ * Outgoing webhooks through HTTP (docs/webhooks.md): the address policy on the URL, CRUD with its
+ * validation and audit rows, events written by the triggers in the transaction of the change and
+ * delivered signed to a local receiver (verified with the doc's own snippet), retries with growing
+ * delays, disabling after a run of failures, the delivery log and redelivery by hand.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { and, eq } from 'drizzle-orm';
+import { auditLog, webhookAttempts, webhookDeliveries, webhooks } from '../../shared/db/schema';
+import { repoRoot } from '../../shared/paths';
+import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
+import { startReceiver, type Receiver } from '../helpers/webhook-receiver';
+import { waitFor } from '../helpers/wait';
+
+// Short delays so the schedule runs within the test; read when the services are created.
+process.env.WEBHOOK_RETRY_BASE_MS = '150';
+process.env.WEBHOOK_RETRY_MAX_MS = '5000';
+process.env.WEBHOOK_POLL_MS = '50';
+process.env.WEBHOOK_TIMEOUT_MS = '3000';
+process.env.WEBHOOK_DISABLE_AFTER = '4';
+
+let t: TestApp;
+let api: ReturnType<typeof client>;
+let rx: Receiver;
+const admin = adminToken();
+const SECRET = 'test-signing-secret-0123456789';
+
+/** The receiver's verification exactly as docs/webhooks.md shows it (the block after its marker). */
+function docVerify(): (header: string, rawBody: string, secret: string) => boolean {
+  const doc = fs.readFileSync(path.join(repoRoot(), 'docs', 'webhooks.md'), 'utf8');
+  const code = /<!-- verify-snippet -->\s*```js\n([\s\S]*?)```/.exec(doc)?.[1];
+  if (!code) throw new Error('docs/webhooks.md has no verify snippet');
+  return new Function('require', `${code}\nreturn verify;`)(require);
+}
+
+interface Body {
+  id: string;
+  type: string;
+  created_at: string;
+  data: Record<string, unknown>;
+}
+const bodies = (p: string) => rx.on(p).map((r) => JSON.parse(r.body) as Body);
+
+let reseller: number;
+let plan: number;
+let seq = 0;
+async function mkSub(): Promise<{ id: number; username: string }> {
+  seq += 1;
+  const res = await api.post(
+    '/api/subscribers',
+    { username: `hook${seq}@isp`, password: 'secret1', service_id: plan, reseller_id: reseller },
+    { token: admin },
+  );
+  expect(res.status).toBe(201);
+  return res.body.data;
+}
+
+async function mkHook(p: string, events: string[], extra: Record<string, unknown> = {}) {
+  const res = await api.post('/api/webhooks', { url: rx.base + p, events, ...extra }, { token: admin });
+  expect(res.status).toBe(201);
+  return res.body.data as { id: number; secret: string };
+}
+
+beforeAll(async () => {
+  rx = await startReceiver();
+  t = await startTestApp();
+  api = client(t.baseUrl);
+  const r = await api.post('/api/resellers', { name: 'Hooks', balance: 1000, currency: 'USD' }, { token: admin });
+  reseller = r.body.data.id;
+  const p = await api.post(
+    '/api/services',
+    { name: 'hooks-basic', price: 10, duration_days: 30, currency: 'USD' },
+    { token: admin },
+  );
+  plan = p.body.data.id;
+  await api.post(
+    `/api/resellers/${reseller}/service-limits`,
+    { service_id: plan, max_subscribers: null },
+    { token: admin },
+  );
+});
+afterAll(async () => {
+  await t?.close();
+  await rx?.close();
+});
+
+describe('the address policy and validation', () => {
+  it('refuses a loopback URL by default with 400 naming url, and writes nothing', async () => {
+    const res = await api.post('/api/webhooks', { url: `${rx.base}/ok`, events: ['invoice.paid'] }, { token: admin });
+    expect(res.status).toBe(400);
+    expect(res.body.message).toBe('url refused: a loopback, private or reserved address');
+    const meta = await api.post(
+      '/api/webhooks',
+      { url: 'http://169.254.169.254/latest', events: ['invoice.paid'] },
+      { token: admin },
+    );
+    expect(meta.status).toBe(400);
+    expect(await t.db.select().from(webhooks)).toEqual([]);
+  });
+
+  it('400 for each bad field, 403 for a non-admin, 404 for an unknown id; nothing written', async () => {
+    const bad: [Record<string, unknown>, string][] = [
+      [{ events: ['invoice.paid'] }, 'url'],
+      [{ url: 'ftp://example.com/x', events: ['invoice.paid'] }, 'url'],
+      [{ url: 'https://example.com/x', events: [] }, 'events'],
+      [{ url: 'https://example.com/x', events: ['invoice.deleted'] }, 'events'],
+      [{ url: 'https://example.com/x', events: ['invoice.paid'], secret: 'short' }, 'secret'],
+      [{ url: 'https://example.com/x', events: ['invoice.paid'], colour: 'red' }, 'colour'],
+    ];
+    for (const [body, field] of bad) {
+      const res = await api.post('/api/webhooks', body, { token: admin });
+      expect([res.status, res.body.message]).toEqual([400, expect.stringContaining(field)]);
+    }
+    const reseller = token('reseller', { resellerId: 1, permissions: ['subscribers.view'] });
+    const denied = await api.post(
+      '/api/webhooks',
+      { url: 'https://example.com/x', events: ['invoice.paid'] },
+      { token: reseller },
+    );
+    expect(denied.status).toBe(403);
+    expect((await api.get('/api/webhooks', { token: reseller })).status).toBe(403);
+    expect((await api.get('/api/webhooks/9999', { token: admin })).status).toBe(404);
+    expect((await api.put('/api/webhooks/9999', { enabled: false }, { token: admin })).status).toBe(404);
+    expect((await api.del('/api/webhooks/9999', { token: admin })).status).toBe(404);
+    expect((await api.put('/api/webhooks/9999', {}, { token: admin })).status).toBe(400);
+    expect(await t.db.select().from(webhooks)).toEqual([]);
+  });
+});
+
+describe('with allow_private_targets', () => {
+  beforeAll(async () => {
+    const res = await api.put('/api/settings', { allow_private_targets: true }, { token: admin });
+    expect(res.status).toBe(200);
+  });
+
+  it('create shows the secret once, stores it encrypted, audits without it; list/get/update/delete', async () => {
+    const created = await mkHook('/crud', ['invoice.paid'], { description: 'books' });
+    expect(created.secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    const [row] = await t.db.select().from(webhooks).where(eq(webhooks.id, created.id));
+    expect(row.secretEnc).not.toContain(created.secret);
+    const list = await api.get('/api/webhooks', { token: admin });
+    expect(list.body.events).toContain('subscriber.disconnected');
+    expect(list.body.data.find((w: { id: number }) => w.id === created.id)).toMatchObject({
+      url: `${rx.base}/crud`,
+      events: ['invoice.paid'],
+      enabled: true,
+    });
+    expect(JSON.stringify(list.body)).not.toContain(created.secret);
+    expect((await api.get(`/api/webhooks/${created.id}`, { token: admin })).body.data).not.toHaveProperty('secret');
+    const upd = await api.put(
+      `/api/webhooks/${created.id}`,
+      { events: ['invoice.paid', 'invoice.overdue'], enabled: false },
+      { token: admin },
+    );
+    expect(upd.status).toBe(200);
+    expect(upd.body.data).toMatchObject({ events: ['invoice.paid', 'invoice.overdue'], enabled: false });
+    expect((await api.put(`/api/webhooks/${created.id}`, { url: 'http://10.0.0.1/' }, { token: admin })).status).toBe(
+      200,
+    );
+    expect((await api.del(`/api/webhooks/${created.id}`, { token: admin })).status).toBe(200);
+    expect(await t.db.select().from(webhooks).where(eq(webhooks.id, created.id))).toEqual([]);
+    const audit = await t.db
+      .select()
+      .from(auditLog)
+      .where(and(eq(auditLog.entity, 'webhook'), eq(auditLog.entityId, created.id)))
+      .orderBy(auditLog.id);
+    expect(audit.map((a) => a.action)).toEqual([
+      'webhook.create',
+      'webhook.update',
+      'webhook.update',
+      'webhook.delete',
+    ]);
+    expect(audit[0].details).toMatchObject({ url: [null, `${rx.base}/crud`], secret: [null, '********'] });
+    expect(audit[1].details).toMatchObject({ enabled: [true, false] });
+    expect(JSON.stringify(audit)).not.toContain(created.secret);
+  });
+
+  it('delivers the lifecycle and billing events, signed; the doc snippet verifies them', async () => {
+    const hook = await mkHook(
+      '/all',
+      [
+        'subscriber.created',
+        'subscriber.renewed',
+        'subscriber.expired',
+        'subscriber.restored',
+        'invoice.created',
+        'invoice.paid',
+        'invoice.overdue',
+        'payment.created',
+      ],
+      { secret: SECRET },
+    );
+    expect(hook.secret).toBe(SECRET);
+    const sub = await mkSub();
+    // Expired by the lifecycle sweep, then renewed (restored, renewed, invoiced) and paid by hand.
+    await t.pool.query(`update subscribers set expiry_date = current_date - 3 where id = $1`, [sub.id]);
+    await t.app.broker.call('lifecycle.sweep');
+    const renew = await api.post(`/api/subscribers/${sub.id}/renew`, {}, { token: admin });
+    expect(renew.status).toBe(200);
+    const invoiceId = renew.body.data.invoice_id as number;
+    const paid = await api.post(`/api/invoices/${invoiceId}/payment`, { amount: 10 }, { token: admin });
+    expect(paid.status).toBe(200);
+
+    const want = [
+      'subscriber.created',
+      'subscriber.expired',
+      'invoice.created',
+      'subscriber.restored',
+      'subscriber.renewed',
+      'payment.created',
+      'invoice.paid',
+    ];
+    await waitFor('every event at the receiver', () => want.every((e) => bodies('/all').some((b) => b.type === e)));
+    const verify = docVerify();
+    for (const r of rx.on('/all')) {
+      expect(verify(String(r.headers['x-webhook-signature']), r.body, SECRET)).toBe(true);
+      expect(verify(String(r.headers['x-webhook-signature']), r.body.replace('"data"', '"data" '), SECRET)).toBe(false);
+      expect(verify(String(r.headers['x-webhook-signature']), r.body, 'another-secret-0000')).toBe(false);
+      const b = JSON.parse(r.body) as Body;
+      expect(r.headers['x-webhook-event']).toBe(b.type);
+      expect(r.headers['x-webhook-event-id']).toBe(b.id);
+    }
+    const byType = Object.fromEntries(bodies('/all').map((b) => [b.type, b]));
+    expect(byType['subscriber.created'].data).toMatchObject({ id: sub.id, username: sub.username });
+    expect(byType['subscriber.expired'].data).toMatchObject({ id: sub.id, blocked_reason: 'expired' });
+    expect(byType['subscriber.restored'].data).toMatchObject({ id: sub.id, previous_blocked_reason: 'expired' });
+    expect(byType['invoice.created'].data).toMatchObject({ id: invoiceId, total: 10, currency: 'USD' });
+    expect(byType['payment.created'].data).toMatchObject({ invoice_id: invoiceId, amount: 10, method: 'cash' });
+    expect(byType['invoice.paid'].data).toMatchObject({ id: invoiceId, status: 'paid', paid_amount: 10 });
+    // One delivery per event, each delivered at its first attempt.
+    const rows = await waitFor('every delivery recorded', async () => {
+      const all = await t.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.webhookId, hook.id));
+      return all.every((d) => d.status === 'succeeded') && all;
+    });
+    expect(rows.map((d) => d.event).sort()).toEqual([...want].sort());
+    expect(rows.every((d) => d.attempts === 1)).toBe(true);
+    expect(new Set(rows.map((d) => d.eventId)).size).toBe(rows.length);
+
+    // An overdue invoice, marked by the sweep.
+    await t.pool.query(
+      `update invoices set status = 'pending', paid_amount = 0, due_date = current_date - 40 where id = $1`,
+      [invoiceId],
+    );
+    await t.app.broker.call('lifecycle.sweep');
+    await waitFor('invoice.overdue', () => bodies('/all').some((b) => b.type === 'invoice.overdue'));
+  });
+
+  it('an event nobody asked for writes no delivery', async () => {
+    const before = (await t.db.select().from(webhookDeliveries)).length;
+    await t.pool.query(`update webhooks set enabled = false`);
+    await mkSub();
+    expect((await t.db.select().from(webhookDeliveries)).length).toBe(before);
+  });
+
+  it('retries a failing receiver with growing delays, disables it after the run, lists and redelivers', async () => {
+    rx.modes.set('/broken', 'fail');
+    const hook = await mkHook('/broken', ['subscriber.created']);
+    await mkSub();
+    const disabled = await waitFor('the endpoint disabled', async () => {
+      const [w] = await t.db.select().from(webhooks).where(eq(webhooks.id, hook.id));
+      return !w.enabled && w;
+    });
+    expect(disabled.disabledReason).toBe('4 failed attempts in a row; the last: HTTP 500');
+    const [delivery] = await t.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.webhookId, hook.id));
+    expect(delivery).toMatchObject({ status: 'pending', attempts: 4, lastStatusCode: 500 });
+    const attempts = await t.db
+      .select()
+      .from(webhookAttempts)
+      .where(eq(webhookAttempts.deliveryId, delivery.id))
+      .orderBy(webhookAttempts.id);
+    expect(attempts.map((a) => [a.trigger, a.statusCode, a.responseBody])).toEqual(
+      Array(4).fill(['auto', 500, 'receiver broken']),
+    );
+    // Each wait is at least the schedule's: 150, 300, 600 ms.
+    const gaps = attempts.slice(1).map((a, i) => a.createdAt.getTime() - attempts[i].createdAt.getTime());
+    gaps.forEach((gap, i) => expect(gap).toBeGreaterThanOrEqual(150 * 2 ** i - 5));
+    // The same event each time, signed each time.
+    const sent = rx.on('/broken');
+    expect(sent).toHaveLength(4);
+    expect(new Set(sent.map((r) => r.body)).size).toBe(1);
+    const [audit] = await t.db
+      .select()
+      .from(auditLog)
+      .where(and(eq(auditLog.action, 'webhook.disable'), eq(auditLog.entityId, hook.id)));
+    expect(audit).toMatchObject({ actorType: 'system', details: { reason: disabled.disabledReason } });
+
+    const listed = await api.get(`/api/webhooks/${hook.id}/deliveries`, { token: admin });
+    expect(listed.status).toBe(200);
+    expect(listed.body.pagination.total).toBe(1);
+    expect(listed.body.data[0]).toMatchObject({ id: delivery.id, event: 'subscriber.created', status: 'pending' });
+    expect(listed.body.data[0].attempt_log).toHaveLength(4);
+    expect((await api.get(`/api/webhooks/${hook.id}/deliveries?status=succeeded`, { token: admin })).body.data).toEqual(
+      [],
+    );
+    const shown = await api.get(`/api/webhooks/${hook.id}`, { token: admin });
+    expect(shown.body.data).toMatchObject({ enabled: false, disabled_reason: disabled.disabledReason });
+
+    rx.modes.set('/broken', 'ok');
+    const again = await api.post(`/api/webhooks/${hook.id}/deliveries/${delivery.id}/redeliver`, {}, { token: admin });
+    expect(again.status).toBe(200);
+    expect(again.body.data).toMatchObject({ status: 'succeeded', last_status_code: 200 });
+    expect(again.body.data.attempt_log.at(-1)).toMatchObject({ trigger: 'manual', status_code: 200 });
+    expect(JSON.parse(rx.on('/broken').at(-1)!.body).id).toBe(delivery.eventId);
+    expect(
+      (await api.post(`/api/webhooks/${hook.id}/deliveries/99999999/redeliver`, {}, { token: admin })).status,
+    ).toBe(404);
+    const other = await mkHook('/other', ['invoice.paid']);
+    expect(
+      (await api.post(`/api/webhooks/${other.id}/deliveries/${delivery.id}/redeliver`, {}, { token: admin })).status,
+    ).toBe(404);
+
+    // Enabling again clears the run and the reason.
+    const enabled = await api.put(`/api/webhooks/${hook.id}`, { enabled: true }, { token: admin });
+    expect(enabled.body.data).toMatchObject({ enabled: true, disabled_reason: null, consecutive_failures: 0 });
+  });
+});
