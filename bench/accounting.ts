@@ -29,6 +29,7 @@ import radius from 'radius';
 import { intVar } from '../shared/config';
 import { runMigrations, startEmbeddedPostgres } from '../shared/db/database-setup';
 import { percentile } from './load';
+import { scratchDataDir, type ScratchDataDir } from './scratch';
 
 const COUNT = intVar(process.env, 'BENCH_ACCT', 100_000, 1);
 const WINDOW = intVar(process.env, 'BENCH_ACCT_WINDOW', 64, 1);
@@ -442,15 +443,14 @@ async function main(): Promise<void> {
     );
   let serverUrl = process.env.DATABASE_URL;
   let embedded: { stop(): Promise<void> } | undefined;
-  let dataDir: string | undefined;
+  let dataDir: ScratchDataDir | undefined;
   const stamp = Date.now().toString(36);
   const ours = `bench_acct_ours_${stamp}`;
   const stock = `bench_acct_stock_${stamp}`;
   try {
     if (!serverUrl) {
-      dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-acct-'));
-      fs.chmodSync(dataDir, 0o755); // as root, PostgreSQL runs as the postgres user
-      const handle = await startEmbeddedPostgres({ dataDir, log: () => undefined });
+      dataDir = scratchDataDir('acct');
+      const handle = await startEmbeddedPostgres({ dataDir: dataDir.dir, log: () => undefined });
       embedded = handle;
       cleanup.add(() => handle.stop());
       serverUrl = handle.url;
@@ -493,7 +493,7 @@ async function main(): Promise<void> {
         await q(serverUrl, `drop database if exists "${name}" with (force)`).catch(() => undefined);
     }
     await embedded?.stop();
-    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+    dataDir?.dispose();
   }
 }
 

@@ -10,12 +10,11 @@
  *   TRANSPORTER        nats://127.0.0.1:4222 (the distributed phase needs NATS)
  *   BENCH_CONNECTIONS  20    BENCH_DURATION 10 (seconds per phase)    BENCH_PDF_CONNECTIONS 8
  */
-import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import { intVar } from '../shared/config';
 import { startCluster, type Cluster } from '../runtime/cluster';
 import { autocannon, benchEnv, type AutocannonRequest } from './load';
+import { scratchDataDir } from './scratch';
 
 const env = (name: string, fallback: number) => intVar(process.env, name, fallback, 1);
 const CONNECTIONS = env('BENCH_CONNECTIONS', 20);
@@ -157,8 +156,8 @@ const fmt = (f: Figure) =>
 
 async function main(): Promise<void> {
   const transporter = process.env.TRANSPORTER || 'nats://127.0.0.1:4222';
-  const dataDir = process.env.BENCH_DATA_DIR || fs.mkdtempSync(path.join(os.tmpdir(), 'bench-cluster-'));
-  fs.chmodSync(dataDir, 0o755);
+  const scratch = process.env.BENCH_DATA_DIR ? undefined : scratchDataDir('cluster');
+  const dataDir = process.env.BENCH_DATA_DIR || scratch!.dir;
   const databaseUrl = process.env.DATABASE_URL || undefined;
   console.log(
     `bench:cluster  ${CONNECTIONS} connections, ${DURATION} s per phase, ${os.cpus().length} cores, NATS ${transporter}`,
@@ -205,7 +204,7 @@ async function main(): Promise<void> {
     console.log('target: distributed < 2x embedded per request (same machine, same run)');
   } finally {
     await distributed.stop();
-    if (!process.env.BENCH_DATA_DIR) fs.rmSync(dataDir, { recursive: true, force: true });
+    scratch?.dispose();
   }
 }
 

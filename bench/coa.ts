@@ -25,6 +25,7 @@ import { startApp, type App } from '../runtime/app';
 import { NasSimulator } from '../test/sim/nas-simulator';
 import { RouterOsSimulator } from '../test/sim/routeros-simulator';
 import { benchEnv, runBench, scratchStore } from './load';
+import { scratchDataDir } from './scratch';
 
 const env = (name: string, fallback: number, min = 1) => intVar(process.env, name, fallback, min);
 const COUNT = env('BENCH_COA', 5000);
@@ -262,16 +263,10 @@ interface Mode {
   external: boolean;
 }
 
-/** A scratch DATA_DIR for the embedded PostgreSQL, readable by the postgres user it runs as under root. */
+/** A scratch DATA_DIR for the embedded PostgreSQL, whatever DATABASE_URL says. */
 function embeddedStore(): { env: NodeJS.ProcessEnv; dispose(): Promise<void> } {
-  // mkdtemp makes the directory 0700: as root the embedded PostgreSQL runs as the postgres user
-  // (it refuses root), which could not enter it, and the app died at start.
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-coa-'));
-  fs.chmodSync(dataDir, 0o755);
-  return {
-    env: { DATABASE_URL: '', DATA_DIR: dataDir },
-    dispose: async () => fs.rmSync(dataDir, { recursive: true, force: true }),
-  };
+  const scratch = scratchDataDir('coa');
+  return { env: { DATABASE_URL: '', DATA_DIR: scratch.dir }, dispose: async () => scratch.dispose() };
 }
 
 /** One mode: its own app and database, the simulators of the driver. */

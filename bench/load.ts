@@ -3,13 +3,11 @@
  * the app run in a child process (so the load generator does not share the server's event loop).
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { Client } from 'pg';
 import { signToken } from '../shared/auth/jwt';
 import { loadConfig } from '../shared/config';
 import { startApp } from '../runtime/app';
+import { scratchDataDir } from './scratch';
 
 /** What the benches read of an autocannon run (the package ships no types). */
 export interface AutocannonResult {
@@ -62,6 +60,9 @@ export function runBench(main: () => Promise<void>, serve: (args: string[]) => P
     console.error(err);
     if (exit) process.exit(1);
     process.exitCode = 1;
+    // The driver's finally blocks have run; a simulator, pool or timer a failed start left open must
+    // not keep it alive (bench:coa hung so), yet a clean exit is not cut short by this unref'd timer.
+    setTimeout(() => process.exit(1), 2000).unref();
   };
   if (process.argv[2] === 'serve') serve(process.argv.slice(3)).catch(fail(true));
   else main().catch(fail(false));
@@ -85,6 +86,8 @@ export async function benchAdminToken(db: { query(text: string): Promise<unknown
 export async function serveApp(): Promise<void> {
   const app = await startApp(loadConfig(process.env));
   process.send?.({ baseUrl: app.baseUrl, databaseUrl: app.databaseUrl });
+  // A driver that died without asking leaves no server (and its embedded PostgreSQL) running.
+  process.once('disconnect', () => void app.stop().then(() => process.exit(1)));
   process.on('message', (m) => {
     if (m === 'stop') void app.stop().then(() => process.exit(0));
     if (m === 'cpu') {
@@ -127,18 +130,15 @@ export function serverCpu(server: AppServer): Promise<number> {
 
 /**
  * Where a bench keeps its data: a fresh database beside DATABASE_URL's (dropped afterwards unless
- * BENCH_KEEP=1), or, without DATABASE_URL, an embedded PostgreSQL in a temporary DATA_DIR.
+ * BENCH_KEEP=1), or, without DATABASE_URL, an embedded PostgreSQL in a temporary DATA_DIR (scratch.ts).
  */
 export async function scratchStore(
   prefix: string,
 ): Promise<{ env: { DATABASE_URL: string; DATA_DIR?: string }; dispose(): Promise<void> }> {
   const adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `bench-${prefix}-`));
-    return {
-      env: { DATABASE_URL: '', DATA_DIR: dataDir },
-      dispose: async () => fs.rmSync(dataDir, { recursive: true, force: true }),
-    };
+    const scratch = scratchDataDir(prefix);
+    return { env: { DATABASE_URL: '', DATA_DIR: scratch.dir }, dispose: async () => scratch.dispose() };
   }
   const name = `bench_${prefix}_${Date.now().toString(36)}`;
   const admin = async (statement: string) => {

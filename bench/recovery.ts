@@ -12,13 +12,12 @@
  *   BENCH_ROUNDS 3       BENCH_OUTAGE_SECONDS 2
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
-import path from 'node:path';
 import { intVar } from '../shared/config';
 import { freePort, startCluster } from '../runtime/cluster';
 import { benchEnv } from './load';
+import { scratchDataDir } from './scratch';
 
 const ROUNDS = intVar(process.env, 'BENCH_ROUNDS', 3, 1);
 const OUTAGE_MS = intVar(process.env, 'BENCH_OUTAGE_SECONDS', 2, 0) * 1000;
@@ -86,8 +85,8 @@ async function timeToServe(baseUrl: string, token: string): Promise<number> {
 async function main(): Promise<void> {
   const port = await freePort();
   const transporter = `nats://127.0.0.1:${port}`;
-  const dataDir = process.env.BENCH_DATA_DIR || fs.mkdtempSync(path.join(os.tmpdir(), 'bench-recovery-'));
-  fs.chmodSync(dataDir, 0o755);
+  const scratch = process.env.BENCH_DATA_DIR ? undefined : scratchDataDir('recovery');
+  const dataDir = process.env.BENCH_DATA_DIR || scratch!.dir;
   console.log(`bench:recovery  ${ROUNDS} NATS restarts, ${OUTAGE_MS / 1000} s down each, ${os.cpus().length} cores`);
   let nats = await startNats(port);
   const cluster = await startCluster({
@@ -124,7 +123,7 @@ async function main(): Promise<void> {
   } finally {
     await cluster.stop();
     await stopNats(nats);
-    if (!process.env.BENCH_DATA_DIR) fs.rmSync(dataDir, { recursive: true, force: true });
+    scratch?.dispose();
   }
 }
 
