@@ -2,6 +2,8 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ManagersPage, NasPage, PlansPage, ResellersPage, SettingsPage } from './admin.js';
+import { ApiKeysPage } from './api-keys.js';
+import { AuditPage } from './audit.js';
 import { api } from './api.js';
 import { t } from './i18n.js';
 import { InvoicePage, InvoicesPage } from './invoices.js';
@@ -9,23 +11,36 @@ import { match, useRoute } from './router.js';
 import { session } from './session.js';
 import { SubscriberPage } from './subscriber.js';
 import { NewSubscriberPage, SubscribersPage } from './subscribers.js';
+import { SecondStep, TwoFactorPage } from './two-factor.js';
+import { WebhookPage, WebhooksPage } from './webhooks.js';
 import { ErrorMessage, Form, html, notify, StatusLine } from './ui.js';
 
 function SignIn() {
+  // Set when the password was right and two-factor sign-in asks for a code (docs/two-factor.md).
+  const [challenge, setChallenge] = useState(null);
+  const signedIn = () => {
+    if (!location.hash || location.hash === '#/') location.hash = '#/subscribers';
+  };
   useEffect(() => {
     document.title = `${t('Sign in')} · ${t('ISP billing console')}`;
   }, []);
   return html`<main id="main" class="signin">
     <h1>${t('Sign in')}</h1>
     ${session.notice && html`<p class="message" role="alert">${session.notice}</p>`}
+    ${
+      challenge
+        ? html`<${SecondStep} challenge=${challenge} onSignedIn=${signedIn} onBack=${() => setChallenge(null)} />`
+        : html`
     <${Form} submitLabel="Sign in" fields=${[
       { name: 'username', label: 'Username', required: true },
       { name: 'password', label: 'Password', type: 'password', required: true },
     ]} onSubmit=${async (values) => {
       const res = await api('POST', '/api/auth/login', { body: values });
+      if (res.data.two_factor_required) return setChallenge(res.data.challenge);
       session.start(res.data.token);
-      if (!location.hash || location.hash === '#/') location.hash = '#/subscribers';
-    }} />
+      signedIn();
+    }} />`
+    }
   </main>`;
 }
 
@@ -38,7 +53,14 @@ const NAV = [
   ['#/nas', 'Access servers', () => session.isAdmin],
   ['#/managers', 'Managers', () => session.isAdmin],
   ['#/settings', 'Settings', () => session.isAdmin],
+  ['#/webhooks', 'Webhooks', () => session.isAdmin],
+  ['#/audit', 'Audit', () => session.isAdminOrReseller],
+  ['#/api-keys', 'API keys', () => true],
+  ['#/security', 'Security', () => true],
 ];
+/** A token that may only enrol in two-factor sign-in sees its security page alone. */
+const visibleNav = () =>
+  NAV.filter(([hash, , visible]) => (session.claims.enrolOnly ? hash === '#/security' : visible()));
 
 const PAGES = [
   ['/subscribers', () => SubscribersPage, 'Subscribers'],
@@ -51,9 +73,18 @@ const PAGES = [
   ['/nas', () => NasPage, 'Access servers'],
   ['/managers', () => ManagersPage, 'Managers'],
   ['/settings', () => SettingsPage, 'Settings'],
+  ['/webhooks', () => WebhooksPage, 'Webhooks'],
+  ['/webhooks/:id', () => WebhookPage, 'Webhook'],
+  ['/audit', () => AuditPage, 'Audit trail'],
+  ['/api-keys', () => ApiKeysPage, 'API keys'],
+  ['/security', () => TwoFactorPage, 'Security'],
 ];
 
 function Page({ route }) {
+  if (session.claims.enrolOnly && route.path !== '/security') {
+    location.replace('#/security');
+    return null;
+  }
   for (const [pattern, component, title] of PAGES) {
     const params = match(pattern, route.path);
     if (!params) continue;
@@ -61,7 +92,7 @@ function Page({ route }) {
     const Component = component();
     return html`<${Component} key=${route.path} ...${params} query=${route.query} />`;
   }
-  const first = NAV.find(([, , visible]) => visible());
+  const first = visibleNav()[0];
   if (route.path === '/' && first) {
     location.replace(first[0]);
     return null;
@@ -91,7 +122,7 @@ function Shell() {
     <header class="top">
       <strong class="brand">${t('ISP billing')}</strong>
       <nav aria-label=${t('Main')}>
-        <ul>${NAV.filter(([, , visible]) => visible()).map(
+        <ul>${visibleNav().map(
           ([hash, text]) => html`<li>
           <a href=${hash} aria-current=${route.path.startsWith(hash.slice(1)) ? 'page' : undefined}>${t(text)}</a></li>`,
         )}</ul>

@@ -22,6 +22,8 @@ function decode(token) {
       resellerId: Number.isInteger(claims.reseller_id) ? claims.reseller_id : null,
       permissions: Array.isArray(claims.permissions) ? claims.permissions : [],
       exp: claims.exp,
+      /** A token that may only set up two-factor sign-in (setting require_two_factor). */
+      enrolOnly: claims.enrol_only === true,
     };
   } catch {
     return null;

@@ -1,0 +1,98 @@
+/**
+ * Two-factor sign-in in the console, in a real Chromium: a manager opens its security page, sets
+ * it up from the QR code, confirms with a code, sees its recovery codes once, and the next sign-in
+ * asks for a code. Codes come from the TOTP library for the clock the server is pinned to.
+ */
+import fs from 'node:fs';
+import { eq } from 'drizzle-orm';
+import { Secret, TOTP } from 'otpauth';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { setTotpClock } from '../../services/auth/totp';
+import { findChromium } from '../../services/pdf-renderer/chromium';
+import { managers } from '../../shared/db/schema';
+import { adminToken, http, startTestApp, type TestApp } from '../helpers/app';
+
+jest.setTimeout(120_000);
+
+const PASSWORD = 'long-enough-1';
+const axeSource = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+let now = Date.UTC(2026, 10, 26, 12, 0, 5);
+let t: TestApp;
+let browser: Browser;
+let page: Page;
+const pageProblems: string[] = [];
+
+const codeAt = (secret: string, at: number) =>
+  new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({
+    timestamp: at,
+  });
+
+async function signIn(): Promise<void> {
+  await page?.context().close();
+  page = await (await browser.newContext()).newPage();
+  page.on('pageerror', (err) => pageProblems.push(err.message));
+  await page.goto(`${t.baseUrl}/`);
+  await page.getByLabel('Username').fill('erin');
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+beforeAll(async () => {
+  setTotpClock(() => now);
+  t = await startTestApp();
+  const created = await http(t.baseUrl, 'POST', '/api/managers', {
+    token: adminToken(),
+    body: { username: 'erin', password: PASSWORD, role: 'user', permissions: ['subscribers.view'] },
+  });
+  expect(created.status).toBe(201);
+  browser = await chromium.launch({ executablePath: findChromium(), args: ['--no-sandbox'] });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await t?.close();
+});
+
+describe('console: two-factor sign-in', () => {
+  it('sets it up from the QR code, shows the recovery codes once, and asks for a code at the next sign-in', async () => {
+    await signIn();
+    await page.getByRole('link', { name: 'Security' }).click();
+    await page.getByRole('button', { name: 'Set up two-factor sign-in' }).click();
+    const qr = page.getByRole('img', { name: 'QR code for your authenticator app' });
+    await qr.waitFor();
+    expect(await qr.getAttribute('src')).toMatch(/^data:image\/png;base64,/);
+    expect(await qr.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth)).toBeGreaterThan(100);
+    await page.evaluate(axeSource);
+    const violations = await page.evaluate(async () => {
+      const axe = (
+        globalThis as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string }[] }> } }
+      ).axe;
+      return (await axe.run()).violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    });
+    expect(violations).toEqual([]);
+
+    const secret = (await page.locator('code.secret').textContent()) ?? '';
+    await page.getByRole('textbox', { name: /^Code/ }).fill(codeAt(secret, now));
+    await page.getByRole('button', { name: 'Turn on' }).click();
+    await page.getByRole('heading', { name: 'Recovery codes' }).waitFor();
+    const shown = await page.locator('ul.recovery-codes li').allTextContents();
+    expect(shown).toHaveLength(10);
+    const [row] = await t.db.select().from(managers).where(eq(managers.username, 'erin'));
+    expect(row.totpEnabledAt).not.toBeNull();
+    await page.getByRole('button', { name: 'Done' }).click();
+    await page.getByText(/Two-factor sign-in is on since .*Unused recovery codes: 10\./).waitFor();
+    // Shown once: nothing on the page holds them any more.
+    expect(await page.locator('ul.recovery-codes').count()).toBe(0);
+
+    now += 30_000;
+    await signIn();
+    await page.getByText('Enter the code from your authenticator app.').waitFor();
+    await page.getByRole('textbox', { name: /^Code/ }).fill('000000');
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.getByText('Sign-in refused: invalid two-factor code.').waitFor();
+    await page.getByRole('textbox', { name: /^Code/ }).fill(codeAt(secret, now));
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    expect(pageProblems).toEqual([]);
+  });
+});
