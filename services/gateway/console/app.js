@@ -2,6 +2,8 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ManagersPage, NasPage, PlansPage, ResellersPage, SettingsPage } from './admin.js';
+import { ApiKeysPage } from './api-keys.js';
+import { AuditPage } from './audit.js';
 import { api } from './api.js';
 import { t } from './i18n.js';
 import { InvoicePage, InvoicesPage } from './invoices.js';
@@ -52,6 +54,8 @@ const NAV = [
   ['#/managers', 'Managers', () => session.isAdmin],
   ['#/settings', 'Settings', () => session.isAdmin],
   ['#/webhooks', 'Webhooks', () => session.isAdmin],
+  ['#/audit', 'Audit', () => session.isAdminOrReseller],
+  ['#/api-keys', 'API keys', () => true],
   ['#/security', 'Security', () => true],
 ];
 /** A token that may only enrol in two-factor sign-in sees its security page alone. */
@@ -71,6 +75,8 @@ const PAGES = [
   ['/settings', () => SettingsPage, 'Settings'],
   ['/webhooks', () => WebhooksPage, 'Webhooks'],
   ['/webhooks/:id', () => WebhookPage, 'Webhook'],
+  ['/audit', () => AuditPage, 'Audit trail'],
+  ['/api-keys', () => ApiKeysPage, 'API keys'],
   ['/security', () => TwoFactorPage, 'Security'],
 ];
 

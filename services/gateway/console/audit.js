@@ -1,0 +1,83 @@
+/**
+ * The audit trail (docs/security.md), for admins and resellers (a reseller reads its tree's rows):
+ * filters by actor, target type, target id and time, a page of rows newest first, and each row's
+ * changes as a table of before and after.
+ */
+import { useState } from 'preact/hooks';
+import { api } from './api.js';
+import { fieldLabel, t } from './i18n.js';
+import { dateTime, Form, html, Loaded, Pager, Table, useLoad } from './ui.js';
+
+/** The target types the trail writes (docs/security.md's table). */
+const TARGET_TYPES = [
+  'subscriber',
+  'invoice',
+  'plan',
+  'reseller',
+  'nas',
+  'card',
+  'card_batch',
+  'bulk_job',
+  'bandwidth_rule',
+  'manager',
+  'api_key',
+  'settings',
+];
+
+const shown = (v) =>
+  v === null || v === undefined || v === '' ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v);
+
+/** `{ field: [before, after] }` as rows; any other detail (a request's field, a count) has no before. */
+function Changes({ changes }) {
+  const entries = Object.entries(changes ?? {});
+  if (entries.length === 0) return '—';
+  return html`<table class="diff">
+    <thead><tr><th scope="col">${t('Field')}</th><th scope="col">${t('Before')}</th><th scope="col">${t('After')}</th></tr></thead>
+    <tbody>${entries.map(([k, v]) => {
+      const pair = Array.isArray(v) && v.length === 2;
+      return html`<tr key=${k}><th scope="row">${k}</th>
+        <td>${pair ? html`<del>${shown(v[0])}</del>` : ''}</td>
+        <td>${pair ? html`<ins>${shown(v[1])}</ins>` : shown(v)}</td></tr>`;
+    })}</tbody>
+  </table>`;
+}
+
+function actor(r) {
+  if (r.actor_type === 'system') return t('system');
+  if (r.actor_type === 'api_key') return t('key #{key} of manager #{id}', { key: r.api_key_id, id: r.manager_id });
+  if (r.actor_type === 'anonymous') return t('anonymous');
+  return t('manager #{id}', { id: r.manager_id });
+}
+
+const filterFields = (q) => [
+  { name: 'actor', label: 'Manager ID', type: 'int', value: q.actor },
+  {
+    name: 'target_type',
+    label: 'Target type',
+    type: 'select',
+    value: q.target_type,
+    options: TARGET_TYPES.map((v) => ({ value: v, label: fieldLabel(v) })),
+  },
+  { name: 'target_id', label: 'Target ID', type: 'int', value: q.target_id },
+  { name: 'from', label: 'From', type: 'datetime' },
+  { name: 'to', label: 'To', type: 'datetime' },
+];
+
+export function AuditPage() {
+  const [query, setQuery] = useState({ page: 1 });
+  const state = useLoad(() => api('GET', '/api/audit', { query: { ...query, limit: 50 } }), [JSON.stringify(query)]);
+  return html`<section>
+    <div class="page-head"><h1>${t('Audit trail')}</h1></div>
+    <${Form} className="form filters" fields=${filterFields(query)} submitLabel="Filter"
+      onSubmit=${(values) => setQuery({ ...values, page: 1 })} />
+    <${Loaded} state=${state}>${(res) => html`<${Table} rows=${res.data} empty="No audit row matches." columns=${[
+      ['at', 'When', (r) => dateTime(r.at)],
+      ['actor_type', 'Who', actor],
+      ['ip', 'Address'],
+      ['action', 'Action', (r) => html`<code>${r.action}</code>`],
+      ['target_type', 'Target', (r) => `${r.target_type}${r.target_id === null ? '' : ` #${r.target_id}`}`],
+      ['changes', 'Changes', (r) => html`<${Changes} changes=${r.changes} />`],
+    ]} />
+    <${Pager} pagination=${res.pagination} onPage=${(page) => setQuery({ ...query, page })} />`}</${Loaded}>
+  </section>`;
+}

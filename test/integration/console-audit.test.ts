@@ -1,0 +1,121 @@
+/**
+ * The console's API keys and audit pages (docs/security.md) in a real Chromium: an admin creates a
+ * key with a permission subset, an expiry and an allowed address, sees its secret once, the key
+ * works through the API, is revoked from the page; the audit page lists the real rows (the key's
+ * creation and revocation, a plan's change with its before and after) and filters them. axe-core
+ * finds no serious or critical violation and the pages raise no script error.
+ */
+import fs from 'node:fs';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { findChromium } from '../../services/pdf-renderer/chromium';
+import { http, startTestApp, type TestApp } from '../helpers/app';
+
+jest.setTimeout(120_000);
+
+const ADMIN_PASSWORD = 'change-me-now';
+const axeSource = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+let t: TestApp;
+let browser: Browser;
+let page: Page;
+let adminApi: string;
+const pageProblems: string[] = [];
+
+async function scan(name: string): Promise<void> {
+  await page.evaluate(axeSource);
+  const violations = await page.evaluate(async () => {
+    const axe = (
+      globalThis as unknown as {
+        axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> };
+      }
+    ).axe;
+    const result = await axe.run();
+    return result.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3)}`);
+  });
+  expect({ page: name, violations }).toEqual({ page: name, violations: [] });
+}
+
+beforeAll(async () => {
+  t = await startTestApp({ env: { ADMIN_PASSWORD } });
+  browser = await chromium.launch({ executablePath: findChromium(), args: ['--no-sandbox'] });
+  const login = await http(t.baseUrl, 'POST', '/api/auth/login', {
+    body: { username: 'admin', password: ADMIN_PASSWORD },
+  });
+  adminApi = login.body.data.token;
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await t?.close();
+});
+
+it('creates a key with a subset, shows its secret once, revokes it; the audit page shows the real rows', async () => {
+  const plan = await http(t.baseUrl, 'POST', '/api/services', {
+    token: adminApi,
+    body: { name: 'Home', price: 20, duration_days: 30, currency: 'USD' },
+  });
+  expect(plan.status).toBe(201);
+  expect(
+    (await http(t.baseUrl, 'PUT', `/api/services/${plan.body.data.id}`, { token: adminApi, body: { price: 25 } }))
+      .status,
+  ).toBe(200);
+
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  page = await context.newPage();
+  page.on('pageerror', (err) => pageProblems.push(err.message));
+  page.on('console', (msg) => {
+    if (msg.type() === 'error' && /Content Security Policy|SyntaxError|TypeError|ReferenceError/.test(msg.text()))
+      pageProblems.push(msg.text());
+  });
+  await page.goto(`${t.baseUrl}/`);
+  await page.getByLabel('Username').fill('admin');
+  await page.getByLabel('Password').fill(ADMIN_PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+
+  await page.getByRole('link', { name: 'API keys' }).click();
+  await page.getByText('No API key yet.').waitFor();
+  await page.getByRole('button', { name: 'New API key' }).click();
+  const dialog = page.getByRole('dialog');
+  await dialog.getByLabel('Name *').fill('crm');
+  await dialog.getByLabel('subscribers.view', { exact: true }).check();
+  await dialog.getByLabel('Expires').fill('2099-01-01T00:00');
+  await dialog.getByLabel('Allowed addresses').fill('127.0.0.1, 10.0.0.0/8');
+  await scan('new API key dialog');
+  await dialog.getByRole('button', { name: 'New API key' }).click();
+  const key = (await dialog.locator('code.secret').textContent()) ?? '';
+  expect(key).toMatch(/^isk_/);
+  await dialog.getByRole('button', { name: 'Close' }).click();
+  const row = page.getByRole('row').filter({ hasText: 'crm' });
+  await row.getByText('subscribers.view').waitFor();
+  await row.getByText('127.0.0.1, 10.0.0.0/8').waitFor();
+  expect(await page.content()).not.toContain(key);
+  await scan('API keys');
+  // The key works with the permission it was given, and only with it.
+  expect((await http(t.baseUrl, 'GET', '/api/subscribers', { token: key })).status).toBe(200);
+  expect((await http(t.baseUrl, 'GET', '/api/managers', { token: key })).status).toBe(403);
+
+  await row.getByRole('button', { name: 'Revoke crm' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Yes, revoke crm' }).click();
+  await row.getByText(/^revoked/).waitFor();
+  expect((await http(t.baseUrl, 'GET', '/api/subscribers', { token: key })).status).toBe(401);
+
+  await page.getByRole('link', { name: 'Audit' }).click();
+  await page.getByRole('heading', { name: 'Audit trail' }).waitFor();
+  const revoked = page.getByRole('row').filter({ hasText: 'api_key.revoke' }).first();
+  await revoked.getByText(/^manager #\d+$/).waitFor();
+  await page.getByRole('row').filter({ hasText: 'api_key.create' }).first().waitFor();
+  await scan('audit trail');
+
+  await page.getByLabel('Target type').selectOption('plan');
+  await page.getByLabel('Target ID').fill(String(plan.body.data.id));
+  await page.getByRole('button', { name: 'Filter' }).click();
+  const update = page.getByRole('row').filter({ hasText: 'plan.update' });
+  await update.waitFor();
+  const diff = update.locator('table.diff').getByRole('row').filter({ hasText: 'price' });
+  expect(await diff.locator('del').textContent()).toBe('2000');
+  expect(await diff.locator('ins').textContent()).toBe('2500');
+  expect(await page.getByRole('row').filter({ hasText: 'api_key.create' }).count()).toBe(0);
+  expect(pageProblems).toEqual([]);
+});
