@@ -166,10 +166,11 @@ interface Shape {
   from: boolean;
   to: boolean;
   /**
-   * few: up to FEW_SUBSCRIBERS matching subscribers and no number to look up; narrow: the matching
-   * subscribers' ids or the number; broad: invoices' search_text (see conditions).
+   * few: up to FEW_SUBSCRIBERS matching subscribers and no number to look up; number: no matching
+   * subscriber, the number's matches first (numberMatches); narrow: the matching subscribers' ids or
+   * the number; broad: invoices' search_text (see conditions).
    */
-  search: false | 'few' | 'narrow' | 'broad';
+  search: false | 'few' | 'number' | 'narrow' | 'broad';
   order: 'asc' | 'desc';
 }
 
@@ -229,7 +230,7 @@ function conditions(s: Shape, p: Params): string[] {
     // subscriber costs the same as the generic one: a few subscribers' invoices are few whatever their number.
     const few = `${p.add((v) => v.searchSubscribers)}::int[]`;
     conds.push(`i.subscriber_id = any(${planOnce(s) ? `(select ${few})::int[]` : few})`);
-  } else if (s.search) {
+  } else if (s.search === 'narrow' || s.search === 'broad') {
     const pattern = p.add((v) => v.search && likePattern(v.search));
     if (s.search === 'narrow') {
       // The number by its trigram index (only the pattern's distinctive part is looked up, see
@@ -256,20 +257,41 @@ function conditions(s: Shape, p: Params): string[] {
   return conds;
 }
 
+/**
+ * A search that only a number can match (no subscriber matches it): the number's matches by its
+ * trigram index (the distinctive part looked up, see numberKey, the whole pattern checked on those
+ * rows), at most EXACT_TOTAL_CAP + 1 of them, with the columns the list's other filters and order
+ * read. Both patterns go through initplans, out of the planner's sight, so the plan made for any
+ * values costs what the generic one does and PostgreSQL keeps the generic one: planning the narrow
+ * statement anew on every search was about a third of its PostgreSQL time. The trigram index is then
+ * always the way in (a generic plan cannot tell a 10-match number from `2025`), so only a search
+ * whose key looks rare takes this shape (rareNumberKey); one matching more than the cap after all
+ * spills (see listInvoicesJson) and is planned with its values as a narrow search.
+ */
+function numberMatches(p: Params): string {
+  const key = p.add((v) => likePattern(numberKey(v.search!)));
+  const pattern = p.add((v) => likePattern(v.search!));
+  return `select i.id, i.reseller_id, i.status, i.subscriber_id, i.issue_date from invoices i
+    where i.invoice_number ilike (select ${key}::text) and (i.invoice_number || '') ilike (select ${pattern}::text)
+    limit ${EXACT_TOTAL_CAP + 1}`;
+}
+
 function buildStatement(s: Shape, name: string): Statement {
   const p = new Params();
   const dir = s.order === 'asc' ? 'asc' : 'desc';
   // A date range reads newest issue date first (then id): the range's own index order. Elsewhere
   // newest = highest id (ids are handed out in creation order).
   const order = s.from || s.to ? `i.issue_date ${dir}, i.id ${dir}` : `i.id ${dir}`;
+  const numbers = s.search === 'number' ? numberMatches(p) : undefined;
+  const source = numbers === undefined ? 'invoices i' : 'number_matches i';
   const conds = conditions(s, p);
   const where = (c: string[]) => (c.length ? `where ${c.join(' and ')}` : '');
-  const matches = `select 1 from invoices i ${where(conds)}`;
+  const matches = `select 1 from ${source} ${where(conds)}`;
   const matchParams = p.getters.length;
   const limit = p.add((v) => v.limit);
   const offset = p.add((v) => v.offset);
   // The page keeps what it is ordered by, so that its kept ids can be aggregated in list order.
-  let ids = `select i.id${s.from || s.to ? ', i.issue_date' : ''} from invoices i ${where(conds)} order by ${order}`;
+  let ids = `select i.id${s.from || s.to ? ', i.issue_date' : ''} from ${source} ${where(conds)} order by ${order}`;
   if (s.resellers === 'tree') {
     // One range of invoice_tree's primary key in id order: PostgreSQL does not merge ordered scans
     // of a UNION ALL, so one scan per reseller of the tree would each read offset + limit entries.
@@ -309,17 +331,24 @@ function buildStatement(s: Shape, name: string): Statement {
   const pageIds = planOnce(s)
     ? `select * from (${ids} offset (select ${offset}::int) limit ${MAX_PAGE_LIMIT}) w limit ${limit}::int`
     : `${ids} limit ${limit}::int offset ${offset}::int`;
-  const text = `with page as materialized (${pageIds}),
+  // A number's matches spill when there are more than the cap: some were cut, the page is not served.
+  const spilled =
+    numbers === undefined ? '' : `, (select count(*) from number_matches) > ${EXACT_TOTAL_CAP} as spilled`;
+  const text = `with ${numbers === undefined ? '' : `number_matches as materialized (${numbers}),`}
+      page as materialized (${pageIds}),
       rows as (select i.* from page join invoices i using (id)),
       n as (select count(*)::int as n from page)
     select (select coalesce(json_agg(${INVOICE_LIST_JSON} order by ${order}), '[]')::text from rows i cross join ${CURRENCY_DIVISOR}) as json,
-      n.n as "rowCount", ${total}::int as total${kept}
+      n.n as "rowCount", ${total}::int as total${kept}${spilled}
     from n`;
   return {
     name,
     text,
     values: p.values,
-    estimate: { text: `explain (format json) ${matches}`, values: (v) => p.values(v).slice(0, matchParams) },
+    estimate: {
+      text: `explain (format json) ${numbers === undefined ? '' : `with number_matches as (${numbers}) `}${matches}`,
+      values: (v) => p.values(v).slice(0, matchParams),
+    },
   };
 }
 
@@ -370,8 +399,18 @@ const onlySearch = (s: Shape) => s.resellers === 'all' && !!s.search && keepable
  */
 const FEW_SUBSCRIBERS = 10;
 
-function searchShape(found: SearchSubscribers): Shape['search'] {
+/**
+ * Whether the part of a number search the trigram index looks up (numberKey) should match few
+ * numbers: 5 letters or digits with no `-`, which only a sequence holds that long (a year is 4; a
+ * 5-digit run matches about 20 of a million 6-digit sequences). Only the plan depends on it: a key
+ * that matches more than the cap after all costs its spill (numberMatches), about 30 ms for
+ * `INV-2025-0` at a million invoices beside the 170 ms of its planned statement.
+ */
+const rareNumberKey = (search: string) => /^[A-Za-z0-9]{5,}$/.test(numberKey(search));
+
+function searchShape(search: string, found: SearchSubscribers): Shape['search'] {
   if (!found.ids) return 'broad';
+  if (found.ids.length === 0 && found.numberLike && rareNumberKey(search)) return 'number';
   return found.numberLike || found.ids.length > FEW_SUBSCRIBERS ? 'narrow' : 'few';
 }
 
@@ -382,7 +421,7 @@ function shapeOf(f: ListFilter, r: Resellers, found: SearchSubscribers | undefin
     subscriber: f.subscriberId !== undefined,
     from: !!f.from,
     to: !!f.to,
-    search: found ? searchShape(found) : false,
+    search: found && f.search !== undefined ? searchShape(f.search, found) : false,
     order: f.order,
   };
   if (r.ids?.length === 1) s.resellers = 'one';
@@ -398,13 +437,16 @@ function shapeOf(f: ListFilter, r: Resellers, found: SearchSubscribers | undefin
  * the matches to skip): a list page spent 0.25 ms of its 0.85 ms in the planner. A shape with one
  * filter at most (the resellers, a status, a date range, a subscriber, a few subscribers' search)
  * walks that filter's index in list order whatever the values, so its offset is hidden from the
- * planner (an initplan) and the generic plan, as cheap as the custom ones, is kept. With two
+ * planner (an initplan) and the generic plan, as cheap as the custom ones, is kept; so is a number's
+ * search, whatever filters go with it (numberMatches). With two
  * filters, or a search of many subscribers, how many rows each matches decides which index to walk
  * (a deep page of a tree's month: its resellers' index and a sort, where a generic plan walked the
  * month's index, most of its 86,000 invoices for page 100), so those are planned with their values
  * every time.
  */
 function planOnce(s: Shape): boolean {
+  // A number's matches are few whatever the filters beside them (numberMatches).
+  if (s.search === 'number') return true;
   const filters = [s.resellers !== 'all', s.status, s.subscriber, s.from || s.to, !!s.search].filter(Boolean).length;
   return filters <= 1 && s.resellers !== 'many' && (s.search === false || s.search === 'few');
 }
@@ -473,8 +515,7 @@ export async function listInvoicesJson(scope: Scope, f: ListFilter): Promise<{ j
   const kept = key === undefined ? undefined : await keptPage(key);
   if (kept) return kept;
   const found = f.search === undefined ? undefined : await searchSubscribers(f.search);
-  const shape = shapeOf(f, r, found);
-  const s = statementFor(shape);
+  let shape = shapeOf(f, r, found);
   const dateKey = datesKept(shape) ? JSON.stringify([r.ids ?? null, f.from ?? null, f.to ?? null]) : undefined;
   const keptCount = dateKey === undefined ? undefined : dateCounts.get(dateKey);
   const v: Values = {
@@ -494,14 +535,9 @@ export async function listInvoicesJson(scope: Scope, f: ListFilter): Promise<{ j
     limit: f.limit,
     offset: f.offset,
   };
-  // A narrow search is planned with its values every time (unnamed): how many rows it matches
-  // decides the plan, which a generic plan cannot know (the one a prepared union of both index
-  // paths settled on took 1.3 s for a 10-match number search at a million invoices, not 3 ms).
-  // A search of a few subscribers is prepared (FEW_SUBSCRIBERS).
-  const query = { name: shape.search === 'narrow' ? undefined : s.name, text: s.text, values: s.values(v) };
-  const {
-    rows: [row],
-  } = await pgPool().query<{ json: string; rowCount: number; total: number; ids?: string; generation?: number }>(query);
+  let { s, row } = await pageOf(shape, v);
+  // A number matching more than the cap: its prepared statement cut the matches short.
+  if (row.spilled) ({ s, row } = await pageOf((shape = { ...shape, search: 'narrow' }), v));
   // The count (kept or fresh) and the generation come from one snapshot: keep them together.
   if (dateKey !== undefined && row.total >= 0)
     dateCounts.set(dateKey, { count: row.total, generation: row.generation! });
@@ -517,6 +553,30 @@ export async function listInvoicesJson(scope: Scope, f: ListFilter): Promise<{ j
     listPages.set(key, { ids: row.ids!, total, generation: row.generation! });
   }
   return { json: row.json, total };
+}
+
+interface PageRow {
+  json: string;
+  rowCount: number;
+  total: number;
+  ids?: string;
+  generation?: number;
+  /** A number's matches passed the cap (numberMatches): the page is not the list's. */
+  spilled?: boolean;
+}
+
+/** One run of a shape's statement. */
+async function pageOf(shape: Shape, v: Values): Promise<{ s: Statement; row: PageRow }> {
+  const s = statementFor(shape);
+  // A narrow search is planned with its values every time (unnamed): how many rows it matches
+  // decides the plan, which a generic plan cannot know (the one a prepared union of both index
+  // paths settled on took 1.3 s for a 10-match number search at a million invoices, not 3 ms).
+  // A search of a few subscribers, or of a number alone, is prepared (FEW_SUBSCRIBERS, numberMatches).
+  const query = { name: shape.search === 'narrow' ? undefined : s.name, text: s.text, values: s.values(v) };
+  const {
+    rows: [row],
+  } = await pgPool().query<PageRow>(query);
+  return { s, row };
 }
 
 /**
