@@ -115,6 +115,12 @@ describe('an import job', () => {
     expect(job.report.entities.history).toMatchObject({ read: 8, imported: 5 });
     expect(job.report.money.reconciled).toBe(true);
     expect(JSON.stringify(job)).not.toContain('alice-secret');
+    // The request is audited (import.start, docs/security.md); the dry run itself writes nothing.
+    const { rows: audited } = await t.pool.query(`select action, details from audit_log where entity_id = $1`, [
+      res.body.data.id,
+    ]);
+    expect(audited).toEqual([{ action: 'import.start', details: expect.objectContaining({ dry_run: true }) }]);
+    await t.pool.query(`delete from audit_log where action = 'import.start'`);
     expect(await rowCounts(t.pool)).toEqual(before);
   });
 
