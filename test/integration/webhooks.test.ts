@@ -246,6 +246,32 @@ describe('with allow_private_targets', () => {
     await waitFor('invoice.overdue', () => bodies('/all').some((b) => b.type === 'invoice.overdue'));
   });
 
+  it('a quota block and a disconnect carried out are events too; a disconnect that failed is not', async () => {
+    await mkHook('/access', ['subscriber.blocked', 'subscriber.disconnected']);
+    const sub = await mkSub();
+    // The writers of these rows are the FUP engine and network-access; their rows are what the triggers watch.
+    await t.pool.query(`update subscribers set blocked_reason = 'quota' where id = $1`, [sub.id]);
+    await t.pool.query(
+      `insert into coa_outcomes (source, action, subscriber_id, username, reason, outcome, sessions)
+       values ('event', 'disconnect', $1, $2, 'blocked', 'disconnected', '[{}]'::jsonb),
+              ('event', 'disconnect', $1, $2, 'blocked', 'failed', '[]'::jsonb),
+              ('event', 'rate_limit', $1, $2, 'fup', 'applied', '[]'::jsonb)`,
+      [sub.id, sub.username],
+    );
+    await waitFor('both events', () => rx.on('/access').length === 2);
+    // Sent concurrently: no order between them (docs/webhooks.md).
+    const got = bodies('/access').sort((a, b) => a.type.localeCompare(b.type));
+    expect(got.map((b) => b.type)).toEqual(['subscriber.blocked', 'subscriber.disconnected']);
+    expect(got[0].data).toMatchObject({ id: sub.id, blocked_reason: 'quota', previous_blocked_reason: null });
+    expect(got[1].data).toMatchObject({
+      subscriber_id: sub.id,
+      username: sub.username,
+      reason: 'blocked',
+      outcome: 'disconnected',
+      sessions: 1,
+    });
+  });
+
   it('an event nobody asked for writes no delivery', async () => {
     const before = (await t.db.select().from(webhookDeliveries)).length;
     await t.pool.query(`update webhooks set enabled = false`);
