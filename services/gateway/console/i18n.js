@@ -173,6 +173,11 @@ const TEXTS = {
     'Access servers': 'خوادم الوصول',
     Managers: 'المديرون',
     Settings: 'الإعدادات',
+    // Outgoing webhooks (webhooks.js); the rest of its words show in English.
+    Webhooks: 'خطافات الويب',
+    'New webhook': 'خطاف ويب جديد',
+    Deliveries: 'عمليات التسليم',
+    Events: 'الأحداث',
     // Audit trail and API keys (audit.js, api-keys.js).
     Audit: 'سجل التدقيق',
     'Audit trail': 'سجل التدقيق',
