@@ -62,6 +62,8 @@ export async function sheetHtml(m: SheetModel): Promise<string> {
     ? `<img class="logo" src="${esc(m.logoUrl)}" alt="">`
     : '';
   const cols = columnsFor(m.perPage);
+  // The card's outline (the cutting line) is solid: a dashed rounded border is drawn as a path per
+  // dash, which made Chromium's PDF 8 times larger and its rendering 2.5 to 3 times slower.
   const rows = Math.ceil(m.perPage / cols);
   const card = (c: { serial: string; pin: string }) => `
     <div class="card">
@@ -93,7 +95,7 @@ body[dir=rtl], [dir=rtl] body { font-family: 'Noto Sans Arabic', 'Noto Naskh Ara
 .page { padding: 8mm; display: grid; grid-template-columns: repeat(${cols}, 1fr); grid-template-rows: repeat(${rows}, auto);
   gap: 4mm; page-break-after: always; break-after: page; }
 .page:last-child { page-break-after: auto; break-after: auto; }
-.card { border: 1px dashed #4a5560; border-radius: 2mm; padding: 3mm; break-inside: avoid; }
+.card { border: 1px solid #8a949e; border-radius: 2mm; padding: 3mm; break-inside: avoid; }
 .head { display: flex; gap: 2mm; align-items: center; border-bottom: 1px solid #ccd; padding-bottom: 1.5mm; margin-bottom: 1.5mm; }
 .logo { max-height: 9mm; max-width: 25mm; }
 .op { font-weight: 700; font-size: 10pt; }
