@@ -6,7 +6,10 @@
  *           and BENCH_ACCT subscribers with one open session each;
  *   stock - FreeRADIUS's own schema.sql (mods-config/sql/main/postgresql), no triggers, the same
  *           open sessions.
- * For each: one Interim-Update per session, then one Stop per session, sent by our UDP sender
+ * For each: one Access-Request per subscriber (PAP; ours: every row the subscribers service writes,
+ * the plan's and its fair-use tiers' groups, the blocked group, a bound MAC; stock: the password, the
+ * plan group and its replies), then one Interim-Update per session, then one Stop per session, sent
+ * by our UDP sender
  * (npm `radius`, BENCH_ACCT_WINDOW requests in flight, 3 s timeout, 2 retransmissions) and, as a
  * cross-check of the sender, one radclient run (-p window) of the same Interim-Updates again.
  * Printed: packets/s, p50/p95 reply time, lost packets, PostgreSQL CPU per packet (the CPU time of
@@ -24,10 +27,14 @@ import dgram from 'node:dgram';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { sql } from 'drizzle-orm';
 import { Client, Pool } from 'pg';
 import radius from 'radius';
+import { syncAccessRows, ntHash } from '../shared/access/radius-rows';
 import { intVar } from '../shared/config';
+import { closeDatabase, db, initDatabase, pgPool } from '../shared/db/client';
 import { runMigrations, startEmbeddedPostgres } from '../shared/db/database-setup';
+import { writePlanGroupReply } from '../shared/radius';
 import { percentile } from './load';
 import { scratchDataDir, type ScratchDataDir } from './scratch';
 
@@ -46,6 +53,11 @@ const CLK_TCK = 100;
 const cleanup = new Set<() => Promise<void>>();
 
 const username = (i: number) => `acct${i}@bench`;
+const password = (i: number) => `pw-${i}`;
+const mac = (i: number) =>
+  ['02', '00', (i >> 24) & 255, (i >> 16) & 255, (i >> 8) & 255, i & 255]
+    .map((b) => b.toString(16).toUpperCase().padStart(2, '0'))
+    .join(':');
 const sessionId = (i: number) => `s${i.toString(16).padStart(8, '0')}`;
 /** deploy/freeradius/policy.conf's acct_unique for our packets (no NAS-Identifier, no NAS-Port). */
 const uniqueId = (i: number) =>
@@ -88,17 +100,24 @@ async function seedOurs(url: string): Promise<void> {
     const {
       rows: [plan],
     } = await pool.query<{ id: number }>(
-      `insert into services (name, price, currency, duration_days, daily_quota_gb, monthly_quota_gb)
-       values ('acct', 1000, 'USD', 30, 100, 1000) returning id`,
+      `insert into services (name, price, currency, duration_days, daily_quota_gb, monthly_quota_gb, rate_limit,
+                             pool_name, mac_binding, fup_tiers)
+       values ('acct', 1000, 'USD', 30, 100, 1000, '10M/10M', 'bench-pool', true,
+               '[{"level": 1, "threshold_gb": 50, "rate_limit": "2M/2M"}]') returning id`,
     );
     await pool.query(
       // usage_day today: the interims are not the day's first (287 of a day's 288 five-minute
       // interims are not), as in the steady state; the first of a day also moves usage_day (indexed).
-      `insert into subscribers (username, password_enc, service_id, reseller_id, expiry_date, usage_day)
-       select 'acct' || g || '@bench', 'x', $1, $2, current_date + 30, (now() at time zone 'UTC')::date
-         from generate_series(0, $3 - 1) g`,
-      [plan.id, reseller.id, COUNT],
+      `insert into subscribers (username, password_enc, service_id, reseller_id, expiry_date, usage_day, mac_address)
+       select 'acct' || g || '@bench', 'x', $1, $2, current_date + 30, (now() at time zone 'UTC')::date, m
+         from unnest($3::text[]) with ordinality as t(m, o), lateral (select o - 1 as g) x`,
+      [plan.id, reseller.id, Array.from({ length: COUNT }, (_, i) => mac(i))],
     );
+    // The day's usage rows exist too (usage_day is today): the interims add to them.
+    await pool.query(
+      `insert into daily_usage (subscriber_id, date) select id, usage_day from subscribers where usage_day is not null`,
+    );
+    await seedAccessRows(url, plan.id);
     await insertSessions(pool);
     await pool.query('vacuum analyze');
   } finally {
@@ -106,11 +125,67 @@ async function seedOurs(url: string): Promise<void> {
   }
 }
 
+/**
+ * Our FreeRADIUS rows, written by the code the subscribers and plans services use: the plan's group
+ * (pool, rate) and its tier's, per subscriber the NT-Password, Calling-Station-Id and Expiration
+ * radcheck rows and the plan group; the blocked group's rows are migration 0015's.
+ */
+async function seedAccessRows(url: string, planId: number): Promise<void> {
+  initDatabase(url, 2);
+  try {
+    await writePlanGroupReply(db(), planId, {
+      poolName: 'bench-pool',
+      rateLimit: '10M/10M',
+      fupTiers: [{ level: 1, threshold_gb: 50, rate_limit: '2M/2M' }],
+    });
+    const {
+      rows: [first],
+    } = await db().execute<{ id: number }>(sql`select min(id)::int as id from subscribers`);
+    const today = new Date().toISOString().slice(0, 10);
+    for (let from = 0; from < COUNT; from += 5000) {
+      const n = Math.min(5000, COUNT - from);
+      await syncAccessRows(
+        db(),
+        Array.from({ length: n }, (_, k) => first.id + from + k),
+        today,
+      );
+      await insertPasswords(pgPool(), from, n);
+    }
+  } finally {
+    await closeDatabase();
+  }
+}
+
+/** NT-Password radcheck rows of users from..from+n-1, as the subscribers service writes them. */
+async function insertPasswords(pool: Pool, from: number, n: number): Promise<void> {
+  const ids = Array.from({ length: n }, (_, k) => from + k);
+  const hashes = await Promise.all(ids.map((i) => ntHash(password(i))));
+  await pool.query(
+    `insert into radcheck (username, attribute, op, value)
+     select u, 'NT-Password', ':=', h from unnest($1::text[], $2::text[]) as t(u, h)`,
+    [ids.map(username), hashes],
+  );
+}
+
 async function seedStock(url: string): Promise<void> {
   const pool = new Pool({ connectionString: url, max: 1 });
   try {
     await pool.query(fs.readFileSync(STOCK_SCHEMA!, 'utf8'));
     await pool.query(`insert into nas (nasname, shortname, secret) values ($1, 'bench', $2)`, [NAS_IP, SECRET]);
+    // The same users as a stock deployment keeps them: the password, and a group for the plan.
+    for (let from = 0; from < COUNT; from += 5000) await insertPasswords(pool, from, Math.min(5000, COUNT - from));
+    await pool.query(
+      `insert into radusergroup (username, groupname, priority) select 'acct' || g || '@bench', 'plan', 1
+         from generate_series(0, $1 - 1) g`,
+      [COUNT],
+    );
+    await pool.query(
+      `insert into radgroupreply (groupname, attribute, op, value)
+       values ('plan', 'Framed-Pool', '=', 'bench-pool'), ('plan', 'Mikrotik-Rate-Limit', '=', '10M/10M')`,
+    );
+    // The configuration's post-auth calls radius_bind_mac (ours, migration 0007); here it does nothing,
+    // so the same configuration runs on both databases without an error per login.
+    await pool.query(`create function radius_bind_mac(text, text) returns text language sql as 'select null::text'`);
     await insertSessions(pool);
     await pool.query('vacuum analyze');
   } finally {
@@ -141,7 +216,9 @@ async function freeUdpPort(): Promise<number> {
   return port;
 }
 
-async function startRadius(url: string): Promise<{ proc: ChildProcess; acctPort: number; log: () => string }> {
+async function startRadius(
+  url: string,
+): Promise<{ proc: ChildProcess; acctPort: number; authPort: number; log: () => string }> {
   const acctPort = await freeUdpPort();
   const authPort = await freeUdpPort();
   let log = '';
@@ -171,7 +248,7 @@ async function startRadius(url: string): Promise<{ proc: ChildProcess; acctPort:
       }
     }, 50);
   });
-  return { proc, acctPort, log: () => log };
+  return { proc, acctPort, authPort, log: () => log };
 }
 
 async function stopRadius(proc: ChildProcess): Promise<void> {
@@ -210,14 +287,21 @@ const cpuDelta = (before: Map<number, number>, after: Map<number, number>) =>
   [...after].reduce((sum, [pid, t]) => sum + t - (before.get(pid) ?? 0), 0);
 
 interface SendResult {
+  /** Access-Rejects (Access-Requests only; every one should be accepted). */
+  rejected: number;
   seconds: number;
   rtts: number[];
   lost: number;
   retransmitted: number;
 }
 
-/** Accounting-Requests with up to WINDOW in flight on one socket per 256; per-request reply times. */
-async function send(port: number, packets: Record<string, string | number>[]): Promise<SendResult> {
+type Kind = 'Accounting-Request' | 'Access-Request';
+/** Reply codes that answer each kind: Accounting-Response; Access-Accept, Access-Reject. */
+const ANSWERS: Record<Kind, number[]> = { 'Accounting-Request': [5], 'Access-Request': [2, 3] };
+
+/** Requests with up to WINDOW in flight on one socket per 256; per-request reply times. */
+
+async function send(port: number, kind: Kind, packets: Record<string, string | number>[]): Promise<SendResult> {
   const sockets = Math.ceil(WINDOW / 256);
   const socks = await Promise.all(
     Array.from({ length: sockets }, async () => {
@@ -228,6 +312,7 @@ async function send(port: number, packets: Record<string, string | number>[]): P
   );
   const rtts: number[] = [];
   let lost = 0;
+  let rejected = 0;
   let retransmitted = 0;
   let next = 0;
   const t0 = performance.now();
@@ -237,8 +322,11 @@ async function send(port: number, packets: Record<string, string | number>[]): P
       string,
       { buf: Buffer; sent: number; first: number; tries: number; timer: NodeJS.Timeout }
     >();
+    // Every identifier of every socket, used in turn while at most WINDOW are in flight: an identifier
+    // reused at once met FreeRADIUS still finishing the request it had just answered ("Received
+    // conflicting packet ... Giving up on old request" in its log).
     const free: [number, number][] = [];
-    for (let s = 0; s < sockets; s++) for (let id = 0; id < 256 && free.length < WINDOW; id++) free.push([s, id]);
+    for (let s = 0; s < sockets; s++) for (let id = 0; id < 256; id++) free.push([s, id]);
     const finish = (key: string) => {
       const p = pending.get(key)!;
       clearTimeout(p.timer);
@@ -263,11 +351,11 @@ async function send(port: number, packets: Record<string, string | number>[]): P
       }, 3000);
     };
     const pump = () => {
-      while (free.length && next < packets.length) {
+      while (active < WINDOW && next < packets.length) {
         const [s, id] = free.shift()!;
         const attrs = packets[next++];
         const buf = radius.encode({
-          code: 'Accounting-Request',
+          code: kind,
           identifier: id,
           secret: SECRET,
           attributes: Object.entries(attrs),
@@ -285,7 +373,8 @@ async function send(port: number, packets: Record<string, string | number>[]): P
       sock.on('message', (msg) => {
         const key = `${s}:${msg[1]}`;
         const p = pending.get(key);
-        if (!p || msg[0] !== 5) return; // Accounting-Response
+        if (!p || !ANSWERS[kind].includes(msg[0])) return;
+        if (msg[0] === 3) rejected++;
         rtts.push(performance.now() - p.first);
         finish(key);
       }),
@@ -295,7 +384,7 @@ async function send(port: number, packets: Record<string, string | number>[]): P
   const seconds = (performance.now() - t0) / 1000;
   for (const s of socks) s.close();
   rtts.sort((a, b) => a - b);
-  return { seconds, rtts, lost, retransmitted };
+  return { seconds, rtts, lost, rejected, retransmitted };
 }
 
 /** radclient -f with -p WINDOW over the same packets; wall seconds. */
@@ -359,6 +448,14 @@ const interim = (i: number, round: number) => ({
   'Acct-Input-Octets': 1000 * round,
   'Acct-Output-Octets': 10_000 * round,
 });
+/** A PPPoE login as a MikroTik sends it: PAP, the client's MAC (bound in ours). */
+const access = (i: number) => ({
+  'User-Name': username(i),
+  'User-Password': password(i),
+  'NAS-IP-Address': NAS_IP,
+  'NAS-Port-Id': 'ether1',
+  'Calling-Station-Id': mac(i),
+});
 const stop = (i: number) => ({
   ...base(i),
   'Acct-Status-Type': 'Stop',
@@ -373,6 +470,7 @@ interface Phase {
   p50: number;
   p95: number;
   lost: number;
+  rejected: number;
   retransmitted: number;
   cpuMsPerPacket: number;
 }
@@ -381,36 +479,41 @@ async function phase(
   target: Target,
   db: string,
   port: number,
+  kind: Kind,
   packets: Record<string, string | number>[],
 ): Promise<Phase> {
   const before = await backendCpu(target.url, db);
-  const r = await send(port, packets);
+  const r = await send(port, kind, packets);
   const after = await backendCpu(target.url, db);
   return {
     packetsPerSecond: packets.length / r.seconds,
     p50: percentile(r.rtts, 50),
     p95: percentile(r.rtts, 95),
     lost: r.lost,
+    rejected: r.rejected,
     retransmitted: r.retransmitted,
     cpuMsPerPacket: (cpuDelta(before, after) * 1000) / packets.length,
   };
 }
 
 const fmt = (p: Phase) =>
-  `${p.packetsPerSecond.toFixed(0)} packets/s, reply p50 ${p.p50.toFixed(1)} ms p95 ${p.p95.toFixed(1)} ms, lost ${p.lost}, retransmitted ${p.retransmitted}, PostgreSQL CPU ${p.cpuMsPerPacket.toFixed(3)} ms/packet`;
+  `${p.packetsPerSecond.toFixed(0)} packets/s, reply p50 ${p.p50.toFixed(1)} ms p95 ${p.p95.toFixed(1)} ms, lost ${p.lost}, ${p.rejected ? `REJECTED ${p.rejected}, ` : ''}retransmitted ${p.retransmitted}, PostgreSQL CPU ${p.cpuMsPerPacket.toFixed(3)} ms/packet`;
 
 async function measure(target: Target, db: string, seed: (url: string) => Promise<void>) {
   console.log(`\n=== ${target.label} ===`);
   const t0 = performance.now();
   await seed(target.url);
   console.log(`  seeded ${COUNT} open sessions in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-  const { proc, acctPort, log } = await startRadius(target.url);
+  const { proc, acctPort, authPort, log } = await startRadius(target.url);
   try {
     const ids = Array.from({ length: COUNT }, (_, i) => i);
+    const auth = await phase(target, db, authPort, 'Access-Request', ids.map(access));
+    console.log(`  Access-Request: ${fmt(auth)}`);
     const i1 = await phase(
       target,
       db,
       acctPort,
+      'Accounting-Request',
       ids.map((i) => interim(i, 1)),
     );
     console.log(`  Interim-Update: ${fmt(i1)}`);
@@ -423,9 +526,9 @@ async function measure(target: Target, db: string, seed: (url: string) => Promis
         ? '  radclient not found: no cross-check'
         : `  radclient -p ${Math.min(WINDOW, 255)}, the first ${Math.min(COUNT, 1000)} Interim-Updates again (round 2): ${(Math.min(COUNT, 1000) / rc).toFixed(0)} packets/s`,
     );
-    const st = await phase(target, db, acctPort, ids.map(stop));
+    const st = await phase(target, db, acctPort, 'Accounting-Request', ids.map(stop));
     console.log(`  Stop: ${fmt(st)}`);
-    return { interim: i1, stop: st };
+    return { auth, interim: i1, stop: st };
   } finally {
     await stopRadius(proc);
     const errors = log()
@@ -435,6 +538,8 @@ async function measure(target: Target, db: string, seed: (url: string) => Promis
       console.log(`  FreeRADIUS logged ${errors.length} error line(s), e.g. ${errors.slice(-2).join(' | ')}`);
   }
 }
+
+const LABELS = { auth: 'Access-Request', interim: 'Interim-Update', stop: 'Stop' } as const;
 
 async function main(): Promise<void> {
   if (!STOCK_SCHEMA)
@@ -471,6 +576,12 @@ async function main(): Promise<void> {
     // Every Interim-Update and Stop reflected in usage: 33,000 octets per session today.
     const c = new Client({ connectionString: oursUrl });
     await c.connect();
+    // Which row updates avoided writing the indexes (HOT): what the fillfactors and the absence of
+    // indexes on the columns an interim changes are for.
+    const { rows: hot } = await c.query<{ relname: string; pct: string; n: string }>(
+      `select relname, n_tup_upd::text as n, round(100.0 * n_tup_hot_upd / greatest(n_tup_upd, 1))::text as pct
+         from pg_stat_user_tables where relname in ('radacct', 'subscribers', 'daily_usage') order by relname`,
+    );
     const {
       rows: [u],
     } = await c.query<{ total: string; online: number }>(
@@ -478,15 +589,14 @@ async function main(): Promise<void> {
               (select count(*)::int from subscribers where is_online) as online`,
     );
     await c.end();
+    console.log(`\nours: HOT updates ${hot.map((h) => `${h.relname} ${h.pct}% of ${h.n}`).join(', ')}`);
     console.log(
-      `\nours: usage recorded ${u.total} octets of ${COUNT * 33_000} sent (${BigInt(u.total) === BigInt(COUNT * 33_000) ? 'every packet reflected' : 'MISMATCH'}); ${u.online} still online`,
+      `ours: usage recorded ${u.total} octets of ${COUNT * 33_000} sent (${BigInt(u.total) === BigInt(COUNT * 33_000) ? 'every packet reflected' : 'MISMATCH'}); ${u.online} still online`,
     );
-    console.log(
-      `ratio ours/stock, packets/s: Interim-Update ${(a.interim.packetsPerSecond / b.interim.packetsPerSecond).toFixed(2)}, Stop ${(a.stop.packetsPerSecond / b.stop.packetsPerSecond).toFixed(2)}`,
-    );
-    console.log(
-      `PostgreSQL CPU per packet, ours/stock: Interim-Update ${(a.interim.cpuMsPerPacket / b.interim.cpuMsPerPacket).toFixed(2)}, Stop ${(a.stop.cpuMsPerPacket / b.stop.cpuMsPerPacket).toFixed(2)}`,
-    );
+    const ratio = (f: (p: Phase) => number) =>
+      (['auth', 'interim', 'stop'] as const).map((k) => `${LABELS[k]} ${(f(a[k]) / f(b[k])).toFixed(2)}`).join(', ');
+    console.log(`ratio ours/stock, packets/s: ${ratio((p) => p.packetsPerSecond)}`);
+    console.log(`PostgreSQL CPU per packet, ours/stock: ${ratio((p) => p.cpuMsPerPacket)}`);
   } finally {
     if (serverUrl && process.env.BENCH_KEEP !== '1') {
       for (const name of [ours, stock])
