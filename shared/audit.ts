@@ -9,9 +9,11 @@ import type { Auth } from './auth/claims';
 import type { DbOrTx } from './db/client';
 import { auditLog } from './db/schema';
 
-const SECRET = /password|secret|token|pin|community/i;
-const MASK = '********';
-const SKIP = new Set(['updatedAt', 'updated_at', 'searchText']);
+/** Fields whose values an audit row masks; exported for the statements that diff rows in SQL. */
+export const SECRET = /password|secret|token|pin|community/i;
+export const MASK = '********';
+/** Fields no audit row compares (bookkeeping, not a change anyone made). */
+export const SKIP = new Set(['updatedAt', 'updated_at', 'searchText']);
 
 export interface AuditEntry {
   action: string;

@@ -299,6 +299,20 @@ describe('every write appends its audit row', () => {
     }
     // The id that failed (not found) has no row.
     expect(await rows('target_type=subscriber&target_id=999999')).toEqual([]);
+    // Compared in the database, written like a single action's row: only what changed, times as ISO text.
+    const gone = ids[0];
+    await ok(api.post('/api/subscribers/bulk-action', { ids: [gone], action: 'delete' }, { token: admin }));
+    const del = await row('subscriber.delete', 'subscriber', gone);
+    const { rows: deleted } = await t.pool.query<{ deleted_at: Date }>(
+      'select deleted_at from subscribers where id = $1',
+      [gone],
+    );
+    expect(del.changes).toMatchObject({
+      deletedAt: [null, deleted[0].deleted_at.toISOString()],
+      bulk_job: expect.any(Number),
+    });
+    for (const same of ['username', 'passwordEnc', 'createdAt', 'updatedAt', 'serviceId'])
+      expect(del.changes).not.toHaveProperty(same);
   });
 
   it('cards: batch, suspend and release (batch and card), operator redemption, lockout lift; no PIN in a row', async () => {
