@@ -5,11 +5,19 @@
  * CSV (subscribers.csv + history.csv) into another fresh database, dry and real. Every run must
  * reconcile to the cent, or the bench fails.
  *
+ * Each line gives wall seconds and the CPU seconds of PostgreSQL's backends serving the run (read
+ * from /proc: PostgreSQL on this host) and of this process: on a shared machine the wall time moves
+ * with everyone's load, the CPU seconds much less. The reference, measured in the same run: every
+ * row the real daloRADIUS run wrote, copied once more into tables of the same columns without
+ * indexes or triggers (`insert ... select`, in the server): the floor of writing these rows, and
+ * the ratio real run / floor says what is ours (indexes, triggers, look-ups, round trips).
+ *
  * Environment (all optional):
  *   BENCH_SUBSCRIBERS  100000        BENCH_HISTORY  10 (rows per subscriber)
  *   DATABASE_URL       postgres://postgres@127.0.0.1:5432/test (server; fresh databases are created and dropped)
  *   BENCH_MARIADB_URL  mysql://root@127.0.0.1:3306/
  *   BENCH_KEEP=1       keep the databases and the CSV folder
+ *   BENCH_CSV=0        skip the CSV source (quicker while iterating)
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -30,6 +38,8 @@ const H = intVar(process.env, 'BENCH_HISTORY', 10, 0);
 const PG = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const MARIADB = process.env.BENCH_MARIADB_URL || 'mysql://root@127.0.0.1:3306/';
 const KEEP = process.env.BENCH_KEEP === '1';
+const CSV = process.env.BENCH_CSV !== '0';
+const CLK_TCK = 100;
 const SCHEMA = path.join(repoRoot(), 'test/fixtures/import/daloradius/schema.sql');
 const suffix = crypto.randomBytes(3).toString('hex');
 
@@ -159,49 +169,160 @@ async function freshPg(tag: string): Promise<{ url: string; drop(): Promise<void
   };
 }
 
-async function timed(pgUrl: string, from: SourceName, source: string, dryRun: boolean): Promise<ImportReport> {
-  const pool = new Pool({ connectionString: pgUrl, max: 4 });
+/** CPU seconds so far of the backends connected to `db` (0 for those not on this host). */
+async function backendCpu(db: string): Promise<Map<number, number>> {
+  const c = new Client({ connectionString: PG });
+  await c.connect();
   try {
-    const t0 = process.hrtime.bigint();
-    const report = await runImport(drizzle(pool, { schema }), { from, source, dryRun });
-    const s = seconds(t0);
-    if (process.env.IMPORT_PROFILE) {
-      console.log([...PROF].map(([k, v]) => `${k} ${v.toFixed(2)}`).join('  '));
-      PROF.clear();
-    }
-    const e = report.entities;
-    console.log(
-      `${from.padEnd(10)} ${(dryRun ? 'dry run' : 'real run').padEnd(9)} ${s.toFixed(1).padStart(7)} s   subscribers ${e.subscribers.imported} new ${e.subscribers.unchanged} unchanged, history ${e.history.imported} new ${e.history.unchanged} unchanged, reconciled ${report.money.reconciled}`,
+    const { rows } = await c.query<{ pid: number }>(
+      'select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()',
+      [db],
     );
-    if (!report.money.reconciled) throw new Error(`${from} ${dryRun ? 'dry run' : 'run'} does not reconcile`);
-    return report;
+    const out = new Map<number, number>();
+    for (const { pid } of rows) {
+      try {
+        const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        out.set(pid, (Number(fields[11]) + Number(fields[12])) / CLK_TCK);
+      } catch {
+        // not on this host, or gone
+      }
+    }
+    return out;
+  } finally {
+    await c.end();
+  }
+}
+
+const cpuDelta = (before: Map<number, number>, after: Map<number, number>) =>
+  [...after].reduce((sum, [pid, t]) => sum + t - (before.get(pid) ?? 0), 0);
+
+interface Timing {
+  wall: number;
+  /** PostgreSQL backends' CPU seconds. */
+  pg: number;
+  /** This process's CPU seconds. */
+  node: number;
+}
+
+const cpuText = (t: Timing) => `(PostgreSQL CPU ${t.pg.toFixed(1)} s, ours ${t.node.toFixed(1)} s)`;
+
+/** Runs `f` on a pool of its own whose connections stay open until the end, so their CPU is counted. */
+async function measured<T>(pgUrl: string, f: (pool: Pool) => Promise<T>): Promise<[T, Timing]> {
+  const db = new URL(pgUrl).pathname.slice(1);
+  const pool = new Pool({ connectionString: pgUrl, max: 4, idleTimeoutMillis: 0 });
+  try {
+    const before = await backendCpu(db);
+    const cpu0 = process.cpuUsage();
+    const t0 = process.hrtime.bigint();
+    const result = await f(pool);
+    const wall = seconds(t0);
+    const cpu = process.cpuUsage(cpu0);
+    const pg = cpuDelta(before, await backendCpu(db));
+    return [result, { wall, pg, node: (cpu.user + cpu.system) / 1e6 }];
   } finally {
     await pool.end();
   }
 }
 
+async function timed(
+  pgUrl: string,
+  from: SourceName,
+  source: string,
+  dryRun: boolean,
+): Promise<[ImportReport, Timing]> {
+  const [report, t] = await measured(pgUrl, (pool) => runImport(drizzle(pool, { schema }), { from, source, dryRun }));
+  if (process.env.IMPORT_PROFILE) {
+    console.log([...PROF].map(([k, v]) => `${k} ${v.toFixed(2)}`).join('  '));
+    PROF.clear();
+  }
+  const e = report.entities;
+  console.log(
+    `${from.padEnd(10)} ${(dryRun ? 'dry run' : 'real run').padEnd(9)} ${t.wall.toFixed(1).padStart(7)} s ${cpuText(t)}   subscribers ${e.subscribers.imported} new ${e.subscribers.unchanged} unchanged, history ${e.history.imported} new ${e.history.unchanged} unchanged, reconciled ${report.money.reconciled}`,
+  );
+  if (!report.money.reconciled) throw new Error(`${from} ${dryRun ? 'dry run' : 'run'} does not reconcile`);
+  return [report, t];
+}
+
+/** Tables an import writes rows into (docs/import.md, "What a run does"). */
+const WRITTEN = [
+  'services',
+  'radgroupreply',
+  'resellers',
+  'subscribers',
+  'radcheck',
+  'radusergroup',
+  'radreply',
+  'audit_log',
+  'transactions',
+  'wallet_entries',
+  'invoice_sequences',
+  'invoices',
+  'invoice_items',
+  'invoice_status_counts',
+  'invoice_tree',
+  'invoice_payments',
+];
+
+/**
+ * The reference: every row of the tables the import writes (a fresh database holds only the import's
+ * rows and the migrations' few), copied into tables of the same columns without indexes, triggers
+ * or defaults, in one transaction. Returns the timing and the number of rows; the copies are dropped.
+ */
+async function floor(pgUrl: string): Promise<[number, Timing]> {
+  const [rows, t] = await measured(pgUrl, async (pool) => {
+    const c = await pool.connect();
+    try {
+      await c.query('begin');
+      let n = 0;
+      for (const table of WRITTEN) {
+        await c.query(`create table "floor_${table}" (like "${table}")`);
+        n += (await c.query(`insert into "floor_${table}" select * from "${table}"`)).rowCount ?? 0;
+      }
+      await c.query('commit');
+      return n;
+    } finally {
+      for (const table of WRITTEN) await c.query(`drop table if exists "floor_${table}"`);
+      c.release();
+    }
+  });
+  return [rows, t];
+}
+
+const ratio = (a: Timing, b: Timing) =>
+  `wall ${(a.wall / b.wall).toFixed(2)}x, PostgreSQL CPU ${(a.pg / b.pg).toFixed(2)}x`;
+
 async function main(): Promise<void> {
   setConfig(loadConfig({ JWT_SECRET: 'bench', ENCRYPTION_KEY: crypto.randomBytes(32).toString('hex') }));
-  console.log(`bench:import: ${N} subscribers, ${N * H} history rows; ${os.cpus().length} cores`);
+  const load = () => `load average ${os.loadavg()[0].toFixed(1)}`;
+  console.log(`bench:import: ${N} subscribers, ${N * H} history rows; ${os.cpus().length} cores, ${load()}`);
   let t0 = process.hrtime.bigint();
   const mariadbUrl = await seedMariadb();
   console.log(`seeded MariaDB in ${seconds(t0).toFixed(1)} s`);
   t0 = process.hrtime.bigint();
-  const csvDir = await writeCsv(mariadbUrl);
-  console.log(`wrote the CSV files in ${seconds(t0).toFixed(1)} s`);
+  const csvDir = CSV ? await writeCsv(mariadbUrl) : undefined;
+  if (csvDir) console.log(`wrote the CSV files in ${seconds(t0).toFixed(1)} s`);
   const dalo = await freshPg('dalo');
-  const csv = await freshPg('csv');
+  const csv = CSV ? await freshPg('csv') : undefined;
   try {
     await timed(dalo.url, 'daloradius', mariadbUrl, true);
+    const [, real] = await timed(dalo.url, 'daloradius', mariadbUrl, false);
+    const [rows, ref] = await floor(dalo.url);
+    console.log(
+      `reference: the same ${rows} rows copied into unindexed tables without triggers ${ref.wall.toFixed(1)} s ${cpuText(ref)}; ${load()}`,
+    );
+    console.log(`daloradius real run / reference: ${ratio(real, ref)}`);
     await timed(dalo.url, 'daloradius', mariadbUrl, false);
-    await timed(dalo.url, 'daloradius', mariadbUrl, false);
-    await timed(csv.url, 'csv', csvDir, true);
-    await timed(csv.url, 'csv', csvDir, false);
+    if (csv && csvDir) {
+      await timed(csv.url, 'csv', csvDir, true);
+      const [, csvReal] = await timed(csv.url, 'csv', csvDir, false);
+      console.log(`csv real run / reference: ${ratio(csvReal, ref)}; ${load()}`);
+    }
   } finally {
     if (!KEEP) {
       await dalo.drop();
-      await csv.drop();
-      fs.rmSync(csvDir, { recursive: true, force: true });
+      await csv?.drop();
+      if (csvDir) fs.rmSync(csvDir, { recursive: true, force: true });
       const conn = await mysql.createConnection({ uri: MARIADB });
       await conn.query(`drop database if exists \`${new URL(mariadbUrl).pathname.slice(1)}\``);
       await conn.end();

@@ -86,6 +86,22 @@ describe('import from daloRADIUS', () => {
       `select g.value from radgroupreply g join services p on g.groupname = 'plan_' || p.id where p.name = 'Home 10M'`,
     );
     expect(rate.rows).toEqual([{ value: '10M/10M' }]);
+
+    // The invoices' search_text comes from the import's own insert (migration 0029 runs the trigger
+    // only for rows without it): the trigger's expression, which the broad invoice search reads.
+    const search = await t.pool.query(
+      `select s.username, i.search_text,
+              lower(i.invoice_number) || chr(1) || lower(s.username) || chr(1) || coalesce(lower(s.full_name), '') as expected
+         from invoices i join subscribers s on s.id = i.subscriber_id order by i.id`,
+    );
+    expect(search.rows).toHaveLength(4);
+    for (const r of search.rows) expect(r.search_text).toBe(r.expected);
+    const clara = search.rows.find((r) => r.username === 'dalo.clear');
+    expect(clara?.search_text.split('\u0001')).toEqual([
+      expect.stringMatching(/^inv-2024-\d{6}$/),
+      'dalo.clear',
+      'clara clear',
+    ]);
   });
 
   test('a second run changes nothing', async () => {
