@@ -26,6 +26,8 @@ function view(m: ManagerRow) {
     reseller_id: m.resellerId,
     permissions: m.permissions,
     active: m.active,
+    /** Whether sign-in asks this manager for a TOTP code (docs/two-factor.md). */
+    two_factor: m.totpEnabledAt !== null,
     created_at: isoTimestamp(m.createdAt),
   };
 }

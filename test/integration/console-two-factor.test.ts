@@ -27,12 +27,12 @@ const codeAt = (secret: string, at: number) =>
     timestamp: at,
   });
 
-async function signIn(): Promise<void> {
+async function signIn(username = 'erin'): Promise<void> {
   await page?.context().close();
   page = await (await browser.newContext()).newPage();
   page.on('pageerror', (err) => pageProblems.push(err.message));
   await page.goto(`${t.baseUrl}/`);
-  await page.getByLabel('Username').fill('erin');
+  await page.getByLabel('Username').fill(username);
   await page.getByLabel('Password').fill(PASSWORD);
   await page.getByRole('button', { name: 'Sign in' }).click();
 }
@@ -45,6 +45,11 @@ beforeAll(async () => {
     body: { username: 'erin', password: PASSWORD, role: 'user', permissions: ['subscribers.view'] },
   });
   expect(created.status).toBe(201);
+  const admin = await http(t.baseUrl, 'POST', '/api/managers', {
+    token: adminToken(),
+    body: { username: 'root', password: PASSWORD, role: 'admin' },
+  });
+  expect(admin.status).toBe(201);
   browser = await chromium.launch({ executablePath: findChromium(), args: ['--no-sandbox'] });
 });
 
@@ -93,6 +98,20 @@ describe('console: two-factor sign-in', () => {
     await page.getByRole('textbox', { name: /^Code/ }).fill(codeAt(secret, now));
     await page.getByRole('button', { name: 'Verify' }).click();
     await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    expect(pageProblems).toEqual([]);
+  });
+
+  it("lets an admin see who has it on and turn a manager's off (a lost phone)", async () => {
+    await signIn('root');
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    await page.getByRole('link', { name: 'Managers' }).click();
+    const row = page.getByRole('row', { name: /erin/ });
+    await row.getByRole('cell', { name: 'on', exact: true }).waitFor();
+    await row.getByRole('button', { name: 'Turn off two-factor for erin' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Yes, turn off two-factor for erin' }).click();
+    await row.getByRole('cell', { name: 'off', exact: true }).waitFor();
+    const [erin] = await t.db.select().from(managers).where(eq(managers.username, 'erin'));
+    expect([erin.totpSecret, erin.totpEnabledAt]).toEqual([null, null]);
     expect(pageProblems).toEqual([]);
   });
 });

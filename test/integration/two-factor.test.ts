@@ -122,6 +122,9 @@ describe('two-factor sign-in', () => {
       recovery_codes_left: 10,
     });
     expect((await api.post('/api/auth/two-factor/enrol', {}, { token })).status).toBe(409);
+    const listed = await api.get('/api/managers', { token: adminToken() });
+    expect(listed.body.data.find((m: { id: number }) => m.id === ids.alice).two_factor).toBe(true);
+    expect(listed.body.data.find((m: { id: number }) => m.id === ids.bob).two_factor).toBe(false);
 
     const audited = await t.db.select().from(auditLog).where(eq(auditLog.entityId, ids.alice));
     expect(audited.map((r) => r.action)).toEqual(

@@ -276,12 +276,20 @@ export function ManagersPage() {
         ['role', 'Role'],
         ['reseller_id', 'Reseller'],
         ['permissions', 'Permissions', (m) => (m.permissions ?? []).join(', ')],
+        ['two_factor', 'Two-factor sign-in', (m) => t(m.two_factor ? 'on' : 'off')],
         [
           'actions',
           'Actions',
           (m) =>
             m.id !== session.claims.managerId &&
-            html`<${ActionDialog} label=${`Delete ${m.username}`} danger
+            html`${
+              // A lost phone: the admin turns it off, the manager signs in with its password and sets it up again.
+              m.two_factor &&
+              html`<${ActionDialog} label=${`Turn off two-factor for ${m.username}`}
+              confirm=${t('They sign in with the password alone until they set it up again.')}
+              run=${() => api('POST', '/api/auth/two-factor/disable', { body: { manager_id: m.id } })} onDone=${state.reload} />`
+            }
+            <${ActionDialog} label=${`Delete ${m.username}`} danger
         confirm="The account can no longer sign in." run=${() => api('DELETE', `/api/managers/${m.id}`)} onDone=${state.reload} />`,
         ],
       ]} />`}</${Loaded}>

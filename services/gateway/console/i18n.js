@@ -441,6 +441,10 @@ const TEXTS = {
     'Two-factor sign-in is off: a password alone signs you in.':
       'التحقق بخطوتين متوقف: كلمة المرور وحدها تكفي لتسجيل الدخول.',
     'Set up two-factor sign-in': 'إعداد التحقق بخطوتين',
+    on: 'مفعّل',
+    off: 'متوقف',
+    'They sign in with the password alone until they set it up again.':
+      'يسجّل الدخول بكلمة المرور وحدها حتى يعيد إعداده.',
     'Your administrator requires two-factor sign-in: set it up to continue.':
       'يشترط المسؤول التحقق بخطوتين: أعدّه للمتابعة.',
   },
