@@ -60,20 +60,16 @@ export async function runAuthorized<P>(
   return { ...(await viewOf(row!)), ...extra };
 }
 
+/** `action` names the audit row (`subscriber.<action>`); by default the permission's name. */
 export async function runSingle<P>(
   caller: Auth | undefined,
   permission: Permission,
   id: number,
   op: ops.Operation<P>,
   payload: P,
+  action = permission.replace(/^subscribers\./, ''),
 ) {
-  return runAuthorized(
-    await authorizeSingle(caller, permission, id),
-    id,
-    op,
-    payload,
-    permission.replace(/^subscribers\./, ''),
-  );
+  return runAuthorized(await authorizeSingle(caller, permission, id), id, op, payload, action);
 }
 
 /** A `POST /api/subscribers/:id/<path>` action with no body: one operation under one permission. */
@@ -95,7 +91,8 @@ export const simpleAction = (
     errors: { 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message, ...errors },
   } satisfies HttpRoute,
   async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
-    return { data: await runSingle(ctx.meta.auth, permission, ctx.params.id, op, {}) };
+    // Named by the route (activate and deactivate share a permission but not a meaning).
+    return { data: await runSingle(ctx.meta.auth, permission, ctx.params.id, op, {}, path.replace(/-/g, '_')) };
   },
 });
 
