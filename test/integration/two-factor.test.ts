@@ -165,7 +165,8 @@ describe('two-factor sign-in', () => {
     const bad = await verify('not-a-challenge', codeAt(secrets.alice, now));
     expect(bad.status).toBe(401);
     expect(bad.body.message).toBe('two-factor challenge expired or invalid; sign in again');
-    // An access token is no challenge.
+    // A challenge is no access token, and an access token is no challenge.
+    expect((await api.get('/api/invoices', { token: challenge })).status).toBe(401);
     expect((await verify(ok.body.data.token, codeAt(secrets.alice, now))).status).toBe(401);
   });
 
