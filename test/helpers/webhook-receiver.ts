@@ -1,6 +1,7 @@
 /**
  * A webhook receiver on 127.0.0.1 for the tests of outgoing webhooks: it records every request
- * (headers, exact body) and answers as its path's mode says: `ok` 200, `fail` 500, `hang` never.
+ * (headers, exact body) and answers as its path's mode says: `ok` 200, `fail` 500, `hang` never,
+ * `redirect` 302 to /landing, `big` 200 with a megabyte of body.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,7 +13,7 @@ export interface Received {
   at: number;
 }
 
-export type Mode = 'ok' | 'fail' | 'hang';
+export type Mode = 'ok' | 'fail' | 'hang' | 'redirect' | 'big';
 
 export interface Receiver {
   base: string;
@@ -35,6 +36,16 @@ export async function startReceiver(): Promise<Receiver> {
       const mode = modes.get(path) ?? 'ok';
       if (mode === 'hang') {
         hanging.add(res);
+        return;
+      }
+      if (mode === 'redirect') {
+        res.writeHead(302, { location: '/landing' });
+        res.end();
+        return;
+      }
+      if (mode === 'big') {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.end('x'.repeat(1 << 20));
         return;
       }
       res.writeHead(mode === 'ok' ? 200 : 500, { 'content-type': 'text/plain' });

@@ -272,6 +272,43 @@ describe('with allow_private_targets', () => {
     });
   });
 
+  it('bounds an attempt: a redirect is a failure and not followed, a hang times out, a huge answer is cut', async () => {
+    rx.modes.set('/moved', 'redirect');
+    rx.modes.set('/slow', 'hang');
+    rx.modes.set('/big', 'big');
+    const hooks = {
+      moved: await mkHook('/moved', ['subscriber.created']),
+      slow: await mkHook('/slow', ['subscriber.created']),
+      big: await mkHook('/big', ['subscriber.created']),
+    };
+    await mkSub();
+    const firstAttempt = (hookId: number) =>
+      waitFor(`an attempt of webhook ${hookId}`, async () => {
+        const [d] = await t.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.webhookId, hookId));
+        const [a] = await t.db.select().from(webhookAttempts).where(eq(webhookAttempts.deliveryId, d.id));
+        return a && { d, a };
+      });
+    const moved = await firstAttempt(hooks.moved.id);
+    expect(moved.a).toMatchObject({ statusCode: 302, error: null });
+    // Its day over: the next failure is its last.
+    await t.pool.query(`update webhook_deliveries set created_at = now() - interval '1 day' where id = $1`, [
+      moved.d.id,
+    ]);
+    await waitFor('the redirected delivery failed for good', async () => {
+      const [d] = await t.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, moved.d.id));
+      return d.status === 'failed';
+    });
+    expect(rx.on('/landing')).toEqual([]);
+    const slow = await firstAttempt(hooks.slow.id);
+    expect(slow.a).toMatchObject({ statusCode: null, error: 'no answer within 3000 ms' });
+    expect(slow.a.durationMs).toBeGreaterThanOrEqual(3000);
+    const big = await firstAttempt(hooks.big.id);
+    expect(big.a.statusCode).toBe(200);
+    expect(big.a.responseBody).toHaveLength(1000);
+    const [bigDelivery] = await t.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, big.d.id));
+    expect(bigDelivery.status).toBe('succeeded');
+  });
+
   it('an event nobody asked for writes no delivery', async () => {
     const before = (await t.db.select().from(webhookDeliveries)).length;
     await t.pool.query(`update webhooks set enabled = false`);
