@@ -416,7 +416,7 @@ export const cardsService: ServiceSchema = {
         auth: 'jwt',
         access: 'admin, or a reseller over its tree',
         summary:
-          'The printable sheet of a batch, or of cards `from`..`to` of it (at most 1,000 cards and 100 pages a sheet), with their PINs, once: printing erases the PINs printed',
+          'The printable sheet of a batch, or of cards `from`..`to` of it (at most 500 cards and 50 pages a sheet), with their PINs, once: printing erases the PINs printed',
         tag: TAG,
         params: idParams(),
         query: pdfQuery,

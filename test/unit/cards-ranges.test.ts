@@ -22,7 +22,7 @@ describe('requestedRange', () => {
     expect(requestedRange(30, 10)).toEqual({ from: 1, to: 30 });
     expect(requestedRange(30, 10, 11, 20)).toEqual({ from: 11, to: 20 });
     expect(requestedRange(30, 10, 21)).toEqual({ from: 21, to: 30 });
-    expect(requestedRange(100_000, 10, 99_001, 100_000)).toEqual({ from: 99_001, to: 100_000 });
+    expect(requestedRange(100_000, 10, 99_501, 100_000)).toEqual({ from: 99_501, to: 100_000 });
   });
 
   it('refuses a range outside the batch or reversed with 400', () => {
@@ -34,17 +34,17 @@ describe('requestedRange', () => {
     expect(failure(() => requestedRange(30, 10, 20, 11))).toEqual([400, 'from must not be greater than to']);
   });
 
-  it('refuses more than one sheet holds: 1,000 cards, and 100 pages', () => {
-    expect(sheetMaxCards(10)).toBe(1000);
-    expect(sheetMaxCards(40)).toBe(1000);
-    expect(sheetMaxCards(2)).toBe(200);
-    expect(requestedRange(5000, 10, 1001, 2000)).toEqual({ from: 1001, to: 2000 });
+  it('refuses more than one sheet holds: 500 cards, and 50 pages', () => {
+    expect(sheetMaxCards(10)).toBe(500);
+    expect(sheetMaxCards(40)).toBe(500);
+    expect(sheetMaxCards(2)).toBe(100);
+    expect(requestedRange(5000, 10, 501, 1000)).toEqual({ from: 501, to: 1000 });
     expect(failure(() => requestedRange(5000, 10))).toEqual([
       400,
-      'a sheet holds at most 1000 cards (1000 cards, 100 pages at per_page 10); cards 1-5000 are 5000: ' +
-        'print them in parts with from and to, e.g. from=1&to=1000',
+      'a sheet holds at most 500 cards (500 cards, 50 pages at per_page 10); cards 1-5000 are 5000: ' +
+        'print them in parts with from and to, e.g. from=1&to=500',
     ]);
-    expect(failure(() => requestedRange(5000, 1, 101, 201))?.[1]).toContain('at most 100 cards');
+    expect(failure(() => requestedRange(5000, 1, 101, 151))?.[1]).toContain('at most 50 cards');
   });
 });
 
