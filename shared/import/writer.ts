@@ -452,10 +452,15 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
 
   const usernames = [...counts.keys()];
   const historyKeys = [...seenKeys];
-  // A dry run adds what it would write to what is there; a real run reads the ledger once, after.
-  const plannedBalances = planned.reduce((sum, p) => sum + p.balance, 0);
-  let plannedPayments = 0;
-  for (const list of historyBy.values()) for (const h of list) plannedPayments += h.paid;
+  // What the ledger holds from this source before the writes (read once: with a million history rows
+  // this join is seconds). A dry run adds what it would write; a real run adds the sums of the rows
+  // its inserts wrote, as PostgreSQL returned them, batch by committed batch.
+  const [before] = await prof('ledger:before', () => ledgerTotals(db, source, usernames, historyKeys));
+  const after = { ...before };
+  if (options.dryRun) {
+    after.balances += planned.reduce((sum, p) => sum + p.balance, 0);
+    for (const list of historyBy.values()) for (const h of list) after.payments += h.paid;
+  }
 
   // ------------------------------------------------------------------ writes
   if (!options.dryRun) {
@@ -493,13 +498,13 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
         if (p.id === undefined) p.resellerId = resellerIdByName.get(p.resellerName)!;
       }
       try {
-        await prof('batch:total', () =>
-          db.transaction(async (tx) => {
-            await prof('batch:statements', () =>
-              writeBatch(tx, { source, currency, passwordMode, today }, batch, historyBy),
-            );
-          }),
+        const written = await prof('batch:total', () =>
+          db.transaction((tx) =>
+            prof('batch:statements', () => writeBatch(tx, { source, currency, passwordMode, today }, batch, historyBy)),
+          ),
         );
+        after.balances += written.balances;
+        after.payments += written.payments;
       } catch (err) {
         // eslint-disable-next-line preserve-caught-error -- the cause holds the statement's parameters: password rows
         throw new Error(`batch of subscribers ${batch[0].src.username}..: ${safeMessage(err)}`);
@@ -515,13 +520,6 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
     }
   }
 
-  let after: { balances: number; payments: number };
-  if (options.dryRun) {
-    const [before] = await prof('ledger:before', () => ledgerTotals(db, source, usernames, historyKeys));
-    after = { balances: before.balances + plannedBalances, payments: before.payments + plannedPayments };
-  } else {
-    [after] = await prof('ledger:after', () => ledgerTotals(db, source, usernames, historyKeys));
-  }
   balances.after = after.balances;
   payments.after = after.payments;
   balances.difference = balances.source - balances.notImported - balances.after;
@@ -646,17 +644,25 @@ function send<T>(query: PromiseLike<T>): Promise<T> {
   return p;
 }
 
+/** Ledger amounts: wallet credits (transactions) and payments (invoice_payments). */
+interface LedgerSums {
+  balances: number;
+  payments: number;
+}
+
 /**
  * One batch in one transaction. While PostgreSQL executes the subscribers' insert, the JavaScript
  * work of the batch runs (password hashes, receipt link tokens, the invoices' column arrays); while it
- * executes the invoices' insert, the payments' statement is built.
+ * executes the invoices' insert, the payments' statement is built. Returns the sums of the ledger
+ * rows it wrote, as PostgreSQL returned them from the inserts.
  */
 async function writeBatch(
   tx: Tx,
   ctx: BatchContext,
   batch: PlannedSubscriber[],
   historyBy: Map<string, PlannedHistory[]>,
-): Promise<void> {
+): Promise<LedgerSums> {
+  const written: LedgerSums = { balances: 0, payments: 0 };
   const fresh = batch.filter((p) => p.id === undefined);
   const rows = batch.flatMap((p) => (historyBy.get(p.src.username) ?? []).map((h) => ({ p, h })));
   // Invoice ids and numbers depend on nothing else of the batch: taken first, so their link tokens
@@ -718,7 +724,7 @@ async function writeBatch(
     );
     const credited = fresh.filter((p) => p.balance > 0);
     if (credited.length) {
-      await tx.execute(sql`
+      const sum = await tx.execute<{ total: string }>(sql`
         with v as (
           select * from unnest(${sql.param(credited.map((p) => p.id!))}::int[], ${sql.param(credited.map((p) => p.balance))}::bigint[])
             as v(id, amount)
@@ -728,12 +734,15 @@ async function writeBatch(
                  ${`import:${ctx.source}:wallet:`} || s.username, 'imported balance'
             from v join subscribers s on s.id = v.id
           returning id, subscriber_id, amount
+        ), w as (
+          insert into wallet_entries (subscriber_id, amount, transaction_id, reason)
+          select subscriber_id, amount, id, 'imported balance' from t
         )
-        insert into wallet_entries (subscriber_id, amount, transaction_id, reason)
-        select subscriber_id, amount, id, 'imported balance' from t`);
+        select coalesce(sum(amount), 0)::text as total from t`);
+      written.balances = Number(sum.rows[0].total);
     }
   }
-  if (!numbering) return;
+  if (!numbering) return written;
   const { ids } = numbering;
   invoice ??= invoiceColumns(ctx, rows, ids, numbering.numbers);
   // The subscriber ids of new subscribers are known only now.
@@ -759,11 +768,18 @@ async function writeBatch(
              v.reference, 'imported payment', v.paid_at
         from v
       returning id, invoice_id, amount, method, reference, created_at
+    ), p as (
+      insert into invoice_payments (invoice_id, transaction_id, amount, method, reference, paid_at, notes)
+      select invoice_id, id, amount, method, reference, created_at, 'imported payment' from t
+      returning amount
     )
-    insert into invoice_payments (invoice_id, transaction_id, amount, method, reference, paid_at, notes)
-    select invoice_id, id, amount, method, reference, created_at, 'imported payment' from t`;
+    select coalesce(sum(amount), 0)::text as total from p`;
   await prof('batch:invoices', () => invoices);
-  if (payments) await prof('batch:payments', () => tx.execute(payments));
+  if (payments) {
+    const sum = await prof('batch:payments', () => tx.execute<{ total: string }>(payments));
+    written.payments = Number(sum.rows[0].total);
+  }
+  return written;
 }
 
 /**
