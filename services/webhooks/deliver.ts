@@ -127,3 +127,16 @@ export async function recordAttempt(
     });
   });
 }
+
+/**
+ * Deletes settled deliveries (and their attempts) older than `days`, at most `limit` at a time, so
+ * the log stays bounded; pending ones are kept whatever their age. The number deleted.
+ */
+export async function pruneSettled(days: number, limit: number): Promise<number> {
+  const { rowCount } = await db().execute(sql`
+    delete from webhook_deliveries where id in (
+      select id from webhook_deliveries
+       where status <> 'pending' and created_at < now() - make_interval(days => ${days})
+       order by id limit ${limit})`);
+  return rowCount ?? 0;
+}

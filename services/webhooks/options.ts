@@ -9,6 +9,8 @@ export interface WebhookOptions extends RetryPolicy {
   pollMs: number;
   /** Deliveries sent at once by one worker. */
   concurrency: number;
+  /** Days a succeeded or failed delivery stays in the log (0: for ever). */
+  retentionDays: number;
 }
 
 export function webhookOptions(env: NodeJS.ProcessEnv = process.env): WebhookOptions {
@@ -21,5 +23,6 @@ export function webhookOptions(env: NodeJS.ProcessEnv = process.env): WebhookOpt
     maxMs: intVar(env, 'WEBHOOK_RETRY_MAX_MS', 3_600_000, 1),
     windowMs: intVar(env, 'WEBHOOK_RETRY_WINDOW_MS', 86_400_000, 1),
     disableAfter: intVar(env, 'WEBHOOK_DISABLE_AFTER', 20, 1),
+    retentionDays: intVar(env, 'WEBHOOK_RETENTION_DAYS', 30, 0),
   };
 }

@@ -377,4 +377,29 @@ describe('with allow_private_targets', () => {
     const enabled = await api.put(`/api/webhooks/${hook.id}`, { enabled: true }, { token: admin });
     expect(enabled.body.data).toMatchObject({ enabled: true, disabled_reason: null, consecutive_failures: 0 });
   });
+  it('prunes settled deliveries past the retention with their attempts, and keeps pending ones', async () => {
+    const [old] = (
+      await t.pool.query<{ id: string }>(
+        `update webhook_deliveries set created_at = now() - interval '31 days'
+          where id = (select min(id) from webhook_deliveries where status = 'succeeded') returning id`,
+      )
+    ).rows;
+    const [waiting] = (
+      await t.pool.query<{ id: string }>(
+        `update webhook_deliveries set created_at = now() - interval '31 days', status = 'pending',
+                next_attempt_at = now() + interval '1 hour'
+          where id = (select max(id) from webhook_deliveries where status = 'succeeded') returning id`,
+      )
+    ).rows;
+    const res = await t.app.broker.call<{ deleted: number }>('webhookDelivery.prune');
+    expect(res.deleted).toBe(1);
+    const left = await t.pool.query(`select id from webhook_deliveries where id = any($1::bigint[])`, [
+      [old.id, waiting.id],
+    ]);
+    expect(left.rows.map((r) => String(r.id))).toEqual([String(waiting.id)]);
+    const attempts = await t.pool.query(`select count(*)::int as n from webhook_attempts where delivery_id = $1`, [
+      old.id,
+    ]);
+    expect(attempts.rows[0].n).toBe(0);
+  });
 });
