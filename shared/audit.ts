@@ -13,7 +13,7 @@ import { auditLog } from './db/schema';
 export const SECRET = /password|secret|token|pin|community/i;
 export const MASK = '********';
 /** Fields no audit row compares (bookkeeping, not a change anyone made). */
-export const SKIP = new Set(['updatedAt', 'updated_at', 'searchText']);
+const SKIP = new Set(['updatedAt', 'updated_at', 'searchText']);
 
 export interface AuditEntry {
   action: string;

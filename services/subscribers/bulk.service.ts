@@ -29,7 +29,7 @@ import type { Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
 import { isoTimestamp } from '../../shared/http/schemas';
 import { loadSettings, type Settings } from '../../shared/settings';
-import { auditSubscriberRows } from './audit-rows';
+import { auditSubscriberRows, type SubscriberField } from './audit-rows';
 import * as ops from './operations';
 import {
   BULK_IDS_PER_RATE_UNIT,
@@ -58,6 +58,26 @@ const PERMISSION: Record<BulkAction, Permission> = {
   reset_mac: 'subscribers.reset_mac',
   refill: 'subscribers.refill_quota',
   set_auto_renew: 'subscribers.edit',
+};
+
+/** What each action sets: the columns of its per-subscriber audit rows (audit-rows.ts). */
+const AUDITED: Record<BulkAction, readonly SubscriberField[]> = {
+  renew: ['expiryDate', 'lastRenewedOn', 'dailyQuotaUsed', 'monthlyQuotaUsed', 'fupLevel', 'blockedReason'],
+  disconnect: [],
+  enable: ['status', 'blockedReason'],
+  disable: ['status', 'blockedReason'],
+  reset_fup: ['dailyQuotaUsed', 'fupLevel', 'blockedReason'],
+  delete: ['deletedAt'],
+  set_service: ['serviceId', 'staticIp', 'walletBalance', 'blockedReason'],
+  set_reseller: ['resellerId'],
+  set_static_ip: ['staticIp'],
+  set_daily_quota: ['dailyQuotaGb', 'blockedReason'],
+  set_monthly_quota: ['monthlyQuotaGb', 'blockedReason'],
+  set_price: ['price', 'overridePrice'],
+  rename: ['username'],
+  reset_mac: ['macAddress'],
+  refill: ['dailyQuotaUsed', 'monthlyQuotaUsed', 'fupLevel', 'blockedReason'],
+  set_auto_renew: ['autoRenew'],
 };
 
 /** Ids per transaction: large enough for set-based statements to pay off, small enough to keep locks short. */
@@ -185,9 +205,17 @@ async function runBatch(
         const failed = [...locked.failed, ...result.failed].map((f) => ({ id: f.id, reason: f.message }));
         const bad = new Set(failed.map((f) => f.id));
         const succeeded = batch.filter((id) => !bad.has(id));
-        await auditSubscriberRows(tx, job.auth, `subscriber.${job.action}`, locked.rows, succeeded, {
-          bulk_job: job.jobId,
-        });
+        await auditSubscriberRows(
+          tx,
+          job.auth,
+          `subscriber.${job.action}`,
+          AUDITED[job.action],
+          locked.rows,
+          succeeded,
+          {
+            bulk_job: job.jobId,
+          },
+        );
         await recordProgress(tx, job.jobId, batch.length, succeeded, failed);
         return { succeeded, failed };
       });

@@ -30,6 +30,9 @@ export const SYSTEM_AUTH: Auth = {
 
 const ALL = { kind: 'all' } as const;
 
+/** What a renewal sets: the columns of its audit rows. */
+const RENEWED = ['expiryDate', 'lastRenewedOn', 'walletBalance', 'blockedReason'] as const;
+
 /** The price a renewal charges (`renewalPrice` of shared/domain/subscriber.ts), in SQL over `s` and `p`. */
 const priceSql = sql`case when s.override_price and s.price is not null then s.price else p.price end`;
 
@@ -86,7 +89,7 @@ export async function autoRenew(
       const refused = new Set(result.failed.map((f) => f.id));
       const renewed = chosen.filter((r) => !refused.has(r.id)).map((r) => r.id);
       // Actor `system` (no caller); the batch's rows in one statement.
-      await auditSubscriberRows(tx, undefined, 'subscriber.auto_renew', chosen, renewed);
+      await auditSubscriberRows(tx, undefined, 'subscriber.auto_renew', RENEWED, chosen, renewed);
       out.renewed += chosen.length - result.failed.length;
       out.failed.push(...result.failed);
     });
