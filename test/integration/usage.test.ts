@@ -188,6 +188,62 @@ describe('rollup of radacct octets', () => {
   });
 });
 
+describe('one update per Stop (migration 0027)', () => {
+  it('a Stop clears the online state and adds its octets in the same update; with no new octets it only clears it', async () => {
+    const s = await mkSub();
+    await start(s.username, 'st1');
+    expect((await sub(s.id)).isOnline).toBe(true);
+    await interim('st1', 10, 100);
+    // Another day of the same month: the Stop restarts the daily counter and keeps the monthly one.
+    const otherDay = `${today().slice(0, 8)}${today().endsWith('-01') ? '02' : '01'}`;
+    await t.db.update(subscribers).set({ usageDay: otherDay }).where(eq(subscribers.id, s.id));
+    await stop('st1', 30, 300);
+    let row = await sub(s.id);
+    expect([row.isOnline, row.ipAddress, row.dailyQuotaUsed, row.monthlyQuotaUsed, row.usageDay]).toEqual([
+      false,
+      null,
+      220,
+      330,
+      today(),
+    ]);
+
+    await start(s.username, 'st2');
+    expect((await sub(s.id)).isOnline).toBe(true);
+    await stop('st2', 0, 0);
+    row = await sub(s.id);
+    expect([row.isOnline, row.dailyQuotaUsed, row.monthlyQuotaUsed]).toEqual([false, 220, 330]);
+    expect(await usageRows(s.id)).toEqual([
+      { subscriberId: s.id, date: today(), downloadBytes: 100 + 200, uploadBytes: 10 + 20 },
+    ]);
+  });
+
+  it('stopping one of two sessions keeps the subscriber online and counts the octets', async () => {
+    const s = await mkSub();
+    await start(s.username, 'tw1');
+    await start(s.username, 'tw2');
+    await stop('tw1', 5, 50);
+    let row = await sub(s.id);
+    expect([row.isOnline, row.dailyQuotaUsed]).toEqual([true, 55]);
+    await stop('tw2', 1, 1);
+    row = await sub(s.id);
+    expect([row.isOnline, row.dailyQuotaUsed]).toEqual([false, 57]);
+  });
+
+  it('a session moved to another username: the old subscriber goes offline, the new one online with the new octets', async () => {
+    const a = await mkSub();
+    const b = await mkSub();
+    await start(a.username, 'mv1');
+    await interim('mv1', 1, 10);
+    await t.pool.query(
+      `update radacct set username = $2, acctinputoctets = 3, acctoutputoctets = 30 where acctuniqueid = $1`,
+      ['mv1', b.username],
+    );
+    const [ra, rb] = [await sub(a.id), await sub(b.id)];
+    expect([ra.isOnline, ra.dailyQuotaUsed]).toEqual([false, 11]);
+    expect([rb.isOnline, rb.dailyQuotaUsed]).toEqual([true, 22]);
+  });
+});
+
 describe('FUP engine', () => {
   it('a used-up monthly quota drops to the last tier; level changes write the tier group and one event each', async () => {
     const s = await mkSub();
