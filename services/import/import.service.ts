@@ -118,7 +118,13 @@ async function setPhase(id: number, phase: JobPayload['phase'], extra: Partial<J
 }
 
 /** Runs the job under the installation's import lock (waiting for a running one), recording progress. */
-async function runJob(id: number, p: ImportBody, source: string, cleanup: () => void): Promise<void> {
+async function runJob(
+  id: number,
+  p: ImportBody,
+  source: string,
+  cleanup: () => void,
+  managerId: number,
+): Promise<void> {
   const client = await pgPool().connect();
   let broken: Error | undefined;
   try {
@@ -131,6 +137,7 @@ async function runJob(id: number, p: ImportBody, source: string, cleanup: () => 
       columns: p.columns,
       defaultReseller: p.reseller,
       batchSize: p.batch_size,
+      managerId,
       onProgress: async (done, total) => {
         await db()
           .update(bulkJobs)
@@ -201,7 +208,7 @@ export const importService: ServiceSchema = {
           upload?.cleanup();
           throw err;
         }
-        runJob(id, p, upload?.dir ?? source!, upload?.cleanup ?? (() => undefined)).catch((err) =>
+        runJob(id, p, upload?.dir ?? source!, upload?.cleanup ?? (() => undefined), auth.managerId).catch((err) =>
           this.logger.error('import job failed', id, safeMessage(err)),
         );
         ctx.meta.$statusCode = 202;

@@ -59,6 +59,8 @@ export interface WriteOptions {
   progress?: (message: string) => void;
   /** Progress as counts: subscribers (with their history) written of those to write. */
   onProgress?: (done: number, total: number) => void | Promise<void>;
+  /** The manager who started the import (POST /api/imports): the actor of its audit rows; none from the command line. */
+  managerId?: number;
 }
 
 /** Decimal string -> minor units of `currency`; a reason when it is no amount or has sub-unit digits. */
@@ -500,7 +502,14 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
       try {
         const written = await prof('batch:total', () =>
           db.transaction((tx) =>
-            prof('batch:statements', () => writeBatch(tx, { source, currency, passwordMode, today }, batch, historyBy)),
+            prof('batch:statements', () =>
+              writeBatch(
+                tx,
+                { source, currency, passwordMode, today, managerId: options.managerId ?? null },
+                batch,
+                historyBy,
+              ),
+            ),
           ),
         );
         after.balances += written.balances;
@@ -630,6 +639,7 @@ interface BatchContext {
   currency: string;
   passwordMode: PasswordMode;
   today: string;
+  managerId: number | null;
 }
 
 /**
@@ -717,10 +727,11 @@ async function writeBatch(
     );
     await prof('batch:audit', () =>
       tx.execute(sql`
-      insert into audit_log (action, entity, entity_id, details)
-      select 'import', 'subscriber', id, jsonb_build_object('source', ${ctx.source}::text, 'key', username)
+      insert into audit_log (manager_id, actor_type, action, entity, entity_id, reseller_id, details)
+      select ${ctx.managerId}::int, ${ctx.managerId === null ? 'system' : 'manager'}, 'import', 'subscriber', v.id,
+             s.reseller_id, jsonb_build_object('source', ${ctx.source}::text, 'key', v.username)
         from unnest(${sql.param(fresh.map((p) => p.id!))}::int[], ${sql.param(fresh.map((p) => p.src.username))}::text[])
-          as v(id, username)`),
+          as v(id, username) join subscribers s on s.id = v.id`),
     );
     const credited = fresh.filter((p) => p.balance > 0);
     if (credited.length) {

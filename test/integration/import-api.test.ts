@@ -134,6 +134,11 @@ describe('an import job', () => {
     expect(job.report.money.reconciled).toBe(true);
     const { rows } = await t.pool.query(`select count(*)::int as n from subscribers where username = 'alice'`);
     expect(rows[0].n).toBe(1);
+    // Each imported subscriber's audit row names the admin who started the job, and its reseller.
+    const imported = await t.pool.query(
+      `select distinct actor_type, manager_id, reseller_id is not null as scoped from audit_log where action = 'import'`,
+    );
+    expect(imported.rows).toEqual([{ actor_type: 'manager', manager_id: 1, scoped: true }]);
     // Batches of two subscribers: the (prefix, year) counters are bumped per batch, numbers stay gap-free.
     const numbers = await t.pool.query(
       `select extract(year from issue_date)::int as year, array_agg(invoice_number order by invoice_number) as numbers
