@@ -36,6 +36,7 @@ import { closeDatabase, db, initDatabase, pgPool } from '../shared/db/client';
 import { runMigrations, startEmbeddedPostgres } from '../shared/db/database-setup';
 import { writePlanGroupReply } from '../shared/radius';
 import { percentile } from './load';
+import { backendCpu, cpuDelta } from './pg-cpu';
 import { scratchDataDir, type ScratchDataDir } from './scratch';
 
 const COUNT = intVar(process.env, 'BENCH_ACCT', 100_000, 1);
@@ -48,7 +49,6 @@ const STOCK_SCHEMA = [
   '/etc/freeradius/3.0/mods-config/sql/main/postgresql/schema.sql',
   '/etc/raddb/mods-config/sql/main/postgresql/schema.sql',
 ].find((f) => fs.existsSync(f));
-const CLK_TCK = 100;
 /** What to undo on an interrupt: FreeRADIUS and the embedded PostgreSQL. */
 const cleanup = new Set<() => Promise<void>>();
 
@@ -259,32 +259,8 @@ async function stopRadius(proc: ChildProcess): Promise<void> {
 }
 
 /** CPU seconds so far of FreeRADIUS's backends in `db` (PostgreSQL on this host; /proc). */
-async function backendCpu(url: string, db: string): Promise<Map<number, number>> {
-  const c = new Client({ connectionString: url });
-  await c.connect();
-  try {
-    const { rows } = await c.query<{ pid: number }>(
-      `select pid from pg_stat_activity where datname = $1 and application_name ilike 'freeradius%'`,
-      [db],
-    );
-    const out = new Map<number, number>();
-    for (const { pid } of rows) {
-      try {
-        const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        out.set(pid, (Number(fields[11]) + Number(fields[12])) / CLK_TCK);
-      } catch {
-        // not on this host, or gone
-      }
-    }
-    return out;
-  } finally {
-    await c.end();
-  }
-}
-
-const cpuDelta = (before: Map<number, number>, after: Map<number, number>) =>
-  [...after].reduce((sum, [pid, t]) => sum + t - (before.get(pid) ?? 0), 0);
+const radiusBackendCpu = (url: string, db: string) =>
+  backendCpu(url, `datname = $1 and application_name ilike 'freeradius%'`, [db]);
 
 interface SendResult {
   /** Access-Rejects (Access-Requests only; every one should be accepted). */
@@ -482,9 +458,9 @@ async function phase(
   kind: Kind,
   packets: Record<string, string | number>[],
 ): Promise<Phase> {
-  const before = await backendCpu(target.url, db);
+  const before = await radiusBackendCpu(target.url, db);
   const r = await send(port, kind, packets);
-  const after = await backendCpu(target.url, db);
+  const after = await radiusBackendCpu(target.url, db);
   return {
     packetsPerSecond: packets.length / r.seconds,
     p50: percentile(r.rtts, 50),

@@ -13,7 +13,7 @@
  * Environment: DATABASE_URL (required), BENCH_CONNECTIONS 50, BENCH_DURATION 10 (seconds per window),
  * BENCH_ROUNDS 3 (every server is measured once per round, rounds in alternating order).
  */
-import { execSync, fork, type ChildProcess } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -23,6 +23,7 @@ import { initDatabase, pgPool } from '../shared/db/client';
 import { startApp } from '../runtime/app';
 import { invoiceJson } from '../services/billing/queries';
 import { autocannon, benchAdminToken, benchEnv, percentile, runBench, type AutocannonRequest } from './load';
+import { cpuDelta, procCpu } from './pg-cpu';
 
 const CONNECTIONS = intVar(process.env, 'BENCH_CONNECTIONS', 50, 1);
 const DURATION = intVar(process.env, 'BENCH_DURATION', 10, 1);
@@ -82,24 +83,14 @@ function ask<T>(child: ChildProcess, message: string): Promise<T> {
   });
 }
 
-const clockTicks = (() => {
-  try {
-    return Number(execSync('getconf CLK_TCK').toString().trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
 /** CPU µs used so far by each process named postgres on this machine, or undefined without /proc. */
 function postgresCpu(): Map<number, number> | undefined {
   if (!fs.existsSync('/proc/self/stat')) return undefined;
   const cpu = new Map<number, number>();
   for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
     try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-      if (!stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).startsWith('postgres')) continue;
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      cpu.set(Number(pid), ((Number(fields[11]) + Number(fields[12])) * 1e6) / clockTicks);
+      const { name, seconds } = procCpu(pid);
+      if (name.startsWith('postgres')) cpu.set(Number(pid), seconds * 1e6);
     } catch {
       // the process ended while we looked
     }
@@ -115,10 +106,7 @@ function postgresCpuBetween(
   before: Map<number, number> | undefined,
   after: Map<number, number> | undefined,
 ): number | undefined {
-  if (!before || !after) return undefined;
-  let us = 0;
-  for (const [pid, total] of after) us += total - (before.get(pid) ?? 0);
-  return us;
+  return before && after ? cpuDelta(before, after) : undefined;
 }
 
 interface Served {

@@ -32,6 +32,7 @@ import { runMigrations } from '../shared/db/database-setup';
 import { repoRoot } from '../shared/paths';
 import { runImport, type ImportReport, type SourceName } from '../shared/import';
 import { PROF } from '../shared/import/writer';
+import { backendCpu, cpuDelta } from './pg-cpu';
 
 const N = intVar(process.env, 'BENCH_SUBSCRIBERS', 100_000, 1);
 const H = intVar(process.env, 'BENCH_HISTORY', 10, 0);
@@ -39,7 +40,6 @@ const PG = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test'
 const MARIADB = process.env.BENCH_MARIADB_URL || 'mysql://root@127.0.0.1:3306/';
 const KEEP = process.env.BENCH_KEEP === '1';
 const CSV = process.env.BENCH_CSV !== '0';
-const CLK_TCK = 100;
 const SCHEMA = path.join(repoRoot(), 'test/fixtures/import/daloradius/schema.sql');
 const suffix = crypto.randomBytes(3).toString('hex');
 
@@ -169,33 +169,8 @@ async function freshPg(tag: string): Promise<{ url: string; drop(): Promise<void
   };
 }
 
-/** CPU seconds so far of the backends connected to `db` (0 for those not on this host). */
-async function backendCpu(db: string): Promise<Map<number, number>> {
-  const c = new Client({ connectionString: PG });
-  await c.connect();
-  try {
-    const { rows } = await c.query<{ pid: number }>(
-      'select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()',
-      [db],
-    );
-    const out = new Map<number, number>();
-    for (const { pid } of rows) {
-      try {
-        const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        out.set(pid, (Number(fields[11]) + Number(fields[12])) / CLK_TCK);
-      } catch {
-        // not on this host, or gone
-      }
-    }
-    return out;
-  } finally {
-    await c.end();
-  }
-}
-
-const cpuDelta = (before: Map<number, number>, after: Map<number, number>) =>
-  [...after].reduce((sum, [pid, t]) => sum + t - (before.get(pid) ?? 0), 0);
+/** CPU seconds so far of the backends connected to `db`, but the one asking (0 for those not on this host). */
+const dbBackendCpu = (db: string) => backendCpu(PG, 'datname = $1 and pid <> pg_backend_pid()', [db]);
 
 interface Timing {
   wall: number;
@@ -212,13 +187,13 @@ async function measured<T>(pgUrl: string, f: (pool: Pool) => Promise<T>): Promis
   const db = new URL(pgUrl).pathname.slice(1);
   const pool = new Pool({ connectionString: pgUrl, max: 4, idleTimeoutMillis: 0 });
   try {
-    const before = await backendCpu(db);
+    const before = await dbBackendCpu(db);
     const cpu0 = process.cpuUsage();
     const t0 = process.hrtime.bigint();
     const result = await f(pool);
     const wall = seconds(t0);
     const cpu = process.cpuUsage(cpu0);
-    const pg = cpuDelta(before, await backendCpu(db));
+    const pg = cpuDelta(before, await dbBackendCpu(db));
     return [result, { wall, pg, node: (cpu.user + cpu.system) / 1e6 }];
   } finally {
     await pool.end();
