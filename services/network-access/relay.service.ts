@@ -12,11 +12,11 @@
  *   `processed_events`) within OUTBOX_REDELIVER_SECONDS is published again, for up to a day and
  *   OUTBOX_MAX_ATTEMPTS times.
  */
-import { Client, type Notification } from 'pg';
 import type { ServiceBroker, ServiceSchema } from 'moleculer';
 import { sql } from 'drizzle-orm';
-import { config, intVar } from '../../shared/config';
+import { intVar } from '../../shared/config';
 import { db } from '../../shared/db/client';
+import { NotifyWorker } from '../../shared/db/notify-worker';
 import { CONSUMED_EVENTS } from './event-consumer';
 
 const BATCH = 500;
@@ -79,103 +79,27 @@ export async function requeueUnprocessed(s: RelaySettings): Promise<number> {
   return rowCount ?? 0;
 }
 
-interface RelayState {
-  listener?: Client;
-  timer?: NodeJS.Timeout;
-  /** The next LISTEN attempt after a lost or failed connection; cleared on stop. */
-  reconnect?: NodeJS.Timeout;
-  running?: Promise<void>;
-  again: boolean;
-  stopping: boolean;
-  settings: RelaySettings;
-}
-
 export const outboxRelayService: ServiceSchema = {
   name: 'outboxRelay',
   created() {
-    this.relay = { again: false, stopping: false, settings: relaySettings() } satisfies RelayState;
-  },
-  methods: {
-    /** Drains now, or once more after the drain in progress when one is running. */
-    wake(): void {
-      const state = this.relay as RelayState;
-      if (state.stopping) return;
-      if (state.running) {
-        state.again = true;
-        return;
-      }
-      state.running = (async () => {
-        do {
-          state.again = false;
-          try {
-            await drainOutbox(this.broker);
-          } catch (err) {
-            this.logger.warn('outbox drain failed; the next wake-up retries', err);
-          }
-        } while (state.again && !state.stopping);
-      })().finally(() => {
-        state.running = undefined;
-      });
-    },
-    /** LISTEN again in a while; meanwhile the poll keeps the outbox moving. */
-    scheduleListen(): void {
-      const state = this.relay as RelayState;
-      if (state.stopping) return;
-      clearTimeout(state.reconnect);
-      state.reconnect = setTimeout(() => void this.listen().catch(() => this.scheduleListen()), state.settings.pollMs);
-      state.reconnect.unref();
-    },
-    async listen(): Promise<void> {
-      const state = this.relay as RelayState;
-      if (state.stopping) return;
-      const client = new Client({ connectionString: config().databaseUrl });
-      client.on('error', (err) => {
-        this.logger.warn('outbox LISTEN connection lost', err.message);
-        if (state.listener === client) state.listener = undefined;
-        client.end().catch(() => undefined);
-        this.scheduleListen();
-      });
-      client.on('notification', (_n: Notification) => this.wake());
-      try {
-        await client.connect();
-        await client.query('listen outbox');
-      } catch (err) {
-        await client.end().catch(() => undefined);
-        throw err;
-      }
-      // Stopped while connecting: nobody would close this connection later.
-      if (state.stopping) {
-        await client.end().catch(() => undefined);
-        return;
-      }
-      state.listener = client;
-    },
+    const settings = relaySettings();
+    this.relay = new NotifyWorker({
+      name: 'outbox',
+      channel: 'outbox',
+      pollMs: settings.pollMs,
+      logger: this.logger,
+      drain: async () => {
+        await drainOutbox(this.broker);
+      },
+      sweep: async () => {
+        if (await requeueUnprocessed(settings)) this.logger.info('outbox: unprocessed events queued for redelivery');
+      },
+    });
   },
   async started() {
-    const state = this.relay as RelayState;
-    await this.listen().catch((err: Error) => {
-      this.logger.warn('outbox LISTEN unavailable; polling until it connects', err.message);
-      this.scheduleListen();
-    });
-    const tick = async () => {
-      try {
-        if (await requeueUnprocessed(state.settings))
-          this.logger.info('outbox: unprocessed events queued for redelivery');
-      } catch (err) {
-        this.logger.warn('outbox redelivery sweep failed', err);
-      }
-      this.wake();
-    };
-    state.timer = setInterval(() => void tick(), state.settings.pollMs);
-    state.timer.unref();
-    this.wake();
+    await (this.relay as NotifyWorker).start();
   },
   async stopped() {
-    const state = this.relay as RelayState;
-    state.stopping = true;
-    if (state.timer) clearInterval(state.timer);
-    clearTimeout(state.reconnect);
-    await state.running;
-    await state.listener?.end().catch(() => undefined);
+    await (this.relay as NotifyWorker).stop();
   },
 };
