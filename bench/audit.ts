@@ -20,7 +20,7 @@ import { Pool } from 'pg';
 import { disableAuditForBench } from '../shared/audit';
 import { encrypt } from '../shared/auth/secrets';
 import { intVar, parseEncryptionKey } from '../shared/config';
-import { benchAdminToken, benchEnv, runBench, scratchStore, serveApp } from './load';
+import { benchAdminToken, benchEnv, median, runBench, scratchStore, serveApp } from './load';
 
 const PAYMENTS = intVar(process.env, 'BENCH_AUDIT_PAYMENTS', 2_000, 1);
 const CONCURRENCY = intVar(process.env, 'BENCH_AUDIT_CONCURRENCY', 20, 1);
@@ -51,7 +51,6 @@ async function stop(server: Server): Promise<void> {
   await exited;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const seconds = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e9;
 
 async function seed(pool: Pool, encryptionKey: string): Promise<{ plans: [number, number]; ids: number[] }> {

@@ -22,7 +22,7 @@ import { intVar, loadConfig, setConfig } from '../shared/config';
 import { initDatabase, pgPool } from '../shared/db/client';
 import { startApp } from '../runtime/app';
 import { invoiceJson } from '../services/billing/queries';
-import { autocannon, benchAdminToken, benchEnv, percentile, runBench, type AutocannonRequest } from './load';
+import { autocannon, benchAdminToken, benchEnv, median, runBench, type AutocannonRequest } from './load';
 import { cpuDelta, procCpu } from './pg-cpu';
 
 const CONNECTIONS = intVar(process.env, 'BENCH_CONNECTIONS', 50, 1);
@@ -169,12 +169,6 @@ async function measure(
       `PostgreSQL ${per(postgresCpuBetween(pg0, pg1))}, load generator ${per(self.user + self.system)}   non-2xx ${result.non2xx}`,
   };
 }
-
-const median = (xs: number[]) =>
-  percentile(
-    [...xs].sort((a, b) => a - b),
-    50,
-  );
 
 async function main(): Promise<void> {
   if (!process.env.DATABASE_URL) throw new Error('set DATABASE_URL to the database bench:billing seeded');

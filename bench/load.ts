@@ -161,6 +161,11 @@ export async function scratchStore(
   };
 }
 
+/** The middle of a list in any order (the upper middle of an even one); 0 for an empty one. */
+export function median(xs: number[]): number {
+  return xs.length === 0 ? 0 : [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+}
+
 /** The p-th percentile of an ascending list (nearest rank); 0 for an empty one. */
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return 0;

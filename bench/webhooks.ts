@@ -21,7 +21,7 @@ import { recordPaymentUnlocked } from '../shared/billing/record-payment';
 import { intVar } from '../shared/config';
 import { runMigrations } from '../shared/db/database-setup';
 import { invoices } from '../shared/db/schema';
-import { scratchStore } from './load';
+import { median, scratchStore } from './load';
 
 const PAYMENTS = intVar(process.env, 'BENCH_WEBHOOKS_PAYMENTS', 2_000, 1);
 const CONCURRENCY = intVar(process.env, 'BENCH_WEBHOOKS_CONCURRENCY', 20, 1);
@@ -42,7 +42,6 @@ const TRIGGERS: [string, string][] = [
   ['coa_outcomes', 'webhooks_disconnects_recorded'],
 ];
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const seconds = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e9;
 
 async function use(pool: Pool, variant: Variant): Promise<void> {
