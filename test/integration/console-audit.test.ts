@@ -5,15 +5,13 @@
  * creation and revocation, a plan's change with its before and after) and filters them. axe-core
  * finds no serious or critical violation and the pages raise no script error.
  */
-import fs from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { findChromium } from '../../services/pdf-renderer/chromium';
+import type { Browser, Page } from 'playwright-core';
 import { http, startTestApp, type TestApp } from '../helpers/app';
+import { axeScan, launchChromium, openConsole, signInOn } from '../helpers/console-browser';
 
 jest.setTimeout(120_000);
 
 const ADMIN_PASSWORD = 'change-me-now';
-const axeSource = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 let t: TestApp;
 let browser: Browser;
@@ -21,25 +19,9 @@ let page: Page;
 let adminApi: string;
 const pageProblems: string[] = [];
 
-async function scan(name: string): Promise<void> {
-  await page.evaluate(axeSource);
-  const violations = await page.evaluate(async () => {
-    const axe = (
-      globalThis as unknown as {
-        axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> };
-      }
-    ).axe;
-    const result = await axe.run();
-    return result.violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3)}`);
-  });
-  expect({ page: name, violations }).toEqual({ page: name, violations: [] });
-}
-
 beforeAll(async () => {
   t = await startTestApp({ env: { ADMIN_PASSWORD } });
-  browser = await chromium.launch({ executablePath: findChromium(), args: ['--no-sandbox'] });
+  browser = await launchChromium();
   const login = await http(t.baseUrl, 'POST', '/api/auth/login', {
     body: { username: 'admin', password: ADMIN_PASSWORD },
   });
@@ -62,17 +44,8 @@ it('creates a key with a subset, shows its secret once, revokes it; the audit pa
       .status,
   ).toBe(200);
 
-  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-  page = await context.newPage();
-  page.on('pageerror', (err) => pageProblems.push(err.message));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error' && /Content Security Policy|SyntaxError|TypeError|ReferenceError/.test(msg.text()))
-      pageProblems.push(msg.text());
-  });
-  await page.goto(`${t.baseUrl}/`);
-  await page.getByLabel('Username').fill('admin');
-  await page.getByLabel('Password').fill(ADMIN_PASSWORD);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  page = await openConsole(browser, t.baseUrl, pageProblems);
+  await signInOn(page, 'admin', ADMIN_PASSWORD);
 
   await page.getByRole('link', { name: 'API keys' }).click();
   await page.getByText('No API key yet.').waitFor();
@@ -82,7 +55,7 @@ it('creates a key with a subset, shows its secret once, revokes it; the audit pa
   await dialog.getByLabel('subscribers.view', { exact: true }).check();
   await dialog.getByLabel('Expires').fill('2099-01-01T00:00');
   await dialog.getByLabel('Allowed addresses').fill('127.0.0.1, 10.0.0.0/8');
-  await scan('new API key dialog');
+  await axeScan(page, 'new API key dialog');
   await dialog.getByRole('button', { name: 'New API key' }).click();
   const key = (await dialog.locator('code.secret').textContent()) ?? '';
   expect(key).toMatch(/^isk_/);
@@ -91,7 +64,7 @@ it('creates a key with a subset, shows its secret once, revokes it; the audit pa
   await row.getByText('subscribers.view').waitFor();
   await row.getByText('127.0.0.1, 10.0.0.0/8').waitFor();
   expect(await page.content()).not.toContain(key);
-  await scan('API keys');
+  await axeScan(page, 'API keys');
   // The key works with the permission it was given, and only with it.
   expect((await http(t.baseUrl, 'GET', '/api/subscribers', { token: key })).status).toBe(200);
   expect((await http(t.baseUrl, 'GET', '/api/managers', { token: key })).status).toBe(403);
@@ -106,7 +79,7 @@ it('creates a key with a subset, shows its secret once, revokes it; the audit pa
   const revoked = page.getByRole('row').filter({ hasText: 'api_key.revoke' }).first();
   await revoked.getByText(/^manager #\d+$/).waitFor();
   await page.getByRole('row').filter({ hasText: 'api_key.create' }).first().waitFor();
-  await scan('audit trail');
+  await axeScan(page, 'audit trail');
 
   await page.getByLabel('Target type').selectOption('plan');
   await page.getByLabel('Target ID').fill(String(plan.body.data.id));

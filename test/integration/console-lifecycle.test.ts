@@ -5,17 +5,15 @@
  * from GET /api/notifications, or the API's error when the server has no such route. In English and
  * in Arabic; axe-core finds no serious or critical violation and the page raises no script error.
  */
-import fs from 'node:fs';
 import { eq, inArray, sql } from 'drizzle-orm';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { findChromium } from '../../services/pdf-renderer/chromium';
+import type { Browser, Page } from 'playwright-core';
 import { notifications, subscribers } from '../../shared/db/schema';
 import { http, startTestApp, type TestApp } from '../helpers/app';
+import { axeScan, launchChromium, openConsole, SIGN_IN, signInOn } from '../helpers/console-browser';
 
 jest.setTimeout(120_000);
 
 const ADMIN_PASSWORD = 'change-me-now';
-const axeSource = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 let t: TestApp;
 let browser: Browser;
@@ -25,41 +23,11 @@ let planId: number;
 let resellerId: number;
 const pageProblems: string[] = [];
 
-async function newPage(): Promise<void> {
+/** Signs the admin in on a fresh page. */
+async function signIn(words = SIGN_IN.en): Promise<void> {
   await page?.context().close();
-  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-  page = await context.newPage();
-  page.on('pageerror', (err) => pageProblems.push(err.message));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error' && /Content Security Policy|SyntaxError|TypeError|ReferenceError/.test(msg.text()))
-      pageProblems.push(msg.text());
-  });
-  page.on('dialog', (d) => d.accept());
-  await page.goto(`${t.baseUrl}/`);
-}
-
-async function signIn(words = { username: 'Username', password: 'Password', signIn: 'Sign in', signOut: 'Sign out' }) {
-  await newPage();
-  await page.getByLabel(words.username).fill('admin');
-  await page.getByLabel(words.password).fill(ADMIN_PASSWORD);
-  await page.getByRole('button', { name: words.signIn }).click();
-  await page.getByRole('button', { name: words.signOut }).waitFor();
-}
-
-async function scan(name: string): Promise<void> {
-  await page.evaluate(axeSource);
-  const violations = await page.evaluate(async () => {
-    const axe = (
-      globalThis as unknown as {
-        axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> };
-      }
-    ).axe;
-    const result = await axe.run();
-    return result.violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3)}`);
-  });
-  expect({ page: name, violations }).toEqual({ page: name, violations: [] });
+  page = await openConsole(browser, t.baseUrl, pageProblems);
+  await signInOn(page, 'admin', ADMIN_PASSWORD, words);
 }
 
 /** The text of the definition beside a label of the record. */
@@ -79,7 +47,7 @@ async function createByApi(username: string, extra: Record<string, unknown> = {}
 
 beforeAll(async () => {
   t = await startTestApp({ env: { ADMIN_PASSWORD } });
-  browser = await chromium.launch({ executablePath: findChromium(), args: ['--no-sandbox'] });
+  browser = await launchChromium();
   const login = await http(t.baseUrl, 'POST', '/api/auth/login', {
     body: { username: 'admin', password: ADMIN_PASSWORD },
   });
@@ -181,7 +149,7 @@ describe('console: auto-renew, blocked access and notifications', () => {
     await expect(page.locator(`main table tbody tr td:nth-child(${column + 1})`).allTextContents()).resolves.toEqual([
       'yes',
     ]);
-    await scan('subscribers (lifecycle filters)');
+    await axeScan(page, 'subscribers (lifecycle filters)');
   });
 
   it('sets auto-renew on the selected subscribers with the bulk action', async () => {
@@ -293,25 +261,20 @@ describe('console: auto-renew, blocked access and notifications', () => {
       'Sent at',
       'Error',
     ]);
-    await scan('subscriber (lifecycle)');
+    await axeScan(page, 'subscriber (lifecycle)');
   });
 
   it('reads auto-renew, the blocked reason and the notifications heading in Arabic', async () => {
     const res = await http(t.baseUrl, 'PUT', '/api/settings', { token: adminApi, body: { language: 'ar' } });
     expect(res.status).toBe(200);
-    await signIn({
-      username: 'اسم المستخدم',
-      password: 'كلمة المرور',
-      signIn: 'تسجيل الدخول',
-      signOut: 'تسجيل الخروج',
-    });
+    await signIn(SIGN_IN.ar);
     await page.evaluate(`location.hash = "#/subscribers/${aliId}"`);
     await page.getByRole('heading', { name: 'السجل' }).waitFor();
     await expect(valueOf('التجديد التلقائي من المحفظة')).resolves.toBe('لا');
     await expect(valueOf('الوصول محظور')).resolves.toBe('الحصة مستنفدة');
     await page.getByRole('heading', { name: 'الإشعارات' }).waitFor();
     await page.getByText('محظور: الحصة مستنفدة').waitFor();
-    await scan('subscriber (lifecycle, rtl)');
+    await axeScan(page, 'subscriber (lifecycle, rtl)');
     expect(pageProblems).toEqual([]);
   });
 });

@@ -4,20 +4,18 @@
  * the secret verifies, the endpoint's page lists the delivery and redelivers it. axe-core finds no
  * serious or critical violation and the page raises no script error.
  */
-import fs from 'node:fs';
 import { eq } from 'drizzle-orm';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { findChromium } from '../../services/pdf-renderer/chromium';
+import type { Browser, Page } from 'playwright-core';
 import { verifySignature } from '../../services/webhooks/signing';
 import { webhookDeliveries, webhooks } from '../../shared/db/schema';
 import { http, startTestApp, type TestApp } from '../helpers/app';
+import { axeScan, launchChromium, openConsole, signInOn } from '../helpers/console-browser';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver';
 import { waitFor } from '../helpers/wait';
 
 jest.setTimeout(120_000);
 
 const ADMIN_PASSWORD = 'change-me-now';
-const axeSource = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 let t: TestApp;
 let rx: Receiver;
@@ -26,26 +24,10 @@ let page: Page;
 let adminApi: string;
 const pageProblems: string[] = [];
 
-async function scan(name: string): Promise<void> {
-  await page.evaluate(axeSource);
-  const violations = await page.evaluate(async () => {
-    const axe = (
-      globalThis as unknown as {
-        axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> };
-      }
-    ).axe;
-    const result = await axe.run();
-    return result.violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).slice(0, 3)}`);
-  });
-  expect({ page: name, violations }).toEqual({ page: name, violations: [] });
-}
-
 beforeAll(async () => {
   rx = await startReceiver();
   t = await startTestApp({ env: { ADMIN_PASSWORD } });
-  browser = await chromium.launch({ executablePath: findChromium(), args: ['--no-sandbox'] });
+  browser = await launchChromium();
   const login = await http(t.baseUrl, 'POST', '/api/auth/login', {
     body: { username: 'admin', password: ADMIN_PASSWORD },
   });
@@ -64,20 +46,11 @@ afterAll(async () => {
 });
 
 it('creates an endpoint, shows the secret once, lists its deliveries and redelivers one', async () => {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-  page = await context.newPage();
-  page.on('pageerror', (err) => pageProblems.push(err.message));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error' && /Content Security Policy|SyntaxError|TypeError|ReferenceError/.test(msg.text()))
-      pageProblems.push(msg.text());
-  });
-  await page.goto(`${t.baseUrl}/`);
-  await page.getByLabel('Username').fill('admin');
-  await page.getByLabel('Password').fill(ADMIN_PASSWORD);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  page = await openConsole(browser, t.baseUrl, pageProblems);
+  await signInOn(page, 'admin', ADMIN_PASSWORD);
   await page.getByRole('link', { name: 'Webhooks' }).click();
   await page.getByText('No webhook yet.').waitFor();
-  await scan('webhooks, empty');
+  await axeScan(page, 'webhooks, empty');
 
   await page.getByRole('button', { name: 'New webhook' }).click();
   const dialog = page.getByRole('dialog');
@@ -85,7 +58,7 @@ it('creates an endpoint, shows the secret once, lists its deliveries and redeliv
   await dialog.getByLabel('Description').fill('CRM');
   await dialog.getByLabel('subscriber.created').check();
   await dialog.getByLabel('invoice.paid').check();
-  await scan('new webhook dialog');
+  await axeScan(page, 'new webhook dialog');
   await dialog.getByRole('button', { name: 'New webhook' }).click();
   const secret = (await dialog.locator('code.secret').textContent()) ?? '';
   expect(secret).toMatch(/^whsec_/);
@@ -130,7 +103,7 @@ it('creates an endpoint, shows the secret once, lists its deliveries and redeliv
   await page.getByRole('heading', { name: `${rx.base}/console` }).waitFor();
   const line = page.getByRole('row').filter({ hasText: 'subscriber.created' });
   await line.getByText('succeeded').waitFor();
-  await scan('webhook deliveries');
+  await axeScan(page, 'webhook deliveries');
   await line.getByRole('button', { name: `Redeliver ${delivery.id}` }).click();
   await page
     .getByRole('dialog')

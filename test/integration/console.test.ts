@@ -8,17 +8,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { sql } from 'drizzle-orm';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { findChromium } from '../../services/pdf-renderer/chromium';
+import type { Browser, Page } from 'playwright-core';
 import { repoRoot } from '../../shared/paths';
 import { http, startTestApp, type TestApp } from '../helpers/app';
+import { axeScan, launchChromium, openConsole, SIGN_IN, signInOn } from '../helpers/console-browser';
 
 // A browser, a server and a PDF render in one file: room beyond jest's default on a busy CI machine.
 jest.setTimeout(120_000);
 
 const ADMIN_PASSWORD = 'change-me-now';
 const SHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? path.join(repoRoot(), 'docs', 'console') : null;
-const axeSource = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 let t: TestApp;
 let browser: Browser;
@@ -35,57 +34,17 @@ async function apiToken(username: string, password: string): Promise<string> {
 /** A fresh browser context (no session left from the one before) for every sign-in. */
 async function newPage(): Promise<void> {
   await page?.context().close();
-  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-  page = await context.newPage();
-  page.on('pageerror', (err) => pageProblems.push(err.message));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error' && /Content Security Policy|SyntaxError|TypeError|ReferenceError/.test(msg.text()))
-      pageProblems.push(msg.text());
-  });
-  page.on('dialog', (d) => d.accept());
-  await page.goto(`${t.baseUrl}/`);
+  page = await openConsole(browser, t.baseUrl, pageProblems);
 }
-
-/** The sign-in page's words in English, or in the language the settings chose. */
-const SIGN_IN = {
-  en: { username: 'Username', password: 'Password', signIn: 'Sign in', signOut: 'Sign out' },
-  ar: { username: 'اسم المستخدم', password: 'كلمة المرور', signIn: 'تسجيل الدخول', signOut: 'تسجيل الخروج' },
-};
 
 async function signIn(username: string, password: string, words = SIGN_IN.en): Promise<void> {
   await newPage();
-  await page.getByLabel(words.username).fill(username);
-  await page.getByLabel(words.password).fill(password);
-  await page.getByRole('button', { name: words.signIn }).click();
-  await page.getByRole('button', { name: words.signOut }).waitFor();
+  await signInOn(page, username, password, words);
 }
 
 async function signOut(): Promise<void> {
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.getByText('You are signed out.').waitFor();
-}
-
-/** axe-core on the page as it is: no serious or critical violation. */
-async function scan(name: string): Promise<void> {
-  await page.evaluate(axeSource);
-  const violations = await page.evaluate(async () => {
-    const axe = (
-      globalThis as unknown as {
-        axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> };
-      }
-    ).axe;
-    const result = await axe.run();
-    return result.violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map(
-        (v) =>
-          `${v.id} (${v.impact}): ${v.nodes
-            .map((n) => n.target.join(' '))
-            .slice(0, 3)
-            .join(', ')}`,
-      );
-  });
-  expect({ page: name, violations }).toEqual({ page: name, violations: [] });
 }
 
 async function shot(name: string, fullPage = false): Promise<void> {
@@ -107,7 +66,7 @@ beforeAll(async () => {
   // Bulk actions answer 202 at once, so the console has a job to follow (bulk.service reads it per request).
   process.env.BULK_SYNC_SECONDS = '0';
   t = await startTestApp({ env: { ADMIN_PASSWORD } });
-  browser = await chromium.launch({ executablePath: findChromium(), args: ['--no-sandbox'] });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {
@@ -145,7 +104,7 @@ describe('operator console', () => {
   it('an admin signs in and creates a reseller and a plan, and allows the plan for it', async () => {
     await newPage();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
-    await scan('sign-in');
+    await axeScan(page, 'sign-in');
     await shot('sign-in');
     await page.getByLabel('Username').fill('admin');
     await page.getByLabel('Password').fill('wrong-password');
@@ -156,7 +115,7 @@ describe('operator console', () => {
     await page.getByRole('link', { name: 'Plans' }).click();
     await dialogSubmit('New plan', { Name: 'Home 20M', Price: '20', 'Rate limit': '20M/20M' });
     await page.getByRole('cell', { name: 'Home 20M', exact: true }).waitFor();
-    await scan('plans');
+    await axeScan(page, 'plans');
     await shot('plans');
 
     await page.getByRole('link', { name: 'Resellers' }).click();
@@ -165,7 +124,7 @@ describe('operator console', () => {
     await page.getByRole('button', { name: 'Details of North shop' }).click();
     await dialogSubmit('Allow a plan', { Plan: 'Home 20M (#1)' });
     await page.getByRole('cell', { name: '1', exact: true }).first().waitFor();
-    await scan('resellers');
+    await axeScan(page, 'resellers');
     await shot('resellers');
 
     // The reseller's manager, with the permissions ticked one by one.
@@ -196,7 +155,7 @@ describe('operator console', () => {
       await page.getByRole('link', { name: link }).click();
       await page.getByRole('heading', { name: link }).waitFor();
       await page.locator('main table, main form, main p.muted').first().waitFor();
-      await scan(name);
+      await axeScan(page, name);
       await shot(name);
     }
     const rows = await t.db.execute(
@@ -309,7 +268,7 @@ describe('operator console', () => {
       .waitFor();
     await dialogSubmit('Add a rule', { 'Rate (kbit/s)': '2048' });
     await page.getByRole('cell', { name: '2048' }).waitFor();
-    await scan('subscriber');
+    await axeScan(page, 'subscriber');
     await shot('subscriber', true);
 
     await invoiceLink.click();
@@ -344,13 +303,13 @@ describe('operator console', () => {
     await page.getByRole('link', { name: 'Download the PDF' }).click();
     const file = await (await download).path();
     expect(fs.readFileSync(file).subarray(0, 5).toString()).toBe('%PDF-');
-    await scan('invoice');
+    await axeScan(page, 'invoice');
     await shot('invoice');
 
     await page.getByRole('link', { name: 'Invoices' }).click();
     await page.getByRole('heading', { name: 'Invoices' }).waitFor();
     await invoiceLink.waitFor();
-    await scan('invoices');
+    await axeScan(page, 'invoices');
     await shot('invoices');
   });
 
@@ -370,7 +329,7 @@ describe('operator console', () => {
     }
     await page.goto(`${t.baseUrl}/#/subscribers?search=bulk-`);
     await page.getByRole('link', { name: 'bulk-099@north' }).waitFor();
-    await scan('subscribers');
+    await axeScan(page, 'subscribers');
     await shot('subscribers');
     await page.getByRole('button', { name: 'Select all 100 matching' }).click();
     await page.getByText('100 selected').waitFor();
@@ -380,7 +339,7 @@ describe('operator console', () => {
     expect(await page.locator('.job p').first().textContent()).toMatch(
       /done,\s*100 of 100 processed, 100 succeeded, 0 failed/,
     );
-    await scan('bulk');
+    await axeScan(page, 'bulk');
     await shot('bulk');
     const { rows } = await t.db.execute(
       sql`select count(*)::int as n from subscribers where username like 'bulk-%' and status = 'inactive'`,
@@ -418,7 +377,7 @@ describe('operator console', () => {
     await expect(page.getByText('Edit the record').count()).resolves.toBe(0);
     await expect(page.getByRole('button', { name: 'Add a rule' }).count()).resolves.toBe(0);
     await page.getByRole('cell', { name: '2048' }).waitFor();
-    await scan('subscriber (viewer)');
+    await axeScan(page, 'subscriber (viewer)');
 
     await page.getByRole('link', { name: /^INV-/ }).click();
     await page.getByRole('heading', { name: /^Invoice INV-/ }).waitFor();
@@ -459,7 +418,7 @@ describe('operator console', () => {
     await expect(page.locator('html').getAttribute('dir')).resolves.toBe('rtl');
     await expect(page.locator('html').getAttribute('lang')).resolves.toBe('ar');
     await page.getByRole('heading', { name: 'المشتركون' }).waitFor();
-    await scan('subscribers (rtl)');
+    await axeScan(page, 'subscribers (rtl)');
     await shot('subscribers-rtl');
 
     // The subscriber's fields in the documents' language (the invoice's labels say تاريخ الإصدار too).
