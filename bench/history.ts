@@ -246,7 +246,7 @@ async function retention(url: string, today: string, cutoff: string): Promise<vo
            case when g <= $4::int then null else $3::timestamptz - make_interval(secs => 3600 + (g * 7919) % (86400 * 60)) end,
            case when g <= $4::int then null else $3::timestamptz - make_interval(secs => 3600 + (g * 7919) % (86400 * 60)) end,
            3600, 1000, 1000
-      from generate_series(1, $1::int) g`,
+      from generate_series(1, $1::bigint) g`,
     [EXPIRED + OLD_OPEN, SUBSCRIBERS, `${cutoff}T00:00:00Z`, OLD_OPEN],
   );
   await c.query(`set session_replication_role = origin`);
