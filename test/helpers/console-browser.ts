@@ -5,11 +5,36 @@
 import fs from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { findChromium } from '../../services/pdf-renderer/chromium';
+import { http, startTestApp, type TestApp } from './app';
 
 const axeSource = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 export const launchChromium = (): Promise<Browser> =>
   chromium.launch({ executablePath: findChromium(), args: ['--no-sandbox'] });
+
+/** The admin's password in an app from startConsoleApp (ADMIN_PASSWORD seeds the admin). */
+export const ADMIN_PASSWORD = 'change-me-now';
+
+/**
+ * An app whose admin signs in with ADMIN_PASSWORD, Chromium, and the admin's API token (for
+ * setting up what the console then shows). Closes what it started when a step fails.
+ */
+export async function startConsoleApp(): Promise<{ t: TestApp; browser: Browser; adminApi: string }> {
+  const t = await startTestApp({ env: { ADMIN_PASSWORD } });
+  let browser: Browser | undefined;
+  try {
+    browser = await launchChromium();
+    const login = await http(t.baseUrl, 'POST', '/api/auth/login', {
+      body: { username: 'admin', password: ADMIN_PASSWORD },
+    });
+    expect(login.status).toBe(200);
+    return { t, browser, adminApi: login.body.data.token };
+  } catch (err) {
+    await browser?.close();
+    await t.close();
+    throw err;
+  }
+}
 
 /** The sign-in page's words in English, or in the language the settings chose. */
 export const SIGN_IN = {

@@ -6,12 +6,10 @@
  * finds no serious or critical violation and the pages raise no script error.
  */
 import type { Browser, Page } from 'playwright-core';
-import { http, startTestApp, type TestApp } from '../helpers/app';
-import { axeScan, launchChromium, openConsole, signInOn } from '../helpers/console-browser';
+import { http, type TestApp } from '../helpers/app';
+import { ADMIN_PASSWORD, axeScan, openConsole, signInOn, startConsoleApp } from '../helpers/console-browser';
 
 jest.setTimeout(120_000);
-
-const ADMIN_PASSWORD = 'change-me-now';
 
 let t: TestApp;
 let browser: Browser;
@@ -20,12 +18,7 @@ let adminApi: string;
 const pageProblems: string[] = [];
 
 beforeAll(async () => {
-  t = await startTestApp({ env: { ADMIN_PASSWORD } });
-  browser = await launchChromium();
-  const login = await http(t.baseUrl, 'POST', '/api/auth/login', {
-    body: { username: 'admin', password: ADMIN_PASSWORD },
-  });
-  adminApi = login.body.data.token;
+  ({ t, browser, adminApi } = await startConsoleApp());
 });
 
 afterAll(async () => {

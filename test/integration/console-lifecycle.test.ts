@@ -8,12 +8,10 @@
 import { eq, inArray, sql } from 'drizzle-orm';
 import type { Browser, Page } from 'playwright-core';
 import { notifications, subscribers } from '../../shared/db/schema';
-import { http, startTestApp, type TestApp } from '../helpers/app';
-import { axeScan, launchChromium, openConsole, SIGN_IN, signInOn } from '../helpers/console-browser';
+import { http, type TestApp } from '../helpers/app';
+import { ADMIN_PASSWORD, axeScan, openConsole, SIGN_IN, signInOn, startConsoleApp } from '../helpers/console-browser';
 
 jest.setTimeout(120_000);
-
-const ADMIN_PASSWORD = 'change-me-now';
 
 let t: TestApp;
 let browser: Browser;
@@ -46,12 +44,7 @@ async function createByApi(username: string, extra: Record<string, unknown> = {}
 }
 
 beforeAll(async () => {
-  t = await startTestApp({ env: { ADMIN_PASSWORD } });
-  browser = await launchChromium();
-  const login = await http(t.baseUrl, 'POST', '/api/auth/login', {
-    body: { username: 'admin', password: ADMIN_PASSWORD },
-  });
-  adminApi = login.body.data.token;
+  ({ t, browser, adminApi } = await startConsoleApp());
   const plan = await http(t.baseUrl, 'POST', '/api/services', {
     token: adminApi,
     body: { name: 'Home 20M', price: 20, duration_days: 30, currency: 'USD' },

@@ -8,14 +8,12 @@ import { eq } from 'drizzle-orm';
 import type { Browser, Page } from 'playwright-core';
 import { verifySignature } from '../../services/webhooks/signing';
 import { webhookDeliveries, webhooks } from '../../shared/db/schema';
-import { http, startTestApp, type TestApp } from '../helpers/app';
-import { axeScan, launchChromium, openConsole, signInOn } from '../helpers/console-browser';
+import { http, type TestApp } from '../helpers/app';
+import { ADMIN_PASSWORD, axeScan, openConsole, signInOn, startConsoleApp } from '../helpers/console-browser';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver';
 import { waitFor } from '../helpers/wait';
 
 jest.setTimeout(120_000);
-
-const ADMIN_PASSWORD = 'change-me-now';
 
 let t: TestApp;
 let rx: Receiver;
@@ -26,12 +24,7 @@ const pageProblems: string[] = [];
 
 beforeAll(async () => {
   rx = await startReceiver();
-  t = await startTestApp({ env: { ADMIN_PASSWORD } });
-  browser = await launchChromium();
-  const login = await http(t.baseUrl, 'POST', '/api/auth/login', {
-    body: { username: 'admin', password: ADMIN_PASSWORD },
-  });
-  adminApi = login.body.data.token;
+  ({ t, browser, adminApi } = await startConsoleApp());
   const allow = await http(t.baseUrl, 'PUT', '/api/settings', {
     token: adminApi,
     body: { allow_private_targets: true },
