@@ -107,6 +107,8 @@ describe('console: auto-renew, blocked access and notifications', () => {
       .where(eq(subscribers.id, aliId));
     await page.reload();
     await page.getByRole('heading', { name: 'ali@north' }).waitFor();
+    // Waits for the reloaded detail: a read straight after the reload could meet the page before its data.
+    await page.locator('dl.kv dt:text-is("Access blocked") + dd:text-is("expired")').waitFor();
     await expect(valueOf('Access blocked')).resolves.toBe('expired');
     await expect(page.locator('.page-head .badge.blocked').textContent()).resolves.toBe('Blocked: expired');
 
@@ -116,6 +118,8 @@ describe('console: auto-renew, blocked access and notifications', () => {
       .set({ expiryDate: '2099-01-01', fupLevel: 1, blockedReason: 'quota' })
       .where(eq(subscribers.id, aliId));
     await page.reload();
+    await page.getByRole('heading', { name: 'ali@north' }).waitFor();
+    await page.locator('dl.kv dt:text-is("Access blocked") + dd:text-is("quota used up")').waitFor();
     await expect(valueOf('Access blocked')).resolves.toBe('quota used up');
     await expect(page.locator('.page-head .badge.blocked').textContent()).resolves.toBe('Blocked: quota used up');
 
@@ -126,6 +130,8 @@ describe('console: auto-renew, blocked access and notifications', () => {
     await page.getByLabel('Blocked', { exact: true }).selectOption({ label: 'quota used up' });
     await page.getByRole('button', { name: 'Apply' }).click();
     await page.waitForURL(/blocked_reason=quota/);
+    // The URL changes before the filtered list arrives: wait for the row it drops, then read.
+    await page.getByRole('link', { name: 'bob@north' }).waitFor({ state: 'detached' });
     await page.getByRole('link', { name: 'ali@north' }).waitFor();
     await expect(page.getByRole('link', { name: 'bob@north' }).count()).resolves.toBe(0);
     await page.getByText('Blocked: quota used up').waitFor();
@@ -134,6 +140,7 @@ describe('console: auto-renew, blocked access and notifications', () => {
     await page.getByLabel('Auto-renew', { exact: true }).selectOption({ label: 'yes' });
     await page.getByRole('button', { name: 'Apply' }).click();
     await page.waitForURL(/blocked=false/);
+    await page.getByRole('link', { name: 'ali@north' }).waitFor({ state: 'detached' });
     await page.getByRole('link', { name: 'bob@north' }).waitFor();
     await expect(page.getByRole('link', { name: 'ali@north' }).count()).resolves.toBe(0);
     const headers = await page.locator('main table thead th').allTextContents();
