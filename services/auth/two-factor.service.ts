@@ -58,6 +58,17 @@ async function requireCode(ctx: Ctx<unknown>, manager: ManagerRow, given: string
   throw fail('twoFactorCodeWrong');
 }
 
+/** Disable and new codes act on a manager with two-factor on: its own call proves it with a code. */
+async function enabledTarget(ctx: Ctx<{ manager_id?: number; code?: string }>, auth: Auth): Promise<ManagerRow> {
+  const { manager, own } = await target(auth, ctx.params.manager_id);
+  if (manager.totpEnabledAt === null) throw fail('twoFactorNotEnabled');
+  if (own) {
+    if (ctx.params.code === undefined) throw fail('twoFactorCodeRequired');
+    await requireCode(ctx, manager, ctx.params.code);
+  }
+  return manager;
+}
+
 /** Replaces the manager's recovery codes; answers the new ones as shown (once). */
 async function replaceRecoveryCodes(tx: DbOrTx, id: number): Promise<string[]> {
   const codes = newRecoveryCodes();
@@ -193,12 +204,7 @@ export const twoFactorService: ServiceSchema = {
       },
       async handler(ctx: Ctx<Infer<typeof optionalCodeBody>>): Promise<ActionResult> {
         const auth = authOf(ctx);
-        const { manager, own } = await target(auth, ctx.params.manager_id);
-        if (manager.totpEnabledAt === null) throw fail('twoFactorNotEnabled');
-        if (own) {
-          if (ctx.params.code === undefined) throw fail('twoFactorCodeRequired');
-          await requireCode(ctx, manager, ctx.params.code);
-        }
+        const manager = await enabledTarget(ctx, auth);
         await db().transaction(async (tx) => {
           await tx
             .update(managers)
@@ -222,12 +228,7 @@ export const twoFactorService: ServiceSchema = {
       },
       async handler(ctx: Ctx<Infer<typeof optionalCodeBody>>): Promise<ActionResult> {
         const auth = authOf(ctx);
-        const { manager, own } = await target(auth, ctx.params.manager_id);
-        if (manager.totpEnabledAt === null) throw fail('twoFactorNotEnabled');
-        if (own) {
-          if (ctx.params.code === undefined) throw fail('twoFactorCodeRequired');
-          await requireCode(ctx, manager, ctx.params.code);
-        }
+        const manager = await enabledTarget(ctx, auth);
         const codes = await db().transaction(async (tx) => {
           await audit(tx, auth, manager, 'two_factor.recovery_codes');
           return replaceRecoveryCodes(tx, manager.id);
