@@ -41,6 +41,9 @@ const errors = {
 async function target(auth: Auth, id: number | undefined): Promise<{ manager: ManagerRow; own: boolean }> {
   if (auth.keyId !== undefined) throw fail('keyCannotChangeTwoFactor');
   const own = id === undefined || id === auth.managerId;
+  // An enrol-only token proved a password alone: it may set up its own manager's second step, never
+  // read or set another's secret and recovery codes, even an admin's.
+  if (!own && auth.enrolOnly) throw fail('twoFactorEnrolmentRequired');
   if (!own) requireAdmin(auth);
   const [manager] = await db()
     .select()

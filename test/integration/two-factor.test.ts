@@ -266,6 +266,19 @@ describe('two-factor sign-in', () => {
     expect(refused.status).toBe(403);
     expect(refused.body.message).toBe('two-factor sign-in must be set up first (POST /api/auth/two-factor/enrol)');
     expect((await api.get('/api/auth/two-factor', { token: limited })).body.data.required).toBe(true);
+    // An admin's enrol-only token proved a password alone: its own second step only, never another's secret.
+    const erin = await api.post(
+      '/api/managers',
+      { username: 'erin', password: PASSWORD, role: 'admin' },
+      { token: adminToken() },
+    );
+    expect(erin.status).toBe(201);
+    const erinLimited = (await login('erin')).body.data.token;
+    expect(claims(erinLimited).enrol_only).toBe(true);
+    const foreign = await api.post('/api/auth/two-factor/enrol', { manager_id: ids.dave }, { token: erinLimited });
+    expect(foreign.status).toBe(403);
+    expect(foreign.body.message).toBe('two-factor sign-in must be set up first (POST /api/auth/two-factor/enrol)');
+    expect((await api.get(`/api/auth/two-factor?manager_id=${ids.dave}`, { token: erinLimited })).status).toBe(403);
     // An API key is no sign-in: it works as before, and cannot change two-factor sign-in.
     expect((await api.get('/api/invoices', { token: key.body.data.key })).status).toBe(200);
     expect((await api.post('/api/auth/two-factor/enrol', {}, { token: key.body.data.key })).status).toBe(403);
