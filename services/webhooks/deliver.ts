@@ -51,23 +51,36 @@ export async function takeDue(limit: number, opts: WebhookOptions): Promise<DueD
 
 /** The request of one attempt: the event's body, signed now. */
 export async function attempt(d: DueDelivery, opts: WebhookOptions): Promise<SendOutcome> {
-  const body = eventBody({ eventId: d.event_id, event: d.event, payload: d.payload, createdAt: d.created_at });
-  const timestamp = Math.floor(Date.now() / 1000);
-  const { allow_private_targets } = await loadSettings(db(), ['allow_private_targets']);
-  return send({
-    url: d.url,
-    body,
-    headers: {
-      'user-agent': 'isp-billing-webhooks/1',
-      [SIGNATURE_HEADER]: signatureHeader(decrypt(d.secret_enc), timestamp, body),
-      'X-Webhook-Event': d.event,
-      'X-Webhook-Event-Id': d.event_id,
-      'X-Webhook-Delivery': String(d.id),
-    },
-    allowPrivate: allow_private_targets === true,
-    timeoutMs: opts.timeoutMs,
-    maxBodyBytes: opts.maxBodyBytes,
-  });
+  const started = Date.now();
+  try {
+    const body = eventBody({ eventId: d.event_id, event: d.event, payload: d.payload, createdAt: d.created_at });
+    const timestamp = Math.floor(Date.now() / 1000);
+    const { allow_private_targets } = await loadSettings(db(), ['allow_private_targets']);
+    return await send({
+      url: d.url,
+      body,
+      headers: {
+        'user-agent': 'isp-billing-webhooks/1',
+        [SIGNATURE_HEADER]: signatureHeader(decrypt(d.secret_enc), timestamp, body),
+        'X-Webhook-Event': d.event,
+        'X-Webhook-Event-Id': d.event_id,
+        'X-Webhook-Delivery': String(d.id),
+      },
+      allowPrivate: allow_private_targets === true,
+      timeoutMs: opts.timeoutMs,
+      maxBodyBytes: opts.maxBodyBytes,
+    });
+  } catch (err) {
+    // A secret that no longer decrypts (ENCRYPTION_KEY changed) or a failed settings read is this
+    // attempt's failure, recorded and scheduled like any other: thrown, the delivery would be leased
+    // again every lease for ever, with no attempt row and no count toward disabling the endpoint.
+    return {
+      statusCode: null,
+      error: `not sent: ${(err as Error).message}`,
+      responseBody: null,
+      durationMs: Date.now() - started,
+    };
+  }
 }
 
 function describe(o: SendOutcome): string {
@@ -101,11 +114,15 @@ export async function recordAttempt(
     }
     if (trigger === 'auto') {
       const next = nextAttempt(opts, d.created_at, d.attempts, new Date());
-      await tx.execute(sql`
+      // Only while this attempt is still the delivery's last: one that outlived its lease, after
+      // another worker took the delivery again (and perhaps delivered it), must not set it back.
+      const { rows: current } = await tx.execute(sql`
         update webhook_deliveries
            set status = ${next ? 'pending' : 'failed'}, next_attempt_at = coalesce(${next}::timestamptz, next_attempt_at),
                last_status_code = ${o.statusCode}, last_error = ${o.error}
-         where id = ${d.id}`);
+         where id = ${d.id} and status = 'pending' and attempts = ${d.attempts}
+        returning id`);
+      if (current.length === 0) return;
     } else {
       await tx.execute(sql`
         update webhook_deliveries set last_status_code = ${o.statusCode}, last_error = ${o.error} where id = ${d.id}`);
