@@ -316,6 +316,34 @@ describe('with allow_private_targets', () => {
     expect((await t.db.select().from(webhookDeliveries)).length).toBe(before);
   });
 
+  it('a write racing the deletion of its endpoint succeeds and leaves no delivery', async () => {
+    const hook = await mkHook('/race', ['subscriber.created']);
+    const deleting = await t.pool.connect();
+    try {
+      await deleting.query('begin');
+      await deleting.query('delete from webhooks where id = $1', [hook.id]);
+      seq += 1;
+      const creating = api.post(
+        '/api/subscribers',
+        { username: `hook${seq}@isp`, password: 'secret1', service_id: plan, reseller_id: reseller },
+        { token: admin },
+      );
+      // The subscriber's insert reaches the endpoint row the uncommitted delete holds, and waits.
+      await waitFor('the insert waiting on the endpoint row', async () => {
+        const { rowCount } = await t.pool.query(
+          `select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+        );
+        return rowCount;
+      });
+      await deleting.query('commit');
+      const created = await creating;
+      expect(created.status).toBe(201);
+      expect(await t.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.webhookId, hook.id))).toEqual([]);
+    } finally {
+      deleting.release();
+    }
+  });
+
   it('retries a failing receiver with growing delays, disables it after the run, lists and redelivers', async () => {
     rx.modes.set('/broken', 'fail');
     const hook = await mkHook('/broken', ['subscriber.created']);
