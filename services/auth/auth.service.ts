@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm';
 import type { ServiceSchema } from 'moleculer';
 import { verifyPassword } from '../../shared/auth/passwords';
 import { db } from '../../shared/db/client';
-import { auditLog, managers, tokenBlacklist } from '../../shared/db/schema';
+import { managers, tokenBlacklist } from '../../shared/db/schema';
 import { FAILURES, fail } from '../../shared/failures';
 import { authOf, type Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
@@ -94,7 +94,7 @@ export const authService: ServiceSchema = {
         if (!claim || !manager || manager.tokenVersion !== claim.tokenVersion || manager.totpEnabledAt === null)
           throw fail('twoFactorChallengeInvalid');
         await refuseWhileLocked(ctx, manager.username.toLowerCase(), ip);
-        const method = await acceptCode(manager, ctx.params.code);
+        const method = await acceptCode(manager, ctx.params.code, ip);
         if (!method) {
           await countFailure(ctx, {
             action: 'auth.two_factor_failed',
@@ -105,17 +105,6 @@ export const authService: ServiceSchema = {
         }
         await clearUsername(manager.username);
         if (!manager.active) throw fail('managerDisabled');
-        if (method === 'recovery')
-          await db().insert(auditLog).values({
-            actorType: 'manager',
-            managerId: manager.id,
-            ip,
-            action: 'auth.recovery_code_used',
-            entity: 'manager',
-            entityId: manager.id,
-            resellerId: manager.resellerId,
-            details: {},
-          });
         return { data: issueToken(manager, ['pwd', 'otp']) };
       },
     },

@@ -8,7 +8,7 @@ import { signToken } from '../../shared/auth/jwt';
 import { decrypt } from '../../shared/auth/secrets';
 import { config } from '../../shared/config';
 import { db } from '../../shared/db/client';
-import { managerRecoveryCodes, managers } from '../../shared/db/schema';
+import { auditLog, managerRecoveryCodes, managers } from '../../shared/db/schema';
 import { recoveryCodeHash } from './recovery-codes';
 import { matchingStep, TOTP_CODE } from './totp';
 
@@ -18,9 +18,13 @@ export type ManagerRow = typeof managers.$inferSelect;
  * Which kind of code was accepted, or null. Acceptance is one conditional statement: a TOTP code
  * moves `totp_last_step` forward only past the last step used (of two requests with one code, one
  * wins, and a code seen once is refused for the rest of its window), a recovery code is marked used
- * only while unused.
+ * only while unused, with its audit row in the same transaction (`ip`: the caller's address).
  */
-export async function acceptCode(manager: ManagerRow, code: string): Promise<'totp' | 'recovery' | null> {
+export async function acceptCode(
+  manager: ManagerRow,
+  code: string,
+  ip: string | null,
+): Promise<'totp' | 'recovery' | null> {
   if (!manager.totpSecret) return null;
   if (TOTP_CODE.test(code)) {
     const step = matchingStep(decrypt(manager.totpSecret), code);
@@ -33,18 +37,31 @@ export async function acceptCode(manager: ManagerRow, code: string): Promise<'to
     return moved.length ? 'totp' : null;
   }
   if (manager.totpEnabledAt === null) return null;
-  const used = await db()
-    .update(managerRecoveryCodes)
-    .set({ usedAt: sql`now()` })
-    .where(
-      and(
-        eq(managerRecoveryCodes.managerId, manager.id),
-        eq(managerRecoveryCodes.codeHash, recoveryCodeHash(code)),
-        isNull(managerRecoveryCodes.usedAt),
-      ),
-    )
-    .returning({ id: managerRecoveryCodes.id });
-  return used.length ? 'recovery' : null;
+  return db().transaction(async (tx) => {
+    const used = await tx
+      .update(managerRecoveryCodes)
+      .set({ usedAt: sql`now()` })
+      .where(
+        and(
+          eq(managerRecoveryCodes.managerId, manager.id),
+          eq(managerRecoveryCodes.codeHash, recoveryCodeHash(code)),
+          isNull(managerRecoveryCodes.usedAt),
+        ),
+      )
+      .returning({ id: managerRecoveryCodes.id });
+    if (!used.length) return null;
+    await tx.insert(auditLog).values({
+      actorType: 'manager',
+      managerId: manager.id,
+      ip,
+      action: 'auth.recovery_code_used',
+      entity: 'manager',
+      entityId: manager.id,
+      resellerId: manager.resellerId,
+      details: {},
+    });
+    return 'recovery' as const;
+  });
 }
 
 /** The access token of a sign-in: `amr` says how it was proved; `enrolOnly` under require_two_factor. */

@@ -56,7 +56,7 @@ async function target(auth: Auth, id: number | undefined): Promise<{ manager: Ma
 /** A code for `manager`, checked under the sign-in limits; wrong is counted, audited and refused. */
 async function requireCode(ctx: Ctx<unknown>, manager: ManagerRow, given: string): Promise<void> {
   await refuseWhileLocked(ctx, manager.username.toLowerCase(), ctx.meta.ip ?? 'unknown');
-  if (await acceptCode(manager, given)) return;
+  if (await acceptCode(manager, given, ctx.meta.ip ?? null)) return;
   await countFailure(ctx, { action: 'auth.two_factor_failed', username: manager.username, managerId: manager.id });
   throw fail('twoFactorCodeWrong');
 }
