@@ -22,13 +22,12 @@
  */
 import { sql } from 'drizzle-orm';
 import { Client, Pool } from 'pg';
-import { benchAdminToken, percentile, scratchStore } from './load';
+import { benchAdminToken, IN_PROCESS_SECRETS, percentile, scratchStore, startInProcessApp } from './load';
 import { seedSubscriberBase } from './seed-subscribers';
 import { encrypt } from '../shared/auth/secrets';
-import { intVar, loadConfig, parseEncryptionKey } from '../shared/config';
+import { intVar, parseEncryptionKey } from '../shared/config';
 import { db } from '../shared/db/client';
 import { saveSettings } from '../shared/settings';
-import { startApp } from '../runtime/app';
 import { liveSessions } from '../services/network-access/sessions';
 import { runUsage } from '../services/network-access/usage/usage.service';
 import { purgeAccountingHistory, retentionCutoff } from '../services/network-access/usage/retention';
@@ -44,8 +43,7 @@ const WARMUP = 20;
 const RETENTION_MONTHS = 13;
 /** Open sessions older than the retention, which the purge must leave. */
 const OLD_OPEN = 100;
-const JWT_SECRET = 'bench-jwt-secret-not-for-production';
-const ENCRYPTION_KEY = 'c'.repeat(64);
+const { JWT_SECRET, ENCRYPTION_KEY } = IN_PROCESS_SECRETS;
 
 const seconds = (startNs: bigint) => Number(process.hrtime.bigint() - startNs) / 1e9;
 const ONLINE = Math.floor(SUBSCRIBERS / 10);
@@ -153,19 +151,7 @@ async function main(): Promise<void> {
   process.env.USAGE_INTERVAL_SECONDS = '0';
   process.env.LIFECYCLE_INTERVAL_SECONDS = '0';
   process.env.BULK_SYNC_SECONDS = '3600';
-  const app = await startApp(
-    loadConfig({
-      ...process.env,
-      JWT_SECRET,
-      ENCRYPTION_KEY,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      RATE_LIMIT_PER_MIN: '100000000',
-      DATA_DIR: './data',
-      ...store.env,
-    }),
-  );
+  const app = await startInProcessApp(store);
   try {
     // The usage run's clock: the database's UTC date.
     const { rows } = await db().execute<{ today: string }>(sql`select (now() at time zone 'UTC')::date::text as today`);

@@ -13,10 +13,9 @@
  *   BENCH_KEEP=1         keep the bench database
  */
 import { Pool } from 'pg';
-import { benchAdminToken, scratchStore } from './load';
+import { benchAdminToken, IN_PROCESS_SECRETS, scratchStore, startInProcessApp } from './load';
 import { encrypt } from '../shared/auth/secrets';
-import { intVar, loadConfig, parseEncryptionKey } from '../shared/config';
-import { startApp } from '../runtime/app';
+import { intVar, parseEncryptionKey } from '../shared/config';
 import type { SweepResult } from '../services/subscribers/lifecycle/lifecycle.service';
 
 const env = (name: string, fallback: number) => intVar(process.env, name, fallback, 1);
@@ -24,8 +23,7 @@ const SUBSCRIBERS = env('BENCH_SUBSCRIBERS', 100_000);
 const AUTO = Math.min(env('BENCH_AUTO_RENEW', Math.floor(SUBSCRIBERS / 2)), SUBSCRIBERS);
 const PRICE = 1000; // minor units: 10.00 USD
 const BULK_MAX = 10_000;
-const JWT_SECRET = 'bench-jwt-secret-not-for-production';
-const ENCRYPTION_KEY = 'c'.repeat(64);
+const { JWT_SECRET, ENCRYPTION_KEY } = IN_PROCESS_SECRETS;
 
 const seconds = (startNs: bigint) => Number(process.hrtime.bigint() - startNs) / 1e9;
 
@@ -107,20 +105,7 @@ async function main(): Promise<void> {
   process.env.BULK_SYNC_SECONDS = '3600';
   // The bench runs the sweep itself: none at start or on a timer.
   process.env.LIFECYCLE_INTERVAL_SECONDS = '0';
-  const app = await startApp(
-    loadConfig({
-      ...process.env,
-      JWT_SECRET,
-      ENCRYPTION_KEY,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      RATE_LIMIT_PER_MIN: '100000000',
-      DATA_DIR: './data',
-      ...store.env,
-    }),
-    { broker: { requestTimeout: 0 } },
-  );
+  const app = await startInProcessApp(store, { broker: { requestTimeout: 0 } });
   const pool = new Pool({ connectionString: app.databaseUrl, max: 2 });
   try {
     await seed(pool);

@@ -128,6 +128,29 @@ export function serverCpu(server: AppServer): Promise<number> {
   });
 }
 
+/** The secrets of the benches that run the app in their own process (they sign tokens and seed with them). */
+export const IN_PROCESS_SECRETS = { JWT_SECRET: 'bench-jwt-secret-not-for-production', ENCRYPTION_KEY: 'c'.repeat(64) };
+
+/** The app in the bench's own process on its scratch store: a free loopback port, rate limits out of the way. */
+export function startInProcessApp(
+  store: { env: { DATABASE_URL: string; DATA_DIR?: string } },
+  options?: Parameters<typeof startApp>[1],
+): ReturnType<typeof startApp> {
+  return startApp(
+    loadConfig({
+      ...process.env,
+      ...IN_PROCESS_SECRETS,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PER_MIN: '100000000',
+      DATA_DIR: './data',
+      ...store.env,
+    }),
+    options,
+  );
+}
+
 /**
  * Where a bench keeps its data: a fresh database beside DATABASE_URL's (dropped afterwards unless
  * BENCH_KEEP=1), or, without DATABASE_URL, an embedded PostgreSQL in a temporary DATA_DIR (scratch.ts).

@@ -11,10 +11,9 @@
  *   BENCH_KEEP=1       keep the bench database
  */
 import { Client, Pool } from 'pg';
-import { benchAdminToken, scratchStore } from './load';
+import { benchAdminToken, IN_PROCESS_SECRETS, scratchStore, startInProcessApp } from './load';
 import { encrypt } from '../shared/auth/secrets';
-import { intVar, loadConfig, parseEncryptionKey } from '../shared/config';
-import { startApp } from '../runtime/app';
+import { intVar, parseEncryptionKey } from '../shared/config';
 import { seedSubscriberBase } from './seed-subscribers';
 
 const env = (name: string, fallback: number) => intVar(process.env, name, fallback, 1);
@@ -22,8 +21,7 @@ const SUBSCRIBERS = env('BENCH_SUBSCRIBERS', 1_000_000);
 const RADACCT = env('BENCH_RADACCT', 5_000_000);
 const BULK = Math.min(env('BENCH_BULK', 10_000), SUBSCRIBERS);
 const SAMPLES = env('BENCH_SAMPLES', 40);
-const JWT_SECRET = 'bench-jwt-secret-not-for-production';
-const ENCRYPTION_KEY = 'c'.repeat(64);
+const { JWT_SECRET, ENCRYPTION_KEY } = IN_PROCESS_SECRETS;
 
 const seconds = (startNs: bigint) => Number(process.hrtime.bigint() - startNs) / 1e9;
 const percentile = (sorted: number[], p: number) =>
@@ -62,19 +60,7 @@ async function seed(url: string): Promise<void> {
 async function main(): Promise<void> {
   const store = await scratchStore('subscribers');
   process.env.BULK_SYNC_SECONDS = '3600';
-  const app = await startApp(
-    loadConfig({
-      ...process.env,
-      JWT_SECRET,
-      ENCRYPTION_KEY,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      RATE_LIMIT_PER_MIN: '100000000',
-      DATA_DIR: './data',
-      ...store.env,
-    }),
-  );
+  const app = await startInProcessApp(store);
   try {
     await seed(app.databaseUrl);
     const admin = new Pool({ connectionString: app.databaseUrl, max: 1 });
