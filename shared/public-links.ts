@@ -5,16 +5,10 @@
  * (a leaked database row yields no working link without the key). Rotating = a new nonce.
  */
 import crypto from 'node:crypto';
+import { derivedKey } from './auth/secrets';
 import { config } from './config';
 
-let linkKey: Buffer | undefined;
-
-function key(): Buffer {
-  const master = config().encryptionKey;
-  if (!master) throw new Error('ENCRYPTION_KEY is not configured');
-  linkKey ??= Buffer.from(crypto.hkdfSync('sha256', master, Buffer.alloc(0), 'public-invoice-links', 32));
-  return linkKey;
-}
+const key = () => derivedKey('public-invoice-links');
 
 export function newPublicNonce(): string {
   return crypto.randomBytes(16).toString('base64url');

@@ -5,19 +5,13 @@
  * indexed statement (a slow hash such as bcrypt would need one comparison per stored code).
  */
 import crypto from 'node:crypto';
-import { config } from '../../shared/config';
+import { derivedKey } from '../../shared/auth/secrets';
 
 export const RECOVERY_CODE_COUNT = 10;
 // Crockford's base32: no I, L, O or U to misread.
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
-let codeKey: Buffer | undefined;
-function key(): Buffer {
-  const master = config().encryptionKey;
-  if (!master) throw new Error('ENCRYPTION_KEY is not configured');
-  codeKey ??= Buffer.from(crypto.hkdfSync('sha256', master, Buffer.alloc(0), 'two-factor-recovery-codes', 32));
-  return codeKey;
-}
+const key = () => derivedKey('two-factor-recovery-codes');
 
 /** Codes as shown: `xxxxx-xxxxx`. */
 export function newRecoveryCodes(): string[] {

@@ -5,18 +5,11 @@
  * bits, a leaked table without the key is useless, and a 100,000-card batch hashes in a tenth of a second.
  */
 import crypto from 'node:crypto';
-import { config } from '../../shared/config';
+import { derivedKey } from '../../shared/auth/secrets';
 
 export const PIN_DIGITS = 14;
 
-let pinKey: Buffer | undefined;
-
-function key(): Buffer {
-  const master = config().encryptionKey;
-  if (!master) throw new Error('ENCRYPTION_KEY is not configured');
-  pinKey ??= Buffer.from(crypto.hkdfSync('sha256', master, Buffer.alloc(0), 'prepaid-card-pins', 32));
-  return pinKey;
-}
+const key = () => derivedKey('prepaid-card-pins');
 
 /** `count` PINs, distinct among themselves. */
 export function newPins(count: number): string[] {

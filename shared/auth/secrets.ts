@@ -22,6 +22,21 @@ export function decrypt(stored: string, key: Buffer = requireKey()): string {
   return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString('utf8');
 }
 
+const derived = new Map<string, Buffer>();
+
+/**
+ * A key for one purpose (card PINs, recovery codes, public links), derived from ENCRYPTION_KEY by
+ * HKDF-SHA256 under its label, so no two purposes share a key.
+ */
+export function derivedKey(label: string): Buffer {
+  let key = derived.get(label);
+  if (!key) {
+    key = Buffer.from(crypto.hkdfSync('sha256', requireKey(), Buffer.alloc(0), label, 32));
+    derived.set(label, key);
+  }
+  return key;
+}
+
 function requireKey(): Buffer {
   const key = config().encryptionKey;
   if (!key) throw new Error('ENCRYPTION_KEY is not configured');
