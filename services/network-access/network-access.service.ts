@@ -9,7 +9,8 @@ import type { ServiceSchema } from 'moleculer';
 import { recordAudit } from '../../shared/audit';
 import type { Permission } from '../../shared/auth/permissions';
 import { recordInScope, requireAdmin, requirePermission, type Access } from '../../shared/auth/policy';
-import { db, pgPool } from '../../shared/db/client';
+import { db } from '../../shared/db/client';
+import { withTryLock } from '../../shared/db/try-lock';
 import { subscribers } from '../../shared/db/schema';
 import { FAILURES, fail } from '../../shared/failures';
 import type { Ctx } from '../../shared/http/context';
@@ -197,28 +198,19 @@ export const networkAccessService: ServiceSchema = {
       const clients = this.clients as Clients;
       const { reconcile_minutes: minutes } = await loadSettings(db(), ['reconcile_minutes']);
       if (!minutes || Date.now() - clients.lastReconcile < minutes * 60_000) return;
-      const conn = await pgPool().connect();
-      try {
-        const { rows } = await conn.query<{ ok: boolean }>('select pg_try_advisory_lock($1) as ok', [RECONCILE_LOCK]);
-        if (!rows[0].ok) return;
-        try {
-          clients.lastReconcile = Date.now();
-          for (const id of await reconcilableNas()) {
-            const report = await reconcileNas(clients.routeros, id, false).catch((err: unknown) => {
-              this.logger.warn(`reconciliation of nas ${id} failed`, err);
-              return undefined;
-            });
-            if (report && (report.ghosts.length || report.unwanted.length))
-              this.logger.info(
-                `reconciled nas ${report.nas.name}: ${report.ghosts.length} ghost(s) closed, ${report.unwanted.filter((u) => u.removed).length} session(s) removed`,
-              );
-          }
-        } finally {
-          await conn.query('select pg_advisory_unlock($1)', [RECONCILE_LOCK]);
+      await withTryLock(RECONCILE_LOCK, async () => {
+        clients.lastReconcile = Date.now();
+        for (const id of await reconcilableNas()) {
+          const report = await reconcileNas(clients.routeros, id, false).catch((err: unknown) => {
+            this.logger.warn(`reconciliation of nas ${id} failed`, err);
+            return undefined;
+          });
+          if (report && (report.ghosts.length || report.unwanted.length))
+            this.logger.info(
+              `reconciled nas ${report.nas.name}: ${report.ghosts.length} ghost(s) closed, ${report.unwanted.filter((u) => u.removed).length} session(s) removed`,
+            );
         }
-      } finally {
-        conn.release();
-      }
+      });
     },
   },
 

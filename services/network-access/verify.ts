@@ -11,7 +11,8 @@
  * process at a time checks (advisory lock), so replicas neither kick nor record twice.
  */
 import { sql } from 'drizzle-orm';
-import { db, pgPool } from '../../shared/db/client';
+import { db } from '../../shared/db/client';
+import { withTryLock } from '../../shared/db/try-lock';
 import { intVar } from '../../shared/config';
 import type { OutcomeRecord } from './outcomes';
 import { loadNas } from './reconcile';
@@ -54,18 +55,7 @@ export class DisconnectVerifier {
 
   /** One check; the records written (empty when another process holds the lock). */
   async check(): Promise<OutcomeRecord[]> {
-    const conn = await pgPool().connect();
-    try {
-      const { rows } = await conn.query<{ ok: boolean }>('select pg_try_advisory_lock($1) as ok', [VERIFY_LOCK]);
-      if (!rows[0].ok) return [];
-      try {
-        return await this.checkLocked();
-      } finally {
-        await conn.query('select pg_advisory_unlock($1)', [VERIFY_LOCK]);
-      }
-    } finally {
-      conn.release();
-    }
+    return (await withTryLock(VERIFY_LOCK, () => this.checkLocked())) ?? [];
   }
 
   private async checkLocked(): Promise<OutcomeRecord[]> {

@@ -7,7 +7,7 @@
 import type { Context, Service, ServiceSchema, ServiceSettingSchema } from 'moleculer';
 import { config } from '../../../shared/config';
 import { todayIso } from '../../../shared/domain/subscriber';
-import { withSweepLock } from './lock';
+import { withTryLock } from '../../../shared/db/try-lock';
 import { lifecycleOptionsFromEnv, type LifecycleOptions } from './options';
 import { runSweep, type SweepCounts } from './sweep';
 
@@ -63,7 +63,7 @@ const schema: ServiceSchema<ServiceSettingSchema, LifecycleThis> = {
 
   methods: {
     async sweep(this: LifecycleThis, today: string = todayIso()): Promise<SweepResult> {
-      const run = withSweepLock(() =>
+      const run = withTryLock('lifecycle.sweep', () =>
         runSweep(today, {
           batchSize: this.opts.batchSize,
           sendConcurrency: this.opts.sendConcurrency,
