@@ -50,12 +50,16 @@ export async function takeDue(limit: number, opts: WebhookOptions): Promise<DueD
 }
 
 /** The request of one attempt: the event's body, signed now. */
-export async function attempt(d: DueDelivery, opts: WebhookOptions): Promise<SendOutcome> {
+/** Whether deliveries may go to private addresses (the setting), read once per batch of attempts. */
+export async function allowPrivateTargets(): Promise<boolean> {
+  return (await loadSettings(db(), ['allow_private_targets'])).allow_private_targets === true;
+}
+
+export async function attempt(d: DueDelivery, opts: WebhookOptions, allowPrivate: boolean): Promise<SendOutcome> {
   const started = Date.now();
   try {
     const body = eventBody({ eventId: d.event_id, event: d.event, payload: d.payload, createdAt: d.created_at });
     const timestamp = Math.floor(Date.now() / 1000);
-    const { allow_private_targets } = await loadSettings(db(), ['allow_private_targets']);
     return await send({
       url: d.url,
       body,
@@ -66,14 +70,14 @@ export async function attempt(d: DueDelivery, opts: WebhookOptions): Promise<Sen
         'X-Webhook-Event-Id': d.event_id,
         'X-Webhook-Delivery': String(d.id),
       },
-      allowPrivate: allow_private_targets === true,
+      allowPrivate,
       timeoutMs: opts.timeoutMs,
       maxBodyBytes: opts.maxBodyBytes,
     });
   } catch (err) {
-    // A secret that no longer decrypts (ENCRYPTION_KEY changed) or a failed settings read is this
-    // attempt's failure, recorded and scheduled like any other: thrown, the delivery would be leased
-    // again every lease for ever, with no attempt row and no count toward disabling the endpoint.
+    // A secret that no longer decrypts (ENCRYPTION_KEY changed) is this attempt's failure, recorded
+    // and scheduled like any other: thrown, the delivery would be leased again every lease for ever,
+    // with no attempt row and no count toward disabling the endpoint.
     return {
       statusCode: null,
       error: `not sent: ${(err as Error).message}`,

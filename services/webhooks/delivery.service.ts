@@ -8,7 +8,7 @@
  */
 import type { ServiceSchema } from 'moleculer';
 import { NotifyWorker } from '../../shared/db/notify-worker';
-import { attempt, pruneSettled, recordAttempt, takeDue } from './deliver';
+import { allowPrivateTargets, attempt, pruneSettled, recordAttempt, takeDue } from './deliver';
 import { webhookOptions, type WebhookOptions } from './options';
 
 const PRUNE_EVERY_MS = 10 * 60_000;
@@ -27,8 +27,9 @@ export const webhookDeliveryService: ServiceSchema = {
       logger: this.logger,
       drain: async (stopping) => {
         for (;;) {
+          const allowPrivate = await allowPrivateTargets();
           const due = await takeDue(opts.concurrency, opts);
-          await Promise.all(due.map(async (d) => recordAttempt(d, await attempt(d, opts), 'auto', opts)));
+          await Promise.all(due.map(async (d) => recordAttempt(d, await attempt(d, opts, allowPrivate), 'auto', opts)));
           if (due.length < opts.concurrency || stopping()) return;
         }
       },

@@ -18,7 +18,7 @@ import type { ActionResult } from '../../shared/http/route';
 import { adminErrors, idParams, isoTimestamp, type IdPath } from '../../shared/http/schemas';
 import { checkOutgoingUrl } from '../../shared/net/address-policy';
 import { loadSettings } from '../../shared/settings';
-import { attempt, recordAttempt } from './deliver';
+import { allowPrivateTargets, attempt, recordAttempt } from './deliver';
 import { WEBHOOK_EVENTS } from './events';
 import { webhookOptions, type WebhookOptions } from './options';
 import {
@@ -340,7 +340,7 @@ export function createWebhooksService(): ServiceSchema {
             url: hook.url,
             secret_enc: hook.secretEnc,
           };
-          const outcome = await attempt(due, opts);
+          const outcome = await attempt(due, opts, await allowPrivateTargets());
           await recordAttempt(due, outcome, 'manual', opts);
           const [after] = await db().select().from(webhookDeliveries).where(eq(webhookDeliveries.id, d.id));
           const log = await db()
