@@ -126,7 +126,7 @@ export const settingsService: ServiceSchema = {
               ...Object.fromEntries(
                 (Object.keys(changes) as SettingKey[])
                   .filter((k) => isSecretSetting(k))
-                  .map((k) => [k, [before[k] ? '********' : '', changes[k] ? 'changed' : '']]),
+                  .map((k) => [k, [before[k], changes[k] ? 'changed' : '']]),
               ),
             },
           });

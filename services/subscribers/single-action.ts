@@ -14,7 +14,7 @@ import { emptyBody, idParams, type IdPath } from '../../shared/http/schemas';
 import { loadSettings } from '../../shared/settings';
 import { todayIso } from '../../shared/domain/subscriber';
 import { eq } from 'drizzle-orm';
-import { changedFields, recordAudit } from '../../shared/audit';
+import { auditedRequest, changedFields, recordAudit } from '../../shared/audit';
 import { subscribers } from '../../shared/db/schema';
 import * as ops from './operations';
 import { loadRow, viewOf } from './subscriber-rows';
@@ -99,7 +99,6 @@ export const simpleAction = (
 /** The request's own fields (a reason, days, a plan id) beside the changes, secrets left out. */
 function auditedPayload(payload: unknown): Record<string, unknown> {
   if (!payload || typeof payload !== 'object') return {};
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(payload)) if (!/password|secret|token|pin/i.test(k)) out[`request.${k}`] = v;
-  return out;
+  const fields = auditedRequest(payload as Record<string, unknown>);
+  return Object.fromEntries(Object.entries(fields).map(([k, v]) => [`request.${k}`, v]));
 }
