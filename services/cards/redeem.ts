@@ -16,7 +16,7 @@ import { recordAudit } from '../../shared/audit';
 import type { Auth } from '../../shared/auth/claims';
 import { db } from '../../shared/db/client';
 import { cardRedeemAttempts } from '../../shared/db/schema';
-import { creditWallet, settleFromWallet } from '../../shared/billing';
+import { creditWallet, settleFromWallet, todayUtc } from '../../shared/billing';
 import { ApiError } from '../../shared/errors';
 import { fail, FAILURES } from '../../shared/failures';
 import { SETTING_DEFS } from '../../shared/settings';
@@ -118,7 +118,7 @@ export async function redeemCard(req: RedeemRequest): Promise<Redeemed> {
       cardId = Number(card.id);
       if (card.status === 'used') throw fail('cardUsed');
       if (card.status === 'suspended' || card.batch_status === 'suspended') throw fail('cardSuspended');
-      const today = new Date().toISOString().slice(0, 10);
+      const today = todayUtc();
       if (card.expires_at !== null && card.expires_at < today) throw fail('cardExpired');
       const subs = await tx.execute<{
         id: number;

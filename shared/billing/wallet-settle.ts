@@ -8,8 +8,6 @@
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../db/client';
 import { OPEN_STATUSES } from '../domain/invoice-state';
-import { loadSettings } from '../settings';
-import { lockSubscriber } from './subscribers';
 import { payFromWallet } from './wallet';
 
 export interface WalletSettlement {
@@ -20,18 +18,18 @@ export interface WalletSettlement {
 }
 
 /**
- * `known`: the caller already holds the subscriber's row lock and knows its wallet balance and the
- * system currency (a card redemption, one statement each saved on its hot path).
+ * `known`: what the caller read under the subscriber's row lock, which it holds: the wallet balance
+ * and the system currency.
  */
 export async function settleFromWallet(
   tx: Tx,
   subscriberId: number,
-  known?: { walletBalance: number; currency: string },
+  known: { walletBalance: number; currency: string },
 ): Promise<WalletSettlement> {
-  let wallet = known ? known.walletBalance : (await lockSubscriber(tx, subscriberId)).walletBalance;
+  let wallet = known.walletBalance;
   const paid: WalletSettlement['paid'] = [];
   if (wallet <= 0) return { paid, walletBalance: wallet };
-  const currency = known ? known.currency : (await loadSettings(tx, ['currency'])).currency;
+  const { currency } = known;
   const open = await tx.execute<{ id: number }>(sql`
     select id from invoices
      where subscriber_id = ${subscriberId} and currency = ${currency}
