@@ -7,7 +7,7 @@
  */
 import { and, count, desc, eq, type SQL } from 'drizzle-orm';
 import type { ServiceSchema } from 'moleculer';
-import { isAddressOrCidr, newApiKey } from '../../shared/auth/api-keys';
+import { API_KEY_PREFIX, isAddressOrCidr, newApiKey } from '../../shared/auth/api-keys';
 import type { Auth } from '../../shared/auth/claims';
 import { PERMISSIONS } from '../../shared/auth/permissions';
 import { targetReseller } from '../../shared/auth/policy';
@@ -48,7 +48,7 @@ function view(k: KeyRow) {
     id: k.id,
     name: k.name,
     manager_id: k.managerId,
-    prefix: `isk_${k.lookup}`,
+    prefix: `${API_KEY_PREFIX}${k.lookup}`,
     full: k.full,
     permissions: k.permissions,
     reseller_id: k.resellerId,

@@ -8,7 +8,7 @@ import crypto from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { config } from '../../shared/config';
 
-export const CHALLENGE_TTL_SECONDS = 300;
+const CHALLENGE_TTL_SECONDS = 300;
 const AUDIENCE = 'two-factor-challenge';
 
 function key(): string {

@@ -5,7 +5,7 @@
  * within the same second. The gateway reads the row itself: authentication does not depend on the
  * unit that edits keys.
  */
-import { addressAllowed, apiKeyLookup, apiKeyMatches } from '../../shared/auth/api-keys';
+import { addressAllowed, apiKeyMatches } from '../../shared/auth/api-keys';
 import type { Auth } from '../../shared/auth/claims';
 import { pgPool } from '../../shared/db/client';
 import { fail } from '../../shared/failures';
@@ -113,5 +113,3 @@ export function keyAuth(
       manager.role === 'admin' ? key.permissions : key.permissions.filter((p) => manager.permissions.includes(p)),
   };
 }
-
-export { apiKeyLookup };
