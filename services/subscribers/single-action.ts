@@ -40,7 +40,7 @@ export async function runAuthorized<P>(
   const scope = await scopeFor(db(), auth, 'write');
   const settings = await loadSettings(db());
   const today = todayIso();
-  const extra = await db().transaction(async (tx) => {
+  const { extra, after } = await db().transaction(async (tx) => {
     const locked = await ops.lockInScope(tx, scope, [id]);
     if (locked.failed.length) throw errorOf(locked.failed[0]);
     const result = await op({ tx, auth, today, settings }, locked.rows, payload);
@@ -54,10 +54,9 @@ export async function runAuthorized<P>(
       resellerId: after?.resellerId ?? before?.resellerId ?? null,
       details: { ...changedFields(before, after), ...auditedPayload(payload) },
     });
-    return result.extra.get(id) ?? {};
+    return { extra: result.extra.get(id) ?? {}, after };
   });
-  const row = await loadRow(id, false);
-  return { ...(await viewOf(row!)), ...extra };
+  return { ...(await viewOf(after)), ...extra };
 }
 
 /** `action` names the audit row (`subscriber.<action>`); by default the permission's name. */

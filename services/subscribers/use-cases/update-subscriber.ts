@@ -20,7 +20,7 @@ import { queueDisconnect } from '../../../shared/access/outbox';
 import { kickChanged, syncAccessRows, writePasswordRow } from '../../../shared/access/radius-rows';
 import type { UpdateSubscriberInput } from '../subscriber-schemas';
 import { livePlan, loadRow, viewOf } from '../subscriber-rows';
-import { plansById } from '../subscriber-view';
+import { plansById, type SubscriberRow } from '../subscriber-view';
 import { errorOf, failure } from '../../../shared/failures';
 import { moneyField } from '../../../shared/money';
 
@@ -65,8 +65,9 @@ export async function updateSubscriber(caller: Auth | undefined, p: UpdateSubscr
   const settings = await loadSettings(db());
   const today = todayIso();
   const scope = await scopeFor(db(), auth, 'write');
+  let after: SubscriberRow;
   try {
-    await db().transaction(async (tx) => {
+    after = await db().transaction(async (tx) => {
       const locked = await ops.lockInScope(tx, scope, [p.id]);
       if (locked.failed.length) throw errorOf(locked.failed[0]);
       const env = { tx, auth, today, settings };
@@ -109,17 +110,18 @@ export async function updateSubscriber(caller: Auth | undefined, p: UpdateSubscr
       if (addressChanged && !newPlan) await queueDisconnect(tx, [row], 'static_ip');
       // A new plan or name disconnected already; a new expiry date may block or restore.
       else if (!newPlan && !renamed) await kickChanged(tx, changes);
-      const [after] = await tx.select().from(subscribers).where(eq(subscribers.id, row.id));
+      const [written] = await tx.select().from(subscribers).where(eq(subscribers.id, row.id));
       await recordAudit(tx, auth, {
         action: 'subscriber.update',
         entity: 'subscriber',
         entityId: row.id,
-        resellerId: after.resellerId,
-        details: changedFields(before, after),
+        resellerId: written.resellerId,
+        details: changedFields(before, written),
       });
+      return written;
     });
   } catch (err) {
     return uniqueConflict(err);
   }
-  return viewOf((await loadRow(p.id))!);
+  return viewOf(after);
 }
