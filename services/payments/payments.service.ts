@@ -173,10 +173,8 @@ export const paymentsService: ServiceSchema = {
           this.logger.warn(
             `online payment: checkout ${settled.checkoutId} put ${settled.walletAmount} minor units in the wallet`,
           );
-        if (settled.outcome === 'paid' && settled.checkoutId !== null) {
-          const [c] = await db().select().from(onlineCheckouts).where(eq(onlineCheckouts.id, settled.checkoutId));
-          await renewAfter(ctx, c.subscriberId, settled.renewSubscriberId !== null);
-        }
+        if (settled.outcome === 'paid' && settled.subscriberId !== null)
+          await renewAfter(ctx, settled.subscriberId, settled.renewSubscriberId !== null);
         return { data: { received: true, outcome: settled.outcome, checkout_id: settled.checkoutId } };
       },
     },

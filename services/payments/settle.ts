@@ -18,6 +18,8 @@ import type { ProviderEvent } from './providers/types';
 export interface Settled {
   outcome: 'duplicate' | 'ignored' | 'expired' | 'already_paid' | 'paid';
   checkoutId: number | null;
+  /** The checkout's subscriber, when it was paid. */
+  subscriberId: number | null;
   /** Run the renewal after commit for this subscriber. */
   renewSubscriberId: number | null;
   walletAmount: number;
@@ -35,7 +37,7 @@ type CheckoutLocked = {
 
 export async function settleEvent(provider: string, e: ProviderEvent): Promise<Settled> {
   return db().transaction(async (tx) => {
-    const none = { checkoutId: e.checkoutId, renewSubscriberId: null, walletAmount: 0 };
+    const none = { checkoutId: e.checkoutId, subscriberId: null, renewSubscriberId: null, walletAmount: 0 };
     const fresh = await tx.execute(sql`
       insert into payment_events (provider, event_id, checkout_id, type) values (${provider}, ${e.eventId}, ${e.checkoutId}, ${e.type})
       on conflict do nothing returning event_id`);
@@ -115,6 +117,7 @@ export async function settleEvent(provider: string, e: ProviderEvent): Promise<S
     return {
       outcome: 'paid',
       checkoutId: c.id,
+      subscriberId: subscriber.id,
       renewSubscriberId: c.purpose === 'renewal' ? subscriber.id : null,
       walletAmount: toWallet,
     };
