@@ -28,7 +28,7 @@ export interface PaymentDetails {
  * it was read, nothing at all is written and no row comes back. Under a row lock the guard always
  * holds; without one it makes the statement a compare-and-set.
  */
-const RECORD_PAYMENT = `
+const RECORD_PAYMENT_WRITES = `
   with upd as (
     update invoices set paid_amount = $12, status = $13, paid_at = $14, updated_at = now()
     where id = $6 and paid_amount = $15 and status = $16 and total = $17
@@ -41,22 +41,23 @@ const RECORD_PAYMENT = `
     insert into invoice_payments (invoice_id, transaction_id, amount, method, reference, paid_at, notes, created_by)
     select $6, t.id, $1, $7, $8, $11, $9, $10 from t
     returning id, transaction_id, created_at
-  )
+  )`;
+const RECORD_PAYMENT_ANSWER = `
   select pay.transaction_id, pay.id as payment_id, pay.created_at, upd.updated_at from pay, upd`;
+const RECORD_PAYMENT = RECORD_PAYMENT_WRITES + RECORD_PAYMENT_ANSWER;
 
 /**
  * The same statement with the payment's audit row (shared/audit.ts) as one more CTE: still one
  * round trip, and the row commits with the payment or not at all.
  */
-const RECORD_PAYMENT_AUDITED = RECORD_PAYMENT.replace(
-  '  select pay.transaction_id',
+const RECORD_PAYMENT_AUDITED =
+  RECORD_PAYMENT_WRITES +
   `, aud as (
     insert into audit_log (manager_id, actor_type, api_key_id, ip, action, entity, entity_id, reseller_id, details)
     select $18, $19, $20, $21, 'payment.create', 'invoice', $6, $5, jsonb_build_object('payment_id', pay.id) || $22::jsonb
     from pay
-  )
-  select pay.transaction_id`,
-);
+  )` +
+  RECORD_PAYMENT_ANSWER;
 
 /** Who made a payment, for its audit row when the unlocked statement writes it. */
 export interface PaymentAudit {
