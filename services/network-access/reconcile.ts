@@ -14,6 +14,7 @@
 import net from 'node:net';
 import client from 'prom-client';
 import { sql } from 'drizzle-orm';
+import { closedAtLastHeard } from '../../shared/access/stale-sessions';
 import { db } from '../../shared/db/client';
 import { fail } from '../../shared/failures';
 import { registry } from '../../shared/metrics';
@@ -211,10 +212,7 @@ export async function reconcileNas(routeros: RouterOsClient, nasId: number, dryR
   if (!dryRun && ghostsRows.length > 0) {
     const { rows } = await db().execute<{ radacctid: string }>(sql`
       update radacct
-         set acctstoptime = coalesce(acctupdatetime, acctstarttime, now()),
-             acctsessiontime = greatest(0, floor(extract(epoch from
-               coalesce(acctupdatetime, acctstarttime, now()) - coalesce(acctstarttime, acctupdatetime, now()))))::bigint,
-             acctterminatecause = ${GHOST_CAUSE}
+         set ${closedAtLastHeard(GHOST_CAUSE)}
        where radacctid = any(${sql.param(ghostsRows.map((g) => Number(g.radacctid)))}::bigint[])
          and acctstoptime is null
       returning radacctid`);

@@ -22,6 +22,17 @@ export interface ClosedSession {
 export const staleAfterMinutes = (interimMinutes: number) => 2 * interimMinutes + 1;
 
 /**
+ * The SET of an open radacct row closed at the last time it was heard of (its stop never came):
+ * stop time and session time from its last update, and `cause`. Stale sessions and the router
+ * reconciliation's ghosts close the same way.
+ */
+export const closedAtLastHeard = (cause: string) => sql`
+  acctstoptime = coalesce(acctupdatetime, acctstarttime, now()),
+  acctsessiontime = greatest(0, floor(extract(epoch from
+    coalesce(acctupdatetime, acctstarttime, now()) - coalesce(acctstarttime, acctupdatetime, now()))))::bigint,
+  acctterminatecause = ${cause}`;
+
+/**
  * Closes every stale open session; returns what it closed. The stop time is the last time the NAS
  * spoke of the session (its last update, or its start), not the time of the sweep: the usage and
  * the duration are what accounting heard. Batches of `batch` rows claimed `for update skip locked`,
@@ -46,10 +57,7 @@ export async function closeStaleSessions(
       acctsessionid: string;
     }>(sql`
       update radacct r
-         set acctstoptime = coalesce(r.acctupdatetime, r.acctstarttime, now()),
-             acctsessiontime = greatest(0, floor(extract(epoch from
-               coalesce(r.acctupdatetime, r.acctstarttime, now()) - coalesce(r.acctstarttime, r.acctupdatetime, now()))))::bigint,
-             acctterminatecause = ${STALE_CAUSE}
+         set ${closedAtLastHeard(STALE_CAUSE)}
         from (select radacctid from radacct
                where acctstoptime is null
                  and coalesce(acctupdatetime, acctstarttime) < now() - make_interval(mins => ${minutes}::int)
