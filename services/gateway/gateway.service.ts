@@ -62,6 +62,22 @@ function clientIp(req: RoutedRequest): string {
   return req.socket.remoteAddress ?? 'unknown';
 }
 
+/** Spends `points` of `key`'s window in `limiter`, or answers 429 with Retry-After. */
+async function consumeOrRefuse(limiter: RateLimiterMemory, key: string, res: ServerResponse, points = 1) {
+  try {
+    if (points > 1) {
+      // A large request that does not fit is refused without spending what is left.
+      const used = await limiter.get(key);
+      if (used && used.consumedPoints + points > limiter.points) throw used;
+    }
+    await limiter.consume(key, points);
+  } catch (rejection) {
+    if (!(rejection instanceof RateLimiterRes)) throw rejection;
+    res.setHeader('Retry-After', String(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000))));
+    throw fail('tooManyRequests');
+  }
+}
+
 /** HTTP status and message of any error: ours carry the spec's; others are named, never leaked. */
 export function toHttpError(err: unknown): Failure {
   const e = err as { code?: unknown; status?: unknown; type?: unknown; message?: string; name?: string };
@@ -245,13 +261,7 @@ export function createGatewayService(): ServiceSchema {
           const lookup = apiKeyLookup(match[1]);
           const key = lookup ? await this.apiKeys.get(lookup) : null;
           const auth = keyAuth(match[1], key, key ? await this.identities.get(key.managerId) : null, ip);
-          try {
-            await this.keyLimiter.consume(String(auth.keyId));
-          } catch (rejection) {
-            if (!(rejection instanceof RateLimiterRes)) throw rejection;
-            res.setHeader('Retry-After', String(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000))));
-            throw fail('tooManyRequests');
-          }
+          await consumeOrRefuse(this.keyLimiter, String(auth.keyId), res);
           this.apiKeys.touch(auth.keyId as number, ip, (err) => this.logger.warn('api key last use not recorded', err));
           return auth;
         }
@@ -377,19 +387,7 @@ export function createGatewayService(): ServiceSchema {
 
       /** Fixed one-minute windows per client IP; beyond the limit 429 with Retry-After. */
       async consumeRateLimit(this: GatewayThis, limit: 'auth' | 'public', ip: string, res: ServerResponse, points = 1) {
-        try {
-          const limiter = this.limiters[limit];
-          if (points > 1) {
-            // A large request that does not fit is refused without spending what is left.
-            const used = await limiter.get(ip);
-            if (used && used.consumedPoints + points > limiter.points) throw used;
-          }
-          await limiter.consume(ip, points);
-        } catch (rejection) {
-          if (!(rejection instanceof RateLimiterRes)) throw rejection;
-          res.setHeader('Retry-After', String(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000))));
-          throw fail('tooManyRequests');
-        }
+        await consumeOrRefuse(this.limiters[limit], ip, res, points);
       },
 
       async loadRevocations(this: GatewayThis) {
