@@ -20,7 +20,7 @@ import { fail } from '../../shared/failures';
 import { registry } from '../../shared/metrics';
 import { loadSettings } from '../../shared/settings';
 import { RouterOsError, type RouterOsClient, type RouterOsTarget } from './routeros/client';
-import { apiTarget, ROUTEROS_API_PORT, type NasAccess } from './sessions';
+import { apiTarget, nasPorts, type NasAccess } from './sessions';
 
 export const GHOST_CAUSE = 'Lost-Service';
 /** A router session younger than this and absent from accounting is left alone: its Start may be on its way. */
@@ -109,11 +109,7 @@ export async function loadNas(id: number): Promise<NasAccess> {
     name: r.shortname ?? r.nasname,
     ip: r.nasname,
     secret: r.secret,
-    coaPort: r.coa_port ?? 3799,
-    api:
-      r.api_username && r.api_password_enc
-        ? { port: r.api_port ?? ROUTEROS_API_PORT, username: r.api_username, passwordEnc: r.api_password_enc }
-        : null,
+    ...nasPorts(r),
   };
 }
 

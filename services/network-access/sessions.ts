@@ -26,7 +26,25 @@ export interface LiveSession {
 }
 
 /** RouterOS's API port when the nas row names none. */
-export const ROUTEROS_API_PORT = 8728;
+const ROUTEROS_API_PORT = 8728;
+/** RFC 5176's CoA port when the nas row names none. */
+const COA_PORT = 3799;
+
+/** A nas row's CoA port and router API credentials, with their defaults (null: no API credentials). */
+export function nasPorts(r: {
+  coa_port: number | null;
+  api_port: number | null;
+  api_username: string | null;
+  api_password_enc: string | null;
+}): Pick<NasAccess, 'coaPort' | 'api'> {
+  return {
+    coaPort: r.coa_port ?? COA_PORT,
+    api:
+      r.api_username && r.api_password_enc
+        ? { port: r.api_port ?? ROUTEROS_API_PORT, username: r.api_username, passwordEnc: r.api_password_enc }
+        : null,
+  };
+}
 
 interface SessionRow extends Record<string, unknown> {
   key: string;
@@ -92,11 +110,7 @@ export async function liveSessions(owners: SessionOwner[]): Promise<Map<string, 
               name: r.shortname ?? '',
               ip: r.nas_ip,
               secret: r.secret ?? '',
-              coaPort: r.coa_port ?? 3799,
-              api:
-                r.api_username && r.api_password_enc
-                  ? { port: r.api_port ?? ROUTEROS_API_PORT, username: r.api_username, passwordEnc: r.api_password_enc }
-                  : null,
+              ...nasPorts(r),
             },
     };
     const list = out.get(r.key);
