@@ -25,7 +25,7 @@ import { loadDocument, loadInvoiceRow, loadOpenDocuments, loadSubscriber } from 
 import { combinedModel, invoiceModel, type BrandingSettings } from './documents-model';
 import { cachedPdf, DOCUMENT_SETTINGS, pdfSource, pdfStream, type PdfSource } from './invoice-pdf';
 import { BoundedPdfStore, PgPdfStore, pdfCacheOptionsFromEnv, type PdfStore } from './pdf-cache';
-import { renderInvoiceHtml } from './templates/invoice';
+import { INVOICE_STYLE, renderInvoiceHtml } from './templates/invoice';
 import { payLink } from './pay-link';
 import { labelsFor } from './templates/labels';
 import {
@@ -135,20 +135,18 @@ const PUBLIC_HEADERS = {
  * inline images (the logo is kept as data), the page's own style sheets by their hashes, no framing.
  * A PDF gets the strictest policy: a browser viewing it has nothing to load.
  */
-function receiptCsp(html: string | null): string {
-  const styles = html
-    ? [...html.matchAll(/<style>([\s\S]*?)<\/style>/g)].map(
-        (m) => `'sha256-${crypto.createHash('sha256').update(m[1]).digest('base64')}'`,
-      )
-    : [];
+function receiptCsp(page: boolean): string {
   return [
     "default-src 'none'",
-    ...(html ? [`style-src ${styles.join(' ') || "'none'"}`, 'img-src data:'] : []),
+    ...(page ? [`style-src ${INVOICE_STYLE_SOURCE}`, 'img-src data:'] : []),
     "base-uri 'none'",
     "form-action 'none'",
     "frame-ancestors 'none'",
   ].join('; ');
 }
+const INVOICE_STYLE_SOURCE = `'sha256-${crypto.createHash('sha256').update(INVOICE_STYLE).digest('base64')}'`;
+const RECEIPT_PAGE_CSP = receiptCsp(true);
+const RECEIPT_PDF_CSP = receiptCsp(false);
 
 /** The shared PDF store (PDF_CACHE_MAX_MB; 0 = off), made when the service starts. */
 let pdfStore: PdfStore | undefined;
@@ -246,7 +244,7 @@ export const documentsService: ServiceSchema = {
         const pdfUrl = `/api/invoices/public/${invoice.id}/pdf?token=${encodeURIComponent(ctx.params.token ?? '')}`;
         const payUrl = await payLink(ctx, invoice.id, ctx.params.token);
         const html = await singleHtml(invoice, s, 'page', s.default_paper_size as PaperSize, pdfUrl, db(), payUrl);
-        ctx.meta.$responseHeaders = { ...PUBLIC_HEADERS, 'Content-Security-Policy': receiptCsp(html) };
+        ctx.meta.$responseHeaders = { ...PUBLIC_HEADERS, 'Content-Security-Policy': RECEIPT_PAGE_CSP };
         return html;
       },
     },
@@ -275,7 +273,7 @@ export const documentsService: ServiceSchema = {
         ctx.meta.$responseHeaders = {
           ...ctx.meta.$responseHeaders,
           ...PUBLIC_HEADERS,
-          'Content-Security-Policy': receiptCsp(null),
+          'Content-Security-Policy': RECEIPT_PDF_CSP,
         };
         return pdf;
       },
