@@ -26,7 +26,8 @@ export interface AuditEntry {
 
 export interface Actor {
   managerId: number | null;
-  actorType: 'manager' | 'api_key' | 'system';
+  /** `anonymous`: a sign-in that failed before anyone was known. */
+  actorType: 'manager' | 'api_key' | 'system' | 'anonymous';
   apiKeyId: number | null;
   ip: string | null;
 }
@@ -58,9 +59,14 @@ export function actorOf(auth: Auth | undefined): Actor {
 }
 
 export async function recordAudit(tx: DbOrTx, auth: Auth | undefined, entry: AuditEntry): Promise<void> {
+  await recordAuditAs(tx, actorOf(auth), entry);
+}
+
+/** A row for an actor that is no caller's Auth: a sign-in's own steps (anonymous, or the manager signing in). */
+export async function recordAuditAs(tx: DbOrTx, actor: Actor, entry: AuditEntry): Promise<void> {
   if (!writing) return;
   await tx.insert(auditLog).values({
-    ...actorOf(auth),
+    ...actor,
     action: entry.action,
     entity: entry.entity,
     entityId: entry.entityId ?? null,

@@ -3,12 +3,13 @@
  * A 6-digit code is a TOTP code, anything else a recovery code (docs/two-factor.md).
  */
 import { and, eq, isNull, lt, or, sql } from 'drizzle-orm';
+import { recordAuditAs } from '../../shared/audit';
 import type { Role } from '../../shared/auth/claims';
 import { signToken } from '../../shared/auth/jwt';
 import { decrypt } from '../../shared/auth/secrets';
 import { config } from '../../shared/config';
 import { db } from '../../shared/db/client';
-import { auditLog, managerRecoveryCodes, managers } from '../../shared/db/schema';
+import { managerRecoveryCodes, managers } from '../../shared/db/schema';
 import { recoveryCodeHash } from './recovery-codes';
 import { matchingStep, TOTP_CODE } from './totp';
 
@@ -50,16 +51,11 @@ export async function acceptCode(
       )
       .returning({ id: managerRecoveryCodes.id });
     if (!used.length) return null;
-    await tx.insert(auditLog).values({
-      actorType: 'manager',
-      managerId: manager.id,
-      ip,
-      action: 'auth.recovery_code_used',
-      entity: 'manager',
-      entityId: manager.id,
-      resellerId: manager.resellerId,
-      details: {},
-    });
+    await recordAuditAs(
+      tx,
+      { managerId: manager.id, actorType: 'manager', apiKeyId: null, ip },
+      { action: 'auth.recovery_code_used', entity: 'manager', entityId: manager.id, resellerId: manager.resellerId },
+    );
     return 'recovery' as const;
   });
 }

@@ -5,10 +5,9 @@
  * password gives no more guesses at the code than a guessed password would.
  */
 import { RateLimiterMemory } from 'rate-limiter-flexible';
-import { recordAudit } from '../../shared/audit';
+import { recordAudit, recordAuditAs } from '../../shared/audit';
 import { config } from '../../shared/config';
 import { db } from '../../shared/db/client';
-import { auditLog } from '../../shared/db/schema';
 import { fail } from '../../shared/failures';
 import type { Ctx } from '../../shared/http/context';
 
@@ -61,10 +60,7 @@ export async function countFailure(ctx: Ctx<unknown>, attempt: FailedAttempt): P
     details: { username: attempt.username },
   };
   if (ctx.meta.auth) await recordAudit(db(), { ...ctx.meta.auth, ip }, entry);
-  else
-    await db()
-      .insert(auditLog)
-      .values({ actorType: 'anonymous', ip, ...entry });
+  else await recordAuditAs(db(), { managerId: null, actorType: 'anonymous', apiKeyId: null, ip }, entry);
 }
 
 /** A sign-in that succeeded in full clears its username's count. */
