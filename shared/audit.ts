@@ -47,7 +47,7 @@ export function auditWriting(): boolean {
   return writing;
 }
 
-/** No caller, or one acting for no manager (the lifecycle sweep's SYSTEM_AUTH): the system. */
+/** No caller, or one acting for no manager (systemAuth, as the lifecycle sweep acts): the system. */
 export function actorOf(auth: Auth | undefined): Actor {
   if (!auth || auth.managerId == null) return { managerId: null, actorType: 'system', apiKeyId: null, ip: null };
   return {

@@ -8,7 +8,7 @@ import { Readable } from 'node:stream';
 import { and, count, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { ServiceSchema } from 'moleculer';
 import { changedFields, recordAudit } from '../../shared/audit';
-import type { Auth } from '../../shared/auth/claims';
+import { systemAuth, type Auth } from '../../shared/auth/claims';
 import { decrypt, encrypt } from '../../shared/auth/secrets';
 import {
   inScope,
@@ -154,14 +154,7 @@ function setCardStatus(status: 'active' | 'suspended') {
 async function renewAfter(ctx: Ctx<unknown>, r: Redeemed, subscriberId: number, managerId: number | null) {
   if (!r.renew) return null;
   // The card paid for it: the renewal runs with the installation's authority, recorded as the operator's.
-  const auth: Auth = {
-    managerId: managerId as number,
-    role: 'admin',
-    resellerId: null,
-    permissions: [],
-    jti: 'prepaid-card',
-    exp: 0,
-  };
+  const auth = systemAuth('prepaid-card', managerId);
   try {
     if (r.kind === 'plan' && r.serviceId !== null) {
       const [s] = await db()

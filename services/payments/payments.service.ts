@@ -5,7 +5,7 @@
  */
 import { and, desc, eq, gte, lt, sql, type SQL } from 'drizzle-orm';
 import type { ServiceSchema } from 'moleculer';
-import type { Auth } from '../../shared/auth/claims';
+import { systemAuth } from '../../shared/auth/claims';
 import { inScope, requireAdminOrReseller, scopeFor } from '../../shared/auth/policy';
 import { db } from '../../shared/db/client';
 import { invoices, onlineCheckouts } from '../../shared/db/schema';
@@ -43,14 +43,7 @@ async function renewAfter(ctx: Ctx<unknown>, subscriberId: number, always: boole
         from subscribers s join services p on p.id = s.service_id where s.id = ${subscriberId}`);
     if (!rows[0]?.due) return;
   }
-  const auth: Auth = {
-    managerId: null as unknown as number,
-    role: 'admin',
-    resellerId: null,
-    permissions: [],
-    jti: 'online-payment',
-    exp: 0,
-  };
+  const auth = systemAuth('online-payment');
   try {
     await ctx.call('subscribers.renew', { id: subscriberId }, { meta: { auth } });
   } catch (err) {

@@ -18,3 +18,13 @@ export interface Auth {
   /** A token that may only set up two-factor sign-in (setting require_two_factor): other routes answer 403. */
   enrolOnly?: boolean;
 }
+
+/**
+ * The installation acting by itself (the lifecycle sweep, a renewal an online payment or a card paid
+ * for): admin scope, named by `jti`. `managerId` null (the system) or the operator it is recorded
+ * as: ledger rows, invoices and payments carry it as `created_by` (plain nullable integers);
+ * `Auth.managerId` is typed for callers with a token.
+ */
+export function systemAuth(jti: string, managerId: number | null = null): Auth {
+  return { managerId: managerId as number, role: 'admin', resellerId: null, permissions: [], jti, exp: 0 };
+}

@@ -6,27 +6,15 @@
  * after expiry. One without the funds is not touched: nothing charged, it stays expired.
  */
 import { sql } from 'drizzle-orm';
-import type { Auth } from '../../../shared/auth/claims';
+import { systemAuth } from '../../../shared/auth/claims';
 import { db } from '../../../shared/db/client';
 import type { Settings } from '../../../shared/settings';
 import { auditSubscriberRows } from '../audit-rows';
 import { lockInScope, renew, type Failed } from '../operations';
 import { inBatches } from './batches';
 
-/**
- * Who the sweep acts as: the whole installation (admin scope), and no manager, so the ledger rows,
- * invoices and payments it writes carry `created_by` null ("the system"; the columns are plain
- * nullable integers). `Auth.managerId` is typed for callers with a token; `renew` only passes it on
- * to `created_by`.
- */
-export const SYSTEM_AUTH: Auth = {
-  managerId: null as unknown as number,
-  role: 'admin',
-  resellerId: null,
-  permissions: [],
-  jti: 'lifecycle-sweep',
-  exp: 0,
-};
+/** Who the sweep acts as: the whole installation, and no manager ("the system"). */
+const SYSTEM_AUTH = systemAuth('lifecycle-sweep');
 
 const ALL = { kind: 'all' } as const;
 
