@@ -15,6 +15,7 @@ import net from 'node:net';
 import client from 'prom-client';
 import { sql } from 'drizzle-orm';
 import { closedAtLastHeard } from '../../shared/access/stale-sessions';
+import { rollupUsage } from '../../shared/access/usage-rollup';
 import { db } from '../../shared/db/client';
 import { fail } from '../../shared/failures';
 import { registry } from '../../shared/metrics';
@@ -213,6 +214,8 @@ export async function reconcileNas(routeros: RouterOsClient, nasId: number, dryR
          and acctstoptime is null
       returning radacctid`);
     closedIds = new Set(rows.map((r) => Number(r.radacctid)));
+    // The ghosts' subscribers go offline now, not at the next rollup tick: the report says so.
+    await rollupUsage(db());
   }
   if (!dryRun) {
     await Promise.all(

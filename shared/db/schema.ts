@@ -303,6 +303,22 @@ export const fupQueue = pgTable('fup_queue', {
   subscriberId: integer('subscriber_id').primaryKey(),
 });
 
+/**
+ * Octets heard by accounting and not yet added to the counters: the radacct update trigger appends
+ * one row per Interim-Update or Stop (no index, no lookup: the cheapest write inside FreeRADIUS's
+ * transaction), and the usage rollup (shared/access/usage-rollup.ts) deletes them every few seconds
+ * into `subscribers`' counters, `daily_usage`, `fup_queue` and, for a row with `refresh`, the
+ * session state (is_online, ip_address, last_nas_id).
+ */
+export const usageDeltas = pgTable('usage_deltas', {
+  username: text('username').notNull(),
+  day: date('day').notNull(),
+  upload: bigint('upload', { mode: 'number' }).notNull(),
+  download: bigint('download', { mode: 'number' }).notNull(),
+  refresh: boolean('refresh').notNull(),
+  nas: inet('nas'),
+});
+
 export const dailyUsage = pgTable(
   'daily_usage',
   {
@@ -551,6 +567,25 @@ export const invoiceListGeneration = pgTable(
     n: bigint('n', { mode: 'number' }).notNull(),
   },
   (t) => [check('invoice_list_generation_one_check', sql`${t.one}`)],
+);
+
+/**
+ * What each invoice_list_generation bump changed (migration 0032): every version of an invoice
+ * that a transaction inserted, deleted or moved between lists, as (reseller, issue date,
+ * search_text), or one `every` row for a TRUNCATE or a transaction of many rows. A page kept at an
+ * older generation is still the page when no row logged since matches its filter
+ * (services/billing/list-page-cache.ts). Pruned by the billing service.
+ */
+export const invoiceListChanges = pgTable(
+  'invoice_list_changes',
+  {
+    generation: bigint('generation', { mode: 'number' }).notNull(),
+    every: boolean('every').notNull().default(false),
+    resellerId: integer('reseller_id'),
+    issueDate: date('issue_date'),
+    searchText: text('search_text'),
+  },
+  (t) => [index('invoice_list_changes_generation_idx').on(t.generation)],
 );
 
 /**

@@ -1,11 +1,12 @@
 /**
- * The usage rollup (radacct trigger) and the FUP engine without FreeRADIUS: radacct rows are
- * written the way FreeRADIUS's PostgreSQL queries write them (insert at Start, update of the
- * cumulative octets at Interim-Update and Stop), so edge cases are cheap to reach.
+ * The usage rollup (radacct trigger into usage_deltas, then rollupUsage) and the FUP engine without
+ * FreeRADIUS: radacct rows are written the way FreeRADIUS's PostgreSQL queries write them (insert at
+ * Start, update of the cumulative octets at Interim-Update and Stop), so edge cases are cheap to reach.
  * freeradius.test.ts covers the same path end to end with radclient.
  */
 import { eq } from 'drizzle-orm';
 import fc from 'fast-check';
+import { rollupUsage } from '../../shared/access/usage-rollup';
 import { dailyUsage, outbox, subscribers } from '../../shared/db/schema';
 import { GIB } from '../../shared/domain/fup';
 import { RATE_LIMIT_EVENT } from '../../shared/fup-rate';
@@ -79,6 +80,8 @@ const stop = (session: string, up: number, down: number) =>
     'update radacct set acctinputoctets = $2, acctoutputoctets = $3, acctstoptime = now() where acctuniqueid = $1 and acctstoptime is null',
     [session, up, down],
   );
+const rollup = () => rollupUsage(t.db);
+const pendingDeltas = async () => Number((await t.pool.query('select count(*) from usage_deltas')).rows[0].count);
 const sub = async (id: number) => (await t.db.select().from(subscribers).where(eq(subscribers.id, id)))[0];
 const usageRows = (id: number) => t.db.select().from(dailyUsage).where(eq(dailyUsage.subscriberId, id));
 const run = (today?: string) =>
@@ -104,6 +107,11 @@ describe('rollup of radacct octets', () => {
     await interim('r1', 300, 1500);
     await stop('r1', 400, 2000);
     await stop('r1', 400, 2000); // a second Stop matches no open row
+    // Nothing is counted until the rollup: the packets only appended their deltas.
+    expect((await sub(s.id)).dailyQuotaUsed).toBe(0);
+    expect(await pendingDeltas()).toBeGreaterThan(0);
+    await rollup();
+    expect(await pendingDeltas()).toBe(0);
     const row = await sub(s.id);
     // 100+1000, then nothing, nothing (lower), +200+500 from the previous total (50/900), +100+500.
     expect(row.dailyQuotaUsed).toBe(1100 + 0 + 0 + (250 + 600) + (100 + 500));
@@ -117,23 +125,28 @@ describe('rollup of radacct octets', () => {
     ]);
   });
 
-  it('property: any sequence of cumulative totals (repeats, retransmits) counts exactly the final totals', async () => {
+  it('property: any sequence of cumulative totals (repeats, retransmits), rolled up at any points, counts exactly the final totals', async () => {
     let n = 0;
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.tuple(fc.nat(5_000_000), fc.nat(50_000_000), fc.nat(2)), { minLength: 1, maxLength: 12 }),
+        fc.array(fc.tuple(fc.nat(5_000_000), fc.nat(50_000_000), fc.nat(2), fc.boolean()), {
+          minLength: 1,
+          maxLength: 12,
+        }),
         async (steps) => {
           n += 1;
           const s = await mkSub();
           await start(s.username, `p${n}`);
           let up = 0;
           let down = 0;
-          for (const [du, dd, repeats] of steps) {
+          for (const [du, dd, repeats, rollupAfter] of steps) {
             up += du;
             down += dd;
             for (let i = 0; i <= repeats; i++) await interim(`p${n}`, up, down);
+            if (rollupAfter) await rollup();
           }
           await stop(`p${n}`, up, down);
+          await rollup();
           const row = await sub(s.id);
           expect(row.dailyQuotaUsed).toBe(up + down);
           const [day] = await usageRows(s.id);
@@ -151,6 +164,7 @@ describe('rollup of radacct octets', () => {
        values ('late', 'late', $1, '10.0.0.1', now(), now(), 7, 70)`,
       [s.username],
     );
+    await rollup();
     expect((await sub(s.id)).dailyQuotaUsed).toBe(77);
   });
 
@@ -161,6 +175,8 @@ describe('rollup of radacct octets', () => {
     expect((await api.del(`/api/subscribers/${s.id}`, { token: admin })).status).toBe(200);
     await start(s.username, 'd1');
     await interim('d1', 10, 10);
+    await rollup();
+    expect(await pendingDeltas()).toBe(0);
     expect((await sub(s.id)).dailyQuotaUsed).toBe(0);
     expect(await usageRows(s.id)).toEqual([]);
   });
@@ -169,11 +185,13 @@ describe('rollup of radacct octets', () => {
     const s = await mkSub();
     await start(s.username, 'n1');
     await interim('n1', 0, 1000);
+    await rollup();
     const lastMonth = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() - 1, 15))
       .toISOString()
       .slice(0, 10);
     await t.db.update(subscribers).set({ usageDay: lastMonth }).where(eq(subscribers.id, s.id));
     await interim('n1', 0, 1500);
+    await rollup();
     let row = await sub(s.id);
     expect([row.dailyQuotaUsed, row.monthlyQuotaUsed, row.usageDay]).toEqual([500, 500, today()]);
 
@@ -183,21 +201,25 @@ describe('rollup of radacct octets', () => {
     const otherDay = `${today().slice(0, 8)}${today().endsWith('-01') ? '02' : '01'}`;
     await t.db.update(subscribers).set({ usageDay: otherDay }).where(eq(subscribers.id, s.id));
     await interim('n1', 0, 1600);
+    await rollup();
     row = await sub(s.id);
     expect([row.dailyQuotaUsed, row.monthlyQuotaUsed, row.usageDay]).toEqual([100, 600, today()]);
   });
 });
 
-describe('one update per Stop (migration 0027)', () => {
-  it('a Stop clears the online state and adds its octets in the same update; with no new octets it only clears it', async () => {
+describe('Stops through the rollup (migration 0032)', () => {
+  it('a Stop clears the online state and adds its octets at the rollup; with no new octets it only clears it', async () => {
     const s = await mkSub();
     await start(s.username, 'st1');
     expect((await sub(s.id)).isOnline).toBe(true);
     await interim('st1', 10, 100);
+    await rollup();
     // Another day of the same month: the Stop restarts the daily counter and keeps the monthly one.
     const otherDay = `${today().slice(0, 8)}${today().endsWith('-01') ? '02' : '01'}`;
     await t.db.update(subscribers).set({ usageDay: otherDay }).where(eq(subscribers.id, s.id));
     await stop('st1', 30, 300);
+    expect((await sub(s.id)).isOnline).toBe(true);
+    await rollup();
     let row = await sub(s.id);
     expect([row.isOnline, row.ipAddress, row.dailyQuotaUsed, row.monthlyQuotaUsed, row.usageDay]).toEqual([
       false,
@@ -210,6 +232,7 @@ describe('one update per Stop (migration 0027)', () => {
     await start(s.username, 'st2');
     expect((await sub(s.id)).isOnline).toBe(true);
     await stop('st2', 0, 0);
+    await rollup();
     row = await sub(s.id);
     expect([row.isOnline, row.dailyQuotaUsed, row.monthlyQuotaUsed]).toEqual([false, 220, 330]);
     expect(await usageRows(s.id)).toEqual([
@@ -222,9 +245,11 @@ describe('one update per Stop (migration 0027)', () => {
     await start(s.username, 'tw1');
     await start(s.username, 'tw2');
     await stop('tw1', 5, 50);
+    await rollup();
     let row = await sub(s.id);
     expect([row.isOnline, row.dailyQuotaUsed]).toEqual([true, 55]);
     await stop('tw2', 1, 1);
+    await rollup();
     row = await sub(s.id);
     expect([row.isOnline, row.dailyQuotaUsed]).toEqual([false, 57]);
   });
@@ -238,9 +263,40 @@ describe('one update per Stop (migration 0027)', () => {
       `update radacct set username = $2, acctinputoctets = 3, acctoutputoctets = 30 where acctuniqueid = $1`,
       ['mv1', b.username],
     );
+    await rollup();
     const [ra, rb] = [await sub(a.id), await sub(b.id)];
     expect([ra.isOnline, ra.dailyQuotaUsed]).toEqual([false, 11]);
     expect([rb.isOnline, rb.dailyQuotaUsed]).toEqual([true, 22]);
+  });
+});
+
+describe('the rollup itself', () => {
+  it('deltas of two days: the daily counter and usage_day take the later day, the month both, daily_usage one row each', async () => {
+    const s = await mkSub();
+    // Fixed days of one month: the rollup compares them with usage_day only, not with today.
+    const [day1, day2] = ['2026-03-10', '2026-03-11'];
+    await t.pool.query(
+      `insert into usage_deltas (username, day, upload, download, refresh) values ($1, $2, 1, 10, false), ($1, $3, 2, 20, false), ($1, $3, 3, 30, false)`,
+      [s.username, day1, day2],
+    );
+    await rollup();
+    const row = await sub(s.id);
+    expect([row.dailyQuotaUsed, row.monthlyQuotaUsed, row.usageDay]).toEqual([55, 66, day2]);
+    expect((await usageRows(s.id)).sort((a, b) => a.date.localeCompare(b.date))).toEqual([
+      { subscriberId: s.id, date: day1, downloadBytes: 10, uploadBytes: 1 },
+      { subscriberId: s.id, date: day2, downloadBytes: 50, uploadBytes: 5 },
+    ]);
+  });
+
+  it('rollups at once apply each delta once, and a backlog larger than a batch goes in batches', async () => {
+    const subs = await Promise.all([mkSub(), mkSub(), mkSub()]);
+    for (const [i, s] of subs.entries()) await start(s.username, `rb${i}`);
+    for (let step = 1; step <= 40; step++) for (const [i] of subs.entries()) await interim(`rb${i}`, step, 10 * step);
+    const results = await Promise.all([rollupUsage(t.db, 7), rollupUsage(t.db, 7), rollupUsage(t.db, 7)]);
+    results.push(await rollup()); // whatever a loser of the lock left
+    expect(results.reduce((n, r) => n + r.deltas, 0)).toBe(120);
+    expect(await pendingDeltas()).toBe(0);
+    for (const s of subs) expect((await sub(s.id)).dailyQuotaUsed).toBe(40 + 400);
   });
 });
 

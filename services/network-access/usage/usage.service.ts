@@ -1,12 +1,15 @@
 /**
- * Usage and fair use (network-access unit). Octets become daily usage and counters in the database
- * itself (the radacct trigger of migration 0007); this service runs, on a timer and on call, the
- * two things a trigger cannot: the reset of counters at day and month boundaries for subscribers
- * without traffic, and the FUP engine (a rule in TypeScript, applied with RADIUS rows and an
- * outbox event). `usage.run` is for operators' scripts and tests; it has no HTTP route.
+ * Usage and fair use (network-access unit). Accounting's octets and session changes wait in
+ * `usage_deltas` (the radacct trigger, migration 0032); this service rolls them up into counters,
+ * daily usage and the online state every USAGE_ROLLUP_SECONDS, and runs, every
+ * USAGE_INTERVAL_SECONDS and on call, the reset of counters at day and month boundaries for
+ * subscribers without traffic, the FUP engine (a rule in TypeScript, applied with RADIUS rows and an
+ * outbox event), the stale-session sweep and the history purge. `usage.run` is for operators'
+ * scripts and tests; it has no HTTP route.
  */
 import type { Context, ServiceSchema } from 'moleculer';
 import { closeStaleSessions } from '../../../shared/access/stale-sessions';
+import { rollupUsage } from '../../../shared/access/usage-rollup';
 import { db } from '../../../shared/db/client';
 import { fail } from '../../../shared/failures';
 import { resetCountersBefore } from './counters';
@@ -29,11 +32,14 @@ const isIsoDate = (v: string) => /^\d{4}-\d{2}-\d{2}$/.test(v) && !Number.isNaN(
 
 /** `today` defaults to the database's UTC date (the radacct trigger's clock). */
 export async function runUsage(today?: string): Promise<UsageRunResult> {
+  // The FUP engine and the resets read the counters: what accounting heard so far goes in first.
+  await rollupUsage(db());
   const boundary = await resetCountersBefore(db(), today);
   const { evaluated, changed } = await evaluatePending(db());
-  // Ghost sessions: closing them moves is_online (radacct trigger), and is cheap: an indexed probe of
+  // Ghost sessions: closing them moves is_online (the rollup after it), and is cheap: an indexed probe of
   // the open sessions. Here rather than in a timer of its own: the same cadence, one run at a time.
   const stale = await closeStaleSessions(db());
+  if (stale.length) await rollupUsage(db());
   // Last: a backlog of history (the first run after the setting was lowered) delays nothing above.
   const history = await purgeAccountingHistory(db(), boundary.today);
   return { ...boundary, evaluated, changed, stale_closed: stale.length, history_deleted: history.deleted };
@@ -42,7 +48,9 @@ export async function runUsage(today?: string): Promise<UsageRunResult> {
 /** Options default to the environment as it is when the service starts. */
 export function createUsageService(given?: UsageOptions): ServiceSchema {
   let timer: NodeJS.Timeout | undefined;
+  let rollupTimer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> | undefined;
+  let rolling: Promise<unknown> | undefined;
   return {
     name: 'usage',
     actions: {
@@ -64,6 +72,17 @@ export function createUsageService(given?: UsageOptions): ServiceSchema {
     },
     started() {
       const options = given ?? usageOptionsFromEnv();
+      if (options.rollupSeconds > 0) {
+        rollupTimer = setInterval(() => {
+          if (rolling) return;
+          rolling = rollupUsage(db())
+            .catch((err) => this.logger.error('usage rollup failed', err))
+            .finally(() => {
+              rolling = undefined;
+            });
+        }, options.rollupSeconds * 1000);
+        rollupTimer.unref();
+      }
       if (options.intervalSeconds === 0) return;
       const tick = () => {
         // One run at a time per process; other instances are kept apart by row locks.
@@ -80,7 +99,8 @@ export function createUsageService(given?: UsageOptions): ServiceSchema {
     },
     async stopped() {
       if (timer) clearInterval(timer);
-      await running;
+      if (rollupTimer) clearInterval(rollupTimer);
+      await Promise.all([running, rolling]);
     },
   };
 }

@@ -1,0 +1,102 @@
+/**
+ * The usage rollup: applies the octets and session changes that the radacct update trigger appended
+ * to `usage_deltas` (migration 0032) to `subscribers` (counters; is_online, ip_address, last_nas_id),
+ * `daily_usage` and `fup_queue`, set-based, deleting what it applied. Accounting then costs one
+ * insert per packet inside FreeRADIUS's transaction; the counters and the online state follow within
+ * USAGE_ROLLUP_SECONDS instead of at once (an interim every few minutes is older than that anyway).
+ */
+import { sql } from 'drizzle-orm';
+import type { DbOrTx } from '../db/client';
+
+/** Deltas applied per statement: a backlog (the service was down) goes in bounded transactions. */
+const BATCH = 50_000;
+
+export interface RollupResult {
+  /** Delta rows applied (deleted). */
+  deltas: number;
+  /** Subscribers whose counters or session state were written. */
+  subscribers: number;
+  /** False when another session's rollup was running: nothing was done. */
+  ran: boolean;
+}
+
+/**
+ * One batch in one statement. A transaction-level advisory lock keeps rollups one at a time (two at
+ * once could update the same subscribers in another order and deadlock); the loser skips.
+ * Counters follow the trigger's former rule per subscriber: the deltas of the latest day add to the
+ * daily counter when `usage_day` is that day and replace it otherwise; the month's likewise. The
+ * session state is read from the open sessions in radacct, as subscriber_session_refresh does.
+ */
+const rollupBatch = (limit: number) => sql`
+  with lock as (select pg_try_advisory_xact_lock(hashtext('usage_rollup')) as held),
+  d as (
+    delete from usage_deltas
+     where (select held from lock)
+       and ctid = any(array(select ctid from usage_deltas limit ${limit}))
+    returning username, day, upload, download, refresh, nas),
+  per_day as (
+    select username, day, sum(upload)::bigint as upload, sum(download)::bigint as download
+      from d group by username, day having sum(upload) + sum(download) > 0),
+  counters as (
+    select username, last_day,
+           sum(upload + download) filter (where day = last_day)::bigint as day_used,
+           sum(upload + download) filter (where date_trunc('month', day) = date_trunc('month', last_day))::bigint as month_used
+      from (select p.*, max(day) over (partition by username) as last_day from per_day p) x
+     group by username, last_day),
+  moved as (select username, max(nas) as nas from d where refresh group by username),
+  state as (
+    select m.username, o.open is not null as is_open, o.framedipaddress as open_ip,
+           (select n.id from nas n where n.nasname = host(coalesce(o.nasipaddress, m.nas)) limit 1) as seen_nas
+      from moved m
+      left join lateral (
+        select true as open, r.framedipaddress, r.nasipaddress from radacct r
+         where r.username = m.username and r.acctstoptime is null
+         order by r.acctstarttime desc nulls last, r.radacctid desc
+         limit 1) o on true),
+  changes as (
+    select coalesce(c.username, st.username) as username, c.last_day, c.day_used, c.month_used,
+           st.username is not null as refresh, st.is_open, st.open_ip, st.seen_nas
+      from counters c full join state st on st.username = c.username),
+  updated as (
+    update subscribers s
+       set daily_quota_used = case when x.last_day is null then s.daily_quota_used
+                                   when s.usage_day = x.last_day then s.daily_quota_used + x.day_used
+                                   else x.day_used end,
+           monthly_quota_used = case when x.last_day is null then s.monthly_quota_used
+                                     when date_trunc('month', s.usage_day) = date_trunc('month', x.last_day)
+                                     then s.monthly_quota_used + x.month_used
+                                     else x.month_used end,
+           usage_day = coalesce(x.last_day, s.usage_day),
+           is_online = case when x.refresh then x.is_open else s.is_online end,
+           ip_address = case when not x.refresh then s.ip_address when x.is_open then x.open_ip end,
+           last_nas_id = case when x.refresh then coalesce(x.seen_nas, s.last_nas_id) else s.last_nas_id end
+      from changes x
+     where s.username = x.username and s.deleted_at is null
+       and (x.last_day is not null
+            or (s.is_online, s.ip_address, s.last_nas_id)
+               is distinct from (x.is_open, case when x.is_open then x.open_ip end, coalesce(x.seen_nas, s.last_nas_id)))
+    returning s.id, s.username, x.last_day is not null as used),
+  daily as (
+    insert into daily_usage as du (subscriber_id, date, download_bytes, upload_bytes)
+    select u.id, p.day, p.download, p.upload from per_day p join updated u on u.username = p.username
+    on conflict (subscriber_id, date) do update
+       set download_bytes = du.download_bytes + excluded.download_bytes,
+           upload_bytes = du.upload_bytes + excluded.upload_bytes),
+  queued as (
+    insert into fup_queue (subscriber_id) select id from updated where used
+    on conflict do nothing)
+  select (select held from lock) as ran, (select count(*) from d)::int as deltas,
+         (select count(*) from updated)::int as subscribers`;
+
+/** Applies every pending delta, batch after batch; stops early when another rollup holds the lock. */
+export async function rollupUsage(db: DbOrTx, batch = BATCH): Promise<RollupResult> {
+  const total: RollupResult = { deltas: 0, subscribers: 0, ran: true };
+  for (;;) {
+    const res = await db.execute<{ ran: boolean; deltas: number; subscribers: number }>(rollupBatch(batch));
+    const row = res.rows[0];
+    if (!row.ran) return { ...total, ran: total.deltas > 0 };
+    total.deltas += row.deltas;
+    total.subscribers += row.subscribers;
+    if (row.deltas < batch) return total;
+  }
+}
