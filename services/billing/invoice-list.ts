@@ -27,7 +27,7 @@ import {
 } from '../../shared/pagination/total';
 import { CURRENCY_DIVISOR, INVOICE_LIST_JSON } from './invoice-json';
 import { Lru } from '../../shared/lru';
-import { type ListPage, listPageKey } from './list-page-cache';
+import { LIST_CHANGES_KEPT, type ListPage, listPageKey } from './list-page-cache';
 import { namedRows } from './sql';
 import { type NameSample, rareWordPattern } from './name-lookup';
 
@@ -479,22 +479,41 @@ const dateCounts = new Lru<{ count: number; generation: number }>(10_000);
 
 /**
  * A kept page's rows, read fresh in the kept order (a payment shows at once), in the same snapshot
- * as the generation: only when that is still the page's are the ids still the page. Null otherwise.
+ * as the generation: when that is the page's, or no change logged since the page's generation
+ * matches its filter ($3-$6; list-page-cache.ts), the ids are still the page. Null otherwise. The
+ * log holds every generation after the page's only while it holds the next one (pruned oldest first;
+ * every bump logs at least one row), and its range is scanned only up to LIST_CHANGES_KEPT.
  */
-const KEPT_PAGE = `select case when g.n = $2::bigint then (select coalesce(json_agg(${INVOICE_LIST_JSON} order by p.k), '[]')::text
-    from unnest($1::int[]) with ordinality p(id, k) join invoices i using (id) cross join ${CURRENCY_DIVISOR}) end as json
+const KEPT_PAGE = `select g.n as generation, case when g.n = $2::bigint or ($7::boolean and g.n - $2::bigint <= ${LIST_CHANGES_KEPT}
+      and exists (select 1 from invoice_list_changes c where c.generation = $2::bigint + 1)
+      and not exists (select 1 from invoice_list_changes c where c.generation > $2::bigint and c.generation <= g.n
+        and (c.every or (($3::int[] is null or c.reseller_id = any($3::int[]))
+          and ($4::date is null or c.issue_date >= $4::date) and ($5::date is null or c.issue_date <= $5::date)
+          and ($6::text is null or c.search_text like $6::text)))))
+    then (select coalesce(json_agg(${INVOICE_LIST_JSON} order by p.k), '[]')::text
+      from unnest($1::int[]) with ordinality p(id, k) join invoices i using (id) cross join ${CURRENCY_DIVISOR}) end as json
   from invoice_list_generation g`;
 
 async function keptPage(key: string): Promise<{ json: string; total: number } | undefined> {
   const page = listPages.get(key);
   if (!page) return undefined;
-  const [row] = await namedRows<{ json: string | null }>('billing_list_kept_page', KEPT_PAGE, [
+  const { filter } = page;
+  const [row] = await namedRows<{ json: string | null; generation: string }>('billing_list_kept_page', KEPT_PAGE, [
     page.ids,
     page.generation,
+    filter.resellers,
+    filter.from,
+    filter.to,
+    filter.pattern,
+    filter.checkable,
   ]);
-  if (row.json !== null) return { json: row.json, total: page.total };
-  listPages.delete(key);
-  return undefined;
+  if (row.json === null) {
+    listPages.delete(key);
+    return undefined;
+  }
+  // Confirmed at this generation: the next request checks only the changes logged after it.
+  page.generation = Math.max(page.generation, Number(row.generation));
+  return { json: row.json, total: page.total };
 }
 
 /** One page as an API JSON array and its total (see the header for which total each list gets). */
@@ -550,7 +569,18 @@ export async function listInvoicesJson(scope: Scope, f: ListFilter): Promise<{ j
   // cap) read one statement earlier. A write committed between the two changes the generation: such
   // a page is served, as it would have been before, but not kept, or it would be kept as current.
   if (key !== undefined && (found === undefined || row.generation === found.generation)) {
-    listPages.set(key, { ids: row.ids!, total, generation: row.generation! });
+    listPages.set(key, {
+      ids: row.ids!,
+      total,
+      generation: Number(row.generation!),
+      filter: {
+        resellers: r.ids ?? null,
+        from: f.from ?? null,
+        to: f.to ?? null,
+        pattern: found?.lowered ?? null,
+        checkable: !f.search?.includes('\u0001'),
+      },
+    });
   }
   return { json: row.json, total };
 }

@@ -1,8 +1,9 @@
 /**
- * Pages kept between requests (services/billing/list-page-cache.ts, migrations 0010 and 0012): a
- * kept page (a search, a tree, a date range) is served only while invoice_list_generation is the one
- * its ids were read at, so every write that changes what a list holds shows on the next request,
- * and its rows are read fresh, so a payment shows without the list being walked again.
+ * Pages kept between requests (services/billing/list-page-cache.ts, migrations 0010, 0012 and 0033):
+ * a kept page (a search, a tree, a date range) is served only while invoice_list_generation is the
+ * one it was confirmed at or no change logged since matches its filter, so every write that changes
+ * what a list holds shows on the next request while writes elsewhere keep the page, and its rows are
+ * read fresh, so a payment shows without the list being walked again.
  */
 import { TransactionRollbackError } from 'drizzle-orm';
 import { createInvoices } from '../../shared/billing';
@@ -325,6 +326,145 @@ describe('a kept tree or date-range page', () => {
     expect(ids(after)).toEqual((await inRange()).slice(0, 2));
     expect(ids(after)).toContain(entering);
     expect(after.pagination.total).toBe(first.pagination.total + 1);
+  });
+});
+
+/** Whether a request computed its page (a list statement ran) rather than serving the kept one. */
+async function computed(query: string, tok = adminToken()): Promise<{ page: Page; computed: boolean }> {
+  const { result, names } = await statementsOf(() => list(query, tok));
+  expect(names).toContain('billing_list_kept_page');
+  return {
+    page: result,
+    computed: names.some((n) => /^billing_list_\d+$/.test(n) || n === 'billing_search_subscribers'),
+  };
+}
+
+describe('a kept page and the changes logged since (invoice_list_changes)', () => {
+  it("keeps a tree's page across another tree's writes, and refreshes on an invoice written, moved in or out, or deleted in it", async () => {
+    const rootToken = token('reseller', { resellerId: tree.root });
+    const inTree = async () => (await expectedIds('reseller_id = any($1)', [[tree.root, tree.child]])).slice(2, 4);
+    const q = '?limit=2&page=2';
+    const expectKept = async () => {
+      const r = await computed(q, rootToken);
+      expect(r.computed).toBe(false);
+      expect(ids(r.page)).toEqual(await inTree());
+    };
+    const expectRefreshed = async () => {
+      const r = await computed(q, rootToken);
+      expect(r.computed).toBe(true);
+      expect(ids(r.page)).toEqual(await inTree());
+      expect(r.page.pagination.total).toBe(
+        (await expectedIds('reseller_id = any($1)', [[tree.root, tree.child]])).length,
+      );
+    };
+    expect(ids(await list(q, rootToken))).toEqual(await inTree());
+    // Unrelated: another reseller's new invoice, then its deletion; the page is confirmed at each generation.
+    const [elsewhere] = await invoicesFor(kept.other[40], tree.other, 1);
+    await expectKept();
+    await expectKept();
+    expect((await api.del(`/api/invoices/${elsewhere}`, { token: adminToken() })).status).toBe(200);
+    await expectKept();
+    // In the tree: a new invoice, after the page was confirmed at a later generation than it was read at.
+    await invoicesFor(kept.child[41], tree.child, 1);
+    await expectRefreshed();
+    await expectKept();
+    // Moved in from another tree, then out again.
+    const [mover] = await invoicesFor(kept.other[42], tree.other, 1);
+    await expectKept();
+    await t.pool.query('update invoices set reseller_id = $1 where id = $2', [tree.child, mover]);
+    await expectRefreshed();
+    await t.pool.query('update invoices set reseller_id = $1 where id = $2', [tree.other, mover]);
+    await expectRefreshed();
+    // Deleted in the tree.
+    const [first] = await inTree();
+    expect((await api.del(`/api/invoices/${first}`, { token: adminToken() })).status).toBe(200);
+    await expectRefreshed();
+  });
+
+  it('keeps a search page across writes it does not match, and refreshes on a rename into or out of it', async () => {
+    const q = '?search=keptname&limit=3';
+    const expectPage = async (wasComputed: boolean) => {
+      const r = await computed(q);
+      expect(r.computed).toBe(wasComputed);
+      const all = await keptnameIds();
+      expect(ids(r.page)).toEqual(all.slice(0, 3));
+      expect(r.page.pagination.total).toBe(all.length);
+    };
+    await list(q);
+    const outsider = (
+      await seedSubscriber(t.db, { resellerId: tree.root, serviceId: planId, fullName: 'Outsider One' })
+    ).id;
+    await invoicesFor(outsider, tree.root, 2);
+    await expectPage(false);
+    // A rename that leaves the name outside the search rewrites search_text, not what it matches.
+    expect(
+      (await api.put(`/api/subscribers/${outsider}`, { full_name: 'Outsider Two' }, { token: adminToken() })).status,
+    ).toBe(200);
+    await expectPage(false);
+    expect(
+      (await api.put(`/api/subscribers/${outsider}`, { full_name: 'Keptname Outsider' }, { token: adminToken() }))
+        .status,
+    ).toBe(200);
+    await expectPage(true);
+    await expectPage(false);
+    expect(
+      (await api.put(`/api/subscribers/${outsider}`, { full_name: 'Outsider Three' }, { token: adminToken() })).status,
+    ).toBe(200);
+    await expectPage(true);
+    // A matching invoice below the page still changes the total: refreshed.
+    await t.pool.query(
+      `update invoices set invoice_number = 'KEPTNAME-OLD' where id = (select min(id) from invoices where subscriber_id = $1)`,
+      [outsider],
+    );
+    await expectPage(true);
+  });
+
+  it('keeps a date range across invoices of other dates, and refreshes when one leaves the range', async () => {
+    const day = '2021-06-01';
+    const [a, b] = await invoicesFor(kept.root[43], tree.root, 2);
+    await t.pool.query('update invoices set issue_date = $1 where id = any($2)', [day, [a, b]]);
+    const q = `?from=${day}&to=${day}`;
+    expect(ids(await list(q))).toEqual([b, a]);
+    await invoicesFor(kept.root[44], tree.root, 1);
+    const kept1 = await computed(q);
+    expect(kept1.computed).toBe(false);
+    expect(ids(kept1.page)).toEqual([b, a]);
+    await t.pool.query(`update invoices set issue_date = '2021-06-02' where id = $1`, [b]);
+    const after = await computed(q);
+    expect(after.computed).toBe(true);
+    expect(ids(after.page)).toEqual([a]);
+    expect(after.page.pagination.total).toBe(1);
+  });
+
+  it('refreshes every page after a transaction of more than 1,000 invoices, or once the changes were pruned', async () => {
+    const rootToken = token('reseller', { resellerId: tree.root });
+    const q = '?limit=2';
+    await list(q, rootToken);
+    // Another tree's invoices, but too many to log one by one: one `every` row stands for them.
+    await t.pool.query(
+      `insert into invoices (invoice_number, subscriber_id, reseller_id, kind, amount, tax_rate, tax_amount, total,
+         paid_amount, status, currency, issue_date, due_date, commission_rate, commission_amount, public_token_nonce)
+       select 'BULK-' || g, $1, $2, 'manual', 100, 0, 0, 100, 0, 'pending', 'USD', current_date, current_date, 0, 0, 'bulk' || g
+       from generate_series(1, 1001) g`,
+      [kept.other[45], tree.other],
+    );
+    const { rows } = await t.pool.query<{ every: boolean; n: number }>(
+      `select every, count(*)::int as n from invoice_list_changes where generation = (select n from invoice_list_generation) group by 1 order by 1`,
+    );
+    expect(rows).toEqual([
+      { every: false, n: 1000 },
+      { every: true, n: 1 },
+    ]);
+    expect((await computed(q, rootToken)).computed).toBe(true);
+    expect((await computed(q, rootToken)).computed).toBe(false);
+    // The log of the next generation gone (pruned): the page cannot be confirmed, so it is computed.
+    await invoicesFor(kept.other[46], tree.other, 1);
+    await t.pool.query('delete from invoice_list_changes');
+    const pruned = await computed(q, rootToken);
+    expect(pruned.computed).toBe(true);
+    expect(ids(pruned.page)).toEqual(
+      (await expectedIds('reseller_id = any($1)', [[tree.root, tree.child]])).slice(0, 2),
+    );
   });
 });
 
