@@ -24,6 +24,15 @@ export const ATTR = {
 } as const;
 
 /**
+ * radcheck `Tmp-String-1 := "bind-mac"` while the subscriber's plan binds MACs and none is bound
+ * yet. rlm_sql puts it in the control list, and the post-auth policy calls `radius_bind_mac` only
+ * when it is there (deploy/freeradius/policy.conf): the login of a bound subscriber, or of one whose
+ * plan does not bind, runs no binding query. FreeRADIUS's own scratch attribute, so an unchanged
+ * dictionary reads it.
+ */
+export const MAC_BIND_PENDING = { attribute: 'Tmp-String-1', value: 'bind-mac' } as const;
+
+/**
  * Group replies use `=` (add only when absent): FreeRADIUS applies the user's radreply first, so
  * a subscriber's own rate limit or static address wins over the plan's defaults. A fair-use tier's
  * group uses `:=`: a throttled subscriber gets the tier's rate whatever else applies.
@@ -52,16 +61,21 @@ export async function writePlanGroupReply(
 
 /**
  * A plan's `mac_binding` switched: its subscribers' Calling-Station-Id rows follow (on: the MACs
- * already stored are enforced at once; off: no row, any MAC logs in).
+ * already stored are enforced at once and the others bind at their next login; off: no row, any
+ * MAC logs in).
  */
 export async function syncPlanMacRows(tx: DbOrTx, serviceId: number): Promise<void> {
   await tx.execute(sql`
     delete from radcheck
-     where attribute = ${ATTR.callingStationId}
+     where attribute = any(${sql.param([ATTR.callingStationId, MAC_BIND_PENDING.attribute])}::text[])
        and username = any(array(select username from subscribers where service_id = ${serviceId} and deleted_at is null))`);
   await tx.execute(sql`
     insert into radcheck (username, attribute, op, value)
     select s.username, ${ATTR.callingStationId}, '==', s.mac_address
       from subscribers s join services p on p.id = s.service_id
-     where s.service_id = ${serviceId} and s.deleted_at is null and p.mac_binding and s.mac_address is not null`);
+     where s.service_id = ${serviceId} and s.deleted_at is null and p.mac_binding and s.mac_address is not null
+    union all
+    select s.username, ${MAC_BIND_PENDING.attribute}, ':=', ${MAC_BIND_PENDING.value}
+      from subscribers s join services p on p.id = s.service_id
+     where s.service_id = ${serviceId} and s.deleted_at is null and p.mac_binding and s.mac_address is null`);
 }

@@ -8,6 +8,8 @@
  * - radcheck  NT-Password := md4(utf16le(password))   (or Cleartext-Password in cleartext mode)
  * - radcheck  Calling-Station-Id == <MAC>             when the plan binds MACs and one is bound (bound at
  *                                                      first login by radius_bind_mac(), migration 0007)
+ * - radcheck  Tmp-String-1 := "bind-mac"               when the plan binds MACs and none is bound yet: the
+ *                                                      one login that calls radius_bind_mac (MAC_BIND_PENDING)
  * - radcheck  Expiration := "<day after expiry> 00:00:00"  while not blocked: Session-Timeout to the
  *                                                      end of the paid time, and a refusal between
  *                                                      midnight and the sweep that blocks
@@ -23,7 +25,7 @@ import { md4 } from 'hash-wasm';
 import type { DbOrTx } from '../db/client';
 import { radcheck } from '../db/schema';
 import { writeFupMembership } from '../fup-rate';
-import { ATTR } from '../radius';
+import { ATTR, MAC_BIND_PENDING } from '../radius';
 import { BLOCKED_GROUP, type BlockedReason } from '../domain/access';
 import { blockedReasonSql } from './blocked';
 import { queueDisconnect } from './outbox';
@@ -47,7 +49,7 @@ const PASSWORD_ATTRS = [
   'User-Password',
 ];
 /** radcheck attributes rebuilt from the subscriber row (the password row is not among them). */
-const DERIVED_CHECK_ATTRS = [ATTR.callingStationId, ATTR.authType, EXPIRATION];
+const DERIVED_CHECK_ATTRS = [ATTR.callingStationId, MAC_BIND_PENDING.attribute, ATTR.authType, EXPIRATION];
 
 /** NT hash: MD4 of the UTF-16LE password, upper-case hex, as FreeRADIUS's mschap module reads it. */
 export async function ntHash(password: string): Promise<string> {
@@ -120,6 +122,10 @@ export async function syncAccessRows(tx: DbOrTx, subscriberIds: number[], today:
     select s.username, ${ATTR.callingStationId}, '==', s.mac_address
       from subscribers s join services p on p.id = s.service_id
      where s.id = any(${ids(subscriberIds)}) and s.deleted_at is null and p.mac_binding and s.mac_address is not null
+    union all
+    select s.username, ${MAC_BIND_PENDING.attribute}, ':=', ${MAC_BIND_PENDING.value}
+      from subscribers s join services p on p.id = s.service_id
+     where s.id = any(${ids(subscriberIds)}) and s.deleted_at is null and p.mac_binding and s.mac_address is null
     union all
     select s.username, ${EXPIRATION}, ':=', to_char(s.expiry_date + 1, 'Mon DD YYYY') || ' 00:00:00'
       from subscribers s

@@ -44,6 +44,16 @@ async function mkSub(extra: Record<string, unknown> = {}) {
   return { ...(res.body.data as { id: number; username: string }), password: `pass-${seq}` };
 }
 
+/** The MAC binding's radcheck rows of a user: the bound MAC, or the mark that one is to be bound. */
+const macRows = async (username: string) =>
+  (
+    await t.db
+      .select()
+      .from(radcheck)
+      .where(
+        sql`${radcheck.username} = ${username} and ${radcheck.attribute} in ('Calling-Station-Id', 'Tmp-String-1')`,
+      )
+  ).map((r) => [r.attribute, r.op, r.value]);
 const detail = async (id: number) => (await api.get(`/api/subscribers/${id}`, { token: admin })).body;
 const runUsage = (today?: string) => t.app.broker.call('usage.run', today ? { today } : {});
 const rateEvents = async (id: number) =>
@@ -159,6 +169,7 @@ describe('Access-Request', () => {
 describe('MAC binding', () => {
   it('binds the first accepted Calling-Station-Id, rejects other MACs, and reset-mac lets the next login rebind', async () => {
     const s = await mkSub({ service_id: bound });
+    expect(await macRows(s.username)).toEqual([['Tmp-String-1', ':=', 'bind-mac']]);
     // A wrong password from a new MAC binds nothing.
     expect((await login(s.username, 'wrong', '11:22:33:44:55:66')).code).toBe('Access-Reject');
     expect((await detail(s.id)).data.mac_address).toBeNull();
@@ -166,17 +177,14 @@ describe('MAC binding', () => {
     // Routers spell MACs in several ways; the bound form is the API's.
     expect((await login(s.username, s.password, 'aa-bb-cc-dd-ee-01')).code).toBe('Access-Accept');
     expect((await detail(s.id)).data.mac_address).toBe('AA:BB:CC:DD:EE:01');
-    const rows = await t.db
-      .select()
-      .from(radcheck)
-      .where(sql`${radcheck.username} = ${s.username} and ${radcheck.attribute} = 'Calling-Station-Id'`);
-    expect(rows.map((r) => [r.op, r.value])).toEqual([['==', 'AA:BB:CC:DD:EE:01']]);
+    expect(await macRows(s.username)).toEqual([['Calling-Station-Id', '==', 'AA:BB:CC:DD:EE:01']]);
 
     expect((await login(s.username, s.password, 'AA:BB:CC:DD:EE:02')).code).toBe('Access-Reject');
     expect((await login(s.username, s.password, 'aabb.ccdd.ee01')).code).toBe('Access-Accept');
 
     expect((await api.post(`/api/subscribers/${s.id}/reset-mac`, {}, { token: admin })).status).toBe(200);
     expect((await detail(s.id)).data.mac_address).toBeNull();
+    expect(await macRows(s.username)).toEqual([['Tmp-String-1', ':=', 'bind-mac']]);
     expect((await login(s.username, s.password, 'AA:BB:CC:DD:EE:02')).code).toBe('Access-Accept');
     expect((await detail(s.id)).data.mac_address).toBe('AA:BB:CC:DD:EE:02');
     expect((await login(s.username, s.password, 'AA:BB:CC:DD:EE:01')).code).toBe('Access-Reject');
@@ -192,9 +200,19 @@ describe('MAC binding', () => {
     expect((await login(s.username, s.password, 'AA:BB:CC:DD:EE:10')).code).toBe('Access-Accept');
 
     const free = await mkSub();
+    expect(await macRows(free.username)).toEqual([]);
     expect((await login(free.username, free.password, 'AA:BB:CC:DD:EE:20')).code).toBe('Access-Accept');
     expect((await login(free.username, free.password, 'AA:BB:CC:DD:EE:21')).code).toBe('Access-Accept');
     expect((await detail(free.id)).data.mac_address).toBeNull();
+  });
+
+  it('post-auth calls radius_bind_mac only for a subscriber with the bind-mac row', async () => {
+    const s = await mkSub({ service_id: bound });
+    await t.db
+      .delete(radcheck)
+      .where(sql`${radcheck.username} = ${s.username} and ${radcheck.attribute} = 'Tmp-String-1'`);
+    expect((await login(s.username, s.password, 'AA:BB:CC:DD:EE:40')).code).toBe('Access-Accept');
+    expect((await detail(s.id)).data.mac_address).toBeNull();
   });
 
   it("switching a plan's mac_binding on enforces the MACs already stored; off frees them", async () => {
@@ -207,12 +225,19 @@ describe('MAC binding', () => {
     ).body.data.id;
     await api.post(`/api/resellers/${reseller}/service-limits`, { service_id: plan }, { token: admin });
     const s = await mkSub({ service_id: plan, mac_address: 'AA:BB:CC:DD:EE:30' });
+    const unbound = await mkSub({ service_id: plan });
     expect((await login(s.username, s.password, 'AA:BB:CC:DD:EE:31')).code).toBe('Access-Accept');
+    expect((await login(unbound.username, unbound.password, 'AA:BB:CC:DD:EE:32')).code).toBe('Access-Accept');
+    expect((await detail(unbound.id)).data.mac_address).toBeNull();
     expect((await api.put(`/api/services/${plan}`, { mac_binding: true }, { token: admin })).status).toBe(200);
     expect((await login(s.username, s.password, 'AA:BB:CC:DD:EE:31')).code).toBe('Access-Reject');
     expect((await login(s.username, s.password, 'AA:BB:CC:DD:EE:30')).code).toBe('Access-Accept');
+    // One with no MAC stored binds at its next login.
+    expect((await login(unbound.username, unbound.password, 'AA:BB:CC:DD:EE:33')).code).toBe('Access-Accept');
+    expect((await detail(unbound.id)).data.mac_address).toBe('AA:BB:CC:DD:EE:33');
     expect((await api.put(`/api/services/${plan}`, { mac_binding: false }, { token: admin })).status).toBe(200);
     expect((await login(s.username, s.password, 'AA:BB:CC:DD:EE:31')).code).toBe('Access-Accept');
+    expect(await macRows(unbound.username)).toEqual([]);
   });
 
   it('never stores a password in radpostauth', async () => {
