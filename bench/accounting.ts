@@ -12,12 +12,16 @@
  * by our UDP sender
  * (npm `radius`, BENCH_ACCT_WINDOW requests in flight, 3 s timeout, 2 retransmissions) and, as a
  * cross-check of the sender, one radclient run (-p window) of the same Interim-Updates again.
+ * In ours the usage rollup runs beside FreeRADIUS as the network-access unit runs it (every
+ * BENCH_ACCT_ROLLUP_SECONDS, default the app's USAGE_ROLLUP_SECONDS of 5, on a connection of its own),
+ * and once more when a phase's last packet is answered: its CPU is printed apart and in an all-in ratio.
  * Printed: packets/s, p50/p95 reply time, lost packets, PostgreSQL CPU per packet (the CPU time of
  * FreeRADIUS's backends, read from /proc), and the ratio ours/stock. Afterwards the usage in our
  * database is checked against the octets sent (every Interim-Update reflected).
  *
  * Environment (optional): DATABASE_URL (a server to create the two databases on; unset: an
- * embedded PostgreSQL in a scratch directory), BENCH_ACCT (100000 sessions), BENCH_ACCT_WINDOW (64).
+ * embedded PostgreSQL in a scratch directory), BENCH_ACCT (100000 sessions), BENCH_ACCT_WINDOW (64),
+ * BENCH_ACCT_ROLLUP_SECONDS (5).
  * Needs Debian's freeradius, freeradius-postgresql and freeradius-utils; run as root or a member of
  * group freerad (the stock queries and schema live under /etc/freeradius).
  */
@@ -28,11 +32,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/node-postgres';
 import { Client, Pool } from 'pg';
 import radius from 'radius';
 import { syncAccessRows, ntHash } from '../shared/access/radius-rows';
+import { rollupUsage } from '../shared/access/usage-rollup';
 import { intVar } from '../shared/config';
-import { closeDatabase, db, initDatabase, pgPool } from '../shared/db/client';
+import { closeDatabase, db, initDatabase, pgPool, type Db } from '../shared/db/client';
+import * as schema from '../shared/db/schema';
 import { runMigrations, startEmbeddedPostgres } from '../shared/db/database-setup';
 import { writePlanGroupReply } from '../shared/radius';
 import { percentile } from './load';
@@ -41,6 +48,8 @@ import { scratchDataDir, type ScratchDataDir } from './scratch';
 
 const COUNT = intVar(process.env, 'BENCH_ACCT', 100_000, 1);
 const WINDOW = intVar(process.env, 'BENCH_ACCT_WINDOW', 64, 1);
+const ROLLUP_SECONDS = intVar(process.env, 'BENCH_ACCT_ROLLUP_SECONDS', 5, 1);
+const ROLLUP_APP = 'bench-usage-rollup';
 const SECRET = 'bench-acct-secret';
 const NAS_IP = '127.0.0.1';
 const ROOT = path.join(__dirname, '..', '..');
@@ -441,6 +450,55 @@ const stop = (i: number) => ({
   'Acct-Terminate-Cause': 'User-Request',
 });
 
+/**
+ * The app's usage rollup on a timer, as the network-access unit runs it, on one connection named
+ * ROLLUP_APP so its backend's CPU is read apart from FreeRADIUS's.
+ */
+class RollupLoop {
+  private readonly pool: Pool;
+  private readonly db: Db;
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<unknown>;
+  runs = 0;
+  errors: string[] = [];
+
+  constructor(private readonly url: string) {
+    this.pool = new Pool({ connectionString: url, max: 1, application_name: ROLLUP_APP });
+    this.db = drizzle(this.pool, { schema });
+  }
+
+  private tick(): Promise<unknown> {
+    this.running = rollupUsage(this.db)
+      .then(() => void this.runs++)
+      .catch((err: Error) => void this.errors.push(err.message))
+      .finally(() => {
+        this.running = undefined;
+      });
+    return this.running;
+  }
+
+  start(): void {
+    this.timer = setInterval(() => {
+      if (!this.running) void this.tick();
+    }, ROLLUP_SECONDS * 1000);
+  }
+
+  /** Stops the timer and applies what is left: the phase's packets are then all counted. */
+  async drain(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+    await this.tick();
+  }
+
+  cpu(): Promise<Map<number, number>> {
+    return backendCpu(this.url, 'application_name = $1', [ROLLUP_APP]);
+  }
+
+  close(): Promise<void> {
+    return this.pool.end();
+  }
+}
+
 interface Phase {
   packetsPerSecond: number;
   p50: number;
@@ -449,6 +507,9 @@ interface Phase {
   rejected: number;
   retransmitted: number;
   cpuMsPerPacket: number;
+  /** Ours: the rollup's CPU for this phase's packets (its timer runs and the drain), per packet. */
+  rollupMsPerPacket: number;
+  rollupRuns: number;
 }
 
 async function phase(
@@ -457,10 +518,18 @@ async function phase(
   port: number,
   kind: Kind,
   packets: Record<string, string | number>[],
+  rollup?: RollupLoop,
 ): Promise<Phase> {
   const before = await radiusBackendCpu(target.url, db);
+  // The rollup's connection is open before the first reading, so its whole CPU is in the delta.
+  await rollup?.drain();
+  const rollupBefore = await rollup?.cpu();
+  const runsBefore = rollup?.runs ?? 0;
+  rollup?.start();
   const r = await send(port, kind, packets);
   const after = await radiusBackendCpu(target.url, db);
+  await rollup?.drain();
+  const rollupAfter = await rollup?.cpu();
   return {
     packetsPerSecond: packets.length / r.seconds,
     p50: percentile(r.rtts, 50),
@@ -469,21 +538,25 @@ async function phase(
     rejected: r.rejected,
     retransmitted: r.retransmitted,
     cpuMsPerPacket: (cpuDelta(before, after) * 1000) / packets.length,
+    rollupMsPerPacket: rollupBefore && rollupAfter ? (cpuDelta(rollupBefore, rollupAfter) * 1000) / packets.length : 0,
+    rollupRuns: (rollup?.runs ?? 0) - runsBefore,
   };
 }
 
 const fmt = (p: Phase) =>
-  `${p.packetsPerSecond.toFixed(0)} packets/s, reply p50 ${p.p50.toFixed(1)} ms p95 ${p.p95.toFixed(1)} ms, lost ${p.lost}, ${p.rejected ? `REJECTED ${p.rejected}, ` : ''}retransmitted ${p.retransmitted}, PostgreSQL CPU ${p.cpuMsPerPacket.toFixed(3)} ms/packet`;
+  `${p.packetsPerSecond.toFixed(0)} packets/s, reply p50 ${p.p50.toFixed(1)} ms p95 ${p.p95.toFixed(1)} ms, lost ${p.lost}, ${p.rejected ? `REJECTED ${p.rejected}, ` : ''}retransmitted ${p.retransmitted}, PostgreSQL CPU ${p.cpuMsPerPacket.toFixed(3)} ms/packet` +
+  (p.rollupRuns ? ` + usage rollup ${p.rollupMsPerPacket.toFixed(3)} ms/packet (${p.rollupRuns} runs)` : '');
 
-async function measure(target: Target, db: string, seed: (url: string) => Promise<void>) {
+async function measure(target: Target, db: string, seed: (url: string) => Promise<void>, withRollup: boolean) {
   console.log(`\n=== ${target.label} ===`);
   const t0 = performance.now();
   await seed(target.url);
   console.log(`  seeded ${COUNT} open sessions in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   const { proc, acctPort, authPort, log } = await startRadius(target.url);
+  const rollup = withRollup ? new RollupLoop(target.url) : undefined;
   try {
     const ids = Array.from({ length: COUNT }, (_, i) => i);
-    const auth = await phase(target, db, authPort, 'Access-Request', ids.map(access));
+    const auth = await phase(target, db, authPort, 'Access-Request', ids.map(access), rollup);
     console.log(`  Access-Request: ${fmt(auth)}`);
     const i1 = await phase(
       target,
@@ -491,6 +564,7 @@ async function measure(target: Target, db: string, seed: (url: string) => Promis
       acctPort,
       'Accounting-Request',
       ids.map((i) => interim(i, 1)),
+      rollup,
     );
     console.log(`  Interim-Update: ${fmt(i1)}`);
     const rc = await radclient(
@@ -502,10 +576,13 @@ async function measure(target: Target, db: string, seed: (url: string) => Promis
         ? '  radclient not found: no cross-check'
         : `  radclient -p ${Math.min(WINDOW, 255)}, the first ${Math.min(COUNT, 1000)} Interim-Updates again (round 2): ${(Math.min(COUNT, 1000) / rc).toFixed(0)} packets/s`,
     );
-    const st = await phase(target, db, acctPort, 'Accounting-Request', ids.map(stop));
+    const st = await phase(target, db, acctPort, 'Accounting-Request', ids.map(stop), rollup);
     console.log(`  Stop: ${fmt(st)}`);
+    if (rollup?.errors.length)
+      console.log(`  usage rollup FAILED ${rollup.errors.length} time(s), e.g. ${rollup.errors.at(-1)}`);
     return { auth, interim: i1, stop: st };
   } finally {
+    await rollup?.close();
     await stopRadius(proc);
     const errors = log()
       .split('\n')
@@ -543,11 +620,17 @@ async function main(): Promise<void> {
     console.log(
       `${COUNT} sessions, ${WINDOW} requests in flight, ${os.cpus().length} CPUs, load average ${os.loadavg()[0].toFixed(1)}`,
     );
-    const a = await measure({ label: 'ours: billing schema with its triggers', url: oursUrl }, ours, seedOurs);
+    const a = await measure(
+      { label: 'ours: billing schema with its triggers and the usage rollup', url: oursUrl },
+      ours,
+      seedOurs,
+      true,
+    );
     const b = await measure(
       { label: "stock: FreeRADIUS's schema.sql, no triggers", url: withDb(serverUrl, stock) },
       stock,
       seedStock,
+      false,
     );
     // Every Interim-Update and Stop reflected in usage: 33,000 octets per session today.
     const c = new Client({ connectionString: oursUrl });
@@ -573,6 +656,9 @@ async function main(): Promise<void> {
       (['auth', 'interim', 'stop'] as const).map((k) => `${LABELS[k]} ${(f(a[k]) / f(b[k])).toFixed(2)}`).join(', ');
     console.log(`ratio ours/stock, packets/s: ${ratio((p) => p.packetsPerSecond)}`);
     console.log(`PostgreSQL CPU per packet, ours/stock: ${ratio((p) => p.cpuMsPerPacket)}`);
+    console.log(
+      `PostgreSQL CPU per packet with the usage rollup, ours/stock: ${ratio((p) => p.cpuMsPerPacket + p.rollupMsPerPacket)}`,
+    );
   } finally {
     if (serverUrl && process.env.BENCH_KEEP !== '1') {
       for (const name of [ours, stock])

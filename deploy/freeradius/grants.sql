@@ -6,5 +6,7 @@
 -- ip_address and usage; radius_bind_mac for MAC binding) run with their owner's rights.
 GRANT SELECT ON radcheck, radreply, radgroupcheck, radgroupreply, radusergroup, nas TO freeradius;
 GRANT SELECT, INSERT, UPDATE ON radacct TO freeradius;
+-- The radacct update trigger appends each packet's octets here, with FreeRADIUS's rights (migration 0032).
+GRANT INSERT ON usage_deltas TO freeradius;
 GRANT INSERT ON radpostauth TO freeradius;
 GRANT USAGE ON SEQUENCE radacct_radacctid_seq, radpostauth_id_seq TO freeradius;

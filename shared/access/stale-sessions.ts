@@ -2,12 +2,13 @@
  * Ghost sessions in accounting: an open `radacct` row whose NAS stopped speaking of it (the router
  * rebooted without Accounting-On, the Stop was lost) keeps the subscriber "online" for ever. A
  * session with no Interim-Update for 2 x `accounting_interim_minutes` + 1 minutes is closed here as
- * `Stale-Session`, set-based, in batches; the radacct trigger (migration 0003) then clears
- * `is_online` and `ip_address`, so the online filter and the console follow.
+ * `Stale-Session`, set-based, in batches; the usage rollup then clears `is_online` and
+ * `ip_address`, so the online filter and the console follow.
  */
 import { sql } from 'drizzle-orm';
 import type { DbOrTx } from '../db/client';
 import { loadSettings } from '../settings';
+import { rollupUsage } from './usage-rollup';
 
 export const STALE_CAUSE = 'Stale-Session';
 
@@ -67,6 +68,9 @@ export async function closeStaleSessions(
        where r.radacctid = stale.radacctid and r.acctstoptime is null
       returning r.radacctid, r.username, host(r.nasipaddress) as nasipaddress, r.acctsessionid`);
     for (const row of res.rows) closed.push({ ...row, radacctid: Number(row.radacctid) });
-    if (res.rows.length < batch) return closed;
+    if (res.rows.length < batch) break;
   }
+  // Their subscribers go offline now rather than at the next rollup tick.
+  if (closed.length) await rollupUsage(db);
+  return closed;
 }

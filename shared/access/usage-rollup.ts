@@ -16,22 +16,22 @@ export interface RollupResult {
   deltas: number;
   /** Subscribers whose counters or session state were written. */
   subscribers: number;
-  /** False when another session's rollup was running: nothing was done. */
-  ran: boolean;
 }
 
 /**
- * One batch in one statement. A transaction-level advisory lock keeps rollups one at a time (two at
- * once could update the same subscribers in another order and deadlock); the loser skips.
+ * One batch in one statement. A transaction-level advisory lock, taken before any row, keeps
+ * rollups one at a time (two at once could update the same subscribers in another order and
+ * deadlock); a second one waits, so when rollupUsage returns every delta committed before the call
+ * has been applied, by it or by the one it waited for.
  * Counters follow the trigger's former rule per subscriber: the deltas of the latest day add to the
  * daily counter when `usage_day` is that day and replace it otherwise; the month's likewise. The
  * session state is read from the open sessions in radacct, as subscriber_session_refresh does.
  */
 const rollupBatch = (limit: number) => sql`
-  with lock as (select pg_try_advisory_xact_lock(hashtext('usage_rollup')) as held),
+  with lock as (select pg_advisory_xact_lock(hashtext('usage_rollup'))),
   d as (
     delete from usage_deltas
-     where (select held from lock)
+     where exists (select from lock)
        and ctid = any(array(select ctid from usage_deltas limit ${limit}))
     returning username, day, upload, download, refresh, nas),
   per_day as (
@@ -85,16 +85,15 @@ const rollupBatch = (limit: number) => sql`
   queued as (
     insert into fup_queue (subscriber_id) select id from updated where used
     on conflict do nothing)
-  select (select held from lock) as ran, (select count(*) from d)::int as deltas,
+  select (select count(*) from d)::int as deltas,
          (select count(*) from updated)::int as subscribers`;
 
-/** Applies every pending delta, batch after batch; stops early when another rollup holds the lock. */
+/** Applies every pending delta, batch after batch. */
 export async function rollupUsage(db: DbOrTx, batch = BATCH): Promise<RollupResult> {
-  const total: RollupResult = { deltas: 0, subscribers: 0, ran: true };
+  const total: RollupResult = { deltas: 0, subscribers: 0 };
   for (;;) {
-    const res = await db.execute<{ ran: boolean; deltas: number; subscribers: number }>(rollupBatch(batch));
+    const res = await db.execute<{ deltas: number; subscribers: number }>(rollupBatch(batch));
     const row = res.rows[0];
-    if (!row.ran) return { ...total, ran: total.deltas > 0 };
     total.deltas += row.deltas;
     total.subscribers += row.subscribers;
     if (row.deltas < batch) return total;

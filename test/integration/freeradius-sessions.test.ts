@@ -7,6 +7,7 @@
  */
 import { sql } from 'drizzle-orm';
 import { closeStaleSessions } from '../../shared/access/stale-sessions';
+import { rollupUsage } from '../../shared/access/usage-rollup';
 import { adminToken, client, startTestApp, type TestApp } from '../helpers/app';
 import { startFreeradius, type Radius } from '../helpers/freeradius';
 
@@ -116,6 +117,8 @@ describe.each(['Accounting-On', 'Accounting-Off'])('%s', (status) => {
       { username: a.username, acctterminatecause: 'NAS-Reboot', stopped: true },
       { username: b.username, acctterminatecause: 'NAS-Reboot', stopped: true },
     ]);
+    // The closed sessions' subscribers go offline at the usage rollup (every USAGE_ROLLUP_SECONDS).
+    await rollupUsage(t.db);
     const online = await onlineIds();
     expect(online).not.toContain(a.id);
     expect(online).not.toContain(b.id);
@@ -127,6 +130,7 @@ describe.each(['Accounting-On', 'Accounting-Off'])('%s', (status) => {
     // The other NAS's own Accounting-On closes its session too.
     await radius.request('acct', { 'Acct-Status-Type': status, 'NAS-IP-Address': OTHER_NAS });
     expect(await openSessions(c.username)).toBe(0);
+    await rollupUsage(t.db);
     expect(await onlineIds()).not.toContain(c.id);
   });
 });

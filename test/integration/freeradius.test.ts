@@ -5,6 +5,7 @@
  * RADIUS answers, the API and the database rows.
  */
 import { eq, sql } from 'drizzle-orm';
+import { rollupUsage } from '../../shared/access/usage-rollup';
 import { outbox, radcheck, subscribers } from '../../shared/db/schema';
 import { GIB } from '../../shared/domain/fup';
 import { RATE_LIMIT_EVENT } from '../../shared/fup-rate';
@@ -62,10 +63,13 @@ const rateEvents = async (id: number) =>
     .filter((p) => p.subscriber_id === id);
 
 const savedInterval = process.env.USAGE_INTERVAL_SECONDS;
+const savedRollup = process.env.USAGE_ROLLUP_SECONDS;
 
 beforeAll(async () => {
   // The usage service runs only when called, so each step's outcome is the test's own run's.
   process.env.USAGE_INTERVAL_SECONDS = '0';
+  // The app's own rollup, every second: the first accounting test waits for it rather than calling it.
+  process.env.USAGE_ROLLUP_SECONDS = '1';
   t = await startTestApp();
   api = client(t.baseUrl);
   reseller = (
@@ -114,6 +118,8 @@ afterAll(async () => {
   if (t) await t.close();
   if (savedInterval === undefined) delete process.env.USAGE_INTERVAL_SECONDS;
   else process.env.USAGE_INTERVAL_SECONDS = savedInterval;
+  if (savedRollup === undefined) delete process.env.USAGE_ROLLUP_SECONDS;
+  else process.env.USAGE_ROLLUP_SECONDS = savedRollup;
 });
 
 describe('Access-Request', () => {
@@ -270,7 +276,11 @@ describe('Accounting', () => {
       'Acct-Input-Octets': 1000,
       'Acct-Output-Octets': 50_000,
     });
-    d = await detail(s.id);
+    // Counted by the network-access unit's usage rollup (USAGE_ROLLUP_SECONDS), not in the packet's transaction.
+    d = await waitFor('the rollup counting the interim', async () => {
+      const body = await detail(s.id);
+      return body.data.daily_quota_used > 0 && body;
+    });
     const today = new Date().toISOString().slice(0, 10);
     expect(d.daily_breakdown).toEqual([{ date: today, download_bytes: 50_000 }]);
     expect(d.data.daily_quota_used).toBe(51_000);
@@ -284,7 +294,10 @@ describe('Accounting', () => {
       'Acct-Output-Gigawords': 1,
       'Acct-Session-Time': 600,
     });
-    d = await detail(s.id);
+    d = await waitFor('the rollup taking the subscriber offline', async () => {
+      const body = await detail(s.id);
+      return !body.data.is_online && body;
+    });
     expect(d.data.is_online).toBe(false);
     expect(d.data.ip_address).toBeNull();
     expect(d.daily_breakdown).toEqual([{ date: today, download_bytes: 2 ** 32 + 70_000 }]);
@@ -295,6 +308,7 @@ describe('Accounting', () => {
       'Acct-Output-Octets': 70_000,
       'Acct-Output-Gigawords': 1,
     });
+    await rollupUsage(t.db);
     expect((await detail(s.id)).data.daily_quota_used).toBe(2 ** 32 + 73_000);
 
     // A second session adds its own traffic to the same day.
@@ -304,6 +318,7 @@ describe('Accounting', () => {
       'Acct-Input-Octets': 10,
       'Acct-Output-Octets': 90,
     });
+    await rollupUsage(t.db);
     d = await detail(s.id);
     expect(d.data.is_online).toBe(true);
     expect(d.data.ip_address).toBe('100.64.0.10');
@@ -329,6 +344,7 @@ describe('Accounting', () => {
       'Acct-Output-Octets': 2 ** 31 + GIB,
       'Acct-Output-Gigawords': 0,
     });
+    await rollupUsage(t.db);
     expect((await detail(s.id)).data.counters.monthly_quota_used).toBe(3 * GIB);
     expect((await detail(s.id)).data.fup_level).toBe(0);
 

@@ -3,6 +3,7 @@
  * API simulator: ghosts closed, sessions that should not exist removed, dry run changing nothing,
  * the metric, the refusals, and the periodic run (reconcile_minutes).
  */
+import { rollupUsage } from '../../shared/access/usage-rollup';
 import { sql } from 'drizzle-orm';
 import { radacct } from '../../shared/db/schema';
 import { registry } from '../../shared/metrics';
@@ -168,12 +169,13 @@ describe('POST /api/nas/:id/reconcile', () => {
     expect((await isOpen(otherNasSession)).open).toBe(true);
     expect((await isOpen(fineSession)).open).toBe(true);
     expect([...ros.sessions.values()].map((s) => s.name).sort()).toEqual(['fine@rec', 'young@rec']);
-    // The subscriber is offline now (radacct trigger): the other NAS's session is still open, so not this one.
+    // The ghost's subscriber is not offline: the other NAS's session is still open (the run rolled usage up).
     const onlineOf = async (username: string) =>
       (await t.pool.query<{ is_online: boolean }>('select is_online from subscribers where username = $1', [username]))
         .rows[0].is_online;
     expect(await onlineOf('ghost@rec')).toBe(true);
     await t.pool.query(`update radacct set acctstoptime = now() where acctsessionid = $1`, [otherNasSession]);
+    await rollupUsage(t.db);
     expect(await onlineOf('ghost@rec')).toBe(false);
     expect(await mismatchCount('ghost')).toBe(2);
 

@@ -1,3 +1,4 @@
+import { rollupUsage } from '../../shared/access/usage-rollup';
 import { and, eq, sql } from 'drizzle-orm';
 import {
   auditLog,
@@ -377,7 +378,7 @@ describe('list', () => {
     expect(names(p2)).toEqual(['amy@list', 'zed@list']);
   });
 
-  it('status filters, online from radacct through the trigger, nas_id', async () => {
+  it('status filters, online from radacct through the trigger and the usage rollup, nas_id', async () => {
     const q = async (qs: string) =>
       names(await api.get(`/api/subscribers?${qs}&sort=username&order=asc`, { token: tok }));
     expect(await q('status=expired')).toEqual(['zed@list']);
@@ -391,6 +392,7 @@ describe('list', () => {
     const amy = await api.get('/api/subscribers?search=amy', { token: tok });
     expect(amy.body.data[0]).toMatchObject({ is_online: true, ip_address: '100.64.0.9', last_nas_id: nas.id });
     await t.db.update(radacct).set({ acctstoptime: new Date() }).where(eq(radacct.acctuniqueid, 'u-list-1'));
+    await rollupUsage(t.db);
     expect(await q('status=online')).toEqual([]);
     expect(await q(`service_id=${premium}`)).toEqual(['bob@list']);
     expect(await q('fup_level=0')).toHaveLength(4);

@@ -36,21 +36,45 @@ export async function runUsage(today?: string): Promise<UsageRunResult> {
   await rollupUsage(db());
   const boundary = await resetCountersBefore(db(), today);
   const { evaluated, changed } = await evaluatePending(db());
-  // Ghost sessions: closing them moves is_online (the rollup after it), and is cheap: an indexed probe of
+  // Ghost sessions: closing them moves is_online (it rolls usage up), and is cheap: an indexed probe of
   // the open sessions. Here rather than in a timer of its own: the same cadence, one run at a time.
   const stale = await closeStaleSessions(db());
-  if (stale.length) await rollupUsage(db());
   // Last: a backlog of history (the first run after the setting was lowered) delays nothing above.
   const history = await purgeAccountingHistory(db(), boundary.today);
   return { ...boundary, evaluated, changed, stale_closed: stale.length, history_deleted: history.deleted };
 }
 
-/** Options default to the environment as it is when the service starts. */
-export function createUsageService(given?: UsageOptions): ServiceSchema {
-  let timer: NodeJS.Timeout | undefined;
-  let rollupTimer: NodeJS.Timeout | undefined;
+/**
+ * `fn` every `seconds`, one run at a time (a tick while the last run goes on is skipped); `stop`
+ * ends the timer and waits for the run in progress.
+ */
+function every(seconds: number, fn: () => Promise<unknown>, onError: (err: unknown) => void, now = false) {
   let running: Promise<unknown> | undefined;
-  let rolling: Promise<unknown> | undefined;
+  const tick = () => {
+    if (running) return;
+    running = Promise.resolve()
+      .then(fn)
+      .catch(onError)
+      .finally(() => {
+        running = undefined;
+      });
+  };
+  if (now) tick();
+  const timer = setInterval(tick, seconds * 1000);
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    await running;
+  };
+}
+
+/**
+ * Options default to the environment as it is when the service starts. The timers belong to the
+ * service instance, not to this schema: every broker of a process (a test cluster) creates its own
+ * instance from the one schema.
+ */
+export function createUsageService(given?: UsageOptions): ServiceSchema {
+  const loops = new WeakMap<object, Array<() => Promise<void>>>();
   return {
     name: 'usage',
     actions: {
@@ -72,35 +96,23 @@ export function createUsageService(given?: UsageOptions): ServiceSchema {
     },
     started() {
       const options = given ?? usageOptionsFromEnv();
-      if (options.rollupSeconds > 0) {
-        rollupTimer = setInterval(() => {
-          if (rolling) return;
-          rolling = rollupUsage(db())
-            .catch((err) => this.logger.error('usage rollup failed', err))
-            .finally(() => {
-              rolling = undefined;
-            });
-        }, options.rollupSeconds * 1000);
-        rollupTimer.unref();
-      }
-      if (options.intervalSeconds === 0) return;
-      const tick = () => {
-        // One run at a time per process; other instances are kept apart by row locks.
-        if (running) return;
-        running = runUsage()
-          .catch((err) => this.logger.error('usage run failed', err))
-          .finally(() => {
-            running = undefined;
-          });
-      };
-      tick();
-      timer = setInterval(tick, options.intervalSeconds * 1000);
-      timer.unref();
+      const stops: Array<() => Promise<void>> = [];
+      if (options.rollupSeconds > 0)
+        stops.push(
+          every(
+            options.rollupSeconds,
+            () => rollupUsage(db()),
+            (err) => this.logger.error('usage rollup failed', err),
+          ),
+        );
+      // One run at a time per process; other instances are kept apart by row locks.
+      if (options.intervalSeconds > 0)
+        stops.push(every(options.intervalSeconds, runUsage, (err) => this.logger.error('usage run failed', err), true));
+      loops.set(this, stops);
     },
     async stopped() {
-      if (timer) clearInterval(timer);
-      if (rollupTimer) clearInterval(rollupTimer);
-      await Promise.all([running, rolling]);
+      await Promise.all((loops.get(this) ?? []).map((stop) => stop()));
+      loops.delete(this);
     },
   };
 }

@@ -17,8 +17,30 @@ CREATE TABLE "usage_deltas" (
 ALTER TABLE usage_deltas SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 20000,
   autovacuum_vacuum_insert_scale_factor = 0, autovacuum_vacuum_insert_threshold = 20000);
 --> statement-breakpoint
+-- The trigger runs with FreeRADIUS's own rights (no SECURITY DEFINER, no SET search_path: switching
+-- the search path on every call cost more than the insert itself), so FreeRADIUS's role needs
+-- INSERT on usage_deltas: every role that may update radacct gets it here (grants.sql has it too),
+-- and the function names the table with its schema.
+DO $grant$
+DECLARE
+  role_name name;
+BEGIN
+  FOR role_name IN
+    SELECT DISTINCT a.grantee::regrole::text
+      FROM pg_class c, aclexplode(c.relacl) a
+     WHERE c.oid = 'radacct'::regclass AND a.privilege_type = 'UPDATE'
+       AND a.grantee <> 0 AND a.grantee <> c.relowner
+  LOOP
+    EXECUTE format('GRANT INSERT ON usage_deltas TO %s', role_name);
+  END LOOP;
+END
+$grant$;
+--> statement-breakpoint
+DO $create$
+BEGIN
+  EXECUTE format($fn$
 CREATE OR REPLACE FUNCTION radacct_update_trigger() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
+LANGUAGE plpgsql AS $$
 DECLARE
   -- Octets are from the NAS's side: input = from the subscriber (upload), output = to it (download).
   -- A total that goes down (a NAS bug, a counter wrap without gigawords) counts as no traffic.
@@ -31,15 +53,17 @@ DECLARE
     OR OLD.username IS DISTINCT FROM NEW.username;
 BEGIN
   IF OLD.username IS DISTINCT FROM NEW.username AND OLD.username IS NOT NULL THEN
-    INSERT INTO usage_deltas (username, day, upload, download, refresh, nas)
+    INSERT INTO %1$I.usage_deltas (username, day, upload, download, refresh, nas)
     VALUES (OLD.username, (now() AT TIME ZONE 'UTC')::date, 0, 0, true, NULL);
   END IF;
   IF NEW.username IS NULL OR (upload = 0 AND download = 0 AND NOT moved) THEN
     RETURN NULL;
   END IF;
-  INSERT INTO usage_deltas (username, day, upload, download, refresh, nas)
+  INSERT INTO %1$I.usage_deltas (username, day, upload, download, refresh, nas)
   VALUES (NEW.username, (now() AT TIME ZONE 'UTC')::date, upload, download, moved,
           CASE WHEN moved THEN NEW.nasipaddress END);
   RETURN NULL;
 END;
-$$;
+$$$fn$, current_schema());
+END
+$create$;
