@@ -143,8 +143,12 @@ function unknownNas(s: LiveSession): SessionResult {
 }
 
 function fromReply(s: LiveSession, reply: CoaReply, outcome: Outcome): SessionResult {
+  // Written out rather than spread from base(s): one of these per request of a bulk job.
   return {
-    ...base(s),
+    session_id: s.acctSessionId,
+    ip_address: s.framedIp,
+    nas: s.nas ? { id: s.nas.id, name: s.nas.name, ip_address: s.nas.ip } : null,
+    nas_ip: s.nasIp,
     outcome,
     via: 'coa',
     error_cause: reply.kind === 'nak' ? errorCause(reply.errorCause) : null,

@@ -116,6 +116,15 @@ it('never more than maxInFlightPerNas requests outstanding towards one NAS', asy
   expect(client.inFlightPeaks()[`127.0.0.1:${nas.port}`]).toBe(8);
 });
 
+it('requests queued behind the gate leave in the order they were made, thousands of them', async () => {
+  const { nas, target } = await setup({ latencyMs: 0 }, { maxInFlightPerNas: 16 });
+  const names = Array.from({ length: 3000 }, (_, i) => `q${i}`);
+  const replies = await Promise.all(names.map((n) => client.disconnect(target, session(n))));
+  expect(replies.every((r) => r.kind === 'ack')).toBe(true);
+  expect(nas.requests.map((r) => r.userName)).toEqual(names);
+  expect(nas.stats.peakInFlight).toBeLessThanOrEqual(16);
+});
+
 it('more than 256 requests in flight use more than one socket, each identifier matched to its own reply', async () => {
   // Three NASes, 200 in flight towards each: 600 outstanding on the client's sockets at once.
   const sims = await Promise.all([0, 1, 2].map(() => new NasSimulator({ secret: SECRET, latencyMs: 400 }).start()));

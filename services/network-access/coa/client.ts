@@ -21,7 +21,6 @@ import {
   errorCauseOf,
   REPLY_CODE_BY_NUMBER,
   REPLY_CODES,
-  sessionAttributes,
   verifyReply,
   type RequestCode,
   type SessionAttributes,
@@ -56,6 +55,7 @@ export const DEFAULT_COA_OPTIONS: CoaClientOptions = {
 };
 
 const IDS_PER_SOCKET = 256;
+const EMPTY = Buffer.alloc(0);
 
 interface Pending {
   socket: UdpSocket;
@@ -72,12 +72,49 @@ interface Pending {
   done: (reply: CoaReply) => void;
 }
 
+/**
+ * First in, first out, in O(1) at both ends: a bulk job queues thousands of requests behind a NAS's
+ * gate, and `Array.prototype.shift` on such an array copies it on every release.
+ */
+class Fifo<T> {
+  private items: (T | undefined)[] = [];
+  private head = 0;
+
+  get length(): number {
+    return this.items.length - this.head;
+  }
+
+  push(item: T): void {
+    this.items.push(item);
+  }
+
+  shift(): T | undefined {
+    if (this.head === this.items.length) return undefined;
+    const item = this.items[this.head];
+    this.items[this.head++] = undefined;
+    // Drop the consumed front once it is most of the array: amortised O(1), bounded memory.
+    if (this.head >= 1024 && this.head * 2 >= this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return item;
+  }
+
+  /** Removes and returns everything queued, in order. */
+  drain(): T[] {
+    const all = this.items.slice(this.head) as T[];
+    this.items = [];
+    this.head = 0;
+    return all;
+  }
+}
+
 /** Per NAS (address:port): its round-trip estimate and its concurrency gate. */
 interface NasState {
   rtt: RttEstimator;
   active: number;
   peak: number;
-  waiting: (() => void)[];
+  waiting: Fifo<() => void>;
   pending: Set<Pending>;
 }
 
@@ -125,7 +162,7 @@ export class CoaClient {
   private readonly sockets: UdpSocket[] = [];
   private readonly nases = new Map<string, NasState>();
   /** Requests waiting for a free identifier when every socket is full. */
-  private readonly idWaiters: (() => void)[] = [];
+  private readonly idWaiters = new Fifo<() => void>();
   private opening: Promise<void> | undefined;
   private closed = false;
 
@@ -146,7 +183,8 @@ export class CoaClient {
   async request(target: CoaTarget, code: RequestCode, session: SessionAttributes): Promise<CoaReply> {
     if (this.closed) return { kind: 'error', attempts: 0, message: 'CoA client closed' };
     const nas = this.nasState(target);
-    await this.acquire(nas);
+    const queued = this.acquire(nas);
+    if (queued) await queued;
     try {
       let attempts = 0;
       for (let busy = 0; ; busy++) {
@@ -189,9 +227,9 @@ export class CoaClient {
       for (const p of [...nas.pending])
         this.finish(p, { kind: 'error', attempts: p.attempts, message: 'CoA client closed' });
       // Queued requests wake to find the client closed and end with an error.
-      for (const wake of nas.waiting.splice(0)) wake();
+      for (const wake of nas.waiting.drain()) wake();
     }
-    for (const wake of this.idWaiters.splice(0)) wake();
+    for (const wake of this.idWaiters.drain()) wake();
     await Promise.all(
       this.sockets.splice(0).map((s) => new Promise<void>((resolve) => s.socket.close(() => resolve()))),
     );
@@ -200,10 +238,9 @@ export class CoaClient {
   // ---------------------------------------------------------------- one request/reply exchange
 
   private exchange(target: CoaTarget, code: RequestCode, session: SessionAttributes, nas: NasState): Promise<CoaReply> {
-    const attributes = sessionAttributes(session);
     return new Promise<CoaReply>((done) => {
-      this.allocate({
-        packet: Buffer.alloc(0),
+      const init: Omit<Pending, 'id' | 'socket'> = {
+        packet: EMPTY,
         target,
         code,
         nas,
@@ -212,22 +249,28 @@ export class CoaClient {
         provisional: false,
         timer: undefined,
         done,
-      })
-        .then((pending) => {
-          try {
-            pending.packet = encodeRequest(code, pending.id, target.secret, attributes);
-          } catch (err) {
-            this.finish(pending, {
-              kind: 'error',
-              attempts: 0,
-              message: `cannot encode request: ${(err as Error).message}`,
-            });
-            return;
-          }
-          nas.pending.add(pending);
-          this.transmit(pending);
-        })
-        .catch((err: Error) => done({ kind: 'error', attempts: 0, message: err.message }));
+      };
+      const send = (pending: Pending) => {
+        try {
+          pending.packet = encodeRequest(code, pending.id, target.secret, session);
+        } catch (err) {
+          this.finish(pending, {
+            kind: 'error',
+            attempts: 0,
+            message: `cannot encode request: ${(err as Error).message}`,
+          });
+          return;
+        }
+        nas.pending.add(pending);
+        this.transmit(pending);
+      };
+      // Nearly always an identifier is free on an open socket: no promise in between.
+      const free = this.closed ? undefined : this.freeIdentifier(init);
+      if (free) send(free);
+      else
+        this.allocate(init)
+          .then(send)
+          .catch((err: Error) => done({ kind: 'error', attempts: 0, message: err.message }));
     });
   }
 
@@ -316,14 +359,21 @@ export class CoaClient {
 
   // ---------------------------------------------------------------- sockets and gates
 
+  /** An identifier on an open socket with room, if any. */
+  private freeIdentifier(init: Omit<Pending, 'id' | 'socket'>): Pending | undefined {
+    for (const s of this.sockets) {
+      const pending = s.allocate(init);
+      if (pending) return pending;
+    }
+    return undefined;
+  }
+
   /** An identifier on a socket with room, opening one more socket (one at a time) when all are full. */
   private async allocate(init: Omit<Pending, 'id' | 'socket'>): Promise<Pending> {
     for (;;) {
       if (this.closed) throw new Error('CoA client closed');
-      for (const s of this.sockets) {
-        const pending = s.allocate(init);
-        if (pending) return pending;
-      }
+      const pending = this.freeIdentifier(init);
+      if (pending) return pending;
       if (this.opening) await this.opening;
       else if (this.sockets.length < this.options.maxSockets) {
         this.opening = this.openSocket().finally(() => {
@@ -357,20 +407,23 @@ export class CoaClient {
     const key = keyOf(target);
     let nas = this.nases.get(key);
     if (!nas) {
-      nas = { rtt: new RttEstimator(this.options.rto), active: 0, peak: 0, waiting: [], pending: new Set() };
+      nas = { rtt: new RttEstimator(this.options.rto), active: 0, peak: 0, waiting: new Fifo(), pending: new Set() };
       this.nases.set(key, nas);
     }
     return nas;
   }
 
-  /** A place among the NAS's in-flight requests; a released place passes straight to the next in line. */
-  private async acquire(nas: NasState): Promise<void> {
+  /**
+   * A place among the NAS's in-flight requests: at once when one is free (undefined, no promise to
+   * wait on), else a promise of the place a release passes straight to the next in line.
+   */
+  private acquire(nas: NasState): Promise<void> | undefined {
     if (nas.active < this.options.maxInFlightPerNas) {
       nas.active++;
       if (nas.active > nas.peak) nas.peak = nas.active;
-      return;
+      return undefined;
     }
-    await new Promise<void>((wake) => nas.waiting.push(wake));
+    return new Promise<void>((wake) => nas.waiting.push(wake));
   }
 
   private release(nas: NasState): void {
