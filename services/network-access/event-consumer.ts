@@ -1,7 +1,8 @@
 /**
  * Outbox events turned into router actions, idempotently by event id: an event already in
  * `processed_events`, or being worked on here, is skipped. Events arriving together (a bulk job's
- * batch) are looked up together: one query for their processed state and one for their sessions.
+ * batch) are looked up together: one query for their processed state and one for their sessions,
+ * side by side.
  */
 import { DISCONNECT_EVENT } from '../../shared/access/outbox';
 import { RATE_LIMIT_EVENT, type RateLimitEvent as RateLimitPayload } from '../../shared/fup-rate';
@@ -86,12 +87,14 @@ export class EventConsumer {
     });
     if (fresh.length === 0) return;
     try {
-      const done = await processedAmong(fresh.map((j) => j.event.event_id));
+      // Both at once: an event already processed elsewhere (a redelivery) is rare, and its sessions
+      // looked up for nothing cost less than a second round trip before every batch's first request.
+      const [done, sessions] = await Promise.all([
+        processedAmong(fresh.map((j) => j.event.event_id)),
+        liveSessions(fresh.map((j) => ({ username: j.event.username, subscriberId: j.event.subscriber_id }))),
+      ]);
       const todo = fresh.filter((j) => !done.has(j.event.event_id));
       for (const j of fresh) if (done.has(j.event.event_id)) this.working.delete(j.event.event_id);
-      const sessions = await liveSessions(
-        todo.map((j) => ({ username: j.event.username, subscriberId: j.event.subscriber_id })),
-      );
       for (const job of todo) this.track(this.run(job, sessions.get(job.event.username) ?? []));
     } catch (err) {
       // Not looked up, so not acted on: the relay sends these events again later.
