@@ -4,7 +4,7 @@
  * again with 10% of the requests unanswered (retransmits, then the RouterOS API fallback kick).
  * The app runs in a child process, so its CPU seconds are its own; the simulators run here.
  * With radclient installed, the same 5,000 Disconnect-Requests are sent by one `radclient -f -p 64`
- * against the same simulator, and the ratio is printed.
+ * against the same simulator, and the ratio is printed, with both timelines (requests per 100 ms).
  *
  * Environment (all optional):
  *   DATABASE_URL   also run the three units on this server (a fresh database, dropped after); the
@@ -153,12 +153,17 @@ interface RunResult {
   startedAt: number;
 }
 
-/** One bulk disconnect of every id; done when each new event has a recorded outcome. */
-async function run(server: Server, pool: Pool, ids: number[], token: string): Promise<RunResult> {
+/**
+ * One bulk disconnect of every id; done when each new event has a recorded outcome. The database
+ * is asked only once the NAS has seen a request for every id: counting outcomes every 10 ms from
+ * the start loaded the PostgreSQL under test while it wrote the batches.
+ */
+async function run(server: Server, pool: Pool, nas: NasSimulator, ids: number[], token: string): Promise<RunResult> {
   const {
     rows: [{ max }],
   } = await pool.query<{ max: string | null }>('select max(id) as max from outbox');
   const after = Number(max ?? 0);
+  const received0 = nas.stats.received;
   await ask(server, 'coa', 'coa');
   const cpu0 = await ask<number>(server, 'cpu', 'cpu');
   const t0 = performance.now();
@@ -176,6 +181,7 @@ async function run(server: Server, pool: Pool, ids: number[], token: string): Pr
   while (recorded < ids.length) {
     if (Date.now() > deadline) throw new Error(`only ${recorded} of ${ids.length} outcomes after 120 s`);
     await new Promise((r) => setTimeout(r, 10));
+    if (nas.stats.received - received0 < ids.length) continue;
     const {
       rows: [{ n }],
     } = await pool.query<{ n: number }>('select count(*)::int as n from coa_outcomes where event_id > $1', [after]);
@@ -228,6 +234,20 @@ function print(label: string, r: RunResult, nas: NasSimulator, count: number): v
   console.log(`  outcomes recorded ${r.recorded}/${count}: ${JSON.stringify(r.outcomes)}`);
 }
 
+/**
+ * Requests reaching the NAS per 100 ms from `t0` (first transmissions: the simulator answers
+ * duplicates itself): where the window ran empty. 64 in flight at 30 ms is at most 213 a bucket.
+ */
+function timeline(times: number[], t0: number): string {
+  const buckets: number[] = [];
+  for (const t of times) {
+    const i = Math.max(0, Math.floor((t - t0) / 100));
+    while (buckets.length <= i) buckets.push(0);
+    buckets[i]++;
+  }
+  return buckets.join(' ');
+}
+
 /** The same Disconnect-Requests through one radclient run with 64 in parallel; its wall time in s. */
 async function radclientReference(port: number, count: number): Promise<number | undefined> {
   if (!fs.existsSync(RADCLIENT)) return undefined;
@@ -277,6 +297,7 @@ async function runMode(mode: Mode): Promise<void> {
   const extra: NodeJS.ProcessEnv = { ...store.env, SERVICES: mode.services };
   // 10% of the users (every tenth) silent in the second run; the router API knows their sessions.
   let silent = false;
+  const arrivals: number[] = [];
   let nas: NasSimulator | undefined;
   let ros: RouterOsSimulator | undefined;
   let server: Server | undefined;
@@ -285,10 +306,12 @@ async function runMode(mode: Mode): Promise<void> {
     nas = await new NasSimulator({
       secret: SECRET,
       latencyMs: LATENCY_MS,
-      answer: (r) =>
-        silent && Number(/^coa(\d+)@/.exec(r.userName)?.[1]) % Math.round(100 / SILENT_PERCENT) === 0
+      answer: (r) => {
+        arrivals.push(performance.now());
+        return silent && Number(/^coa(\d+)@/.exec(r.userName)?.[1]) % Math.round(100 / SILENT_PERCENT) === 0
           ? 'silent'
-          : 'ack',
+          : 'ack';
+      },
     }).start();
     ros = await new RouterOsSimulator({ ...API, emptyReply: true }).start();
     server = await startServer(extra);
@@ -305,26 +328,33 @@ async function runMode(mode: Mode): Promise<void> {
 
     // Warm-up: the app's first requests pay for JIT and connection set-up, and the RTT estimate
     // starts at its initial guess. BENCH_COA_WARMUP=0 measures a cold start, as a newcomer sees it.
-    if (WARMUP > 0) await run(server, pool, ids.slice(0, WARMUP), token);
+    if (WARMUP > 0) await run(server, pool, nas, ids.slice(0, WARMUP), token);
     nas.resetStats();
+    arrivals.length = 0;
 
-    const answered = await run(server, pool, ids, token);
+    const answered = await run(server, pool, nas, ids, token);
     print('all answered', answered, nas, COUNT);
+    console.log(`  requests reaching the NAS per 100 ms: ${timeline(arrivals, answered.startedAt)}`);
+    arrivals.length = 0;
+    const radclientStart = performance.now();
     const reference = await radclientReference(nas.port, COUNT);
     if (reference === undefined) console.log(`  radclient not found at ${RADCLIENT}: no reference run`);
     else {
       console.log(
         `  radclient -f -p 64, same ${COUNT} requests, same simulator: ${reference.toFixed(2)} s = ${(COUNT / reference).toFixed(0)} requests/s`,
       );
+      console.log(`  radclient's requests per 100 ms: ${timeline(arrivals, radclientStart)}`);
       console.log(`  ratio bulk path / radclient: ${(answered.seconds / reference).toFixed(2)}`);
     }
 
     silent = SILENT_PERCENT > 0;
     nas.resetStats();
+    arrivals.length = 0;
     for (let i = 0; i < COUNT; i += Math.round(100 / SILENT_PERCENT))
       ros.addSession({ name: username(i), address: `100.64.0.${i & 255}` });
-    const lossy = await run(server, pool, ids, token);
+    const lossy = await run(server, pool, nas, ids, token);
     print(`${SILENT_PERCENT}% of requests unanswered (retransmit, then the RouterOS API kick)`, lossy, nas, COUNT);
+    console.log(`  requests reaching the NAS per 100 ms: ${timeline(arrivals, lossy.startedAt)}`);
     console.log(
       `  RouterOS API: ${ros.stats.connections} connection(s), ${ros.stats.commands.filter((c) => c === '/ppp/active/remove').length} sessions removed`,
     );
