@@ -844,7 +844,6 @@ export const radacct = pgTable(
       .where(sql`${t.acctstoptime} is null`),
     index('radacct_username_start_idx').on(t.username, t.acctstarttime),
     index('radacct_start_idx').on(t.acctstarttime),
-    index('radacct_nasip_idx').on(t.nasipaddress),
   ],
 );
 
