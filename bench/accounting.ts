@@ -21,7 +21,8 @@
  *
  * Environment (optional): DATABASE_URL (a server to create the two databases on; unset: an
  * embedded PostgreSQL in a scratch directory), BENCH_ACCT (100000 sessions), BENCH_ACCT_WINDOW (64),
- * BENCH_ACCT_ROLLUP_SECONDS (5).
+ * BENCH_ACCT_ROLLUP_SECONDS (5), BENCH_ACCT_SLICES (4: each phase goes to the two sides in that many
+ * parts of the sessions, alternating which side goes first, so the host's changing load is shared).
  * Needs Debian's freeradius, freeradius-postgresql and freeradius-utils; run as root or a member of
  * group freerad (the stock queries and schema live under /etc/freeradius).
  */
@@ -50,6 +51,7 @@ const COUNT = intVar(process.env, 'BENCH_ACCT', 100_000, 1);
 const WINDOW = intVar(process.env, 'BENCH_ACCT_WINDOW', 64, 1);
 const ROLLUP_SECONDS = intVar(process.env, 'BENCH_ACCT_ROLLUP_SECONDS', 5, 1);
 const ROLLUP_APP = 'bench-usage-rollup';
+const SLICES = intVar(process.env, 'BENCH_ACCT_SLICES', 4, 1);
 const SECRET = 'bench-acct-secret';
 const NAS_IP = '127.0.0.1';
 const ROOT = path.join(__dirname, '..', '..');
@@ -74,11 +76,6 @@ const uniqueId = (i: number) =>
     .createHash('md5')
     .update(`${username(i)},${sessionId(i)},${NAS_IP},,ether1,`)
     .digest('hex');
-
-interface Target {
-  label: string;
-  url: string;
-}
 
 async function q(url: string, text: string, params: unknown[] = []): Promise<void> {
   const c = new Client({ connectionString: url });
@@ -499,6 +496,56 @@ class RollupLoop {
   }
 }
 
+/** One slice of a phase sent to one side. */
+interface Slice {
+  packets: number;
+  seconds: number;
+  rtts: number[];
+  lost: number;
+  rejected: number;
+  retransmitted: number;
+  /** CPU seconds of FreeRADIUS's backends. */
+  cpu: number;
+  /** Ours: CPU seconds of the usage rollup for this slice's packets (its timer runs and the drain). */
+  rollupCpu: number;
+  rollupRuns: number;
+}
+
+/** A database with its FreeRADIUS, and (ours) the usage rollup beside it. */
+interface Side {
+  label: string;
+  url: string;
+  db: string;
+  radius: Awaited<ReturnType<typeof startRadius>>;
+  rollup?: RollupLoop;
+}
+
+async function sendSlice(side: Side, kind: Kind, packets: Record<string, string | number>[]): Promise<Slice> {
+  const { rollup } = side;
+  // The rollup's connection is open before the first reading, so its whole CPU is in the delta.
+  await rollup?.drain();
+  const before = await radiusBackendCpu(side.url, side.db);
+  const rollupBefore = await rollup?.cpu();
+  const runsBefore = rollup?.runs ?? 0;
+  rollup?.start();
+  const port = kind === 'Access-Request' ? side.radius.authPort : side.radius.acctPort;
+  const r = await send(port, kind, packets);
+  const after = await radiusBackendCpu(side.url, side.db);
+  await rollup?.drain();
+  const rollupAfter = await rollup?.cpu();
+  return {
+    packets: packets.length,
+    seconds: r.seconds,
+    rtts: r.rtts,
+    lost: r.lost,
+    rejected: r.rejected,
+    retransmitted: r.retransmitted,
+    cpu: cpuDelta(before, after),
+    rollupCpu: rollupBefore && rollupAfter ? cpuDelta(rollupBefore, rollupAfter) : 0,
+    rollupRuns: (rollup?.runs ?? 0) - runsBefore,
+  };
+}
+
 interface Phase {
   packetsPerSecond: number;
   p50: number;
@@ -507,39 +554,24 @@ interface Phase {
   rejected: number;
   retransmitted: number;
   cpuMsPerPacket: number;
-  /** Ours: the rollup's CPU for this phase's packets (its timer runs and the drain), per packet. */
   rollupMsPerPacket: number;
   rollupRuns: number;
 }
 
-async function phase(
-  target: Target,
-  db: string,
-  port: number,
-  kind: Kind,
-  packets: Record<string, string | number>[],
-  rollup?: RollupLoop,
-): Promise<Phase> {
-  const before = await radiusBackendCpu(target.url, db);
-  // The rollup's connection is open before the first reading, so its whole CPU is in the delta.
-  await rollup?.drain();
-  const rollupBefore = await rollup?.cpu();
-  const runsBefore = rollup?.runs ?? 0;
-  rollup?.start();
-  const r = await send(port, kind, packets);
-  const after = await radiusBackendCpu(target.url, db);
-  await rollup?.drain();
-  const rollupAfter = await rollup?.cpu();
+function total(slices: Slice[]): Phase {
+  const sum = (f: (s: Slice) => number) => slices.reduce((n, s) => n + f(s), 0);
+  const packets = sum((s) => s.packets);
+  const rtts = slices.flatMap((s) => s.rtts).sort((x, y) => x - y);
   return {
-    packetsPerSecond: packets.length / r.seconds,
-    p50: percentile(r.rtts, 50),
-    p95: percentile(r.rtts, 95),
-    lost: r.lost,
-    rejected: r.rejected,
-    retransmitted: r.retransmitted,
-    cpuMsPerPacket: (cpuDelta(before, after) * 1000) / packets.length,
-    rollupMsPerPacket: rollupBefore && rollupAfter ? (cpuDelta(rollupBefore, rollupAfter) * 1000) / packets.length : 0,
-    rollupRuns: (rollup?.runs ?? 0) - runsBefore,
+    packetsPerSecond: packets / sum((s) => s.seconds),
+    p50: percentile(rtts, 50),
+    p95: percentile(rtts, 95),
+    lost: sum((s) => s.lost),
+    rejected: sum((s) => s.rejected),
+    retransmitted: sum((s) => s.retransmitted),
+    cpuMsPerPacket: (sum((s) => s.cpu) * 1000) / packets,
+    rollupMsPerPacket: (sum((s) => s.rollupCpu) * 1000) / packets,
+    rollupRuns: sum((s) => s.rollupRuns),
   };
 }
 
@@ -547,49 +579,69 @@ const fmt = (p: Phase) =>
   `${p.packetsPerSecond.toFixed(0)} packets/s, reply p50 ${p.p50.toFixed(1)} ms p95 ${p.p95.toFixed(1)} ms, lost ${p.lost}, ${p.rejected ? `REJECTED ${p.rejected}, ` : ''}retransmitted ${p.retransmitted}, PostgreSQL CPU ${p.cpuMsPerPacket.toFixed(3)} ms/packet` +
   (p.rollupRuns ? ` + usage rollup ${p.rollupMsPerPacket.toFixed(3)} ms/packet (${p.rollupRuns} runs)` : '');
 
-async function measure(target: Target, db: string, seed: (url: string) => Promise<void>, withRollup: boolean) {
-  console.log(`\n=== ${target.label} ===`);
-  const t0 = performance.now();
-  await seed(target.url);
-  console.log(`  seeded ${COUNT} open sessions in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-  const { proc, acctPort, authPort, log } = await startRadius(target.url);
-  const rollup = withRollup ? new RollupLoop(target.url) : undefined;
-  try {
-    const ids = Array.from({ length: COUNT }, (_, i) => i);
-    const auth = await phase(target, db, authPort, 'Access-Request', ids.map(access), rollup);
-    console.log(`  Access-Request: ${fmt(auth)}`);
-    const i1 = await phase(
-      target,
-      db,
-      acctPort,
-      'Accounting-Request',
-      ids.map((i) => interim(i, 1)),
-      rollup,
-    );
-    console.log(`  Interim-Update: ${fmt(i1)}`);
-    const rc = await radclient(
-      acctPort,
-      ids.map((i) => interim(i, 2)),
-    );
-    console.log(
-      rc === undefined
-        ? '  radclient not found: no cross-check'
-        : `  radclient -p ${Math.min(WINDOW, 255)}, the first ${Math.min(COUNT, 1000)} Interim-Updates again (round 2): ${(Math.min(COUNT, 1000) / rc).toFixed(0)} packets/s`,
-    );
-    const st = await phase(target, db, acctPort, 'Accounting-Request', ids.map(stop), rollup);
-    console.log(`  Stop: ${fmt(st)}`);
-    if (rollup?.errors.length)
-      console.log(`  usage rollup FAILED ${rollup.errors.length} time(s), e.g. ${rollup.errors.at(-1)}`);
-    return { auth, interim: i1, stop: st };
-  } finally {
-    await rollup?.close();
-    await stopRadius(proc);
-    const errors = log()
-      .split('\n')
-      .filter((l) => /ERROR|No connections available|Discarding|conflicting/i.test(l));
-    if (errors.length)
-      console.log(`  FreeRADIUS logged ${errors.length} error line(s), e.g. ${errors.slice(-2).join(' | ')}`);
+/**
+ * A phase in SLICES parts of the sessions: each part goes to both sides back to back, ours first
+ * in even parts and stock first in odd ones, so a change in the host's load (it is shared) falls on
+ * both sides alike. Prints each side's totals and each part's ratio of packets/s.
+ */
+async function alternate(
+  name: string,
+  [ours, stock]: [Side, Side],
+  kind: Kind,
+  packet: (i: number) => Record<string, string | number>,
+): Promise<[Phase, Phase]> {
+  const slices: [Slice[], Slice[]] = [[], []];
+  const size = Math.ceil(COUNT / SLICES);
+  for (let k = 0; k < SLICES; k++) {
+    const ids = Array.from({ length: Math.min(size, COUNT - k * size) }, (_, j) => k * size + j);
+    if (ids.length === 0) break;
+    const packets = ids.map(packet);
+    const order = k % 2 === 0 ? [0, 1] : [1, 0];
+    for (const side of order) slices[side].push(await sendSlice(side === 0 ? ours : stock, kind, packets));
   }
+  const phases: [Phase, Phase] = [total(slices[0]), total(slices[1])];
+  console.log(`\n${name}`);
+  console.log(`  ours:  ${fmt(phases[0])}`);
+  console.log(`  stock: ${fmt(phases[1])}`);
+  const parts = slices[0].map((a, k) =>
+    (a.packets / a.seconds / (slices[1][k].packets / slices[1][k].seconds)).toFixed(2),
+  );
+  console.log(`  ours/stock packets/s by part (alternating order): ${parts.join(', ')}`);
+  return phases;
+}
+
+async function startSide(label: string, url: string, db: string, withRollup: boolean): Promise<Side> {
+  return { label, url, db, radius: await startRadius(url), rollup: withRollup ? new RollupLoop(url) : undefined };
+}
+
+async function stopSide(side: Side): Promise<void> {
+  await side.rollup?.close();
+  await stopRadius(side.radius.proc);
+  const errors = side.radius
+    .log()
+    .split('\n')
+    .filter((l) => /ERROR|No connections available|Discarding|conflicting/i.test(l));
+  if (errors.length)
+    console.log(
+      `${side.label}: FreeRADIUS logged ${errors.length} error line(s), e.g. ${errors.slice(-2).join(' | ')}`,
+    );
+  if (side.rollup?.errors.length)
+    console.log(
+      `${side.label}: usage rollup FAILED ${side.rollup.errors.length} time(s), e.g. ${side.rollup.errors.at(-1)}`,
+    );
+}
+
+async function crossCheck(side: Side): Promise<void> {
+  const ids = Array.from({ length: COUNT }, (_, i) => i);
+  const rc = await radclient(
+    side.radius.acctPort,
+    ids.map((i) => interim(i, 2)),
+  );
+  console.log(
+    rc === undefined
+      ? `  ${side.label}: radclient not found, no cross-check`
+      : `  ${side.label}: radclient -p ${Math.min(WINDOW, 255)}, the first ${Math.min(COUNT, 1000)} Interim-Updates again (round 2): ${(Math.min(COUNT, 1000) / rc).toFixed(0)} packets/s`,
+  );
 }
 
 const LABELS = { auth: 'Access-Request', interim: 'Interim-Update', stop: 'Stop' } as const;
@@ -620,18 +672,29 @@ async function main(): Promise<void> {
     console.log(
       `${COUNT} sessions, ${WINDOW} requests in flight, ${os.cpus().length} CPUs, load average ${os.loadavg()[0].toFixed(1)}`,
     );
-    const a = await measure(
-      { label: 'ours: billing schema with its triggers and the usage rollup', url: oursUrl },
-      ours,
-      seedOurs,
-      true,
-    );
-    const b = await measure(
-      { label: "stock: FreeRADIUS's schema.sql, no triggers", url: withDb(serverUrl, stock) },
-      stock,
-      seedStock,
-      false,
-    );
+    const stockUrl = withDb(serverUrl, stock);
+    for (const [label, url, seed] of [
+      ['ours', oursUrl, seedOurs],
+      ['stock', stockUrl, seedStock],
+    ] as const) {
+      const t0 = performance.now();
+      await seed(url);
+      console.log(`${label}: seeded ${COUNT} open sessions in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    }
+    const sides: [Side, Side] = [
+      await startSide('ours (billing schema, its triggers, the usage rollup)', oursUrl, ours, true),
+      await startSide("stock (FreeRADIUS's schema.sql, no triggers)", stockUrl, stock, false),
+    ];
+    const a = { auth: {}, interim: {}, stop: {} } as Record<keyof typeof LABELS, Phase>;
+    const b = { auth: {}, interim: {}, stop: {} } as Record<keyof typeof LABELS, Phase>;
+    try {
+      [a.auth, b.auth] = await alternate(LABELS.auth, sides, 'Access-Request', access);
+      [a.interim, b.interim] = await alternate(LABELS.interim, sides, 'Accounting-Request', (i) => interim(i, 1));
+      for (const side of sides) await crossCheck(side);
+      [a.stop, b.stop] = await alternate(LABELS.stop, sides, 'Accounting-Request', stop);
+    } finally {
+      for (const side of sides) await stopSide(side);
+    }
     // Every Interim-Update and Stop reflected in usage: 33,000 octets per session today.
     const c = new Client({ connectionString: oursUrl });
     await c.connect();
