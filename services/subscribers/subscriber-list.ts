@@ -1,6 +1,6 @@
 /**
  * GET /api/subscribers. Every filter reads an indexed column of `subscribers` (is_online, ip and
- * last NAS are kept there by the radacct trigger), search uses the trigram indexes through ILIKE,
+ * last NAS are kept there from radacct), search uses the trigram indexes through ILIKE,
  * and the default and expiry sorts have (column, id) indexes over live rows, so a page stays fast
  * on a million rows. `total` is exact up to EXACT_TOTAL_CAP matches, an estimate above it (shared/pagination).
  */

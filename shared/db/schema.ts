@@ -222,9 +222,9 @@ export const subscribers = pgTable(
     dailyQuotaGb: numeric('daily_quota_gb', { precision: 12, scale: 3 }),
     monthlyQuotaGb: numeric('monthly_quota_gb', { precision: 12, scale: 3 }),
     extraQuotaBytes: bigint('extra_quota_bytes', { mode: 'number' }).notNull().default(0),
-    /** UTC day the daily counter covers (its month: the monthly counter's); kept by the radacct usage trigger. */
+    /** UTC day the daily counter covers (its month: the monthly counter's); kept by the usage rollup. */
     usageDay: date('usage_day'),
-    /** Usage moved since the FUP engine last compared it with the plan (set by the radacct usage trigger). */
+    /** Usage moved since the FUP engine last compared it with the plan (set by writers other than accounting: fup_queue). */
     fupPending: boolean('fup_pending').notNull().default(false),
     walletBalance: money('wallet_balance').notNull().default(0),
     expiryDate: date('expiry_date').notNull(),
@@ -233,7 +233,7 @@ export const subscribers = pgTable(
     autoRenew: boolean('auto_renew').notNull().default(false),
     /** Why access is blocked now (`expired`, `quota`, `overdue`) or null; the RADIUS rows follow it. */
     blockedReason: text('blocked_reason').$type<BlockedReason>(),
-    /** Kept by a trigger on radacct so list filters need no scan of accounting. */
+    /** Kept from radacct (a Start's trigger, a Stop's usage rollup) so list filters need no scan of accounting. */
     isOnline: boolean('is_online').notNull().default(false),
     ipAddress: inet('ip_address'),
     lastNasId: integer('last_nas_id'),
@@ -295,7 +295,7 @@ export const subscribers = pgTable(
 );
 
 /**
- * Subscribers whose usage moved since the FUP engine last looked (the radacct usage trigger inserts,
+ * Subscribers whose usage moved since the FUP engine last looked (the usage rollup inserts,
  * the engine claims and deletes). A narrow queue rather than a flag on `subscribers`: flipping an
  * indexed flag made every interim a non-HOT update of `subscribers` and its 20 indexes.
  */

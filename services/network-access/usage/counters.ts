@@ -1,6 +1,6 @@
 /**
- * Day and month boundaries of the usage counters. The radacct trigger (migration 0007) already
- * starts the counters afresh when traffic arrives on a new day; this resets the subscribers that
+ * Day and month boundaries of the usage counters. The usage rollup already starts the counters
+ * afresh when traffic arrives on a new day; this resets the subscribers that
  * had none yet, so reads and the FUP level are right from the first minute of the day.
  */
 import { sql } from 'drizzle-orm';

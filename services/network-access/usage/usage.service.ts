@@ -30,7 +30,7 @@ export interface UsageRunResult {
 
 const isIsoDate = (v: string) => /^\d{4}-\d{2}-\d{2}$/.test(v) && !Number.isNaN(Date.parse(`${v}T00:00:00Z`));
 
-/** `today` defaults to the database's UTC date (the radacct trigger's clock). */
+/** `today` defaults to the database's UTC date (the clock the radacct trigger dates deltas by). */
 export async function runUsage(today?: string): Promise<UsageRunResult> {
   // The FUP engine and the resets read the counters: what accounting heard so far goes in first.
   await rollupUsage(db());
