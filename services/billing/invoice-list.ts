@@ -27,7 +27,7 @@ import {
 } from '../../shared/pagination/total';
 import { CURRENCY_DIVISOR, INVOICE_LIST_JSON } from './invoice-json';
 import { Lru } from '../../shared/lru';
-import { LIST_CHANGES_KEPT, type ListPage, listPageKey } from './list-page-cache';
+import { LIST_CHANGES_KEPT, type ListPage, listPageKey, type PageJson } from './list-page-cache';
 import { namedRows } from './sql';
 import { type NameSample, rareWordPattern } from './name-lookup';
 
@@ -323,6 +323,7 @@ function buildStatement(s: Shape, name: string): Statement {
   // is and sent back as is, never parsed in Node (a miss pays for keeping too).
   const kept = keepable(s)
     ? `, (select coalesce(array_agg(i.id order by ${order}), '{}')::text from page i) as ids,
+      (select coalesce(array_agg(i.row_version order by ${order}), '{}')::text from rows i) as versions,
       (select n from invoice_list_generation) as generation`
     : '';
   // Planned once (planOnce): the offset out of the planner's sight, and a constant cap that bounds
@@ -336,7 +337,7 @@ function buildStatement(s: Shape, name: string): Statement {
     numbers === undefined ? '' : `, (select count(*) from number_matches) > ${EXACT_TOTAL_CAP} as spilled`;
   const text = `with ${numbers === undefined ? '' : `number_matches as materialized (${numbers}),`}
       page as materialized (${pageIds}),
-      rows as (select i.* from page join invoices i using (id)),
+      rows as (select i.*, i.xmin as row_version from page join invoices i using (id)),
       n as (select count(*)::int as n from page)
     select (select coalesce(json_agg(${INVOICE_LIST_JSON} order by ${order}), '[]')::text from rows i cross join ${CURRENCY_DIVISOR}) as json,
       n.n as "rowCount", ${total}::int as total${kept}${spilled}
@@ -463,9 +464,11 @@ export function useNameSample(sample: NameSample | undefined): void {
 
 /** Pages kept between requests (list-page-cache.ts); sized when the billing service starts. */
 let listPages = new Lru<ListPage>(0);
+let pageJsons = new Lru<PageJson>(0);
 
 export function keepListPages(maxEntries: number): void {
   listPages = new Lru<ListPage>(maxEntries);
+  pageJsons = new Lru<PageJson>(Math.min(maxEntries, KEPT_JSON_PAGES));
 }
 
 /**
@@ -478,42 +481,70 @@ export function keepListPages(maxEntries: number): void {
 const dateCounts = new Lru<{ count: number; generation: number }>(10_000);
 
 /**
- * A kept page's rows, read fresh in the kept order (a payment shows at once), in the same snapshot
- * as the generation: when that is the page's, or no change logged since the page's generation
- * matches its filter ($3-$6; list-page-cache.ts), the ids are still the page. Null otherwise. The
- * log holds every generation after the page's only while it holds the next one (pruned oldest first;
+ * A kept page, in one snapshot: whether its ids are still the page (the generation is the page's, or
+ * no change logged since the page's generation matches its filter, $3-$6; list-page-cache.ts), and
+ * then its rows' versions and, only when one of them is not the kept one ($8: a payment, a status
+ * change), the rows' JSON in the kept order. A row's xmin is the transaction that wrote that version,
+ * so equal versions are equal rows and the kept JSON is theirs (a frozen row reads as another xmin:
+ * rebuilt, never stale); building 50 rows' JSON was most of a kept page's PostgreSQL time. The log
+ * holds every generation after the page's only while it holds the next one (pruned oldest first;
  * every bump logs at least one row), and its range is scanned only up to LIST_CHANGES_KEPT.
  */
-const KEPT_PAGE = `select g.n as generation, case when g.n = $2::bigint or ($7::boolean and g.n - $2::bigint <= ${LIST_CHANGES_KEPT}
+const KEPT_PAGE = `select g.n as generation, c.current, v.versions,
+    case when c.current and v.versions is distinct from $8::text then (select coalesce(json_agg(${INVOICE_LIST_JSON} order by p.k), '[]')::text
+      from unnest($1::int[]) with ordinality p(id, k) join invoices i using (id) cross join ${CURRENCY_DIVISOR}) end as json
+  from invoice_list_generation g
+  cross join lateral (select g.n = $2::bigint or ($7::boolean and g.n - $2::bigint <= ${LIST_CHANGES_KEPT}
       and exists (select 1 from invoice_list_changes c where c.generation = $2::bigint + 1)
       and not exists (select 1 from invoice_list_changes c where c.generation > $2::bigint and c.generation <= g.n
         and (c.every or (($3::int[] is null or c.reseller_id = any($3::int[]))
           and ($4::date is null or c.issue_date >= $4::date) and ($5::date is null or c.issue_date <= $5::date)
-          and ($6::text is null or c.search_text like $6::text)))))
-    then (select coalesce(json_agg(${INVOICE_LIST_JSON} order by p.k), '[]')::text
-      from unnest($1::int[]) with ordinality p(id, k) join invoices i using (id) cross join ${CURRENCY_DIVISOR}) end as json
-  from invoice_list_generation g`;
+          and ($6::text is null or c.search_text like $6::text))))) as current) c
+  cross join lateral (select case when c.current then (select coalesce(array_agg(i.xmin order by p.k), '{}')::text
+      from unnest($1::int[]) with ordinality p(id, k) join invoices i using (id)) end as versions) v`;
 
 async function keptPage(key: string): Promise<{ json: string; total: number } | undefined> {
   const page = listPages.get(key);
   if (!page) return undefined;
   const { filter } = page;
-  const [row] = await namedRows<{ json: string | null; generation: string }>('billing_list_kept_page', KEPT_PAGE, [
-    page.ids,
-    page.generation,
-    filter.resellers,
-    filter.from,
-    filter.to,
-    filter.pattern,
-    filter.checkable,
-  ]);
-  if (row.json === null) {
+  const kept = pageJsons.get(key);
+  const [row] = await namedRows<{ generation: string; current: boolean; versions: string; json: string | null }>(
+    'billing_list_kept_page',
+    KEPT_PAGE,
+    [
+      page.ids,
+      page.generation,
+      filter.resellers,
+      filter.from,
+      filter.to,
+      filter.pattern,
+      filter.checkable,
+      kept?.versions ?? null,
+    ],
+  );
+  if (!row.current) {
     listPages.delete(key);
+    pageJsons.delete(key);
     return undefined;
   }
   // Confirmed at this generation: the next request checks only the changes logged after it.
   page.generation = Math.max(page.generation, Number(row.generation));
+  if (row.json === null) return { json: kept!.json, total: page.total };
+  keepJson(key, row.json, row.versions);
   return { json: row.json, total: page.total };
+}
+
+/**
+ * Kept pages' JSON (PageJson), fewer than the pages: a page of 50 rows is about 27 KB of text, so
+ * KEPT_JSON_PAGES of at most KEPT_JSON_CHARS each bound it to 64 MB per process; a page without
+ * kept JSON builds it from its kept ids.
+ */
+const KEPT_JSON_PAGES = 1_000;
+const KEPT_JSON_CHARS = 64 * 1024;
+
+function keepJson(key: string, json: string, versions: string): void {
+  if (json.length <= KEPT_JSON_CHARS) pageJsons.set(key, { json, versions });
+  else pageJsons.delete(key);
 }
 
 /** One page as an API JSON array and its total (see the header for which total each list gets). */
@@ -569,7 +600,7 @@ export async function listInvoicesJson(scope: Scope, f: ListFilter): Promise<{ j
   // cap) read one statement earlier. A write committed between the two changes the generation: such
   // a page is served, as it would have been before, but not kept, or it would be kept as current.
   if (key !== undefined && (found === undefined || row.generation === found.generation)) {
-    listPages.set(key, {
+    const page: ListPage = {
       ids: row.ids!,
       total,
       generation: Number(row.generation!),
@@ -580,7 +611,9 @@ export async function listInvoicesJson(scope: Scope, f: ListFilter): Promise<{ j
         pattern: found?.lowered ?? null,
         checkable: !f.search?.includes('\u0001'),
       },
-    });
+    };
+    listPages.set(key, page);
+    keepJson(key, row.json, row.versions!);
   }
   return { json: row.json, total };
 }
@@ -590,6 +623,8 @@ interface PageRow {
   rowCount: number;
   total: number;
   ids?: string;
+  /** The rows' versions (xmin) in list order, as PostgreSQL's array text (KEPT_PAGE). */
+  versions?: string;
   generation?: number;
   /** A number's matches passed the cap (numberMatches): the page is not the list's. */
   spilled?: boolean;

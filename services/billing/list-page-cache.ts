@@ -52,6 +52,12 @@ export interface ListPage {
   filter: PageFilter;
 }
 
+/** A kept page's JSON as last read, served again while its rows' versions (xmin, in list order) stand. */
+export interface PageJson {
+  json: string;
+  versions: string;
+}
+
 export function listPageKey(k: ListPageKey): string {
   return JSON.stringify([
     k.search ?? null,

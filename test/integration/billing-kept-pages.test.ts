@@ -357,7 +357,15 @@ describe('a kept page and the changes logged since (invoice_list_changes)', () =
         (await expectedIds('reseller_id = any($1)', [[tree.root, tree.child]])).length,
       );
     };
-    expect(ids(await list(q, rootToken))).toEqual(await inTree());
+    const shown = await list(q, rootToken);
+    expect(ids(shown)).toEqual(await inTree());
+    // The kept JSON is served while its rows stand; any write to one of them shows on the next request.
+    expect((await list(q, rootToken)).data).toEqual(shown.data);
+    await t.pool.query(`update invoices set status = 'void', notes = 'voided' where id = $1`, [shown.data[1].id]);
+    const voided = await computed(q, rootToken);
+    expect(voided.computed).toBe(false);
+    expect(voided.page.data[1]).toMatchObject({ id: shown.data[1].id, status: 'void', notes: 'voided' });
+    expect(voided.page.data[0]).toEqual(shown.data[0]);
     // Unrelated: another reseller's new invoice, then its deletion; the page is confirmed at each generation.
     const [elsewhere] = await invoicesFor(kept.other[40], tree.other, 1);
     await expectKept();
