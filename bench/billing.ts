@@ -228,12 +228,17 @@ interface PhaseFigures {
 /** The bench's own connections (seed, writer, payments' pool) are left out of PostgreSQL's CPU. */
 const BENCH_APPLICATION = 'bench-billing';
 
-/** CPU seconds so far of the database's backends serving the app (not this bench's own connections). */
+/**
+ * CPU seconds so far of the database's backends serving the app: not this bench's own connections, nor
+ * autovacuum, which a fresh seed keeps busy for minutes.
+ */
 let databaseUrl = '';
 const appBackendCpu = () =>
-  backendCpu(databaseUrl, 'datname = current_database() and application_name <> $1 and pid <> pg_backend_pid()', [
-    BENCH_APPLICATION,
-  ]);
+  backendCpu(
+    databaseUrl,
+    `datname = current_database() and backend_type = 'client backend' and application_name <> $1 and pid <> pg_backend_pid()`,
+    [BENCH_APPLICATION],
+  );
 
 async function httpPhase(
   name: string,
