@@ -16,6 +16,8 @@
  *   queue in order.
  */
 import dgram from 'node:dgram';
+import dns from 'node:dns';
+import { isIP } from 'node:net';
 import {
   encodeRequest,
   errorCauseOf,
@@ -56,6 +58,7 @@ export const DEFAULT_COA_OPTIONS: CoaClientOptions = {
 
 const IDS_PER_SOCKET = 256;
 const EMPTY = Buffer.alloc(0);
+const TIMER_TICK_MS = 5;
 
 interface Pending {
   socket: UdpSocket;
@@ -293,7 +296,11 @@ export class CoaClient {
 
   private arm(p: Pending, ms: number): void {
     if (p.timer) clearTimeout(p.timer);
-    p.timer = setTimeout(() => this.onTimeout(p), Math.max(0, ms));
+    // Node keeps one timer list per duration in ms: an RTO drifting by a millisecond at a time made
+    // a list per request that emptied on its reply (a priority-queue removal each). Whole ticks
+    // keep a stream of requests on one list, at most TIMER_TICK_MS late.
+    const due = Math.ceil(Math.max(0, ms) / TIMER_TICK_MS) * TIMER_TICK_MS;
+    p.timer = setTimeout(() => this.onTimeout(p), due);
   }
 
   private onTimeout(p: Pending): void {
@@ -386,7 +393,7 @@ export class CoaClient {
 
   private async openSocket(): Promise<void> {
     // Up to 256 replies can arrive at once on a socket: room for them (capped by net.core.rmem_max).
-    const socket = dgram.createSocket({ type: 'udp4', recvBufferSize: 1 << 20 });
+    const socket = dgram.createSocket({ type: 'udp4', recvBufferSize: 1 << 20, lookup: literalFirst });
     const wrapped = new UdpSocket(socket);
     socket.on('message', (msg, from) => this.onMessage(wrapped, msg, from));
     // A send error surfaces in the send callback; this only keeps an ICMP-driven error from crashing the process.
@@ -431,6 +438,20 @@ export class CoaClient {
     if (next) next();
     else nas.active--;
   }
+}
+
+/**
+ * A NAS is addressed by its IP (the nas row's address): dgram's default lookup still goes through
+ * dns.lookup, which answers a literal on the next tick, so every send waited a tick and a closure.
+ */
+function literalFirst(
+  hostname: string,
+  options: dns.LookupOneOptions,
+  callback: (err: NodeJS.ErrnoException | null, address: string, family: number) => void,
+): void {
+  const family = isIP(hostname);
+  if (family) callback(null, hostname, family);
+  else dns.lookup(hostname, options, callback);
 }
 
 function keyOf(target: { host: string; port: number }): string {
