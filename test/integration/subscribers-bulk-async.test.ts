@@ -1,4 +1,4 @@
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { subscribers } from '../../shared/db/schema';
 import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
 import { waitFor } from '../helpers/wait';
@@ -111,4 +111,50 @@ it('a bulk renew of subscribers already renewed today answers 202 when it outliv
     succeeded: [],
     failed: [{ id: s.body.data.id, reason: 'already renewed today' }],
   });
+});
+
+it('a job over several batches (a small first one, then 500s) acts on every id once, in order, with its outbox and audit rows', async () => {
+  const r = await api.post('/api/resellers', { name: 'r3', balance: 100, currency: 'USD' }, { token: admin });
+  const plan = await api.post(
+    '/api/services',
+    { name: 'p3', price: 1, duration_days: 30, currency: 'USD' },
+    { token: admin },
+  );
+  const { rows } = await t.db.execute<{ id: number }>(sql`
+    insert into subscribers (username, password_enc, service_id, reseller_id, expiry_date)
+    select 'many' || g, 'x', ${plan.body.data.id}::int, ${r.body.data.id}::int, current_date + 30
+      from generate_series(1, 700) g order by g returning id`);
+  const ids = rows.map((row) => Number(row.id));
+  // A missing id inside the first batch and one past it.
+  const requested = [...ids.slice(0, 10), 424243, ...ids.slice(10, 600), 424244, ...ids.slice(600)];
+  const res = await api.post('/api/subscribers/bulk-action', { ids: requested, action: 'disable' }, { token: admin });
+  expect(res.status).toBe(202);
+  const jobId = res.body.data.job_id as number;
+  const job = await waitFor(
+    'the job leaving running',
+    async () => {
+      const data = (await api.get(`/api/subscribers/bulk-jobs/${jobId}`, { token: admin })).body.data;
+      return data.status !== 'running' && data;
+    },
+    30_000,
+  );
+  expect(job).toMatchObject({
+    status: 'done',
+    total: 702,
+    processed: 702,
+    succeeded: ids,
+    failed: [
+      { id: 424243, reason: 'subscriber not found' },
+      { id: 424244, reason: 'subscriber not found' },
+    ],
+  });
+  const [counts] = (
+    await t.db.execute<{ inactive: number; events: number; audits: number }>(sql`
+      select (select count(*)::int from subscribers where id = any(${sql.param(ids)}::int[]) and status = 'inactive') as inactive,
+             (select count(*)::int from outbox where (payload ->> 'subscriber_id')::int = any(${sql.param(ids)}::int[])
+                and payload ->> 'reason' = 'disable') as events,
+             (select count(*)::int from audit_log where action = 'subscriber.disable'
+                and (details ->> 'bulk_job')::int = ${jobId}::int) as audits`)
+  ).rows;
+  expect(counts).toEqual({ inactive: 700, events: 700, audits: 700 });
 });
