@@ -32,6 +32,8 @@ export class EventConsumer {
   private batch: Job[] = [];
   private scheduled = false;
   private readonly working = new Set<number>();
+  /** Events whose router action is under way (not yet waiting for their outcome to be written). */
+  private acting = 0;
   private stopped = false;
 
   constructor(
@@ -105,6 +107,8 @@ export class EventConsumer {
 
   private async run(job: Job, sessions: LiveSession[]): Promise<void> {
     const e = job.event;
+    this.acting++;
+    let acting = true;
     try {
       // A CoA can set a rate but not lift one: with no limit to apply, the session is disconnected
       // and reconnects with the attributes FreeRADIUS now gives it.
@@ -112,8 +116,10 @@ export class EventConsumer {
         job.action === 'rate_limit' && job.event.rate_limit
           ? await this.actions.changeRate(e.username, sessions, job.event.rate_limit)
           : await this.actions.disconnect(e.username, sessions);
+      this.acting--;
+      acting = false;
       if (this.stopped) return;
-      await this.recorder.record({
+      const recorded = this.recorder.record({
         event_id: e.event_id,
         source: 'event',
         action: job.action,
@@ -126,7 +132,11 @@ export class EventConsumer {
         outcome: result.outcome,
         sessions: result.sessions,
       });
+      // The last action of a burst: its outcomes are written now rather than after the recorder's delay.
+      if (this.acting === 0) void this.recorder.flush();
+      await recorded;
     } finally {
+      if (acting) this.acting--;
       this.working.delete(e.event_id);
     }
   }
