@@ -113,7 +113,7 @@ it('a bulk renew of subscribers already renewed today answers 202 when it outliv
   });
 });
 
-it('a job over several batches (a small first one, then 500s) acts on every id once, in order, with its outbox and audit rows', async () => {
+it('a job over several batches (64, 128, 256, then 500s) acts on every id once, in order, with its outbox and audit rows', async () => {
   const r = await api.post('/api/resellers', { name: 'r3', balance: 100, currency: 'USD' }, { token: admin });
   const plan = await api.post(
     '/api/services',
@@ -125,7 +125,7 @@ it('a job over several batches (a small first one, then 500s) acts on every id o
     select 'many' || g, 'x', ${plan.body.data.id}::int, ${r.body.data.id}::int, current_date + 30
       from generate_series(1, 700) g order by g returning id`);
   const ids = rows.map((row) => Number(row.id));
-  // A missing id inside the first batch and one past it.
+  // A missing id inside the first batch (64) and one in the fourth (from 448 on).
   const requested = [...ids.slice(0, 10), 424243, ...ids.slice(10, 600), 424244, ...ids.slice(600)];
   const res = await api.post('/api/subscribers/bulk-action', { ids: requested, action: 'disable' }, { token: admin });
   expect(res.status).toBe(202);
