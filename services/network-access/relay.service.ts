@@ -59,7 +59,16 @@ export async function drainOutbox(broker: ServiceBroker): Promise<number> {
        where o.id = claimed.id
       returning o.id, o.event, o.payload`);
     rows.sort((a, b) => Number(a.id) - Number(b.id));
-    await Promise.all(rows.map((r) => broker.emit(r.event, { ...r.payload, event_id: Number(r.id) })));
+    try {
+      await Promise.all(rows.map((r) => broker.emit(r.event, { ...r.payload, event_id: Number(r.id) })));
+    } catch (err) {
+      // The broker refused (a transporter down): the batch goes back to the next drain rather than
+      // waiting for the redelivery sweep; any of it already sent is skipped by the consumer's event id.
+      await db().execute(sql`
+        update outbox set published_at = null
+         where id = any(${sql.param(rows.map((r) => Number(r.id)))}::bigint[])`);
+      throw err;
+    }
     total += rows.length;
     if (rows.length < BATCH) return total;
   }

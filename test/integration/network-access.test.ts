@@ -433,6 +433,34 @@ describe('outbox events', () => {
     expect(published.rows[0].n).toBe(1200);
     expect(new Set(seen).size).toBe(seen.length);
   });
+
+  it('a batch the broker refuses goes back to the outbox and is published by the next drain', async () => {
+    const refused: number[] = [];
+    const failing = {
+      emit: async (_event: string, payload: { event_id: number }) => {
+        refused.push(payload.event_id);
+        throw new Error('transporter down');
+      },
+    };
+    // The app's relay, woken by the insert, may claim the rows first: insert again until this drain does.
+    for (let i = 0; refused.length === 0 && i < 20; i++) {
+      await t.db.execute(
+        sql`insert into outbox (event, payload) select 'test.refused', jsonb_build_object('n', g) from generate_series(1, 5) g`,
+      );
+      await drainOutbox(failing as never).catch((err: Error) => expect(err.message).toBe('transporter down'));
+    }
+    expect(refused.length).toBeGreaterThan(0);
+    // Published again by the app's relay at its next poll: a second attempt, not left for the sweep.
+    await waitFor(
+      'the refused rows published again',
+      async () =>
+        (
+          await t.db.execute<{ n: number }>(
+            sql`select count(*)::int as n from outbox where id = any(${sql.param(refused)}::bigint[]) and published_at is not null and attempts = 2`,
+          )
+        ).rows[0].n === new Set(refused).size,
+    );
+  });
 });
 
 describe('ping and torch through the router API', () => {
