@@ -26,6 +26,9 @@ export interface RateLimitEvent extends RateLimitPayload {
   event_id: number;
 }
 
+/** Actions started in one go: see process(). */
+const START_SLICE = 64;
+
 type Job = { action: 'disconnect'; event: DisconnectEvent } | { action: 'rate_limit'; event: RateLimitEvent };
 
 export class EventConsumer {
@@ -97,7 +100,17 @@ export class EventConsumer {
       ]);
       const todo = fresh.filter((j) => !done.has(j.event.event_id));
       for (const j of fresh) if (done.has(j.event.event_id)) this.working.delete(j.event.event_id);
-      for (const job of todo) this.track(this.run(job, sessions.get(job.event.username) ?? []));
+      for (let i = 0; i < todo.length; i++) {
+        // A batch's 500 actions started in slices, the event loop reading what arrived in between:
+        // replies to the requests already out, each of which frees a place among those in flight
+        // (starting 500 at once held the loop for up to 15 ms during a bulk job, bench:coa).
+        if (i > 0 && i % START_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+        if (this.stopped) {
+          for (const j of todo.slice(i)) this.working.delete(j.event.event_id);
+          return;
+        }
+        this.track(this.run(todo[i], sessions.get(todo[i].event.username) ?? []));
+      }
     } catch (err) {
       // Not looked up, so not acted on: the relay sends these events again later.
       for (const j of fresh) this.working.delete(j.event.event_id);

@@ -306,6 +306,29 @@ describe('outbox events', () => {
     for (const n of names) expect(nasSim.requests.filter((r) => r.userName === n)).toHaveLength(1);
   });
 
+  it('a bulk disconnect of 200 online subscribers (several bulk batches, actions started in slices): one request and one outcome each', async () => {
+    const { rows } = await t.db.execute<{ id: number; username: string }>(sql`
+      insert into subscribers (username, password_enc, service_id, reseller_id, expiry_date)
+      select 'many' || g || '@north', 'x', ${planId}::int, ${resellerId}::int, current_date + 30
+        from generate_series(1, 200) g order by g returning id, username`);
+    await t.db.execute(sql`
+      insert into radacct (acctsessionid, acctuniqueid, username, nasipaddress, framedipaddress, acctstarttime, acctupdatetime)
+      select 'many-' || g, 'many-u-' || g, 'many' || g || '@north', '127.0.0.1', inet '100.65.0.0' + g, now() - interval '1 hour', now()
+        from generate_series(1, 200) g`);
+    const ids = rows.map((r) => Number(r.id));
+    const res = await api.post('/api/subscribers/bulk-action', { ids, action: 'disconnect' }, { token: adminToken() });
+    expect(res.status).toBe(200);
+    const outcomes = await waitFor('200 outcomes', async () => {
+      const found = await t.db
+        .select()
+        .from(coaOutcomes)
+        .where(and(eq(coaOutcomes.source, 'event'), inArray(coaOutcomes.subscriberId, ids)));
+      return found.length === 200 && found;
+    });
+    expect(outcomes.every((o) => o.outcome === 'disconnected')).toBe(true);
+    for (const r of rows) expect(nasSim.requests.filter((q) => q.userName === r.username)).toHaveLength(1);
+  });
+
   it('the same event delivered twice is acted on once', async () => {
     const id = await subscriber('twice@north');
     await online('twice@north');
