@@ -386,7 +386,10 @@ export const invoices = pgTable(
     index('invoices_issue_date_idx').on(t.issueDate, t.id),
     // Commissions (migration 0008 adds INCLUDE (status, amount, commission_amount): index-only sums).
     index('invoices_commission_idx').on(t.resellerId, t.issueDate),
-    index('invoices_number_trgm').using('gin', sql`${t.invoiceNumber} gin_trgm_ops`),
+    // Migration 0036: no pending list, which every number search would read whole.
+    index('invoices_number_trgm')
+      .using('gin', sql`${t.invoiceNumber} gin_trgm_ops`)
+      .with({ fastupdate: false }),
     // Migration 0011: what a search can rule out as no number (services/billing/invoice-list.ts).
     check('invoices_number_chars', sql`${t.invoiceNumber} ~ '^[A-Za-z0-9-]+$'`),
     // Migration 0009 adds `search_text` (number, username and full name, lower-cased, kept by
