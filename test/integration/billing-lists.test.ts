@@ -7,7 +7,7 @@
  */
 import { sql, TransactionRollbackError } from 'drizzle-orm';
 import { createInvoices, deleteInvoice } from '../../shared/billing';
-import type { Tx } from '../../shared/db/client';
+import { pgPool, type Tx } from '../../shared/db/client';
 import { EXACT_TOTAL_CAP, totalFromPage } from '../../shared/pagination/total';
 import { listInvoicesJson, numberKey, useNameSample } from '../../services/billing/invoice-list';
 import { rareWordPattern, sampleFullNames } from '../../services/billing/name-lookup';
@@ -474,6 +474,55 @@ describe('other filters', () => {
     expect(spilled.data.map((i) => i.id)).toEqual(all.slice(5, 10));
     expect(spilled.pagination.total).toBeGreaterThan(EXACT_TOTAL_CAP);
     await t.db.execute(sql`delete from invoices where invoice_number like 'SPILLNO-%'`);
+    expect(await countsDrift()).toEqual([]);
+  });
+
+  it('a number-like search is one statement; when a username or name matches it too, their invoices join the numbers', async () => {
+    const plan = await seedPlan(t.db, { price: 1000 });
+    // Numbers ACME-770010 ... of one subscriber; another's username and a third's full name hold the search.
+    await t.pool.query(
+      `
+      insert into invoices (invoice_number, subscriber_id, reseller_id, amount, tax_rate, tax_amount, total, status, currency, issue_date, due_date)
+      select 'ACME-77001' || g, $1, $2, 100, 0, 0, 100, 'pending', 'USD', date '2024-06-01', date '2024-07-01' from generate_series(0, 3) g`,
+      [tree.subs.other, tree.other.id],
+    );
+    const numbersOnly = await expectedIds(`invoice_number ilike '%acme-77001%'`);
+    expect(numbersOnly).toHaveLength(4);
+    const statements = jest.spyOn(pgPool(), 'query');
+    const page = await listInvoicesJson({ kind: 'all' }, { search: 'ACME-77001', order: 'desc', limit: 50, offset: 0 });
+    expect(statements).toHaveBeenCalledTimes(1);
+    statements.mockRestore();
+    expect((JSON.parse(page.json) as { id: number }[]).map((i) => i.id)).toEqual(numbersOnly);
+    expect(page.total).toBe(4);
+    const byUsername = (
+      await seedSubscriber(t.db, { resellerId: tree.other.id, serviceId: plan.id, username: 'acme-77001@isp' })
+    ).id;
+    const byName = (
+      await seedSubscriber(t.db, { resellerId: tree.other.id, serviceId: plan.id, fullName: 'Flat ACME-77001 B' })
+    ).id;
+    await invoicesFor(byUsername, tree.other.id, 2);
+    await invoicesFor(byName, tree.other.id, 1);
+    const both = await expectedIds(`invoice_number ilike '%acme-77001%'
+      or subscriber_id in (select id from subscribers where username ilike '%acme-77001%' or full_name ilike '%acme-77001%')`);
+    expect(both).toHaveLength(7);
+    for (const search of ['ACME-77001', 'acme-77001']) {
+      const all = await list(`?search=${search}&limit=100`);
+      expect(all.data.map((i) => i.id)).toEqual(both);
+      expect(all.pagination.total).toBe(7);
+      expect((await list(`?search=${search}&limit=3&page=2&order=asc`)).data.map((i) => i.id)).toEqual(
+        [...both].reverse().slice(3, 6),
+      );
+    }
+    // The page kept for the numbers alone (its pattern read in the number's statement) is not served
+    // once the subscribers' invoices are written.
+    const again = await listInvoicesJson(
+      { kind: 'all' },
+      { search: 'ACME-77001', order: 'desc', limit: 50, offset: 0 },
+    );
+    expect((JSON.parse(again.json) as { id: number }[]).map((i) => i.id)).toEqual(both);
+    await t.db.execute(
+      sql`delete from invoices where invoice_number like 'ACME-%' or subscriber_id in (${byUsername}, ${byName})`,
+    );
     expect(await countsDrift()).toEqual([]);
   });
 
