@@ -189,9 +189,6 @@ async function seedStock(url: string): Promise<void> {
       `insert into radgroupreply (groupname, attribute, op, value)
        values ('plan', 'Framed-Pool', '=', 'bench-pool'), ('plan', 'Mikrotik-Rate-Limit', '=', '10M/10M')`,
     );
-    // The configuration's post-auth calls radius_bind_mac (ours, migration 0007); here it does nothing,
-    // so the same configuration runs on both databases without an error per login.
-    await pool.query(`create function radius_bind_mac(text, text) returns text language sql as 'select null::text'`);
     await insertSessions(pool);
     await pool.query('vacuum analyze');
   } finally {
@@ -421,7 +418,9 @@ const base = (i: number) => ({
   'Acct-Session-Id': sessionId(i),
   'NAS-IP-Address': NAS_IP,
   'NAS-Port-Id': 'ether1',
-  'Framed-IP-Address': `100.64.${(i >> 8) & 255}.${i & 255}`,
+  // The address the session was seeded with (inet '100.64.0.0' + i): past 65,535 sessions the
+  // second octet moves too, else every interim of those sessions changed an indexed column.
+  'Framed-IP-Address': `100.${64 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`,
 });
 const interim = (i: number, round: number) => ({
   ...base(i),
