@@ -8,5 +8,7 @@ GRANT SELECT ON radcheck, radreply, radgroupcheck, radgroupreply, radusergroup, 
 GRANT SELECT, INSERT, UPDATE ON radacct TO freeradius;
 -- The radacct update trigger appends each packet's octets here, with FreeRADIUS's rights (migration 0032).
 GRANT INSERT ON usage_deltas TO freeradius;
+-- ... and moves the session's counted totals in usage_seen (migration 0037).
+GRANT SELECT, INSERT, DELETE ON usage_seen TO freeradius;
 GRANT INSERT ON radpostauth TO freeradius;
 GRANT USAGE ON SEQUENCE radacct_radacctid_seq, radpostauth_id_seq TO freeradius;

@@ -1,9 +1,10 @@
 /**
- * The usage rollup: applies the octets and session changes that the radacct update trigger appended
- * to `usage_deltas` (migration 0032) to `subscribers` (counters; is_online, ip_address, last_nas_id),
- * `daily_usage` and `fup_queue`, set-based, deleting what it applied. Accounting then costs one
- * insert per packet inside FreeRADIUS's transaction; the counters and the online state follow within
- * USAGE_ROLLUP_SECONDS instead of at once (an interim every few minutes is older than that anyway).
+ * The usage rollup: applies to `subscribers` (counters; is_online, ip_address, last_nas_id),
+ * `daily_usage` and `fup_queue`, set-based, what accounting heard since the last rollup: the open
+ * sessions' totals past `usage_seen` (what it counted last; migration 0037: an Interim-Update fires
+ * no trigger), and the rows the radacct update trigger appended to `usage_deltas` for a Stop or a
+ * moved session (migration 0032), deleting what it applied. The counters and the online state follow
+ * within USAGE_ROLLUP_SECONDS instead of at once (an interim every few minutes is older than that).
  */
 import { sql } from 'drizzle-orm';
 import type { DbOrTx } from '../db/client';
@@ -12,8 +13,10 @@ import type { DbOrTx } from '../db/client';
 const BATCH = 50_000;
 
 export interface RollupResult {
-  /** Delta rows applied (deleted). */
+  /** Delta rows applied (deleted): Stops and moved sessions. */
   deltas: number;
+  /** Open sessions whose totals grew since the last rollup (Interim-Updates). */
+  sessions: number;
   /** Subscribers whose counters or session state were written. */
   subscribers: number;
 }
@@ -26,6 +29,9 @@ export interface RollupResult {
  * Counters follow the trigger's former rule per subscriber: the deltas of the latest day add to the
  * daily counter when `usage_day` is that day and replace it otherwise; the month's likewise. The
  * session state is read from the open sessions in radacct, as subscriber_session_refresh does.
+ * The statement's snapshot predates the lock: a usage_seen row that a rollup it waited for has
+ * moved on since fails `s.input = x.input` when rechecked, so no growth is counted twice; one a
+ * Stop's trigger deleted meanwhile is skipped, the trigger having counted from it.
  */
 const rollupBatch = (limit: number) => sql`
   with lock as (select pg_advisory_xact_lock(hashtext('usage_rollup'))),
@@ -34,9 +40,24 @@ const rollupBatch = (limit: number) => sql`
      where exists (select from lock)
        and ctid = any(array(select ctid from usage_deltas limit ${limit}))
     returning username, day, upload, download, refresh, nas),
+  seen as (
+    update usage_seen s
+       set input = x.now_in, output = x.now_out
+      from (select v.radacctid, r.username, v.input, v.output,
+                   coalesce(r.acctinputoctets, 0) as now_in, coalesce(r.acctoutputoctets, 0) as now_out
+              from usage_seen v join radacct r on r.radacctid = v.radacctid
+             where r.acctstoptime is null
+               and (coalesce(r.acctinputoctets, 0), coalesce(r.acctoutputoctets, 0)) is distinct from (v.input, v.output)) x
+     where exists (select from lock) and s.radacctid = x.radacctid
+       and s.input = x.input and s.output = x.output
+    returning x.username, greatest(x.now_in - x.input, 0) as upload, greatest(x.now_out - x.output, 0) as download),
+  heard as (
+    select username, day, upload, download from d
+    union all
+    select username, (now() at time zone 'UTC')::date, upload, download from seen where username is not null),
   per_day as (
     select username, day, sum(upload)::bigint as upload, sum(download)::bigint as download
-      from d group by username, day having sum(upload) + sum(download) > 0),
+      from heard group by username, day having sum(upload) + sum(download) > 0),
   counters as (
     select username, last_day,
            sum(upload + download) filter (where day = last_day)::bigint as day_used,
@@ -86,15 +107,17 @@ const rollupBatch = (limit: number) => sql`
     insert into fup_queue (subscriber_id) select id from updated where used
     on conflict do nothing)
   select (select count(*) from d)::int as deltas,
+         (select count(*) from seen)::int as sessions,
          (select count(*) from updated)::int as subscribers`;
 
 /** Applies every pending delta, batch after batch. */
 export async function rollupUsage(db: DbOrTx, batch = BATCH): Promise<RollupResult> {
-  const total: RollupResult = { deltas: 0, subscribers: 0 };
+  const total: RollupResult = { deltas: 0, sessions: 0, subscribers: 0 };
   for (;;) {
-    const res = await db.execute<{ deltas: number; subscribers: number }>(rollupBatch(batch));
+    const res = await db.execute<{ deltas: number; sessions: number; subscribers: number }>(rollupBatch(batch));
     const row = res.rows[0];
     total.deltas += row.deltas;
+    total.sessions += row.sessions;
     total.subscribers += row.subscribers;
     if (row.deltas < batch) return total;
   }

@@ -319,6 +319,17 @@ export const usageDeltas = pgTable('usage_deltas', {
   nas: inet('nas'),
 });
 
+/**
+ * The octets the usage rollup last counted for each open session (migration 0037). An
+ * Interim-Update fires no trigger: the rollup compares the open sessions' totals with these, counts
+ * the increase and stores the totals; a Stop's trigger counts the rest and deletes the row.
+ */
+export const usageSeen = pgTable('usage_seen', {
+  radacctid: bigint('radacctid', { mode: 'number' }).primaryKey(),
+  input: bigint('input', { mode: 'number' }).notNull(),
+  output: bigint('output', { mode: 'number' }).notNull(),
+});
+
 export const dailyUsage = pgTable(
   'daily_usage',
   {

@@ -1,5 +1,5 @@
 /**
- * The usage rollup (radacct trigger into usage_deltas, then rollupUsage) and the FUP engine without
+ * The usage rollup (open sessions' growth past usage_seen, the Stop trigger's usage_deltas, then rollupUsage) and the FUP engine without
  * FreeRADIUS: radacct rows are written the way FreeRADIUS's PostgreSQL queries write them (insert at
  * Start, update of the cumulative octets at Interim-Update and Stop), so edge cases are cheap to reach.
  * freeradius.test.ts covers the same path end to end with radclient.
@@ -101,15 +101,23 @@ describe('rollup of radacct octets', () => {
   it('counts each increase once: repeated totals add nothing, a lower total adds nothing, a stop adds the rest', async () => {
     const s = await mkSub();
     await start(s.username, 'r1');
-    await interim('r1', 100, 1000);
-    await interim('r1', 100, 1000);
-    await interim('r1', 50, 900);
-    await interim('r1', 300, 1500);
+    // Interim-Updates fire no trigger: each rollup counts what the open session's totals grew by.
+    for (const [up, down] of [
+      [100, 1000],
+      [100, 1000],
+      [50, 900],
+      [300, 1500],
+    ]) {
+      await interim('r1', up, down);
+      expect(await pendingDeltas()).toBe(0);
+      await rollup();
+    }
+    expect((await sub(s.id)).dailyQuotaUsed).toBe(1100 + 850);
     await stop('r1', 400, 2000);
     await stop('r1', 400, 2000); // a second Stop matches no open row
-    // Nothing is counted until the rollup: the packets only appended their deltas.
-    expect((await sub(s.id)).dailyQuotaUsed).toBe(0);
-    expect(await pendingDeltas()).toBeGreaterThan(0);
+    // The Stop is counted at the next rollup: its trigger only appended the rest.
+    expect((await sub(s.id)).dailyQuotaUsed).toBe(1100 + 850);
+    expect(await pendingDeltas()).toBe(1);
     await rollup();
     expect(await pendingDeltas()).toBe(0);
     const row = await sub(s.id);
@@ -288,15 +296,39 @@ describe('the rollup itself', () => {
     ]);
   });
 
-  it('rollups at once apply each delta once, and a backlog larger than a batch goes in batches', async () => {
+  it('rollups at once apply each delta and each session growth once, and a backlog larger than a batch goes in batches', async () => {
     const subs = await Promise.all([mkSub(), mkSub(), mkSub()]);
     for (const [i, s] of subs.entries()) await start(s.username, `rb${i}`);
     for (let step = 1; step <= 40; step++) for (const [i] of subs.entries()) await interim(`rb${i}`, step, 10 * step);
+    for (const s of subs) {
+      await t.pool.query(
+        `insert into usage_deltas (username, day, upload, download, refresh)
+         select $1, (now() at time zone 'UTC')::date, 1, 10, false from generate_series(1, 40)`,
+        [s.username],
+      );
+    }
     const results = await Promise.all([rollupUsage(t.db, 7), rollupUsage(t.db, 7), rollupUsage(t.db, 7)]);
     // Each waited for the lock: none returned before every delta was applied, none applied one twice.
     expect(await pendingDeltas()).toBe(0);
     expect(results.reduce((n, r) => n + r.deltas, 0)).toBe(120);
-    for (const s of subs) expect((await sub(s.id)).dailyQuotaUsed).toBe(40 + 400);
+    expect(results.reduce((n, r) => n + r.sessions, 0)).toBe(3);
+    for (const s of subs) expect((await sub(s.id)).dailyQuotaUsed).toBe(2 * (40 + 400));
+  });
+
+  it('a rollup and a Stop at once count the session once: the Stop waits for the rollup or the rollup skips it', async () => {
+    const s = await mkSub();
+    await start(s.username, 'rs1');
+    await interim('rs1', 10, 100);
+    // The rollup holds the session's usage_seen row until it commits; the Stop's trigger waits for it.
+    let stopped: Promise<unknown> = Promise.resolve();
+    await t.db.transaction(async (tx) => {
+      expect((await rollupUsage(tx)).sessions).toBe(1);
+      stopped = stop('rs1', 30, 300);
+      await new Promise((r) => setTimeout(r, 100));
+    });
+    await stopped;
+    await rollup();
+    expect((await sub(s.id)).dailyQuotaUsed).toBe(330);
   });
 });
 
