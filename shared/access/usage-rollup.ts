@@ -1,10 +1,11 @@
 /**
  * The usage rollup: applies to `subscribers` (counters; is_online, ip_address, last_nas_id),
- * `daily_usage` and `fup_queue`, set-based, what accounting heard since the last rollup: the open
- * sessions' totals past `usage_seen` (what it counted last; migration 0037: an Interim-Update fires
- * no trigger), and the rows the radacct update trigger appended to `usage_deltas` for a Stop or a
- * moved session (migration 0032), deleting what it applied. The counters and the online state follow
- * within USAGE_ROLLUP_SECONDS instead of at once (an interim every few minutes is older than that).
+ * `daily_usage` and `fup_queue`, set-based, what accounting heard since the last rollup: how far
+ * each session's totals moved past `usage_seen` (what it counted last; migrations 0037 and 0038:
+ * neither an Interim-Update nor a Stop fires a trigger), sessions that closed, and the rows the
+ * radacct update trigger appended to `usage_deltas` for an open session that moved (migration
+ * 0032), deleting what it applied. The counters and the online state follow within
+ * USAGE_ROLLUP_SECONDS instead of at once (an interim every few minutes is older than that).
  */
 import { sql } from 'drizzle-orm';
 import type { DbOrTx } from '../db/client';
@@ -13,48 +14,60 @@ import type { DbOrTx } from '../db/client';
 const BATCH = 50_000;
 
 export interface RollupResult {
-  /** Delta rows applied (deleted): Stops and moved sessions. */
+  /** Delta rows applied (deleted): moved sessions. */
   deltas: number;
-  /** Open sessions whose totals grew since the last rollup (Interim-Updates). */
+  /** Sessions whose totals grew (Interim-Updates) or that ended (Stops) since the last rollup. */
   sessions: number;
   /** Subscribers whose counters or session state were written. */
   subscribers: number;
 }
 
 /**
- * One batch in one statement. A transaction-level advisory lock, taken before any row, keeps
- * rollups one at a time (two at once could update the same subscribers in another order and
- * deadlock); a second one waits, so when rollupUsage returns every delta committed before the call
- * has been applied, by it or by the one it waited for.
+ * One batch in one statement, after a transaction-level advisory lock taken by the statement before
+ * it: rollups run one at a time (two at once could update the same subscribers in another order and
+ * deadlock), and the batch's snapshot is taken once the lock is held, so it sees everything a
+ * rollup it waited for wrote; when rollupUsage returns, everything committed before the call has
+ * been applied, by it or by the one it waited for.
+ * Sessions: `looked` compares usage_seen with radacct; a session still open and grown has its new
+ * totals stored (`grown`), one closed or deleted has its row deleted (`ended`) and, closed, its last
+ * octets counted and its subscriber's session state recomputed. `s.input = x.input` rechecks a row
+ * the moved-session trigger replaced meanwhile (its delete waits for this statement's row lock).
  * Counters follow the trigger's former rule per subscriber: the deltas of the latest day add to the
  * daily counter when `usage_day` is that day and replace it otherwise; the month's likewise. The
  * session state is read from the open sessions in radacct, as subscriber_session_refresh does.
- * The statement's snapshot predates the lock: a usage_seen row that a rollup it waited for has
- * moved on since fails `s.input = x.input` when rechecked, so no growth is counted twice; one a
- * Stop's trigger deleted meanwhile is skipped, the trigger having counted from it.
  */
 const rollupBatch = (limit: number) => sql`
-  with lock as (select pg_advisory_xact_lock(hashtext('usage_rollup'))),
-  d as (
+  with d as (
     delete from usage_deltas
-     where exists (select from lock)
-       and ctid = any(array(select ctid from usage_deltas limit ${limit}))
+     where ctid = any(array(select ctid from usage_deltas limit ${limit}))
     returning username, day, upload, download, refresh, nas),
-  seen as (
+  looked as (
+    select v.radacctid, v.input, v.output, r.username, r.nasipaddress as nas,
+           r.radacctid is null as gone, r.acctstoptime is not null as closed,
+           coalesce(r.acctinputoctets, 0) as now_in, coalesce(r.acctoutputoctets, 0) as now_out
+      from usage_seen v left join radacct r on r.radacctid = v.radacctid
+     where r.radacctid is null or r.acctstoptime is not null
+        or (coalesce(r.acctinputoctets, 0), coalesce(r.acctoutputoctets, 0)) is distinct from (v.input, v.output)),
+  grown as (
     update usage_seen s
        set input = x.now_in, output = x.now_out
-      from (select v.radacctid, r.username, v.input, v.output,
-                   coalesce(r.acctinputoctets, 0) as now_in, coalesce(r.acctoutputoctets, 0) as now_out
-              from usage_seen v join radacct r on r.radacctid = v.radacctid
-             where r.acctstoptime is null
-               and (coalesce(r.acctinputoctets, 0), coalesce(r.acctoutputoctets, 0)) is distinct from (v.input, v.output)) x
-     where exists (select from lock) and s.radacctid = x.radacctid
+      from looked x
+     where s.radacctid = x.radacctid and not x.gone and not x.closed
        and s.input = x.input and s.output = x.output
     returning x.username, greatest(x.now_in - x.input, 0) as upload, greatest(x.now_out - x.output, 0) as download),
+  ended as (
+    delete from usage_seen s
+     using looked x
+     where s.radacctid = x.radacctid and (x.gone or x.closed)
+       and s.input = x.input and s.output = x.output
+    returning x.username, x.nas, x.closed,
+              greatest(x.now_in - x.input, 0) as upload, greatest(x.now_out - x.output, 0) as download),
   heard as (
     select username, day, upload, download from d
     union all
-    select username, (now() at time zone 'UTC')::date, upload, download from seen where username is not null),
+    select username, (now() at time zone 'UTC')::date, upload, download from grown where username is not null
+    union all
+    select username, (now() at time zone 'UTC')::date, upload, download from ended where closed and username is not null),
   per_day as (
     select username, day, sum(upload)::bigint as upload, sum(download)::bigint as download
       from heard group by username, day having sum(upload) + sum(download) > 0),
@@ -64,7 +77,12 @@ const rollupBatch = (limit: number) => sql`
            sum(upload + download) filter (where date_trunc('month', day) = date_trunc('month', last_day))::bigint as month_used
       from (select p.*, max(day) over (partition by username) as last_day from per_day p) x
      group by username, last_day),
-  moved as (select username, max(nas) as nas from d where refresh group by username),
+  moved as (
+    select username, max(nas) as nas
+      from (select username, nas from d where refresh
+            union all
+            select username, nas from ended where closed and username is not null) m
+     group by username),
   state as (
     select m.username, o.open is not null as is_open, o.framedipaddress as open_ip,
            (select n.id from nas n where n.nasname = host(coalesce(o.nasipaddress, m.nas)) limit 1) as seen_nas
@@ -107,15 +125,18 @@ const rollupBatch = (limit: number) => sql`
     insert into fup_queue (subscriber_id) select id from updated where used
     on conflict do nothing)
   select (select count(*) from d)::int as deltas,
-         (select count(*) from seen)::int as sessions,
+         ((select count(*) from grown) + (select count(*) from ended))::int as sessions,
          (select count(*) from updated)::int as subscribers`;
 
 /** Applies every pending delta, batch after batch. */
 export async function rollupUsage(db: DbOrTx, batch = BATCH): Promise<RollupResult> {
   const total: RollupResult = { deltas: 0, sessions: 0, subscribers: 0 };
   for (;;) {
-    const res = await db.execute<{ deltas: number; sessions: number; subscribers: number }>(rollupBatch(batch));
-    const row = res.rows[0];
+    const row = await db.transaction(async (tx) => {
+      await tx.execute(sql`select pg_advisory_xact_lock(hashtext('usage_rollup'))`);
+      const res = await tx.execute<{ deltas: number; sessions: number; subscribers: number }>(rollupBatch(batch));
+      return res.rows[0];
+    });
     total.deltas += row.deltas;
     total.sessions += row.sessions;
     total.subscribers += row.subscribers;

@@ -115,9 +115,9 @@ describe('rollup of radacct octets', () => {
     expect((await sub(s.id)).dailyQuotaUsed).toBe(1100 + 850);
     await stop('r1', 400, 2000);
     await stop('r1', 400, 2000); // a second Stop matches no open row
-    // The Stop is counted at the next rollup: its trigger only appended the rest.
+    // The Stop fires no trigger either: the next rollup finds the session closed and counts the rest.
     expect((await sub(s.id)).dailyQuotaUsed).toBe(1100 + 850);
-    expect(await pendingDeltas()).toBe(1);
+    expect(await pendingDeltas()).toBe(0);
     await rollup();
     expect(await pendingDeltas()).toBe(0);
     const row = await sub(s.id);
@@ -315,11 +315,34 @@ describe('the rollup itself', () => {
     for (const s of subs) expect((await sub(s.id)).dailyQuotaUsed).toBe(2 * (40 + 400));
   });
 
-  it('a rollup and a Stop at once count the session once: the Stop waits for the rollup or the rollup skips it', async () => {
+  it('a session deleted while open loses its usage_seen row at the next rollup, counting nothing', async () => {
+    const s = await mkSub();
+    await start(s.username, 'gone1');
+    await interim('gone1', 5, 50);
+    const seenRows = async () =>
+      Number(
+        (
+          await t.pool.query(
+            `select count(*) from usage_seen v join radacct r using (radacctid) where r.acctuniqueid = 'gone1'`,
+          )
+        ).rows[0].count,
+      );
+    expect(await seenRows()).toBe(1);
+    const { rows } = await t.pool.query(`delete from radacct where acctuniqueid = 'gone1' returning radacctid`);
+    await rollup();
+    expect(
+      Number(
+        (await t.pool.query('select count(*) from usage_seen where radacctid = $1', [rows[0].radacctid])).rows[0].count,
+      ),
+    ).toBe(0);
+    expect((await sub(s.id)).dailyQuotaUsed).toBe(0);
+  });
+
+  it('a Stop during a rollup is counted once, from the totals that rollup stored', async () => {
     const s = await mkSub();
     await start(s.username, 'rs1');
     await interim('rs1', 10, 100);
-    // The rollup holds the session's usage_seen row until it commits; the Stop's trigger waits for it.
+    // The Stop commits while the rollup's transaction, which stored 10/100 for the session, is open.
     let stopped: Promise<unknown> = Promise.resolve();
     await t.db.transaction(async (tx) => {
       expect((await rollupUsage(tx)).sessions).toBe(1);
