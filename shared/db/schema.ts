@@ -304,11 +304,12 @@ export const fupQueue = pgTable('fup_queue', {
 });
 
 /**
- * Octets heard by accounting and not yet added to the counters: the radacct update trigger appends
- * one row per Interim-Update or Stop (no index, no lookup: the cheapest write inside FreeRADIUS's
- * transaction), and the usage rollup (shared/access/usage-rollup.ts) deletes them every few seconds
- * into `subscribers`' counters, `daily_usage`, `fup_queue` and, for a row with `refresh`, the
- * session state (is_online, ip_address, last_nas_id).
+ * Octets heard by accounting and not yet added to the counters: the radacct update trigger appends a
+ * row for an open session that moved (address, NAS, user) or was opened again (migrations 0032,
+ * 0038; Interim-Updates and Stops are found through `usage_seen`), and the usage rollup
+ * (shared/access/usage-rollup.ts) deletes them every few seconds into `subscribers`' counters,
+ * `daily_usage`, `fup_queue` and, for a row with `refresh`, the session state (is_online,
+ * ip_address, last_nas_id).
  */
 export const usageDeltas = pgTable('usage_deltas', {
   username: text('username').notNull(),
@@ -320,9 +321,9 @@ export const usageDeltas = pgTable('usage_deltas', {
 });
 
 /**
- * The octets the usage rollup last counted for each open session (migration 0037). An
- * Interim-Update fires no trigger: the rollup compares the open sessions' totals with these, counts
- * the increase and stores the totals; a Stop's trigger counts the rest and deletes the row.
+ * The octets the usage rollup last counted for each open session (migrations 0037, 0038). An
+ * Interim-Update or a Stop fires no trigger: the rollup compares the sessions' totals with these,
+ * counts the increase and stores the totals, or deletes the row of a session that closed.
  */
 export const usageSeen = pgTable('usage_seen', {
   radacctid: bigint('radacctid', { mode: 'number' }).primaryKey(),
