@@ -28,10 +28,13 @@ export interface RollupResult {
  * deadlock), and the batch's snapshot is taken once the lock is held, so it sees everything a
  * rollup it waited for wrote; when rollupUsage returns, everything committed before the call has
  * been applied, by it or by the one it waited for.
- * Sessions: `looked` compares usage_seen with radacct; a session still open and grown has its new
- * totals stored (`grown`), one closed or deleted has its row deleted (`ended`) and, closed, its last
- * octets counted and its subscriber's session state recomputed. `s.input = x.input` rechecks a row
- * the moved-session trigger replaced meanwhile (its delete waits for this statement's row lock).
+ * Sessions: usage_seen is compared with radacct by primary key (`v`, the row as the snapshot saw
+ * it, beside `s`, the row written, so the increase is counted from the old totals); a session still
+ * open and grown has its new totals stored (`grown`), one closed or deleted has its row deleted
+ * (`ended`) and, closed, its last octets counted and its subscriber's session state recomputed.
+ * `s.input = v.input` rechecks a row the moved-session trigger replaced meanwhile (its delete waits
+ * for this statement's row lock). Plain tables, not a CTE, on both sides of each join: a CTE's
+ * row estimate made PostgreSQL 15 loop over it for every usage_seen row (13 s a rollup at 100,000).
  * Counters follow the trigger's former rule per subscriber: the deltas of the latest day add to the
  * daily counter when `usage_day` is that day and replace it otherwise; the month's likewise. The
  * session state is read from the open sessions in radacct, as subscriber_session_refresh does.
@@ -41,27 +44,23 @@ const rollupBatch = (limit: number) => sql`
     delete from usage_deltas
      where ctid = any(array(select ctid from usage_deltas limit ${limit}))
     returning username, day, upload, download, refresh, nas),
-  looked as (
-    select v.radacctid, v.input, v.output, r.username, r.nasipaddress as nas,
-           r.radacctid is null as gone, r.acctstoptime is not null as closed,
-           coalesce(r.acctinputoctets, 0) as now_in, coalesce(r.acctoutputoctets, 0) as now_out
-      from usage_seen v left join radacct r on r.radacctid = v.radacctid
-     where r.radacctid is null or r.acctstoptime is not null
-        or (coalesce(r.acctinputoctets, 0), coalesce(r.acctoutputoctets, 0)) is distinct from (v.input, v.output)),
   grown as (
     update usage_seen s
-       set input = x.now_in, output = x.now_out
-      from looked x
-     where s.radacctid = x.radacctid and not x.gone and not x.closed
-       and s.input = x.input and s.output = x.output
-    returning x.username, greatest(x.now_in - x.input, 0) as upload, greatest(x.now_out - x.output, 0) as download),
+       set input = coalesce(r.acctinputoctets, 0), output = coalesce(r.acctoutputoctets, 0)
+      from usage_seen v, radacct r
+     where v.radacctid = s.radacctid and r.radacctid = s.radacctid and r.acctstoptime is null
+       and (coalesce(r.acctinputoctets, 0), coalesce(r.acctoutputoctets, 0)) is distinct from (v.input, v.output)
+       and s.input = v.input and s.output = v.output
+    returning r.username, greatest(coalesce(r.acctinputoctets, 0) - v.input, 0) as upload,
+              greatest(coalesce(r.acctoutputoctets, 0) - v.output, 0) as download),
   ended as (
     delete from usage_seen s
-     using looked x
-     where s.radacctid = x.radacctid and (x.gone or x.closed)
-       and s.input = x.input and s.output = x.output
-    returning x.username, x.nas, x.closed,
-              greatest(x.now_in - x.input, 0) as upload, greatest(x.now_out - x.output, 0) as download),
+     using usage_seen v left join radacct r on r.radacctid = v.radacctid
+     where v.radacctid = s.radacctid and (r.radacctid is null or r.acctstoptime is not null)
+       and s.input = v.input and s.output = v.output
+    returning r.username, r.nasipaddress as nas, r.radacctid is not null as closed,
+              greatest(coalesce(r.acctinputoctets, 0) - v.input, 0) as upload,
+              greatest(coalesce(r.acctoutputoctets, 0) - v.output, 0) as download),
   heard as (
     select username, day, upload, download from d
     union all
