@@ -49,14 +49,15 @@ const rollupBatch = (limit: number) => sql`
        set input = coalesce(r.acctinputoctets, 0), output = coalesce(r.acctoutputoctets, 0)
       from usage_seen v, radacct r
      where v.radacctid = s.radacctid and r.radacctid = s.radacctid and r.acctstoptime is null
-       and (coalesce(r.acctinputoctets, 0), coalesce(r.acctoutputoctets, 0)) is distinct from (v.input, v.output)
+       and (coalesce(r.acctinputoctets, 0), coalesce(r.acctoutputoctets, 0)) is distinct from (s.input, s.output)
        and s.input = v.input and s.output = v.output
     returning r.username, greatest(coalesce(r.acctinputoctets, 0) - v.input, 0) as upload,
               greatest(coalesce(r.acctoutputoctets, 0) - v.output, 0) as download),
   ended as (
     delete from usage_seen s
      using usage_seen v left join radacct r on r.radacctid = v.radacctid
-     where v.radacctid = s.radacctid and (r.radacctid is null or r.acctstoptime is not null)
+     where v.radacctid = s.radacctid
+       and not exists (select from radacct o where o.radacctid = v.radacctid and o.acctstoptime is null)
        and s.input = v.input and s.output = v.output
     returning r.username, r.nasipaddress as nas, r.radacctid is not null as closed,
               greatest(coalesce(r.acctinputoctets, 0) - v.input, 0) as upload,
