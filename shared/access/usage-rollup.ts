@@ -62,12 +62,14 @@ const rollupBatch = (limit: number) => sql`
     returning r.username, r.nasipaddress as nas, r.radacctid is not null as closed,
               greatest(coalesce(r.acctinputoctets, 0) - v.input, 0) as upload,
               greatest(coalesce(r.acctoutputoctets, 0) - v.output, 0) as download),
+  closed as (select username, nas, upload, download from ended where closed and username is not null),
   heard as (
     select username, day, upload, download from d
     union all
-    select username, (now() at time zone 'UTC')::date, upload, download from grown where username is not null
-    union all
-    select username, (now() at time zone 'UTC')::date, upload, download from ended where closed and username is not null),
+    select username, (now() at time zone 'UTC')::date, upload, download
+      from (select username, upload, download from grown where username is not null
+            union all
+            select username, upload, download from closed) s),
   per_day as (
     select username, day, sum(upload)::bigint as upload, sum(download)::bigint as download
       from heard group by username, day having sum(upload) + sum(download) > 0),
@@ -81,7 +83,7 @@ const rollupBatch = (limit: number) => sql`
     select username, max(nas) as nas
       from (select username, nas from d where refresh
             union all
-            select username, nas from ended where closed and username is not null) m
+            select username, nas from closed) m
      group by username),
   state as (
     select m.username, o.open is not null as is_open, o.framedipaddress as open_ip,
