@@ -11,7 +11,7 @@
  *   BENCH_PAYERS        50         BENCH_RESET=1 truncates what an earlier seed left first
  *   BENCH_PHASES        comma-separated parts of phase names: only phases naming one run (seeding always)
  *   BENCH_SERVER_ARGS   node flags for the server process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`
- *   BENCH_WRITES        200        unrelated invoice writes per second in the "after unrelated writes" phases
+ *   BENCH_WRITES        200        invoice writes per second in the "after unrelated / matching writes" phases
  */
 import { Pool, type PoolClient } from 'pg';
 import { signToken } from '../shared/auth/jwt';
@@ -322,13 +322,14 @@ async function referencedPhase(name: string, server: AppServer, token: string, n
 }
 
 /**
- * Unrelated invoice writes while `run` runs: WRITES a second, each its own transaction (one
- * generation bump, one logged change; list-page-cache.ts), of a root reseller's subscriber whose
- * name and numbers match no searched list. No middle reseller's tree holds a root, so every kept
- * page of the measured lists must be confirmed against the log after each write, as the first
- * request after an invoice write elsewhere is.
+ * Invoice writes while `run` runs: WRITES a second, each its own transaction (one generation bump,
+ * one logged change; list-page-cache.ts), for each of `subscriberIds` in turn. Unrelated: a root
+ * reseller's subscriber whose name and numbers match no searched list (no middle reseller's tree holds
+ * a root), so every kept page of the measured lists must be confirmed against the log after each
+ * write, as the first request after an invoice write elsewhere is. Matching: subscribers in the
+ * measured lists, so a kept page is moved by the new invoices above it (page-moves.ts).
  */
-async function withUnrelatedWrites<T>(pool: Pool, subscriberId: number, run: () => Promise<T>): Promise<T> {
+async function withWrites<T>(pool: Pool, kind: string, subscriberIds: number[], run: () => Promise<T>): Promise<T> {
   let stop = false;
   let written = 0;
   const t0 = Date.now();
@@ -340,7 +341,7 @@ async function withUnrelatedWrites<T>(pool: Pool, subscriberId: number, run: () 
          select 'BW-' || $2 || '-' || $3, s.id, s.reseller_id, 'manual', 1000, 0, 0, 1000, 0, 'pending', 'USD',
            current_date, current_date + 30, 10, 100, md5($2 || $3)
          from subscribers s where s.id = $1`,
-        [subscriberId, t0.toString(36), written],
+        [subscriberIds[written % subscriberIds.length], t0.toString(36), written],
       );
       written++;
       const due = t0 + (written * 1000) / WRITES;
@@ -352,29 +353,33 @@ async function withUnrelatedWrites<T>(pool: Pool, subscriberId: number, run: () 
   } finally {
     stop = true;
     await writer;
-    console.log(`  (${written} unrelated invoices written, ${((written * 1000) / (Date.now() - t0)).toFixed(0)}/s)`);
+    console.log(`  (${written} ${kind} invoices written, ${((written * 1000) / (Date.now() - t0)).toFixed(0)}/s)`);
   }
 }
 
 /**
  * An issue-26 target (under 50 ms p95 at 50 connections) beside the same app's single-invoice read:
- * its page kept, then the first request after unrelated invoice writes (the writer runs through the
- * reference too, so both pay for the writes' share of the host).
+ * its page kept, then the first request after unrelated invoice writes, then after invoice writes
+ * into the list (the writer runs through the reference too, so both pay for the writes' share of the
+ * host).
  */
 async function targetPhases(
   name: string,
   server: AppServer,
   token: string,
   pool: Pool,
-  writerSubscriber: number,
+  writers: { unrelated: number; matching: number[] },
   next: NextRequest,
 ): Promise<void> {
   if (!wanted(name)) return;
   // The first request computes and keeps the page; the phases measure what follows.
   await httpPhase('', server, token, next, 1);
   await referencedPhase(`${name}, kept`, server, token, next);
-  await withUnrelatedWrites(pool, writerSubscriber, () =>
+  await withWrites(pool, 'unrelated', [writers.unrelated], () =>
     referencedPhase(`${name}, after unrelated writes`, server, token, next),
+  );
+  await withWrites(pool, 'matching', writers.matching, () =>
+    referencedPhase(`${name}, after matching writes`, server, token, next),
   );
 }
 
@@ -502,6 +507,20 @@ async function main(): Promise<void> {
        from subscribers where id = $3 returning id`,
       [Date.now().toString(36), roots[0], subscriberIds[0]],
     );
+    // Matching writers: a subscriber in each middle reseller's tree, and one a broad search matches.
+    const { rows: treeWriters } = await pool.query<{ id: number }>(
+      `select (select s.id from subscribers s join resellers r on r.id = s.reseller_id
+         where r.path like (select path from resellers where id = m) || '%' limit 1) as id from unnest($1::int[]) m`,
+      [middles.length ? middles : roots],
+    );
+    const {
+      rows: [searchWriter],
+    } = await pool.query<{ id: number }>(
+      `insert into subscribers (username, password_enc, full_name, service_id, reseller_id, expiry_date)
+       select 'bench-matching-' || $1 || '@isp', 'x', 'Matching User 1 Writer', service_id, $2, current_date + 30
+       from subscribers where id = $3 returning id`,
+      [Date.now().toString(36), roots[0], subscriberIds[0]],
+    );
     referenceRequest = () => `/api/invoices/${randInt(minId, maxId)}`;
     const day = (n: number) => new Date(Date.UTC(2025, 0, 1 + n)).toISOString().slice(0, 10);
     // Warm-up (JIT, prepared statements on every pooled connection), not reported.
@@ -543,7 +562,14 @@ async function main(): Promise<void> {
     for (const [label, path] of shapes) {
       for (const page of [1, 100]) {
         if (label.startsWith('reseller tree') && page === 100)
-          await targetPhases(`list ${label}, page ${page}`, server, token, pool, writerSubscriber.id, () => path(page));
+          await targetPhases(
+            `list ${label}, page ${page}`,
+            server,
+            token,
+            pool,
+            { unrelated: writerSubscriber.id, matching: treeWriters.map((w) => w.id) },
+            () => path(page),
+          );
         else await httpPhase(`list ${label}, page ${page}`, server, token, () => path(page));
         if (!label.startsWith('status'))
           cold.push([
@@ -604,8 +630,9 @@ async function main(): Promise<void> {
       toMerge.map((s) => ({ method: 'POST', path: `/api/invoices/consolidate/${s.id}`, token: rootToken })),
     );
     // Last: the backlog of a broad search at 50 connections would spill into the next phase. Its pages
-    // kept, then after unrelated writes (kept pages checked against the changes logged since), then
-    // computed on every request (a write that matches, or the first request for the page).
+    // kept, then after unrelated writes (kept pages checked against the changes logged since), after
+    // matching writes (kept pages moved by them), then computed on every request (the first request
+    // for a page, or after a write the log cannot move it by).
     const broad: [string, string][] = [
       ['page 1', '/api/invoices?search=User%201'],
       ['page 100', '/api/invoices?search=User%201&page=100'],
@@ -616,7 +643,7 @@ async function main(): Promise<void> {
         server,
         token,
         pool,
-        writerSubscriber.id,
+        { unrelated: writerSubscriber.id, matching: [searchWriter.id] },
         () => path,
       );
     await coldPhases(
