@@ -263,8 +263,8 @@ async function runJob(job: JobInput): Promise<{ succeeded: number[]; failed: { i
       failed.push(...job.ids.map((id) => ({ id, reason })));
       await recordProgress(db(), job.jobId, job.ids.length, [], failed);
     } else {
-      for (let i = 0; i < job.ids.length;) {
-        const batch = job.ids.slice(i, i + (i === 0 ? FIRST_BATCH : BATCH));
+      for (let i = 0, size = FIRST_BATCH; i < job.ids.length; size = Math.min(size * 2, BATCH)) {
+        const batch = job.ids.slice(i, i + size);
         i += batch.length;
         const out = await runBatch(job, batch);
         succeeded.push(...out.succeeded);

@@ -157,4 +157,12 @@ it('a job over several batches (64, 128, 256, then 500s) acts on every id once, 
                 and (details ->> 'bulk_job')::int = ${jobId}::int) as audits`)
   ).rows;
   expect(counts).toEqual({ inactive: 700, events: 700, audits: 700 });
+  // One transaction per batch, so the events of a batch share their created_at (now()).
+  const batches = (
+    await t.db.execute<{ n: number }>(sql`
+      select count(*)::int as n from outbox
+       where (payload ->> 'subscriber_id')::int = any(${sql.param(ids)}::int[]) and payload ->> 'reason' = 'disable'
+       group by created_at order by min(id)`)
+  ).rows.map((b) => b.n);
+  expect(batches).toEqual([63, 128, 256, 253]);
 });
