@@ -46,7 +46,7 @@ export async function auditSubscriberRows(
   auth: Auth | undefined,
   action: string,
   fields: readonly SubscriberField[],
-  before: SubscriberRow[],
+  before: readonly ({ id: number } & Partial<SubscriberRow>)[],
   ids: number[],
   extra: Record<string, unknown> = {},
 ): Promise<void> {

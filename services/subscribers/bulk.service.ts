@@ -30,6 +30,7 @@ import type { ActionResult } from '../../shared/http/route';
 import { isoTimestamp } from '../../shared/http/schemas';
 import { loadSettings, type Settings } from '../../shared/settings';
 import { auditSubscriberRows, type SubscriberField } from './audit-rows';
+import type { SubscriberRow } from './subscriber-view';
 import * as ops from './operations';
 import {
   BULK_IDS_PER_RATE_UNIT,
@@ -110,19 +111,31 @@ function syncBudgetMs(requestTimeoutMs: number | null | undefined): number {
     : wanted;
 }
 
+/**
+ * An action's operation and payload; `reads`, when set, the only columns (beyond id) its
+ * operation reads, so its batches lock rows with those and the audited ones rather than whole rows.
+ */
+interface Prepared {
+  op: ops.Operation<never, never>;
+  payload: unknown;
+  reads?: readonly SubscriberField[];
+}
+
 /** The operation for an action, with request-wide payload checks done once, before any id is touched. */
-async function prepare(
-  auth: Auth,
-  action: BulkAction,
-  payload: BulkRequest['payload'],
-): Promise<{ op: ops.Operation<never>; payload: unknown }> {
-  const as = <P>(op: ops.Operation<P>, p: P) => ({ op: op as ops.Operation<never>, payload: p });
+async function prepare(auth: Auth, action: BulkAction, payload: BulkRequest['payload']): Promise<Prepared> {
+  const as = <P>(op: ops.Operation<P>, p: P): Prepared => ({ op, payload: p });
+  // `reads` is inferred from the list given, and the operation's row type must fit in it.
+  const reading = <P, K extends SubscriberField>(
+    op: ops.Operation<P, Pick<SubscriberRow, NoInfer<K> | 'id'>>,
+    p: P,
+    reads: readonly K[],
+  ): Prepared => ({ op, payload: p, reads });
   // Each payload was validated against its action's schema (bulkBody), so the casts below hold.
   switch (action) {
     case 'renew':
       return as(ops.renew, {});
     case 'disconnect':
-      return as(ops.disconnect, {});
+      return reading(ops.disconnect, {}, ['username']);
     case 'enable':
       return as(ops.enable, {});
     case 'disable':
@@ -130,19 +143,19 @@ async function prepare(
     case 'reset_fup':
       return as(ops.resetFup, {});
     case 'delete':
-      return as(ops.softDelete, {});
+      return reading(ops.softDelete, {}, ['username']);
     case 'reset_mac':
-      return as(ops.resetMac, {});
+      return reading(ops.resetMac, {}, []);
     case 'refill':
       return as(ops.refill, {});
     case 'set_daily_quota':
-      return as(ops.setQuota('daily'), payload as BulkPayload<'set_daily_quota'>);
+      return reading(ops.setQuota('daily'), payload as BulkPayload<'set_daily_quota'>, []);
     case 'set_monthly_quota':
-      return as(ops.setQuota('monthly'), payload as BulkPayload<'set_monthly_quota'>);
+      return reading(ops.setQuota('monthly'), payload as BulkPayload<'set_monthly_quota'>, []);
     case 'set_price':
       return as(ops.setPrice, payload as BulkPayload<'set_price'>);
     case 'set_auto_renew':
-      return as(ops.setAutoRenew, payload as BulkPayload<'set_auto_renew'>);
+      return reading(ops.setAutoRenew, payload as BulkPayload<'set_auto_renew'>, ['autoRenew']);
     case 'set_service': {
       const p = payload as BulkPayload<'set_service'>;
       const [plan] = await db()
@@ -181,14 +194,12 @@ async function prepare(
   }
 }
 
-interface JobInput {
+interface JobInput extends Prepared {
   jobId: number;
   action: BulkAction;
   auth: Auth;
   scope: Scope;
   ids: number[];
-  op: ops.Operation<never>;
-  payload: unknown;
   settings: Settings;
   /** Set when the caller lacks the action's permission: every id fails with it. */
   missingPermission?: string;
@@ -201,11 +212,14 @@ async function runBatch(
   for (let attempt = 0; ; attempt++) {
     try {
       return await db().transaction(async (tx) => {
-        const locked = await ops.lockInScope(tx, job.scope, batch);
+        const locked = job.reads
+          ? await ops.lockInScope(tx, job.scope, batch, [...job.reads, ...AUDITED[job.action]])
+          : await ops.lockInScope(tx, job.scope, batch);
+        // prepare() paired the operation with the columns it reads: these rows carry them.
         const result = locked.rows.length
           ? await job.op(
               { tx, auth: job.auth, today: todayIso(), settings: job.settings },
-              locked.rows,
+              locked.rows as never[],
               job.payload as never,
             )
           : { failed: [] };
@@ -344,7 +358,7 @@ export const subscriberBulkService: ServiceSchema = {
         // Without the permission nothing runs, so the payload is not worth checking.
         const prepared = allowed
           ? await prepare(auth, action, ctx.params.payload ?? {})
-          : { op: ops.disconnect as ops.Operation<never>, payload: {} };
+          : { op: ops.disconnect, payload: {} };
         const scope = await scopeFor(db(), auth, 'write');
         const settings = await loadSettings(db());
         const row = await db().transaction(async (tx) => {

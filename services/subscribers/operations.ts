@@ -4,7 +4,7 @@
  * runs the same operation over batches, so both behave identically and a batch of thousands costs
  * a handful of statements rather than thousands of round trips.
  */
-import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, inArray, isNull, sql } from 'drizzle-orm';
 import type { Auth } from '../../shared/auth/claims';
 import { inScope, type Scope } from '../../shared/auth/policy';
 import type { Tx } from '../../shared/db/client';
@@ -43,7 +43,17 @@ export interface OpResult {
   extra: Map<number, Record<string, unknown>>;
 }
 
-export type Operation<P> = (env: OpEnv, rows: SubscriberRow[], payload: P) => Promise<OpResult>;
+/** `R`: the columns of the locked rows the operation reads (whole rows unless it says fewer). */
+export type Operation<P, R extends { id: number } = SubscriberRow> = (
+  env: OpEnv,
+  rows: R[],
+  payload: P,
+) => Promise<OpResult>;
+
+/** A row locked with only some columns: those asked for, and the id and reseller the scope check needs. */
+export type LockedRow<K extends keyof SubscriberRow> = Pick<SubscriberRow, K | 'id' | 'resellerId'>;
+
+const SUBSCRIBER_COLUMNS = getTableColumns(subscribers);
 
 const intArray = (ids: number[]) => sql`${sql.param(ids)}::int[]`;
 const done = (failed: Failed[] = [], extra = new Map<number, Record<string, unknown>>()): OpResult => ({
@@ -54,19 +64,39 @@ const idsOf = (rows: { id: number }[]) => rows.map((r) => r.id);
 
 /**
  * Locks the live rows of `ids` (ascending, the order every writer uses) and splits off those that
- * do not exist or lie outside the caller's write scope.
+ * do not exist or lie outside the caller's write scope. With `columns`, the rows carry only those
+ * (and id, reseller_id): a bulk disconnect needs the name, and reading and mapping all 37 columns
+ * of a 500-id batch through Drizzle cost 9 to 10 ms of the event loop (5 ms with three), while the
+ * job's first requests were on the wire.
  */
 export async function lockInScope(
   tx: Tx,
   scope: Scope,
   ids: number[],
-): Promise<{ rows: SubscriberRow[]; failed: Failed[] }> {
-  const rows = await tx
-    .select()
-    .from(subscribers)
-    .where(and(inArray(subscribers.id, ids), isNull(subscribers.deletedAt)))
-    .orderBy(asc(subscribers.id))
-    .for('update');
+): Promise<{ rows: SubscriberRow[]; failed: Failed[] }>;
+export async function lockInScope<K extends keyof SubscriberRow>(
+  tx: Tx,
+  scope: Scope,
+  ids: number[],
+  columns: readonly K[],
+): Promise<{ rows: LockedRow<K>[]; failed: Failed[] }>;
+export async function lockInScope(
+  tx: Tx,
+  scope: Scope,
+  ids: number[],
+  columns?: readonly (keyof SubscriberRow)[],
+): Promise<{ rows: LockedRow<keyof SubscriberRow>[]; failed: Failed[] }> {
+  const live = and(inArray(subscribers.id, ids), isNull(subscribers.deletedAt));
+  const rows: LockedRow<keyof SubscriberRow>[] = columns
+    ? ((await tx
+        .select(
+          Object.fromEntries(['id' as const, 'resellerId' as const, ...columns].map((k) => [k, SUBSCRIBER_COLUMNS[k]])),
+        )
+        .from(subscribers)
+        .where(live)
+        .orderBy(asc(subscribers.id))
+        .for('update')) as LockedRow<keyof SubscriberRow>[])
+    : await tx.select().from(subscribers).where(live).orderBy(asc(subscribers.id)).for('update');
   const resellerIds = [...new Set(rows.map((r) => r.resellerId))];
   const allowed =
     resellerIds.length === 0
@@ -81,7 +111,7 @@ export async function lockInScope(
         );
   const found = new Set(rows.map((r) => r.id));
   const failed: Failed[] = ids.filter((id) => !found.has(id)).map((id) => ({ id, ...failure('subscriberNotFound') }));
-  const kept: SubscriberRow[] = [];
+  const kept: LockedRow<keyof SubscriberRow>[] = [];
   for (const r of rows) {
     if (allowed.has(r.resellerId)) kept.push(r);
     else failed.push({ id: r.id, ...failure('outOfScope') });
@@ -222,7 +252,7 @@ export const renew: Operation<unknown> = async (env, rows) => {
   return done(failed, extra);
 };
 
-export const disconnect: Operation<unknown> = async (env, rows) => {
+export const disconnect: Operation<unknown, Pick<SubscriberRow, 'id' | 'username'>> = async (env, rows) => {
   await queueDisconnect(env.tx, rows, 'disconnect');
   return done();
 };
@@ -265,7 +295,7 @@ export const resetFup: Operation<unknown> = async (env, rows) => {
   return done();
 };
 
-export const softDelete: Operation<unknown> = async (env, rows) => {
+export const softDelete: Operation<unknown, Pick<SubscriberRow, 'id' | 'username'>> = async (env, rows) => {
   await env.tx
     .update(subscribers)
     .set({ deletedAt: sql`now()`, updatedAt: sql`now()` })
@@ -278,7 +308,7 @@ export const softDelete: Operation<unknown> = async (env, rows) => {
   return done();
 };
 
-export const resetMac: Operation<unknown> = async (env, rows) => {
+export const resetMac: Operation<unknown, { id: number }> = async (env, rows) => {
   await env.tx
     .update(subscribers)
     .set({ macAddress: null, updatedAt: sql`now()` })
@@ -319,7 +349,7 @@ function feeMinor(fee: number, currency: string): number {
   }
 }
 
-export function setQuota(column: 'daily' | 'monthly'): Operation<{ gb: number }> {
+export function setQuota(column: 'daily' | 'monthly'): Operation<{ gb: number }, { id: number }> {
   return async (env, rows, payload) => {
     const gb = String(clamp(payload.gb, 0, QUOTA_GB_MAX));
     const set = column === 'daily' ? { dailyQuotaGb: gb } : { monthlyQuotaGb: gb };
@@ -597,7 +627,11 @@ export function rename(newName: (row: SubscriberRow) => string | null, skip: Fai
 }
 
 /** Bulk set_auto_renew: the lifecycle sweep renews these from their wallet at expiry; no RADIUS row changes. */
-export const setAutoRenew: Operation<{ auto_renew: boolean }> = async (env, rows, payload) => {
+export const setAutoRenew: Operation<{ auto_renew: boolean }, Pick<SubscriberRow, 'id' | 'autoRenew'>> = async (
+  env,
+  rows,
+  payload,
+) => {
   const changed = rows.filter((r) => r.autoRenew !== payload.auto_renew);
   if (changed.length === 0) return done();
   await env.tx
