@@ -86,7 +86,8 @@ export async function lockInScope(
   ids: number[],
   columns?: readonly (keyof SubscriberRow)[],
 ): Promise<{ rows: LockedRow<keyof SubscriberRow>[]; failed: Failed[] }> {
-  const live = and(inArray(subscribers.id, ids), isNull(subscribers.deletedAt));
+  // One array parameter: inArray's 500 bound parameters cost about as much Node CPU again.
+  const live = and(sql`${subscribers.id} = any(${intArray(ids)})`, isNull(subscribers.deletedAt));
   const rows: LockedRow<keyof SubscriberRow>[] = columns
     ? ((await tx
         .select(
