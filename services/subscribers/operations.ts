@@ -88,34 +88,24 @@ export async function lockInScope(
 ): Promise<{ rows: LockedRow<keyof SubscriberRow>[]; failed: Failed[] }> {
   // One array parameter: inArray's 500 bound parameters cost about as much Node CPU again.
   const live = and(sql`${subscribers.id} = any(${intArray(ids)})`, isNull(subscribers.deletedAt));
-  const rows: LockedRow<keyof SubscriberRow>[] = columns
-    ? ((await tx
-        .select(
-          Object.fromEntries(['id' as const, 'resellerId' as const, ...columns].map((k) => [k, SUBSCRIBER_COLUMNS[k]])),
-        )
-        .from(subscribers)
-        .where(live)
-        .orderBy(asc(subscribers.id))
-        .for('update')) as LockedRow<keyof SubscriberRow>[])
-    : await tx.select().from(subscribers).where(live).orderBy(asc(subscribers.id)).for('update');
-  const resellerIds = [...new Set(rows.map((r) => r.resellerId))];
-  const allowed =
-    resellerIds.length === 0
-      ? new Set<number>()
-      : new Set(
-          (
-            await tx
-              .select({ id: resellers.id })
-              .from(resellers)
-              .where(and(inArray(resellers.id, resellerIds), inScope(scope, resellers.id)))
-          ).map((r) => r.id),
-        );
+  // Whether the row's reseller exists and lies in the caller's scope, read with the lock: one
+  // round trip a batch instead of a second query over the locked rows' resellers.
+  const scoped = sql<boolean>`${subscribers.resellerId} in (select ${resellers.id} from ${resellers} where ${inScope(scope, resellers.id)})`;
+  const selection = columns
+    ? Object.fromEntries(['id' as const, 'resellerId' as const, ...columns].map((k) => [k, SUBSCRIBER_COLUMNS[k]]))
+    : SUBSCRIBER_COLUMNS;
+  const rows = (await tx
+    .select({ ...selection, scoped })
+    .from(subscribers)
+    .where(live)
+    .orderBy(asc(subscribers.id))
+    .for('update', { of: subscribers })) as (LockedRow<keyof SubscriberRow> & { scoped: boolean })[];
   const found = new Set(rows.map((r) => r.id));
   const failed: Failed[] = ids.filter((id) => !found.has(id)).map((id) => ({ id, ...failure('subscriberNotFound') }));
   const kept: LockedRow<keyof SubscriberRow>[] = [];
-  for (const r of rows) {
-    if (allowed.has(r.resellerId)) kept.push(r);
-    else failed.push({ id: r.id, ...failure('outOfScope') });
+  for (const { scoped: allowed, ...row } of rows) {
+    if (allowed) kept.push(row);
+    else failed.push({ id: row.id, ...failure('outOfScope') });
   }
   return { rows: kept, failed };
 }
