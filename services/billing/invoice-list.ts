@@ -28,8 +28,9 @@ import {
 import { CURRENCY_DIVISOR, INVOICE_LIST_JSON } from './invoice-json';
 import { Lru } from '../../shared/lru';
 import { LIST_CHANGES_KEPT, type ListPage, listPageKey, type PageJson } from './list-page-cache';
+import type { PoolClient } from 'pg';
 import { namedRows } from './sql';
-import { MAX_PAGE_MOVES, parseIntArray, planPageMove } from './page-moves';
+import { MAX_PAGE_MOVES, type PageMove, type PagePosition, parseIntArray, planPageMove } from './page-moves';
 import { type NameSample, rareWordPattern } from './name-lookup';
 
 export interface ListFilter {
@@ -589,8 +590,7 @@ function moveStatement(order: 'asc' | 'desc', resellers: boolean, pattern: boole
       a as (${side(afterOp, afterDir, '$2', '$4')}),
       page as materialized (select id from (select id from b union all select unnest($5::int[]) union all select id from a) u
         order by id ${order} offset $6::int limit $7::int)
-    select (select n from invoice_list_generation) as generation,
-      ${cut(beforeOp, beforeDir, '$1', '$3', 'b')} or ${cut(afterOp, afterDir, '$2', '$4', 'a')} as cut,
+    select ${cut(beforeOp, beforeDir, '$1', '$3', 'b')} or ${cut(afterOp, afterDir, '$2', '$4', 'a')} as cut,
       (select coalesce(array_agg(id order by id ${order}), '{}')::text from page) as ids,
       (select coalesce(array_agg(i.xmin order by i.id ${order}), '{}')::text from page join invoices i using (id)) as versions,
       (select coalesce(json_agg(${INVOICE_LIST_JSON} order by i.id ${order}), '[]')::text from page join invoices i using (id) cross join ${CURRENCY_DIVISOR}) as json`;
@@ -599,18 +599,108 @@ function moveStatement(order: 'asc' | 'desc', resellers: boolean, pattern: boole
   return statement;
 }
 
-/** The kept page moved to generation g by its logged moves, kept and served; undefined: compute it again. */
-async function movedPage(
+async function keptPage(key: string): Promise<{ json: string; total: number } | undefined> {
+  // An entry's ids never change (a move keeps a new entry), so it is this request's snapshot.
+  const page = listPages.get(key);
+  if (!page) return undefined;
+  // Kept JSON is served only for the ids it was built from: rows written by one transaction share
+  // their versions, so equal versions of other ids would not tell another page's rows apart.
+  const json = pageJsons.get(key);
+  const kept = json?.ids === page.ids ? json : undefined;
+  // A page that can be moved is checked again and moved in one snapshot (a read-only transaction),
+  // so that the move's rows are those of the log it applies: between two statements, matching writes
+  // every few milliseconds landed before most moves.
+  const db = await pgPool().connect();
+  try {
+    const served = await checkedPage(db, key, page, kept, false);
+    if (served !== 'move') return served;
+    await db.query('begin isolation level repeatable read read only');
+    try {
+      const moved = await checkedPage(db, key, page, kept, true);
+      return moved === 'move' ? undefined : moved;
+    } finally {
+      await db.query('commit');
+    }
+  } finally {
+    db.release();
+  }
+}
+
+async function checkedPage(
+  db: PoolClient,
   key: string,
   page: ListPage,
-  moves: string,
-  g: number,
-): Promise<{ json: string; total: number } | undefined> {
-  if (!page.position) return undefined;
+  kept: PageJson | undefined,
+  inSnapshot: boolean,
+): Promise<{ json: string; total: number } | 'move' | undefined> {
+  const { filter } = page;
+  const {
+    rows: [row],
+  } = await db.query<{
+    generation: string;
+    current: boolean;
+    moves: string | null;
+    versions: string;
+    json: string | null;
+  }>({
+    name: 'billing_list_kept_page',
+    text: KEPT_PAGE,
+    values: [
+      page.ids,
+      page.generation,
+      filter.resellers,
+      filter.from,
+      filter.to,
+      filter.pattern,
+      filter.checkable,
+      kept?.versions ?? null,
+    ],
+  });
+  if (row.current) {
+    // Confirmed at this generation: the next request checks only the changes logged after it.
+    page.generation = Math.max(page.generation, Number(row.generation));
+    if (row.json === null) return { json: kept!.json, total: page.total };
+    keepJson(key, row.json, row.versions, page.ids);
+    return { json: row.json, total: page.total };
+  }
+  const plan = plannedMove(page, row.moves, Number(row.generation));
+  if (plan && !inSnapshot) return 'move';
+  const moved = plan && (await movedPage(db, key, page, plan));
+  if (moved) return moved;
+  if (listPages.get(key) === page) {
+    listPages.delete(key);
+    pageJsons.delete(key);
+  }
+  return undefined;
+}
+
+interface PlannedMove {
+  plan: PageMove;
+  ids: number[];
+  position: PagePosition;
+  /** The generation the log was read to, the move's. */
+  generation: number;
+}
+
+/** How the logged moves move a kept page in id order (page-moves.ts), or undefined: compute it again. */
+function plannedMove(page: ListPage, moves: string | null, generation: number): PlannedMove | undefined {
+  if (moves === null || !page.position) return undefined;
   const ids = parseIntArray(page.ids);
   const plan = planPageMove(ids, page.position, parseIntArray(moves));
-  if (!plan) return undefined;
-  const { filter, position } = page;
+  return plan && { plan, ids, position: page.position, generation };
+}
+
+/**
+ * The kept page moved by its plan in the check's snapshot, kept and served; undefined when the list
+ * is too sparse to walk.
+ */
+async function movedPage(
+  db: PoolClient,
+  key: string,
+  page: ListPage,
+  { plan, ids, position, generation: g }: PlannedMove,
+): Promise<{ json: string; total: number } | undefined> {
+  const { filter } = page;
   const s = moveStatement(position.order, filter.resellers !== null, filter.pattern !== null);
   const values: unknown[] = [
     ids[0],
@@ -623,53 +713,22 @@ async function movedPage(
   ];
   if (filter.resellers !== null) values.push(filter.resellers);
   if (filter.pattern !== null) values.push(filter.pattern);
-  const [row] = await namedRows<{ generation: string; cut: boolean; ids: string; versions: string; json: string }>(
-    s.name,
-    s.text,
+  const {
+    rows: [row],
+  } = await db.query<{ cut: boolean; ids: string; versions: string; json: string }>({
+    name: s.name,
+    text: s.text,
     values,
-  );
-  // A write since the log was read, or a list too sparse to walk: computed again, as before.
-  if (row.cut || Number(row.generation) !== g) return undefined;
-  page.ids = row.ids;
-  page.total += plan.net;
-  page.generation = g;
-  keepJson(key, row.json, row.versions);
-  return { json: row.json, total: page.total };
-}
-
-async function keptPage(key: string): Promise<{ json: string; total: number } | undefined> {
-  const page = listPages.get(key);
-  if (!page) return undefined;
-  const { filter } = page;
-  const kept = pageJsons.get(key);
-  const [row] = await namedRows<{
-    generation: string;
-    current: boolean;
-    moves: string | null;
-    versions: string;
-    json: string | null;
-  }>('billing_list_kept_page', KEPT_PAGE, [
-    page.ids,
-    page.generation,
-    filter.resellers,
-    filter.from,
-    filter.to,
-    filter.pattern,
-    filter.checkable,
-    kept?.versions ?? null,
-  ]);
-  if (!row.current) {
-    const moved = row.moves === null ? undefined : await movedPage(key, page, row.moves, Number(row.generation));
-    if (moved) return moved;
-    listPages.delete(key);
-    pageJsons.delete(key);
-    return undefined;
+  });
+  if (row.cut) return undefined;
+  const next: ListPage = { ...page, ids: row.ids, total: page.total + plan.net, generation: g };
+  // Concurrent requests move the same entry: the one at the latest generation stays.
+  const current = listPages.get(key);
+  if (!current || current.generation <= g) {
+    listPages.set(key, next);
+    keepJson(key, row.json, row.versions, row.ids);
   }
-  // Confirmed at this generation: the next request checks only the changes logged after it.
-  page.generation = Math.max(page.generation, Number(row.generation));
-  if (row.json === null) return { json: kept!.json, total: page.total };
-  keepJson(key, row.json, row.versions);
-  return { json: row.json, total: page.total };
+  return { json: row.json, total: next.total };
 }
 
 /**
@@ -680,8 +739,8 @@ async function keptPage(key: string): Promise<{ json: string; total: number } | 
 const KEPT_JSON_PAGES = 1_000;
 const KEPT_JSON_CHARS = 64 * 1024;
 
-function keepJson(key: string, json: string, versions: string): void {
-  if (json.length <= KEPT_JSON_CHARS) pageJsons.set(key, { json, versions });
+function keepJson(key: string, json: string, versions: string, ids: string): void {
+  if (json.length <= KEPT_JSON_CHARS) pageJsons.set(key, { json, versions, ids });
   else pageJsons.delete(key);
 }
 
@@ -744,10 +803,13 @@ export async function listInvoicesJson(scope: Scope, f: ListFilter): Promise<{ j
       ? row.total
       : (totalFromPage(f.offset, f.limit, row.rowCount) ??
         (await totalFromCappedCount(row.total, () => estimateOf(s, v))));
-  // A search's page used the subscribers (narrow: their ids; broad: whether their invoices pass the
-  // cap) read one statement earlier. A write committed between the two changes the generation: such
-  // a page is served, as it would have been before, but not kept, or it would be kept as current.
-  if (key !== undefined && (found === undefined || row.generation === found.generation)) {
+  // A narrow search's page used the subscribers' ids read one statement earlier. A write committed
+  // between the two changes the generation: such a page is served, as it would have been before, but
+  // not kept, or it would be kept as current without a subscriber renamed into the search meanwhile.
+  // A broad page is read by search_text in its own snapshot (the subscribers only said whether the
+  // total is past the cap, an estimate then): it is kept, or matching writes landing between the two
+  // statements would keep it from ever being kept.
+  if (key !== undefined && (found === undefined || shape.search === 'broad' || row.generation === found.generation)) {
     const page: ListPage = {
       ids: row.ids!,
       total,
@@ -763,7 +825,7 @@ export async function listInvoicesJson(scope: Scope, f: ListFilter): Promise<{ j
       position: f.from || f.to ? undefined : { order: f.order, offset: f.offset, limit: f.limit },
     };
     listPages.set(key, page);
-    keepJson(key, row.json, row.versions!);
+    keepJson(key, row.json, row.versions!, page.ids);
   }
   return { json: row.json, total };
 }

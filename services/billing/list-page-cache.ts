@@ -59,6 +59,8 @@ export interface ListPage {
 export interface PageJson {
   json: string;
   versions: string;
+  /** The page's ids it was built from (ListPage.ids). */
+  ids: string;
 }
 
 export function listPageKey(k: ListPageKey): string {

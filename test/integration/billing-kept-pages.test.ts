@@ -6,6 +6,7 @@
  * read fresh, so a payment shows without the list being walked again.
  */
 import { TransactionRollbackError } from 'drizzle-orm';
+import type { PoolClient } from 'pg';
 import { createInvoices } from '../../shared/billing';
 import { pgPool, type Tx } from '../../shared/db/client';
 import { invoiceListGeneration } from '../../shared/db/schema';
@@ -67,25 +68,48 @@ async function invoicesFor(subscriberId: number, resellerId: number, n: number):
   });
 }
 
-/** The names of the prepared statements `run` sends through the app's pool (in this process). */
+/**
+ * The names of the billing statements `run` sends through the app's pool (in this process), by
+ * `pool.query` or on a connection taken from it.
+ */
 async function statementsOf<T>(
   run: () => Promise<T>,
   between?: (name: string) => Promise<void>,
 ): Promise<{ result: T; names: string[] }> {
   const names: string[] = [];
   const pool = pgPool();
-  const query = pool.query.bind(pool) as (config: unknown, values?: unknown) => Promise<unknown>;
-  const spy = jest.spyOn(pool, 'query').mockImplementation((async (config: unknown, values?: unknown) => {
-    const name = (config as { name?: string }).name;
-    if (name) names.push(name);
-    const res = await query(config, values);
-    if (name && between) await between(name);
-    return res;
-  }) as unknown as typeof pool.query);
+  const recorded = <Q extends (config: unknown, values?: unknown) => Promise<unknown>>(query: Q) =>
+    (async (config: unknown, values?: unknown) => {
+      const name = (config as { name?: string }).name;
+      // The gateway's identity check (cached, read again when its entry expires) is not the list's.
+      if (name?.startsWith('billing_')) names.push(name);
+      const res = await query(config, values);
+      if (name && between) await between(name);
+      return res;
+    }) as unknown as Q;
+  type Query = (config: unknown, values?: unknown) => Promise<unknown>;
+  const query = pool.query.bind(pool) as Query;
+  const spy = jest.spyOn(pool, 'query').mockImplementation(recorded(query) as unknown as typeof pool.query);
+  const connect = pool.connect.bind(pool) as (callback?: unknown) => Promise<PoolClient>;
+  const taken: { client: PoolClient; query: PoolClient['query'] }[] = [];
+  // pool.query takes its connection with a callback: that one is recorded by the spy above.
+  const connectSpy = jest.spyOn(pool, 'connect').mockImplementation((async (callback?: unknown) => {
+    if (callback) return connect(callback);
+    const client = await connect();
+    taken.push({ client, query: client.query });
+    // Released, the client serves pool.query too, which passes a callback: that call goes through as is.
+    const own = recorded(client.query.bind(client) as Query);
+    const direct = client.query.bind(client) as (...args: unknown[]) => unknown;
+    client.query = ((...args: unknown[]) =>
+      typeof args[args.length - 1] === 'function' ? direct(...args) : own(args[0], args[1])) as PoolClient['query'];
+    return client;
+  }) as unknown as typeof pool.connect);
   try {
     return { result: await run(), names };
   } finally {
     spy.mockRestore();
+    connectSpy.mockRestore();
+    for (const t of taken.reverse()) t.client.query = t.query;
   }
 }
 
