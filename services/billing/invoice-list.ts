@@ -821,8 +821,12 @@ export async function listInvoicesJson(scope: Scope, f: ListFilter): Promise<{ j
         pattern: found?.lowered ?? null,
         checkable: !f.search?.includes('\u0001'),
       },
-      // A date range is ordered by issue date first: its pages are computed again, not moved.
-      position: f.from || f.to ? undefined : { order: f.order, offset: f.offset, limit: f.limit },
+      // Only a search's page is moved: a move reads the page's rows again as computing it does, so it
+      // saves only what the search's walk costs (a tree's page 100 cost PostgreSQL 2.5 ms moved at
+      // every request against 1.5 ms computed; a broad search 2.0 against 9-11). A date range is
+      // ordered by issue date first: its pages are computed again.
+      position:
+        f.search === undefined || f.from || f.to ? undefined : { order: f.order, offset: f.offset, limit: f.limit },
     };
     listPages.set(key, page);
     keepJson(key, row.json, row.versions!, page.ids);

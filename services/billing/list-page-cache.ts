@@ -51,7 +51,7 @@ export interface ListPage {
   /** Where the page is known current: read there, or confirmed there since (later only). */
   generation: number;
   filter: PageFilter;
-  /** Where the page lies in a list ordered by id, so that logged changes can move it (page-moves.ts); none for a date range. */
+  /** Where a search's page lies in its list, ordered by id, so that logged changes can move it (page-moves.ts). */
   position?: PagePosition;
 }
 
