@@ -498,29 +498,25 @@ async function main(): Promise<void> {
     const middles = resellerIds.filter((id, k) => parents[k] !== null && parents.includes(id));
     const roots = resellerIds.filter((_, k) => parents[k] === null);
     const middleTokens = (middles.length ? middles : roots).map(resellerToken);
-    // The unrelated writer's subscriber: a root's (no middle's tree holds it), a name no search matches.
-    const {
-      rows: [writerSubscriber],
-    } = await pool.query<{ id: number }>(
-      `insert into subscribers (username, password_enc, full_name, service_id, reseller_id, expiry_date)
-       select 'bench-writer-' || $1 || '@isp', 'x', 'Unrelated Writer', service_id, $2, current_date + 30
-       from subscribers where id = $3 returning id`,
-      [Date.now().toString(36), roots[0], subscriberIds[0]],
-    );
+    // A writer's subscriber, under the first root reseller, with the plan of the first seeded one.
+    const writerNamed = async (user: string, fullName: string) =>
+      (
+        await pool.query<{ id: number }>(
+          `insert into subscribers (username, password_enc, full_name, service_id, reseller_id, expiry_date)
+           select $1 || '-' || $2 || '@isp', 'x', $3, service_id, $4, current_date + 30
+           from subscribers where id = $5 returning id`,
+          [user, Date.now().toString(36), fullName, roots[0], subscriberIds[0]],
+        )
+      ).rows[0];
+    // The unrelated writer: a root's subscriber (no middle's tree holds it), a name no search matches.
+    const writerSubscriber = await writerNamed('bench-writer', 'Unrelated Writer');
     // Matching writers: a subscriber in each middle reseller's tree, and one a broad search matches.
     const { rows: treeWriters } = await pool.query<{ id: number }>(
       `select (select s.id from subscribers s join resellers r on r.id = s.reseller_id
          where r.path like (select path from resellers where id = m) || '%' limit 1) as id from unnest($1::int[]) m`,
       [middles.length ? middles : roots],
     );
-    const {
-      rows: [searchWriter],
-    } = await pool.query<{ id: number }>(
-      `insert into subscribers (username, password_enc, full_name, service_id, reseller_id, expiry_date)
-       select 'bench-matching-' || $1 || '@isp', 'x', 'Matching User 1 Writer', service_id, $2, current_date + 30
-       from subscribers where id = $3 returning id`,
-      [Date.now().toString(36), roots[0], subscriberIds[0]],
-    );
+    const searchWriter = await writerNamed('bench-matching', 'Matching User 1 Writer');
     referenceRequest = () => `/api/invoices/${randInt(minId, maxId)}`;
     const day = (n: number) => new Date(Date.UTC(2025, 0, 1 + n)).toISOString().slice(0, 10);
     // Warm-up (JIT, prepared statements on every pooled connection), not reported.
