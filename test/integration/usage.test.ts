@@ -17,10 +17,16 @@ let api: ReturnType<typeof client>;
 const admin = adminToken();
 let reseller: number;
 let plan: number;
-const savedInterval = process.env.USAGE_INTERVAL_SECONDS;
+const saved = {
+  USAGE_INTERVAL_SECONDS: process.env.USAGE_INTERVAL_SECONDS,
+  USAGE_ROLLUP_SECONDS: process.env.USAGE_ROLLUP_SECONDS,
+};
 
 beforeAll(async () => {
+  // The tests run the engine and the rollup themselves: the app's timers would take their deltas
+  // (a loaded CI run had the app's rollup apply 78 of the 120 deltas three concurrent rollups counted).
   process.env.USAGE_INTERVAL_SECONDS = '0';
+  process.env.USAGE_ROLLUP_SECONDS = '0';
   t = await startTestApp();
   api = client(t.baseUrl);
   reseller = (
@@ -48,8 +54,10 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await t.close();
-  if (savedInterval === undefined) delete process.env.USAGE_INTERVAL_SECONDS;
-  else process.env.USAGE_INTERVAL_SECONDS = savedInterval;
+  for (const [name, value] of Object.entries(saved)) {
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  }
 });
 
 let seq = 0;
