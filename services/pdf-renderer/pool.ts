@@ -145,7 +145,7 @@ export class RenderPool {
     await this.launching?.catch(() => undefined);
     const browser = this.browser;
     this.browser = undefined;
-    if (browser) await this.closeBrowser(browser);
+    if (browser) await this.closeBrowser(browser, this.browserPid);
   }
 
   // ------------------------------------------------------------------ queue
@@ -175,7 +175,9 @@ export class RenderPool {
     } catch (err) {
       if (this.closed) throw new PoolClosedError();
       if (err instanceof RenderTimeoutError) {
-        await this.discardPage(slot);
+        // No page of this browser after a whole deadline: the browser did not even open one.
+        if (!slot.page || slot.generation !== this.generation) await this.restartHungBrowser();
+        else await this.discardPage(slot);
         throw err;
       }
       const died = !this.browser?.isConnected() || looksLikeBrowserDeath(err);
@@ -220,7 +222,8 @@ export class RenderPool {
 
   private async pageFor(slot: Slot): Promise<Page> {
     const browser = await this.ensureBrowser();
-    if (slot.page && slot.generation === this.generation && !slot.page.isClosed()) return slot.page;
+    const generation = this.generation;
+    if (slot.page && slot.generation === generation && !slot.page.isClosed()) return slot.page;
     const page = await browser.newPage();
     // Templates style print with @media print; the receipt height is measured in the same media.
     await page.emulateMedia({ media: 'print' });
@@ -231,7 +234,8 @@ export class RenderPool {
       (route) => route.abort('blockedbyclient'),
     );
     slot.page = page;
-    slot.generation = this.generation;
+    // The browser this page belongs to: if it was replaced meanwhile, the page is never reused.
+    slot.generation = generation;
     slot.viewportWidth = undefined;
     return page;
   }
@@ -249,13 +253,19 @@ export class RenderPool {
         () => new Error('page close timed out'),
       );
     } catch {
-      const browser = this.browser;
-      if (browser) {
-        this.opts.logger?.warn('pdf-renderer: browser is not answering, restarting it');
-        this.browser = undefined;
-        await this.closeBrowser(browser);
-      }
+      await this.restartHungBrowser();
     }
+  }
+
+  /** The next render launches a new browser; concurrent callers close the hung one only once. */
+  private async restartHungBrowser(): Promise<void> {
+    const browser = this.browser;
+    // Taken now: a render may launch the next browser, and set its pid, during the close's grace.
+    const pid = this.browserPid;
+    if (!browser) return;
+    this.opts.logger?.warn('pdf-renderer: browser is not answering, restarting it');
+    this.browser = undefined;
+    await this.closeBrowser(browser, pid);
   }
 
   // ------------------------------------------------------------------ browser lifecycle
@@ -297,8 +307,7 @@ export class RenderPool {
   }
 
   /** Close politely; if the browser is hung, kill its process so it cannot linger. */
-  private async closeBrowser(browser: Browser): Promise<void> {
-    const pid = this.browserPid;
+  private async closeBrowser(browser: Browser, pid: number | undefined): Promise<void> {
     try {
       await withTimeout(browser.close(), CLOSE_GRACE_MS, () => new Error('browser close timed out'));
     } catch {

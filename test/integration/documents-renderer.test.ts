@@ -116,6 +116,58 @@ describe('browser crash', () => {
   });
 });
 
+describe('hung browser', () => {
+  let broker: ServiceBroker;
+  const stopped: number[] = [];
+  beforeEach(async () => {
+    broker = new ServiceBroker({ logger: false, validator: false });
+    broker.createService(createPdfRendererService({ concurrency: 1, timeoutMs: 2_000 }));
+    await broker.start();
+  });
+  afterEach(async () => {
+    for (const pid of stopped.splice(0)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Killed by the pool already.
+      }
+    }
+    await broker.stop();
+  });
+
+  async function launched(): Promise<Status> {
+    for (;;) {
+      const status = await broker.call<Status>('pdf-renderer.status');
+      if (status.pid) return status;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  async function stopBrowserThenRender(before: Status): Promise<void> {
+    process.kill(before.pid!, 'SIGSTOP');
+    stopped.push(before.pid!);
+    await expect(broker.call('pdf-renderer.render', { html: '<p>stuck</p>', paper: 'A6' })).rejects.toMatchObject({
+      code: 504,
+    });
+    const after = await readAll(
+      await broker.call<Readable, object>('pdf-renderer.render', { html: '<p>on a new browser</p>', paper: 'A6' }),
+    );
+    expect(await pdfText(after.bytes)).toContain('on a new browser');
+    const status = await broker.call<Status>('pdf-renderer.status');
+    expect(status.generation).toBe(before.generation + 1);
+    expect(status.pid).not.toBe(before.pid);
+  }
+
+  it('a browser that stops answering before it opened a page is replaced after one render deadline', async () => {
+    await stopBrowserThenRender(await launched());
+  });
+
+  it('a browser that stops answering with its page open is replaced after one render deadline', async () => {
+    await readAll(await broker.call<Readable, object>('pdf-renderer.render', { html: '<p>warm</p>', paper: 'A6' }));
+    await stopBrowserThenRender(await launched());
+  });
+});
+
 describe('PDF across a transporter', () => {
   let renderer: ServiceBroker;
   let caller: ServiceBroker;
