@@ -454,6 +454,13 @@ async function main(): Promise<void> {
   } catch (err) {
     console.error(`[test:containers] FAILED: ${(err as Error).stack ?? err}`);
     console.error(`[test:containers] last lines of docker-compose:\n${log.slice(-60).join('\n')}`);
+    // The gateway's and billing's timeouts fill the last lines; what the renderers said is told apart.
+    console.error(
+      `[test:containers] last lines of the pdf-renderers:\n${log
+        .filter((l) => l.includes('pdf-renderer'))
+        .slice(-30)
+        .join('\n')}`,
+    );
     process.exitCode = 1;
   } finally {
     await observer?.stop().catch(() => undefined);
