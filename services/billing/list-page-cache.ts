@@ -16,6 +16,7 @@
  */
 import { pgPool } from '../../shared/db/client';
 import { intVar } from '../../shared/config';
+import type { PagePosition } from './page-moves';
 
 export interface ListPageKey {
   search: string | undefined;
@@ -50,6 +51,8 @@ export interface ListPage {
   /** Where the page is known current: read there, or confirmed there since (later only). */
   generation: number;
   filter: PageFilter;
+  /** Where a search's page lies in its list, ordered by id, so that logged changes can move it (page-moves.ts). */
+  position?: PagePosition;
 }
 
 /** A kept page's JSON as last read, served again while its rows' versions (xmin, in list order) stand. */

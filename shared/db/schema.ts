@@ -599,6 +599,9 @@ export const invoiceListChanges = pgTable(
     resellerId: integer('reseller_id'),
     issueDate: date('issue_date'),
     searchText: text('search_text'),
+    /** The written invoice (null on an `every` row) and whether this is its new version (migration 0039). */
+    invoiceId: integer('invoice_id'),
+    added: boolean('added'),
   },
   (t) => [index('invoice_list_changes_generation_idx').on(t.generation)],
 );
