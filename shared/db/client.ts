@@ -13,6 +13,17 @@ types.setTypeParser(types.builtins.DATE, (v: string) => v);
 types.setTypeParser(types.builtins.INT8, (v: string) => Number(v));
 
 /**
+ * JIT off for the app's sessions: its statements take milliseconds, and LLVM compiles a statement
+ * at every execution once its plan is estimated over jit_above_cost. A generic plan on tables
+ * without statistics (a new database, autovacuum off) is: a kept list page's statement took 750 ms
+ * of compiling on Debian's PostgreSQL 15 for 0.3 ms of work (docs/billing.md). Options given in
+ * PGOPTIONS come after, so an operator can turn it back on (`-c jit=on`).
+ */
+export function sessionOptions(pgOptions: string | undefined): string {
+  return pgOptions?.trim() ? `-c jit=off ${pgOptions.trim()}` : '-c jit=off';
+}
+
+/**
  * One pool per process, since services reach it through db() rather than through their broker. A
  * second app in the same process (replicas of a test cluster) shares it when it names the same
  * database; a different database is refused instead of silently reading the first one.
@@ -29,7 +40,7 @@ export function initDatabase(url: string, max = Number(process.env.PG_POOL_SIZE 
     users++;
     return database;
   }
-  pool = new Pool({ connectionString: url, max });
+  pool = new Pool({ connectionString: url, max, options: sessionOptions(process.env.PGOPTIONS) });
   // An idle client that loses its server must not crash the process.
   pool.on('error', () => undefined);
   database = drizzle(pool, { schema });

@@ -594,6 +594,13 @@ describe('a kept page moved by the changes logged since (page-moves.ts)', () => 
   }, 240_000);
 });
 
+describe("the app's PostgreSQL sessions", () => {
+  it('run without JIT, even where a server has it on (a kept page was compiled at every request)', async () => {
+    const { rows } = await pgPool().query<{ jit: string }>('show jit');
+    expect(rows[0].jit).toBe('off');
+  });
+});
+
 describe('invoice_list_generation', () => {
   it('moves once per transaction that creates invoices, never with payments, edits, status changes or rollbacks', async () => {
     const g = await generation();
