@@ -26,6 +26,7 @@ import {
   totalFromPage,
 } from '../../shared/pagination/total';
 import { CURRENCY_DIVISOR, INVOICE_LIST_JSON } from './invoice-json';
+import { AfterArrival } from '../../shared/after-arrival';
 import { Lru } from '../../shared/lru';
 import { LIST_CHANGES_KEPT, type ListPage, listPageKey, type PageJson } from './list-page-cache';
 import type { PoolClient } from 'pg';
@@ -759,6 +760,24 @@ export async function listInvoicesJson(scope: Scope, f: ListFilter): Promise<{ j
         offset: f.offset,
       })
     : undefined;
+  // Pages are shared only where they are kept: with none kept every request computes its own.
+  if (key === undefined || listPages.maxEntries === 0) return listPage(r, f, key);
+  return sharedPages.run(key, () => listPage(r, f, key));
+}
+
+/**
+ * Requests for one kept page that arrive while it is being read share the next read (AfterArrival):
+ * under writes that reach a page every request found it changed and moved or computed it again, 50
+ * at once for 50 callers of the same page; now at most one read runs and one waits, and each answer
+ * was read after its request arrived. The key holds everything the page depends on.
+ */
+const sharedPages = new AfterArrival<{ json: string; total: number }>();
+
+async function listPage(
+  r: Resellers,
+  f: ListFilter,
+  key: string | undefined,
+): Promise<{ json: string; total: number }> {
   const kept = key === undefined ? undefined : await keptPage(key);
   if (kept) return kept;
   // A number-like search reads its subscribers only when its own statement finds one (numberSearch).

@@ -97,6 +97,8 @@ async function statementsOf<T>(
   const connectSpy = jest.spyOn(pool, 'connect').mockImplementation((async (callback?: unknown) => {
     if (callback) return connect(callback);
     const client = await connect();
+    // A client taken again within the run is recorded already: wrapping it twice counted twice.
+    if (taken.some((t) => t.client === client)) return client;
     taken.push({ client, query: client.query });
     // Released, the client serves pool.query too, which passes a callback: that call goes through as is.
     const own = recorded(client.query.bind(client) as Query);
@@ -305,6 +307,28 @@ async function expectedIds(where: string, values: unknown[] = [], order = 'id de
     await t.pool.query<{ id: number }>(`select id from invoices i where ${where} order by ${order}`, values)
   ).rows.map((r) => r.id);
 }
+
+describe('requests for one kept page at once', () => {
+  it('share one read after the request that found the page changed, each answer read after its request', async () => {
+    const filter = { search: 'keptname', order: 'desc' as const, limit: 7, offset: 0 };
+    await listInvoicesJson({ kind: 'all' }, filter);
+    const [made] = await invoicesFor(kept.root[0], tree.root, 1);
+    const burst = await statementsOf(() =>
+      Promise.all(Array.from({ length: 20 }, () => listInvoicesJson({ kind: 'all' }, filter))),
+    );
+    // The first request checked the page (changed), checked it again in its snapshot and moved it;
+    // the other 19, arrived meanwhile, share one check after it. Unshared: a check each at least.
+    expect(burst.names).toEqual([
+      'billing_list_kept_page',
+      'billing_list_kept_page',
+      'billing_list_move_0',
+      'billing_list_kept_page',
+    ]);
+    const expected = (await keptnameIds()).slice(0, 7);
+    expect(expected[0]).toBe(made);
+    for (const page of burst.result) expect(JSON.parse(page.json).map((i: Row) => i.id)).toEqual(expected);
+  });
+});
 
 describe('a kept tree or date-range page', () => {
   it("serves a reseller's tree again by id, with a payment on its rows, and follows a new invoice and a move", async () => {
