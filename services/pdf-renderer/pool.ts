@@ -51,9 +51,16 @@ export class PoolClosedError extends Error {
 
 interface Slot {
   page?: Page;
-  /** Browser generation the page belongs to: a page of a dead browser is never reused. */
-  generation: number;
+  /** The browser the page belongs to: a page of a replaced browser is never reused. */
+  browser?: Browser;
   viewportWidth?: number;
+  /** The render using the slot: one abandoned at its deadline must not write to it afterwards. */
+  owner?: Attempt;
+}
+
+/** One render's try: the browser it reached, if any. */
+interface Attempt {
+  browser?: Browser;
 }
 
 const PX_PER_MM = 96 / 25.4;
@@ -103,7 +110,7 @@ export class RenderPool {
   private closed = false;
 
   constructor(private readonly opts: PoolOptions) {
-    this.free = Array.from({ length: opts.concurrency }, () => ({ generation: -1 }));
+    this.free = Array.from({ length: opts.concurrency }, () => ({}));
   }
 
   /** Launches the browser; start-up does not wait for it (the first render does). */
@@ -166,17 +173,20 @@ export class RenderPool {
   // ------------------------------------------------------------------ rendering
 
   private async renderOn(slot: Slot, job: RenderJob, mayRetry: boolean): Promise<Buffer> {
+    const attempt: Attempt = {};
+    slot.owner = attempt;
     try {
       return await withTimeout(
-        this.renderPage(slot, job),
+        this.renderPage(slot, job, attempt),
         this.opts.timeoutMs,
         () => new RenderTimeoutError(this.opts.timeoutMs),
       );
     } catch (err) {
       if (this.closed) throw new PoolClosedError();
       if (err instanceof RenderTimeoutError) {
-        // No page of this browser after a whole deadline: the browser did not even open one.
-        if (!slot.page || slot.generation !== this.generation) await this.restartHungBrowser();
+        // A browser reached that gave no page in a whole deadline did not even open one: it is hung.
+        // (None reached: its launch took the deadline, and the launch has a timeout of its own.)
+        if (attempt.browser && slot.browser !== attempt.browser) await this.restartHungBrowser(attempt.browser);
         else await this.discardPage(slot);
         throw err;
       }
@@ -193,8 +203,8 @@ export class RenderPool {
     }
   }
 
-  private async renderPage(slot: Slot, job: RenderJob): Promise<Buffer> {
-    const page = await this.pageFor(slot);
+  private async renderPage(slot: Slot, job: RenderJob, attempt: Attempt): Promise<Buffer> {
+    const page = await this.pageFor(slot, attempt);
     const widthPx = Math.round(job.widthMm * PX_PER_MM);
     if (slot.viewportWidth !== widthPx) {
       // Receipt heights are measured on the layout, so lay out at the paper's width. The height is
@@ -203,7 +213,7 @@ export class RenderPool {
       // Print layout uses the paper size, and the receipt measurement reads the document's own
       // height, so neither depends on the viewport's height.
       await page.setViewportSize({ width: widthPx, height: 1 });
-      slot.viewportWidth = widthPx;
+      if (slot.owner === attempt) slot.viewportWidth = widthPx;
     }
     await page.setContent(job.html, { waitUntil: waitUntilFor(job.html), timeout: this.opts.timeoutMs });
     let heightMm = job.heightMm;
@@ -220,10 +230,10 @@ export class RenderPool {
     });
   }
 
-  private async pageFor(slot: Slot): Promise<Page> {
+  private async pageFor(slot: Slot, attempt: Attempt): Promise<Page> {
     const browser = await this.ensureBrowser();
-    const generation = this.generation;
-    if (slot.page && slot.generation === generation && !slot.page.isClosed()) return slot.page;
+    attempt.browser = browser;
+    if (slot.page && slot.browser === browser && !slot.page.isClosed()) return slot.page;
     const page = await browser.newPage();
     // Templates style print with @media print; the receipt height is measured in the same media.
     await page.emulateMedia({ media: 'print' });
@@ -233,19 +243,24 @@ export class RenderPool {
       (url) => url.protocol !== 'data:',
       (route) => route.abort('blockedbyclient'),
     );
+    if (slot.owner !== attempt) {
+      // Opened after this render's deadline, by a browser that woke up: another render has the slot.
+      void page.close().catch(() => undefined);
+      throw new RenderTimeoutError(this.opts.timeoutMs);
+    }
     slot.page = page;
-    // The browser this page belongs to: if it was replaced meanwhile, the page is never reused.
-    slot.generation = generation;
+    slot.browser = browser;
     slot.viewportWidth = undefined;
     return page;
   }
 
   /** Throw a page away after a failure; a page that will not even close means a hung browser. */
   private async discardPage(slot: Slot): Promise<void> {
-    const page = slot.page;
+    const { page, browser } = slot;
     slot.page = undefined;
+    slot.browser = undefined;
     slot.viewportWidth = undefined;
-    if (!page || slot.generation !== this.generation || page.isClosed()) return;
+    if (!page || !browser || browser !== this.browser || page.isClosed()) return;
     try {
       await withTimeout(
         page.close({ runBeforeUnload: false }),
@@ -253,19 +268,21 @@ export class RenderPool {
         () => new Error('page close timed out'),
       );
     } catch {
-      await this.restartHungBrowser();
+      await this.restartHungBrowser(browser);
     }
   }
 
-  /** The next render launches a new browser; concurrent callers close the hung one only once. */
-  private async restartHungBrowser(): Promise<void> {
-    const browser = this.browser;
-    // Taken now: a render may launch the next browser, and set its pid, during the close's grace.
+  /**
+   * Closes `hung` if it is still the running browser; the next render launches another. Renders
+   * that time out later on the same hung browser find it replaced and leave the new one alone.
+   */
+  private async restartHungBrowser(hung: Browser): Promise<void> {
+    if (this.browser !== hung) return;
     const pid = this.browserPid;
-    if (!browser) return;
     this.opts.logger?.warn('pdf-renderer: browser is not answering, restarting it');
     this.browser = undefined;
-    await this.closeBrowser(browser, pid);
+    this.browserPid = undefined;
+    await this.closeBrowser(hung, pid);
   }
 
   // ------------------------------------------------------------------ browser lifecycle

@@ -162,6 +162,34 @@ describe('hung browser', () => {
     await stopBrowserThenRender(await launched());
   });
 
+  it('renders timing out one after another on a hung browser restart it once, never its successor', async () => {
+    await broker.stop();
+    broker = new ServiceBroker({ logger: false, validator: false });
+    broker.createService(createPdfRendererService({ concurrency: 3, timeoutMs: 2_000 }));
+    await broker.start();
+    const before = await launched();
+    process.kill(before.pid!, 'SIGSTOP');
+    stopped.push(before.pid!);
+    const render = (text: string) =>
+      broker.call<Readable, object>('pdf-renderer.render', { html: `<p>${text}</p>`, paper: 'A6' });
+    const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    // Neither of the first two gets a page from the stopped browser. The first's deadline (2 s)
+    // restarts it; the third launches the next browser; the second's deadline (3.8 s) comes after
+    // that and must leave the new browser alone.
+    const first = render('first').catch((e: unknown) => e);
+    await pause(1_800);
+    const second = render('second').catch((e: unknown) => e);
+    await pause(400);
+    const third = render('third');
+    expect(await first).toMatchObject({ code: 504 });
+    expect(await second).toMatchObject({ code: 504 });
+    expect(await pdfText((await readAll(await third)).bytes)).toContain('third');
+    expect(await pdfText((await readAll(await render('after'))).bytes)).toContain('after');
+    const status = await broker.call<Status>('pdf-renderer.status');
+    expect(status.restarts).toBe(1);
+    expect(status.generation).toBe(before.generation + 1);
+  });
+
   it('a browser that stops answering with its page open is replaced after one render deadline', async () => {
     await readAll(await broker.call<Readable, object>('pdf-renderer.render', { html: '<p>warm</p>', paper: 'A6' }));
     await stopBrowserThenRender(await launched());
