@@ -16,11 +16,12 @@ types.setTypeParser(types.builtins.INT8, (v: string) => Number(v));
  * JIT off for the app's sessions: its statements take milliseconds, and LLVM compiles a statement
  * at every execution once its plan is estimated over jit_above_cost. A generic plan on tables
  * without statistics (a new database, autovacuum off) is: a kept list page's statement took 750 ms
- * of compiling on Debian's PostgreSQL 15 for 0.3 ms of work (docs/billing.md). Options given in
- * PGOPTIONS come after, so an operator can turn it back on (`-c jit=on`).
+ * of compiling on Debian's PostgreSQL 15 for 0.3 ms of work (docs/billing.md). Set on each new
+ * connection rather than as a startup option, which PgBouncer refuses by default and a URL's own
+ * `options` would replace. `PG_JIT=server` leaves the server's setting.
  */
-export function sessionOptions(pgOptions: string | undefined): string {
-  return pgOptions?.trim() ? `-c jit=off ${pgOptions.trim()}` : '-c jit=off';
+export function sessionSetup(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return env.PG_JIT === 'server' ? undefined : 'set jit = off';
 }
 
 /**
@@ -40,7 +41,11 @@ export function initDatabase(url: string, max = Number(process.env.PG_POOL_SIZE 
     users++;
     return database;
   }
-  pool = new Pool({ connectionString: url, max, options: sessionOptions(process.env.PGOPTIONS) });
+  pool = new Pool({ connectionString: url, max });
+  const setup = sessionSetup();
+  // Queued before any query of the pool's: a client runs its queries in order. A server without the
+  // setting (before PostgreSQL 11) has no JIT either, so its error is of no consequence.
+  if (setup) pool.on('connect', (client) => void client.query(setup).catch(() => undefined));
   // An idle client that loses its server must not crash the process.
   pool.on('error', () => undefined);
   database = drizzle(pool, { schema });
