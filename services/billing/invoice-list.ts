@@ -616,12 +616,16 @@ async function keptPage(key: string): Promise<{ json: string; total: number } | 
     const served = await checkedPage(db, key, page, kept, false);
     if (served !== 'move') return served;
     await db.query('begin isolation level repeatable read read only');
+    let moved: Awaited<ReturnType<typeof checkedPage>>;
     try {
-      const moved = await checkedPage(db, key, page, kept, true);
-      return moved === 'move' ? undefined : moved;
-    } finally {
-      await db.query('commit');
+      moved = await checkedPage(db, key, page, kept, true);
+    } catch (err) {
+      // The statement's error is the one to report, not a failed rollback's.
+      await db.query('rollback').catch(() => undefined);
+      throw err;
     }
+    await db.query('commit');
+    return moved === 'move' ? undefined : moved;
   } finally {
     db.release();
   }
