@@ -41,11 +41,21 @@ export function initDatabase(url: string, max = Number(process.env.PG_POOL_SIZE 
     users++;
     return database;
   }
-  pool = new Pool({ connectionString: url, max });
   const setup = sessionSetup();
-  // Queued before any query of the pool's: a client runs its queries in order. A server without the
-  // setting (before PostgreSQL 11) has no JIT either, so its error is of no consequence.
-  if (setup) pool.on('connect', (client) => void client.query(setup).catch(() => undefined));
+  pool = new Pool({
+    connectionString: url,
+    max,
+    // Awaited before the pool hands the connection out. A server without the setting (before
+    // PostgreSQL 11) has no JIT either, so its error is of no consequence.
+    onConnect:
+      setup === undefined
+        ? undefined
+        : (client) =>
+            client.query(setup).then(
+              () => undefined,
+              () => undefined,
+            ),
+  });
   // An idle client that loses its server must not crash the process.
   pool.on('error', () => undefined);
   database = drizzle(pool, { schema });
