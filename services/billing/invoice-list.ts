@@ -608,36 +608,44 @@ async function keptPage(key: string): Promise<{ json: string; total: number } | 
   // their versions, so equal versions of other ids would not tell another page's rows apart.
   const json = pageJsons.get(key);
   const kept = json?.ids === page.ids ? json : undefined;
-  // A page that can be moved is checked again and moved in one snapshot (a read-only transaction),
-  // so that the move's rows are those of the log it applies: between two statements, matching writes
-  // every few milliseconds landed before most moves.
   const db = await pgPool().connect();
   try {
-    const served = await checkedPage(db, key, page, kept, false);
-    if (served !== 'move') return served;
-    await db.query('begin isolation level repeatable read read only');
-    let moved: Awaited<ReturnType<typeof checkedPage>>;
-    try {
-      moved = await checkedPage(db, key, page, kept, true);
-    } catch (err) {
-      // The statement's error is the one to report, not a failed rollback's.
-      await db.query('rollback').catch(() => undefined);
-      throw err;
+    let checked = await checkPage(db, key, page, kept);
+    if (checked && !('plan' in checked)) return checked;
+    let served: { json: string; total: number } | undefined;
+    if (checked) {
+      // A page to move is checked again and moved in one snapshot (a read-only transaction), so that
+      // the move's rows are those of the log it applies: between two statements, matching writes
+      // every few milliseconds landed before most moves.
+      await db.query('begin isolation level repeatable read read only');
+      try {
+        checked = await checkPage(db, key, page, kept);
+        served = checked && 'plan' in checked ? await movedPage(db, key, page, checked) : checked;
+      } catch (err) {
+        // The statement's error is the one to report, not a failed rollback's.
+        await db.query('rollback').catch(() => undefined);
+        throw err;
+      }
+      await db.query('commit');
     }
-    await db.query('commit');
-    return moved === 'move' ? undefined : moved;
+    if (served) return served;
+    if (listPages.get(key) === page) {
+      listPages.delete(key);
+      pageJsons.delete(key);
+    }
+    return undefined;
   } finally {
     db.release();
   }
 }
 
-async function checkedPage(
+/** A kept page checked: served as it is, a move planned, or neither (undefined: compute it again). */
+async function checkPage(
   db: PoolClient,
   key: string,
   page: ListPage,
   kept: PageJson | undefined,
-  inSnapshot: boolean,
-): Promise<{ json: string; total: number } | 'move' | undefined> {
+): Promise<{ json: string; total: number } | PlannedMove | undefined> {
   const { filter } = page;
   const {
     rows: [row],
@@ -661,22 +669,12 @@ async function checkedPage(
       kept?.versions ?? null,
     ],
   });
-  if (row.current) {
-    // Confirmed at this generation: the next request checks only the changes logged after it.
-    page.generation = Math.max(page.generation, Number(row.generation));
-    if (row.json === null) return { json: kept!.json, total: page.total };
-    keepJson(key, row.json, row.versions, page.ids);
-    return { json: row.json, total: page.total };
-  }
-  const plan = plannedMove(page, row.moves, Number(row.generation));
-  if (plan && !inSnapshot) return 'move';
-  const moved = plan && (await movedPage(db, key, page, plan));
-  if (moved) return moved;
-  if (listPages.get(key) === page) {
-    listPages.delete(key);
-    pageJsons.delete(key);
-  }
-  return undefined;
+  if (!row.current) return plannedMove(page, row.moves, Number(row.generation));
+  // Confirmed at this generation: the next request checks only the changes logged after it.
+  page.generation = Math.max(page.generation, Number(row.generation));
+  if (row.json === null) return { json: kept!.json, total: page.total };
+  keepJson(key, row.json, row.versions, page.ids);
+  return { json: row.json, total: page.total };
 }
 
 interface PlannedMove {
