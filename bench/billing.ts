@@ -9,7 +9,8 @@
  *   BENCH_INVOICES      100000     BENCH_SUBSCRIBERS invoices / 10     BENCH_RESELLERS 100 (three-level tree)
  *   BENCH_CONNECTIONS   50         BENCH_DURATION    10 (seconds per HTTP phase)
  *   BENCH_PAYERS        50         BENCH_RESET=1 truncates what an earlier seed left first
- *   BENCH_PHASES        comma-separated parts of phase names: only phases naming one run (seeding always)
+ *   BENCH_PHASES        comma-separated parts of phase names: only phases naming one run (seeding always);
+ *                       parts joined by + must all be named (`tree (middle level)+page 100+none kept`)
  *   BENCH_SERVER_ARGS   node flags for the server process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`
  *   BENCH_WRITES        200        invoice writes per second in the "after unrelated / matching writes" phases
  */
@@ -39,7 +40,8 @@ const PAYERS = env('BENCH_PAYERS', 50);
 const WRITES = env('BENCH_WRITES', 200);
 const PHASES = process.env.BENCH_PHASES?.split(',').filter(Boolean);
 /** Whether a phase runs (BENCH_PHASES): comparing one list shape before and after takes seconds, not minutes. */
-const wanted = (name: string) => !PHASES || PHASES.some((part) => name.includes(part));
+const wanted = (name: string) =>
+  !PHASES || PHASES.some((part) => part.split('+').every((words) => name.includes(words)));
 
 /** Parent of each reseller (by position) in a three-level tree: 4% roots, 16% middle, the rest leaves. */
 export function treeParents(count: number): (number | null)[] {
