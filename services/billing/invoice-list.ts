@@ -25,7 +25,7 @@ import {
   totalFromCappedCount,
   totalFromPage,
 } from '../../shared/pagination/total';
-import { CURRENCY_DIVISOR, INVOICE_LIST_JSON } from './invoice-json';
+import { invoiceListJson } from './invoice-json';
 import { AfterArrival } from '../../shared/after-arrival';
 import { Lru } from '../../shared/lru';
 import { LIST_CHANGES_KEPT, type ListPage, listPageKey, type PageJson } from './list-page-cache';
@@ -369,7 +369,7 @@ function buildStatement(s: Shape, name: string): Statement {
       page as materialized (${pageIds}),
       rows as (select i.*, i.xmin as row_version from page join invoices i using (id)),
       n as (select count(*)::int as n from page)
-    select (select coalesce(json_agg(${INVOICE_LIST_JSON} order by ${order}), '[]')::text from rows i cross join ${CURRENCY_DIVISOR}) as json,
+    select (select ${invoiceListJson(order)} from rows i) as json,
       n.n as "rowCount", ${total}::int as total${kept}${spilled}
     from n`;
   return {
@@ -550,8 +550,8 @@ const KEPT_PAGE = `with g as materialized (select n from invoice_list_generation
     v as materialized (select case when c.current then (select coalesce(array_agg(i.xmin order by p.k), '{}')::text
       from unnest((select $1::int[])) with ordinality p(id, k) join invoices i using (id)) end as versions from c)
   select g.n as generation, c.current, m.moves, v.versions,
-    case when c.current and v.versions is distinct from (select $8::text) then (select coalesce(json_agg(${INVOICE_LIST_JSON} order by p.k), '[]')::text
-      from unnest((select $1::int[])) with ordinality p(id, k) join invoices i using (id) cross join ${CURRENCY_DIVISOR}) end as json
+    case when c.current and v.versions is distinct from (select $8::text) then (select ${invoiceListJson('p.k')}
+      from unnest((select $1::int[])) with ordinality p(id, k) join invoices i using (id)) end as json
   from g, m, c, v`;
 
 /**
@@ -594,7 +594,7 @@ function moveStatement(order: 'asc' | 'desc', resellers: boolean, pattern: boole
     select ${cut(beforeOp, beforeDir, '$1', '$3', 'b')} or ${cut(afterOp, afterDir, '$2', '$4', 'a')} as cut,
       (select coalesce(array_agg(id order by id ${order}), '{}')::text from page) as ids,
       (select coalesce(array_agg(i.xmin order by i.id ${order}), '{}')::text from page join invoices i using (id)) as versions,
-      (select coalesce(json_agg(${INVOICE_LIST_JSON} order by i.id ${order}), '[]')::text from page join invoices i using (id) cross join ${CURRENCY_DIVISOR}) as json`;
+      (select ${invoiceListJson(`i.id ${order}`)} from page join invoices i using (id)) as json`;
   statement = { name: `billing_list_move_${moveStatements.size}`, text };
   moveStatements.set(key, statement);
   return statement;

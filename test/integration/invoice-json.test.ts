@@ -1,12 +1,14 @@
 /**
- * PostgreSQL builds the invoice JSON of every invoice response (services/billing/invoice-json.ts).
- * These tests hold it to the rules the rest of the API follows in TypeScript: money through
- * `fromMinor` for every minor-unit exponent, timestamps as `toISOString()`, rates as plain
- * numbers, keys in the spec's order, and the same view from GET, list, create and payments.
+ * PostgreSQL builds the invoice JSON of every invoice response (services/billing/invoice-json.ts;
+ * an invoice's own fields are kept in its row, `invoices.api_json`, migration 0040). These tests
+ * hold it to the rules the rest of the API follows in TypeScript: money through `fromMinor` for
+ * every minor-unit exponent, timestamps as `toISOString()`, rates as plain numbers, keys in the
+ * spec's order, the same view from GET, list, create and payments, and the kept JSON in step with
+ * every write of the row.
  */
 import { eq } from 'drizzle-orm';
 import { invoiceItems, invoicePayments, invoices } from '../../shared/db/schema';
-import { fromMinor } from '../../shared/money';
+import { EXPONENT_EXCEPTIONS, fromMinor } from '../../shared/money';
 import { adminToken, client, startTestApp, type TestApp } from '../helpers/app';
 import { seedBillingSubscriber } from './billing-fixtures';
 
@@ -165,4 +167,48 @@ it('an invoice without a public link shows public_url null', async () => {
   await t.db.update(invoices).set({ publicTokenNonce: null, publicTokenHash: null }).where(eq(invoices.id, id));
   const got = await api.get(`/api/invoices/${id}`, { token: admin });
   expect(got.body.data.public_url).toBeNull();
+});
+
+/** An invoice's kept JSON (`api_json`) parsed, as the lists serve it. */
+async function keptJson(id: number) {
+  const { rows } = await t.pool.query<{ api_json: string }>('select api_json from invoices where id = $1', [id]);
+  return JSON.parse(rows[0].api_json) as Record<string, unknown>;
+}
+
+it("the row's kept JSON follows fromMinor for every currency of money.ts's exponent table", async () => {
+  // The migration's function carries its own copy of the exponents: a currency added to money.ts
+  // alone would be divided by 100 here and fail.
+  const currencies = [...Object.keys(EXPONENT_EXCEPTIONS), 'USD', 'EUR'];
+  for (const [k, currency] of currencies.entries()) {
+    const { rows } = await t.pool.query<{ id: number }>(
+      `insert into invoices (invoice_number, subscriber_id, reseller_id, amount, tax_rate, tax_amount, total, paid_amount,
+         currency, issue_date, due_date, commission_rate, commission_amount, paid_at)
+       select $1, s.id, s.reseller_id, 123457, 7.25, 8951, 132408, 1001, $2, '2026-02-03', '2026-03-05', 12.5, 15433,
+         '2026-02-04T05:06:07.089Z' from subscribers s where s.id = $3 returning id`,
+      [`JSON-${k}-${Date.now()}`, currency, subscriberId],
+    );
+    const { items: _items, payments: _payments, ...view } = await expectedView(rows[0].id);
+    const kept = await keptJson(rows[0].id);
+    expect([currency, kept]).toEqual([currency, view]);
+    expect(Object.keys(kept)).toEqual(Object.keys(view));
+  }
+});
+
+it('every write of an invoice row rewrites its kept JSON in the same statement', async () => {
+  const created = await api.post(
+    '/api/invoices',
+    { subscriber_id: subscriberId, items: [{ description: 'Kept', qty: 1, unit_price: 20 }] },
+    { token: admin },
+  );
+  const id = created.body.data.id as number;
+  await t.pool.query(
+    `update invoices set notes = 'after "edit"', status = 'void', paid_amount = 150, paid_at = '2026-01-02T03:04:05.678Z',
+       due_date = '2027-01-01', consolidated_into = $1 where id = $1`,
+    [id],
+  );
+  const { items: _items, payments: _payments, ...view } = await expectedView(id);
+  expect(view).toMatchObject({ notes: 'after "edit"', status: 'void', paid_amount: 1.5, balance: 18.5 });
+  expect(await keptJson(id)).toEqual(view);
+  const list = await api.get(`/api/invoices?subscriber_id=${subscriberId}&limit=100`, { token: admin });
+  expect(list.body.data.find((r: { id: number }) => r.id === id)).toEqual(view);
 });
