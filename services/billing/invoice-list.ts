@@ -313,13 +313,8 @@ function buildStatement(s: Shape, name: string): Statement {
   const offset = p.add((v) => v.offset);
   const subscribers = numbers === undefined ? undefined : numberSearchSubscribers(p);
   // The page keeps what it is ordered by, so that its kept ids can be aggregated in list order.
-  let ids = `select i.id${s.from || s.to ? ', i.issue_date' : ''} from ${source} ${where(conds)} order by ${order}`;
-  if (s.resellers === 'tree') {
-    // One range of invoice_tree's primary key in id order: PostgreSQL does not merge ordered scans
-    // of a UNION ALL, so one scan per reseller of the tree would each read offset + limit entries.
-    ids = `select i.id from (select t.invoice_id as id from invoice_tree t where t.ancestor_id = ${p.add((v) => v.treeRoot)}) i
-      order by ${order}`;
-  }
+  const ids = `select i.id${s.from || s.to ? ', i.issue_date' : ''} from ${source} ${where(conds)} order by ${order}`;
+  const tree = s.resellers === 'tree' ? treePage(p, dir, offset) : undefined;
   // Reseller-only lists take the exact count kept by the triggers; others count up to the cap,
   // unless the page is short and so settles the total itself (-1: see totalFromPage).
   let total: string;
@@ -351,9 +346,11 @@ function buildStatement(s: Shape, name: string): Statement {
   // Planned once (planOnce): the offset out of the planner's sight, and a constant cap that bounds
   // its estimate of the page (a LIMIT it cannot see reads as a tenth of the matches, and the rows'
   // join then read every invoice); the outer limit stops the walk at the page.
-  const pageIds = planOnce(s)
-    ? `select * from (${ids} offset (select ${offset}::int) limit ${MAX_PAGE_LIMIT}) w limit ${limit}::int`
-    : `${ids} limit ${limit}::int offset ${offset}::int`;
+  const pageIds = tree
+    ? `select * from (${tree.ids} limit ${MAX_PAGE_LIMIT}) w limit ${limit}::int`
+    : planOnce(s)
+      ? `select * from (${ids} offset (select ${offset}::int) limit ${MAX_PAGE_LIMIT}) w limit ${limit}::int`
+      : `${ids} limit ${limit}::int offset ${offset}::int`;
   // A number's matches spill when there are more than the cap: some were cut, the page is not served.
   // And whether a subscriber matches the search after all: the page is then not the list's either.
   const spilled =
@@ -365,7 +362,7 @@ function buildStatement(s: Shape, name: string): Statement {
     numbers === undefined || subscribers === undefined
       ? ''
       : `number_matches as materialized (${numbers}), number_subscribers as materialized (${subscribers.matches}),`;
-  const text = `with ${numberCtes}
+  const text = `with ${numberCtes}${tree ? `${tree.start},` : ''}
       page as materialized (${pageIds}),
       rows as (select i.*, i.xmin as row_version from page join invoices i using (id)),
       n as (select count(*)::int as n from page)
@@ -381,6 +378,35 @@ function buildStatement(s: Shape, name: string): Statement {
       values: (v) => p.values(v).slice(0, matchParams),
     },
   };
+}
+
+/** invoice_tree_blocks' block of an invoice id: 4,096 ids (migration 0041). */
+const TREE_BLOCK_BITS = 12;
+
+/**
+ * A reseller tree's page (planned once, as planOnce): one range of invoice_tree's primary key in id
+ * order (PostgreSQL does not merge ordered scans of a UNION ALL, so one scan per reseller of the
+ * tree would each read offset + limit entries), started at the block that holds the page's first
+ * entry. `start` sums the tree's per-block counts from the list's end until they pass the offset
+ * (a few dozen rows for page 100; the hidden LIMIT makes the planner walk the index in order and
+ * stop, where it sorted every block of the tree); `ids` skips only what that block holds before the
+ * page. An offset past the tree finds no block: no bound, no rows. Both read one snapshot, in which
+ * the counts and the entries agree (the triggers write them together).
+ */
+function treePage(p: Params, dir: 'asc' | 'desc', offset: string): { start: string; ids: string } {
+  const root = p.add((v) => v.treeRoot);
+  const start = `tree_start as materialized (select b.block, b.through - b.n as before from (
+      select k.block, k.n, sum(k.n) over (order by k.block ${dir}) as through
+      from (select block, n from invoice_tree_blocks where ancestor_id = ${root} order by block ${dir} limit (select null::int)) k) b
+    where b.through > (select ${offset}::int) order by b.block ${dir} limit 1)`;
+  // The block's first id in list order: descending, the block's last (ids below the next block).
+  const bound =
+    dir === 'desc'
+      ? `t.invoice_id < (select (block + 1) << ${TREE_BLOCK_BITS} from tree_start)`
+      : `t.invoice_id >= (select block << ${TREE_BLOCK_BITS} from tree_start)`;
+  const ids = `select t.invoice_id as id from invoice_tree t where t.ancestor_id = ${root} and ${bound}
+    order by t.invoice_id ${dir} offset (select ${offset}::int - before from tree_start)`;
+  return { start, ids };
 }
 
 /**

@@ -619,6 +619,21 @@ export const invoiceTree = pgTable(
   (t) => [primaryKey({ name: 'invoice_tree_pkey', columns: [t.ancestorId, t.invoiceId] })],
 );
 
+/**
+ * How many invoice_tree rows each reseller's tree holds per block of 4,096 invoice ids (`invoice_id
+ * >> 12`), kept by triggers on invoice_tree (migration 0041): a tree's deep page starts at its block
+ * instead of skipping every entry before it.
+ */
+export const invoiceTreeBlocks = pgTable(
+  'invoice_tree_blocks',
+  {
+    ancestorId: integer('ancestor_id').notNull(),
+    block: integer('block').notNull(),
+    n: integer('n').notNull(),
+  },
+  (t) => [primaryKey({ name: 'invoice_tree_blocks_pkey', columns: [t.ancestorId, t.block] })],
+);
+
 /** Moves when a reseller is created, deleted or given another path (migration 0013): scopes carry it. */
 export const resellerTreeGeneration = pgTable(
   'reseller_tree_generation',

@@ -56,6 +56,17 @@ async function treeDrift(): Promise<unknown[]> {
   return rows;
 }
 
+/** invoice_tree_blocks against invoice_tree counted per ancestor and block of 4,096 ids (migration 0041). */
+async function blocksDrift(): Promise<unknown[]> {
+  const { rows } = await t.pool.query(`
+    select coalesce(b.ancestor_id, r.ancestor_id) as ancestor_id, coalesce(b.block, r.block) as block, b.n as kept, r.n as real
+    from (select * from invoice_tree_blocks where n <> 0) b
+      full join (select ancestor_id, invoice_id >> 12 as block, count(*)::int as n from invoice_tree group by 1, 2) r
+      on r.ancestor_id = b.ancestor_id and r.block = b.block
+    where b.n is distinct from r.n`);
+  return rows;
+}
+
 /** `n` invoices for a subscriber, one statement per batch (createInvoices, as renewals do). */
 async function invoicesFor(subscriberId: number, resellerId: number, n: number, issueDate?: string): Promise<number[]> {
   return t.db.transaction(async (tx) => {
@@ -113,6 +124,7 @@ describe('invoice_counts and invoice_tree (exact totals and tree pages)', () => 
     const inStep = async () => {
       expect(await countsDrift()).toEqual([]);
       expect(await treeDrift()).toEqual([]);
+      expect(await blocksDrift()).toEqual([]);
     };
     await inStep();
     expect(Number((await t.pool.query('select count(*) from invoice_tree')).rows[0].count)).toBeGreaterThan(0);
@@ -196,8 +208,10 @@ describe('invoice_counts and invoice_tree (exact totals and tree pages)', () => 
     const moved = await list('?limit=100', otherToken);
     expect(moved.data.map((i) => i.id)).toEqual(expect.arrayContaining(made));
     expect(moved.pagination.total).toBe(moved.data.length);
+    expect(await blocksDrift()).toEqual([]);
     await t.pool.query('delete from invoices where id = any($1)', [made]);
     expect(await treeDrift()).toEqual([]);
+    expect(await blocksDrift()).toEqual([]);
   });
 
   it('give every reseller-only list its exact total, page after page', async () => {
@@ -232,6 +246,60 @@ describe('invoice_counts and invoice_tree (exact totals and tree pages)', () => 
     expect((await list('', childToken)).pagination.total).toBe(
       await expectedIds(`reseller_id = ${tree.child.id}`).then((r) => r.length),
     );
+  });
+
+  it("a tree's page starts at its block of invoice_tree_blocks: every page in both orders across many blocks", async () => {
+    const root = await seedReseller(t.db, { name: 'Blocks root' });
+    const child = await seedReseller(t.db, { name: 'Blocks child', parentId: root.id });
+    const outsider = await seedReseller(t.db, { name: 'Blocks outsider' });
+    const plan = await seedPlan(t.db, { price: 1000 });
+    const sub = async (resellerId: number) => (await seedSubscriber(t.db, { resellerId, serviceId: plan.id })).id;
+    const [rootSub, childSub, outsiderSub] = [await sub(root.id), await sub(child.id), await sub(outsider.id)];
+    // Ids spread over about 60 blocks of 4,096: gaps of 0 to 8,000 ids, 1 to 3 invoices between gaps,
+    // another reseller's invoices in between.
+    let seed = 7;
+    const next = (m: number) => (seed = (seed * 48271) % 2147483647) % m;
+    for (let k = 0; k < 30; k++) {
+      await t.pool.query(`select setval('invoices_id_seq', nextval('invoices_id_seq') + $1)`, [next(8000)]);
+      await invoicesFor(k % 3 ? childSub : rootSub, k % 3 ? child.id : root.id, 1 + next(3));
+      await invoicesFor(outsiderSub, outsider.id, 1);
+    }
+    const rootToken = token('reseller', { resellerId: root.id });
+    const inTree = `reseller_id in (${root.id}, ${child.id})`;
+    const everyPage = async () => {
+      const want = await expectedIds(inTree);
+      expect(
+        new Set((await t.pool.query(`select id >> 12 as b from invoices where ${inTree}`)).rows.map((r) => r.b)).size,
+      ).toBeGreaterThanOrEqual(15);
+      for (const order of ['desc', 'asc']) {
+        const ordered = order === 'desc' ? want : [...want].reverse();
+        for (const limit of [1, 7, 50]) {
+          const pages = Math.ceil(ordered.length / limit) + 1;
+          for (let page = 1; page <= pages; page++) {
+            const got = await list(`?order=${order}&limit=${limit}&page=${page}`, rootToken);
+            expect([order, limit, page, got.data.map((i) => i.id)]).toEqual([
+              order,
+              limit,
+              page,
+              ordered.slice((page - 1) * limit, page * limit),
+            ]);
+            expect(got.pagination.total).toBe(want.length);
+          }
+        }
+      }
+    };
+    await everyPage();
+    // Deletions and moves in and out change the counts the pages start from.
+    const ids = await expectedIds(inTree);
+    await t.pool.query('delete from invoices where id = any($1)', [ids.filter((_, k) => k % 5 === 2)]);
+    await t.pool.query('update invoices set reseller_id = $1 where id = any($2)', [
+      outsider.id,
+      ids.filter((_, k) => k % 7 === 3),
+    ]);
+    const outside = await expectedIds(`reseller_id = ${outsider.id}`);
+    await t.pool.query('update invoices set reseller_id = $1 where id = any($2)', [child.id, outside.slice(0, 9)]);
+    expect(await blocksDrift()).toEqual([]);
+    await everyPage();
   });
 
   it('a tree kept per generation is resolved again when a reseller joins it or moves out (migration 0013)', async () => {
