@@ -212,3 +212,27 @@ it('every write of an invoice row rewrites its kept JSON in the same statement',
   const list = await api.get(`/api/invoices?subscriber_id=${subscriberId}&limit=100`, { token: admin });
   expect(list.body.data.find((r: { id: number }) => r.id === id)).toEqual(view);
 });
+
+it("a writer's session settings do not change the kept JSON (float digits, time zone, date style)", async () => {
+  const created = await api.post(
+    '/api/invoices',
+    { subscriber_id: subscriberId, items: [{ description: 'Settings', qty: 1, unit_price: 1234.57 }] },
+    { token: admin },
+  );
+  const id = created.body.data.id as number;
+  const c = await t.pool.connect();
+  try {
+    await c.query('begin');
+    // At 0 or below float8 prints rounded digits (1e+03 for 1234.57 at -15).
+    await c.query(`set local extra_float_digits = -15`);
+    await c.query(`set local timezone = 'Asia/Kolkata'`);
+    await c.query(`set local datestyle = 'SQL, DMY'`);
+    await c.query(`update invoices set paid_amount = 12345, paid_at = '2026-01-02T03:04:05.678Z' where id = $1`, [id]);
+    await c.query('commit');
+  } finally {
+    c.release();
+  }
+  const { items: _items, payments: _payments, ...view } = await expectedView(id);
+  expect(view).toMatchObject({ amount: 1234.57, paid_amount: 123.45, paid_at: '2026-01-02T03:04:05.678Z' });
+  expect(await keptJson(id)).toEqual(view);
+});
