@@ -387,22 +387,27 @@ const TREE_BLOCK_BITS = 12;
  * A reseller tree's page (planned once, as planOnce): one range of invoice_tree's primary key in id
  * order (PostgreSQL does not merge ordered scans of a UNION ALL, so one scan per reseller of the
  * tree would each read offset + limit entries), started at the block that holds the page's first
- * entry. `start` sums the tree's per-block counts from the list's end until they pass the offset
- * (a few dozen rows for page 100; the hidden LIMIT makes the planner walk the index in order and
- * stop, where it sorted every block of the tree); `ids` skips only what that block holds before the
- * page. An offset past the tree finds no block: no bound, no rows. Both read one snapshot, in which
- * the counts and the entries agree (the triggers write them together).
+ * entry. `start` sums the tree's per-block counts (the folded rows and the deltas not yet folded,
+ * merged in block order) from the list's end until they pass the offset: a few dozen rows for page
+ * 100, because the hidden LIMITs make the planner walk both indexes in order and stop, where it
+ * read and sorted every block of the tree. `ids` skips only what that block holds before the page.
+ * An offset past the tree finds no block: no bound, no rows. Counts and entries are read in one
+ * snapshot, in which they agree (the triggers write them with the entries, a fold in one statement).
  */
 function treePage(p: Params, dir: 'asc' | 'desc', offset: string): { start: string; ids: string } {
   const root = p.add((v) => v.treeRoot);
+  const counts = (table: string) =>
+    `(select block, n from ${table} where ancestor_id = ${root} order by block ${dir} limit (select null::int))`;
   const start = `tree_start as materialized (select b.block, b.through - b.n as before from (
-      select k.block, k.n, sum(k.n) over (order by k.block ${dir}) as through
-      from (select block, n from invoice_tree_blocks where ancestor_id = ${root} order by block ${dir} limit (select null::int)) k) b
+      select k.block, k.n, sum(k.n) over (order by k.block ${dir}) as through from (
+        select block, sum(n)::int as n from (${counts('invoice_tree_blocks')} union all ${counts('invoice_tree_block_deltas')}) u
+        group by block order by block ${dir}) k) b
     where b.through > (select ${offset}::int) order by b.block ${dir} limit 1)`;
-  // The block's first id in list order: descending, the block's last (ids below the next block).
+  // The block's first id in list order. Descending, its last: `(block + 1) << bits` overflows int
+  // for the block of 2^31 - 1 (PostgreSQL's shift does not check), so the top is or-ed in.
   const bound =
     dir === 'desc'
-      ? `t.invoice_id < (select (block + 1) << ${TREE_BLOCK_BITS} from tree_start)`
+      ? `t.invoice_id <= (select (block << ${TREE_BLOCK_BITS}) | ${(1 << TREE_BLOCK_BITS) - 1} from tree_start)`
       : `t.invoice_id >= (select block << ${TREE_BLOCK_BITS} from tree_start)`;
   const ids = `select t.invoice_id as id from invoice_tree t where t.ancestor_id = ${root} and ${bound}
     order by t.invoice_id ${dir} offset (select ${offset}::int - before from tree_start)`;

@@ -35,6 +35,7 @@ import { markOverdue } from '../../shared/billing/overdue';
 import { keepListPages, listInvoicesJson, useNameSample } from './invoice-list';
 import { NAME_SAMPLE_INTERVAL_MS, sampleFullNames } from './name-lookup';
 import { FOLD_INTERVAL_MS, foldStatusCounts } from './invoice-status-counts';
+import { foldTreeBlockCounts } from './tree-block-counts';
 import { listPageEntriesFromEnv, pruneListChanges } from './list-page-cache';
 import { invoiceHead, invoiceJson, paymentsJson, subscriberHead } from './queries';
 import { READ, TAG, WRITE, readErrors, writeErrors } from './invoice-schemas';
@@ -465,15 +466,15 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
     },
 
     /**
-     * Folds the status counts' deltas and prunes the list changes' log every FOLD_INTERVAL_MS, one
-     * run at a time.
+     * Folds the status counts' and tree blocks' deltas and prunes the list changes' log every
+     * FOLD_INTERVAL_MS, one run at a time.
      */
     scheduleFold(this: BillingThis) {
       this.foldTimer = setTimeout(() => {
-        this.folding = Promise.all([foldStatusCounts(), pruneListChanges()])
+        this.folding = Promise.all([foldStatusCounts(), foldTreeBlockCounts(), pruneListChanges()])
           .then(
             () => undefined,
-            (err: unknown) => this.logger.warn('folding invoice status counts or pruning list changes failed', err),
+            (err: unknown) => this.logger.warn('folding invoice counts or pruning list changes failed', err),
           )
           .finally(() => {
             this.folding = undefined;

@@ -621,8 +621,9 @@ export const invoiceTree = pgTable(
 
 /**
  * How many invoice_tree rows each reseller's tree holds per block of 4,096 invoice ids (`invoice_id
- * >> 12`), kept by triggers on invoice_tree (migration 0041): a tree's deep page starts at its block
- * instead of skipping every entry before it.
+ * >> 12`), this table plus the deltas below (migration 0041): a tree's deep page starts at its block
+ * instead of skipping every entry before it. Folded from the deltas by the billing service
+ * (services/billing/tree-block-counts.ts); writers never lock these rows.
  */
 export const invoiceTreeBlocks = pgTable(
   'invoice_tree_blocks',
@@ -632,6 +633,17 @@ export const invoiceTreeBlocks = pgTable(
     n: integer('n').notNull(),
   },
   (t) => [primaryKey({ name: 'invoice_tree_blocks_pkey', columns: [t.ancestorId, t.block] })],
+);
+
+/** Signed counts appended by triggers on invoice_tree in the writing transaction, until folded. */
+export const invoiceTreeBlockDeltas = pgTable(
+  'invoice_tree_block_deltas',
+  {
+    ancestorId: integer('ancestor_id').notNull(),
+    block: integer('block').notNull(),
+    n: integer('n').notNull(),
+  },
+  (t) => [index('invoice_tree_block_deltas_idx').on(t.ancestorId, t.block)],
 );
 
 /** Moves when a reseller is created, deleted or given another path (migration 0013): scopes carry it. */

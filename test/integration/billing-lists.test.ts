@@ -6,11 +6,13 @@
  * rows and order it should.
  */
 import { sql, TransactionRollbackError } from 'drizzle-orm';
+import type { PoolClient } from 'pg';
 import { createInvoices, deleteInvoice } from '../../shared/billing';
 import { pgPool, type Tx } from '../../shared/db/client';
 import { EXACT_TOTAL_CAP, totalFromPage } from '../../shared/pagination/total';
 import { listInvoicesJson, numberKey, useNameSample } from '../../services/billing/invoice-list';
 import { rareWordPattern, sampleFullNames } from '../../services/billing/name-lookup';
+import { foldTreeBlockCounts } from '../../services/billing/tree-block-counts';
 import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
 import { waitFor } from '../helpers/wait';
 import { seedPlan, seedReseller, seedSubscriber } from './billing-fixtures';
@@ -56,11 +58,15 @@ async function treeDrift(): Promise<unknown[]> {
   return rows;
 }
 
-/** invoice_tree_blocks against invoice_tree counted per ancestor and block of 4,096 ids (migration 0041). */
+/**
+ * invoice_tree_blocks with the deltas not yet folded against invoice_tree counted per ancestor and
+ * block of 4,096 ids (migration 0041).
+ */
 async function blocksDrift(): Promise<unknown[]> {
   const { rows } = await t.pool.query(`
     select coalesce(b.ancestor_id, r.ancestor_id) as ancestor_id, coalesce(b.block, r.block) as block, b.n as kept, r.n as real
-    from (select * from invoice_tree_blocks where n <> 0) b
+    from (select ancestor_id, block, sum(n)::int as n from (select * from invoice_tree_blocks
+        union all select * from invoice_tree_block_deltas) u group by 1, 2 having sum(n) <> 0) b
       full join (select ancestor_id, invoice_id >> 12 as block, count(*)::int as n from invoice_tree group by 1, 2) r
       on r.ancestor_id = b.ancestor_id and r.block = b.block
     where b.n is distinct from r.n`);
@@ -300,6 +306,79 @@ describe('invoice_counts and invoice_tree (exact totals and tree pages)', () => 
     await t.pool.query('update invoices set reseller_id = $1 where id = any($2)', [child.id, outside.slice(0, 9)]);
     expect(await blocksDrift()).toEqual([]);
     await everyPage();
+  });
+
+  it('block counts are appended without locking: writers under one root never wait for each other; folds add up', async () => {
+    const root = await seedReseller(t.db, { name: 'Unlocked root' });
+    const [a, b] = [
+      await seedReseller(t.db, { name: 'Unlocked a', parentId: root.id }),
+      await seedReseller(t.db, { name: 'Unlocked b', parentId: root.id }),
+    ];
+    const plan = await seedPlan(t.db, { price: 1000 });
+    const [subA, subB] = [
+      (await seedSubscriber(t.db, { resellerId: a.id, serviceId: plan.id })).id,
+      (await seedSubscriber(t.db, { resellerId: b.id, serviceId: plan.id })).id,
+    ];
+    // A backdated invoice or an import batch takes no current number row: only the counts could
+    // make these two wait (an upsert of the root's newest block did).
+    const insert = (c: PoolClient, sub: number, reseller: number) =>
+      c.query(
+        `insert into invoices (invoice_number, subscriber_id, reseller_id, amount, tax_rate, tax_amount, total, currency,
+           issue_date, due_date) values ('UNLOCKED-' || nextval('invoices_id_seq'), $1, $2, 100, 0, 0, 100, 'USD',
+           '2020-01-01', '2020-02-01')`,
+        [sub, reseller],
+      );
+    const [first, second] = [await t.pool.connect(), await t.pool.connect()];
+    try {
+      await first.query('begin');
+      await insert(first, subA, a.id);
+      await second.query('begin');
+      await second.query(`set local lock_timeout = '1s'`);
+      await insert(second, subB, b.id);
+      await second.query('commit');
+      await first.query('commit');
+    } finally {
+      first.release();
+      second.release();
+    }
+    expect(await blocksDrift()).toEqual([]);
+    // Folds at once (every billing process runs one each second) leave every count as it was.
+    await Promise.all([foldTreeBlockCounts(), foldTreeBlockCounts(), foldTreeBlockCounts()]);
+    expect(await blocksDrift()).toEqual([]);
+    const rootToken = token('reseller', { resellerId: root.id });
+    expect((await list('?limit=1&page=2', rootToken)).data.map((i) => i.id)).toEqual(
+      (await expectedIds(`reseller_id in (${a.id}, ${b.id})`)).slice(1, 2),
+    );
+  });
+
+  it('a tree page in the last block of int4 ids (2^31 - 4,096 and up), both orders', async () => {
+    const root = await seedReseller(t.db, { name: 'Top root' });
+    const child = await seedReseller(t.db, { name: 'Top child', parentId: root.id });
+    const plan = await seedPlan(t.db, { price: 1000 });
+    const sub = (await seedSubscriber(t.db, { resellerId: child.id, serviceId: plan.id })).id;
+    const low = await invoicesFor(sub, child.id, 3);
+    const { rows } = await t.pool.query<{ last: string }>(`select last_value as last from invoices_id_seq`);
+    await t.pool.query(`select setval('invoices_id_seq', 2147483647 - 10)`);
+    try {
+      const top = await invoicesFor(sub, child.id, 5);
+      const want = [...top, ...low].sort((x, y) => y - x);
+      const rootToken = token('reseller', { resellerId: root.id });
+      for (const order of ['desc', 'asc']) {
+        const ordered = order === 'desc' ? want : [...want].reverse();
+        for (const page of [1, 2, 3]) {
+          const got = await list(`?order=${order}&limit=3&page=${page}`, rootToken);
+          expect([order, page, got.data.map((i) => i.id), got.pagination.total]).toEqual([
+            order,
+            page,
+            ordered.slice((page - 1) * 3, page * 3),
+            8,
+          ]);
+        }
+      }
+      await t.pool.query('delete from invoices where id = any($1)', [top]);
+    } finally {
+      await t.pool.query(`select setval('invoices_id_seq', $1)`, [rows[0].last]);
+    }
   });
 
   it('a tree kept per generation is resolved again when a reseller joins it or moves out (migration 0013)', async () => {
