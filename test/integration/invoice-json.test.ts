@@ -213,7 +213,7 @@ it('every write of an invoice row rewrites its kept JSON in the same statement',
   expect(list.body.data.find((r: { id: number }) => r.id === id)).toEqual(view);
 });
 
-it("a writer's session settings do not change the kept JSON (float digits, time zone, date style)", async () => {
+it("a writer's session settings do not change the kept JSON (float digits, time zone, date style, search path)", async () => {
   const created = await api.post(
     '/api/invoices',
     { subscriber_id: subscriberId, items: [{ description: 'Settings', qty: 1, unit_price: 1234.57 }] },
@@ -227,7 +227,13 @@ it("a writer's session settings do not change the kept JSON (float digits, time 
     await c.query(`set local extra_float_digits = -15`);
     await c.query(`set local timezone = 'Asia/Kolkata'`);
     await c.query(`set local datestyle = 'SQL, DMY'`);
-    await c.query(`update invoices set paid_amount = 12345, paid_at = '2026-01-02T03:04:05.678Z' where id = $1`, [id]);
+    // pg_restore and logical replication compute generated columns with an empty search_path.
+    const { rows } = await c.query<{ schema: string }>('select current_schema() as schema');
+    await c.query(`set local search_path = ''`);
+    await c.query(
+      `update "${rows[0].schema}".invoices set paid_amount = 12345, paid_at = '2026-01-02T03:04:05.678Z' where id = $1`,
+      [id],
+    );
     await c.query('commit');
   } finally {
     c.release();

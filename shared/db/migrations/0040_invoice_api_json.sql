@@ -18,7 +18,10 @@
 -- although row_to_json and to_char are STABLE: what they read of the session is fixed here
 -- (timestamps formatted in UTC by to_char; JSON prints dates as ISO whatever DateStyle; float8
 -- printed shortest-exact by the function's own extra_float_digits, whatever the writer's session
--- says: at 0 or below a row written by psql stored 1e+03 for 1234.57).
+-- says: at 0 or below a row written by psql stored 1e+03 for 1234.57). Its own search_path, this
+-- migration's, finds the row type whatever the writer's: pg_restore and logical replication's apply
+-- worker compute generated columns with an empty search_path, and a restore failed on every invoice.
+-- PostgreSQL records no dependency of a PL/pgSQL body on the type: drop or rename it only with them.
 CREATE TYPE "invoice_api_fields" AS (id int, invoice_number text, subscriber_id int, reseller_id int, kind text,
   amount float8, tax_rate numeric, tax_amount float8, total float8, paid_amount float8, balance float8, status text,
   currency char(3), issue_date date, due_date date, paid_at text, notes text, commission_rate numeric,
@@ -27,7 +30,7 @@ CREATE FUNCTION "invoice_api_json"(id int, invoice_number text, subscriber_id in
   amount bigint, tax_rate numeric, tax_amount bigint, total bigint, paid_amount bigint, status text, currency char(3),
   issue_date date, due_date date, paid_at timestamptz, notes text, commission_rate numeric, commission_amount bigint,
   consolidated_into int, created_by int, created_at timestamptz) RETURNS text LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
-  SET extra_float_digits = 1 AS $$
+  SET extra_float_digits = 1 SET search_path FROM CURRENT AS $$
 DECLARE
   d float8 := CASE
     WHEN currency IN ('BIF', 'CLP', 'DJF', 'GNF', 'ISK', 'JPY', 'KMF', 'KRW', 'PYG', 'RWF', 'UGX', 'UYI', 'VND', 'VUV', 'XAF', 'XOF', 'XPF') THEN 1
