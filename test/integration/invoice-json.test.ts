@@ -175,6 +175,22 @@ async function keptJson(id: number) {
   return JSON.parse(rows[0].api_json) as Record<string, unknown>;
 }
 
+/** The view of a list row (no items or payments), computed in TypeScript. */
+async function expectedListView(id: number) {
+  const { items: _items, payments: _payments, ...view } = await expectedView(id);
+  return view;
+}
+
+/** A USD invoice of one item through the API; its id. */
+async function createdInvoice(description: string, unitPrice: number): Promise<number> {
+  const created = await api.post(
+    '/api/invoices',
+    { subscriber_id: subscriberId, items: [{ description, qty: 1, unit_price: unitPrice }] },
+    { token: admin },
+  );
+  return created.body.data.id as number;
+}
+
 it("the row's kept JSON follows fromMinor for every currency of money.ts's exponent table", async () => {
   // The migration's function carries its own copy of the exponents: a currency added to money.ts
   // alone would be divided by 100 here and fail.
@@ -187,7 +203,7 @@ it("the row's kept JSON follows fromMinor for every currency of money.ts's expon
          '2026-02-04T05:06:07.089Z' from subscribers s where s.id = $3 returning id`,
       [`JSON-${k}-${Date.now()}`, currency, subscriberId],
     );
-    const { items: _items, payments: _payments, ...view } = await expectedView(rows[0].id);
+    const view = await expectedListView(rows[0].id);
     const kept = await keptJson(rows[0].id);
     expect([currency, kept]).toEqual([currency, view]);
     expect(Object.keys(kept)).toEqual(Object.keys(view));
@@ -195,18 +211,13 @@ it("the row's kept JSON follows fromMinor for every currency of money.ts's expon
 });
 
 it('every write of an invoice row rewrites its kept JSON in the same statement', async () => {
-  const created = await api.post(
-    '/api/invoices',
-    { subscriber_id: subscriberId, items: [{ description: 'Kept', qty: 1, unit_price: 20 }] },
-    { token: admin },
-  );
-  const id = created.body.data.id as number;
+  const id = await createdInvoice('Kept', 20);
   await t.pool.query(
     `update invoices set notes = 'after "edit"', status = 'void', paid_amount = 150, paid_at = '2026-01-02T03:04:05.678Z',
        due_date = '2027-01-01', consolidated_into = $1 where id = $1`,
     [id],
   );
-  const { items: _items, payments: _payments, ...view } = await expectedView(id);
+  const view = await expectedListView(id);
   expect(view).toMatchObject({ notes: 'after "edit"', status: 'void', paid_amount: 1.5, balance: 18.5 });
   expect(await keptJson(id)).toEqual(view);
   const list = await api.get(`/api/invoices?subscriber_id=${subscriberId}&limit=100`, { token: admin });
@@ -214,12 +225,7 @@ it('every write of an invoice row rewrites its kept JSON in the same statement',
 });
 
 it("a writer's session settings do not change the kept JSON (float digits, time zone, date style, search path)", async () => {
-  const created = await api.post(
-    '/api/invoices',
-    { subscriber_id: subscriberId, items: [{ description: 'Settings', qty: 1, unit_price: 1234.57 }] },
-    { token: admin },
-  );
-  const id = created.body.data.id as number;
+  const id = await createdInvoice('Settings', 1234.57);
   const c = await t.pool.connect();
   try {
     await c.query('begin');
@@ -238,7 +244,7 @@ it("a writer's session settings do not change the kept JSON (float digits, time 
   } finally {
     c.release();
   }
-  const { items: _items, payments: _payments, ...view } = await expectedView(id);
+  const view = await expectedListView(id);
   expect(view).toMatchObject({ amount: 1234.57, paid_amount: 123.45, paid_at: '2026-01-02T03:04:05.678Z' });
   expect(await keptJson(id)).toEqual(view);
 });
