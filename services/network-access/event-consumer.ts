@@ -1,14 +1,14 @@
 /**
  * Outbox events turned into router actions, idempotently by event id: an event already in
- * `processed_events`, or being worked on here, is skipped. Events arriving together (a bulk job's
- * batch) are looked up together: one query for their processed state and one for their sessions,
- * side by side.
+ * `processed_events`, or held or being worked on here, is skipped. Events arriving together (a bulk
+ * job's batch) are looked up together: one query for their processed state and one for their
+ * sessions, side by side; and only as fast as the NASes take their requests (BACKLOG).
  */
 import { DISCONNECT_EVENT } from '../../shared/access/outbox';
 import { RATE_LIMIT_EVENT, type RateLimitEvent as RateLimitPayload } from '../../shared/fup-rate';
 import type { OutcomeRecorder } from './outcomes';
 import type { RouterActions } from './router-actions';
-import { liveSessions, processedAmong, type LiveSession } from './sessions';
+import { liveSessions, processedAmong, type LiveSession, type SessionOwner } from './sessions';
 
 export { DISCONNECT_EVENT, RATE_LIMIT_EVENT };
 export const CONSUMED_EVENTS = [DISCONNECT_EVENT, RATE_LIMIT_EVENT];
@@ -28,23 +28,68 @@ export interface RateLimitEvent extends RateLimitPayload {
 
 /** Actions started in one go: see process(). */
 const START_SLICE = 64;
+/**
+ * Arrived events are looked up only while fewer than this many actions wait for a place on the
+ * wire behind a NAS that answers (plus events being looked up). A bulk job's events arrive far
+ * faster than a NAS answers: looked up and started at once, 5,000 disconnects waited behind one
+ * NAS's 64 in flight, each an async chain kept alive for seconds, and their lookups and garbage
+ * collection took the CPU the first requests' replies needed (bench:coa, docs/network-access.md).
+ */
+export const BACKLOG = 64;
+/**
+ * The longest arrived events are held: behind a NAS that answers slowly, the events of every other
+ * NAS wait too. After this, the next batch is looked up whatever the backlog, so events flow at
+ * least one batch a second.
+ */
+export const MAX_HOLD_MS = 1000;
 
 type Job = { action: 'disconnect'; event: DisconnectEvent } | { action: 'rate_limit'; event: RateLimitEvent };
 
+/** What the consumer learns about a batch of events before acting on them. */
+export interface EventLookup {
+  processedAmong(eventIds: number[]): Promise<Set<number>>;
+  liveSessions(owners: SessionOwner[]): Promise<Map<string, LiveSession[]>>;
+}
+
+export interface EventConsumerOptions {
+  actions: RouterActions;
+  recorder: Pick<OutcomeRecorder, 'record' | 'flush'>;
+  onError: (err: unknown) => void;
+  /** Actions started here that wait for a place on the wire (the CoA client's `queued`). */
+  backlog: () => number;
+  lookup?: EventLookup;
+  maxBatch?: number;
+}
+
 export class EventConsumer {
+  /** Arrived events not yet looked up, in order. */
   private batch: Job[] = [];
+  /** When the oldest event in `batch` arrived (performance.now()). */
+  private heldSince = 0;
+  private holdTimer: NodeJS.Timeout | undefined;
+  /** Events taken from `batch` whose lookups have not finished. */
+  private looking = 0;
   private scheduled = false;
+  /** Event ids held in `batch` or being worked on: a copy arriving meanwhile is dropped. */
   private readonly working = new Set<number>();
   /** Events whose router action is under way (not yet waiting for their outcome to be written). */
   private acting = 0;
   private stopped = false;
+  private readonly actions: RouterActions;
+  private readonly recorder: Pick<OutcomeRecorder, 'record' | 'flush'>;
+  private readonly onError: (err: unknown) => void;
+  private readonly backlog: () => number;
+  private readonly lookup: EventLookup;
+  private readonly maxBatch: number;
 
-  constructor(
-    private readonly actions: RouterActions,
-    private readonly recorder: OutcomeRecorder,
-    private readonly onError: (err: unknown) => void,
-    private readonly maxBatch = 500,
-  ) {}
+  constructor(o: EventConsumerOptions) {
+    this.actions = o.actions;
+    this.recorder = o.recorder;
+    this.onError = o.onError;
+    this.backlog = o.backlog;
+    this.lookup = o.lookup ?? { processedAmong, liveSessions };
+    this.maxBatch = o.maxBatch ?? 500;
+  }
 
   disconnect(event: DisconnectEvent): void {
     this.push({ action: 'disconnect', event });
@@ -60,6 +105,7 @@ export class EventConsumer {
    */
   stop(): void {
     this.stopped = true;
+    clearTimeout(this.holdTimer);
   }
 
   private push(job: Job): void {
@@ -67,17 +113,46 @@ export class EventConsumer {
       this.onError(new Error(`malformed ${job.action} event: ${JSON.stringify(job.event)}`));
       return;
     }
-    if (this.stopped) return;
+    if (this.stopped || this.working.has(job.event.event_id)) return;
+    this.working.add(job.event.event_id);
+    if (this.batch.length === 0) this.heldSince = performance.now();
     this.batch.push(job);
-    if (this.batch.length >= this.maxBatch) this.track(this.process(this.batch.splice(0)));
-    else if (!this.scheduled) {
+    this.pump();
+  }
+
+  /** Looks up the next batch of arrived events, unless enough actions already wait (BACKLOG). */
+  private pump(): void {
+    if (this.batch.length === 0 || this.stopped || this.scheduled) return;
+    const held = performance.now() - this.heldSince;
+    if (this.backlog() + this.looking >= BACKLOG && held < MAX_HOLD_MS) {
+      this.holdTimer ??= setTimeout(() => {
+        this.holdTimer = undefined;
+        this.pump();
+      }, MAX_HOLD_MS - held);
+      return;
+    }
+    if (this.batch.length >= this.maxBatch) this.take();
+    else {
       this.scheduled = true;
       // Whatever arrives in the same turn of the event loop is looked up in one go.
       setImmediate(() => {
         this.scheduled = false;
-        if (this.batch.length) this.track(this.process(this.batch.splice(0)));
+        this.take();
       });
     }
+  }
+
+  private take(): void {
+    const jobs = this.batch.splice(0, this.maxBatch);
+    if (jobs.length === 0 || this.stopped) return;
+    this.heldSince = performance.now();
+    this.looking += jobs.length;
+    this.track(
+      this.process(jobs).finally(() => {
+        this.looking -= jobs.length;
+        this.pump();
+      }),
+    );
   }
 
   private track(p: Promise<unknown>): void {
@@ -85,21 +160,17 @@ export class EventConsumer {
   }
 
   private async process(jobs: Job[]): Promise<void> {
-    const fresh = jobs.filter((j) => {
-      if (this.working.has(j.event.event_id)) return false;
-      this.working.add(j.event.event_id);
-      return true;
-    });
-    if (fresh.length === 0) return;
     try {
       // Both at once: an event already processed elsewhere (a redelivery) is rare, and its sessions
       // looked up for nothing cost less than a second round trip before every batch's first request.
       const [done, sessions] = await Promise.all([
-        processedAmong(fresh.map((j) => j.event.event_id)),
-        liveSessions(fresh.map((j) => ({ username: j.event.username, subscriberId: j.event.subscriber_id }))),
+        this.lookup.processedAmong(jobs.map((j) => j.event.event_id)),
+        this.lookup.liveSessions(
+          jobs.map((j) => ({ username: j.event.username, subscriberId: j.event.subscriber_id })),
+        ),
       ]);
-      const todo = fresh.filter((j) => !done.has(j.event.event_id));
-      for (const j of fresh) if (done.has(j.event.event_id)) this.working.delete(j.event.event_id);
+      const todo = jobs.filter((j) => !done.has(j.event.event_id));
+      for (const j of jobs) if (done.has(j.event.event_id)) this.working.delete(j.event.event_id);
       for (let i = 0; i < todo.length; i++) {
         // A batch's 500 actions started in slices, the event loop reading what arrived in between:
         // replies to the requests already out, each of which frees a place among those in flight
@@ -113,7 +184,7 @@ export class EventConsumer {
       }
     } catch (err) {
       // Not looked up, so not acted on: the relay sends these events again later.
-      for (const j of fresh) this.working.delete(j.event.event_id);
+      for (const j of jobs) this.working.delete(j.event.event_id);
       throw err;
     }
   }
@@ -131,6 +202,8 @@ export class EventConsumer {
           : await this.actions.disconnect(e.username, sessions);
       this.acting--;
       acting = false;
+      // This action's place on the wire went to a waiting one: room, perhaps, for the next batch.
+      this.pump();
       if (this.stopped) return;
       const recorded = this.recorder.record({
         event_id: e.event_id,
@@ -149,7 +222,10 @@ export class EventConsumer {
       if (this.acting === 0) void this.recorder.flush();
       await recorded;
     } finally {
-      if (acting) this.acting--;
+      if (acting) {
+        this.acting--;
+        this.pump();
+      }
       this.working.delete(e.event_id);
     }
   }

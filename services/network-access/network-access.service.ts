@@ -134,9 +134,12 @@ export const networkAccessService: ServiceSchema = {
     const recorder = new OutcomeRecorder((err) =>
       this.logger.error('writing CoA outcomes failed; their events will be sent again', err),
     );
-    const consumer = new EventConsumer(actions, recorder, (err) =>
-      this.logger.error('network-access event failed', err),
-    );
+    const consumer = new EventConsumer({
+      actions,
+      recorder,
+      onError: (err) => this.logger.error('network-access event failed', err),
+      backlog: () => coa.queued,
+    });
     const verifier = new DisconnectVerifier(routeros, writeOutcomes);
     this.clients = {
       coa,

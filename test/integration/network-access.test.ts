@@ -7,6 +7,7 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Auth } from '../../shared/auth/claims';
 import { coaOutcomes, dailyUsage, outbox, processedEvents, radacct } from '../../shared/db/schema';
 import { saveSettings } from '../../shared/settings';
+import type { CoaClient } from '../../services/network-access/coa/client';
 import { drainOutbox } from '../../services/network-access/relay.service';
 import { adminToken, client, startTestApp, type TestApp } from '../helpers/app';
 import { waitFor } from '../helpers/wait';
@@ -20,8 +21,9 @@ let t: TestApp;
 let api: ReturnType<typeof client>;
 let nasSim: NasSimulator;
 let rosSim: RouterOsSimulator;
-/** What the NAS simulator answers, per user name (default ACK). */
+/** What the NAS simulator answers, per user name (default ACK), and after how long. */
 const answers = new Map<string, SimAnswer>();
+let nasLatencyMs = 2;
 let resellerId: number;
 let otherResellerId: number;
 let planId: number;
@@ -70,7 +72,7 @@ beforeAll(async () => {
   api = client(t.baseUrl);
   nasSim = await new NasSimulator({
     secret: SECRET,
-    latencyMs: 2,
+    latencyMs: () => nasLatencyMs,
     answer: (r) => answers.get(r.userName) ?? 'ack',
   }).start();
   rosSim = await new RouterOsSimulator({
@@ -326,6 +328,45 @@ describe('outbox events', () => {
       return found.length === 200 && found;
     });
     expect(outcomes.every((o) => o.outcome === 'disconnected')).toBe(true);
+    for (const r of rows) expect(nasSim.requests.filter((q) => q.userName === r.username)).toHaveLength(1);
+  });
+
+  it('a bulk job written faster than its NAS answers (events held, copies redelivered meanwhile): one request and one outcome each', async () => {
+    const { rows } = await t.db.execute<{ id: number; username: string }>(sql`
+      insert into subscribers (username, password_enc, service_id, reseller_id, expiry_date)
+      select 'slow' || g || '@north', 'x', ${planId}::int, ${resellerId}::int, current_date + 30
+        from generate_series(1, 600) g order by g returning id, username`);
+    await t.db.execute(sql`
+      insert into radacct (acctsessionid, acctuniqueid, username, nasipaddress, framedipaddress, acctstarttime, acctupdatetime)
+      select 'slow-' || g, 'slow-u-' || g, 'slow' || g || '@north', '127.0.0.1', inet '100.66.0.0' + g, now() - interval '1 hour', now()
+        from generate_series(1, 600) g`);
+    const ids = rows.map((r) => Number(r.id));
+    // 8 in flight answered in 10 ms: the consumer holds events back (BACKLOG) while the job writes
+    // them all, and this suite redelivers what is unprocessed after 1 s.
+    const coa = (t.app.broker.getLocalService('networkAccess') as unknown as { clients: { coa: CoaClient } }).clients
+      .coa;
+    const limit = coa.options.maxInFlightPerNas;
+    coa.options.maxInFlightPerNas = 8;
+    nasLatencyMs = 10;
+    try {
+      const res = await api.post(
+        '/api/subscribers/bulk-action',
+        { ids, action: 'disconnect' },
+        { token: adminToken() },
+      );
+      expect(res.status).toBe(200);
+      const outcomes = await waitFor('600 outcomes', async () => {
+        const found = await t.db
+          .select()
+          .from(coaOutcomes)
+          .where(and(eq(coaOutcomes.source, 'event'), inArray(coaOutcomes.subscriberId, ids)));
+        return found.length === 600 && found;
+      });
+      expect(outcomes.every((o) => o.outcome === 'disconnected')).toBe(true);
+    } finally {
+      coa.options.maxInFlightPerNas = limit;
+      nasLatencyMs = 2;
+    }
     for (const r of rows) expect(nasSim.requests.filter((q) => q.userName === r.username)).toHaveLength(1);
   });
 

@@ -224,3 +224,36 @@ it('close() ends outstanding and queued requests with an error', async () => {
   expect(await first).toMatchObject({ kind: 'error', message: 'CoA client closed' });
   expect(await queued).toMatchObject({ kind: 'error' });
 });
+
+it('queued: the requests waiting behind the limit of a NAS that answers; none before its first reply', async () => {
+  const { nas, target } = await setup({ latencyMs: 20 }, { maxInFlightPerNas: 4 });
+  fakeClock();
+  const replies = Array.from({ length: 12 }, (_, i) => tracked(client.disconnect(target, session(`w${i}`))));
+  await settle('the first four at the NAS', () => nas.stats.received === 4);
+  // Eight wait behind the four in flight, but nothing says yet that this NAS drains its queue.
+  expect(client.queued).toBe(0);
+  await jest.advanceTimersByTimeAsync(20);
+  await settle('the next four at the NAS', () => nas.stats.received === 8);
+  expect(client.queued).toBe(4);
+  await advanceUntil('every reply', () => replies.every((r) => r.done()), 200);
+  expect(client.queued).toBe(0);
+});
+
+it('queued leaves out a NAS that has not answered for four retransmission timeouts', async () => {
+  const { nas, target } = await setup(
+    { latencyMs: 20, answer: (r) => (Number(r.userName.slice(1)) < 4 ? 'ack' : 'silent') },
+    { maxInFlightPerNas: 4, retransmits: 3, rto: { initialMs: 200, minMs: 100, maxMs: 2000 } },
+  );
+  fakeClock();
+  Array.from({ length: 12 }, (_, i) => void client.disconnect(target, session(`s${i}`)));
+  await settle('the first four at the NAS', () => nas.stats.received === 4);
+  await jest.advanceTimersByTimeAsync(20);
+  await settle('four silent ones at the NAS', () => nas.stats.received === 8);
+  expect(client.queued).toBe(4);
+  // No reply since: once four RTOs (100 ms each after 20 ms round trips) have passed, the four
+  // still waiting no longer count.
+  await jest.advanceTimersByTimeAsync(399);
+  expect(client.queued).toBe(4);
+  await jest.advanceTimersByTimeAsync(2);
+  expect(client.queued).toBe(0);
+});

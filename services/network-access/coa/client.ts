@@ -59,6 +59,11 @@ export const DEFAULT_COA_OPTIONS: CoaClientOptions = {
 const IDS_PER_SOCKET = 256;
 const EMPTY = Buffer.alloc(0);
 const TIMER_TICK_MS = 5;
+/**
+ * A NAS still counts as answering this many timeouts after its last reply: a busy event loop reads
+ * replies late, and the gap between two of them then passes one timeout without the NAS stalling.
+ */
+const ANSWERING_RTOS = 4;
 
 interface Pending {
   socket: UdpSocket;
@@ -119,6 +124,8 @@ interface NasState {
   peak: number;
   waiting: Fifo<() => void>;
   pending: Set<Pending>;
+  /** performance.now() of its last verified reply; -Infinity before the first. */
+  lastReplyAt: number;
 }
 
 class UdpSocket {
@@ -212,6 +219,20 @@ export class CoaClient {
 
   resetPeaks(): void {
     for (const n of this.nases.values()) n.peak = n.active;
+  }
+
+  /**
+   * Requests waiting for a place behind their NAS's limit (coa_max_in_flight_per_nas), over the
+   * NASes that answer: a queue that drains. A NAS with no reply for ANSWERING_RTOS of its timeouts
+   * (or none yet) drains at the pace of its timeouts, and is left out, so that whoever holds work
+   * back for this count is not held by it.
+   */
+  get queued(): number {
+    const now = performance.now();
+    let n = 0;
+    for (const nas of this.nases.values())
+      if (nas.waiting.length && now - nas.lastReplyAt <= ANSWERING_RTOS * nas.rtt.rtoMs()) n += nas.waiting.length;
+    return n;
   }
 
   /** UDP sockets open (each carries up to 256 requests at once). */
@@ -339,7 +360,9 @@ export class CoaClient {
       this.stats.dropped++;
       return;
     }
-    const rttMs = performance.now() - p.sentAt;
+    const now = performance.now();
+    const rttMs = now - p.sentAt;
+    p.nas.lastReplyAt = now;
     if (p.attempts === 1) this.sample(p.nas, rttMs);
     const attempts = p.attempts;
     this.finish(
@@ -414,7 +437,14 @@ export class CoaClient {
     const key = keyOf(target);
     let nas = this.nases.get(key);
     if (!nas) {
-      nas = { rtt: new RttEstimator(this.options.rto), active: 0, peak: 0, waiting: new Fifo(), pending: new Set() };
+      nas = {
+        rtt: new RttEstimator(this.options.rto),
+        active: 0,
+        peak: 0,
+        waiting: new Fifo(),
+        pending: new Set(),
+        lastReplyAt: -Infinity,
+      };
       this.nases.set(key, nas);
     }
     return nas;

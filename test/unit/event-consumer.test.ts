@@ -1,0 +1,108 @@
+/**
+ * The consumer's pace: arrived events are looked up only while few actions wait for the wire
+ * (BACKLOG), never held longer than MAX_HOLD_MS, and a copy of a held event is dropped. Lookups,
+ * actions and the backlog are the test's own; timers and performance.now are faked.
+ */
+import { BACKLOG, EventConsumer, MAX_HOLD_MS, type EventLookup } from '../../services/network-access/event-consumer';
+import type { ActionResult, RouterActions } from '../../services/network-access/router-actions';
+
+const turns = async (n = 10) => {
+  for (let i = 0; i < n; i++) await new Promise<void>((r) => setImmediate(r));
+};
+
+function harness() {
+  const state = { backlog: 0 };
+  /** Event ids of each lookup, in order. */
+  const looked: number[][] = [];
+  /** User names acted on, and how to finish each action. */
+  const acted: string[] = [];
+  const finish: (() => void)[] = [];
+  const errors: unknown[] = [];
+  const lookup: EventLookup = {
+    processedAmong: async (ids) => {
+      looked.push(ids);
+      return new Set();
+    },
+    liveSessions: async (owners) =>
+      new Map(
+        owners.map((o) => [
+          o.username,
+          [{ username: o.username, acctSessionId: 's', framedIp: null, nasIp: '127.0.0.1', nas: null }],
+        ]),
+      ),
+  };
+  const actions = {
+    disconnect: (username: string) =>
+      new Promise<ActionResult>((resolve) => {
+        acted.push(username);
+        finish.push(() => resolve({ outcome: 'disconnected', sessions: [] }));
+      }),
+  } as unknown as RouterActions;
+  const consumer = new EventConsumer({
+    actions,
+    recorder: { record: async () => undefined, flush: async () => undefined },
+    onError: (err) => errors.push(err),
+    backlog: () => state.backlog,
+    lookup,
+  });
+  const send = (id: number) => consumer.disconnect({ event_id: id, subscriber_id: id, username: `u${id}` });
+  return { state, looked, acted, finish, errors, consumer, send };
+}
+
+beforeEach(() => jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] }));
+afterEach(() => jest.useRealTimers());
+
+it('events arriving while BACKLOG actions wait are held, and looked up together once an action ends below it', async () => {
+  const h = harness();
+  h.send(1);
+  await turns();
+  expect(h.looked).toEqual([[1]]);
+  h.state.backlog = BACKLOG;
+  h.send(2);
+  h.send(3);
+  await turns();
+  expect(h.looked).toEqual([[1]]);
+  expect(h.acted).toEqual(['u1']);
+  // The NAS took a waiting request: the action that held its place ends.
+  h.state.backlog = BACKLOG - 1;
+  h.finish[0]();
+  await turns();
+  expect(h.looked).toEqual([[1], [2, 3]]);
+  expect(h.acted).toEqual(['u1', 'u2', 'u3']);
+  expect(h.errors).toEqual([]);
+});
+
+it('a held event is looked up after MAX_HOLD_MS whatever the backlog', async () => {
+  const h = harness();
+  h.state.backlog = BACKLOG * 10;
+  h.send(1);
+  await turns();
+  await jest.advanceTimersByTimeAsync(MAX_HOLD_MS - 1);
+  await turns();
+  expect(h.looked).toEqual([]);
+  await jest.advanceTimersByTimeAsync(1);
+  await turns();
+  expect(h.looked).toEqual([[1]]);
+  expect(h.acted).toEqual(['u1']);
+});
+
+it('a copy of an event that arrives while it is held or acted on is dropped', async () => {
+  const h = harness();
+  h.state.backlog = BACKLOG;
+  h.send(1);
+  h.send(1);
+  await jest.advanceTimersByTimeAsync(MAX_HOLD_MS);
+  await turns();
+  h.send(1);
+  await turns();
+  expect(h.looked).toEqual([[1]]);
+  expect(h.acted).toEqual(['u1']);
+});
+
+it('a lookup takes at most one batch (500), in order of arrival', async () => {
+  const h = harness();
+  for (let id = 1; id <= 1200; id++) h.send(id);
+  await turns(40);
+  expect(h.looked.map((ids) => ids.length)).toEqual([500, 500, 200]);
+  expect(h.looked.flat()).toEqual(Array.from({ length: 1200 }, (_, i) => i + 1));
+});
