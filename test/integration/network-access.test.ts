@@ -308,39 +308,42 @@ describe('outbox events', () => {
     for (const n of names) expect(nasSim.requests.filter((r) => r.userName === n)).toHaveLength(1);
   });
 
-  it('a bulk disconnect of 200 online subscribers (several bulk batches, actions started in slices): one request and one outcome each', async () => {
+  /** `count` subscribers named <prefix>N@north, each with a live session from `net` + N. */
+  async function manyOnline(prefix: string, count: number, net: string) {
     const { rows } = await t.db.execute<{ id: number; username: string }>(sql`
       insert into subscribers (username, password_enc, service_id, reseller_id, expiry_date)
-      select 'many' || g || '@north', 'x', ${planId}::int, ${resellerId}::int, current_date + 30
-        from generate_series(1, 200) g order by g returning id, username`);
+      select ${prefix} || g || '@north', 'x', ${planId}::int, ${resellerId}::int, current_date + 30
+        from generate_series(1, ${count}::int) g order by g returning id, username`);
     await t.db.execute(sql`
       insert into radacct (acctsessionid, acctuniqueid, username, nasipaddress, framedipaddress, acctstarttime, acctupdatetime)
-      select 'many-' || g, 'many-u-' || g, 'many' || g || '@north', '127.0.0.1', inet '100.65.0.0' + g, now() - interval '1 hour', now()
-        from generate_series(1, 200) g`);
-    const ids = rows.map((r) => Number(r.id));
+      select ${prefix} || '-' || g, ${prefix} || '-u-' || g, ${prefix} || g || '@north', '127.0.0.1', ${net}::inet + g,
+             now() - interval '1 hour', now()
+        from generate_series(1, ${count}::int) g`);
+    return rows.map((r) => ({ id: Number(r.id), username: r.username }));
+  }
+
+  /** One bulk disconnect of all of them; each must get exactly one request and one `disconnected` outcome. */
+  async function disconnectAll(subs: { id: number; username: string }[]): Promise<void> {
+    const ids = subs.map((s) => s.id);
     const res = await api.post('/api/subscribers/bulk-action', { ids, action: 'disconnect' }, { token: adminToken() });
     expect(res.status).toBe(200);
-    const outcomes = await waitFor('200 outcomes', async () => {
+    const outcomes = await waitFor(`${ids.length} outcomes`, async () => {
       const found = await t.db
         .select()
         .from(coaOutcomes)
         .where(and(eq(coaOutcomes.source, 'event'), inArray(coaOutcomes.subscriberId, ids)));
-      return found.length === 200 && found;
+      return found.length === ids.length && found;
     });
     expect(outcomes.every((o) => o.outcome === 'disconnected')).toBe(true);
-    for (const r of rows) expect(nasSim.requests.filter((q) => q.userName === r.username)).toHaveLength(1);
+    for (const s of subs) expect(nasSim.requests.filter((q) => q.userName === s.username)).toHaveLength(1);
+  }
+
+  it('a bulk disconnect of 200 online subscribers (several bulk batches, actions started in slices): one request and one outcome each', async () => {
+    await disconnectAll(await manyOnline('many', 200, '100.65.0.0'));
   });
 
   it('a bulk job written faster than its NAS answers (events held, copies redelivered meanwhile): one request and one outcome each', async () => {
-    const { rows } = await t.db.execute<{ id: number; username: string }>(sql`
-      insert into subscribers (username, password_enc, service_id, reseller_id, expiry_date)
-      select 'slow' || g || '@north', 'x', ${planId}::int, ${resellerId}::int, current_date + 30
-        from generate_series(1, 600) g order by g returning id, username`);
-    await t.db.execute(sql`
-      insert into radacct (acctsessionid, acctuniqueid, username, nasipaddress, framedipaddress, acctstarttime, acctupdatetime)
-      select 'slow-' || g, 'slow-u-' || g, 'slow' || g || '@north', '127.0.0.1', inet '100.66.0.0' + g, now() - interval '1 hour', now()
-        from generate_series(1, 600) g`);
-    const ids = rows.map((r) => Number(r.id));
+    const subs = await manyOnline('slow', 600, '100.66.0.0');
     // 8 in flight answered in 10 ms: the consumer holds events back (BACKLOG) while the job writes
     // them all, and this suite redelivers what is unprocessed after 1 s.
     const coa = (t.app.broker.getLocalService('networkAccess') as unknown as { clients: { coa: CoaClient } }).clients
@@ -349,25 +352,11 @@ describe('outbox events', () => {
     coa.options.maxInFlightPerNas = 8;
     nasLatencyMs = 10;
     try {
-      const res = await api.post(
-        '/api/subscribers/bulk-action',
-        { ids, action: 'disconnect' },
-        { token: adminToken() },
-      );
-      expect(res.status).toBe(200);
-      const outcomes = await waitFor('600 outcomes', async () => {
-        const found = await t.db
-          .select()
-          .from(coaOutcomes)
-          .where(and(eq(coaOutcomes.source, 'event'), inArray(coaOutcomes.subscriberId, ids)));
-        return found.length === 600 && found;
-      });
-      expect(outcomes.every((o) => o.outcome === 'disconnected')).toBe(true);
+      await disconnectAll(subs);
     } finally {
       coa.options.maxInFlightPerNas = limit;
       nasLatencyMs = 2;
     }
-    for (const r of rows) expect(nasSim.requests.filter((q) => q.userName === r.username)).toHaveLength(1);
   });
 
   it('the same event delivered twice is acted on once', async () => {
