@@ -37,9 +37,9 @@ const START_SLICE = 64;
  */
 export const BACKLOG = 64;
 /**
- * The longest arrived events are held: behind a NAS that answers slowly, the events of every other
- * NAS wait too. After this, the next batch is looked up whatever the backlog, so events flow at
- * least one batch a second.
+ * How long the oldest arrived event is held: behind a NAS that answers slowly, the events of every
+ * other NAS wait too. After this, the next batch is looked up whatever the backlog, so events flow
+ * at least one batch (500) a second; a longer line waits a second more per batch before it.
  */
 export const MAX_HOLD_MS = 1000;
 
@@ -64,10 +64,10 @@ export interface EventConsumerOptions {
 export class EventConsumer {
   /** Arrived events not yet looked up, in order. */
   private batch: Job[] = [];
-  /** When the oldest event in `batch` arrived (performance.now()). */
+  /** When the oldest event in `batch` arrived, or the last batch was taken if later (performance.now()). */
   private heldSince = 0;
   private holdTimer: NodeJS.Timeout | undefined;
-  /** Events taken from `batch` whose lookups have not finished. */
+  /** Events taken from `batch` and not yet all started (lookups, then the start in slices). */
   private looking = 0;
   private scheduled = false;
   /** Event ids held in `batch` or being worked on: a copy arriving meanwhile is dropped. */
@@ -125,10 +125,13 @@ export class EventConsumer {
     if (this.batch.length === 0 || this.stopped || this.scheduled) return;
     const held = performance.now() - this.heldSince;
     if (this.backlog() + this.looking >= BACKLOG && held < MAX_HOLD_MS) {
-      this.holdTimer ??= setTimeout(() => {
-        this.holdTimer = undefined;
-        this.pump();
-      }, MAX_HOLD_MS - held);
+      if (!this.holdTimer) {
+        this.holdTimer = setTimeout(() => {
+          this.holdTimer = undefined;
+          this.pump();
+        }, MAX_HOLD_MS - held);
+        this.holdTimer.unref();
+      }
       return;
     }
     if (this.batch.length >= this.maxBatch) this.take();

@@ -342,19 +342,19 @@ describe('outbox events', () => {
     await disconnectAll(await manyOnline('many', 200, '100.65.0.0'));
   });
 
-  it('a bulk job written faster than its NAS answers (events held, copies redelivered meanwhile): one request and one outcome each', async () => {
+  it('a bulk job written faster than its NAS answers (events held back while the NAS drains): one request and one outcome each', async () => {
     const subs = await manyOnline('slow', 600, '100.66.0.0');
-    // 8 in flight answered in 10 ms: the consumer holds events back (BACKLOG) while the job writes
-    // them all, and this suite redelivers what is unprocessed after 1 s.
+    // 8 in flight answered in 10 ms, in the settings too (the service rereads them every 30 s).
     const coa = (t.app.broker.getLocalService('networkAccess') as unknown as { clients: { coa: CoaClient } }).clients
       .coa;
-    const limit = coa.options.maxInFlightPerNas;
+    await saveSettings(t.db, { coa_max_in_flight_per_nas: 8 });
     coa.options.maxInFlightPerNas = 8;
     nasLatencyMs = 10;
     try {
       await disconnectAll(subs);
     } finally {
-      coa.options.maxInFlightPerNas = limit;
+      await saveSettings(t.db, { coa_max_in_flight_per_nas: 64 });
+      coa.options.maxInFlightPerNas = 64;
       nasLatencyMs = 2;
     }
   });

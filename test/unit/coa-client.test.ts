@@ -239,7 +239,7 @@ it('queued: the requests waiting behind the limit of a NAS that answers; none be
   expect(client.queued).toBe(0);
 });
 
-it('queued leaves out a NAS that has not answered for four retransmission timeouts', async () => {
+it('queued leaves out a NAS that has not answered for four retransmission timeouts and a second', async () => {
   const { nas, target } = await setup(
     { latencyMs: 20, answer: (r) => (Number(r.userName.slice(1)) < 4 ? 'ack' : 'silent') },
     { maxInFlightPerNas: 4, retransmits: 3, rto: { initialMs: 200, minMs: 100, maxMs: 2000 } },
@@ -250,9 +250,9 @@ it('queued leaves out a NAS that has not answered for four retransmission timeou
   await jest.advanceTimersByTimeAsync(20);
   await settle('four silent ones at the NAS', () => nas.stats.received === 8);
   expect(client.queued).toBe(4);
-  // No reply since: once four RTOs (100 ms each after 20 ms round trips) have passed, the four
-  // still waiting no longer count.
-  await jest.advanceTimersByTimeAsync(399);
+  // No reply since: once four RTOs (100 ms each after 20 ms round trips) and a second have passed,
+  // the four still waiting no longer count.
+  await jest.advanceTimersByTimeAsync(999);
   expect(client.queued).toBe(4);
   await jest.advanceTimersByTimeAsync(2);
   expect(client.queued).toBe(0);

@@ -11,7 +11,8 @@ const turns = async (n = 10) => {
 };
 
 function harness() {
-  const state = { backlog: 0 };
+  /** `fail`: the next lookup throws; `processed`: ids the database already has as processed. */
+  const state = { backlog: 0, fail: false, processed: new Set<number>() };
   /** Event ids of each lookup, in order. */
   const looked: number[][] = [];
   /** User names acted on, and how to finish each action. */
@@ -21,7 +22,11 @@ function harness() {
   const lookup: EventLookup = {
     processedAmong: async (ids) => {
       looked.push(ids);
-      return new Set();
+      if (state.fail) {
+        state.fail = false;
+        throw new Error('connection lost');
+      }
+      return new Set(ids.filter((id) => state.processed.has(id)));
     },
     liveSessions: async (owners) =>
       new Map(
@@ -105,4 +110,50 @@ it('a lookup takes at most one batch (500), in order of arrival', async () => {
   await turns(40);
   expect(h.looked.map((ids) => ids.length)).toEqual([500, 500, 200]);
   expect(h.looked.flat()).toEqual(Array.from({ length: 1200 }, (_, i) => i + 1));
+});
+
+it('an event is taken again after a failed lookup (its redelivery), and after one that found it processed elsewhere', async () => {
+  const h = harness();
+  h.state.fail = true;
+  h.send(1);
+  await turns();
+  expect(h.errors).toHaveLength(1);
+  expect(h.acted).toEqual([]);
+  h.send(1);
+  await turns();
+  expect(h.looked).toEqual([[1], [1]]);
+  expect(h.acted).toEqual(['u1']);
+  h.state.processed.add(2);
+  h.send(2);
+  await turns();
+  h.state.processed.clear();
+  h.send(2);
+  await turns();
+  expect(h.looked).toEqual([[1], [1], [2], [2]]);
+  expect(h.acted).toEqual(['u1', 'u2']);
+});
+
+it('behind a backlog that never drains, held events flow a batch (500) a second', async () => {
+  const h = harness();
+  h.state.backlog = BACKLOG * 100;
+  for (let id = 1; id <= 1200; id++) h.send(id);
+  await turns();
+  expect(h.looked).toEqual([]);
+  for (const expected of [[500], [500, 500], [500, 500, 200]]) {
+    await jest.advanceTimersByTimeAsync(MAX_HOLD_MS);
+    await turns(40);
+    expect(h.looked.map((ids) => ids.length)).toEqual(expected);
+  }
+});
+
+it('after stop() nothing held is looked up', async () => {
+  const h = harness();
+  h.state.backlog = BACKLOG;
+  h.send(1);
+  await turns();
+  h.consumer.stop();
+  await jest.advanceTimersByTimeAsync(MAX_HOLD_MS * 2);
+  await turns();
+  expect(h.looked).toEqual([]);
+  expect(jest.getTimerCount()).toBe(0);
 });

@@ -60,10 +60,12 @@ const IDS_PER_SOCKET = 256;
 const EMPTY = Buffer.alloc(0);
 const TIMER_TICK_MS = 5;
 /**
- * A NAS still counts as answering this many timeouts after its last reply: a busy event loop reads
- * replies late, and the gap between two of them then passes one timeout without the NAS stalling.
+ * A NAS still counts as answering this many timeouts, and at least ANSWERING_MIN_MS, after its last
+ * reply: a busy event loop (a collection, a batch's lookups) reads replies late, and the gap between
+ * two of them then passes a few timeouts of a LAN NAS without the NAS stalling.
  */
 const ANSWERING_RTOS = 4;
+const ANSWERING_MIN_MS = 1000;
 
 interface Pending {
   socket: UdpSocket;
@@ -224,14 +226,17 @@ export class CoaClient {
   /**
    * Requests waiting for a place behind their NAS's limit (coa_max_in_flight_per_nas), over the
    * NASes that answer: a queue that drains. A NAS with no reply for ANSWERING_RTOS of its timeouts
-   * (or none yet) drains at the pace of its timeouts, and is left out, so that whoever holds work
-   * back for this count is not held by it.
+   * and ANSWERING_MIN_MS (or none yet: a job's first requests to a NAS idle since) drains at the
+   * pace of its timeouts, and is left out, so that whoever holds work back for this count is not
+   * held by it.
    */
   get queued(): number {
     const now = performance.now();
     let n = 0;
-    for (const nas of this.nases.values())
-      if (nas.waiting.length && now - nas.lastReplyAt <= ANSWERING_RTOS * nas.rtt.rtoMs()) n += nas.waiting.length;
+    for (const nas of this.nases.values()) {
+      const answering = now - nas.lastReplyAt <= Math.max(ANSWERING_MIN_MS, ANSWERING_RTOS * nas.rtt.rtoMs());
+      if (answering) n += nas.waiting.length;
+    }
     return n;
   }
 
