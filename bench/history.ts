@@ -22,7 +22,7 @@
  */
 import { sql } from 'drizzle-orm';
 import { Client, Pool } from 'pg';
-import { benchAdminToken, IN_PROCESS_SECRETS, percentile, scratchStore, startInProcessApp } from './load';
+import { benchAdminToken, IN_PROCESS_SECRETS, percentile, runStatement, scratchStore, startInProcessApp } from './load';
 import { seedSubscriberBase } from './seed-subscribers';
 import { encrypt } from '../shared/auth/secrets';
 import { intVar, parseEncryptionKey } from '../shared/config';
@@ -132,15 +132,11 @@ async function grow(url: string, cutoff: string): Promise<void> {
 
 /** Writes every dirty page out now; a role without the right (superuser or pg_checkpoint) is told so. */
 async function checkpoint(url: string): Promise<void> {
-  const c = new Client({ connectionString: url });
-  await c.connect();
   try {
-    await c.query('checkpoint');
+    await runStatement(url, 'checkpoint');
   } catch (err) {
     if ((err as { code?: string }).code !== '42501') throw err;
     console.log("  CHECKPOINT refused to this role: the next phase runs with the growth's dirty pages unwritten");
-  } finally {
-    await c.end();
   }
 }
 

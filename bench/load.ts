@@ -151,6 +151,17 @@ export function startInProcessApp(
   );
 }
 
+/** One statement on its own connection, closed after (a server-wide command, a database created). */
+export async function runStatement(url: string, statement: string): Promise<void> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
 /**
  * Where a bench keeps its data: a fresh database beside DATABASE_URL's (dropped afterwards unless
  * BENCH_KEEP=1), or, without DATABASE_URL, an embedded PostgreSQL in a temporary DATA_DIR (scratch.ts).
@@ -164,15 +175,7 @@ export async function scratchStore(
     return { env: { DATABASE_URL: '', DATA_DIR: scratch.dir }, dispose: async () => scratch.dispose() };
   }
   const name = `bench_${prefix}_${Date.now().toString(36)}`;
-  const admin = async (statement: string) => {
-    const client = new Client({ connectionString: adminUrl });
-    await client.connect();
-    try {
-      await client.query(statement);
-    } finally {
-      await client.end();
-    }
-  };
+  const admin = (statement: string) => runStatement(adminUrl, statement);
   await admin(`create database "${name}"`);
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
