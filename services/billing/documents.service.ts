@@ -4,7 +4,6 @@
  * `pdf-renderer` and the resulting stream to the gateway or to `notifier`; it never writes an
  * invoice (the public link rotation writes only the link columns).
  */
-import crypto from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { eq } from 'drizzle-orm';
 import type { Service, ServiceSchema } from 'moleculer';
@@ -16,6 +15,7 @@ import { db, pgPool, type DbOrTx } from '../../shared/db/client';
 import { invoices } from '../../shared/db/schema';
 import { FAILURES, fail } from '../../shared/failures';
 import { authOf, type Ctx } from '../../shared/http/context';
+import { publicPageHeaders } from '../../shared/http/public-page';
 import type { ActionResult } from '../../shared/http/route';
 import { formatMinor } from '../../shared/money';
 import type { PaperSize } from '../../shared/paper';
@@ -121,32 +121,12 @@ async function invoicePdf(
 
 const pdfName = (invoiceNumber: string) => `${invoiceNumber.replace(/[^A-Za-z0-9_.-]/g, '_')}.pdf`;
 
-/** Public pages carry the token in their URL: keep it out of caches, search engines and Referer. */
-const PUBLIC_HEADERS = {
-  'Cache-Control': 'private, no-store',
-  'Referrer-Policy': 'no-referrer',
-  'X-Robots-Tag': 'noindex',
-  'X-Content-Type-Options': 'nosniff',
-  'X-Frame-Options': 'DENY',
-};
-
 /**
- * The console's protections for the public receipt (docs/security.md): no scripts, no fetches but
- * inline images (the logo is kept as data), the page's own style sheets by their hashes, no framing.
- * A PDF gets the strictest policy: a browser viewing it has nothing to load.
+ * The public receipt (docs/security.md): its own style sheet and inline images (the logo is kept as
+ * data); a PDF gets the strictest policy, a browser viewing it has nothing to load.
  */
-function receiptCsp(page: boolean): string {
-  return [
-    "default-src 'none'",
-    ...(page ? [`style-src ${INVOICE_STYLE_SOURCE}`, 'img-src data:'] : []),
-    "base-uri 'none'",
-    "form-action 'none'",
-    "frame-ancestors 'none'",
-  ].join('; ');
-}
-const INVOICE_STYLE_SOURCE = `'sha256-${crypto.createHash('sha256').update(INVOICE_STYLE).digest('base64')}'`;
-const RECEIPT_PAGE_CSP = receiptCsp(true);
-const RECEIPT_PDF_CSP = receiptCsp(false);
+const RECEIPT_PAGE_HEADERS = publicPageHeaders({ styles: [INVOICE_STYLE], images: true });
+const RECEIPT_PDF_HEADERS = publicPageHeaders();
 
 /** The shared PDF store (PDF_CACHE_MAX_MB; 0 = off), made when the service starts. */
 let pdfStore: PdfStore | undefined;
@@ -244,7 +224,7 @@ export const documentsService: ServiceSchema = {
         const pdfUrl = `/api/invoices/public/${invoice.id}/pdf?token=${encodeURIComponent(ctx.params.token ?? '')}`;
         const payUrl = await payLink(ctx, invoice.id, ctx.params.token);
         const html = await singleHtml(invoice, s, 'page', s.default_paper_size as PaperSize, pdfUrl, db(), payUrl);
-        ctx.meta.$responseHeaders = { ...PUBLIC_HEADERS, 'Content-Security-Policy': RECEIPT_PAGE_CSP };
+        ctx.meta.$responseHeaders = { ...RECEIPT_PAGE_HEADERS };
         return html;
       },
     },
@@ -270,11 +250,7 @@ export const documentsService: ServiceSchema = {
         const source = await pdfSource(ctx.params.id);
         if (!source || !verifyPublicToken(source.publicTokenHash, ctx.params.token)) throw fail('invoiceNotFound');
         const pdf = await invoicePdf(ctx, source, ctx.params.paper);
-        ctx.meta.$responseHeaders = {
-          ...ctx.meta.$responseHeaders,
-          ...PUBLIC_HEADERS,
-          'Content-Security-Policy': RECEIPT_PDF_CSP,
-        };
+        ctx.meta.$responseHeaders = { ...ctx.meta.$responseHeaders, ...RECEIPT_PDF_HEADERS };
         return pdf;
       },
     },
