@@ -203,6 +203,9 @@ export const FAILURES = {
   nothingToPay: { status: 409, message: 'nothing to pay' },
   unknownPaymentProvider: { status: 404, message: 'unknown payment provider' },
   webhookSignatureInvalid: { status: 400, message: 'webhook signature missing or invalid' },
+  checkoutNotFound: { status: 404, message: 'checkout not found' },
+  /** An event for a checkout whose provider session is not stored yet: the provider delivers it again. */
+  checkoutPending: { status: 503, message: 'checkout not ready; retry shortly' },
   // Outgoing webhooks (docs/webhooks.md).
   webhookNotFound: { status: 404, message: 'webhook not found' },
   webhookDeliveryNotFound: { status: 404, message: 'webhook delivery not found' },

@@ -1,7 +1,9 @@
 /**
- * Making a checkout: the row first (so a webhook that beats the provider's answer finds it by the id
- * the provider keeps in its metadata), then the provider's session, then its id and URL on the row.
+ * Making a checkout: the row first (its id and random return reference go to the provider), then the
+ * provider's session, then its id and URL on the row: the webhook finds the checkout by that session
+ * id only, and the payer gets the URL only after it is stored.
  */
+import crypto from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
 import { db } from '../../shared/db/client';
 import { onlineCheckouts } from '../../shared/db/schema';
@@ -94,6 +96,11 @@ export async function canPay(target: CheckoutTarget): Promise<boolean> {
   return (await payable(target, s)) !== null;
 }
 
+/** Where the payer comes back: by a 192-bit random reference, so no one reads another's checkout. */
+function returnUrl(returnRef: string): string {
+  return `${config().publicBaseUrl}/api/payments/return/${returnRef}`;
+}
+
 export async function createCheckout(target: CheckoutTarget): Promise<{ id: number; url: string }> {
   const s = await loadSettings(db(), [...PAYMENT_SETTINGS]);
   let provider;
@@ -129,9 +136,10 @@ export async function createCheckout(target: CheckoutTarget): Promise<{ id: numb
       resellerId: what.resellerId,
       amount: what.amount,
       currency: what.currency,
+      returnRef: crypto.randomBytes(24).toString('base64url'),
     })
-    .returning({ id: onlineCheckouts.id });
-  const back = `${config().publicBaseUrl}/api/payments/return/${row.id}`;
+    .returning({ id: onlineCheckouts.id, returnRef: onlineCheckouts.returnRef });
+  const back = returnUrl(row.returnRef);
   let created;
   try {
     created = await provider.createCheckout({
@@ -150,7 +158,7 @@ export async function createCheckout(target: CheckoutTarget): Promise<{ id: numb
       .where(eq(onlineCheckouts.id, row.id));
     throw fail('providerUnexpected', provider.name, why);
   }
-  // Only the session's id and URL: a webhook may have completed the checkout already.
+  // Only the session's id and URL: the status is the webhook's to write.
   await db()
     .update(onlineCheckouts)
     .set({ providerSessionId: created.sessionId, url: created.url })

@@ -6,11 +6,12 @@
 import { and, desc, eq, gte, lt, sql, type SQL } from 'drizzle-orm';
 import type { ServiceSchema } from 'moleculer';
 import { systemAuth } from '../../shared/auth/claims';
-import { inScope, requireAdminOrReseller, scopeFor } from '../../shared/auth/policy';
+import { inScope, requireAdmin, requireAdminOrReseller, scopeFor } from '../../shared/auth/policy';
 import { db } from '../../shared/db/client';
-import { invoices, onlineCheckouts } from '../../shared/db/schema';
+import { invoices, onlineCheckouts, paymentEvents } from '../../shared/db/schema';
 import { fail, FAILURES } from '../../shared/failures';
 import { pageOf, type Ctx } from '../../shared/http/context';
+import { publicPageHeaders } from '../../shared/http/public-page';
 import type { ActionResult } from '../../shared/http/route';
 import { idParams, isoDate, object, paginationProperties, type IdPath, type Infer } from '../../shared/http/schemas';
 import { fromMinor } from '../../shared/money';
@@ -19,7 +20,7 @@ import { loadSettings } from '../../shared/settings';
 import { canPay, createCheckout, PAYMENT_SETTINGS, type CheckoutTarget } from './checkout';
 import { PROVIDER_NAMES, providerNamed } from './providers';
 import { NotConfiguredError, SignatureError } from './providers/types';
-import { settleEvent } from './settle';
+import { settleEvent, type Outcome } from './settle';
 
 const TAG = 'payments';
 
@@ -27,9 +28,22 @@ const listQuery = object({
   ...paginationProperties,
   from: isoDate,
   to: isoDate,
-  status: { type: 'string', enum: ['open', 'paid', 'expired', 'failed'] },
+  status: { type: 'string', enum: ['open', 'paid', 'underpaid', 'mismatch', 'expired', 'failed'] },
 });
 type ListQuery = Infer<typeof listQuery>;
+
+const eventsQuery = object({
+  ...paginationProperties,
+  outcome: {
+    type: 'string',
+    enum: ['paid', 'underpaid', 'mismatch', 'unmatched', 'expired', 'already_paid', 'ignored'],
+  },
+});
+type EventsQuery = Infer<typeof eventsQuery>;
+
+const returnParams = object({ ref: { type: 'string', minLength: 1, maxLength: 100 } }, ['ref']);
+const returnQuery = object({ cancelled: { type: 'string', maxLength: 5 } });
+type ReturnInput = Infer<typeof returnParams> & Infer<typeof returnQuery>;
 
 const receiptCheckoutQuery = object({ token: { type: 'string', minLength: 1, maxLength: 200 } }, ['token']);
 const providerParams = object({ provider: { type: 'string', minLength: 1, maxLength: 40 } }, ['provider']);
@@ -50,6 +64,21 @@ async function renewAfter(ctx: Ctx<unknown>, subscriberId: number, always: boole
     // The money is in the wallet; the next sweep (auto-renew) or an operator renews.
     ctx.service?.logger.warn(`online payment: renewal of subscriber ${subscriberId} failed: ${(err as Error).message}`);
   }
+}
+
+function eventView(e: typeof paymentEvents.$inferSelect) {
+  return {
+    provider: e.provider,
+    event_id: e.eventId,
+    type: e.type,
+    session_id: e.sessionId,
+    checkout_id: e.checkoutId,
+    amount: e.amount === null || e.currency === null ? null : fromMinor(e.amount, e.currency),
+    currency: e.currency,
+    outcome: e.outcome,
+    note: e.note,
+    received_at: e.receivedAt.toISOString(),
+  };
 }
 
 function checkoutView(c: typeof onlineCheckouts.$inferSelect) {
@@ -82,6 +111,19 @@ function redirectTo(ctx: Ctx<unknown>, url: string): string {
   ctx.meta.$responseHeaders = { Location: url, 'Cache-Control': 'no-store' };
   return `<!doctype html><meta charset="utf-8"><a href="${esc(url)}">Continue to payment</a>`;
 }
+
+/** What the return page says once the money has been judged, whatever the payer's way back. */
+const SETTLED_WORDS: Record<string, string> = {
+  paid: 'Payment received. Thank you: your service is restored.',
+  underpaid: 'Payment received, but less than the amount due. The operator has been told.',
+  mismatch: 'Payment received, but it could not be applied. The operator has been told.',
+};
+
+/** The public pages' protections (docs/security.md); the page has no style, image or form. */
+const RETURN_PAGE_HEADERS = publicPageHeaders();
+
+/** Outcomes that leave money unapplied or not as asked: logged for the operator besides their row. */
+const MISMATCHES: Outcome[] = ['underpaid', 'mismatch', 'unmatched'];
 
 export const paymentsService: ServiceSchema = {
   name: 'payments',
@@ -147,6 +189,7 @@ export const paymentsService: ServiceSchema = {
           400: FAILURES.webhookSignatureInvalid.message,
           404: FAILURES.unknownPaymentProvider.message,
           409: FAILURES.paymentsNotConfigured.message,
+          503: FAILURES.checkoutPending.message,
         },
       },
       async handler(ctx: Ctx<{ provider: string }>): Promise<ActionResult> {
@@ -166,40 +209,45 @@ export const paymentsService: ServiceSchema = {
           this.logger.warn(
             `online payment: checkout ${settled.checkoutId} put ${settled.walletAmount} minor units in the wallet`,
           );
-        if (settled.outcome === 'paid' && settled.subscriberId !== null)
+        if (MISMATCHES.includes(settled.outcome))
+          this.logger.warn(
+            `online payment: ${name} event ${event.eventId} ${settled.outcome} (checkout ${settled.checkoutId ?? 'none'}): ${settled.note}`,
+          );
+        if (settled.subscriberId !== null)
           await renewAfter(ctx, settled.subscriberId, settled.renewSubscriberId !== null);
         return { data: { received: true, outcome: settled.outcome, checkout_id: settled.checkoutId } };
       },
     },
 
     returnPage: {
-      rest: 'GET /api/payments/return/:id',
+      rest: 'GET /api/payments/return/:ref',
       http: {
         auth: 'public',
-        access: 'none',
+        access: "none (the checkout's random reference, only in the URL the provider sends the payer to)",
         summary: 'Where the payer comes back: the checkout paid, still being confirmed, or cancelled',
         tag: TAG,
-        params: idParams(),
-        query: object({ cancelled: { type: 'string', maxLength: 5 } }),
+        params: returnParams,
+        query: returnQuery,
         produces: 'html',
         rateLimit: 'public',
+        errors: { 404: FAILURES.checkoutNotFound.message },
       },
-      async handler(ctx: Ctx<IdPath & { cancelled?: string }>): Promise<string> {
+      async handler(ctx: Ctx<ReturnInput>): Promise<string> {
         const [c] = await db()
           .select({ status: onlineCheckouts.status })
           .from(onlineCheckouts)
-          .where(eq(onlineCheckouts.id, ctx.params.id));
-        const status = c?.status ?? 'unknown';
+          .where(eq(onlineCheckouts.returnRef, ctx.params.ref));
+        if (!c) throw fail('checkoutNotFound');
+        const status = c.status;
         const words =
-          status === 'paid'
-            ? 'Payment received. Thank you: your service is restored.'
-            : ctx.params.cancelled
-              ? 'Payment cancelled. Nothing was charged.'
-              : status === 'open'
-                ? 'Payment is being confirmed. This page refreshes by itself.'
-                : 'This payment is not open.';
+          SETTLED_WORDS[status] ??
+          (ctx.params.cancelled
+            ? 'Payment cancelled. Nothing was charged.'
+            : status === 'open'
+              ? 'Payment is being confirmed. This page refreshes by itself.'
+              : 'This payment is not open.');
         const refresh = status === 'open' && !ctx.params.cancelled ? '<meta http-equiv="refresh" content="3">' : '';
-        ctx.meta.$responseHeaders = { 'Cache-Control': 'no-store' };
+        ctx.meta.$responseHeaders = { ...RETURN_PAGE_HEADERS };
         return `<!doctype html><html><head><meta charset="utf-8">${refresh}<title>Payment</title></head><body><p id="status" data-status="${esc(status)}">${esc(words)}</p></body></html>`;
       },
     },
@@ -234,6 +282,35 @@ export const paymentsService: ServiceSchema = {
           .from(onlineCheckouts)
           .where(and(...where));
         return { data: rows.map(checkoutView), pagination: { page, limit, total: Number(n) } };
+      },
+    },
+
+    events: {
+      rest: 'GET /api/payments/events',
+      http: {
+        auth: 'jwt',
+        access: 'admin (an event that matched no checkout belongs to no reseller)',
+        summary:
+          'Provider events and what became of each, newest first: `unmatched`, `mismatch` and `underpaid` are for the operator to settle',
+        tag: TAG,
+        query: eventsQuery,
+      },
+      async handler(ctx: Ctx<EventsQuery>): Promise<ActionResult> {
+        requireAdmin(ctx.meta.auth);
+        const { page, limit, offset } = pageOf(ctx.params);
+        const where = ctx.params.outcome ? eq(paymentEvents.outcome, ctx.params.outcome) : undefined;
+        const rows = await db()
+          .select()
+          .from(paymentEvents)
+          .where(where)
+          .orderBy(desc(paymentEvents.receivedAt))
+          .limit(limit)
+          .offset(offset);
+        const [{ n }] = await db()
+          .select({ n: sql<number>`count(*)::int` })
+          .from(paymentEvents)
+          .where(where);
+        return { data: rows.map(eventView), pagination: { page, limit, total: Number(n) } };
       },
     },
   },

@@ -1,28 +1,39 @@
 /**
  * A verified provider event, acted on exactly once. One transaction: the event's id is inserted into
  * payment_events first (a retry, or the same event arriving twice at once, waits on the key and then
- * finds it there: nothing more is done), the checkout row locked, and the money written through the
- * one payment writer: on the invoice as much as still fits (applyPayment, method `card`, the
- * provider's reference; an overdue suspension ends in the same transaction), the rest, if the
- * invoice was paid meanwhile, into the wallet (creditWallet), reported on the checkout. A renewal
- * checkout credits the wallet and the renewal runs after commit (the subscribers unit).
+ * finds it there: nothing more is done), then the checkout is found by the provider's session id
+ * alone: the checkout id an event names (metadata, `client_reference_id`) is chosen by whoever made
+ * the session, so it only tells that the session may not be stored yet (503, the provider redelivers).
+ * What arrived is judged against what the checkout asked (received.ts) and booked through the one
+ * payment writer: on the invoice as much as still fits (applyPayment, method `card`, the provider's
+ * reference; an overdue suspension ends in the same transaction), the rest, if the invoice was paid
+ * meanwhile, into the wallet (creditWallet). A renewal checkout credits the wallet; the renewal runs
+ * after commit (the subscribers unit), and only when the full price arrived. Every event's outcome,
+ * session, amount and note stay on its payment_events row for the operator.
  */
 import { sql } from 'drizzle-orm';
 import { applyPayment, creditWallet, lockSubscriber } from '../../shared/billing';
-import { db } from '../../shared/db/client';
+import { db, type Tx } from '../../shared/db/client';
 import { isOpen } from '../../shared/domain/invoice-state';
+import { fail } from '../../shared/failures';
 import { fromMinor } from '../../shared/money';
 import { loadSettings } from '../../shared/settings';
 import type { ProviderEvent } from './providers/types';
+import { judgeReceived } from './received';
+
+export type Outcome =
+  'duplicate' | 'ignored' | 'unmatched' | 'expired' | 'already_paid' | 'paid' | 'underpaid' | 'mismatch';
 
 export interface Settled {
-  outcome: 'duplicate' | 'ignored' | 'expired' | 'already_paid' | 'paid';
+  outcome: Outcome;
   checkoutId: number | null;
-  /** The checkout's subscriber, when it was paid. */
+  /** The checkout's subscriber, when money was booked for it. */
   subscriberId: number | null;
-  /** Run the renewal after commit for this subscriber. */
+  /** Run the renewal after commit for this subscriber (its full price arrived). */
   renewSubscriberId: number | null;
   walletAmount: number;
+  /** Why the money was not, or not all, applied as asked (the operator's note). */
+  note: string | null;
 }
 
 type CheckoutLocked = {
@@ -35,37 +46,67 @@ type CheckoutLocked = {
   status: string;
 };
 
+/** Checkouts whose money has been judged: a second event for the same session books nothing. */
+const CLOSED = ['paid', 'underpaid', 'mismatch'];
+
 export async function settleEvent(provider: string, e: ProviderEvent): Promise<Settled> {
   return db().transaction(async (tx) => {
-    const none = { checkoutId: e.checkoutId, subscriberId: null, renewSubscriberId: null, walletAmount: 0 };
     const fresh = await tx.execute(sql`
-      insert into payment_events (provider, event_id, checkout_id, type) values (${provider}, ${e.eventId}, ${e.checkoutId}, ${e.type})
+      insert into payment_events (provider, event_id, type, session_id, amount, currency)
+      values (${provider}, ${e.eventId}, ${e.type}, ${e.sessionId}, ${e.amount}, ${e.currency})
       on conflict do nothing returning event_id`);
-    if (fresh.rows.length === 0) return { outcome: 'duplicate', ...none };
-    if (e.kind === 'ignored' || e.checkoutId === null) return { outcome: 'ignored', ...none };
-    const head = await tx.execute<{ subscriber_id: number }>(
-      sql`select subscriber_id from online_checkouts where id = ${e.checkoutId} and provider = ${provider}`,
-    );
-    if (!head.rows[0]) return { outcome: 'ignored', ...none };
+    const nothingBooked = { subscriberId: null, renewSubscriberId: null, walletAmount: 0 };
+    /** The event's outcome, kept on its row for the operator. */
+    const settled = async (s: Settled): Promise<Settled> => {
+      await tx.execute(sql`
+        update payment_events set outcome = ${s.outcome}, checkout_id = ${s.checkoutId}, note = ${s.note}
+         where provider = ${provider} and event_id = ${e.eventId}`);
+      return s;
+    };
+    if (fresh.rows.length === 0) return { outcome: 'duplicate', checkoutId: null, note: null, ...nothingBooked };
+    if (e.kind === 'ignored') return settled({ outcome: 'ignored', checkoutId: null, note: null, ...nothingBooked });
+    const head = e.sessionId
+      ? await tx.execute<{ id: number; subscriber_id: number }>(sql`
+          select id, subscriber_id from online_checkouts where provider = ${provider} and provider_session_id = ${e.sessionId}`)
+      : { rows: [] };
+    if (!head.rows[0]) {
+      if (await awaitsSession(tx, provider, e.checkoutId)) throw fail('checkoutPending');
+      const note =
+        e.checkoutId === null
+          ? 'the session is no checkout of this server: nothing booked'
+          : `the session is not the one of checkout ${e.checkoutId}, which it names: nothing booked`;
+      return settled({ outcome: 'unmatched', checkoutId: null, note, ...nothingBooked });
+    }
     // Lock order of every billing write: the subscriber, then the checkout, then its invoice.
     const subscriber = await lockSubscriber(tx, Number(head.rows[0].subscriber_id));
     const locked = await tx.execute<CheckoutLocked>(sql`
       select id, purpose, invoice_id, subscriber_id, amount, currency, status from online_checkouts
-       where id = ${e.checkoutId} for update`);
+       where id = ${head.rows[0].id} for update`);
     const c = locked.rows[0];
     if (e.kind === 'expired') {
       await tx.execute(sql`update online_checkouts set status = 'expired', completed_at = now()
                             where id = ${c.id} and status = 'open'`);
-      return { outcome: 'expired', ...none };
+      return settled({ outcome: 'expired', checkoutId: c.id, note: null, ...nothingBooked });
     }
-    if (c.status === 'paid') return { outcome: 'already_paid', ...none };
-    const amount = e.amount ?? Number(c.amount);
-    const currency = e.currency ?? c.currency;
+    if (CLOSED.includes(c.status))
+      return settled({ outcome: 'already_paid', checkoutId: c.id, note: null, ...nothingBooked });
     const reference = e.reference ?? e.sessionId ?? e.eventId;
+    const close = (status: string, applied: number, toWallet: number, note: string | null) =>
+      tx.execute(sql`
+        update online_checkouts set status = ${status}, completed_at = now(), provider_event_id = ${e.eventId},
+               provider_reference = ${reference}, applied_amount = ${applied}, wallet_amount = ${toWallet}, note = ${note}
+         where id = ${c.id}`);
+    const verdict = judgeReceived({ amount: Number(c.amount), currency: c.currency }, e);
+    if (verdict.kind === 'mismatch') {
+      await close('mismatch', 0, 0, verdict.note);
+      return settled({ outcome: 'mismatch', checkoutId: c.id, note: verdict.note, ...nothingBooked });
+    }
+    const { amount } = verdict;
+    const currency = c.currency;
     const { currency: walletCurrency } = await loadSettings(tx, ['currency']);
+    const notes: string[] = verdict.kind === 'short' ? [verdict.note] : [];
     let applied = 0;
-    let toWallet: number;
-    let note: string | null = null;
+    let toWallet = amount;
     if (c.purpose === 'invoice' && c.invoice_id !== null) {
       const inv = await tx.execute<{
         status: string;
@@ -90,9 +131,11 @@ export async function settleEvent(provider: string, e: ProviderEvent): Promise<S
       }
       toWallet = amount - applied;
       if (toWallet > 0)
-        note = `${fromMinor(toWallet, currency)} ${currency} no longer fitted invoice ${i?.invoice_number ?? c.invoice_id} (paid meanwhile): credited to the wallet`;
-    } else {
-      toWallet = amount;
+        notes.push(
+          `${fromMinor(toWallet, currency)} ${currency} no longer fitted invoice ${i?.invoice_number ?? c.invoice_id} (paid meanwhile): credited to the wallet`,
+        );
+    } else if (verdict.kind === 'short') {
+      notes.push('no renewal: the money waits in the wallet');
     }
     if (toWallet > 0) {
       if (currency === walletCurrency) {
@@ -103,23 +146,38 @@ export async function settleEvent(provider: string, e: ProviderEvent): Promise<S
           reason: c.purpose === 'renewal' ? 'online renewal payment' : 'online payment excess',
           method: 'card',
           reference,
-          notes: note,
+          notes: notes.join('; ') || null,
         });
       } else {
-        note = `${fromMinor(toWallet, currency)} ${currency} received but not booked: the wallet holds ${walletCurrency}`;
+        notes.push(
+          `${fromMinor(toWallet, currency)} ${currency} received but not booked: the wallet holds ${walletCurrency}`,
+        );
       }
     }
-    await tx.execute(sql`
-      update online_checkouts set status = 'paid', completed_at = now(), provider_event_id = ${e.eventId},
-             provider_reference = ${reference}, provider_session_id = coalesce(provider_session_id, ${e.sessionId}),
-             applied_amount = ${applied}, wallet_amount = ${toWallet}, note = ${note}
-       where id = ${c.id}`);
-    return {
-      outcome: 'paid',
+    const outcome = verdict.kind === 'short' ? 'underpaid' : 'paid';
+    const note = notes.join('; ') || null;
+    await close(outcome, applied, toWallet, note);
+    return settled({
+      outcome,
       checkoutId: c.id,
+      note,
       subscriberId: subscriber.id,
-      renewSubscriberId: c.purpose === 'renewal' ? subscriber.id : null,
+      renewSubscriberId: c.purpose === 'renewal' && verdict.kind === 'full' ? subscriber.id : null,
       walletAmount: toWallet,
-    };
+    });
   });
+}
+
+/**
+ * Whether the checkout an event names still waits for its provider session id (the event beat the
+ * create call's answer). A genuine payment cannot be that early (the payer gets the URL only after
+ * the id is stored), but an early event must be neither applied nor lost: it is answered 503 with
+ * nothing recorded, and the provider's redelivery is judged once the session is known.
+ */
+async function awaitsSession(tx: Tx, provider: string, checkoutId: number | null): Promise<boolean> {
+  if (checkoutId === null) return false;
+  const { rows } = await tx.execute(sql`
+    select 1 from online_checkouts
+     where id = ${checkoutId} and provider = ${provider} and status = 'open' and provider_session_id is null`);
+  return rows.length > 0;
 }

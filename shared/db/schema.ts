@@ -1025,9 +1025,15 @@ export const onlineCheckouts = pgTable(
     resellerId: integer('reseller_id').notNull(),
     amount: money('amount').notNull(),
     currency: char('currency', { length: 3 }).notNull(),
-    /** `open`, `paid`, `expired` or `failed` (the provider refused to make it). */
+    /**
+     * `open`; `paid`; `underpaid` (less than asked arrived: booked as received, no renewal);
+     * `mismatch` (another currency arrived: nothing booked, the operator decides); `expired`; or
+     * `failed` (the provider refused to make it).
+     */
     status: text('status').notNull().default('open'),
     url: text('url'),
+    /** The return page's address (`/api/payments/return/:ref`): unguessable, unlike the id. */
+    returnRef: text('return_ref').notNull(),
     /** The provider's event that completed it and its payment reference (Stripe: `evt_...`, `pi_...`). */
     providerEventId: text('provider_event_id'),
     providerReference: text('provider_reference'),
@@ -1040,22 +1046,37 @@ export const onlineCheckouts = pgTable(
   },
   (t) => [
     uniqueIndex('online_checkouts_session_uq').on(t.provider, t.providerSessionId),
+    uniqueIndex('online_checkouts_return_ref_uq').on(t.returnRef),
     index('online_checkouts_created_idx').on(t.createdAt),
     index('online_checkouts_invoice_idx').on(t.invoiceId),
   ],
 );
 
-/** Provider events already acted on: the webhook's exactly-once key. */
+/**
+ * Provider events already acted on (the webhook's exactly-once key) and what became of each: the
+ * operator's list of payments that matched no checkout or not what it asked (GET /api/payments/events).
+ */
 export const paymentEvents = pgTable(
   'payment_events',
   {
     provider: text('provider').notNull(),
     eventId: text('event_id').notNull(),
+    /** The checkout whose provider session the event is for; null when none is. */
     checkoutId: integer('checkout_id'),
     type: text('type').notNull(),
+    /** The provider's session the event is for, and what it says was paid (minor units). */
+    sessionId: text('session_id'),
+    amount: money('amount'),
+    currency: char('currency', { length: 3 }),
+    /** The webhook's answer (`paid`, `underpaid`, `mismatch`, `unmatched`...); null before migration 0042. */
+    outcome: text('outcome'),
+    note: text('note'),
     receivedAt: timestamp('received_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [primaryKey({ columns: [t.provider, t.eventId] })],
+  (t) => [
+    primaryKey({ columns: [t.provider, t.eventId] }),
+    index('payment_events_outcome_idx').on(t.outcome, t.receivedAt),
+  ],
 );
 
 // ---------------------------------------------------------------- outgoing webhooks (issue 28, docs/webhooks.md)

@@ -4,7 +4,10 @@
  * and its redirect, the webhook verified with stripe.webhooks.constructEvent (forged or missing
  * signature: 400, nothing written), exactly once under retries and concurrency, a webhook racing the
  * redirect, an amount that no longer fits going to the wallet (reported), an overdue-suspended
- * subscriber restored, and the reconciliation list.
+ * subscriber restored, and the reconciliation list. Issue 43: an event is matched to its checkout by
+ * the provider's session id only, what arrived is checked against what was asked (short: booked as
+ * received, no renewal; another currency: nothing booked), every mismatch is listed for the operator,
+ * and the return page is found by an unguessable reference and sends the public pages' headers.
  */
 import { and, count, eq } from 'drizzle-orm';
 import {
@@ -18,7 +21,7 @@ import {
 } from '../../shared/db/schema';
 import { publicUrl } from '../../shared/public-links';
 import { adminToken, client, http, startTestApp, token, type TestApp } from '../helpers/app';
-import { StripeDouble } from '../sim/stripe-double';
+import { StripeDouble, type StripeEvent } from '../sim/stripe-double';
 
 const SECRET_KEY = 'sk_test_double_0123456789';
 const WEBHOOK_SECRET = 'whsec_test_double_secret';
@@ -77,6 +80,25 @@ async function receiptPage(inv: { id: number; token: string }) {
 
 async function checkoutOf(invoiceId: number) {
   return (await t.db.select().from(onlineCheckouts).where(eq(onlineCheckouts.invoiceId, invoiceId)))[0];
+}
+
+const checkoutById = async (id: number) =>
+  (await t.db.select().from(onlineCheckouts).where(eq(onlineCheckouts.id, id)))[0];
+
+/** Where the provider sends the payer back: the checkout's success URL as this server gave it. */
+const returnPath = (c: { providerSessionId: string | null }) =>
+  new URL(stripe.sessions.get(c.providerSessionId!)!.success_url).pathname;
+
+const deliver = (event: StripeEvent) => StripeDouble.deliver(hook, event, WEBHOOK_SECRET);
+const outcomeOf = (res: { body: Record<string, unknown> }) => (res.body.data as { outcome: string }).outcome;
+
+/** Minor units the ledger holds from card payments of a subscriber (invoice payments and wallet credits). */
+async function cardLedger(subscriberId: number) {
+  const rows = await t.db
+    .select()
+    .from(transactions)
+    .where(and(eq(transactions.subscriberId, subscriberId), eq(transactions.method, 'card')));
+  return rows.reduce((n, r) => n + r.amount, 0);
 }
 
 beforeAll(async () => {
@@ -167,7 +189,7 @@ describe('settings and checkout', () => {
     const session = stripe.sessions.get(c.providerSessionId!)!;
     expect(res.location).toBe(session.url);
     expect(session).toMatchObject({ amount_total: 1000, currency: 'usd', metadata: { checkout_id: String(c.id) } });
-    expect(session.success_url).toContain(`/api/payments/return/${c.id}`);
+    expect(returnPath(c)).toMatch(/^\/api\/payments\/return\//);
 
     // The receipt page links to it; following the link again reuses the open checkout.
     const page = await receiptPage(inv);
@@ -246,23 +268,32 @@ describe('webhook', () => {
     expect(ledger).toHaveLength(1);
   });
 
-  it('a webhook that arrives before the checkout request has returned still pays, once', async () => {
+  it('a webhook that arrives before its session is stored is answered 503, and pays once when redelivered', async () => {
     const sub = await mkSub();
     const inv = await mkInvoice(sub.id, 6);
+    let early: StripeEvent | undefined;
     let delivered: { status: number } | undefined;
     stripe.beforeCreateAnswer = async (s) => {
       stripe.beforeCreateAnswer = null;
-      delivered = await StripeDouble.deliver(hook, stripe.complete(s.id), WEBHOOK_SECRET);
+      early = stripe.complete(s.id);
+      delivered = await deliver(early);
     };
     const res = await payButton(inv);
     expect(res.status).toBe(303);
-    expect(delivered?.status).toBe(200);
+    // Not yet the checkout's session as far as this server knows: Stripe is asked to try again.
+    expect(delivered?.status).toBe(503);
+    expect(await checkoutOf(inv.id)).toMatchObject({ status: 'open', appliedAmount: null });
+    expect((await invRow(inv.id)).paidAmount).toBe(0);
+    const again = await deliver(early!);
+    expect(again.status).toBe(200);
+    expect(outcomeOf(again)).toBe('paid');
     const c = await checkoutOf(inv.id);
     expect(c).toMatchObject({ status: 'paid', appliedAmount: 600 });
     expect(c.providerSessionId).toMatch(/^cs_test_/);
     expect(c.url).toBe(res.location);
     expect((await invRow(inv.id)).status).toBe('paid');
-    const back = await http(t.baseUrl, 'GET', `/api/payments/return/${c.id}`);
+    expect(await cardLedger(sub.id)).toBe(600);
+    const back = await http(t.baseUrl, 'GET', returnPath(c));
     expect(back.text).toContain('data-status="paid"');
   });
 
@@ -271,7 +302,7 @@ describe('webhook', () => {
     const inv = await mkInvoice(sub.id, 15);
     await payButton(inv);
     const c = await checkoutOf(inv.id);
-    const back = await http(t.baseUrl, 'GET', `/api/payments/return/${c.id}`);
+    const back = await http(t.baseUrl, 'GET', returnPath(c));
     expect(back.text).toContain('data-status="open"');
     expect((await api.post(`/api/invoices/${inv.id}/payment`, { amount: 10 }, { token: admin })).status).toBe(200);
     const res = await StripeDouble.deliver(hook, stripe.complete(c.providerSessionId!), WEBHOOK_SECRET);
@@ -316,6 +347,142 @@ describe('webhook', () => {
     const res = await StripeDouble.deliver(hook, other, WEBHOOK_SECRET);
     expect(res.status).toBe(200);
     expect((res.body.data as { outcome: string }).outcome).toBe('ignored');
+  });
+});
+
+describe('what was paid (issue 43, finding 1)', () => {
+  it('a renewal paid 0.01 of its 10.00 renews nothing: the cent goes to the wallet and the checkout is underpaid', async () => {
+    const sub = await mkSub();
+    const before = await subRow(sub.id);
+    const invoicesBefore = (await t.db.select().from(invoices).where(eq(invoices.subscriberId, sub.id))).length;
+    const { id } = await t.app.broker.call<{ id: number; url: string }, { purpose: 'renewal'; subscriberId: number }>(
+      'payments.checkout',
+      { purpose: 'renewal', subscriberId: sub.id },
+    );
+    const c = await checkoutById(id);
+    expect(c).toMatchObject({ purpose: 'renewal', amount: 1000, currency: 'USD', status: 'open' });
+    const res = await deliver(stripe.complete(c.providerSessionId!, { amount: 1 }));
+    expect(res.status).toBe(200);
+    const after = await subRow(sub.id);
+    expect(after.expiryDate).toBe(before.expiryDate);
+    expect(after.walletBalance).toBe(before.walletBalance + 1);
+    expect(outcomeOf(res)).toBe('underpaid');
+    expect((await t.db.select().from(invoices).where(eq(invoices.subscriberId, sub.id))).length).toBe(invoicesBefore);
+    expect(await cardLedger(sub.id)).toBe(1);
+    const closed = await checkoutById(id);
+    expect(closed).toMatchObject({ status: 'underpaid', appliedAmount: 0, walletAmount: 1 });
+    expect(closed.note).toContain('0.01 USD of 10.00 USD');
+    const listed = await api.get('/api/payments/online?status=underpaid&limit=500', { token: admin });
+    expect(listed.status).toBe(200);
+    expect(listed.body.data.map((r: { id: number }) => r.id)).toContain(id);
+  });
+
+  it('an invoice checkout paid short books what arrived as a partial payment and leaves the rest owed', async () => {
+    const sub = await mkSub();
+    const inv = await mkInvoice(sub.id, 20);
+    await payButton(inv);
+    const c = await checkoutOf(inv.id);
+    const res = await deliver(stripe.complete(c.providerSessionId!, { amount: 500 }));
+    expect(res.status).toBe(200);
+    expect(await invRow(inv.id)).toMatchObject({ status: 'partial', paidAmount: 500 });
+    expect(await checkoutById(c.id)).toMatchObject({ status: 'underpaid', appliedAmount: 500, walletAmount: 0 });
+    expect(outcomeOf(res)).toBe('underpaid');
+    expect((await subRow(sub.id)).walletBalance).toBe(0);
+    expect(await cardLedger(sub.id)).toBe(500);
+    // What is still owed can be paid online: a new checkout for the remaining 15.00.
+    expect((await payButton(inv)).status).toBe(303);
+    const open = await t.db
+      .select()
+      .from(onlineCheckouts)
+      .where(and(eq(onlineCheckouts.invoiceId, inv.id), eq(onlineCheckouts.status, 'open')));
+    expect(open).toMatchObject([{ amount: 1500 }]);
+  });
+
+  it('events of other sessions naming the checkout do not touch it, are listed for the operator, and the genuine one pays', async () => {
+    const sub = await mkSub();
+    const inv = await mkInvoice(sub.id, 50);
+    await payButton(inv);
+    const c = await checkoutOf(inv.id);
+    const byReference = stripe.foreignSession({ amount: 1, currency: 'usd', clientReferenceId: String(c.id) });
+    const byMetadata = stripe.foreignSession({ amount: 1, currency: 'usd', metadata: { checkout_id: String(c.id) } });
+    const expiry = stripe.foreignSession({ amount: 1, currency: 'usd', clientReferenceId: String(c.id) });
+    const answers = [
+      await deliver(stripe.complete(byReference.id)),
+      await deliver(stripe.complete(byMetadata.id)),
+      await deliver(stripe.expire(expiry.id)),
+    ];
+    expect(await invRow(inv.id)).toMatchObject({ status: 'pending', paidAmount: 0 });
+    expect(await checkoutById(c.id)).toMatchObject({ status: 'open', appliedAmount: null, providerEventId: null });
+    expect(await cardLedger(sub.id)).toBe(0);
+    expect(answers.map((r) => [r.status, outcomeOf(r)])).toEqual(Array(3).fill([200, 'unmatched']));
+
+    const seen = await api.get('/api/payments/events?outcome=unmatched&limit=500', { token: admin });
+    expect(seen.status).toBe(200);
+    const mine = seen.body.data.filter((e: { session_id: string }) =>
+      [byReference.id, byMetadata.id].includes(e.session_id),
+    );
+    expect(mine).toHaveLength(2);
+    for (const e of mine) {
+      expect(e).toMatchObject({ outcome: 'unmatched', checkout_id: null, amount: 0.01, currency: 'USD' });
+      expect(e.note).toContain(`checkout ${c.id}`);
+    }
+    const northTok = token('reseller', { resellerId: north, permissions: [] });
+    expect((await api.get('/api/payments/events', { token: northTok })).status).toBe(403);
+
+    const genuine = await deliver(stripe.complete(c.providerSessionId!));
+    expect(outcomeOf(genuine)).toBe('paid');
+    expect(await invRow(inv.id)).toMatchObject({ status: 'paid', paidAmount: 5000 });
+    expect(await cardLedger(sub.id)).toBe(5000);
+  });
+
+  it('a payment in another currency books nothing and is recorded as a mismatch', async () => {
+    const sub = await mkSub();
+    const inv = await mkInvoice(sub.id, 7);
+    await payButton(inv);
+    const c = await checkoutOf(inv.id);
+    const event = stripe.complete(c.providerSessionId!, { currency: 'eur' });
+    const res = await deliver(event);
+    expect(res.status).toBe(200);
+    const after = await checkoutById(c.id);
+    expect(after).toMatchObject({ status: 'mismatch', appliedAmount: 0, walletAmount: 0 });
+    expect(after.note).toContain('7.00 EUR');
+    expect(await invRow(inv.id)).toMatchObject({ status: 'pending', paidAmount: 0 });
+    expect((await subRow(sub.id)).walletBalance).toBe(0);
+    expect(await cardLedger(sub.id)).toBe(0);
+    expect(outcomeOf(res)).toBe('mismatch');
+    const seen = await api.get('/api/payments/events?outcome=mismatch&limit=500', { token: admin });
+    expect(seen.body.data.find((e: { event_id: string }) => e.event_id === event.id)).toMatchObject({
+      checkout_id: c.id,
+      amount: 7,
+      currency: 'EUR',
+    });
+  });
+});
+
+describe('the return page (issue 43, finding 11)', () => {
+  it("is found by the checkout's unguessable reference, not its id, and sends the public pages' headers", async () => {
+    const sub = await mkSub();
+    const inv = await mkInvoice(sub.id, 5);
+    await payButton(inv);
+    const c = await checkoutOf(inv.id);
+    const session = stripe.sessions.get(c.providerSessionId!)!;
+    const path = returnPath(c);
+    const ref = path.slice('/api/payments/return/'.length);
+    expect(ref).toMatch(/^[A-Za-z0-9_-]{32,}$/);
+    expect(session.cancel_url).toBe(`${session.success_url}?cancelled=1`);
+    expect((await http(t.baseUrl, 'GET', `/api/payments/return/${c.id}`)).status).toBe(404);
+
+    const page = await fetch(`${t.baseUrl}${path}`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('data-status="open"');
+    const csp = page.headers.get('content-security-policy') ?? '';
+    for (const rule of ["default-src 'none'", "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'"])
+      expect(csp).toContain(rule);
+    expect(page.headers.get('x-frame-options')).toBe('DENY');
+    expect(page.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(page.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(page.headers.get('cache-control')).toBe('private, no-store');
+    expect(page.headers.get('x-robots-tag')).toBe('noindex');
   });
 });
 

@@ -117,15 +117,52 @@ export class StripeDouble {
     return error(404, 'invalid_request_error', `Unrecognized request URL (${req.method}: ${url.pathname})`);
   }
 
-  /** The payer paid: the session completes and its event is made (not yet delivered). */
-  complete(sessionId: string, opts: { amount?: number } = {}): StripeEvent {
+  /**
+   * The payer paid: the session completes and its event is made (not yet delivered). `amount` and
+   * `currency` change what the event says was paid (a tampered or misconfigured price).
+   */
+  complete(sessionId: string, opts: { amount?: number; currency?: string } = {}): StripeEvent {
     const s = this.sessions.get(sessionId);
     if (!s) throw new Error(`no session ${sessionId}`);
     s.status = 'complete';
     s.payment_status = 'paid';
     s.payment_intent ??= this.id('pi');
     if (opts.amount !== undefined) s.amount_total = opts.amount;
+    if (opts.currency !== undefined) s.currency = opts.currency;
     return this.event('checkout.session.completed', { ...s });
+  }
+
+  /**
+   * A session this server never asked for, as a Payment Link of the same account makes one: its
+   * price is the link's, and the payer picks `client_reference_id` (a URL parameter). Complete it
+   * with `complete` to get its signed event.
+   */
+  foreignSession(opts: {
+    amount: number;
+    currency: string;
+    clientReferenceId?: string;
+    metadata?: Record<string, string>;
+  }): DoubleSession {
+    const id = this.id('cs');
+    const session: DoubleSession = {
+      id,
+      object: 'checkout.session',
+      mode: 'payment',
+      status: 'open',
+      payment_status: 'unpaid',
+      amount_total: opts.amount,
+      currency: opts.currency,
+      client_reference_id: opts.clientReferenceId ?? null,
+      metadata: opts.metadata ?? {},
+      payment_intent: null,
+      success_url: 'https://example.invalid/thanks',
+      cancel_url: 'https://example.invalid/cancel',
+      url: `${this.baseUrl}/pay/${id}`,
+      livemode: false,
+      created: Math.floor(Date.now() / 1000),
+    };
+    this.sessions.set(id, session);
+    return session;
   }
 
   expire(sessionId: string): StripeEvent {

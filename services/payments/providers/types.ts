@@ -28,7 +28,12 @@ export interface ProviderEvent {
   /** `paid`: the checkout's money arrived; `expired`: it never will; `ignored`: any other event. */
   kind: 'paid' | 'expired' | 'ignored';
   type: string;
+  /**
+   * The checkout the event names (Stripe: metadata or `client_reference_id`). Whoever makes a
+   * session chooses it, so it never finds the checkout; it only tells an early event (settle.ts).
+   */
   checkoutId: number | null;
+  /** The provider's id of the checkout: what finds ours. */
   sessionId: string | null;
   /** Minor units actually paid, and in which currency (on `paid`). */
   amount: number | null;
