@@ -117,6 +117,13 @@ async function setPhase(id: number, phase: JobPayload['phase'], extra: Partial<J
     .where(eq(bulkJobs.id, id));
 }
 
+/** Every issue of job `id` as CSV, under DATA_DIR/import-reports (docs/import.md). */
+function issuesFileOf(id: number): string {
+  const dir = path.join(config().dataDir, 'import-reports');
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return path.join(dir, `import-${id}-issues.csv`);
+}
+
 /** Runs the job under the installation's import lock (waiting for a running one), recording progress. */
 async function runJob(
   id: number,
@@ -138,6 +145,7 @@ async function runJob(
       defaultReseller: p.reseller,
       batchSize: p.batch_size,
       managerId,
+      issuesFile: issuesFileOf(id),
       onProgress: async (done, total) => {
         await db()
           .update(bulkJobs)

@@ -9,7 +9,8 @@
 export const SOURCES = ['csv', 'daloradius', 'phpnuxbill'] as const;
 export type SourceName = (typeof SOURCES)[number];
 
-export type Entity = 'plans' | 'resellers' | 'subscribers' | 'history' | 'routers';
+/** `service_limits`: the (reseller, plan) pairs an imported reseller needs to sell its subscribers' plans. */
+export type Entity = 'plans' | 'resellers' | 'service_limits' | 'subscribers' | 'history' | 'routers';
 
 export interface ImportPlan {
   name: string;

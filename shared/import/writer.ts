@@ -12,6 +12,7 @@
  * of a batch are rethrown without the statement's parameters.
  */
 import crypto from 'node:crypto';
+import fs from 'node:fs';
 import { sql } from 'drizzle-orm';
 import { passwordCheckRow, syncAccessRows, type PasswordMode } from '../access/radius-rows';
 import { encrypt } from '../auth/secrets';
@@ -31,7 +32,15 @@ import {
   type ImportHistory,
   type ImportSubscriber,
 } from './model';
-import { emptyCounts, SAMPLE, summariseIssues, type ImportReport, type Issue, type Mismatch } from './report';
+import {
+  emptyCounts,
+  issuesCsv,
+  SAMPLE,
+  summariseIssues,
+  type ImportReport,
+  type Issue,
+  type Mismatch,
+} from './report';
 
 /**
  * Seconds spent per step of the writer (statement kinds of a batch, the read-backs), summed over
@@ -59,6 +68,8 @@ export interface WriteOptions {
   progress?: (message: string) => void;
   /** Progress as counts: subscribers (with their history) written of those to write. */
   onProgress?: (done: number, total: number) => void | Promise<void>;
+  /** Where to write every issue (CSV) when there is any; the report keeps counts and examples. */
+  issuesFile?: string;
   /** The manager who started the import (POST /api/imports): the actor of its audit rows; none from the command line. */
   managerId?: number;
 }
@@ -137,6 +148,7 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
   const entities: Record<Entity, ReturnType<typeof emptyCounts>> = {
     plans: emptyCounts(),
     resellers: emptyCounts(),
+    service_limits: emptyCounts(),
     subscribers: emptyCounts(),
     history: emptyCounts(),
     routers: emptyCounts(),
@@ -378,6 +390,36 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
     }
   }
 
+  // ------------------------------------------------------------------ service limits
+  // A reseller sells only the plans it holds a limit for: without one, its imported subscribers
+  // could be renewed but no new one created (403 `reseller has no service limit for this plan`).
+  // Each reseller gets the plans its accepted subscribers are on, uncapped; a limit it has is kept.
+  const limitPairs = new Map<string, { reseller: string | number; plan: string }>();
+  for (const p of accepted.values()) {
+    const reseller = p.id !== undefined ? p.resellerId! : p.resellerName;
+    limitPairs.set(`${reseller}\u0000${p.planName}`, { reseller, plan: p.planName });
+  }
+  const resellerIdOf = (r: string | number) => (typeof r === 'number' ? r : liveResellers.get(r));
+  const planIdOf = (name: string) => {
+    const id = planIds.get(name);
+    return typeof id === 'number' ? id : undefined;
+  };
+  const heldLimits = await existingLimits(
+    db,
+    [...limitPairs.values()].map((x) => resellerIdOf(x.reseller)),
+  );
+  const newLimits: { reseller: string | number; plan: string }[] = [];
+  entities.service_limits.read = limitPairs.size;
+  for (const pair of limitPairs.values()) {
+    const rid = resellerIdOf(pair.reseller);
+    const pid = planIdOf(pair.plan);
+    if (rid !== undefined && pid !== undefined && heldLimits.has(`${rid}:${pid}`)) entities.service_limits.unchanged++;
+    else {
+      entities.service_limits.imported++;
+      newLimits.push(pair);
+    }
+  }
+
   // ------------------------------------------------------------------ history
   const historyBy = new Map<string, PlannedHistory[]>();
   const seenKeys = new Set<string>();
@@ -489,8 +531,18 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
         await tx.execute(sql`update resellers set path = ${`/${row.id}/`} where id = ${row.id}`);
         resellerIdByName.set(name, row.id);
       }
+      await writeServiceLimits(
+        tx,
+        newLimits.map((l) => ({
+          resellerId: typeof l.reseller === 'number' ? l.reseller : resellerIdByName.get(l.reseller)!,
+          serviceId: planIdOf(l.plan) ?? planIdByName.get(l.plan)!,
+        })),
+        { source, managerId: options.managerId ?? null },
+      );
     });
-    progress(`plans and resellers written: ${newPlans.length} plans, ${newResellers.length} resellers`);
+    progress(
+      `plans and resellers written: ${newPlans.length} plans, ${newResellers.length} resellers, ${newLimits.length} service limits`,
+    );
     const batchSize = options.batchSize ?? 1000;
     const work = [...planned, ...alreadyUnchanged.filter((p) => (historyBy.get(p.src.username) ?? []).length > 0)];
     for (let i = 0; i < work.length; i += batchSize) {
@@ -540,10 +592,46 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
     currency,
     entities,
     reasons: summariseIssues(issues),
-    issues: issues.slice(0, SAMPLE),
+    issuesFile: writeIssues(options.issuesFile, issues),
     money: { balances, payments, reconciled: balances.difference === 0 && payments.difference === 0 },
     mismatches: mismatches.slice(0, SAMPLE),
   };
+}
+
+function writeIssues(file: string | undefined, issues: Issue[]): string | null {
+  if (!file || !issues.length) return null;
+  fs.writeFileSync(file, issuesCsv(issues), { mode: 0o600 });
+  return file;
+}
+
+/** `reseller:plan` of the limits these resellers hold (unknown ids, a reseller still to be created, are left out). */
+async function existingLimits(db: Db, resellerIds: (number | undefined)[]): Promise<Set<string>> {
+  const ids = [...new Set(resellerIds.filter((id): id is number => id !== undefined))];
+  if (!ids.length) return new Set();
+  const rows = await db.execute<{ reseller_id: number; service_id: number }>(
+    sql`select reseller_id, service_id from reseller_service_limits where reseller_id = any(${sql.param(ids)}::int[])`,
+  );
+  return new Set(rows.rows.map((r) => `${r.reseller_id}:${r.service_id}`));
+}
+
+/** The limits in one statement, uncapped, each with the audit row the service-limits route writes. */
+async function writeServiceLimits(
+  tx: Tx,
+  limits: { resellerId: number; serviceId: number }[],
+  by: { source: string; managerId: number | null },
+): Promise<void> {
+  if (!limits.length) return;
+  await tx.execute(sql`
+    with added as (
+      insert into reseller_service_limits (reseller_id, service_id)
+      select * from unnest(${sql.param(limits.map((l) => l.resellerId))}::int[], ${sql.param(limits.map((l) => l.serviceId))}::int[])
+      on conflict do nothing
+      returning reseller_id, service_id)
+    insert into audit_log (manager_id, actor_type, action, entity, entity_id, reseller_id, details)
+    select ${by.managerId}::int, ${by.managerId === null ? 'system' : 'manager'}, 'reseller.service_limit', 'reseller',
+           reseller_id, reseller_id,
+           jsonb_build_object('service_id', service_id, 'max_subscribers', null, 'source', ${by.source}::text)
+      from added`);
 }
 
 const likePrefix = (prefix: string) => `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

@@ -147,6 +147,30 @@ describe('import from CSV', () => {
     expect(wallet.rows[0].sum).toBe(1801);
   });
 
+  test('each reseller may sell the plans its imported subscribers are on (an uncapped limit, audited)', async () => {
+    const held = await t.pool.query(
+      `select r.name as reseller, p.name as plan, l.max_subscribers from reseller_service_limits l
+         join resellers r on r.id = l.reseller_id join services p on p.id = l.service_id order by 1, 2`,
+    );
+    const standing = await t.pool.query(
+      `select distinct r.name as reseller, p.name as plan, null::int as max_subscribers from subscribers s
+         join resellers r on r.id = s.reseller_id join services p on p.id = s.service_id order by 1, 2`,
+    );
+    expect(held.rows.length).toBeGreaterThan(1);
+    expect(held.rows).toEqual(standing.rows);
+    expect(real.entities.service_limits).toEqual({
+      read: held.rows.length,
+      imported: held.rows.length,
+      unchanged: 0,
+      skipped: 0,
+      conflicting: 0,
+    });
+    const audited = await t.pool.query(
+      `select count(*)::int as n from audit_log where action = 'reseller.service_limit'`,
+    );
+    expect(audited.rows[0].n).toBe(held.rows.length);
+  });
+
   test('a second run changes nothing', async () => {
     const before = await rowCounts(t.pool);
     const again = await csv(false);
@@ -155,6 +179,7 @@ describe('import from CSV', () => {
     expect(again.entities.history).toMatchObject({ imported: 0, unchanged: 5 });
     expect(again.entities.plans).toMatchObject({ imported: 0, unchanged: 2 });
     expect(again.entities.resellers).toMatchObject({ imported: 0 });
+    expect(again.entities.service_limits).toMatchObject({ imported: 0, unchanged: real.entities.service_limits.read });
     expect(again.money).toEqual(real.money);
     expect(again.mismatches).toEqual([]);
   });
@@ -190,9 +215,9 @@ describe('import from CSV', () => {
       (select id from subscribers where username = 'bob')`);
     const report = await csv(true);
     expect(report.entities.subscribers).toMatchObject({ conflicting: 1, unchanged: 4 });
-    expect(report.issues).toEqual(
+    expect(report.reasons).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ key: 'bob', outcome: 'conflicting', reason: expect.stringMatching(/exists/) }),
+        expect.objectContaining({ outcome: 'conflicting', reason: expect.stringMatching(/exists/), examples: ['bob'] }),
       ]),
     );
   });

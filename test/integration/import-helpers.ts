@@ -10,6 +10,7 @@ const TABLES = [
   'subscribers',
   'services',
   'resellers',
+  'reseller_service_limits',
   'invoices',
   'invoice_items',
   'invoice_payments',
