@@ -1,7 +1,8 @@
 /**
  * `npm run import -- --from daloradius|phpnuxbill|csv --source <url-or-file> [--dry-run] [--json]`
  * (docs/import.md). Writes into DATABASE_URL (or the embedded database under DATA_DIR) and prints
- * the reconciliation report; exits 1 when the input is unusable, 2 when the totals do not reconcile.
+ * the reconciliation report; exits 1 when the input is unusable, 2 when the money totals or the
+ * sessions per month do not reconcile.
  * Options: --columns 'their=ours,...' (CSV headers), --reseller <name> (default reseller),
  * --batch <n> (subscribers per transaction), --issues-file <csv> (every skip, conflict and warning;
  * default import-<source>-<time>-issues.csv here, written only when there is one).
@@ -80,7 +81,7 @@ async function importInto(url: string, cfg: Config, values: Options): Promise<nu
       progress: values.json ? undefined : (m) => console.error(m),
     });
     console.log(values.json ? JSON.stringify(report, null, 2) : formatReport(report));
-    return report.money.reconciled ? 0 : 2;
+    return report.money.reconciled && (report.sessions?.reconciled ?? true) ? 0 : 2;
   } catch (err) {
     if (err instanceof ImportInputError) {
       console.error(err.message);

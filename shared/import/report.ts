@@ -6,6 +6,7 @@
  */
 import { formatMinor } from '../money';
 import type { Entity, SourceName } from './model';
+import type { SessionMonth } from './sessions';
 
 export interface EntityCounts {
   read: number;
@@ -55,6 +56,8 @@ export interface ImportReport {
   issuesFile: string | null;
   money: { balances: MoneyLine; payments: MoneyLine; reconciled: boolean };
   mismatches: Mismatch[];
+  /** Accounting sessions per month (UTC, of their start) against the source, or null: none read. */
+  sessions: { months: SessionMonth[]; reconciled: boolean } | null;
 }
 
 export const SAMPLE = 20;
@@ -106,6 +109,26 @@ export function formatReport(r: ImportReport): string {
     );
   }
   out.push(r.money.reconciled ? 'totals reconcile to the cent' : 'TOTALS DO NOT RECONCILE: see the mismatches');
+  if (r.sessions) {
+    out.push('');
+    out.push(
+      `sessions   ${pad('source', 10)}${pad('octets', 18)}${pad('not imported', 14)}${pad('ours', 10)}${pad('octets', 18)}${pad('difference', 12)}`,
+    );
+    for (const m of r.sessions.months) {
+      const diff =
+        m.difference.sessions === 0 && m.difference.octets === '0'
+          ? '0'
+          : `${m.difference.sessions} / ${m.difference.octets} B`;
+      out.push(
+        `${m.month.padEnd(11)}${pad(m.source.sessions, 10)}${pad(m.source.octets, 18)}${pad(m.notImported.sessions, 14)}${pad(m.ours.sessions, 10)}${pad(m.ours.octets, 18)}${pad(diff, 12)}`,
+      );
+    }
+    out.push(
+      r.sessions.reconciled
+        ? 'sessions and octets reconcile per month'
+        : 'SESSIONS DO NOT RECONCILE: see the months above',
+    );
+  }
   if (r.reasons.length) {
     out.push('');
     out.push('skipped, conflicting and warnings by reason:');

@@ -24,6 +24,7 @@ import { addDays, isIPv4, normaliseMac, todayIso } from '../domain/subscriber';
 import { currencyExponent, fromMinor, parseDecimal } from '../money';
 import { writePlanGroupReply } from '../radius';
 import { loadSettings } from '../settings';
+import { importSessions } from './sessions';
 import {
   CLEARTEXT_ATTRIBUTES,
   passwordAttribute,
@@ -151,6 +152,7 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
     service_limits: emptyCounts(),
     subscribers: emptyCounts(),
     history: emptyCounts(),
+    sessions: emptyCounts(),
     routers: emptyCounts(),
   };
   const issues: Issue[] = [];
@@ -581,6 +583,36 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
     }
   }
 
+  // ------------------------------------------------------------------ accounting sessions
+  let sessions: ImportReport['sessions'] = null;
+  if (data.sessions) {
+    const skippedFor = new Set<string>();
+    const totals = await prof('sessions', () =>
+      importSessions(db, data.sessions!, {
+        dryRun: options.dryRun,
+        accepted: new Set(accepted.keys()),
+        listed: new Set([...counts.keys(), ...data.issues.filter((i) => i.entity === 'subscribers').map((i) => i.key)]),
+        // Once per username and reason: a skipped subscriber's 10,000 sessions are one issue.
+        skip: (username, reason) => {
+          const k = `${reason}\u0000${username}`;
+          if (skippedFor.has(k)) return;
+          skippedFor.add(k);
+          issues.push({ entity: 'sessions', key: username, outcome: 'skipped', reason });
+        },
+        today,
+        progress,
+      }),
+    );
+    entities.sessions = {
+      ...emptyCounts(),
+      read: totals.read,
+      imported: totals.imported,
+      unchanged: totals.unchanged,
+      skipped: totals.skipped,
+    };
+    sessions = { months: totals.months, reconciled: totals.reconciled };
+  }
+
   balances.after = after.balances;
   payments.after = after.payments;
   balances.difference = balances.source - balances.notImported - balances.after;
@@ -595,6 +627,7 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
     issuesFile: writeIssues(options.issuesFile, issues),
     money: { balances, payments, reconciled: balances.difference === 0 && payments.difference === 0 },
     mismatches: mismatches.slice(0, SAMPLE),
+    sessions,
   };
 }
 

@@ -171,6 +171,50 @@ describe('import from CSV', () => {
     expect(audited.rows[0].n).toBe(held.rows.length);
   });
 
+  test('sessions.csv: closed and open sessions, their usage, a row that is no session reported', async () => {
+    expect(real.entities.sessions).toEqual({ read: 3, imported: 2, unchanged: 0, skipped: 1, conflicting: 0 });
+    expect(real.sessions?.reconciled).toBe(true);
+    expect(real.sessions?.months.map((m) => [m.month, m.source.sessions, m.ours.sessions, m.ours.octets])).toEqual([
+      ['2025-12', 1, 1, '1000'],
+      ['2026-01', 1, 1, '10'],
+      ['unknown', 1, 0, '0'],
+    ]);
+    expect(real.reasons).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ entity: 'sessions', reason: 'start is not a time', examples: ['bob'] }),
+      ]),
+    );
+    const rows = await t.pool.query(
+      `select acctsessionid, length(acctuniqueid) as uid, acctstarttime, acctstoptime is null as open, callingstationid
+         from radacct order by acctstarttime`,
+    );
+    expect(rows.rows).toEqual([
+      {
+        acctsessionid: 'c1',
+        uid: 32,
+        acctstarttime: new Date('2025-12-31T23:00:00Z'),
+        open: false,
+        callingstationid: 'AA-BB-CC-DD-EE-01',
+      },
+      {
+        acctsessionid: 'c2',
+        uid: 32,
+        acctstarttime: new Date('2026-01-14T07:00:00Z'),
+        open: true,
+        callingstationid: null,
+      },
+    ]);
+    const usage = await t.pool.query(
+      `select d.date::text, d.download_bytes + d.upload_bytes as bytes from daily_usage d order by d.date`,
+    );
+    expect(usage.rows).toEqual([
+      { date: '2026-01-01', bytes: 1000 },
+      { date: '2026-01-14', bytes: 10 },
+    ]);
+    const alice = await t.pool.query(`select is_online, monthly_quota_used from subscribers where username = 'alice'`);
+    expect(alice.rows).toEqual([{ is_online: true, monthly_quota_used: 1010 }]);
+  });
+
   test('a second run changes nothing', async () => {
     const before = await rowCounts(t.pool);
     const again = await csv(false);
@@ -182,6 +226,7 @@ describe('import from CSV', () => {
     expect(again.entities.service_limits).toMatchObject({ imported: 0, unchanged: real.entities.service_limits.read });
     expect(again.money).toEqual(real.money);
     expect(again.mismatches).toEqual([]);
+    expect(again.entities.sessions).toMatchObject({ imported: 0, unchanged: 2 });
   });
 
   test('passwords appear in no report', () => {

@@ -21,6 +21,10 @@ const TABLES = [
   'radusergroup',
   'radgroupreply',
   'audit_log',
+  'radacct',
+  'daily_usage',
+  'usage_seen',
+  'fup_queue',
 ];
 
 /** Row counts of every table an import writes, plus a digest of their contents. */

@@ -5,6 +5,7 @@
  * names, plans, the history of charges and who created whom. Columns read: docs/import.md.
  */
 import { parseSourceDate, passwordAttribute, text, type ImportData, type ImportPlan, type SourceIssue } from '../model';
+import { radacctReader } from './radacct';
 import { connectMysql, lastDayOf, rows, str } from './mysql';
 
 export const DISABLED_GROUP = 'daloRADIUS-Disabled-Users';
@@ -192,6 +193,7 @@ export async function readDaloradius(url: string): Promise<ImportData> {
         history: history.length,
       },
       issues,
+      sessions: await radacctReader(url),
     };
   } finally {
     await conn.end();

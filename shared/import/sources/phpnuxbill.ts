@@ -6,6 +6,7 @@
  * docs/import.md.
  */
 import { parseSourceDate, text, type ImportData, type ImportPlan, type SourceIssue } from '../model';
+import { radacctReader } from './radacct';
 import { connectMysql, lastDayOf, rows, str, type MysqlRow } from './mysql';
 
 const UNIT_DAYS: Record<string, number> = { days: 1, day: 1, months: 30, month: 30, years: 365, year: 365 };
@@ -104,6 +105,7 @@ export async function readPhpnuxbill(url: string): Promise<ImportData> {
         routers: routers.length,
       },
       issues,
+      sessions: await radacctReader(url),
     };
   } finally {
     await conn.end();
