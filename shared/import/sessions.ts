@@ -12,6 +12,7 @@
  */
 import { sql } from 'drizzle-orm';
 import type { Db, Tx } from '../db/client';
+import { prof } from './profile';
 
 /** One session as FreeRADIUS's radacct holds it; times as epoch seconds (UTC), octets as decimal text. */
 export interface ImportSession {
@@ -88,6 +89,12 @@ export interface SessionContext {
   progress?: (message: string) => void;
   /** UTC date the day's counter is rebuilt for (default today). */
   today?: string;
+  /**
+   * Epoch seconds of the accounting retention's cutoff (`accounting_retention_months`), or null: a
+   * closed session that started and stopped before it is not imported, as the usage run's purge
+   * would delete it at once.
+   */
+  retainedFrom: number | null;
 }
 
 const month = (epoch: number | null) => (epoch === null ? 'unknown' : new Date(epoch * 1000).toISOString().slice(0, 7));
@@ -115,7 +122,7 @@ export async function importSessions(db: Db, reader: SessionReader, ctx: Session
   const withUsage = new Set<string>();
   const withOpen = new Set<string>();
   const now = Date.now() / 1000;
-  for await (const chunk of reader.chunks(ctx.chunkSize ?? 20_000)) {
+  for await (const chunk of readAhead(reader.chunks(ctx.chunkSize ?? 20_000))) {
     const take: ImportSession[] = [];
     const uids = new Set<string>();
     for (const s of chunk) {
@@ -128,11 +135,16 @@ export async function importSessions(db: Db, reader: SessionReader, ctx: Session
           ? 'no unique id'
           : uids.has(s.uniqueId)
             ? 'duplicate unique id in the source'
-            : !ctx.accepted.has(s.username)
-              ? ctx.listed.has(s.username)
-                ? 'its subscriber is not imported'
-                : 'unknown subscriber'
-              : null;
+            : ctx.retainedFrom !== null &&
+                s.stop !== null &&
+                s.stop < ctx.retainedFrom &&
+                (s.start ?? 0) < ctx.retainedFrom
+              ? 'ended before the accounting retention (accounting_retention_months)'
+              : !ctx.accepted.has(s.username)
+                ? ctx.listed.has(s.username)
+                  ? 'its subscriber is not imported'
+                  : 'unknown subscriber'
+                : null;
       if (reason) {
         totals.skipped++;
         skipped.add(m, 1, octets(s));
@@ -143,7 +155,12 @@ export async function importSessions(db: Db, reader: SessionReader, ctx: Session
       take.push(s);
     }
     if (!take.length) continue;
-    const rows = ctx.dryRun ? await countChunk(db, take) : await db.transaction((tx) => writeChunk(tx, take, now));
+    const rows = await prof('sessions:statement', () =>
+      ctx.dryRun ? countChunk(db, take) : db.transaction((tx) => writeChunk(tx, take, now)),
+    );
+    const inserted = rows.reduce((n, r) => n + (r.kind === 'imported' ? r.sessions : 0), 0);
+    // Sessions already here (a second run, a resumed one): what our rows hold of them.
+    if (!ctx.dryRun && inserted < take.length) rows.push(...(await countChunk(db, take)));
     for (const r of rows) {
       ours.add(r.month, r.sessions, BigInt(r.octets));
       if (r.kind === 'imported') totals.imported += r.sessions;
@@ -182,6 +199,26 @@ export async function importSessions(db: Db, reader: SessionReader, ctx: Session
   };
 }
 
+/** The next chunk is read from the source while this one is written. */
+async function* readAhead<T>(source: AsyncIterable<T>): AsyncGenerator<T> {
+  const it = source[Symbol.asyncIterator]();
+  const read = () => prof('sessions:read', () => it.next());
+  let next = read();
+  try {
+    for (;;) {
+      const r = await next;
+      if (r.done) return;
+      next = read();
+      // A write that fails leaves this read pending: its own failure is not the one to report.
+      next.catch(() => undefined);
+      yield r.value;
+    }
+  } finally {
+    await next.catch(() => undefined);
+    await it.return?.(undefined);
+  }
+}
+
 type ChunkRow = {
   kind: 'imported' | 'unchanged';
   month: string;
@@ -197,19 +234,22 @@ const num = (xs: (number | null)[]) => sql.param(xs);
 const MONTH_OF = sql`coalesce(to_char(acctstarttime at time zone 'UTC', 'YYYY-MM'), 'unknown')`;
 const OCTETS_OF = sql`coalesce(acctinputoctets, 0) + coalesce(acctoutputoctets, 0)`;
 
-/** The sessions already in radacct, per month, with their ids (a dry run writes nothing). */
+/**
+ * The sessions already in radacct, per month, with their ids (a dry run writes nothing). A join,
+ * not `= any(...)`: the planner took that for a scan of the whole table.
+ */
 async function countChunk(db: Db, take: ImportSession[]): Promise<ChunkRow[]> {
   const { rows } = await db.execute<ChunkRow>(sql`
     select 'unchanged' as kind, ${MONTH_OF} as month, count(*)::int as sessions, sum(${OCTETS_OF})::text as octets,
            null as users, null as open_users, array_agg(acctuniqueid) as uids
-      from radacct where acctuniqueid = any(${text(take.map((s) => s.uniqueId))}::text[])
+      from unnest(${text(take.map((s) => s.uniqueId))}::text[]) as u(uid) join radacct on acctuniqueid = u.uid
      group by 2`);
   return rows;
 }
 
 /**
  * One chunk in one statement: the insert (a session already there is left alone), its octets into
- * daily_usage, open sessions' usage_seen rows, and per month what was inserted and what was found.
+ * daily_usage, open sessions' usage_seen rows, and per month what was inserted.
  */
 async function writeChunk(tx: Tx, take: ImportSession[], now: number): Promise<ChunkRow[]> {
   await tx.execute(sql`set local isp_billing.importing = 'on'`);
@@ -232,10 +272,6 @@ async function writeChunk(tx: Tx, take: ImportSession[], now: number): Promise<C
         as v(sid, uid, username, realm, nas, port_id, port_type, start_s, update_s, stop_s, intv, stime, authentic,
              ci_start, ci_stop, input, output, called, calling, cause, service, proto, ip, ip6, ip6_prefix, iface,
              delegated, class)
-    ),
-    found as (
-      select r.acctuniqueid, r.acctstarttime, r.acctinputoctets, r.acctoutputoctets
-        from radacct r join v on v.uid = r.acctuniqueid
     ),
     ins as (
       insert into radacct (acctsessionid, acctuniqueid, username, realm, nasipaddress, nasportid, nasporttype,
@@ -271,10 +307,7 @@ async function writeChunk(tx: Tx, take: ImportSession[], now: number): Promise<C
     )
     select 'imported' as kind, ${MONTH_OF} as month, count(*)::int as sessions, sum(${OCTETS_OF})::text as octets,
            array_agg(distinct username) as users, array_agg(distinct username) filter (where acctstoptime is null) as open_users
-      from ins group by 2
-    union all
-    select 'unchanged', ${MONTH_OF}, count(*)::int, sum(${OCTETS_OF})::text, null, null
-      from found group by 2`);
+      from ins group by 2`);
   return rows;
 }
 

@@ -24,6 +24,8 @@ import { addDays, isIPv4, normaliseMac, todayIso } from '../domain/subscriber';
 import { currencyExponent, fromMinor, parseDecimal } from '../money';
 import { writePlanGroupReply } from '../radius';
 import { loadSettings } from '../settings';
+import { retentionCutoff } from '../access/retention-cutoff';
+import { prof } from './profile';
 import { importSessions } from './sessions';
 import {
   CLEARTEXT_ATTRIBUTES,
@@ -43,20 +45,6 @@ import {
   type Mismatch,
 } from './report';
 
-/**
- * Seconds spent per step of the writer (statement kinds of a batch, the read-backs), summed over
- * runs in this process: `IMPORT_PROFILE=1 npm run bench:import` prints and clears them after each
- * run. A handful of labels, so it stays small in a long-running process.
- */
-export const PROF = new Map<string, number>();
-export async function prof<T>(label: string, f: () => Promise<T>): Promise<T> {
-  const t0 = process.hrtime.bigint();
-  try {
-    return await f();
-  } finally {
-    PROF.set(label, (PROF.get(label) ?? 0) + Number(process.hrtime.bigint() - t0) / 1e9);
-  }
-}
 export interface WriteOptions {
   dryRun: boolean;
   /** Subscribers per transaction (default 1000). */
@@ -143,7 +131,7 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
   const source = data.source;
   const progress = options.progress ?? (() => undefined);
   const today = options.today ?? todayIso();
-  const settings = await loadSettings(db, ['currency', 'radius_password_mode']);
+  const settings = await loadSettings(db, ['currency', 'radius_password_mode', 'accounting_retention_months']);
   const currency = settings.currency;
   const passwordMode = settings.radius_password_mode as PasswordMode;
   const entities: Record<Entity, ReturnType<typeof emptyCounts>> = {
@@ -600,6 +588,7 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
           issues.push({ entity: 'sessions', key: username, outcome: 'skipped', reason });
         },
         today,
+        retainedFrom: epochOfDay(retentionCutoff(today, settings.accounting_retention_months)),
         progress,
       }),
     );
@@ -630,6 +619,8 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
     sessions,
   };
 }
+
+const epochOfDay = (day: string | null) => (day === null ? null : Date.parse(`${day}T00:00:00Z`) / 1000);
 
 function writeIssues(file: string | undefined, issues: Issue[]): string | null {
   if (!file || !issues.length) return null;

@@ -70,13 +70,15 @@ export async function radacctReader(url: string): Promise<SessionReader | null> 
       try {
         let after = '0';
         for (;;) {
+          // Rows as arrays in `select`'s order: no object per row on the way in.
           const [result] = await c.query({
             sql: `select ${select} from radacct where radacctid > ? order by radacctid limit ?`,
             values: [after, size],
+            rowsAsArray: true,
           });
-          const rows = result as Record<string, unknown>[];
+          const rows = result as unknown[][];
           if (!rows.length) return;
-          after = str(rows[rows.length - 1].radacctid);
+          after = str(rows[rows.length - 1][0]);
           yield rows.map(toSession);
         }
       } finally {
@@ -86,17 +88,23 @@ export async function radacctReader(url: string): Promise<SessionReader | null> 
   };
 }
 
-function toSession(r: Record<string, unknown>): ImportSession {
+const TEXTS = Object.keys(TEXT_COLUMNS) as (keyof typeof TEXT_COLUMNS)[];
+const TIMES = Object.keys(TIME_COLUMNS) as (keyof typeof TIME_COLUMNS)[];
+const NUMBERS = Object.keys(NUMBER_COLUMNS) as (keyof typeof NUMBER_COLUMNS)[];
+
+/** A row in `select`'s order: the id, the six fixed columns, then texts, times and numbers. */
+function toSession(r: unknown[]): ImportSession {
   const s = {
-    uniqueId: str(r.acctuniqueid),
-    sessionId: str(r.acctsessionid),
-    username: str(r.username),
-    nasIp: str(r.nasipaddress),
-    input: str(r.acctinputoctets) || '0',
-    output: str(r.acctoutputoctets) || '0',
+    uniqueId: str(r[2]),
+    sessionId: str(r[1]),
+    username: str(r[3]),
+    nasIp: str(r[4]),
+    input: str(r[5]) || '0',
+    output: str(r[6]) || '0',
   } as ImportSession;
-  for (const as of Object.keys(TEXT_COLUMNS) as (keyof typeof TEXT_COLUMNS)[]) s[as] = orNull(r[as]);
-  for (const as of Object.keys(TIME_COLUMNS) as (keyof typeof TIME_COLUMNS)[]) s[as] = timeOrNull(r[as]);
-  for (const as of Object.keys(NUMBER_COLUMNS) as (keyof typeof NUMBER_COLUMNS)[]) s[as] = numberOrNull(r[as]);
+  let k = 7;
+  for (const as of TEXTS) s[as] = orNull(r[k++]);
+  for (const as of TIMES) s[as] = timeOrNull(r[k++]);
+  for (const as of NUMBERS) s[as] = numberOrNull(r[k++]);
   return s;
 }
