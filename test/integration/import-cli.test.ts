@@ -81,7 +81,7 @@ describe('beside a running server on the same DATA_DIR', () => {
   let dataDir: string;
   beforeAll(async () => {
     dataDir = temp.make('import-beside-');
-    server = await startServer({ dataDir, env: { SERVICES: 'gateway,billing,subscribers' } });
+    server = await startServer({ dataDir, env: { SERVICES: 'gateway,billing,subscribers,network-access' } });
   });
   afterAll(async () => {
     if (server) await stopServer(server);
@@ -112,6 +112,17 @@ describe('beside a running server on the same DATA_DIR', () => {
     const north = resellers.data.find((r) => r.name === 'North')!;
     const plans = await get('/api/services');
     const home = plans.data.find((p) => p.name === 'Home 10M')!;
+    // The subscriber page's history: the imported sessions, the open one live.
+    const alice = subscribers.data.find((x) => x.username === 'alice')!;
+    const bandwidth = (await (
+      await fetch(`${server.base}/api/subscribers/${alice.id}/bandwidth`, {
+        headers: { authorization: `Bearer ${token}` },
+      })
+    ).json()) as { data: { sessions: { session_id: string; online: boolean; download_bytes: number }[] } };
+    expect(bandwidth.data.sessions.map((x) => [x.session_id, x.online, x.download_bytes])).toEqual([
+      ['c2', true, 5],
+      ['c1', false, 900],
+    ]);
     // Without the import's service limit this was 403 "reseller has no service limit for this plan".
     const created = await fetch(`${server.base}/api/subscribers`, {
       method: 'POST',
