@@ -52,6 +52,7 @@ const MARIADB = process.env.BENCH_MARIADB_URL || 'mysql://root@127.0.0.1:3306/';
 const KEEP = process.env.BENCH_KEEP === '1';
 const CSV = process.env.BENCH_CSV !== '0';
 const SCHEMA = path.join(repoRoot(), 'test/fixtures/import/daloradius/schema.sql');
+const RADACCT = path.join(repoRoot(), 'test/fixtures/import/radacct.sql');
 const suffix = crypto.randomBytes(3).toString('hex');
 
 const seconds = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e9;
@@ -72,7 +73,7 @@ async function seedMariadb(): Promise<string> {
   await conn.query(`create database \`${name}\` character set utf8mb4`);
   await conn.query(`use \`${name}\``);
   await conn.query(`set session sql_mode = ''`);
-  await conn.query(fs.readFileSync(SCHEMA, 'utf8'));
+  for (const file of [SCHEMA, RADACCT]) await conn.query(fs.readFileSync(file, 'utf8'));
   await conn.query(
     `insert into billing_plans (planName, planRecurring, planRecurringPeriod, planCost, planGroup, planActive) values ?`,
     [PLANS.map(([n, c, g]) => [n, 'Yes', 'Monthly', c, g, 'yes'])],

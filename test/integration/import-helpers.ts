@@ -70,8 +70,8 @@ export async function mariadbFixture(folder: string): Promise<{ url: string; dro
     await conn.query(`create database \`${name}\` character set utf8mb4`);
     await conn.query(`use \`${name}\``);
     await conn.query(`set session sql_mode = ''`);
-    for (const file of ['schema.sql', 'data.sql']) {
-      await conn.query(fs.readFileSync(path.join(__dirname, '../fixtures/import', folder, file), 'utf8'));
+    for (const file of ['radacct.sql', `${folder}/schema.sql`, `${folder}/data.sql`]) {
+      await conn.query(fs.readFileSync(path.join(__dirname, '../fixtures/import', file), 'utf8'));
     }
   } finally {
     await conn.end();
