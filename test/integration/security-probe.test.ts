@@ -98,9 +98,11 @@ describe('a JSON body nested 5,000 deep', () => {
   it('brackets inside strings do not count, and 64 levels still reach the route', async () => {
     const inString = await api.post('/api/auth/login', { username: '[{'.repeat(10), password: 'x' });
     expect(inString.status).toBe(401);
-    const deep = await api.post('/api/auth/login', undefined, { rawBody: nested(63) });
+    const deep = await api.post('/api/auth/login', undefined, { rawBody: nested(64) });
     expect(deep.status).toBe(400);
     expect(deep.body.message).not.toMatch(/nests deeper/);
+    const deeper = await api.post('/api/auth/login', undefined, { rawBody: nested(65) });
+    expect(deeper.body.message).toBe('JSON body nests deeper than 64 levels');
   });
 });
 
@@ -412,7 +414,7 @@ describe('/metrics on the public port', () => {
     expect(ok.text).toMatch(/process_cpu_user_seconds_total/);
   });
 
-  it("each process serves its own on OPS_PORT without credentials", async () => {
+  it('each process serves its own on OPS_PORT without credentials', async () => {
     const ops = await startOpsServer(t.app.broker, 0);
     try {
       const res = await fetch(`http://127.0.0.1:${ops!.port}/metrics`);
