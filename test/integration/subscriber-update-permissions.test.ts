@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { count, eq, inArray } from 'drizzle-orm';
 import { invoices, managers, subscribers, transactions } from '../../shared/db/schema';
-import { adminToken, client, startTestApp, type TestApp } from '../helpers/app';
+import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
 
 let t: TestApp;
 let api: ReturnType<typeof client>;
@@ -188,6 +188,31 @@ describe('PUT /api/subscribers/:id with the governing permissions', () => {
     ])
       expect(put.description).toContain(rule);
     expect(put.responses['403'].description).toContain('permission <name> required');
+  });
+
+  it('the bulk set_price needs subscribers.set_price: without it each id fails and keeps its price', async () => {
+    const limited = token('reseller', { resellerId: reseller, permissions: EDIT_ONLY });
+    const ids = [await mkSub(), await mkSub()];
+    const before = await Promise.all(ids.map(row));
+    const res = await api.post(
+      '/api/subscribers/bulk-action',
+      { ids, action: 'set_price', payload: { price: 0, override_price: true } },
+      { token: limited },
+    );
+    expect(res.status).toBe(200);
+    expect(res.body.data).toEqual({
+      succeeded: [],
+      failed: ids.map((id) => ({ id, reason: 'permission subscribers.set_price required' })),
+    });
+    expect(await Promise.all(ids.map(row))).toEqual(before);
+    const allowed = token('reseller', { resellerId: reseller, permissions: [...EDIT_ONLY, 'subscribers.set_price'] });
+    const done = await api.post(
+      '/api/subscribers/bulk-action',
+      { ids, action: 'set_price', payload: { price: 7, override_price: true } },
+      { token: allowed },
+    );
+    expect(done.body.data).toEqual({ succeeded: ids, failed: [] });
+    for (const id of ids) expect(await row(id)).toMatchObject({ price: 700, overridePrice: true });
   });
 
   it('migration 0042 keeps price setting for reseller accounts that had subscribers.edit, not for staff', async () => {
