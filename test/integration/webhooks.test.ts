@@ -430,4 +430,29 @@ describe('with allow_private_targets', () => {
     ]);
     expect(attempts.rows[0].n).toBe(0);
   });
+
+  it('with the setting turned off, an update to a private URL is refused and the next attempt reaches nobody', async () => {
+    const hook = await mkHook('/off', ['subscriber.created']);
+    expect((await api.put('/api/settings', { allow_private_targets: false }, { token: admin })).status).toBe(200);
+    try {
+      const moved = await api.put(`/api/webhooks/${hook.id}`, { url: `${rx.base}/elsewhere` }, { token: admin });
+      expect(moved.status).toBe(400);
+      expect(moved.body.message).toBe('url refused: a loopback, private or reserved address');
+      await mkSub();
+      const attempt = await waitFor('an attempt of the endpoint', async () => {
+        const [d] = await t.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.webhookId, hook.id));
+        if (!d) return undefined;
+        const [a] = await t.db.select().from(webhookAttempts).where(eq(webhookAttempts.deliveryId, d.id));
+        return a;
+      });
+      expect(attempt).toMatchObject({
+        statusCode: null,
+        error: 'url refused: a loopback, private or reserved address',
+      });
+      expect(rx.on('/off')).toEqual([]);
+      expect(rx.on('/elsewhere')).toEqual([]);
+    } finally {
+      await api.put('/api/settings', { allow_private_targets: true }, { token: admin });
+    }
+  });
 });
