@@ -61,8 +61,9 @@ async function checkRoleAndReseller(role: Role, resellerId: number | null | unde
 
 /**
  * A change that grants admin sign-in (./admin-grants.ts): never by an API key, and with a current
- * code of the caller's own when it has two-factor sign-in on (issue 43, finding 5). Asked last,
- * after the other checks, so a request refused for another reason does not use up the code.
+ * code of the caller's own when it has two-factor sign-in on (issue 43, finding 5). Asked after
+ * the request's own checks, so a request refused by them does not use up the code (a taken
+ * username shows only at the insert, after it).
  */
 async function requireFreshFactor(ctx: Ctx<{ two_factor_code?: string }>, auth: Auth): Promise<void> {
   requireSignedIn(auth, 'keyCannotGrantAdmin');
