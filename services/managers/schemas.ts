@@ -17,7 +17,18 @@ export const managerFields = {
   active: { type: 'boolean' },
 } as const;
 
-export const managerCreateBody = object(managerFields, ['username', 'password', 'role']);
-export const managerUpdateBody = { ...object(managerFields), minProperties: 1 };
+/** Not a field of the manager: the caller's proof for a change that grants admin sign-in. */
+const freshCode = {
+  two_factor_code: {
+    type: 'string',
+    minLength: 1,
+    maxLength: 64,
+    description:
+      "a current TOTP or recovery code of the caller's own two-factor sign-in; required, when the caller has it on, to create or promote an admin or set an admin's password",
+  },
+} as const;
+
+export const managerCreateBody = object({ ...managerFields, ...freshCode }, ['username', 'password', 'role']);
+export const managerUpdateBody = { ...object({ ...managerFields, ...freshCode }), minProperties: 1 };
 export type ManagerInput = Infer<typeof managerUpdateBody>;
 export type NewManagerInput = Infer<typeof managerCreateBody>;
