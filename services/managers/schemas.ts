@@ -1,5 +1,5 @@
 /** Request schemas of the manager routes. */
-import { idSchema, object, type Infer } from '../../shared/http/schemas';
+import { freshCodeProperty, idSchema, object, type Infer } from '../../shared/http/schemas';
 import { ROLES } from '../../shared/auth/claims';
 
 const permissionList = {
@@ -19,13 +19,7 @@ export const managerFields = {
 
 /** Not a field of the manager: the caller's proof for a change that grants admin sign-in. */
 const freshCode = {
-  two_factor_code: {
-    type: 'string',
-    minLength: 1,
-    maxLength: 64,
-    description:
-      "a current TOTP or recovery code of the caller's own two-factor sign-in; required, when the caller has it on, to create or promote an admin or set an admin's password",
-  },
+  two_factor_code: freshCodeProperty("to create or promote an admin or set an admin's password"),
 } as const;
 
 export const managerCreateBody = object({ ...managerFields, ...freshCode }, ['username', 'password', 'role']);

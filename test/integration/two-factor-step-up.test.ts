@@ -7,7 +7,7 @@
  */
 import { and, eq } from 'drizzle-orm';
 import { Secret, TOTP } from 'otpauth';
-import { auditLog, managers } from '../../shared/db/schema';
+import { apiKeys, auditLog, managers } from '../../shared/db/schema';
 import { setTotpClock } from '../../services/auth/totp';
 import { adminToken, client, startTestApp, type TestApp } from '../helpers/app';
 
@@ -148,6 +148,30 @@ describe('a fresh second factor for steps that grant admin sign-in (issue 43, fi
     );
     expect(done.status).toBe(200);
     expect((await row('other')).totpEnabledAt).toBeNull();
+  });
+
+  it('a stolen token (two-factor on) cannot leave an API key behind without a code; with one it can', async () => {
+    const keys = async () => (await t.db.select().from(apiKeys).where(eq(apiKeys.managerId, ids.root))).length;
+    const before = await keys();
+    const noCode = await api.post('/api/api-keys', { name: 'backdoor', full: true }, { token: stolen });
+    expect([noCode.status, noCode.body.message]).toEqual([
+      400,
+      'two_factor_code is required: this step needs a current code of your own two-factor sign-in',
+    ]);
+    const wrong = await api.post(
+      '/api/api-keys',
+      { name: 'backdoor', full: true, two_factor_code: '000000' },
+      { token: stolen },
+    );
+    expect([wrong.status, wrong.body.message]).toEqual([400, 'code is not a valid two-factor code']);
+    expect(await keys()).toBe(before);
+    const ok = await api.post(
+      '/api/api-keys',
+      { name: 'kept', full: true, two_factor_code: rootCode() },
+      { token: stolen },
+    );
+    expect(ok.status).toBe(201);
+    expect(await keys()).toBe(before + 1);
   });
 
   it('an admin without two-factor sign-in does these steps with its token alone (nothing stronger to ask)', async () => {
