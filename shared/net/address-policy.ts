@@ -1,9 +1,10 @@
 /**
  * Where the server may send a request of its own (chat providers, the logo fetched once, outgoing
- * webhooks): public http(s) addresses only, unless the `allow_private_targets` setting says
- * otherwise (docs/security.md). Loopback, private (RFC 1918, unique local), link-local (cloud metadata at
- * 169.254.169.254), carrier-grade NAT, unspecified, multicast and reserved ranges are refused, for
- * a literal address and for every address a name resolves to. An IPv6 address that carries an IPv4
+ * webhooks, the source database of an import through the API): public addresses only, unless the
+ * `allow_private_targets` setting says otherwise (docs/security.md). Loopback, private (RFC 1918,
+ * unique local), link-local (cloud metadata at 169.254.169.254), carrier-grade NAT, unspecified,
+ * multicast and reserved ranges are refused, for a literal address and for every address a name
+ * resolves to. An IPv6 address that carries an IPv4
  * address (mapped, compatible, translated, NAT64, 6to4) is judged as the IPv4 address it carries.
  */
 import { lookup } from 'node:dns/promises';
@@ -93,8 +94,13 @@ export async function checkOutgoingUrl(field: string, raw: string, allowPrivate:
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw fail('targetNotAllowed', field, 'not http(s)');
   if (url.username || url.password) throw fail('targetNotAllowed', field, 'credentials in the URL');
-  if (allowPrivate) return url;
-  const host = url.hostname.replace(/^\[|\]$/g, '');
+  await checkOutgoingHost(field, url.hostname.replace(/^\[|\]$/g, ''), allowPrivate);
+  return url;
+}
+
+/** Resolves if every address of `host` (a name or a literal address) is allowed; else 400 naming `field`. */
+export async function checkOutgoingHost(field: string, host: string, allowPrivate: boolean): Promise<void> {
+  if (allowPrivate) return;
   let addresses: string[];
   if (net.isIP(host)) addresses = [host];
   else {
@@ -107,7 +113,6 @@ export async function checkOutgoingUrl(field: string, raw: string, allowPrivate:
   if (addresses.length === 0 || addresses.some(isPrivateAddress)) {
     throw fail('targetNotAllowed', field, 'a loopback, private or reserved address');
   }
-  return url;
 }
 
 /** A DNS lookup that refuses private answers at connect time, so a name cannot rebind between check and use. */
