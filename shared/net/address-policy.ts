@@ -4,8 +4,8 @@
  * `allow_private_targets` setting says otherwise (docs/security.md). Loopback, private (RFC 1918,
  * unique local), link-local (cloud metadata at 169.254.169.254), carrier-grade NAT, unspecified,
  * multicast and reserved ranges are refused, for a literal address and for every address a name
- * resolves to. An IPv6 address that carries an IPv4
- * address (mapped, compatible, translated, NAT64, 6to4) is judged as the IPv4 address it carries.
+ * resolves to. An IPv6 address that carries an IPv4 address (mapped, compatible, translated, NAT64,
+ * 6to4) is judged as the IPv4 address it carries.
  */
 import { lookup } from 'node:dns/promises';
 import http from 'node:http';
