@@ -67,6 +67,8 @@ async function main(): Promise<number> {
       defaultReseller: values.reseller,
       batchSize: values.batch ? Number(values.batch) : undefined,
       progress: values.json ? undefined : (m) => console.error(m),
+      // The operator's own command, on their own machine: any address, as their mysql client would.
+      connection: { allowPrivateTargets: true },
     });
     console.log(values.json ? JSON.stringify(report, null, 2) : formatReport(report));
     return report.money.reconciled ? 0 : 2;
