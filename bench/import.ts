@@ -261,7 +261,9 @@ async function timed(
   source: string,
   dryRun: boolean,
 ): Promise<[ImportReport, Timing]> {
-  const [report, t] = await measured(pgUrl, (pool) => runImport(drizzle(pool, { schema }), { from, source, dryRun }));
+  const [report, t] = await measured(pgUrl, (pool) =>
+    runImport(drizzle(pool, { schema }), { from, source, dryRun, connection: { allowPrivateTargets: true } }),
+  );
   if (process.env.IMPORT_PROFILE) {
     console.log([...PROF].map(([k, v]) => `${k} ${v.toFixed(2)}`).join('  '));
     PROF.clear();

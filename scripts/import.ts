@@ -79,6 +79,8 @@ async function importInto(url: string, cfg: Config, values: Options): Promise<nu
       issuesFile:
         values['issues-file'] ?? `import-${values.from}-${new Date().toISOString().replace(/[:.]/g, '-')}-issues.csv`,
       progress: values.json ? undefined : (m) => console.error(m),
+      // The operator's own command, on their own machine: any address, as their mysql client would.
+      connection: { allowPrivateTargets: true },
     });
     console.log(values.json ? JSON.stringify(report, null, 2) : formatReport(report));
     return report.money.reconciled && (report.sessions?.reconciled ?? true) ? 0 : 2;

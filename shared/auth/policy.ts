@@ -56,6 +56,20 @@ export const requireAdmin = (auth: Auth | undefined) => requireRole(auth, 'admin
 /** Writes on invoices and reseller-owned records: admin or reseller. */
 export const requireAdminOrReseller = (auth: Auth | undefined) => requireRole(auth, 'admin', 'reseller');
 
+/**
+ * Steps that change sign-in itself (two-factor sign-in, an admin's creation, promotion or password)
+ * are a signed-in manager's, never an API key's: a key is no sign-in, has no second factor to prove
+ * afresh, and what it created would outlive its revocation (docs/two-factor.md).
+ */
+export function requireSignedIn(
+  auth: Auth | undefined,
+  refusal: 'keyCannotChangeTwoFactor' | 'keyCannotGrantAdmin',
+): Auth {
+  const a = requireAuth(auth);
+  if (a.keyId !== undefined) throw fail(refusal);
+  return a;
+}
+
 export async function scopeFor(db: DbOrTx, auth: Auth, access: Access): Promise<Scope> {
   if (auth.role === 'admin') return { kind: 'all' };
   if (access === 'read' && auth.permissions.includes(VIEW_ALL)) return { kind: 'all' };

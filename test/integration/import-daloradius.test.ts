@@ -20,7 +20,13 @@ afterAll(async () => {
 });
 
 const dalo = (dryRun: boolean) =>
-  runImport(t.db, { from: 'daloradius', source: source.url, dryRun, today: '2026-01-15' });
+  runImport(t.db, {
+    from: 'daloradius',
+    source: source.url,
+    dryRun,
+    today: '2026-01-15',
+    connection: { allowPrivateTargets: true },
+  });
 
 describe('import from daloRADIUS', () => {
   let dry: ImportReport;

@@ -19,7 +19,13 @@ afterAll(async () => {
 });
 
 const nux = (dryRun: boolean) =>
-  runImport(t.db, { from: 'phpnuxbill', source: source.url, dryRun, today: '2026-01-15' });
+  runImport(t.db, {
+    from: 'phpnuxbill',
+    source: source.url,
+    dryRun,
+    today: '2026-01-15',
+    connection: { allowPrivateTargets: true },
+  });
 
 test('phpnuxbill: dry run, real run and a second run that changes nothing', async () => {
   const empty = await rowCounts(t.pool);

@@ -6,7 +6,7 @@
  * the IPv6 ones) are read as null.
  */
 import type { ImportSession, SessionReader } from '../sessions';
-import { connectMysql, str } from './mysql';
+import { connectMysql, str, type SourceConnection } from './mysql';
 
 const TEXT_COLUMNS = {
   realm: 'realm',
@@ -39,8 +39,8 @@ const numberOrNull = (v: unknown) => (v === null || v === undefined || v === '' 
 const timeOrNull = (v: unknown) => numberOrNull(v) || null;
 
 /** The radacct of the database at `url`, or null when it has none (a billing-only install). */
-export async function radacctReader(url: string): Promise<SessionReader | null> {
-  const conn = await connectMysql(url);
+export async function radacctReader(url: string, access: SourceConnection): Promise<SessionReader | null> {
+  const conn = await connectMysql(url, access);
   let columns: Set<string>;
   try {
     const [rows] = await conn.query({ sql: 'show columns from radacct', rowsAsArray: false });
@@ -66,7 +66,7 @@ export async function radacctReader(url: string): Promise<SessionReader | null> 
   ].join(', ');
   return {
     async *chunks(size: number) {
-      const c = await connectMysql(url);
+      const c = await connectMysql(url, access);
       try {
         let after = '0';
         for (;;) {
