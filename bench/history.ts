@@ -30,7 +30,8 @@ import { db } from '../shared/db/client';
 import { saveSettings } from '../shared/settings';
 import { liveSessions } from '../services/network-access/sessions';
 import { runUsage } from '../services/network-access/usage/usage.service';
-import { purgeAccountingHistory, retentionCutoff } from '../services/network-access/usage/retention';
+import { retentionCutoff } from '../shared/access/retention-cutoff';
+import { purgeAccountingHistory } from '../services/network-access/usage/retention';
 
 const env = (name: string, fallback: number) => intVar(process.env, name, fallback, 1);
 const SUBSCRIBERS = env('BENCH_SUBSCRIBERS', 1_000_000);

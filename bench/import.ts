@@ -12,8 +12,17 @@
  * indexes or triggers (`insert ... select`, in the server): the floor of writing these rows, and
  * the ratio real run / floor says what is ours (indexes, triggers, look-ups, round trips).
  *
+ * Accounting history (issue 44): BENCH_SESSIONS sessions in the source's radacct (FreeRADIUS's MySQL
+ * schema; the last BENCH_OPEN_SESSIONS of them still open), spread over the subscribers and about two
+ * years, imported with the rest by the daloRADIUS runs; the reference copies the radacct and
+ * daily_usage rows too. The secondary indexes of the source's radacct are dropped before seeding
+ * (they only slow the seeding: the import reads by primary key). Each line prints the peak memory
+ * of this process (RSS, sampled every 100 ms) beside the memory before the run: reading in chunks
+ * keeps it flat whatever the number of sessions.
+ *
  * Environment (all optional):
  *   BENCH_SUBSCRIBERS  100000        BENCH_HISTORY  10 (rows per subscriber)
+ *   BENCH_SESSIONS     10000000      BENCH_OPEN_SESSIONS  2000
  *   DATABASE_URL       postgres://postgres@127.0.0.1:5432/test (server; fresh databases are created and dropped)
  *   BENCH_MARIADB_URL  mysql://root@127.0.0.1:3306/
  *   BENCH_KEEP=1       keep the databases and the CSV folder
@@ -31,16 +40,19 @@ import * as schema from '../shared/db/schema';
 import { runMigrations } from '../shared/db/database-setup';
 import { repoRoot } from '../shared/paths';
 import { runImport, type ImportReport, type SourceName } from '../shared/import';
-import { PROF } from '../shared/import/writer';
+import { PROF } from '../shared/import/profile';
 import { backendCpu, cpuDelta } from './pg-cpu';
 
 const N = intVar(process.env, 'BENCH_SUBSCRIBERS', 100_000, 1);
 const H = intVar(process.env, 'BENCH_HISTORY', 10, 0);
+const SESSIONS = intVar(process.env, 'BENCH_SESSIONS', 10_000_000, 0);
+const OPEN = Math.min(SESSIONS, intVar(process.env, 'BENCH_OPEN_SESSIONS', 2000, 0));
 const PG = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const MARIADB = process.env.BENCH_MARIADB_URL || 'mysql://root@127.0.0.1:3306/';
 const KEEP = process.env.BENCH_KEEP === '1';
 const CSV = process.env.BENCH_CSV !== '0';
 const SCHEMA = path.join(repoRoot(), 'test/fixtures/import/daloradius/schema.sql');
+const RADACCT = path.join(repoRoot(), 'test/fixtures/import/radacct.sql');
 const suffix = crypto.randomBytes(3).toString('hex');
 
 const seconds = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e9;
@@ -61,7 +73,7 @@ async function seedMariadb(): Promise<string> {
   await conn.query(`create database \`${name}\` character set utf8mb4`);
   await conn.query(`use \`${name}\``);
   await conn.query(`set session sql_mode = ''`);
-  await conn.query(fs.readFileSync(SCHEMA, 'utf8'));
+  for (const file of [SCHEMA, RADACCT]) await conn.query(fs.readFileSync(file, 'utf8'));
   await conn.query(
     `insert into billing_plans (planName, planRecurring, planRecurringPeriod, planCost, planGroup, planActive) values ?`,
     [PLANS.map(([n, c, g]) => [n, 'Yes', 'Monthly', c, g, 'yes'])],
@@ -110,10 +122,42 @@ async function seedMariadb(): Promise<string> {
       );
     }
   }
+  await seedSessions(conn);
   await conn.end();
   const url = new URL(MARIADB);
   url.pathname = `/${name}`;
   return url.toString();
+}
+
+/**
+ * SESSIONS sessions generated in the server (MariaDB's sequence engine), a million per statement:
+ * evenly over the last 360 days (inside the default 13 months of accounting retention, so the import
+ * keeps every one), each 1 to 3 hours long, round-robin over the subscribers, octets varying with the
+ * row; the last OPEN have no stop.
+ */
+async function seedSessions(conn: mysql.Connection): Promise<void> {
+  if (SESSIONS === 0) return;
+  const keep = new Set(['PRIMARY', 'acctuniqueid']);
+  const [indexes] = (await conn.query('show index from radacct')) as unknown as [{ Key_name: string }[]];
+  for (const k of new Set(indexes.map((i) => i.Key_name).filter((k) => !keep.has(k))))
+    await conn.query(`alter table radacct drop index \`${k}\``);
+  const t0 = Math.floor(Date.now() / 1000) - 360 * 86_400;
+  const step = (355 * 86_400) / SESSIONS;
+  for (let from = 1; from <= SESSIONS; from += 1_000_000) {
+    const to = Math.min(SESSIONS, from + 999_999);
+    await conn.query(`
+      insert into radacct (acctsessionid, acctuniqueid, username, nasipaddress, acctstarttime, acctupdatetime,
+                           acctstoptime, acctsessiontime, acctinputoctets, acctoutputoctets, callingstationid,
+                           acctterminatecause, framedipaddress)
+      select concat('s', seq), md5(seq), concat('user', 1 + seq % ${N}, '@bench'), '192.0.2.1',
+             from_unixtime(${t0} + seq * ${step}),
+             from_unixtime(${t0} + seq * ${step} + 3600 + seq % 7200 - if(seq > ${SESSIONS - OPEN}, 600, 0)),
+             if(seq > ${SESSIONS - OPEN}, null, from_unixtime(${t0} + seq * ${step} + 3600 + seq % 7200)),
+             3600 + seq % 7200, (seq * 7919) % 50000000, (seq * 104729) % 500000000,
+             concat('AA:BB:CC:', lpad(hex(seq % 256), 2, '0'), ':00:01'),
+             if(seq > ${SESSIONS - OPEN}, '', 'User-Request'), concat('10.', seq % 250, '.', (seq div 250) % 250, '.1')
+        from seq_${from}_to_${to}`);
+  }
 }
 
 /** The same data as the CSV source's files, read back from MariaDB so both sources carry the same rows. */
@@ -174,13 +218,17 @@ const dbBackendCpu = (db: string) => backendCpu(PG, 'datname = $1 and pid <> pg_
 
 interface Timing {
   wall: number;
+  /** This process's resident memory before the run and at its peak, MB. */
+  rss: [number, number];
   /** PostgreSQL backends' CPU seconds. */
   pg: number;
   /** This process's CPU seconds. */
   node: number;
 }
 
-const cpuText = (t: Timing) => `(PostgreSQL CPU ${t.pg.toFixed(1)} s, ours ${t.node.toFixed(1)} s)`;
+const cpuText = (t: Timing) =>
+  `(PostgreSQL CPU ${t.pg.toFixed(1)} s, ours ${t.node.toFixed(1)} s, memory ${t.rss[0]} -> peak ${t.rss[1]} MB)`;
+const rssMb = () => Math.round(process.memoryUsage.rss() / 1e6);
 
 /** Runs `f` on a pool of its own whose connections stay open until the end, so their CPU is counted. */
 async function measured<T>(pgUrl: string, f: (pool: Pool) => Promise<T>): Promise<[T, Timing]> {
@@ -189,12 +237,19 @@ async function measured<T>(pgUrl: string, f: (pool: Pool) => Promise<T>): Promis
   try {
     const before = await dbBackendCpu(db);
     const cpu0 = process.cpuUsage();
+    const rss: [number, number] = [rssMb(), rssMb()];
+    const sampler = setInterval(() => (rss[1] = Math.max(rss[1], rssMb())), 100);
     const t0 = process.hrtime.bigint();
-    const result = await f(pool);
+    let result: T;
+    try {
+      result = await f(pool);
+    } finally {
+      clearInterval(sampler);
+    }
     const wall = seconds(t0);
     const cpu = process.cpuUsage(cpu0);
     const pg = cpuDelta(before, await dbBackendCpu(db));
-    return [result, { wall, pg, node: (cpu.user + cpu.system) / 1e6 }];
+    return [result, { wall, rss, pg, node: (cpu.user + cpu.system) / 1e6 }];
   } finally {
     await pool.end();
   }
@@ -206,16 +261,19 @@ async function timed(
   source: string,
   dryRun: boolean,
 ): Promise<[ImportReport, Timing]> {
-  const [report, t] = await measured(pgUrl, (pool) => runImport(drizzle(pool, { schema }), { from, source, dryRun }));
+  const [report, t] = await measured(pgUrl, (pool) =>
+    runImport(drizzle(pool, { schema }), { from, source, dryRun, connection: { allowPrivateTargets: true } }),
+  );
   if (process.env.IMPORT_PROFILE) {
     console.log([...PROF].map(([k, v]) => `${k} ${v.toFixed(2)}`).join('  '));
     PROF.clear();
   }
   const e = report.entities;
   console.log(
-    `${from.padEnd(10)} ${(dryRun ? 'dry run' : 'real run').padEnd(9)} ${t.wall.toFixed(1).padStart(7)} s ${cpuText(t)}   subscribers ${e.subscribers.imported} new ${e.subscribers.unchanged} unchanged, history ${e.history.imported} new ${e.history.unchanged} unchanged, reconciled ${report.money.reconciled}`,
+    `${from.padEnd(10)} ${(dryRun ? 'dry run' : 'real run').padEnd(9)} ${t.wall.toFixed(1).padStart(7)} s ${cpuText(t)}   subscribers ${e.subscribers.imported} new ${e.subscribers.unchanged} unchanged, history ${e.history.imported} new ${e.history.unchanged} unchanged, sessions ${e.sessions.imported} new ${e.sessions.unchanged} unchanged, reconciled ${report.money.reconciled && (report.sessions?.reconciled ?? true)}`,
   );
-  if (!report.money.reconciled) throw new Error(`${from} ${dryRun ? 'dry run' : 'run'} does not reconcile`);
+  if (!report.money.reconciled || report.sessions?.reconciled === false)
+    throw new Error(`${from} ${dryRun ? 'dry run' : 'run'} does not reconcile`);
   return [report, t];
 }
 
@@ -237,6 +295,9 @@ const WRITTEN = [
   'invoice_status_counts',
   'invoice_tree',
   'invoice_payments',
+  'radacct',
+  'daily_usage',
+  'usage_seen',
 ];
 
 /**
@@ -270,7 +331,9 @@ const ratio = (a: Timing, b: Timing) =>
 async function main(): Promise<void> {
   setConfig(loadConfig({ JWT_SECRET: 'bench', ENCRYPTION_KEY: crypto.randomBytes(32).toString('hex') }));
   const load = () => `load average ${os.loadavg()[0].toFixed(1)}`;
-  console.log(`bench:import: ${N} subscribers, ${N * H} history rows; ${os.cpus().length} cores, ${load()}`);
+  console.log(
+    `bench:import: ${N} subscribers, ${N * H} history rows, ${SESSIONS} sessions (${OPEN} open); ${os.cpus().length} cores, ${load()}`,
+  );
   let t0 = process.hrtime.bigint();
   const mariadbUrl = await seedMariadb();
   console.log(`seeded MariaDB in ${seconds(t0).toFixed(1)} s`);

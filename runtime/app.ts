@@ -1,6 +1,3 @@
-import crypto from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { ServiceBroker, type BrokerOptions } from 'moleculer';
@@ -8,7 +5,7 @@ import { brokerOptions } from '../moleculer.config';
 import { nodeMetricsService } from './metrics-service';
 import { startOpsServer, type OpsServer } from './ops-server';
 import { schemasFor } from './units';
-import { ConfigError, parseEncryptionKey, setConfig, type Config } from '../shared/config';
+import { resolveEncryptionKey, setConfig, type Config } from '../shared/config';
 import { closeDatabase, initDatabase } from '../shared/db/client';
 import { runMigrations, startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../shared/db/database-setup';
 
@@ -26,18 +23,6 @@ export interface StartOptions {
   /** Apply migrations at start (default true; tests start from an already-migrated template). */
   migrate?: boolean;
   broker?: Partial<BrokerOptions>;
-}
-
-/** ENCRYPTION_KEY, or in the embedded default a key generated once into DATA_DIR. */
-export function resolveEncryptionKey(cfg: Config, embedded: boolean): Buffer {
-  if (cfg.encryptionKey) return cfg.encryptionKey;
-  if (!embedded) throw new ConfigError('ENCRYPTION_KEY is required when DATABASE_URL is set (32 bytes, hex or base64)');
-  const file = path.resolve(cfg.dataDir, 'encryption.key');
-  if (!fs.existsSync(file)) {
-    fs.mkdirSync(cfg.dataDir, { recursive: true });
-    fs.writeFileSync(file, crypto.randomBytes(32).toString('hex'), { mode: 0o600, flag: 'wx' });
-  }
-  return parseEncryptionKey(fs.readFileSync(file, 'utf8').trim());
 }
 
 export async function startApp(cfg: Config, opts: StartOptions = {}): Promise<App> {

@@ -14,11 +14,10 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { loadConfig } from '../shared/config';
+import { loadConfig, resolveEncryptionKey } from '../shared/config';
 import { runMigrations, startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../shared/db/database-setup';
 import { repoRoot } from '../shared/paths';
 import { brokerOptions } from '../moleculer.config';
-import { resolveEncryptionKey } from './app';
 import { UNIT_NAMES } from './units';
 
 export interface ClusterProcess {

@@ -14,9 +14,8 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { ConfigError, intVar, loadConfig } from '../shared/config';
+import { ConfigError, intVar, loadConfig, resolveEncryptionKey } from '../shared/config';
 import { repoRoot } from '../shared/paths';
-import { resolveEncryptionKey } from '../runtime/app';
 
 export interface StackOptions {
   env: NodeJS.ProcessEnv;

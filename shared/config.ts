@@ -1,3 +1,6 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 /**
  * Configuration comes from the environment only (README lists every variable). It is read once at
  * start by `loadConfig` and then shared through `config()`.
@@ -102,4 +105,16 @@ export function setConfig(cfg: Config): Config {
 export function config(): Config {
   if (!current) throw new Error('configuration not loaded: call setConfig(loadConfig()) at start');
   return current;
+}
+
+/** ENCRYPTION_KEY, or in the embedded default a key generated once into DATA_DIR. */
+export function resolveEncryptionKey(cfg: Config, embedded: boolean): Buffer {
+  if (cfg.encryptionKey) return cfg.encryptionKey;
+  if (!embedded) throw new ConfigError('ENCRYPTION_KEY is required when DATABASE_URL is set (32 bytes, hex or base64)');
+  const file = path.resolve(cfg.dataDir, 'encryption.key');
+  if (!fs.existsSync(file)) {
+    fs.mkdirSync(cfg.dataDir, { recursive: true });
+    fs.writeFileSync(file, crypto.randomBytes(32).toString('hex'), { mode: 0o600, flag: 'wx' });
+  }
+  return parseEncryptionKey(fs.readFileSync(file, 'utf8').trim());
 }

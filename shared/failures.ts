@@ -117,6 +117,10 @@ export const FAILURES = {
   apiKeyAddress: { status: 403, message: 'this api key is not allowed from this address' },
   keyCannotManageKeys: { status: 403, message: 'an api key cannot manage api keys' },
   keyCannotChangeTwoFactor: { status: 403, message: 'an api key cannot change two-factor sign-in' },
+  keyCannotGrantAdmin: {
+    status: 403,
+    message: "an api key cannot create or promote an admin or set an admin's password",
+  },
   outOfScope: { status: 403, message: 'out of scope' },
   permissionRequired: { status: 403, message: (permission: string) => `permission ${permission} required` },
   roleRequired: { status: 403, message: (roles: string) => `requires role ${roles}` },
@@ -217,6 +221,11 @@ export const FAILURES = {
   /** A code given to enrol, disable or renew recovery codes: the caller stays signed in. */
   twoFactorCodeWrong: { status: 400, message: 'code is not a valid two-factor code' },
   twoFactorCodeRequired: { status: 400, message: 'code is required to change your own two-factor sign-in' },
+  /** A step that grants admin sign-in or another manager's second factor, by a caller with two-factor on. */
+  freshCodeRequired: {
+    status: 400,
+    message: (field: string) => `${field} is required: this step needs a current code of your own two-factor sign-in`,
+  },
   twoFactorEnrolmentRequired: {
     status: 403,
     message: 'two-factor sign-in must be set up first (POST /api/auth/two-factor/enrol)',

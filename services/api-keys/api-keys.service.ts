@@ -17,7 +17,15 @@ import { apiKeys, managers } from '../../shared/db/schema';
 import { FAILURES, fail } from '../../shared/failures';
 import { authOf, pageOf, type Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
-import { idParams, idSchema, isoTimestamp, object, type IdPath, type Infer } from '../../shared/http/schemas';
+import {
+  freshCodeProperty,
+  idParams,
+  idSchema,
+  isoTimestamp,
+  object,
+  type IdPath,
+  type Infer,
+} from '../../shared/http/schemas';
 
 const createBody = object(
   {
@@ -29,6 +37,7 @@ const createBody = object(
     reseller_id: idSchema,
     allowed_ips: { type: 'array', items: { type: 'string', maxLength: 50 }, maxItems: 50 },
     expires_at: { type: 'string', format: 'date-time' },
+    two_factor_code: freshCodeProperty('to create a key (it works until revoked, whatever becomes of the token)'),
   },
   ['name'],
 );
@@ -86,7 +95,7 @@ export const apiKeysService: ServiceSchema = {
         body: createBody,
         success: 201,
         errors: {
-          400: `${FAILURES.keyPermissionNotHeld.message('<permission>')}; allowed_ips or expires_at invalid`,
+          400: `${FAILURES.keyPermissionNotHeld.message('<permission>')}; allowed_ips or expires_at invalid; ${FAILURES.freshCodeRequired.message('two_factor_code')}; ${FAILURES.twoFactorCodeWrong.message}`,
           403: `${FAILURES.keyCannotManageKeys.message}; another manager's key (not an admin); reseller_id outside the manager's tree`,
           404: FAILURES.managerNotFound.message,
         },
@@ -118,6 +127,10 @@ export const apiKeysService: ServiceSchema = {
         });
         const expiresAt = p.expires_at ? new Date(p.expires_at) : null;
         if (expiresAt && expiresAt.getTime() <= Date.now()) throw fail('expiryInPast');
+        // A key outlives the token that made it: a stolen token of a manager with two-factor on must
+        // not be enough to leave one behind (issue 43, finding 5). Checked last: a refused request
+        // does not use the code up.
+        await ctx.call('two-factor.requireFreshCode', { two_factor_code: p.two_factor_code });
         const fresh = newApiKey();
         const row = await db().transaction(async (tx) => {
           const [inserted] = await tx

@@ -1,7 +1,8 @@
 /**
  * `GET /api/audit`: the audit trail (shared/audit.ts, docs/security.md), newest first, paged. An
- * admin reads every row; a reseller the rows of targets in its tree. There is no route that
- * changes or deletes a row.
+ * admin reads every row; a reseller the rows of targets in its own tree, `view_all` or not: rows of
+ * no tree (settings, managers, keys, sign-ins) are the admin's. There is no route that changes or
+ * deletes a row.
  */
 import { and, count, desc, eq, gte, lt, type SQL } from 'drizzle-orm';
 import type { ServiceSchema } from 'moleculer';
@@ -51,7 +52,7 @@ export const auditService: ServiceSchema = {
       rest: 'GET /api/audit',
       http: {
         auth: 'jwt',
-        access: "admin or reseller (rows of its tree's targets)",
+        access: "admin or reseller (rows of its own tree's targets; subscribers.view_all does not widen them)",
         summary: 'The audit trail: who did what to which record, when, from where, with the fields changed',
         tag: 'audit',
         query: auditQuery,
@@ -60,7 +61,7 @@ export const auditService: ServiceSchema = {
       async handler(ctx: Ctx<AuditQuery>): Promise<ActionResult> {
         const auth = requireAdminOrReseller(ctx.meta.auth);
         const p = ctx.params;
-        const scope = await scopeFor(db(), auth, 'read');
+        const scope = await scopeFor(db(), auth, 'tree-read');
         const filters: (SQL | undefined)[] = [
           scope.kind === 'all' ? undefined : inScope(scope, auditLog.resellerId),
           p.actor === undefined ? undefined : eq(auditLog.managerId, p.actor),

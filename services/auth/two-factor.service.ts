@@ -2,15 +2,16 @@
  * Enrolment in two-factor sign-in and its changes (docs/two-factor.md), for the signed-in manager
  * itself or, by an admin, for any manager (`manager_id`). Enrolment keeps an encrypted secret and
  * answers its otpauth URI and QR code; a code confirms it and enables sign-in with a second step,
- * answering ten recovery codes once. Changing one's own two-factor sign-in after that needs a code;
- * an admin changes another manager's without one (a lost phone). A wrong code counts against the
- * sign-in limits of the manager it was checked for.
+ * answering ten recovery codes once, and ends the manager's earlier tokens. Changing one's own
+ * two-factor sign-in after that needs a code; an admin changes another manager's (a lost phone) with
+ * a code of its own when it has two-factor on. A wrong code counts against the sign-in limits of the
+ * manager it was checked for.
  */
 import { and, count, eq, isNull, sql } from 'drizzle-orm';
 import type { ServiceSchema } from 'moleculer';
 import { recordAudit } from '../../shared/audit';
 import type { Auth } from '../../shared/auth/claims';
-import { requireAdmin } from '../../shared/auth/policy';
+import { requireAdmin, requireSignedIn } from '../../shared/auth/policy';
 import { encrypt } from '../../shared/auth/secrets';
 import { db, type DbOrTx } from '../../shared/db/client';
 import { managerRecoveryCodes, managers } from '../../shared/db/schema';
@@ -20,8 +21,8 @@ import type { ActionResult } from '../../shared/http/route';
 import { idSchema, isoTimestamp, object, type Infer } from '../../shared/http/schemas';
 import { loadSettings } from '../../shared/settings';
 import { newRecoveryCodes, recoveryCodeHash } from './recovery-codes';
-import { acceptCode, issueToken, type ManagerRow } from './second-factor';
-import { countFailure, refuseWhileLocked } from './sign-in-limits';
+import { requireCode, requireFreshCode } from './fresh-code';
+import { issueToken, type ManagerRow } from './second-factor';
 import { enrolmentUri, newTotpSecret, qrDataUrl } from './totp';
 
 const managerId = { ...idSchema, description: "another manager's id (admin only); default: the caller" };
@@ -36,10 +37,15 @@ const errors = {
   404: FAILURES.managerNotFound.message,
   429: FAILURES.loginLocked.message,
 };
+const changeErrors = {
+  ...errors,
+  400: `${errors[400]}; ${FAILURES.freshCodeRequired.message('code')} (an admin for another manager)`,
+  409: FAILURES.twoFactorNotEnabled.message,
+};
 
 /** The manager a request is about: the caller, or (admin) the one it names. API keys never. */
 async function target(auth: Auth, id: number | undefined): Promise<{ manager: ManagerRow; own: boolean }> {
-  if (auth.keyId !== undefined) throw fail('keyCannotChangeTwoFactor');
+  requireSignedIn(auth, 'keyCannotChangeTwoFactor');
   const own = id === undefined || id === auth.managerId;
   // An enrol-only token proved a password alone: it may set up its own manager's second step, never
   // read or set another's secret and recovery codes, even an admin's.
@@ -53,22 +59,17 @@ async function target(auth: Auth, id: number | undefined): Promise<{ manager: Ma
   return { manager, own };
 }
 
-/** A code for `manager`, checked under the sign-in limits; wrong is counted, audited and refused. */
-async function requireCode(ctx: Ctx<unknown>, manager: ManagerRow, given: string): Promise<void> {
-  await refuseWhileLocked(ctx, manager.username.toLowerCase(), ctx.meta.ip ?? 'unknown');
-  if (await acceptCode(manager, given, ctx.meta.ip ?? null)) return;
-  await countFailure(ctx, { action: 'auth.two_factor_failed', username: manager.username, managerId: manager.id });
-  throw fail('twoFactorCodeWrong');
-}
-
-/** Disable and new codes act on a manager with two-factor on: its own call proves it with a code. */
+/**
+ * Disable and new codes act on a manager with two-factor on: its own call proves it with a code; an
+ * admin's call for another manager with a code of the admin's own (when it has two-factor on), so a
+ * stolen token cannot strip or take over another manager's second factor.
+ */
 async function enabledTarget(ctx: Ctx<{ manager_id?: number; code?: string }>, auth: Auth): Promise<ManagerRow> {
   const { manager, own } = await target(auth, ctx.params.manager_id);
   if (manager.totpEnabledAt === null) throw fail('twoFactorNotEnabled');
-  if (own) {
-    if (ctx.params.code === undefined) throw fail('twoFactorCodeRequired');
-    await requireCode(ctx, manager, ctx.params.code);
-  }
+  if (!own) await requireFreshCode(ctx, auth, ctx.params.code, 'code');
+  else if (ctx.params.code === undefined) throw fail('twoFactorCodeRequired');
+  else await requireCode(ctx, manager, ctx.params.code);
   return manager;
 }
 
@@ -179,19 +180,22 @@ export const twoFactorService: ServiceSchema = {
         if (manager.totpEnabledAt !== null) throw fail('twoFactorAlreadyEnabled');
         if (manager.totpSecret === null) throw fail('twoFactorNotStarted');
         await requireCode(ctx, manager, ctx.params.code);
-        const codes = await db().transaction(async (tx) => {
+        const { enabled, codes } = await db().transaction(async (tx) => {
+          // A new token version ends every token issued before: a password-only token must not
+          // outlive the second factor (issue 43, finding 12).
           const [row] = await tx
             .update(managers)
-            .set({ totpEnabledAt: sql`now()` })
+            .set({ totpEnabledAt: sql`now()`, tokenVersion: sql`${managers.tokenVersion} + 1` })
             .where(and(eq(managers.id, manager.id), eq(managers.totpSecret, manager.totpSecret!)))
-            .returning({ id: managers.id });
+            .returning();
           // Enrolment started again between the check and now: this code was for the old secret.
           if (!row) throw fail('twoFactorNotStarted');
           await audit(tx, auth, manager, 'two_factor.enable');
-          return replaceRecoveryCodes(tx, manager.id);
+          return { enabled: row, codes: await replaceRecoveryCodes(tx, manager.id) };
         });
-        // The caller has just proved the second factor: its enrol-only token gives way to a full one.
-        const token = own ? issueToken(manager, ['pwd', 'otp']) : {};
+        await ctx.broadcast('manager.changed', { id: manager.id });
+        // The caller has just proved the second factor: it continues with a full token of the new version.
+        const token = own ? issueToken(enabled, ['pwd', 'otp']) : {};
         return { data: { enabled: true, recovery_codes: codes, ...token } };
       },
     },
@@ -199,11 +203,12 @@ export const twoFactorService: ServiceSchema = {
       rest: 'POST /api/auth/two-factor/disable',
       http: {
         auth: 'jwt',
-        access: 'any authenticated (own, with a code; admin: any manager, without one)',
+        access:
+          "any authenticated (own, with a code; admin: any manager, with the admin's own code when it has two-factor on)",
         summary: 'Turn two-factor sign-in off: the secret and recovery codes are deleted',
         tag: 'auth',
         body: optionalCodeBody,
-        errors: { ...errors, 409: FAILURES.twoFactorNotEnabled.message },
+        errors: changeErrors,
       },
       async handler(ctx: Ctx<Infer<typeof optionalCodeBody>>): Promise<ActionResult> {
         const auth = authOf(ctx);
@@ -223,11 +228,12 @@ export const twoFactorService: ServiceSchema = {
       rest: 'POST /api/auth/two-factor/recovery-codes',
       http: {
         auth: 'jwt',
-        access: 'any authenticated (own, with a code; admin: any manager, without one)',
+        access:
+          "any authenticated (own, with a code; admin: any manager, with the admin's own code when it has two-factor on)",
         summary: 'Replace the recovery codes: ten new ones, answered once; the old ones stop working',
         tag: 'auth',
         body: optionalCodeBody,
-        errors: { ...errors, 409: FAILURES.twoFactorNotEnabled.message },
+        errors: changeErrors,
       },
       async handler(ctx: Ctx<Infer<typeof optionalCodeBody>>): Promise<ActionResult> {
         const auth = authOf(ctx);
@@ -237,6 +243,16 @@ export const twoFactorService: ServiceSchema = {
           return replaceRecoveryCodes(tx, manager.id);
         });
         return { data: { recovery_codes: codes } };
+      },
+    },
+    /**
+     * For other services (no route): the calling manager proves a current code of its own in this
+     * request (`requireFreshCode`); the managers service asks it before granting admin sign-in.
+     */
+    requireFreshCode: {
+      visibility: 'public',
+      async handler(ctx: Ctx<{ two_factor_code?: string }>): Promise<void> {
+        await requireFreshCode(ctx, authOf(ctx), ctx.params.two_factor_code, 'two_factor_code');
       },
     },
   },

@@ -51,8 +51,11 @@ import { batchView, cardView, type CardRow } from './views';
 
 const TAG = 'cards';
 
-/** A batch the caller may see (`read`) or change (`write`): the operator's own batches are the operator's. */
-async function batchInScope(auth: Auth, id: number, access: 'read' | 'write'): Promise<BatchRow> {
+/**
+ * A batch the caller may see or change: in its own tree (`view_all` widens subscriber reads, not
+ * these); the operator's own batches (no reseller) are the admin's.
+ */
+async function batchInScope(auth: Auth, id: number, access: 'tree-read' | 'write'): Promise<BatchRow> {
   requireAdminOrReseller(auth);
   const [row] = await db().select().from(cardBatches).where(eq(cardBatches.id, id));
   if (!row) throw fail('cardBatchNotFound');
@@ -62,7 +65,7 @@ async function batchInScope(auth: Auth, id: number, access: 'read' | 'write'): P
   return row;
 }
 
-async function cardInScope(auth: Auth, id: number, access: 'read' | 'write'): Promise<CardRow> {
+async function cardInScope(auth: Auth, id: number, access: 'tree-read' | 'write'): Promise<CardRow> {
   const { rows } = await db().execute<CardRow>(
     sql`select id, batch_id, serial, status, used_at, used_by_subscriber_id, transaction_id from cards where id = ${id}`,
   );
@@ -300,7 +303,7 @@ export const cardsService: ServiceSchema = {
       },
       async handler(ctx: Ctx<ListBatchesInput>): Promise<ActionResult> {
         const auth = requireAdminOrReseller(ctx.meta.auth);
-        const scope = await scopeFor(db(), auth, 'read');
+        const scope = await scopeFor(db(), auth, 'tree-read');
         const { page, limit, offset } = pageOf(ctx.params);
         const where: SQL[] = [scope.kind === 'all' ? sql`true` : inScope(scope, cardBatches.resellerId)];
         if (ctx.params.reseller_id !== undefined) where.push(eq(cardBatches.resellerId, ctx.params.reseller_id));
@@ -330,7 +333,7 @@ export const cardsService: ServiceSchema = {
         errors: { 403: FAILURES.notAuthorized.message, 404: FAILURES.cardBatchNotFound.message },
       },
       async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
-        const b = await batchInScope(ctx.meta.auth!, ctx.params.id, 'read');
+        const b = await batchInScope(ctx.meta.auth!, ctx.params.id, 'tree-read');
         return { data: batchView(b, await statusCounts(b.id)) };
       },
     },
@@ -347,7 +350,7 @@ export const cardsService: ServiceSchema = {
         errors: { 403: FAILURES.notAuthorized.message, 404: FAILURES.cardBatchNotFound.message },
       },
       async handler(ctx: Ctx<IdPath & { page?: number; limit?: number; status?: string }>): Promise<ActionResult> {
-        const b = await batchInScope(ctx.meta.auth!, ctx.params.id, 'read');
+        const b = await batchInScope(ctx.meta.auth!, ctx.params.id, 'tree-read');
         const { page, limit, offset } = pageOf(ctx.params);
         const where = [eq(cards.batchId, b.id), ...(ctx.params.status ? [eq(cards.status, ctx.params.status)] : [])];
         const rows = await db()
@@ -390,7 +393,7 @@ export const cardsService: ServiceSchema = {
         errors: { 403: FAILURES.notAuthorized.message, 404: FAILURES.cardBatchNotFound.message },
       },
       async handler(ctx: Ctx<IdPath>): Promise<string> {
-        const b = await batchInScope(ctx.meta.auth!, ctx.params.id, 'read');
+        const b = await batchInScope(ctx.meta.auth!, ctx.params.id, 'tree-read');
         const { rows } = await db().execute<{ line: string }>(sql`
           select concat_ws(',', serial, status, coalesce(to_char(used_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), ''),
                            coalesce(used_by_subscriber_id::text, '')) as line
@@ -485,7 +488,7 @@ export const cardsService: ServiceSchema = {
         errors: { 403: FAILURES.notAuthorized.message, 404: FAILURES.cardNotFound.message },
       },
       async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
-        return { data: cardView(await cardInScope(ctx.meta.auth!, ctx.params.id, 'read')) };
+        return { data: cardView(await cardInScope(ctx.meta.auth!, ctx.params.id, 'tree-read')) };
       },
     },
     suspendCard: setCardStatus('suspended'),
@@ -556,7 +559,8 @@ export const cardsService: ServiceSchema = {
         if (ctx.params.subscriber_id !== undefined)
           where.push(eq(cardRedeemAttempts.subscriberId, ctx.params.subscriber_id));
         if (ctx.params.address !== undefined) where.push(eq(cardRedeemAttempts.address, ctx.params.address));
-        const scope = await scopeFor(db(), ctx.meta.auth!, 'read');
+        // Tries of no subscriber (an address in the portal) belong to no tree.
+        const scope = await scopeFor(db(), ctx.meta.auth!, 'tree-read');
         if (scope.kind !== 'all') {
           where.push(
             inArray(

@@ -16,17 +16,22 @@ import { recordAudit } from '../../shared/audit';
 import { requireAdmin } from '../../shared/auth/policy';
 import { db, pgPool } from '../../shared/db/client';
 import { bulkJobs } from '../../shared/db/schema';
-import { fail } from '../../shared/failures';
+import { FAILURES, fail } from '../../shared/failures';
 import type { Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
 import { adminErrors, idParams, isoTimestamp, type IdPath } from '../../shared/http/schemas';
-import { runImport, type ImportReport } from '../../shared/import';
+import { ImportInputError, runImport, type ImportReport } from '../../shared/import';
 import { redactUrl } from '../../shared/import/sources/mysql';
+import { parseMysqlUrl } from '../../shared/import/sources/mysql-url';
 import { safeMessage } from '../../shared/import/writer';
 import { config } from '../../shared/config';
+import { checkOutgoingHost } from '../../shared/net/address-policy';
+import { loadSettings } from '../../shared/settings';
 import { importBody, type ImportBody } from './schemas';
 
 const ACTION = 'import';
+/** How long a source database has to answer; a failure to connect is reported no sooner (docs/import.md). */
+const connectTimeoutMs = () => Number(process.env.IMPORT_CONNECT_TIMEOUT_MS) || 10_000;
 const LOCK_SQL = `hashtext('import.job')`;
 
 /** Folder whose files and subfolders an admin may name as a CSV `source`: IMPORT_DIR, default DATA_DIR/imports. */
@@ -44,8 +49,11 @@ interface JobPayload {
   error?: string;
 }
 
-/** The request checked beyond its schema; the 400 names the field. */
-function checkRequest(p: ImportBody): { source?: string; shown: string } {
+/**
+ * The request checked beyond its schema; the 400 names the field. A database source's host is
+ * under the outgoing-address policy here, before any job, and again when the job connects.
+ */
+async function checkRequest(p: ImportBody): Promise<{ source?: string; shown: string }> {
   const bad = (why: string) => fail('invalidRequest', why);
   if (p.from === 'csv') {
     if (p.source !== undefined && p.files !== undefined) throw bad('give either source or files, not both');
@@ -73,18 +81,19 @@ function checkRequest(p: ImportBody): { source?: string; shown: string } {
   if (p.columns !== undefined) throw bad('columns is for csv only');
   if (p.source === undefined)
     throw bad(`source is required: the ${p.from} database URL (mysql://user:password@host/db)`);
-  let url: URL;
+  let host: string;
   try {
-    url = new URL(p.source);
-  } catch {
-    throw bad('source must be a database URL: mysql://user:password@host:3306/db');
+    host = parseMysqlUrl(p.source).host;
+  } catch (err) {
+    if (err instanceof ImportInputError) throw bad(err.message);
+    throw err;
   }
-  if (url.protocol !== 'mysql:' && url.protocol !== 'mariadb:')
-    throw bad('source must be a database URL: mysql://user:password@host:3306/db');
-  if (!url.hostname || url.pathname.length < 2)
-    throw bad('source must name a host and a database: mysql://user:password@host:3306/db');
-  url.protocol = 'mysql:';
-  return { source: url.toString(), shown: redactUrl(url.toString()) };
+  await checkOutgoingHost('source', host, await allowPrivateTargets());
+  return { source: p.source, shown: redactUrl(p.source) };
+}
+
+async function allowPrivateTargets(): Promise<boolean> {
+  return (await loadSettings(db(), ['allow_private_targets'])).allow_private_targets === true;
 }
 
 function jobView(j: typeof bulkJobs.$inferSelect) {
@@ -117,6 +126,13 @@ async function setPhase(id: number, phase: JobPayload['phase'], extra: Partial<J
     .where(eq(bulkJobs.id, id));
 }
 
+/** Every issue of job `id` as CSV, under DATA_DIR/import-reports (docs/import.md). */
+function issuesFileOf(id: number): string {
+  const dir = path.join(config().dataDir, 'import-reports');
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return path.join(dir, `import-${id}-issues.csv`);
+}
+
 /** Runs the job under the installation's import lock (waiting for a running one), recording progress. */
 async function runJob(
   id: number,
@@ -138,6 +154,8 @@ async function runJob(
       defaultReseller: p.reseller,
       batchSize: p.batch_size,
       managerId,
+      issuesFile: issuesFileOf(id),
+      connection: { allowPrivateTargets: await allowPrivateTargets(), connectTimeoutMs: connectTimeoutMs() },
       onProgress: async (done, total) => {
         await db()
           .update(bulkJobs)
@@ -181,12 +199,15 @@ export const importService: ServiceSchema = {
         tag: 'imports',
         body: importBody,
         success: 202,
-        errors: { ...adminErrors, 400: 'A field is missing or unusable (the message names it)' },
+        errors: {
+          ...adminErrors,
+          400: `A field is missing or unusable (the message names it); ${FAILURES.targetNotAllowed.message('source', '<why>')} for a database host the address policy refuses`,
+        },
       },
       async handler(ctx: Ctx<ImportBody>): Promise<ActionResult> {
         const auth = requireAdmin(ctx.meta.auth);
         const p = ctx.params;
-        const { source, shown } = checkRequest(p);
+        const { source, shown } = await checkRequest(p);
         const upload = p.files ? writeUploadedFiles(p.files) : undefined;
         const payload: JobPayload = { from: p.from, source: shown, dry_run: p.dry_run ?? false, phase: 'queued' };
         let id: number;

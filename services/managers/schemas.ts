@@ -1,5 +1,5 @@
 /** Request schemas of the manager routes. */
-import { idSchema, object, type Infer } from '../../shared/http/schemas';
+import { freshCodeProperty, idSchema, object, type Infer } from '../../shared/http/schemas';
 import { ROLES } from '../../shared/auth/claims';
 
 const permissionList = {
@@ -17,7 +17,12 @@ export const managerFields = {
   active: { type: 'boolean' },
 } as const;
 
-export const managerCreateBody = object(managerFields, ['username', 'password', 'role']);
-export const managerUpdateBody = { ...object(managerFields), minProperties: 1 };
+/** Not a field of the manager: the caller's proof for a change that grants admin sign-in. */
+const freshCode = {
+  two_factor_code: freshCodeProperty("to create or promote an admin or set an admin's password"),
+} as const;
+
+export const managerCreateBody = object({ ...managerFields, ...freshCode }, ['username', 'password', 'role']);
+export const managerUpdateBody = { ...object({ ...managerFields, ...freshCode }), minProperties: 1 };
 export type ManagerInput = Infer<typeof managerUpdateBody>;
 export type NewManagerInput = Infer<typeof managerCreateBody>;

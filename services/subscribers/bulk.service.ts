@@ -54,7 +54,8 @@ const PERMISSION: Record<BulkAction, Permission> = {
   set_static_ip: 'subscribers.edit',
   set_daily_quota: 'subscribers.edit',
   set_monthly_quota: 'subscribers.edit',
-  set_price: 'subscribers.edit',
+  // The price permission PUT asks for the same fields (issue 43), not subscribers.edit alone.
+  set_price: 'subscribers.set_price',
   rename: 'subscribers.rename',
   reset_mac: 'subscribers.reset_mac',
   refill: 'subscribers.refill_quota',

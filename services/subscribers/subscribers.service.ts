@@ -5,7 +5,6 @@
  */
 import { and, asc, eq, gte, sql } from 'drizzle-orm';
 import type { ServiceSchema } from 'moleculer';
-import type { Permission } from '../../shared/auth/permissions';
 import { recordInScope, requirePermission } from '../../shared/auth/policy';
 import { decrypt } from '../../shared/auth/secrets';
 import { db } from '../../shared/db/client';
@@ -39,6 +38,7 @@ import { livePlan, loadRow } from './subscriber-rows';
 import { authorizeSingle, runAuthorized, runSingle, simpleAction } from './single-action';
 import { createSubscriber } from './use-cases/create-subscriber';
 import { updateSubscriber } from './use-cases/update-subscriber';
+import { governedFieldsText } from './governed-fields';
 import { removeSubscriberPermanently } from './use-cases/remove-subscriber-permanently';
 import { FAILURES, failure } from '../../shared/failures';
 
@@ -130,7 +130,7 @@ export const subscribersService: ServiceSchema = {
       rest: 'PUT /api/subscribers/:id',
       http: {
         auth: 'jwt',
-        access: `subscribers.edit (username change: ${'subscribers.rename' satisfies Permission}; reseller_id: ${'subscribers.transfer' satisfies Permission})`,
+        access: `subscribers.edit (a field that another action governs needs that action's permission too when its value changes; sent unchanged it needs none. ${governedFieldsText()})`,
         summary: 'Update any subset of the create fields; unknown fields are dropped',
         tag: 'subscribers',
         params: idParams(),
@@ -138,7 +138,7 @@ export const subscribersService: ServiceSchema = {
         dropUnknown: true,
         errors: {
           400: 'service_id not found, or a field is invalid',
-          403: FAILURES.notAuthorized.message,
+          403: `${FAILURES.permissionRequired.message('<name>')}, or ${FAILURES.notAuthorized.message}`,
           404: FAILURES.subscriberNotFound.message,
           409: 'username already exists, or static_ip already used',
         },

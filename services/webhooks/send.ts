@@ -3,13 +3,12 @@
  * again at sending time (a setting changed since it was stored) and every address the name resolves
  * to checked at connect time, so a name cannot rebind to a private address between the two. Bounded:
  * the body sent, the answer read (the rest dropped), the whole exchange's time; no redirect followed.
+ * Of the answer the log keeps its status and at most a short text excerpt (./answer-excerpt.ts).
  */
 import http from 'node:http';
 import https from 'node:https';
-import { checkOutgoingUrl, guardedLookup } from '../../shared/net/address-policy';
-
-/** What the delivery log keeps of an answer. */
-const KEPT_ANSWER = 1000;
+import { checkOutgoingUrl, guardedLookup, isPrivateAddress } from '../../shared/net/address-policy';
+import { answerExcerpt } from './answer-excerpt';
 
 export interface SendOutcome {
   statusCode: number | null;
@@ -59,6 +58,8 @@ export async function send(r: SendRequest): Promise<SendOutcome> {
         headers: { ...r.headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(r.body) },
       },
       (res) => {
+        // The address actually connected to: private only when allow_private_targets let it through.
+        const privateTarget = isPrivateAddress(res.socket?.remoteAddress ?? '');
         const parts: Buffer[] = [];
         let size = 0;
         res.on('data', (chunk: Buffer) => {
@@ -68,7 +69,13 @@ export async function send(r: SendRequest): Promise<SendOutcome> {
           else res.destroy();
         });
         const answered = () =>
-          finish(done(res.statusCode ?? null, null, Buffer.concat(parts).toString('utf8').slice(0, KEPT_ANSWER)));
+          finish(
+            done(
+              res.statusCode ?? null,
+              null,
+              answerExcerpt({ contentType: res.headers['content-type'], body: Buffer.concat(parts), privateTarget }),
+            ),
+          );
         res.on('end', answered);
         res.on('close', answered);
       },

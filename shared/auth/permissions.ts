@@ -12,6 +12,8 @@ export const PERMISSIONS = [
   'subscribers.renew',
   'subscribers.add_days',
   'subscribers.change_service',
+  /** A subscriber's own price (`price`, `override_price`): PUT and the bulk `set_price`. */
+  'subscribers.set_price',
   'subscribers.inactivate',
   'subscribers.disconnect',
   'subscribers.reset_fup',

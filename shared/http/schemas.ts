@@ -49,6 +49,18 @@ export const isoDate = { type: 'string', format: 'date' } as const;
 export const isoDateTime = { type: 'string', format: 'date-time' } as const;
 export const currencyCode = { type: 'string', pattern: '^[A-Z]{3}$' } as const;
 /** A money amount in the API: a decimal number (checked against the currency's digits later). */
+/**
+ * Not a field of the record: the caller's proof, in the same request, of its own two-factor sign-in
+ * for a step that makes lasting access (docs/two-factor.md); `when` says which.
+ */
+export const freshCodeProperty = <const W extends string>(when: W) =>
+  ({
+    type: 'string',
+    minLength: 1,
+    maxLength: 64,
+    description: `a current TOTP or recovery code of the caller's own two-factor sign-in; required, when the caller has it on, ${when}`,
+  }) as const;
+
 export const moneyAmount = { type: 'number', minimum: 0, maximum: 1e12 } as const;
 
 /** A closed object schema; its literal type keeps the property schemas and the required names. */

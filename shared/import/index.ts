@@ -7,6 +7,7 @@ import type { ImportData, SourceName } from './model';
 import type { ImportReport } from './report';
 import { readCsvSource } from './sources/csv';
 import { readDaloradius } from './sources/daloradius';
+import type { SourceConnection } from './sources/mysql';
 import { readPhpnuxbill } from './sources/phpnuxbill';
 import { writeImport, type WriteOptions } from './writer';
 
@@ -20,16 +21,20 @@ export interface ImportRequest extends WriteOptions {
   source: string;
   /** CSV header mapping, `their=ours,...`. */
   columns?: string;
+  /** How a database source may be reached: by default, public addresses only. */
+  connection?: SourceConnection;
 }
 
-export async function readSource(req: Pick<ImportRequest, 'from' | 'source' | 'columns'>): Promise<ImportData> {
+export async function readSource(
+  req: Pick<ImportRequest, 'from' | 'source' | 'columns' | 'connection'>,
+): Promise<ImportData> {
   switch (req.from) {
     case 'csv':
       return readCsvSource(req.source, req.columns);
     case 'daloradius':
-      return readDaloradius(req.source);
+      return readDaloradius(req.source, req.connection);
     case 'phpnuxbill':
-      return readPhpnuxbill(req.source);
+      return readPhpnuxbill(req.source, req.connection);
   }
 }
 

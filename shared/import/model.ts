@@ -5,11 +5,13 @@
  * are `YYYY-MM-DD`. Records are keyed by what identifies them in the source: plans and resellers by
  * name, subscribers by username (kept exactly), history rows by the source's own id.
  */
+import type { SessionReader } from './sessions';
 
 export const SOURCES = ['csv', 'daloradius', 'phpnuxbill'] as const;
 export type SourceName = (typeof SOURCES)[number];
 
-export type Entity = 'plans' | 'resellers' | 'subscribers' | 'history' | 'routers';
+/** `service_limits`: the (reseller, plan) pairs an imported reseller needs to sell its subscribers' plans. */
+export type Entity = 'plans' | 'resellers' | 'service_limits' | 'subscribers' | 'history' | 'sessions' | 'routers';
 
 export interface ImportPlan {
   name: string;
@@ -83,6 +85,8 @@ export interface ImportData {
   resellers: ImportReseller[];
   subscribers: ImportSubscriber[];
   history: ImportHistory[];
+  /** Accounting sessions, read in chunks while they are written (null: the source keeps none). */
+  sessions: SessionReader | null;
   /** Rows read by entity (a source may read more than it turns into records). */
   read: Partial<Record<Entity, number>>;
   issues: SourceIssue[];

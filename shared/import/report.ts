@@ -6,6 +6,7 @@
  */
 import { formatMinor } from '../money';
 import type { Entity, SourceName } from './model';
+import type { SessionMonth } from './sessions';
 
 export interface EntityCounts {
   read: number;
@@ -49,15 +50,19 @@ export interface ImportReport {
   seconds: number;
   currency: string;
   entities: Record<Entity, EntityCounts>;
-  /** Count of issues by entity, outcome and reason. */
-  reasons: { entity: Entity; outcome: Issue['outcome']; reason: string; count: number }[];
-  /** The first issues, for a look (all of them are counted in `reasons`). */
-  issues: Issue[];
+  /** Issues by entity, outcome and reason: how many, and the keys of the first few. */
+  reasons: { entity: Entity; outcome: Issue['outcome']; reason: string; count: number; examples: string[] }[];
+  /** Where every issue was written, one CSV line each (`issuesFile` of the run), or null. */
+  issuesFile: string | null;
   money: { balances: MoneyLine; payments: MoneyLine; reconciled: boolean };
   mismatches: Mismatch[];
+  /** Accounting sessions per month (UTC, of their start) against the source, or null: none read. */
+  sessions: { months: SessionMonth[]; reconciled: boolean } | null;
 }
 
 export const SAMPLE = 20;
+/** Keys shown per reason: a reason met 100,000 times is one line, not 100,000. */
+export const EXAMPLES = 3;
 
 export function emptyCounts(): EntityCounts {
   return { read: 0, imported: 0, unchanged: 0, skipped: 0, conflicting: 0 };
@@ -70,8 +75,8 @@ export function summariseIssues(issues: Issue[]): ImportReport['reasons'] {
     const reason = i.reason.split(': ')[0];
     const k = `${i.entity}\u0000${i.outcome}\u0000${reason}`;
     const c = counts.get(k);
-    if (c) c.count++;
-    else counts.set(k, { entity: i.entity, outcome: i.outcome, reason, count: 1 });
+    if (!c) counts.set(k, { entity: i.entity, outcome: i.outcome, reason, count: 1, examples: [i.key] });
+    else if (++c.count <= EXAMPLES) c.examples.push(i.key);
   }
   return [...counts.values()].sort((a, b) => b.count - a.count);
 }
@@ -104,15 +109,36 @@ export function formatReport(r: ImportReport): string {
     );
   }
   out.push(r.money.reconciled ? 'totals reconcile to the cent' : 'TOTALS DO NOT RECONCILE: see the mismatches');
+  if (r.sessions) {
+    out.push('');
+    out.push(
+      `sessions   ${pad('source', 10)}${pad('octets', 18)}${pad('not imported', 14)}${pad('ours', 10)}${pad('octets', 18)}${pad('difference', 12)}`,
+    );
+    for (const m of r.sessions.months) {
+      const diff =
+        m.difference.sessions === 0 && m.difference.octets === '0'
+          ? '0'
+          : `${m.difference.sessions} / ${m.difference.octets} B`;
+      out.push(
+        `${m.month.padEnd(11)}${pad(m.source.sessions, 10)}${pad(m.source.octets, 18)}${pad(m.notImported.sessions, 14)}${pad(m.ours.sessions, 10)}${pad(m.ours.octets, 18)}${pad(diff, 12)}`,
+      );
+    }
+    out.push(
+      r.sessions.reconciled
+        ? 'sessions and octets reconcile per month'
+        : 'SESSIONS DO NOT RECONCILE: see the months above',
+    );
+  }
   if (r.reasons.length) {
     out.push('');
     out.push('skipped, conflicting and warnings by reason:');
-    for (const x of r.reasons) out.push(`  ${x.entity} ${x.outcome}: ${x.reason} (${x.count})`);
-  }
-  if (r.issues.length) {
-    out.push('');
-    out.push(`first ${r.issues.length}:`);
-    for (const i of r.issues) out.push(`  ${i.entity} ${JSON.stringify(i.key)} ${i.outcome}: ${i.reason}`);
+    for (const x of r.reasons) {
+      const more = x.count > x.examples.length ? ', ...' : '';
+      out.push(
+        `  ${x.entity} ${x.outcome}: ${x.reason} (${x.count}: ${x.examples.map((k) => JSON.stringify(k)).join(', ')}${more})`,
+      );
+    }
+    if (r.issuesFile) out.push(`every one, with its detail: ${r.issuesFile}`);
   }
   if (r.mismatches.length) {
     out.push('');
@@ -121,4 +147,14 @@ export function formatReport(r: ImportReport): string {
       out.push(`  ${m.entity} ${JSON.stringify(m.key)} ${m.what}: source ${m.source}, ours ${m.ours}`);
   }
   return out.join('\n');
+}
+
+/** Every issue as CSV (entity,key,outcome,reason), cells quoted and spreadsheet formulas defused. */
+export function issuesCsv(issues: Issue[]): string {
+  const cell = (v: string) => {
+    const safe = /^[=+\-@\t\r]/.test(v) ? `'${v}` : v;
+    return /[",\n\r]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+  };
+  const lines = issues.map((i) => [i.entity, i.key, i.outcome, i.reason].map(cell).join(','));
+  return ['entity,key,outcome,reason', ...lines].join('\n') + '\n';
 }

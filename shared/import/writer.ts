@@ -12,6 +12,7 @@
  * of a batch are rethrown without the statement's parameters.
  */
 import crypto from 'node:crypto';
+import fs from 'node:fs';
 import { sql } from 'drizzle-orm';
 import { passwordCheckRow, syncAccessRows, type PasswordMode } from '../access/radius-rows';
 import { encrypt } from '../auth/secrets';
@@ -23,6 +24,9 @@ import { addDays, isIPv4, normaliseMac, todayIso } from '../domain/subscriber';
 import { currencyExponent, fromMinor, parseDecimal } from '../money';
 import { writePlanGroupReply } from '../radius';
 import { loadSettings } from '../settings';
+import { retentionCutoff } from '../access/retention-cutoff';
+import { prof } from './profile';
+import { importSessions } from './sessions';
 import {
   CLEARTEXT_ATTRIBUTES,
   passwordAttribute,
@@ -31,22 +35,16 @@ import {
   type ImportHistory,
   type ImportSubscriber,
 } from './model';
-import { emptyCounts, SAMPLE, summariseIssues, type ImportReport, type Issue, type Mismatch } from './report';
+import {
+  emptyCounts,
+  issuesCsv,
+  SAMPLE,
+  summariseIssues,
+  type ImportReport,
+  type Issue,
+  type Mismatch,
+} from './report';
 
-/**
- * Seconds spent per step of the writer (statement kinds of a batch, the read-backs), summed over
- * runs in this process: `IMPORT_PROFILE=1 npm run bench:import` prints and clears them after each
- * run. A handful of labels, so it stays small in a long-running process.
- */
-export const PROF = new Map<string, number>();
-export async function prof<T>(label: string, f: () => Promise<T>): Promise<T> {
-  const t0 = process.hrtime.bigint();
-  try {
-    return await f();
-  } finally {
-    PROF.set(label, (PROF.get(label) ?? 0) + Number(process.hrtime.bigint() - t0) / 1e9);
-  }
-}
 export interface WriteOptions {
   dryRun: boolean;
   /** Subscribers per transaction (default 1000). */
@@ -59,6 +57,8 @@ export interface WriteOptions {
   progress?: (message: string) => void;
   /** Progress as counts: subscribers (with their history) written of those to write. */
   onProgress?: (done: number, total: number) => void | Promise<void>;
+  /** Where to write every issue (CSV) when there is any; the report keeps counts and examples. */
+  issuesFile?: string;
   /** The manager who started the import (POST /api/imports): the actor of its audit rows; none from the command line. */
   managerId?: number;
 }
@@ -131,14 +131,16 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
   const source = data.source;
   const progress = options.progress ?? (() => undefined);
   const today = options.today ?? todayIso();
-  const settings = await loadSettings(db, ['currency', 'radius_password_mode']);
+  const settings = await loadSettings(db, ['currency', 'radius_password_mode', 'accounting_retention_months']);
   const currency = settings.currency;
   const passwordMode = settings.radius_password_mode as PasswordMode;
   const entities: Record<Entity, ReturnType<typeof emptyCounts>> = {
     plans: emptyCounts(),
     resellers: emptyCounts(),
+    service_limits: emptyCounts(),
     subscribers: emptyCounts(),
     history: emptyCounts(),
+    sessions: emptyCounts(),
     routers: emptyCounts(),
   };
   const issues: Issue[] = [];
@@ -378,6 +380,36 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
     }
   }
 
+  // ------------------------------------------------------------------ service limits
+  // A reseller sells only the plans it holds a limit for: without one, its imported subscribers
+  // could be renewed but no new one created (403 `reseller has no service limit for this plan`).
+  // Each reseller gets the plans its accepted subscribers are on, uncapped; a limit it has is kept.
+  const limitPairs = new Map<string, { reseller: string | number; plan: string }>();
+  for (const p of accepted.values()) {
+    const reseller = p.id !== undefined ? p.resellerId! : p.resellerName;
+    limitPairs.set(`${reseller}\u0000${p.planName}`, { reseller, plan: p.planName });
+  }
+  const resellerIdOf = (r: string | number) => (typeof r === 'number' ? r : liveResellers.get(r));
+  const planIdOf = (name: string) => {
+    const id = planIds.get(name);
+    return typeof id === 'number' ? id : undefined;
+  };
+  const heldLimits = await existingLimits(
+    db,
+    [...limitPairs.values()].map((x) => resellerIdOf(x.reseller)),
+  );
+  const newLimits: { reseller: string | number; plan: string }[] = [];
+  entities.service_limits.read = limitPairs.size;
+  for (const pair of limitPairs.values()) {
+    const rid = resellerIdOf(pair.reseller);
+    const pid = planIdOf(pair.plan);
+    if (rid !== undefined && pid !== undefined && heldLimits.has(`${rid}:${pid}`)) entities.service_limits.unchanged++;
+    else {
+      entities.service_limits.imported++;
+      newLimits.push(pair);
+    }
+  }
+
   // ------------------------------------------------------------------ history
   const historyBy = new Map<string, PlannedHistory[]>();
   const seenKeys = new Set<string>();
@@ -489,8 +521,18 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
         await tx.execute(sql`update resellers set path = ${`/${row.id}/`} where id = ${row.id}`);
         resellerIdByName.set(name, row.id);
       }
+      await writeServiceLimits(
+        tx,
+        newLimits.map((l) => ({
+          resellerId: typeof l.reseller === 'number' ? l.reseller : resellerIdByName.get(l.reseller)!,
+          serviceId: planIdOf(l.plan) ?? planIdByName.get(l.plan)!,
+        })),
+        { source, managerId: options.managerId ?? null },
+      );
     });
-    progress(`plans and resellers written: ${newPlans.length} plans, ${newResellers.length} resellers`);
+    progress(
+      `plans and resellers written: ${newPlans.length} plans, ${newResellers.length} resellers, ${newLimits.length} service limits`,
+    );
     const batchSize = options.batchSize ?? 1000;
     const work = [...planned, ...alreadyUnchanged.filter((p) => (historyBy.get(p.src.username) ?? []).length > 0)];
     for (let i = 0; i < work.length; i += batchSize) {
@@ -529,6 +571,37 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
     }
   }
 
+  // ------------------------------------------------------------------ accounting sessions
+  let sessions: ImportReport['sessions'] = null;
+  if (data.sessions) {
+    const skippedFor = new Set<string>();
+    const totals = await prof('sessions', () =>
+      importSessions(db, data.sessions!, {
+        dryRun: options.dryRun,
+        accepted: new Set(accepted.keys()),
+        listed: new Set([...counts.keys(), ...data.issues.filter((i) => i.entity === 'subscribers').map((i) => i.key)]),
+        // Once per username and reason: a skipped subscriber's 10,000 sessions are one issue.
+        skip: (username, reason) => {
+          const k = `${reason}\u0000${username}`;
+          if (skippedFor.has(k)) return;
+          skippedFor.add(k);
+          issues.push({ entity: 'sessions', key: username, outcome: 'skipped', reason });
+        },
+        today,
+        retainedFrom: epochOfDay(retentionCutoff(today, settings.accounting_retention_months)),
+        progress,
+      }),
+    );
+    entities.sessions = {
+      ...emptyCounts(),
+      read: totals.read,
+      imported: totals.imported,
+      unchanged: totals.unchanged,
+      skipped: totals.skipped,
+    };
+    sessions = { months: totals.months, reconciled: totals.reconciled };
+  }
+
   balances.after = after.balances;
   payments.after = after.payments;
   balances.difference = balances.source - balances.notImported - balances.after;
@@ -540,10 +613,49 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
     currency,
     entities,
     reasons: summariseIssues(issues),
-    issues: issues.slice(0, SAMPLE),
+    issuesFile: writeIssues(options.issuesFile, issues),
     money: { balances, payments, reconciled: balances.difference === 0 && payments.difference === 0 },
     mismatches: mismatches.slice(0, SAMPLE),
+    sessions,
   };
+}
+
+const epochOfDay = (day: string | null) => (day === null ? null : Date.parse(`${day}T00:00:00Z`) / 1000);
+
+function writeIssues(file: string | undefined, issues: Issue[]): string | null {
+  if (!file || !issues.length) return null;
+  fs.writeFileSync(file, issuesCsv(issues), { mode: 0o600 });
+  return file;
+}
+
+/** `reseller:plan` of the limits these resellers hold (unknown ids, a reseller still to be created, are left out). */
+async function existingLimits(db: Db, resellerIds: (number | undefined)[]): Promise<Set<string>> {
+  const ids = [...new Set(resellerIds.filter((id): id is number => id !== undefined))];
+  if (!ids.length) return new Set();
+  const rows = await db.execute<{ reseller_id: number; service_id: number }>(
+    sql`select reseller_id, service_id from reseller_service_limits where reseller_id = any(${sql.param(ids)}::int[])`,
+  );
+  return new Set(rows.rows.map((r) => `${r.reseller_id}:${r.service_id}`));
+}
+
+/** The limits in one statement, uncapped, each with the audit row the service-limits route writes. */
+async function writeServiceLimits(
+  tx: Tx,
+  limits: { resellerId: number; serviceId: number }[],
+  by: { source: string; managerId: number | null },
+): Promise<void> {
+  if (!limits.length) return;
+  await tx.execute(sql`
+    with added as (
+      insert into reseller_service_limits (reseller_id, service_id)
+      select * from unnest(${sql.param(limits.map((l) => l.resellerId))}::int[], ${sql.param(limits.map((l) => l.serviceId))}::int[])
+      on conflict do nothing
+      returning reseller_id, service_id)
+    insert into audit_log (manager_id, actor_type, action, entity, entity_id, reseller_id, details)
+    select ${by.managerId}::int, ${by.managerId === null ? 'system' : 'manager'}, 'reseller.service_limit', 'reseller',
+           reseller_id, reseller_id,
+           jsonb_build_object('service_id', service_id, 'max_subscribers', null, 'source', ${by.source}::text)
+      from added`);
 }
 
 const likePrefix = (prefix: string) => `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

@@ -6,7 +6,8 @@
  */
 import { eq } from 'drizzle-orm';
 import { subscribers } from '../../shared/db/schema';
-import { purgeAccountingHistory, retentionCutoff } from '../../services/network-access/usage/retention';
+import { retentionCutoff } from '../../shared/access/retention-cutoff';
+import { purgeAccountingHistory } from '../../services/network-access/usage/retention';
 import { adminToken, client, startTestApp, type TestApp } from '../helpers/app';
 
 let t: TestApp;

@@ -132,7 +132,7 @@ describe(`API keys over ${label}`, () => {
     expect((await api.get('/api/settings', { token: key })).status).toBe(200);
   });
 
-  it("a reseller's key: never more than the reseller holds, within its tree, narrower on request", async () => {
+  it("a reseller's key, its own or made for it by an admin: never more than the reseller holds, within its tree, narrower on request", async () => {
     const r = await manager('east-admin', {
       role: 'reseller',
       reseller_id: east.id,
@@ -164,9 +164,12 @@ describe(`API keys over ${label}`, () => {
       r.token,
     );
     expect(usernames(await api.get('/api/subscribers', { token: child.key }))).toEqual(['child1']);
+    // An admin may make a key for another manager: it is that manager's, within its tree.
+    const given = await createKey({ name: 'given', manager_id: r.id, permissions: ['subscribers.view'] });
+    expect(usernames(await api.get('/api/subscribers', { token: given.key }))).toEqual(['child1', 'east1']);
     // The reseller sees its own keys only; an admin sees them all.
     const mine = await api.get('/api/api-keys', { token: r.token });
-    expect(mine.body.data.map((k: { name: string }) => k.name).sort()).toEqual(['child', 'tree']);
+    expect(mine.body.data.map((k: { name: string }) => k.name).sort()).toEqual(['child', 'given', 'tree']);
     expect((await api.del(`/api/api-keys/${1}`, { token: r.token })).status).toBe(404);
   });
 
@@ -213,6 +216,9 @@ describe(`API keys over ${label}`, () => {
     for (let i = 0; i < 21; i++) statuses.push((await api.get('/api/subscribers', { token: key })).status);
     expect(statuses.slice(0, 20).every((s) => s === 200)).toBe(true);
     expect(statuses[20]).toBe(429);
+    const over = await api.get('/api/subscribers', { token: key });
+    expect(over.status).toBe(429);
+    expect(Number(over.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect((await api.get('/api/subscribers', { token: other.key })).status).toBe(200);
   });
 

@@ -127,6 +127,8 @@ describe('the audit trail', () => {
     await api.del(`/api/api-keys/${id}`, { token: adminToken() });
     const keyRows = await trail(`?target_type=api_key&target_id=${id}`);
     expect(keyRows.map((r) => r.action)).toEqual(['api_key.revoke', 'api_key.create']);
+    // Never the secret.
+    expect(JSON.stringify(keyRows)).not.toContain(key.slice(created.body.data.prefix.length + 1));
   });
 
   it('is scoped: a reseller reads its tree, a user none; filters by actor and time; nothing edits it', async () => {

@@ -114,4 +114,59 @@ describe('console: two-factor sign-in', () => {
     expect([erin.totpSecret, erin.totpEnabledAt]).toEqual([null, null]);
     expect(pageProblems).toEqual([]);
   });
+
+  it("asks an admin with it on for a code of its own to turn a manager's off and to create an admin", async () => {
+    const erinSecret = await enableByApi('erin');
+    now += 30_000;
+    const rootSecret = await enableByApi('root');
+    expect(erinSecret).not.toBe(rootSecret);
+    now += 30_000;
+    await signIn('root');
+    await page.getByRole('textbox', { name: /^Code/ }).fill(codeAt(rootSecret, now));
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    await page.getByRole('link', { name: 'Managers' }).click();
+
+    const row = page.getByRole('row', { name: /erin/ });
+    await row.getByRole('cell', { name: 'on', exact: true }).waitFor();
+    await row.getByRole('button', { name: 'Turn off two-factor for erin' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByRole('textbox', { name: /^Your two-factor code/ }).fill('000000');
+    await dialog.getByRole('button', { name: 'Yes, turn off two-factor for erin' }).click();
+    await dialog.getByText(/not a valid two-factor code/).waitFor();
+    const [still] = await t.db.select().from(managers).where(eq(managers.username, 'erin'));
+    expect(still.totpEnabledAt).not.toBeNull();
+    now += 30_000;
+    await dialog.getByRole('textbox', { name: /^Your two-factor code/ }).fill(codeAt(rootSecret, now));
+    await dialog.getByRole('button', { name: 'Yes, turn off two-factor for erin' }).click();
+    await row.getByRole('cell', { name: 'off', exact: true }).waitFor();
+    const [erin] = await t.db.select().from(managers).where(eq(managers.username, 'erin'));
+    expect(erin.totpEnabledAt).toBeNull();
+
+    now += 30_000;
+    await page.getByRole('button', { name: 'New manager' }).click();
+    await dialog.getByLabel('Username').fill('root2');
+    await dialog.getByLabel('Password (8 or more)').fill(PASSWORD);
+    await dialog.getByLabel('Role').selectOption('admin');
+    await dialog.getByRole('textbox', { name: /^Your two-factor code/ }).fill(codeAt(rootSecret, now));
+    await dialog.getByRole('button', { name: 'New manager' }).click();
+    await page.getByRole('row', { name: /root2/ }).waitFor();
+    const [created] = await t.db.select().from(managers).where(eq(managers.username, 'root2'));
+    expect(created.role).toBe('admin');
+    expect(pageProblems).toEqual([]);
+  });
 });
+
+/** Turns two-factor sign-in on through the API for `username`, at the current step; its secret. */
+async function enableByApi(username: string): Promise<string> {
+  const signedIn = await http(t.baseUrl, 'POST', '/api/auth/login', { body: { username, password: PASSWORD } });
+  const token = signedIn.body.data.token;
+  const started = await http(t.baseUrl, 'POST', '/api/auth/two-factor/enrol', { token, body: {} });
+  const secret = started.body.data.secret;
+  const confirmed = await http(t.baseUrl, 'POST', '/api/auth/two-factor/confirm', {
+    token,
+    body: { code: codeAt(secret, now) },
+  });
+  expect(confirmed.status).toBe(200);
+  return secret;
+}

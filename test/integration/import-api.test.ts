@@ -5,8 +5,10 @@
  * answered back.
  */
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { adminToken, client, token, startTestApp, type TestApp } from '../helpers/app';
+import { freePort } from '../helpers/server-process';
 import { mariadbFixture, rowCounts } from './import-helpers';
 
 const FIXTURES = path.join(__dirname, '../fixtures/import');
@@ -16,6 +18,9 @@ let api: ReturnType<typeof client>;
 let dalo: { url: string; drop(): Promise<void> };
 const admin = adminToken();
 const savedImportDir = process.env.IMPORT_DIR;
+// Read when a job connects: a failed connection is reported once this much time has passed.
+process.env.IMPORT_CONNECT_TIMEOUT_MS = '1500';
+const CONNECT_TIMEOUT_MS = 1500;
 
 beforeAll(async () => {
   process.env.IMPORT_DIR = FIXTURES;
@@ -93,7 +98,116 @@ describe('POST /api/imports', () => {
   });
 });
 
+/** A TCP listener on 127.0.0.1 that counts its connections and says nothing, or answers like an SSH server. */
+async function listener(
+  mode: 'silent' | 'ssh',
+): Promise<{ port: number; connections: number; close(): Promise<void> }> {
+  const sockets = new Set<net.Socket>();
+  const state = { port: 0, connections: 0, close: async () => undefined as void };
+  const server = net.createServer((socket) => {
+    state.connections += 1;
+    sockets.add(socket);
+    socket.on('error', () => undefined);
+    if (mode === 'ssh') socket.write('SSH-2.0-OpenSSH_9.6\r\n');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  state.port = (server.address() as net.AddressInfo).port;
+  state.close = async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  return state;
+}
+
+const setAllowPrivateTargets = async (on: boolean) =>
+  expect((await api.put('/api/settings', { allow_private_targets: on }, { token: admin })).status).toBe(200);
+
+describe('the source database address (issue 43, finding 6)', () => {
+  test('a loopback, private or reserved host is refused with 400 before any connection, and no job', async () => {
+    const tcp = await listener('silent');
+    try {
+      for (const host of [
+        `127.0.0.1:${tcp.port}`,
+        `localhost:${tcp.port}`,
+        `[::ffff:0:7f00:1]:${tcp.port}`,
+        '10.0.0.5',
+        '169.254.169.254',
+      ]) {
+        const res = await api.post(
+          '/api/imports',
+          { from: 'daloradius', source: `mysql://radius:pw@${host}/radius` },
+          { token: admin },
+        );
+        expect([res.status, res.body.message]).toEqual([
+          400,
+          'source refused: a loopback, private or reserved address',
+        ]);
+      }
+      expect(tcp.connections).toBe(0);
+      expect(await importJobs()).toBe(0);
+    } finally {
+      await tcp.close();
+    }
+  });
+
+  describe('with allow_private_targets', () => {
+    beforeAll(() => setAllowPrivateTargets(true));
+
+    test.each([
+      'socketPath=/run/mysqld/mysqld.sock',
+      'multipleStatements=true',
+      'localInfile=true',
+      'charset=latin1',
+      'ssl=%7B%22rejectUnauthorized%22%3Afalse%7D',
+    ])('a query parameter other than ssl=true|false is refused with 400 naming it, no job: ?%s', async (query) => {
+      const res = await api.post(
+        '/api/imports',
+        { from: 'phpnuxbill', source: `${dalo.url}?${query}` },
+        { token: admin },
+      );
+      expect(res.status).toBe(400);
+      expect(res.body.message).toContain('source');
+      expect(res.body.message).toContain(query.split('=')[0]);
+      expect(await importJobs()).toBe(0);
+    });
+
+    test('a closed port, a silent one and one that is not MySQL fail alike, and not before the connect timeout', async () => {
+      const closed = await freePort();
+      const silent = await listener('silent');
+      const ssh = await listener('ssh');
+      try {
+        const outcomes: { error: string; ms: number }[] = [];
+        for (const port of [closed, silent.port, ssh.port]) {
+          const res = await api.post(
+            '/api/imports',
+            { from: 'daloradius', source: `mysql://radius:pw@127.0.0.1:${port}/radius` },
+            { token: admin },
+          );
+          expect(res.status).toBe(202);
+          const job = await finished(res.body.data.id);
+          expect(job.status).toBe('failed');
+          outcomes.push({
+            error: String(job.error).replace(String(port), '<port>'),
+            ms: Date.parse(job.finished_at) - Date.parse(job.created_at),
+          });
+        }
+        expect(outcomes.map((o) => o.error)).toEqual(Array(3).fill(outcomes[0].error));
+        expect(outcomes[0].error).toContain('cannot connect to the source database');
+        for (const o of outcomes) expect(o.ms).toBeGreaterThanOrEqual(CONNECT_TIMEOUT_MS);
+        expect([silent.connections, ssh.connections]).toEqual([1, 1]);
+      } finally {
+        await silent.close();
+        await ssh.close();
+      }
+      await t.pool.query(`delete from bulk_jobs where action = 'import'`);
+      await t.pool.query(`delete from audit_log where action = 'import.start'`);
+    });
+  });
+});
+
 describe('an import job', () => {
+  beforeAll(() => setAllowPrivateTargets(true));
+
   test('uploaded CSV, dry run: 202 with an id, the job reports what it would do and writes nothing', async () => {
     const before = await rowCounts(t.pool);
     const res = await api.post(

@@ -147,6 +147,74 @@ describe('import from CSV', () => {
     expect(wallet.rows[0].sum).toBe(1801);
   });
 
+  test('each reseller may sell the plans its imported subscribers are on (an uncapped limit, audited)', async () => {
+    const held = await t.pool.query(
+      `select r.name as reseller, p.name as plan, l.max_subscribers from reseller_service_limits l
+         join resellers r on r.id = l.reseller_id join services p on p.id = l.service_id order by 1, 2`,
+    );
+    const standing = await t.pool.query(
+      `select distinct r.name as reseller, p.name as plan, null::int as max_subscribers from subscribers s
+         join resellers r on r.id = s.reseller_id join services p on p.id = s.service_id order by 1, 2`,
+    );
+    expect(held.rows.length).toBeGreaterThan(1);
+    expect(held.rows).toEqual(standing.rows);
+    expect(real.entities.service_limits).toEqual({
+      read: held.rows.length,
+      imported: held.rows.length,
+      unchanged: 0,
+      skipped: 0,
+      conflicting: 0,
+    });
+    const audited = await t.pool.query(
+      `select count(*)::int as n from audit_log where action = 'reseller.service_limit'`,
+    );
+    expect(audited.rows[0].n).toBe(held.rows.length);
+  });
+
+  test('sessions.csv: closed and open sessions, their usage, a row that is no session reported', async () => {
+    expect(real.entities.sessions).toEqual({ read: 3, imported: 2, unchanged: 0, skipped: 1, conflicting: 0 });
+    expect(real.sessions?.reconciled).toBe(true);
+    expect(real.sessions?.months.map((m) => [m.month, m.source.sessions, m.ours.sessions, m.ours.octets])).toEqual([
+      ['2025-12', 1, 1, '1000'],
+      ['2026-01', 1, 1, '10'],
+      ['unknown', 1, 0, '0'],
+    ]);
+    expect(real.reasons).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ entity: 'sessions', reason: 'start is not a time', examples: ['bob'] }),
+      ]),
+    );
+    const rows = await t.pool.query(
+      `select acctsessionid, length(acctuniqueid) as uid, acctstarttime, acctstoptime is null as open, callingstationid
+         from radacct order by acctstarttime`,
+    );
+    expect(rows.rows).toEqual([
+      {
+        acctsessionid: 'c1',
+        uid: 32,
+        acctstarttime: new Date('2025-12-31T23:00:00Z'),
+        open: false,
+        callingstationid: 'AA-BB-CC-DD-EE-01',
+      },
+      {
+        acctsessionid: 'c2',
+        uid: 32,
+        acctstarttime: new Date('2026-01-14T07:00:00Z'),
+        open: true,
+        callingstationid: null,
+      },
+    ]);
+    const usage = await t.pool.query(
+      `select d.date::text, d.download_bytes + d.upload_bytes as bytes from daily_usage d order by d.date`,
+    );
+    expect(usage.rows).toEqual([
+      { date: '2026-01-01', bytes: 1000 },
+      { date: '2026-01-14', bytes: 10 },
+    ]);
+    const alice = await t.pool.query(`select is_online, monthly_quota_used from subscribers where username = 'alice'`);
+    expect(alice.rows).toEqual([{ is_online: true, monthly_quota_used: 1010 }]);
+  });
+
   test('a second run changes nothing', async () => {
     const before = await rowCounts(t.pool);
     const again = await csv(false);
@@ -155,8 +223,10 @@ describe('import from CSV', () => {
     expect(again.entities.history).toMatchObject({ imported: 0, unchanged: 5 });
     expect(again.entities.plans).toMatchObject({ imported: 0, unchanged: 2 });
     expect(again.entities.resellers).toMatchObject({ imported: 0 });
+    expect(again.entities.service_limits).toMatchObject({ imported: 0, unchanged: real.entities.service_limits.read });
     expect(again.money).toEqual(real.money);
     expect(again.mismatches).toEqual([]);
+    expect(again.entities.sessions).toMatchObject({ imported: 0, unchanged: 2 });
   });
 
   test('passwords appear in no report', () => {
@@ -190,9 +260,9 @@ describe('import from CSV', () => {
       (select id from subscribers where username = 'bob')`);
     const report = await csv(true);
     expect(report.entities.subscribers).toMatchObject({ conflicting: 1, unchanged: 4 });
-    expect(report.issues).toEqual(
+    expect(report.reasons).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ key: 'bob', outcome: 'conflicting', reason: expect.stringMatching(/exists/) }),
+        expect.objectContaining({ outcome: 'conflicting', reason: expect.stringMatching(/exists/), examples: ['bob'] }),
       ]),
     );
   });

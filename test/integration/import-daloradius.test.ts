@@ -20,7 +20,13 @@ afterAll(async () => {
 });
 
 const dalo = (dryRun: boolean) =>
-  runImport(t.db, { from: 'daloradius', source: source.url, dryRun, today: '2026-01-15' });
+  runImport(t.db, {
+    from: 'daloradius',
+    source: source.url,
+    dryRun,
+    today: '2026-01-15',
+    connection: { allowPrivateTargets: true },
+  });
 
 describe('import from daloRADIUS', () => {
   let dry: ImportReport;
@@ -104,6 +110,92 @@ describe('import from daloRADIUS', () => {
     ]);
   });
 
+  test('accounting history comes along: sessions, daily usage, the month counted, the open session live', async () => {
+    const month = (m: string, source: [number, string], skipped: [number, string], ours: [number, string]) => ({
+      month: m,
+      source: { sessions: source[0], octets: source[1] },
+      notImported: { sessions: skipped[0], octets: skipped[1] },
+      ours: { sessions: ours[0], octets: ours[1] },
+      difference: { sessions: 0, octets: '0' },
+    });
+    expect(dry.entities.sessions).toEqual({ read: 7, imported: 5, unchanged: 0, skipped: 2, conflicting: 0 });
+    expect(dry.sessions).toEqual({
+      months: [
+        month('2025-11', [2, '1100'], [1, '100'], [1, '1000']),
+        month('2025-12', [2, '16000'], [0, '0'], [2, '16000']),
+        month('2026-01', [3, '34014'], [1, '14'], [2, '34000']),
+      ],
+      reconciled: true,
+    });
+    const reasons = Object.fromEntries(
+      dry.reasons.filter((r) => r.entity === 'sessions').map((r) => [r.reason, r.examples]),
+    );
+    expect(reasons).toEqual({ 'its subscriber is not imported': ['dalo.badexp'], 'unknown subscriber': ['ghost'] });
+
+    const sessions = await t.pool.query(
+      `select acctuniqueid, username, acctstoptime is null as open, acctinputoctets, acctoutputoctets,
+              host(framedipaddress) as ip, framedipv6prefix::text as ip6, callingstationid, acctterminatecause,
+              acctupdatetime > now() - interval '10 minutes' as updated_now
+         from radacct order by acctuniqueid`,
+    );
+    expect(sessions.rows.map((r) => r.acctuniqueid.slice(-1))).toEqual(['1', '2', '3', '4', '5']);
+    expect(sessions.rows[3]).toEqual({
+      acctuniqueid: 'a1000000000000000000000000000004',
+      username: 'dalo.clear',
+      open: true,
+      acctinputoctets: 400,
+      acctoutputoctets: 600,
+      ip: '10.20.0.5',
+      ip6: '2001:db8:1::/64',
+      callingstationid: 'AA:00:00:00:00:01',
+      acctterminatecause: null,
+      // The stale-session rule counts from the import, not from the last interim before the move.
+      updated_now: true,
+    });
+    expect(sessions.rows[0]).toMatchObject({ open: false, updated_now: false, acctterminatecause: 'User-Request' });
+
+    const usage = await t.pool.query(
+      `select s.username, d.date::text, d.download_bytes, d.upload_bytes
+         from daily_usage d join subscribers s on s.id = d.subscriber_id order by 1, 2`,
+    );
+    expect(usage.rows).toEqual([
+      { username: 'dalo.clear', date: '2025-12-01', download_bytes: 5000, upload_bytes: 1000 },
+      { username: 'dalo.clear', date: '2025-12-21', download_bytes: 8000, upload_bytes: 2000 },
+      { username: 'dalo.clear', date: '2026-01-10', download_bytes: 30000, upload_bytes: 3000 },
+      { username: 'dalo.clear', date: '2026-01-15', download_bytes: 600, upload_bytes: 400 },
+      { username: 'dalo.nt', date: '2025-11-05', download_bytes: 900, upload_bytes: 100 },
+    ]);
+    const counters = await t.pool.query(
+      `select username, is_online, host(ip_address) as ip, daily_quota_used, monthly_quota_used, usage_day::text
+         from subscribers where username in ('dalo.clear', 'dalo.nt') order by username`,
+    );
+    expect(counters.rows).toEqual([
+      {
+        username: 'dalo.clear',
+        is_online: true,
+        ip: '10.20.0.5',
+        daily_quota_used: 1000,
+        monthly_quota_used: 34000,
+        usage_day: '2026-01-15',
+      },
+      {
+        username: 'dalo.nt',
+        is_online: false,
+        ip: null,
+        daily_quota_used: 0,
+        monthly_quota_used: 0,
+        usage_day: '2026-01-15',
+      },
+    ]);
+    // Later interims of the open session count from its imported totals.
+    const seen = await t.pool.query(
+      `select u.input, u.output from usage_seen u join radacct r using (radacctid) where r.acctstoptime is null`,
+    );
+    expect(seen.rows).toEqual([{ input: 400, output: 600 }]);
+    const queued = await t.pool.query(`select count(*)::int as n from fup_queue`);
+    expect(queued.rows[0].n).toBe(2);
+  });
+
   test('a second run changes nothing', async () => {
     const before = await rowCounts(t.pool);
     const again = await dalo(false);
@@ -111,5 +203,7 @@ describe('import from daloRADIUS', () => {
     expect(again.entities.subscribers).toMatchObject({ imported: 0, unchanged: 6 });
     expect(again.entities.history).toMatchObject({ imported: 0, unchanged: 4 });
     expect(again.money.reconciled).toBe(true);
+    expect(again.entities.sessions).toMatchObject({ read: 7, imported: 0, unchanged: 5, skipped: 2 });
+    expect(again.sessions).toEqual(dry.sessions);
   });
 });

@@ -32,7 +32,7 @@ beforeAll(async () => {
     ['phpnuxbill', nux.url],
     ['csv', path.join(__dirname, '../fixtures/import/csv')],
   ] as const) {
-    const report = await runImport(t.db, { from, source, dryRun: false });
+    const report = await runImport(t.db, { from, source, dryRun: false, connection: { allowPrivateTargets: true } });
     expect(report.money.reconciled).toBe(true);
   }
   radius = await startFreeradius(t, SECRET);

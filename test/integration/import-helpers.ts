@@ -10,6 +10,7 @@ const TABLES = [
   'subscribers',
   'services',
   'resellers',
+  'reseller_service_limits',
   'invoices',
   'invoice_items',
   'invoice_payments',
@@ -20,6 +21,10 @@ const TABLES = [
   'radusergroup',
   'radgroupreply',
   'audit_log',
+  'radacct',
+  'daily_usage',
+  'usage_seen',
+  'fup_queue',
 ];
 
 /** Row counts of every table an import writes, plus a digest of their contents. */
@@ -65,8 +70,8 @@ export async function mariadbFixture(folder: string): Promise<{ url: string; dro
     await conn.query(`create database \`${name}\` character set utf8mb4`);
     await conn.query(`use \`${name}\``);
     await conn.query(`set session sql_mode = ''`);
-    for (const file of ['schema.sql', 'data.sql']) {
-      await conn.query(fs.readFileSync(path.join(__dirname, '../fixtures/import', folder, file), 'utf8'));
+    for (const file of ['radacct.sql', `${folder}/schema.sql`, `${folder}/data.sql`]) {
+      await conn.query(fs.readFileSync(path.join(__dirname, '../fixtures/import', file), 'utf8'));
     }
   } finally {
     await conn.end();

@@ -19,7 +19,13 @@ afterAll(async () => {
 });
 
 const nux = (dryRun: boolean) =>
-  runImport(t.db, { from: 'phpnuxbill', source: source.url, dryRun, today: '2026-01-15' });
+  runImport(t.db, {
+    from: 'phpnuxbill',
+    source: source.url,
+    dryRun,
+    today: '2026-01-15',
+    connection: { allowPrivateTargets: true },
+  });
 
 test('phpnuxbill: dry run, real run and a second run that changes nothing', async () => {
   const empty = await rowCounts(t.pool);
@@ -81,9 +87,45 @@ test('phpnuxbill: dry run, real run and a second run that changes nothing', asyn
     'imported from phpnuxbill #2 (INV-2)',
   ]);
 
+  // Its RADIUS-mode radacct: a closed session with gigaword-sized octets and an open one.
+  expect(real.entities.sessions).toEqual({ read: 2, imported: 2, unchanged: 0, skipped: 0, conflicting: 0 });
+  expect(real.sessions).toEqual({
+    months: [
+      {
+        month: '2025-12',
+        source: { sessions: 1, octets: '9999999999' },
+        notImported: { sessions: 0, octets: '0' },
+        ours: { sessions: 1, octets: '9999999999' },
+        difference: { sessions: 0, octets: '0' },
+      },
+      {
+        month: '2026-01',
+        source: { sessions: 1, octets: '3000' },
+        notImported: { sessions: 0, octets: '0' },
+        ours: { sessions: 1, octets: '3000' },
+        difference: { sessions: 0, octets: '0' },
+      },
+    ],
+    reconciled: true,
+  });
+  const usage = await t.pool.query(
+    `select d.date::text, d.download_bytes, d.upload_bytes from daily_usage d join subscribers s on s.id = d.subscriber_id
+      where s.username = 'nux.pppoe' order by d.date`,
+  );
+  expect(usage.rows).toEqual([
+    { date: '2025-12-03', download_bytes: 9876543210, upload_bytes: 123456789 },
+    { date: '2026-01-14', download_bytes: 2000, upload_bytes: 1000 },
+  ]);
+  const state = await t.pool.query(
+    `select is_online, host(ip_address) as ip, monthly_quota_used, daily_quota_used from subscribers where username = 'nux.pppoe'`,
+  );
+  expect(state.rows).toEqual([{ is_online: true, ip: '10.30.0.2', monthly_quota_used: 3000, daily_quota_used: 0 }]);
+
   const before = await rowCounts(t.pool);
   const again = await nux(false);
   expect(await rowCounts(t.pool)).toEqual(before);
   expect(again.entities.subscribers).toMatchObject({ imported: 0, unchanged: 3 });
+  expect(again.entities.sessions).toMatchObject({ imported: 0, unchanged: 2 });
+  expect(again.sessions).toEqual(real.sessions);
   expect(again.money).toEqual(real.money);
 });

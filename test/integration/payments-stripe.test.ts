@@ -208,6 +208,22 @@ describe('settings and checkout', () => {
     expect((await payButton({ id: other.id, token: inv.token })).status).toBe(404);
     expect(await checkoutOf(other.id)).toBeUndefined();
   });
+
+  it("the Pay button checks the provider's address again: with allow_private_targets off, no checkout is made", async () => {
+    const sub = await mkSub();
+    const inv = await mkInvoice(sub.id, 5);
+    const sessions = stripe.sessions.size;
+    expect((await api.put('/api/settings', { allow_private_targets: false }, { token: admin })).status).toBe(200);
+    try {
+      const res = await payButton(inv);
+      expect(res.status).toBe(400);
+      expect(res.text).toContain('stripe_api_base_url refused: a loopback, private or reserved address');
+      expect(await checkoutOf(inv.id)).toBeUndefined();
+      expect(stripe.sessions.size).toBe(sessions);
+    } finally {
+      await api.put('/api/settings', { allow_private_targets: true }, { token: admin });
+    }
+  });
 });
 
 describe('webhook', () => {

@@ -8,7 +8,8 @@ import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { db } from '../../shared/db/client';
 import { saveSettings } from '../../shared/settings';
-import { isPrivateAddress } from '../../shared/net/address-policy';
+import { startOpsServer } from '../../runtime/ops-server';
+import { checkOutgoingUrl, guardedLookup, isPrivateAddress } from '../../shared/net/address-policy';
 import { adminToken, client, startTestApp, token, TEST_METRICS_TOKEN, type TestApp } from '../helpers/app';
 import { seedInvoice, seedReseller, seedSubscriber } from './documents-fixtures';
 
@@ -20,6 +21,22 @@ class Target {
   server = http.createServer((req, res) => {
     this.requests.push(`${req.method} ${req.url}`);
     req.resume();
+    if (req.url === '/hang.png') return;
+    if (req.url === '/moved.png') {
+      res.writeHead(302, { location: '/logo.png' });
+      res.end();
+      return;
+    }
+    if (req.url === '/big.png') {
+      res.writeHead(200, { 'content-type': 'image/png' });
+      res.end(Buffer.alloc(256 * 1024 + 1));
+      return;
+    }
+    if (req.url === '/page.html') {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<p>not an image</p>');
+      return;
+    }
     if (req.url?.endsWith('.png')) {
       res.writeHead(200, { 'content-type': 'image/png' });
       res.end(Buffer.from(PNG_B64, 'base64'));
@@ -81,9 +98,11 @@ describe('a JSON body nested 5,000 deep', () => {
   it('brackets inside strings do not count, and 64 levels still reach the route', async () => {
     const inString = await api.post('/api/auth/login', { username: '[{'.repeat(10), password: 'x' });
     expect(inString.status).toBe(401);
-    const deep = await api.post('/api/auth/login', undefined, { rawBody: nested(63) });
+    const deep = await api.post('/api/auth/login', undefined, { rawBody: nested(64) });
     expect(deep.status).toBe(400);
     expect(deep.body.message).not.toMatch(/nests deeper/);
+    const deeper = await api.post('/api/auth/login', undefined, { rawBody: nested(65) });
+    expect(deeper.body.message).toBe('JSON body nests deeper than 64 levels');
   });
 });
 
@@ -103,10 +122,15 @@ describe('the public receipt', () => {
     expect(csp).toMatch(/default-src 'none'/);
     expect(csp).toMatch(/style-src 'sha256-[A-Za-z0-9+/=]+'/);
     expect(csp).toMatch(/img-src data:/);
+    expect(csp).toMatch(/base-uri 'none'/);
+    expect(csp).toMatch(/form-action 'none'/);
     expect(csp).toMatch(/frame-ancestors 'none'/);
     expect(csp).not.toMatch(/script-src|unsafe-inline/);
     expect(page.headers.get('x-content-type-options')).toBe('nosniff');
     expect(page.headers.get('x-frame-options')).toBe('DENY');
+    expect(page.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(page.headers.get('cache-control')).toBe('private, no-store');
+    expect(page.headers.get('x-robots-tag')).toBe('noindex');
   });
 
   it('PDF sends them too', async () => {
@@ -115,9 +139,14 @@ describe('the public receipt', () => {
     const pdf = await fetch(url);
     expect(pdf.status).toBe(200);
     await pdf.arrayBuffer();
-    expect(pdf.headers.get('content-security-policy')).toMatch(/default-src 'none'/);
+    expect(pdf.headers.get('content-security-policy')).toBe(
+      "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    );
     expect(pdf.headers.get('x-content-type-options')).toBe('nosniff');
     expect(pdf.headers.get('x-frame-options')).toBe('DENY');
+    expect(pdf.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(pdf.headers.get('cache-control')).toBe('private, no-store');
+    expect(pdf.headers.get('x-robots-tag')).toBe('noindex');
   });
 
   it('renders with the browser network off: a logo URL stored before the policy is never fetched', async () => {
@@ -161,17 +190,34 @@ describe('a request trickled a byte at a time', () => {
   it('headers that never end are cut after HEADERS_TIMEOUT_MS', async () => {
     const { port } = new URL(t.baseUrl);
     const started = Date.now();
-    const ms = await new Promise<number>((resolve) => {
+    const closed = await new Promise<{ ms: number; data: string }>((resolve) => {
       const socket = net.connect(Number(port), '127.0.0.1');
+      let data = '';
+      socket.on('data', (d) => (data += d.toString()));
       socket.on('error', () => undefined);
       socket.write('GET /health HTTP/1.1\r\nHost: x\r\n');
       const timer = setInterval(() => socket.writable && socket.write('X-Slow: 1\r\n'), 200);
       socket.on('close', () => {
         clearInterval(timer);
-        resolve(Date.now() - started);
+        resolve({ ms: Date.now() - started, data });
       });
     });
-    expect(ms).toBeLessThan(4000);
+    expect(closed.ms).toBeLessThan(4000);
+    expect(closed.data).toMatch(/^HTTP\/1\.1 408/);
+  });
+
+  it('bound receiving only: an answer that takes longer than REQUEST_TIMEOUT_MS still arrives', async () => {
+    // The settings service waits for a logo that never comes (5 s), well past this app's 1.5 s.
+    const started = Date.now();
+    const res = await api.put(
+      '/api/settings',
+      { operator_logo_url: `${targetBase}/hang.png`, allow_private_targets: true },
+      { token: adminToken() },
+    );
+    expect(Date.now() - started).toBeGreaterThanOrEqual(4500);
+    expect(res.status).toBe(400);
+    expect(res.body.message).toBe('operator_logo_url refused: no answer in time');
+    await api.put('/api/settings', { allow_private_targets: false }, { token: adminToken() });
   });
 });
 
@@ -208,6 +254,15 @@ describe('outgoing addresses of chat providers and the logo', () => {
     const now = await api.get('/api/settings', { token: adminToken() });
     expect(now.body.data.telegram_base_url).toBe('https://api.telegram.org');
     expect(now.body.data.whatsapp_base_url).toBe('https://graph.facebook.com/v21.0');
+  });
+
+  it('a provider URL saved unchanged needs no token', async () => {
+    const res = await api.put(
+      '/api/settings',
+      { telegram_base_url: 'https://api.telegram.org', whatsapp_base_url: 'https://graph.facebook.com/v21.0' },
+      { token: adminToken() },
+    );
+    expect(res.status).toBe(200);
   });
 
   it('a loopback, private or metadata address is refused unless allow_private_targets', async () => {
@@ -274,6 +329,27 @@ describe('outgoing addresses of chat providers and the logo', () => {
     expect(inline.status).toBe(200);
   });
 
+  it('a logo is refused when redirected, over 256 KB or not a PNG, JPEG, GIF or WebP, fetched or inline', async () => {
+    const put = (url: string) =>
+      api.put('/api/settings', { operator_logo_url: url, allow_private_targets: true }, { token: adminToken() });
+    target.requests = [];
+    const moved = await put(`${targetBase}/moved.png`);
+    expect([moved.status, moved.body.message]).toEqual([400, 'operator_logo_url refused: answered HTTP 302']);
+    expect(target.requests).toEqual(['GET /moved.png']);
+    const big = await put(`${targetBase}/big.png`);
+    expect([big.status, big.body.message]).toEqual([400, 'operator_logo_url refused: larger than 262144 bytes']);
+    const page = await put(`${targetBase}/page.html`);
+    expect([page.status, page.body.message]).toEqual([400, 'operator_logo_url must be a PNG, JPEG, GIF or WebP image']);
+    const bigInline = await put(`data:image/png;base64,${Buffer.alloc(256 * 1024 + 1).toString('base64')}`);
+    expect([bigInline.status, bigInline.body.message]).toEqual([
+      400,
+      'operator_logo_url refused: larger than 262144 bytes',
+    ]);
+    const svg = await put(`data:image/svg+xml;base64,${Buffer.from('<svg/>').toString('base64')}`);
+    expect([svg.status, svg.body.message]).toEqual([400, 'operator_logo_url must be a PNG, JPEG, GIF or WebP image']);
+    await api.put('/api/settings', { allow_private_targets: false }, { token: adminToken() });
+  });
+
   it('the address check itself', () => {
     for (const ip of [
       '127.0.0.1',
@@ -291,6 +367,42 @@ describe('outgoing addresses of chat providers and the logo', () => {
       expect(isPrivateAddress(ip)).toBe(false);
     }
   });
+
+  it('refuses other schemes, credentials in the URL, multicast, documentation and reserved ranges', async () => {
+    const why = (raw: string, allowPrivate = false) =>
+      checkOutgoingUrl('f', raw, allowPrivate).then(
+        () => 'allowed',
+        (e: Error) => e.message,
+      );
+    expect(await why('ftp://8.8.8.8/x', true)).toBe('f refused: not http(s)');
+    expect(await why('file:///etc/passwd', true)).toBe('f refused: not http(s)');
+    expect(await why('https://user:pw@8.8.8.8/', true)).toBe('f refused: credentials in the URL');
+    for (const host of [
+      '224.0.0.1',
+      '239.255.255.250',
+      '[ff02::1]',
+      '192.0.2.1',
+      '198.51.100.7',
+      '203.0.113.9',
+      '[2001:db8::1]',
+      '240.0.0.1',
+      '[::ffff:169.254.169.254]',
+    ]) {
+      expect(await why(`http://${host}/`)).toBe('f refused: a loopback, private or reserved address');
+    }
+    expect(await why('https://8.8.8.8/')).toBe('allowed');
+  });
+
+  it('checks every resolved address again at connect time (the guarded lookup)', async () => {
+    const resolve = (allowPrivate: boolean) =>
+      new Promise<string>((done) =>
+        guardedLookup(allowPrivate)('localhost', { all: false }, (err, address) =>
+          done(err ? String((err as NodeJS.ErrnoException).code) : String(address)),
+        ),
+      );
+    expect(await resolve(false)).toBe('EADDRNOTALLOWED');
+    expect(await resolve(true)).toMatch(/^(127\.0\.0\.1|::1)$/);
+  });
 });
 
 describe('/metrics on the public port', () => {
@@ -300,6 +412,17 @@ describe('/metrics on the public port', () => {
     const ok = await api.get('/metrics', { headers: { authorization: `Bearer ${TEST_METRICS_TOKEN}` } });
     expect(ok.status).toBe(200);
     expect(ok.text).toMatch(/process_cpu_user_seconds_total/);
+  });
+
+  it('each process serves its own on OPS_PORT without credentials', async () => {
+    const ops = await startOpsServer(t.app.broker, 0);
+    try {
+      const res = await fetch(`http://127.0.0.1:${ops!.port}/metrics`);
+      expect(res.status).toBe(200);
+      expect(await res.text()).toMatch(/process_cpu_user_seconds_total/);
+    } finally {
+      await ops?.close();
+    }
   });
 });
 
@@ -316,15 +439,18 @@ describe('with a small rate limit and no METRICS_TOKEN', () => {
     expect(res.status).toBe(404);
   });
 
-  it('a bulk request weighs one rate-limit unit per 100 ids', async () => {
+  it('a bulk request weighs one rate-limit unit per 100 ids, charged after validation', async () => {
     const s = client(small.baseUrl);
     // A reseller without subscriber permissions: the job runs nothing, but the request is counted.
     const reseller = await seedReseller(small, 'Weighed');
     const tok = token('reseller', { resellerId: reseller.id, permissions: [] });
     const ids = Array.from({ length: 10_000 }, (_, i) => i + 1);
+    // Refused by validation: one unit, not 100 (else the job below would not fit in 150).
+    const invalid = await s.post('/api/subscribers/bulk-action', { ids, action: 'explode' }, { token: tok });
+    expect(invalid.status).toBe(400);
     const first = await s.post('/api/subscribers/bulk-action', { ids, action: 'disconnect' }, { token: tok });
     expect(first.status).toBe(200);
-    // 100 of 150 units spent: a second job of 10,000 ids does not fit, a small request still does.
+    // 101 of 150 units spent: a second job of 10,000 ids does not fit, a small request still does.
     const second = await s.post('/api/subscribers/bulk-action', { ids, action: 'disconnect' }, { token: tok });
     expect(second.status).toBe(429);
     expect(Number(second.headers.get('retry-after'))).toBeGreaterThan(0);

@@ -8,6 +8,7 @@ import { adminToken, client, startTestApp, type TestApp } from '../helpers/app';
 
 let t: TestApp;
 let api: ReturnType<typeof client>;
+let aliceId: number;
 
 beforeAll(async () => {
   // 20 s: under heavy load seven bcrypt sign-ins took 8.4 s, and the first failures aged out of a 6 s window.
@@ -21,6 +22,7 @@ beforeAll(async () => {
     { token: adminToken() },
   );
   expect(created.status).toBe(201);
+  aliceId = created.body.data.id;
 });
 afterAll(() => t?.close());
 
@@ -47,9 +49,21 @@ describe('sign-in limits', () => {
     const failed = await t.db.select().from(auditLog).where(eq(auditLog.action, 'auth.login_failed'));
     expect(failed).toHaveLength(6);
     expect(failed.every((r) => r.actorType === 'anonymous' && /127\.0\.0\.1/.test(r.ip ?? ''))).toBe(true);
+    // The username tried, and the manager's id only when it exists.
+    const tried = failed.map((r) => [(r.details as { username: string }).username, r.entityId]);
+    expect(tried.filter(([name]) => name === 'alice')).toEqual(Array(3).fill(['alice', aliceId]));
+    expect(tried.filter(([name]) => name === 'nobody')).toEqual(Array(3).fill(['nobody', null]));
 
     const wait = Number((await login('alice', 'long-enough-1')).headers.get('retry-after'));
     await new Promise((r) => setTimeout(r, wait * 1000 + 300));
     expect((await login('alice', 'long-enough-1')).status).toBe(200);
+  });
+
+  it("a successful sign-in clears its username's count", async () => {
+    // Two failures, a sign-in, two more: four in the window, yet never past three in a row.
+    for (let round = 0; round < 2; round++) {
+      for (let i = 0; i < 2; i++) expect((await login('alice', 'wrong-password')).status).toBe(401);
+      expect((await login('alice', 'long-enough-1')).status).toBe(200);
+    }
   });
 });

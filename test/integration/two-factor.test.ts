@@ -117,11 +117,14 @@ describe('two-factor sign-in', () => {
     const stored = await t.db.select().from(managerRecoveryCodes).where(eq(managerRecoveryCodes.managerId, ids.alice));
     expect(stored).toHaveLength(10);
     for (const row of stored) expect(codes.some((c) => row.codeHash.includes(c.replace('-', '')))).toBe(false);
-    expect((await api.get('/api/auth/two-factor', { token })).body.data).toMatchObject({
+    // The password-only token ended with the confirmation; the caller continues with the new one.
+    expect((await api.get('/api/auth/two-factor', { token })).status).toBe(401);
+    const full = confirmed.body.data.token;
+    expect((await api.get('/api/auth/two-factor', { token: full })).body.data).toMatchObject({
       enabled: true,
       recovery_codes_left: 10,
     });
-    expect((await api.post('/api/auth/two-factor/enrol', {}, { token })).status).toBe(409);
+    expect((await api.post('/api/auth/two-factor/enrol', {}, { token: full })).status).toBe(409);
     const listed = await api.get('/api/managers', { token: adminToken() });
     expect(listed.body.data.find((m: { id: number }) => m.id === ids.alice).two_factor).toBe(true);
     expect(listed.body.data.find((m: { id: number }) => m.id === ids.bob).two_factor).toBe(false);

@@ -304,9 +304,28 @@ describe('with allow_private_targets', () => {
     expect(slow.a.durationMs).toBeGreaterThanOrEqual(3000);
     const big = await firstAttempt(hooks.big.id);
     expect(big.a.statusCode).toBe(200);
-    expect(big.a.responseBody).toHaveLength(1000);
+    // Read up to the bound and no further; a private target's answer is not kept (the test below).
+    expect(big.a.responseBody).toBeNull();
     const [bigDelivery] = await t.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, big.d.id));
     expect(bigDelivery.status).toBe('succeeded');
+  });
+
+  it('keeps the status of a private target’s answer and nothing of its body, in the log and its API', async () => {
+    // 127.0.0.1 is reached only because allow_private_targets is on: its answer must not be readable.
+    const hook = await mkHook('/private-answer', ['subscriber.created']);
+    await mkSub();
+    const [delivery] = await waitFor('the delivery succeeded', async () => {
+      const rows = await t.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.webhookId, hook.id));
+      return rows[0]?.status === 'succeeded' && rows;
+    });
+    const attempts = await t.db.select().from(webhookAttempts).where(eq(webhookAttempts.deliveryId, delivery.id));
+    expect(attempts.map((a) => [a.statusCode, a.error, a.responseBody])).toEqual([[200, null, null]]);
+    const listed = await api.get(`/api/webhooks/${hook.id}/deliveries`, { token: admin });
+    expect(listed.status).toBe(200);
+    expect(listed.body.data[0].attempt_log).toEqual([
+      expect.objectContaining({ trigger: 'auto', status_code: 200, error: null, response_body: null }),
+    ]);
+    expect(listed.text).not.toContain('thanks');
   });
 
   it('an event nobody asked for writes no delivery', async () => {
@@ -360,9 +379,7 @@ describe('with allow_private_targets', () => {
       .from(webhookAttempts)
       .where(eq(webhookAttempts.deliveryId, delivery.id))
       .orderBy(webhookAttempts.id);
-    expect(attempts.map((a) => [a.trigger, a.statusCode, a.responseBody])).toEqual(
-      Array(4).fill(['auto', 500, 'receiver broken']),
-    );
+    expect(attempts.map((a) => [a.trigger, a.statusCode, a.responseBody])).toEqual(Array(4).fill(['auto', 500, null]));
     // Each wait is at least the schedule's: 150, 300, 600 ms.
     const gaps = attempts.slice(1).map((a, i) => a.createdAt.getTime() - attempts[i].createdAt.getTime());
     gaps.forEach((gap, i) => expect(gap).toBeGreaterThanOrEqual(150 * 2 ** i - 5));
@@ -429,5 +446,30 @@ describe('with allow_private_targets', () => {
       old.id,
     ]);
     expect(attempts.rows[0].n).toBe(0);
+  });
+
+  it('with the setting turned off, an update to a private URL is refused and the next attempt reaches nobody', async () => {
+    const hook = await mkHook('/off', ['subscriber.created']);
+    expect((await api.put('/api/settings', { allow_private_targets: false }, { token: admin })).status).toBe(200);
+    try {
+      const moved = await api.put(`/api/webhooks/${hook.id}`, { url: `${rx.base}/elsewhere` }, { token: admin });
+      expect(moved.status).toBe(400);
+      expect(moved.body.message).toBe('url refused: a loopback, private or reserved address');
+      await mkSub();
+      const attempt = await waitFor('an attempt of the endpoint', async () => {
+        const [d] = await t.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.webhookId, hook.id));
+        if (!d) return undefined;
+        const [a] = await t.db.select().from(webhookAttempts).where(eq(webhookAttempts.deliveryId, d.id));
+        return a;
+      });
+      expect(attempt).toMatchObject({
+        statusCode: null,
+        error: 'url refused: a loopback, private or reserved address',
+      });
+      expect(rx.on('/off')).toEqual([]);
+      expect(rx.on('/elsewhere')).toEqual([]);
+    } finally {
+      await api.put('/api/settings', { allow_private_targets: true }, { token: admin });
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { retentionCutoff } from '../../services/network-access/usage/retention';
+import { retentionCutoff } from '../../shared/access/retention-cutoff';
 
 describe('retentionCutoff', () => {
   it('keeps the current month and the N before it, across year boundaries', () => {

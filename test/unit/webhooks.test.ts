@@ -1,4 +1,5 @@
-/** The pure parts of outgoing webhooks: the signature and the retry schedule (docs/webhooks.md). */
+/** The pure parts of outgoing webhooks: the signature, the retry schedule, what the log keeps (docs/webhooks.md). */
+import { answerExcerpt } from '../../services/webhooks/answer-excerpt';
 import { eventBody } from '../../services/webhooks/events';
 import { isDelivered, nextAttempt, retryDelay, type RetryPolicy } from '../../services/webhooks/schedule';
 import { signatureHeader, verifySignature } from '../../services/webhooks/signing';
@@ -56,5 +57,32 @@ describe('event body', () => {
       created_at: '2026-01-01T00:00:00.000Z',
       data: { id: 1, total: 1.05, paid_amount: 1.05, currency: 'KWD' },
     });
+  });
+});
+
+describe('what the delivery log keeps of an answer', () => {
+  const kept = (contentType: string | undefined, body: string, privateTarget = false) =>
+    answerExcerpt({ contentType, body: Buffer.from(body), privateTarget });
+
+  it('nothing of a private target’s answer, whatever it is', () => {
+    expect(kept('text/plain', 'thanks', true)).toBeNull();
+    expect(kept('application/json', '{"ok":true}', true)).toBeNull();
+  });
+  it('a text or JSON answer of a public target, up to 200 characters', () => {
+    expect(kept('text/plain', 'thanks')).toBe('thanks');
+    expect(kept('application/json; charset=utf-8', '{"ok":true}')).toBe('{"ok":true}');
+    expect(kept('application/problem+json', '{"title":"bad"}')).toBe('{"title":"bad"}');
+    expect(kept('TEXT/HTML', 'x'.repeat(1000))).toBe('x'.repeat(200));
+    expect(kept('text/plain', '😀'.repeat(300))).toBe('😀'.repeat(200));
+  });
+  it('control and format characters are taken out (a run of them becomes one space)', () => {
+    expect(kept('text/plain', 'ok\u0000\u001b[31mred\r\n\tnext\u202eevil\u200b\n')).toBe('ok [31mred next evil');
+  });
+  it('nothing of any other answer, or of an empty one', () => {
+    for (const type of ['image/png', 'application/octet-stream', 'application/xml', '', undefined]) {
+      expect(kept(type, 'PNG or whatever')).toBeNull();
+    }
+    expect(kept('text/plain', '')).toBeNull();
+    expect(kept('text/plain', '\u0000\n')).toBeNull();
   });
 });

@@ -237,6 +237,12 @@ export function NasPage() {
 
 // ---- managers ---------------------------------------------------------------------------------
 
+/**
+ * Creating an admin and turning off another manager's two-factor sign-in ask an admin who has it on
+ * for a current code of its own (docs/two-factor.md): a stolen token alone cannot do them.
+ */
+const ownCodeField = (name, required, hint) => ({ name, label: 'Your two-factor code', required, hint: t(hint) });
+
 export function ManagersPage() {
   // The permissions are the API's own list (GET /api/permissions), so the console never offers a stale one.
   const state = useLoad(
@@ -244,10 +250,11 @@ export function ManagersPage() {
       rows: await allPages('/api/managers'),
       resellers: await allPages('/api/resellers'),
       permissions: (await api('GET', '/api/permissions')).data,
+      ownTwoFactor: (await api('GET', '/api/auth/two-factor')).data.enabled,
     }),
     [],
   );
-  const fields = (rs, permissions) => [
+  const fields = (rs, permissions, ownTwoFactor) => [
     { name: 'username', label: 'Username', required: true },
     { name: 'password', label: 'Password (8 or more)', type: 'password', required: true },
     { name: 'role', label: 'Role', type: 'select', options: opt(['reseller', 'user', 'admin']), required: true },
@@ -259,12 +266,21 @@ export function ManagersPage() {
       value: ['subscribers.view'],
       options: permissions.map((p) => ({ value: p, label: p.replace('subscribers.', '').replace(/_/g, ' ') })),
     },
+    ...(ownTwoFactor
+      ? [
+          ownCodeField(
+            'two_factor_code',
+            false,
+            'Needed to create an admin: the 6 digits your authenticator app shows, or a recovery code',
+          ),
+        ]
+      : []),
   ];
   return html`<section>
     <div class="page-head"><h1>${t('Managers')}</h1>
       <${Loaded} state=${state}>${(
         d,
-      ) => html`<${ActionDialog} label="New manager" fields=${fields(d.resellers, d.permissions)}
+      ) => html`<${ActionDialog} label="New manager" fields=${fields(d.resellers, d.permissions, d.ownTwoFactor)}
         run=${(v) => api('POST', '/api/managers', { body: v })} onDone=${() => {
           notify('Manager created');
           state.reload();
@@ -287,7 +303,8 @@ export function ManagersPage() {
               m.two_factor &&
               html`<${ActionDialog} label=${`Turn off two-factor for ${m.username}`}
               confirm=${t('They sign in with the password alone until they set it up again.')}
-              run=${() => api('POST', '/api/auth/two-factor/disable', { body: { manager_id: m.id } })} onDone=${state.reload} />`
+              fields=${d.ownTwoFactor ? [ownCodeField('code', true, 'The 6 digits your authenticator app shows, or a recovery code')] : []}
+              run=${(v) => api('POST', '/api/auth/two-factor/disable', { body: { manager_id: m.id, ...v } })} onDone=${state.reload} />`
             }
             <${ActionDialog} label=${`Delete ${m.username}`} danger
         confirm="The account can no longer sign in." run=${() => api('DELETE', `/api/managers/${m.id}`)} onDone=${state.reload} />`,

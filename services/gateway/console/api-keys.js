@@ -10,7 +10,8 @@ import { t } from './i18n.js';
 import { session } from './session.js';
 import { ActionDialog, dateTime, html, Loaded, notify, Pager, Table, useLoad } from './ui.js';
 
-function keyFields(permissions) {
+/** A manager with two-factor sign-in on proves it again to create a key (docs/two-factor.md). */
+function keyFields(permissions, ownTwoFactor) {
   return [
     { name: 'name', label: 'Name', required: true },
     { name: 'full', label: 'Full access (acts as you)', type: 'checkbox' },
@@ -26,6 +27,16 @@ function keyFields(permissions) {
       label: 'Allowed addresses',
       hint: t('Addresses or CIDR ranges, separated by commas; empty: any address.'),
     },
+    ...(ownTwoFactor
+      ? [
+          {
+            name: 'two_factor_code',
+            label: 'Your two-factor code',
+            required: true,
+            hint: t('The 6 digits your authenticator app shows, or a recovery code'),
+          },
+        ]
+      : []),
   ];
 }
 
@@ -56,11 +67,14 @@ export function ApiKeysPage() {
     const permissions = session.isAdmin
       ? (await api('GET', '/api/permissions')).data
       : (session.claims.permissions ?? []);
-    return { list, permissions };
+    const ownTwoFactor = (await api('GET', '/api/auth/two-factor')).data.enabled;
+    return { list, permissions, ownTwoFactor };
   }, [page]);
   return html`<section>
     <div class="page-head"><h1>${t('API keys')}</h1>
-      <${Loaded} state=${keys}>${(d) => html`<${ActionDialog} label="New API key" fields=${keyFields(d.permissions)}
+      <${Loaded} state=${keys}>${(
+        d,
+      ) => html`<${ActionDialog} label="New API key" fields=${keyFields(d.permissions, d.ownTwoFactor)}
         run=${(v) => api('POST', '/api/api-keys', { body: createBody(v) })}
         showResult=${(r) => html`<${SecretShown} res=${r} />`}
         onDone=${() => {

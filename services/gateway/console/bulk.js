@@ -76,7 +76,7 @@ const BULK_ACTIONS = {
   set_daily_quota: { permission: 'subscribers.edit', label: 'Set daily quota', fields: () => [gb] },
   set_monthly_quota: { permission: 'subscribers.edit', label: 'Set monthly quota', fields: () => [gb] },
   set_price: {
-    permission: 'subscribers.edit',
+    permission: 'subscribers.set_price',
     label: 'Set price',
     confirm: 'Their renewal price changes.',
     fields: () => [

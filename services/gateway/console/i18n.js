@@ -447,6 +447,9 @@ const TEXTS = {
       'يسجّل الدخول بكلمة المرور وحدها حتى يعيد إعداده.',
     'Your administrator requires two-factor sign-in: set it up to continue.':
       'يشترط المسؤول التحقق بخطوتين: أعدّه للمتابعة.',
+    'Your two-factor code': 'رمز التحقق بخطوتين الخاص بك',
+    'Needed to create an admin: the 6 digits your authenticator app shows, or a recovery code':
+      'مطلوب لإنشاء مسؤول: الأرقام الستة التي يعرضها تطبيق المصادقة، أو رمز استرداد',
   },
 };
 

@@ -27,6 +27,22 @@ import {
 
 const post = (id, action, body = {}) => api('POST', `/api/subscribers/${id}/${action}`, { body });
 
+/**
+ * Edit-form fields that another action governs: PUT takes a change to one only with that action's
+ * permission too (docs/subscribers.md), so the form offers it only then. The username has its own
+ * rename action.
+ */
+const FIELD_PERMISSION = {
+  reseller_id: 'subscribers.transfer',
+  expiry_date: 'subscribers.add_days',
+  service_id: 'subscribers.change_service',
+  price: 'subscribers.set_price',
+  override_price: 'subscribers.set_price',
+};
+
+const editableField = (f) =>
+  f.name !== 'username' && (!(f.name in FIELD_PERMISSION) || session.can(FIELD_PERMISSION[f.name]));
+
 /** What ping, torch or a price calculation answered: its figures, its lists, the router's own output. */
 function Result({ res }) {
   const data = res.data ?? {};
@@ -334,7 +350,7 @@ export function SubscriberPage({ id }) {
         session.can('subscribers.edit') &&
         html`<${Loaded} state=${lookups}>${(lk) => html`<details class="card">
         <summary>Edit the record</summary>
-        <${Form} fields=${subscriberFields(lk, s).filter((f) => f.name !== 'username' && (f.name !== 'reseller_id' || session.can('subscribers.transfer')))} submitLabel="Save changes"
+        <${Form} fields=${subscriberFields(lk, s).filter(editableField)} submitLabel="Save changes"
           onSubmit=${async (values) => {
             // Only what was changed: an unchanged plan or address must not count as a change.
             const changed = Object.fromEntries(Object.entries(values).filter(([k, v]) => v !== s[k]));

@@ -80,7 +80,7 @@ function Attempts({ rows }) {
       ['trigger', 'By'],
       ['status_code', 'Answer', (a) => a.status_code ?? a.error],
       ['duration_ms', 'ms'],
-      ['response_body', 'Body'],
+      ['response_body', 'Answer excerpt', (a) => a.response_body ?? '—'],
     ]} /></details>`;
 }
 

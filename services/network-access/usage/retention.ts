@@ -7,6 +7,7 @@
  */
 import { sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../../shared/db/client';
+import { retentionCutoff } from '../../../shared/access/retention-cutoff';
 import { loadSettings } from '../../../shared/settings';
 
 /** Rows per DELETE: short enough that a batch holds its locks for a moment only. */
@@ -16,19 +17,6 @@ export const RETENTION_BATCH = 5000;
  * wait behind a backlog of months (the first run after lowering the setting); the next runs go on.
  */
 export const RETENTION_MAX_BATCHES = 20;
-
-/**
- * First instant kept, as 'YYYY-MM-DD' (a UTC month's first day): `months` whole months before the
- * month of `today`, so the current month and the `months` before it stay. Null: keep everything.
- */
-export function retentionCutoff(today: string, months: number): string | null {
-  if (months <= 0) return null;
-  const [year, month] = today.split('-').map(Number);
-  const index = year * 12 + (month - 1) - months;
-  const y = Math.floor(index / 12);
-  const m = (index % 12) + 1;
-  return `${String(y).padStart(4, '0')}-${String(m).padStart(2, '0')}-01`;
-}
 
 export interface RetentionResult {
   /** First day kept (null: the setting is 0, nothing deleted). */

@@ -1,6 +1,6 @@
 /**
- * PUT /api/subscribers/:id: any subset of the create fields. A new username needs
- * subscribers.rename and a new reseller subscribers.transfer; a new plan or static address
+ * PUT /api/subscribers/:id: any subset of the create fields. A changed field that another action
+ * governs needs that action's permission too (governed-fields.ts); a new plan or static address
  * rewrites the FreeRADIUS rows and disconnects, like the single actions that do the same.
  */
 import { eq, sql } from 'drizzle-orm';
@@ -15,6 +15,7 @@ import type { IdPath } from '../../../shared/http/schemas';
 import { loadSettings } from '../../../shared/settings';
 import { assertAddressFree, uniqueConflict } from '../conflicts';
 import { checkUsername, ipOrBadRequest, macOrBadRequest } from '../field-checks';
+import { permissionsToUpdate } from '../governed-fields';
 import * as ops from '../operations';
 import { queueDisconnect } from '../../../shared/access/outbox';
 import { kickChanged, syncAccessRows, writePasswordRow } from '../../../shared/access/radius-rows';
@@ -47,21 +48,18 @@ function columnChanges(p: UpdateSubscriberInput, checked: Columns): Columns {
 export async function updateSubscriber(caller: Auth | undefined, p: UpdateSubscriberInput & IdPath) {
   const auth = requirePermission(caller, 'subscribers.edit');
   const current = await recordInScope(db(), auth, 'write', await loadRow(p.id), 'subscriberNotFound');
-  if (p.username !== undefined && p.username !== current.username) {
-    requirePermission(auth, 'subscribers.rename');
-    checkUsername(p.username);
-  }
+  const currentCurrency = (await plansById(db(), [current.serviceId])).get(current.serviceId)!.currency;
+  for (const permission of permissionsToUpdate(p, current, currentCurrency)) requirePermission(auth, permission);
+  if (p.username !== undefined && p.username !== current.username) checkUsername(p.username);
   const mac = macOrBadRequest(p.mac_address);
   const staticIp = ipOrBadRequest(p.static_ip);
   const newPlan =
     p.service_id !== undefined && p.service_id !== current.serviceId ? await livePlan(db(), p.service_id) : undefined;
-  const currency = newPlan?.currency ?? (await plansById(db(), [current.serviceId])).get(current.serviceId)!.currency;
-  const price = p.price == null ? p.price : moneyField(p.price, currency, 'price');
-  let resellerId: number | undefined;
-  if (p.reseller_id !== undefined && p.reseller_id !== current.resellerId) {
-    requirePermission(auth, 'subscribers.transfer');
-    resellerId = await targetReseller(db(), auth, p.reseller_id);
-  }
+  const price = p.price == null ? p.price : moneyField(p.price, newPlan?.currency ?? currentCurrency, 'price');
+  const resellerId =
+    p.reseller_id !== undefined && p.reseller_id !== current.resellerId
+      ? await targetReseller(db(), auth, p.reseller_id)
+      : undefined;
   const settings = await loadSettings(db());
   const today = todayIso();
   const scope = await scopeFor(db(), auth, 'write');

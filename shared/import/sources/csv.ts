@@ -4,9 +4,12 @@
  * matched case-insensitively after the mapping option renames them (`Login=username,Pass=password`),
  * so an export of SAS4 or anything else is read without editing it.
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { parse as parseStream } from 'csv-parse';
 import { parse } from 'csv-parse/sync';
+import type { ImportSession, SessionReader } from '../sessions';
 import {
   parseSourceDate,
   text,
@@ -40,6 +43,10 @@ export const CSV_COLUMNS = {
   },
   plans: { required: ['name', 'price'], optional: ['days', 'rate_limit'] },
   history: { required: ['id', 'username', 'date', 'amount'], optional: ['paid', 'method', 'description', 'reference'] },
+  sessions: {
+    required: ['username', 'start', 'input_octets', 'output_octets'],
+    optional: ['stop', 'session_id', 'unique_id', 'nas_ip', 'framed_ip', 'mac', 'terminate_cause', 'session_time'],
+  },
 } as const;
 
 /** `Login=username,Pass=password` -> { login: 'username', pass: 'password' } (keys lower-cased). */
@@ -68,14 +75,39 @@ function readCsv(file: string, kind: keyof typeof CSV_COLUMNS, map: Record<strin
     relax_column_count: true,
     trim: false,
   }) as Row[];
-  const header = rows.length ? Object.keys(rows[0]) : firstLineColumns(raw, map);
+  checkColumns(file, kind, rows.length ? Object.keys(rows[0]) : firstLineColumns(raw, map));
+  return rows;
+}
+
+function checkColumns(file: string, kind: keyof typeof CSV_COLUMNS, header: string[]): void {
   const missing = CSV_COLUMNS[kind].required.filter((c) => !header.includes(c));
   if (missing.length) {
     throw new ImportInputError(
       `${path.basename(file)}: missing column(s) ${missing.join(', ')} (columns found: ${header.join(', ') || 'none'}; map yours with --columns)`,
     );
   }
-  return rows;
+}
+
+/** The header of a file read later as a stream, checked now: a bad file stops the run before it writes. */
+function readCsvHeader(file: string, kind: keyof typeof CSV_COLUMNS, map: Record<string, string>): void {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const head = Buffer.alloc(65536);
+    const n = fs.readSync(fd, head, 0, head.length, 0);
+    checkColumns(
+      file,
+      kind,
+      firstLineColumns(
+        head
+          .subarray(0, n)
+          .toString('utf8')
+          .replace(/^\uFEFF/, ''),
+        map,
+      ),
+    );
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 function firstLineColumns(raw: string, map: Record<string, string>): string[] {
@@ -193,5 +225,95 @@ export function readCsvSource(source: string, columnMap?: string): ImportData {
     history,
     read: { subscribers: subRows.length, history: historyRead },
     issues,
+    sessions: fs.existsSync(path.join(dir, 'sessions.csv')) ? csvSessions(path.join(dir, 'sessions.csv'), map) : null,
+  };
+}
+
+/** `2026-01-31 12:00:00` (UTC) or any ISO 8601 time with its offset -> epoch seconds; null when empty. */
+function epochOf(value: string | undefined): number | null | 'bad' {
+  const v = (value ?? '').trim();
+  if (!v) return null;
+  const iso = /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(v) ? `${v.replace(' ', 'T')}Z` : v;
+  const t = Date.parse(iso);
+  return Number.isNaN(t) ? 'bad' : Math.floor(t / 1000);
+}
+
+/**
+ * `sessions.csv` beside subscribers.csv, streamed: one row per session (docs/import.md). Without
+ * `unique_id`, one is derived as FreeRADIUS does (an MD5 of what identifies the session), so a second
+ * run finds the same sessions.
+ */
+function csvSessions(file: string, map: Record<string, string>): SessionReader {
+  readCsvHeader(file, 'sessions', map);
+  return {
+    async *chunks(size: number) {
+      const parser = fs.createReadStream(file).pipe(
+        parseStream({
+          bom: true,
+          columns: (header: string[]) => header.map((h) => map[h.trim().toLowerCase()] ?? h.trim().toLowerCase()),
+          skip_empty_lines: true,
+          relax_column_count: true,
+        }),
+      );
+      let chunk: ImportSession[] = [];
+      for await (const r of parser as AsyncIterable<Row>) {
+        chunk.push(csvSession(r));
+        if (chunk.length >= size) {
+          yield chunk;
+          chunk = [];
+        }
+      }
+      if (chunk.length) yield chunk;
+    },
+  };
+}
+
+function csvSession(r: Row): ImportSession {
+  const start = epochOf(r.start);
+  const stop = epochOf(r.stop);
+  const octets = [r.input_octets, r.output_octets].map((o) => (o ?? '').trim());
+  const nasIp = text(r.nas_ip) ?? '0.0.0.0';
+  const sessionId = text(r.session_id) ?? '';
+  const invalid =
+    start === 'bad' || start === null
+      ? `start is not a time: ${r.start ?? ''}`
+      : stop === 'bad'
+        ? `stop is not a time: ${r.stop}`
+        : octets.some((o) => !/^\d{1,19}$/.test(o))
+          ? `octets are not whole numbers: ${octets.join(' ')}`
+          : undefined;
+  const epoch = (t: number | null | 'bad') => (typeof t === 'number' ? t : null);
+  return {
+    uniqueId:
+      text(r.unique_id) ??
+      crypto.createHash('md5').update(`${r.username}|${sessionId}|${r.start}|${nasIp}`).digest('hex'),
+    sessionId,
+    username: r.username ?? '',
+    realm: null,
+    nasIp,
+    nasPortId: null,
+    nasPortType: null,
+    start: epoch(start),
+    update: epoch(stop),
+    stop: epoch(stop),
+    interval: null,
+    sessionTime: r.session_time ? Number(r.session_time) : null,
+    authentic: null,
+    connectInfoStart: null,
+    connectInfoStop: null,
+    input: octets[0] || '0',
+    output: octets[1] || '0',
+    calledStationId: null,
+    callingStationId: text(r.mac),
+    terminateCause: text(r.terminate_cause),
+    serviceType: null,
+    framedProtocol: null,
+    framedIp: text(r.framed_ip),
+    framedIpv6Address: null,
+    framedIpv6Prefix: null,
+    framedInterfaceId: null,
+    delegatedIpv6Prefix: null,
+    class: null,
+    invalid,
   };
 }

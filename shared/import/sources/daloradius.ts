@@ -5,7 +5,8 @@
  * names, plans, the history of charges and who created whom. Columns read: docs/import.md.
  */
 import { parseSourceDate, passwordAttribute, text, type ImportData, type ImportPlan, type SourceIssue } from '../model';
-import { connectMysql, lastDayOf, rows, str } from './mysql';
+import { radacctReader } from './radacct';
+import { connectMysql, lastDayOf, rows, str, type SourceConnection } from './mysql';
 
 export const DISABLED_GROUP = 'daloRADIUS-Disabled-Users';
 
@@ -26,8 +27,8 @@ export function expirationToLastDay(value: string): string | null {
   return lastDayOf(date, time ? time[1] : null);
 }
 
-export async function readDaloradius(url: string): Promise<ImportData> {
-  const conn = await connectMysql(url);
+export async function readDaloradius(url: string, access: SourceConnection = {}): Promise<ImportData> {
+  const conn = await connectMysql(url, access);
   try {
     const issues: SourceIssue[] = [];
     const checks = await rows(conn, 'select username, attribute, op, value from radcheck order by id');
@@ -192,6 +193,7 @@ export async function readDaloradius(url: string): Promise<ImportData> {
         history: history.length,
       },
       issues,
+      sessions: await radacctReader(url, access),
     };
   } finally {
     await conn.end();

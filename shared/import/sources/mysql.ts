@@ -1,12 +1,47 @@
-/** A MySQL/MariaDB connection for the database sources (mysql2): dates and decimals as the source stored them. */
+/**
+ * A MySQL/MariaDB connection for the database sources (mysql2): dates and decimals as the source
+ * stored them. Through the API the host is under the outgoing-address policy
+ * (shared/net/address-policy.ts), checked before connecting and again for every address the name
+ * resolves to when connecting, so a name cannot rebind to a private address in between; a refused
+ * address gets no connection at all. Every way of not reaching a MySQL server (refused, unreachable,
+ * silent, another protocol) fails alike and only once the connect timeout has passed, so the
+ * outcome of an import does not map the ports of a network (issue 43). The command line trusts its
+ * operator: `npm run import` allows any address.
+ */
+import net from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import mysql from 'mysql2/promise';
+import { checkOutgoingHost, guardedLookup } from '../../net/address-policy';
+import { parseMysqlUrl } from './mysql-url';
 
 export type MysqlRow = Record<string, unknown>;
 
-export async function connectMysql(url: string): Promise<mysql.Connection> {
+export interface SourceConnection {
+  /** Private, loopback and reserved addresses too (the `allow_private_targets` setting; the CLI). */
+  allowPrivateTargets?: boolean;
+  /** Time for the server to answer its greeting; a failure is reported no sooner. */
+  connectTimeoutMs?: number;
+}
+
+const CONNECT_TIMEOUT_MS = 10_000;
+
+export async function connectMysql(url: string, access: SourceConnection = {}): Promise<mysql.Connection> {
+  const target = parseMysqlUrl(url);
+  const allowPrivate = access.allowPrivateTargets === true;
+  const timeoutMs = access.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
+  await checkOutgoingHost('source', target.host, allowPrivate);
+  const started = Date.now();
   try {
     return await mysql.createConnection({
-      uri: url,
+      host: target.host,
+      port: target.port,
+      user: target.user,
+      password: target.password,
+      database: target.database,
+      ssl: target.ssl ? { rejectUnauthorized: true, verifyIdentity: true } : undefined,
+      stream: () =>
+        net.connect({ host: target.host, port: target.port, noDelay: true, lookup: guardedLookup(allowPrivate) }),
+      connectTimeout: timeoutMs,
       dateStrings: true,
       supportBigNumbers: true,
       bigNumberStrings: true,
@@ -14,8 +49,15 @@ export async function connectMysql(url: string): Promise<mysql.Connection> {
       charset: 'utf8mb4',
     });
   } catch (err) {
-    // eslint-disable-next-line preserve-caught-error -- the cause may carry the connection options, password included
-    throw new Error(`cannot connect to the source database (${redactUrl(url)}): ${(err as Error).message}`);
+    const where = `cannot connect to the source database (${redactUrl(url)})`;
+    // The server's own refusal (a wrong password, an unknown database) is what the operator needs.
+    if (typeof (err as { sqlState?: unknown }).sqlState === 'string') {
+      // eslint-disable-next-line preserve-caught-error -- the cause may carry the connection options, password included
+      throw new Error(`${where}: ${(err as Error).message}`);
+    }
+    await sleep(Math.max(0, started + timeoutMs - Date.now()));
+    // eslint-disable-next-line preserve-caught-error -- its code would tell a closed port from a silent one
+    throw new Error(`${where}: no MySQL server answered within ${timeoutMs / 1000} s`);
   }
 }
 

@@ -6,12 +6,13 @@
  * docs/import.md.
  */
 import { parseSourceDate, text, type ImportData, type ImportPlan, type SourceIssue } from '../model';
-import { connectMysql, lastDayOf, rows, str, type MysqlRow } from './mysql';
+import { radacctReader } from './radacct';
+import { connectMysql, lastDayOf, rows, str, type SourceConnection, type MysqlRow } from './mysql';
 
 const UNIT_DAYS: Record<string, number> = { days: 1, day: 1, months: 30, month: 30, years: 365, year: 365 };
 
-export async function readPhpnuxbill(url: string): Promise<ImportData> {
-  const conn = await connectMysql(url);
+export async function readPhpnuxbill(url: string, access: SourceConnection = {}): Promise<ImportData> {
+  const conn = await connectMysql(url, access);
   try {
     const issues: SourceIssue[] = [];
     const customers = await rows(conn, 'select * from tbl_customers order by id');
@@ -104,6 +105,7 @@ export async function readPhpnuxbill(url: string): Promise<ImportData> {
         routers: routers.length,
       },
       issues,
+      sessions: await radacctReader(url, access),
     };
   } finally {
     await conn.end();
