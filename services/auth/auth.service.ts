@@ -10,7 +10,7 @@ import { emptyBody, object, type Infer } from '../../shared/http/schemas';
 import { loadSettings } from '../../shared/settings';
 import { signChallenge, verifyChallenge } from './challenge';
 import { acceptCode, issueToken } from './second-factor';
-import { clearUsername, countFailure, refuseWhileLocked } from './sign-in-limits';
+import { startTry } from './sign-in-limits';
 
 const loginBody = object(
   {
@@ -45,24 +45,18 @@ export const authService: ServiceSchema = {
         errors: { 401: 'Wrong username or password', 429: locked },
       },
       async handler(ctx: Ctx<Infer<typeof loginBody>>): Promise<ActionResult> {
-        const ip = ctx.meta.ip ?? 'unknown';
-        const username = ctx.params.username.toLowerCase();
-        await refuseWhileLocked(ctx, username, ip);
+        const attempt = await startTry(ctx, ctx.params.username);
         const [manager] = await db().select().from(managers).where(eq(managers.username, ctx.params.username));
         const ok = await verifyPassword(ctx.params.password, manager?.passwordHash);
         if (!manager || !ok) {
           // Counted and audited alike whether the username exists or not: the answer tells nothing.
-          await countFailure(ctx, {
-            action: 'auth.login_failed',
-            username: ctx.params.username,
-            managerId: manager?.id ?? null,
-          });
+          await attempt.failed({ action: 'auth.login_failed', managerId: manager?.id ?? null });
           throw fail('badCredentials');
         }
         const twoFactor = manager.totpEnabledAt !== null;
         // With two-factor sign-in the count is cleared only by the second step: a known password
         // must not buy a fresh allowance of code guesses.
-        if (!twoFactor) await clearUsername(username);
+        await (twoFactor ? attempt.giveBack() : attempt.signedIn());
         if (!manager.active) throw fail('managerDisabled');
         if (twoFactor) {
           const { challenge, expiresAt } = signChallenge(manager.id, manager.tokenVersion);
@@ -88,22 +82,16 @@ export const authService: ServiceSchema = {
         },
       },
       async handler(ctx: Ctx<Infer<typeof verifyBody>>): Promise<ActionResult> {
-        const ip = ctx.meta.ip ?? 'unknown';
         const claim = verifyChallenge(ctx.params.challenge);
         const [manager] = claim ? await db().select().from(managers).where(eq(managers.id, claim.managerId)) : [];
         if (!claim || !manager || manager.tokenVersion !== claim.tokenVersion || manager.totpEnabledAt === null)
           throw fail('twoFactorChallengeInvalid');
-        await refuseWhileLocked(ctx, manager.username.toLowerCase(), ip);
-        const method = await acceptCode(manager, ctx.params.code, ip);
-        if (!method) {
-          await countFailure(ctx, {
-            action: 'auth.two_factor_failed',
-            username: manager.username,
-            managerId: manager.id,
-          });
+        const attempt = await startTry(ctx, manager.username);
+        if (!(await acceptCode(manager, ctx.params.code, ctx.meta.ip ?? 'unknown'))) {
+          await attempt.failed({ action: 'auth.two_factor_failed', managerId: manager.id });
           throw fail('twoFactorCodeRejected');
         }
-        await clearUsername(manager.username);
+        await attempt.signedIn();
         if (!manager.active) throw fail('managerDisabled');
         return { data: issueToken(manager, ['pwd', 'otp']) };
       },

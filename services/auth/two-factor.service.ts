@@ -21,7 +21,7 @@ import { idSchema, isoTimestamp, object, type Infer } from '../../shared/http/sc
 import { loadSettings } from '../../shared/settings';
 import { newRecoveryCodes, recoveryCodeHash } from './recovery-codes';
 import { acceptCode, issueToken, type ManagerRow } from './second-factor';
-import { countFailure, refuseWhileLocked } from './sign-in-limits';
+import { startTry } from './sign-in-limits';
 import { enrolmentUri, newTotpSecret, qrDataUrl } from './totp';
 
 const managerId = { ...idSchema, description: "another manager's id (admin only); default: the caller" };
@@ -55,9 +55,9 @@ async function target(auth: Auth, id: number | undefined): Promise<{ manager: Ma
 
 /** A code for `manager`, checked under the sign-in limits; wrong is counted, audited and refused. */
 async function requireCode(ctx: Ctx<unknown>, manager: ManagerRow, given: string): Promise<void> {
-  await refuseWhileLocked(ctx, manager.username.toLowerCase(), ctx.meta.ip ?? 'unknown');
-  if (await acceptCode(manager, given, ctx.meta.ip ?? null)) return;
-  await countFailure(ctx, { action: 'auth.two_factor_failed', username: manager.username, managerId: manager.id });
+  const attempt = await startTry(ctx, manager.username);
+  if (await acceptCode(manager, given, ctx.meta.ip ?? null)) return attempt.giveBack();
+  await attempt.failed({ action: 'auth.two_factor_failed', managerId: manager.id });
   throw fail('twoFactorCodeWrong');
 }
 
