@@ -48,20 +48,20 @@ export const authService: ServiceSchema = {
         const attempt = await startTry(ctx, ctx.params.username);
         const [manager] = await db().select().from(managers).where(eq(managers.username, ctx.params.username));
         const ok = await verifyPassword(ctx.params.password, manager?.passwordHash);
-        if (!manager || !ok) {
-          // Counted and audited alike whether the username exists or not: the answer tells nothing.
+        // Counted, audited and answered alike whether the username exists or not, and whether its
+        // manager is disabled or not: the answer tells nothing of either.
+        if (!manager || !ok || !manager.active) {
           await attempt.failed({ action: 'auth.login_failed', managerId: manager?.id ?? null });
           throw fail('badCredentials');
         }
-        const twoFactor = manager.totpEnabledAt !== null;
         // With two-factor sign-in the count is cleared only by the second step: a known password
         // must not buy a fresh allowance of code guesses.
-        await (twoFactor ? attempt.giveBack() : attempt.signedIn());
-        if (!manager.active) throw fail('managerDisabled');
-        if (twoFactor) {
+        if (manager.totpEnabledAt !== null) {
+          await attempt.giveBack();
           const { challenge, expiresAt } = signChallenge(manager.id, manager.tokenVersion);
           return { data: { two_factor_required: true, challenge, expires_at: expiresAt.toISOString() } };
         }
+        await attempt.signedIn();
         const { require_two_factor: required } = await loadSettings(db(), ['require_two_factor']);
         if (!required) return { data: issueToken(manager, ['pwd']) };
         return { data: { ...issueToken(manager, ['pwd'], true), two_factor_setup_required: true } };
@@ -84,7 +84,15 @@ export const authService: ServiceSchema = {
       async handler(ctx: Ctx<Infer<typeof verifyBody>>): Promise<ActionResult> {
         const claim = verifyChallenge(ctx.params.challenge);
         const [manager] = claim ? await db().select().from(managers).where(eq(managers.id, claim.managerId)) : [];
-        if (!claim || !manager || manager.tokenVersion !== claim.tokenVersion || manager.totpEnabledAt === null)
+        // A manager disabled since its password was checked has no sign-in to finish; the answer is a
+        // stale challenge's, so it tells nothing of the account.
+        if (
+          !claim ||
+          !manager ||
+          !manager.active ||
+          manager.tokenVersion !== claim.tokenVersion ||
+          manager.totpEnabledAt === null
+        )
           throw fail('twoFactorChallengeInvalid');
         const attempt = await startTry(ctx, manager.username);
         if (!(await acceptCode(manager, ctx.params.code, ctx.meta.ip ?? 'unknown'))) {
@@ -92,7 +100,6 @@ export const authService: ServiceSchema = {
           throw fail('twoFactorCodeRejected');
         }
         await attempt.signedIn();
-        if (!manager.active) throw fail('managerDisabled');
         return { data: issueToken(manager, ['pwd', 'otp']) };
       },
     },

@@ -1,7 +1,8 @@
 /**
  * Issue 43, finding 2: the sign-in limits hold under concurrent bursts. A try is counted before its
  * password or code is checked, so N concurrent wrong guesses get at most the limit checked (401) and
- * the rest 429, counted by the answers and by the audit rows of the checked ones.
+ * the rest 429, counted by the answers and by the audit rows of the checked ones. Finding 10: a
+ * disabled manager's right password is answered, counted and audited like a wrong one.
  * TRUST_PROXY lets each test choose its client address (X-Forwarded-For).
  */
 import { and, eq, isNull, sql } from 'drizzle-orm';
@@ -165,5 +166,28 @@ describe('sign-in limits under concurrent bursts', () => {
     expect(refused.status).toBe(429);
     const status = await api.get(`/api/auth/two-factor?manager_id=${id}`, { token: adminToken() });
     expect(status.body.data).toMatchObject({ enabled: true, recovery_codes_left: recovery.length });
+  });
+});
+
+describe('a disabled manager (finding 10)', () => {
+  it('its right password is answered, counted and audited exactly like a wrong one', async () => {
+    const id = await createManager('disabled-one');
+    expect((await api.put(`/api/managers/${id}`, { active: false }, { token: adminToken() })).status).toBe(200);
+    const wrong = await login('disabled-one', 'not-the-password');
+    const right = await login('disabled-one', PASSWORD);
+    expect([right.status, right.body]).toEqual([wrong.status, wrong.body]);
+    expect(right.body).toEqual({ success: false, message: 'invalid username or password' });
+    expect(await failuresAudited('auth.login_failed', 'disabled-one')).toBe(2);
+    for (let i = 2; i < PER_USERNAME; i++) expect((await login('disabled-one', PASSWORD)).status).toBe(401);
+    expect((await login('disabled-one', PASSWORD)).status).toBe(429);
+  });
+
+  it('a challenge taken before the manager was disabled is refused as invalid, even with the right code', async () => {
+    const { id, secret } = await twoFactorManager('disabled-two');
+    const challenge = (await login('disabled-two', PASSWORD)).body.data.challenge as string;
+    expect((await api.put(`/api/managers/${id}`, { active: false }, { token: adminToken() })).status).toBe(200);
+    // The next step's code: the confirmation used this step's.
+    const res = await verify(challenge, codeAt(secret, now + 30_000));
+    expect(res.body).toEqual({ success: false, message: 'two-factor challenge expired or invalid; sign in again' });
   });
 });
