@@ -117,6 +117,7 @@ export const FAILURES = {
   apiKeyAddress: { status: 403, message: 'this api key is not allowed from this address' },
   keyCannotManageKeys: { status: 403, message: 'an api key cannot manage api keys' },
   keyCannotChangeTwoFactor: { status: 403, message: 'an api key cannot change two-factor sign-in' },
+  keyCannotSignOut: { status: 403, message: 'an api key cannot sign out' },
   outOfScope: { status: 403, message: 'out of scope' },
   permissionRequired: { status: 403, message: (permission: string) => `permission ${permission} required` },
   roleRequired: { status: 403, message: (roles: string) => `requires role ${roles}` },

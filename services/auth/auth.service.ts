@@ -108,13 +108,18 @@ export const authService: ServiceSchema = {
       http: {
         auth: 'jwt',
         access: 'any authenticated',
-        summary: 'Revoke the calling token (its jti is blacklisted)',
+        summary:
+          'Revoke the calling token (its jti is blacklisted); an API key is revoked with DELETE /api/api-keys/:id instead',
         tag: 'auth',
         body: emptyBody,
+        errors: { 403: FAILURES.keyCannotSignOut.message },
         enrolment: true,
       },
       async handler(ctx: Ctx): Promise<ActionResult> {
         const auth = authOf(ctx);
+        // A key's jti is never checked against the blacklist: "revoked" would be a lie. Its
+        // manager revokes it with DELETE /api/api-keys/:id.
+        if (auth.keyId !== undefined) throw fail('keyCannotSignOut');
         await db()
           .insert(tokenBlacklist)
           .values({ jti: auth.jti, expiresAt: new Date(auth.exp * 1000) })
