@@ -121,6 +121,7 @@ export const FAILURES = {
     status: 403,
     message: "an api key cannot create or promote an admin or set an admin's password",
   },
+  keyCannotSignOut: { status: 403, message: 'an api key cannot sign out' },
   outOfScope: { status: 403, message: 'out of scope' },
   permissionRequired: { status: 403, message: (permission: string) => `permission ${permission} required` },
   roleRequired: { status: 403, message: (roles: string) => `requires role ${roles}` },

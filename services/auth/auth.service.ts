@@ -10,7 +10,7 @@ import { emptyBody, object, type Infer } from '../../shared/http/schemas';
 import { loadSettings } from '../../shared/settings';
 import { signChallenge, verifyChallenge } from './challenge';
 import { acceptCode, issueToken } from './second-factor';
-import { clearUsername, countFailure, refuseWhileLocked } from './sign-in-limits';
+import { startTry } from './sign-in-limits';
 
 const loginBody = object(
   {
@@ -45,29 +45,23 @@ export const authService: ServiceSchema = {
         errors: { 401: 'Wrong username or password', 429: locked },
       },
       async handler(ctx: Ctx<Infer<typeof loginBody>>): Promise<ActionResult> {
-        const ip = ctx.meta.ip ?? 'unknown';
-        const username = ctx.params.username.toLowerCase();
-        await refuseWhileLocked(ctx, username, ip);
+        const attempt = await startTry(ctx, ctx.params.username);
         const [manager] = await db().select().from(managers).where(eq(managers.username, ctx.params.username));
         const ok = await verifyPassword(ctx.params.password, manager?.passwordHash);
-        if (!manager || !ok) {
-          // Counted and audited alike whether the username exists or not: the answer tells nothing.
-          await countFailure(ctx, {
-            action: 'auth.login_failed',
-            username: ctx.params.username,
-            managerId: manager?.id ?? null,
-          });
+        // Counted, audited and answered alike whether the username exists or not, and whether its
+        // manager is disabled or not: the answer tells nothing of either.
+        if (!manager || !ok || !manager.active) {
+          await attempt.failed({ action: 'auth.login_failed', managerId: manager?.id ?? null });
           throw fail('badCredentials');
         }
-        const twoFactor = manager.totpEnabledAt !== null;
         // With two-factor sign-in the count is cleared only by the second step: a known password
         // must not buy a fresh allowance of code guesses.
-        if (!twoFactor) await clearUsername(username);
-        if (!manager.active) throw fail('managerDisabled');
-        if (twoFactor) {
+        if (manager.totpEnabledAt !== null) {
+          await attempt.giveBack();
           const { challenge, expiresAt } = signChallenge(manager.id, manager.tokenVersion);
           return { data: { two_factor_required: true, challenge, expires_at: expiresAt.toISOString() } };
         }
+        await attempt.signedIn();
         const { require_two_factor: required } = await loadSettings(db(), ['require_two_factor']);
         if (!required) return { data: issueToken(manager, ['pwd']) };
         return { data: { ...issueToken(manager, ['pwd'], true), two_factor_setup_required: true } };
@@ -88,23 +82,24 @@ export const authService: ServiceSchema = {
         },
       },
       async handler(ctx: Ctx<Infer<typeof verifyBody>>): Promise<ActionResult> {
-        const ip = ctx.meta.ip ?? 'unknown';
         const claim = verifyChallenge(ctx.params.challenge);
         const [manager] = claim ? await db().select().from(managers).where(eq(managers.id, claim.managerId)) : [];
-        if (!claim || !manager || manager.tokenVersion !== claim.tokenVersion || manager.totpEnabledAt === null)
+        // A manager disabled since its password was checked has no sign-in to finish; the answer is a
+        // stale challenge's, so it tells nothing of the account.
+        if (
+          !claim ||
+          !manager ||
+          !manager.active ||
+          manager.tokenVersion !== claim.tokenVersion ||
+          manager.totpEnabledAt === null
+        )
           throw fail('twoFactorChallengeInvalid');
-        await refuseWhileLocked(ctx, manager.username.toLowerCase(), ip);
-        const method = await acceptCode(manager, ctx.params.code, ip);
-        if (!method) {
-          await countFailure(ctx, {
-            action: 'auth.two_factor_failed',
-            username: manager.username,
-            managerId: manager.id,
-          });
+        const attempt = await startTry(ctx, manager.username);
+        if (!(await acceptCode(manager, ctx.params.code, ctx.meta.ip ?? 'unknown'))) {
+          await attempt.failed({ action: 'auth.two_factor_failed', managerId: manager.id });
           throw fail('twoFactorCodeRejected');
         }
-        await clearUsername(manager.username);
-        if (!manager.active) throw fail('managerDisabled');
+        await attempt.signedIn();
         return { data: issueToken(manager, ['pwd', 'otp']) };
       },
     },
@@ -113,13 +108,18 @@ export const authService: ServiceSchema = {
       http: {
         auth: 'jwt',
         access: 'any authenticated',
-        summary: 'Revoke the calling token (its jti is blacklisted)',
+        summary:
+          'Revoke the calling token (its jti is blacklisted); an API key is revoked with DELETE /api/api-keys/:id instead',
         tag: 'auth',
         body: emptyBody,
+        errors: { 403: FAILURES.keyCannotSignOut.message },
         enrolment: true,
       },
       async handler(ctx: Ctx): Promise<ActionResult> {
         const auth = authOf(ctx);
+        // A key's jti is never checked against the blacklist: "revoked" would be a lie. Its
+        // manager revokes it with DELETE /api/api-keys/:id.
+        if (auth.keyId !== undefined) throw fail('keyCannotSignOut');
         await db()
           .insert(tokenBlacklist)
           .values({ jti: auth.jti, expiresAt: new Date(auth.exp * 1000) })

@@ -10,13 +10,13 @@ import { managers } from '../../shared/db/schema';
 import { fail } from '../../shared/failures';
 import type { Ctx } from '../../shared/http/context';
 import { acceptCode, type ManagerRow } from './second-factor';
-import { countFailure, refuseWhileLocked } from './sign-in-limits';
+import { startTry } from './sign-in-limits';
 
 /** A code for `manager`, checked under the sign-in limits; wrong is counted, audited and refused. */
 export async function requireCode(ctx: Ctx<unknown>, manager: ManagerRow, given: string): Promise<void> {
-  await refuseWhileLocked(ctx, manager.username.toLowerCase(), ctx.meta.ip ?? 'unknown');
-  if (await acceptCode(manager, given, ctx.meta.ip ?? null)) return;
-  await countFailure(ctx, { action: 'auth.two_factor_failed', username: manager.username, managerId: manager.id });
+  const attempt = await startTry(ctx, manager.username);
+  if (await acceptCode(manager, given, ctx.meta.ip ?? null)) return attempt.giveBack();
+  await attempt.failed({ action: 'auth.two_factor_failed', managerId: manager.id });
   throw fail('twoFactorCodeWrong');
 }
 

@@ -3,8 +3,11 @@
  * the window, 429 with Retry-After until the window ends. Kept in each auth process's memory.
  * A wrong password and a wrong two-factor code count alike (docs/two-factor.md), so a stolen
  * password gives no more guesses at the code than a guessed password would.
+ *
+ * A try is counted before its password or code is checked and given back when it proves right, so
+ * a burst of concurrent guesses gets no more of them checked than the limit (issue 43).
  */
-import { RateLimiterMemory } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { recordAudit, recordAuditAs } from '../../shared/audit';
 import { config } from '../../shared/config';
 import { db } from '../../shared/db/client';
@@ -21,49 +24,68 @@ function limits() {
   return limiters;
 }
 
-/** 429 with Retry-After while the username (lower-cased) or the address is over its limit. */
-export async function refuseWhileLocked(ctx: Ctx<unknown>, username: string, ip: string): Promise<void> {
-  const l = limits();
-  const [byName, byAddress] = await Promise.all([l.username.get(username), l.address.get(ip)]);
-  const locked = [
-    [byName, l.username.points],
-    [byAddress, l.address.points],
-  ] as const;
-  const waitMs = Math.max(
-    0,
-    ...locked.filter(([r, max]) => r && r.consumedPoints >= max).map(([r]) => r!.msBeforeNext),
-  );
-  if (waitMs > 0) {
-    ctx.meta.$responseHeaders = { 'Retry-After': String(Math.max(1, Math.ceil(waitMs / 1000))) };
-    throw fail('loginLocked');
-  }
+/** Gives one try back. Not below zero: a window that ended meanwhile must not credit the next one. */
+async function refund(limiter: RateLimiterMemory, key: string): Promise<void> {
+  const { consumedPoints } = await limiter.reward(key);
+  if (consumedPoints < 0) await limiter.penalty(key, -consumedPoints);
 }
 
 export interface FailedAttempt {
   /** `auth.login_failed` (password) or `auth.two_factor_failed` (a code). */
   action: 'auth.login_failed' | 'auth.two_factor_failed';
-  username: string;
   managerId: number | null;
 }
 
-/**
- * Counts the failure against the username and the address, and appends its audit row: anonymous
- * at sign-in, the signed-in caller when a code is checked for a change to two-factor sign-in.
- */
-export async function countFailure(ctx: Ctx<unknown>, attempt: FailedAttempt): Promise<void> {
-  const ip = ctx.meta.ip ?? 'unknown';
-  await Promise.all([limits().username.penalty(attempt.username.toLowerCase()), limits().address.penalty(ip)]);
-  const entry = {
-    action: attempt.action,
-    entity: 'manager',
-    entityId: attempt.managerId,
-    details: { username: attempt.username },
-  };
-  if (ctx.meta.auth) await recordAudit(db(), { ...ctx.meta.auth, ip }, entry);
-  else await recordAuditAs(db(), { managerId: null, actorType: 'anonymous', apiKeyId: null, ip }, entry);
+/** One counted try: each of its outcomes is reported once. */
+export interface SignInTry {
+  /**
+   * The password or code was wrong: the try stays counted and gets its audit row, anonymous at
+   * sign-in, the signed-in caller's when a code was checked for a change to two-factor sign-in.
+   */
+  failed(attempt: FailedAttempt): Promise<void>;
+  /** Right, but not a finished sign-in (a password before its second step, a code for a change). */
+  giveBack(): Promise<void>;
+  /** A sign-in finished: the username's count is cleared and the address's try given back. */
+  signedIn(): Promise<void>;
 }
 
-/** A sign-in that succeeded in full clears its username's count. */
-export async function clearUsername(username: string): Promise<void> {
-  await limits().username.delete(username.toLowerCase());
+/**
+ * Counts a try against `username` (lower-cased) and the caller's address, or answers 429 with
+ * Retry-After while either is past its limit. RateLimiterMemory counts inside `consume` itself,
+ * before its promise settles, so no other request can slip in between the count and its check.
+ */
+export async function startTry(ctx: Ctx<unknown>, username: string): Promise<SignInTry> {
+  const l = limits();
+  const ip = ctx.meta.ip ?? 'unknown';
+  const name = username.toLowerCase();
+  const [byName, byAddress] = await Promise.allSettled([l.username.consume(name), l.address.consume(ip)]);
+  const refused = [byName, byAddress].flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
+  const giveBack = async () => {
+    await Promise.all([refund(l.username, name), refund(l.address, ip)]);
+  };
+  if (refused.length) {
+    const other = refused.find((r) => !(r instanceof RateLimiterRes));
+    if (other) throw other;
+    // A refused try is not checked, so it does not count either.
+    await giveBack();
+    const waitMs = Math.max(...refused.map((r: RateLimiterRes) => r.msBeforeNext));
+    ctx.meta.$responseHeaders = { 'Retry-After': String(Math.max(1, Math.ceil(waitMs / 1000))) };
+    throw fail('loginLocked');
+  }
+  return {
+    async failed(attempt) {
+      const entry = {
+        action: attempt.action,
+        entity: 'manager',
+        entityId: attempt.managerId,
+        details: { username },
+      };
+      if (ctx.meta.auth) await recordAudit(db(), { ...ctx.meta.auth, ip }, entry);
+      else await recordAuditAs(db(), { managerId: null, actorType: 'anonymous', apiKeyId: null, ip }, entry);
+    },
+    giveBack,
+    async signedIn() {
+      await Promise.all([l.username.delete(name), refund(l.address, ip)]);
+    },
+  };
 }

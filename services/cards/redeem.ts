@@ -9,12 +9,14 @@
  *
  * Guessing: every try is a row of card_redeem_attempts; MAX_FAILS_SUBSCRIBER invalid PINs for one
  * subscriber or MAX_FAILS_ADDRESS from one address within WINDOW_MINUTES lock further tries out
- * (429) until the window passes or a manager lifts it.
+ * (429) until the window passes or a manager lifts it. The lockout check, the PIN's lookup and the
+ * invalid PIN's row are one transaction under the subscriber's and the address's advisory locks, so
+ * concurrent guesses are counted one after the other and a burst gets no more of them checked.
  */
 import { sql } from 'drizzle-orm';
 import { recordAudit } from '../../shared/audit';
 import type { Auth } from '../../shared/auth/claims';
-import { db } from '../../shared/db/client';
+import { db, type DbOrTx } from '../../shared/db/client';
 import { cardRedeemAttempts } from '../../shared/db/schema';
 import { creditWallet, settleFromWallet, todayUtc } from '../../shared/billing';
 import { ApiError } from '../../shared/errors';
@@ -69,23 +71,39 @@ type CardLocked = {
   reseller_path: string | null;
 };
 
-/** 429 when the subscriber or the address has used up its tries. */
-async function checkLockout(subscriberId: number, address: string | null): Promise<void> {
-  const invalid = FAILURES.cardPinInvalid.message;
-  const { rows } = await db().execute<{ by_sub: number; by_addr: number }>(sql`
-    select count(*) filter (where subscriber_id = ${subscriberId})::int as by_sub,
-           count(*) filter (where address = ${address})::int as by_addr
-      from card_redeem_attempts
-     where not ok and reason = ${invalid} and cleared_at is null
-       and created_at > now() - make_interval(mins => ${WINDOW_MINUTES})
-       and (subscriber_id = ${subscriberId} or address = ${address})`);
-  const r = rows[0];
-  if (Number(r.by_sub) >= MAX_FAILS_SUBSCRIBER || (address !== null && Number(r.by_addr) >= MAX_FAILS_ADDRESS))
-    throw fail('redeemLocked');
+/** The advisory lock of one subscriber's tries, and of one address's (hashed: a collision only waits). */
+const LOCK_SUBSCRIBER = sql`hashtext('cards.redeem.subscriber')`;
+const LOCK_ADDRESS = sql`hashtext('cards.redeem.address')`;
+
+/**
+ * Refuses a try while its subscriber or address is locked out (429), or a PIN that names no card
+ * (400), each recorded with its count under the same locks, taken always subscriber first so two
+ * tries cannot wait for each other. A PIN that names a card passes and is recorded by the redemption.
+ */
+async function guardGuess(req: RedeemRequest, pin: string): Promise<void> {
+  const refusal = await db().transaction(async (tx) => {
+    await tx.execute(sql`select pg_advisory_xact_lock(${LOCK_SUBSCRIBER}, ${req.subscriberId})`);
+    if (req.address !== null)
+      await tx.execute(sql`select pg_advisory_xact_lock(${LOCK_ADDRESS}, hashtext(${req.address}))`);
+    const { rows } = await tx.execute<{ by_sub: number; by_addr: number; known: boolean }>(sql`
+      select count(*) filter (where subscriber_id = ${req.subscriberId})::int as by_sub,
+             count(*) filter (where address = ${req.address})::int as by_addr,
+             exists (select 1 from cards where pin_hash = ${pinHash(pin)}) as known
+        from card_redeem_attempts
+       where not ok and reason = ${FAILURES.cardPinInvalid.message} and cleared_at is null
+         and created_at > now() - make_interval(mins => ${WINDOW_MINUTES})
+         and (subscriber_id = ${req.subscriberId} or address = ${req.address})`);
+    const { by_sub: bySub, by_addr: byAddress, known } = rows[0];
+    const locked = bySub >= MAX_FAILS_SUBSCRIBER || (req.address !== null && byAddress >= MAX_FAILS_ADDRESS);
+    const failure = locked ? 'redeemLocked' : known && /^\d{6,20}$/.test(pin) ? null : 'cardPinInvalid';
+    if (failure) await record(tx, req, false, null, FAILURES[failure].message);
+    return failure;
+  });
+  if (refusal) throw fail(refusal);
 }
 
-async function record(req: RedeemRequest, ok: boolean, cardId: number | null, reason: string | null) {
-  await db().insert(cardRedeemAttempts).values({
+async function record(tx: DbOrTx, req: RedeemRequest, ok: boolean, cardId: number | null, reason: string | null) {
+  await tx.insert(cardRedeemAttempts).values({
     subscriberId: req.subscriberId,
     address: req.address,
     ok,
@@ -96,16 +114,10 @@ async function record(req: RedeemRequest, ok: boolean, cardId: number | null, re
 }
 
 export async function redeemCard(req: RedeemRequest): Promise<Redeemed> {
-  try {
-    await checkLockout(req.subscriberId, req.address);
-  } catch (err) {
-    await record(req, false, null, (err as ApiError).message);
-    throw err;
-  }
   const pin = normalizePin(req.pin);
+  await guardGuess(req, pin);
   let cardId: number | null = null;
   try {
-    if (!/^\d{6,20}$/.test(pin)) throw fail('cardPinInvalid');
     return await db().transaction(async (tx) => {
       const found = await tx.execute<CardLocked>(sql`
         select c.id, c.serial, c.status, c.batch_id, b.status as batch_status, b.value, b.service_id, b.currency,
@@ -221,7 +233,7 @@ export async function redeemCard(req: RedeemRequest): Promise<Redeemed> {
       };
     });
   } catch (err) {
-    if (err instanceof ApiError) await record(req, false, cardId, err.message);
+    if (err instanceof ApiError) await record(db(), req, false, cardId, err.message);
     throw err;
   }
 }

@@ -127,6 +127,15 @@ describe(`API keys over ${label}`, () => {
     expect(row.lastUsedIp).toMatch(/127\.0\.0\.1/);
   });
 
+  it('a key cannot sign out (403, nothing revoked): it is revoked on its own route', async () => {
+    const { key, id } = await createKey({ name: 'signs out', full: true });
+    const out = await api.post('/api/auth/logout', {}, { token: key });
+    expect([out.status, out.body]).toEqual([403, { success: false, message: 'an api key cannot sign out' }]);
+    expect((await api.get('/api/subscribers', { token: key })).status).toBe(200);
+    const [row] = await backend.db.select().from(apiKeys).where(eq(apiKeys.id, id));
+    expect(row.revokedAt).toBeNull();
+  });
+
   it('a full admin key acts as the admin', async () => {
     const { key } = await createKey({ name: 'full', full: true });
     expect((await api.get('/api/settings', { token: key })).status).toBe(200);
