@@ -85,30 +85,19 @@ export class StripeDouble {
       const currency = form['line_items[0][price_data][currency]'];
       if (!Number.isSafeInteger(amount) || amount < 1 || !currency)
         return error(400, 'invalid_request_error', 'line_items[0][price_data] is incomplete');
-      const id = this.id('cs');
-      const session: DoubleSession = {
-        id,
-        object: 'checkout.session',
-        mode: 'payment',
-        status: 'open',
-        payment_status: 'unpaid',
-        amount_total: amount,
+      const session = this.newSession({
+        amount,
         currency,
-        client_reference_id: form.client_reference_id ?? null,
+        clientReferenceId: form.client_reference_id,
         metadata: Object.fromEntries(
           Object.entries(form)
             .filter(([k]) => k.startsWith('metadata['))
             .map(([k, v]) => [k.slice(9, -1), v]),
         ),
-        payment_intent: null,
-        success_url: form.success_url,
-        cancel_url: form.cancel_url,
-        url: `${this.baseUrl}/pay/${id}`,
-        livemode: false,
-        created: Math.floor(Date.now() / 1000),
-      };
-      this.sessions.set(id, session);
-      if (idempotencyKey) this.byIdempotencyKey.set(idempotencyKey, id);
+        successUrl: form.success_url,
+        cancelUrl: form.cancel_url,
+      });
+      if (idempotencyKey) this.byIdempotencyKey.set(idempotencyKey, session.id);
       if (this.beforeCreateAnswer) await this.beforeCreateAnswer(session);
       return send(200, session);
     }
@@ -143,6 +132,22 @@ export class StripeDouble {
     clientReferenceId?: string;
     metadata?: Record<string, string>;
   }): DoubleSession {
+    return this.newSession({
+      ...opts,
+      successUrl: 'https://example.invalid/thanks',
+      cancelUrl: 'https://example.invalid/cancel',
+    });
+  }
+
+  /** An open, unpaid session, kept. */
+  private newSession(opts: {
+    amount: number;
+    currency: string;
+    clientReferenceId?: string;
+    metadata?: Record<string, string>;
+    successUrl: string;
+    cancelUrl: string;
+  }): DoubleSession {
     const id = this.id('cs');
     const session: DoubleSession = {
       id,
@@ -155,8 +160,8 @@ export class StripeDouble {
       client_reference_id: opts.clientReferenceId ?? null,
       metadata: opts.metadata ?? {},
       payment_intent: null,
-      success_url: 'https://example.invalid/thanks',
-      cancel_url: 'https://example.invalid/cancel',
+      success_url: opts.successUrl,
+      cancel_url: opts.cancelUrl,
       url: `${this.baseUrl}/pay/${id}`,
       livemode: false,
       created: Math.floor(Date.now() / 1000),
