@@ -90,12 +90,12 @@ export function formatReport(r: ImportReport): string {
   out.push(`import from ${r.source}${r.dryRun ? ' (dry run: nothing written)' : ''} in ${r.seconds.toFixed(1)} s`);
   out.push('');
   out.push(
-    `${'entity'.padEnd(12)}${pad('read', 9)}${pad('imported', 10)}${pad('unchanged', 11)}${pad('skipped', 9)}${pad('conflicting', 13)}`,
+    `${'entity'.padEnd(15)}${pad('read', 9)}${pad('imported', 10)}${pad('unchanged', 11)}${pad('skipped', 9)}${pad('conflicting', 13)}`,
   );
   for (const [entity, c] of Object.entries(r.entities)) {
     if (c.read === 0 && c.imported === 0 && c.unchanged === 0) continue;
     out.push(
-      `${entity.padEnd(12)}${pad(c.read, 9)}${pad(c.imported, 10)}${pad(c.unchanged, 11)}${pad(c.skipped, 9)}${pad(c.conflicting, 13)}`,
+      `${entity.padEnd(15)}${pad(c.read, 9)}${pad(c.imported, 10)}${pad(c.unchanged, 11)}${pad(c.skipped, 9)}${pad(c.conflicting, 13)}`,
     );
   }
   out.push('');
