@@ -453,6 +453,15 @@ const TEXTS = {
   },
 };
 
+/**
+ * A page module brings its own words: `addTexts({ ar: { 'Revenue': 'الإيرادات' } }, { field: ['Field', 'حقل'] })`
+ * at its top, so pages added side by side never edit the same table.
+ */
+export function addTexts(texts, fields = {}) {
+  for (const [lang, table] of Object.entries(texts)) TEXTS[lang] = { ...TEXTS[lang], ...table };
+  Object.assign(FIELDS, fields);
+}
+
 function fill(text, values) {
   return values ? text.replace(/\{(\w+)\}/g, (m, k) => (k in values ? String(values[k]) : m)) : text;
 }
