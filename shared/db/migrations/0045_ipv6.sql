@@ -31,3 +31,11 @@ ALTER TABLE "subscribers" ADD CONSTRAINT "subscribers_delegated_ipv6_prefix_no_o
   EXCLUDE USING gist ("delegated_ipv6_prefix" inet_ops WITH &&) WHERE ("deleted_at" IS NULL AND "delegated_ipv6_prefix" IS NOT NULL);
 --> statement-breakpoint
 ALTER TABLE "ipv6_pools" ADD CONSTRAINT "ipv6_pools_no_overlap" EXCLUDE USING gist ("prefix" inet_ops WITH &&);
+--> statement-breakpoint
+-- The captive portal finds an IPv6 client by its open session: the session's address, or a WAN or
+-- delegated prefix holding it. Open sessions only, so these stay the size of the online set.
+CREATE INDEX "radacct_open_framedipv6_idx" ON "radacct" USING btree ("framedipv6address") WHERE "acctstoptime" IS NULL;
+--> statement-breakpoint
+CREATE INDEX "radacct_open_framedipv6prefix_idx" ON "radacct" USING gist ("framedipv6prefix" inet_ops) WHERE "acctstoptime" IS NULL;
+--> statement-breakpoint
+CREATE INDEX "radacct_open_delegatedipv6prefix_idx" ON "radacct" USING gist ("delegatedipv6prefix" inet_ops) WHERE "acctstoptime" IS NULL;
