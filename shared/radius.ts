@@ -16,6 +16,10 @@ export const ATTR = {
   framedPool: 'Framed-Pool',
   rateLimit: 'Mikrotik-Rate-Limit',
   framedIp: 'Framed-IP-Address',
+  framedIpv6Prefix: 'Framed-IPv6-Prefix',
+  delegatedIpv6Prefix: 'Delegated-IPv6-Prefix',
+  framedIpv6Pool: 'Framed-IPv6-Pool',
+  delegatedIpv6Pool: 'Delegated-IPv6-Prefix-Pool',
   ntPassword: 'NT-Password',
   cleartextPassword: 'Cleartext-Password',
   callingStationId: 'Calling-Station-Id',
@@ -40,7 +44,13 @@ export const MAC_BIND_PENDING = { attribute: 'Tmp-String-1', value: 'bind-mac' }
 export async function writePlanGroupReply(
   tx: DbOrTx,
   serviceId: number,
-  plan: { poolName: string | null; rateLimit: string | null; fupTiers?: FupTier[] },
+  plan: {
+    poolName: string | null;
+    rateLimit: string | null;
+    fupTiers?: FupTier[];
+    framedIpv6Pool?: string | null;
+    delegatedIpv6Pool?: string | null;
+  },
 ): Promise<void> {
   const group = planGroup(serviceId);
   await tx
@@ -49,6 +59,14 @@ export async function writePlanGroupReply(
   const rows = [
     plan.poolName ? { groupname: group, attribute: ATTR.framedPool, op: '=', value: plan.poolName } : undefined,
     plan.rateLimit ? { groupname: group, attribute: ATTR.rateLimit, op: '=', value: plan.rateLimit } : undefined,
+    // The NAS's own IPv6 pools; a subscriber with a prefix of its own gets no pool name
+    // (deploy/freeradius/policy.conf, ipv6_prefix_over_pool).
+    plan.framedIpv6Pool
+      ? { groupname: group, attribute: ATTR.framedIpv6Pool, op: '=', value: plan.framedIpv6Pool }
+      : undefined,
+    plan.delegatedIpv6Pool
+      ? { groupname: group, attribute: ATTR.delegatedIpv6Pool, op: '=', value: plan.delegatedIpv6Pool }
+      : undefined,
     // rlm_sql stops at the first group with reply rows unless it says Fall-Through: the tier group
     // (priority 0, read first) does, so the plan's group still adds its pool.
     ...(plan.fupTiers ?? []).flatMap((t) => [

@@ -20,6 +20,8 @@ export function planView(p: PlanRow) {
     rate_limit: p.rateLimit,
     fup_tiers: p.fupTiers,
     pool_name: p.poolName,
+    framed_ipv6_pool: p.framedIpv6Pool,
+    delegated_ipv6_pool: p.delegatedIpv6Pool,
     mac_binding: p.macBinding,
     created_at: isoTimestamp(p.createdAt),
   };

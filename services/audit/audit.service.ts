@@ -18,7 +18,7 @@ const auditQuery = object({
   /** A manager's id: its own writes and those of its keys. */
   actor: idSchema,
   api_key_id: idSchema,
-  target_type: { type: 'string', pattern: '^[a-z_]{1,40}$' },
+  target_type: { type: 'string', pattern: '^[a-z][a-z0-9_]{0,39}$' },
   target_id: idSchema,
   from: { type: 'string', format: 'date-time' },
   to: { type: 'string', format: 'date-time' },

@@ -1,4 +1,5 @@
 import type { ServiceSchema } from 'moleculer';
+import { ipv6PoolsService } from './ipv6-pools.service';
 import { nasService } from './nas.service';
 import { networkAccessService } from './network-access.service';
 import { outboxRelayService } from './relay.service';
@@ -10,6 +11,7 @@ import { createUsageService } from './usage/usage.service';
  */
 export const networkAccessSchemas: ServiceSchema[] = [
   nasService,
+  ipv6PoolsService,
   networkAccessService,
   outboxRelayService,
   createUsageService(),

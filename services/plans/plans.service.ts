@@ -66,6 +66,8 @@ export const plansService: ServiceSchema = {
                 rateLimit: p.rate_limit ?? null,
                 fupTiers: p.fup_tiers ?? [],
                 poolName: p.pool_name || null,
+                framedIpv6Pool: p.framed_ipv6_pool || null,
+                delegatedIpv6Pool: p.delegated_ipv6_pool || null,
                 macBinding: p.mac_binding ?? false,
               })
               .returning();
@@ -166,6 +168,9 @@ export const plansService: ServiceSchema = {
                 rateLimit: opt(p.rate_limit, current.rateLimit),
                 fupTiers: p.fup_tiers ?? current.fupTiers,
                 poolName: p.pool_name === undefined ? current.poolName : p.pool_name || null,
+                framedIpv6Pool: p.framed_ipv6_pool === undefined ? current.framedIpv6Pool : p.framed_ipv6_pool || null,
+                delegatedIpv6Pool:
+                  p.delegated_ipv6_pool === undefined ? current.delegatedIpv6Pool : p.delegated_ipv6_pool || null,
                 macBinding: p.mac_binding ?? current.macBinding,
                 updatedAt: sql`now()`,
               })

@@ -21,6 +21,9 @@ export const planFields = {
   monthly_quota_gb: quotaGb,
   rate_limit: { ...rateLimitText, type: ['string', 'null'] },
   pool_name: { type: ['string', 'null'], maxLength: 64, pattern: '^[A-Za-z0-9_.-]*$' },
+  /** One of our IPv6 pools (GET /api/ipv6-pools: prefixes handed out by us), or the NAS's own pool name. */
+  framed_ipv6_pool: { type: ['string', 'null'], maxLength: 64, pattern: '^[A-Za-z0-9_.-]*$' },
+  delegated_ipv6_pool: { type: ['string', 'null'], maxLength: 64, pattern: '^[A-Za-z0-9_.-]*$' },
   mac_binding: { type: 'boolean' },
   fup_tiers: { type: 'array', items: fupTier, maxItems: 3 },
 } as const;

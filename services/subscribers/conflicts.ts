@@ -1,8 +1,9 @@
-/** The 409s of create and update: a static address already held, a username already taken. */
+/** The 409s of create and update: a static address or IPv6 prefix already held, a username already taken. */
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../../shared/db/client';
-import { isUniqueViolation } from '../../shared/db/errors';
+import { isExclusionViolation, isUniqueViolation } from '../../shared/db/errors';
 import { fail } from '../../shared/failures';
+import type { Ipv6Field } from './field-checks';
 import type { SubscriberRow } from './subscriber-view';
 
 /** Same rule as bulk set_static_ip: free among live subscribers and in no other username's reply rows. */
@@ -16,8 +17,26 @@ export async function assertAddressFree(tx: Tx, ip: string, self?: SubscriberRow
   if (res.rows.length) throw fail('staticIpUsed');
 }
 
+/**
+ * An IPv6 prefix overlapping a live subscriber's (a /64 inside another's /56 routes to the same
+ * place). Under the same lock as the IPv4 check; the exclusion constraints hold if a writer skips it.
+ */
+export async function assertPrefixFree(tx: Tx, field: Ipv6Field, prefix: string, self?: SubscriberRow): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtext('subscribers.static_ip'))`);
+  const res = await tx.execute<{ held: string }>(sql`
+    select ${sql.identifier(field)}::text as held from subscribers
+     where deleted_at is null and ${sql.identifier(field)} && ${prefix}::cidr and id <> ${self?.id ?? 0}
+     limit 1`);
+  if (res.rows.length) throw fail('ipv6PrefixUsed', field, res.rows[0].held);
+}
+
 /** A unique index that a concurrent writer won becomes the same 409 as the checks before it. */
 export function uniqueConflict(err: unknown): never {
+  if (isExclusionViolation(err)) {
+    const text = JSON.stringify(err, Object.getOwnPropertyNames(err)) + String((err as { cause?: unknown }).cause);
+    const field = text.includes('delegated_ipv6_prefix') ? 'delegated_ipv6_prefix' : 'ipv6_prefix';
+    throw fail('ipv6PrefixUsed', field, 'a prefix');
+  }
   if (isUniqueViolation(err)) {
     const text = JSON.stringify(err, Object.getOwnPropertyNames(err)) + String((err as { cause?: unknown }).cause);
     throw fail(text.includes('static_ip') ? 'staticIpUsed' : 'usernameTaken');

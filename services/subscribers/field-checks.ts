@@ -4,6 +4,7 @@
  */
 import { isIPv4, isValidUsername, normaliseMac } from '../../shared/domain/subscriber';
 import { fail } from '../../shared/failures';
+import { formatIpv6Prefix, parseIpv6Prefix } from '../../shared/net/ipv6-prefix';
 
 export function checkUsername(username: string, field = 'username'): void {
   if (!isValidUsername(username)) throw fail('usernameInvalid', field);
@@ -20,4 +21,17 @@ export function ipOrBadRequest(ip: string | null | undefined): string | null | u
   if (ip === undefined || ip === null || ip === '') return ip === '' ? null : ip;
   if (!isIPv4(ip)) throw fail('staticIpInvalid');
   return ip;
+}
+
+/** Prefix lengths each IPv6 field takes: the WAN side may be one address (/128), the LAN side /48 to /64. */
+const IPV6_LENGTHS = { ipv6_prefix: [48, 128], delegated_ipv6_prefix: [48, 64] } as const;
+export type Ipv6Field = keyof typeof IPV6_LENGTHS;
+
+/** The canonical text of an IPv6 prefix field (`''` clears it), or a 400 that shows a valid one. */
+export function ipv6PrefixOrBadRequest(field: Ipv6Field, text: string | null | undefined): string | null | undefined {
+  if (text === undefined || text === null || text === '') return text === '' ? null : text;
+  const [min, max] = IPV6_LENGTHS[field];
+  const p = parseIpv6Prefix(text);
+  if (!p || p.length < min || p.length > max) throw fail('ipv6PrefixInvalid', field, `${min}-${max}`);
+  return formatIpv6Prefix(p);
 }

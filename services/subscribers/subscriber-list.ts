@@ -10,6 +10,7 @@ import { inScope, resellerInScope, scopeFor } from '../../shared/auth/policy';
 import { db } from '../../shared/db/client';
 import { subscribers } from '../../shared/db/schema';
 import { addDays, likePattern, todayIso } from '../../shared/domain/subscriber';
+import { formatIpv6Prefix, parseIpv6Prefix } from '../../shared/net/ipv6-prefix';
 import { fail } from '../../shared/failures';
 import { pageOf } from '../../shared/http/context';
 import { EXACT_TOTAL_CAP, planRows, totalFromCappedCount, totalFromPage } from '../../shared/pagination/total';
@@ -89,6 +90,10 @@ export async function listSubscribers(auth: Auth, p: ListParams): Promise<Action
   // reseller_id narrows the caller's own view: an admin names any reseller, others one in their tree.
   if (p.reseller_id !== undefined && !(await resellerInScope(db(), scope, p.reseller_id))) throw fail('notAuthorized');
   const pattern = p.search ? likePattern(p.search) : undefined;
+  // An IPv6 address or prefix finds the subscriber whose prefix holds it (the exclusion
+  // constraints' GiST indexes answer `>>=`).
+  const v6 = p.search ? parseIpv6Prefix(p.search) : null;
+  const v6Text = v6 && formatIpv6Prefix(v6);
   const where = and(
     isNull(subscribers.deletedAt),
     inScope(scope, subscribers.resellerId),
@@ -105,6 +110,8 @@ export async function listSubscribers(auth: Auth, p: ListParams): Promise<Action
           ilike(subscribers.fullName, pattern),
           ilike(subscribers.phone, pattern),
           ilike(subscribers.macAddress, pattern),
+          v6Text ? sql`${subscribers.ipv6Prefix} >>= ${v6Text}::cidr` : undefined,
+          v6Text ? sql`${subscribers.delegatedIpv6Prefix} >>= ${v6Text}::cidr` : undefined,
         )
       : undefined,
   );

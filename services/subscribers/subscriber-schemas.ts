@@ -13,6 +13,10 @@ export const subscriberFields = {
   phone: { type: ['string', 'null'], maxLength: 32, pattern: '^\\+?[0-9][0-9 ().-]{2,30}$' },
   mac_address: text(32),
   static_ip: text(15),
+  /** Framed-IPv6-Prefix: a prefix of /48 to /128 (an address alone is its /128); '' clears it. */
+  ipv6_prefix: text(50),
+  /** Delegated-IPv6-Prefix: the LAN prefix, /48 to /64; '' clears it. */
+  delegated_ipv6_prefix: text(50),
   expiry_date: isoDate,
   reseller_id: idSchema,
   region: text(200),

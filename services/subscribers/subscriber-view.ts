@@ -25,6 +25,8 @@ export function subscriberView(s: SubscriberRow, currency: string) {
     ip_address: s.ipAddress,
     last_nas_id: s.lastNasId,
     static_ip: s.staticIp,
+    ipv6_prefix: s.ipv6Prefix,
+    delegated_ipv6_prefix: s.delegatedIpv6Prefix,
     fup_level: s.fupLevel,
     daily_quota_used: s.dailyQuotaUsed,
     monthly_quota_used: s.monthlyQuotaUsed,

@@ -15,6 +15,7 @@ export type DisconnectReason =
   | 'delete'
   | 'service_change'
   | 'static_ip'
+  | 'ipv6_prefix'
   | 'rename'
   | 'disconnect'
   | 'bandwidth_rules'

@@ -18,6 +18,8 @@
  * - radusergroup <username> -> billing_blocked        instead of the plan's groups while blocked
  * - radusergroup <username> -> plan_<id>_fup<level>   while throttled: the tier's rate (shared/fup-rate.ts)
  * - radreply  Framed-IP-Address := <static_ip>        when a static address is set
+ * - radreply  Framed-IPv6-Prefix := <ipv6_prefix>     when the subscriber has one (typed in or from a pool of ours)
+ * - radreply  Delegated-IPv6-Prefix := <delegated_ipv6_prefix>   likewise
  * - radreply  Mikrotik-Rate-Limit := ...              from bandwidth rules (bandwidth-rules.ts)
  */
 import { sql } from 'drizzle-orm';
@@ -50,6 +52,8 @@ const PASSWORD_ATTRS = [
 ];
 /** radcheck attributes rebuilt from the subscriber row (the password row is not among them). */
 const DERIVED_CHECK_ATTRS = [ATTR.callingStationId, MAC_BIND_PENDING.attribute, ATTR.authType, EXPIRATION];
+/** radreply attributes rebuilt from the subscriber's addresses. */
+const ADDRESS_ATTRS = [ATTR.framedIp, ATTR.framedIpv6Prefix, ATTR.delegatedIpv6Prefix];
 
 /** NT hash: MD4 of the UTF-16LE password, upper-case hex, as FreeRADIUS's mschap module reads it. */
 export async function ntHash(password: string): Promise<string> {
@@ -116,7 +120,9 @@ export async function syncAccessRows(tx: DbOrTx, subscriberIds: number[], today:
     sql`delete from radcheck where username = ${users} and attribute = any(${sql.param(DERIVED_CHECK_ATTRS)}::text[])`,
   );
   await tx.execute(sql`delete from radusergroup where username = ${users}`);
-  await tx.execute(sql`delete from radreply where username = ${users} and attribute = ${ATTR.framedIp}`);
+  await tx.execute(
+    sql`delete from radreply where username = ${users} and attribute = any(${sql.param(ADDRESS_ATTRS)}::text[])`,
+  );
   await tx.execute(sql`
     insert into radcheck (username, attribute, op, value)
     select s.username, ${ATTR.callingStationId}, '==', s.mac_address
@@ -143,7 +149,13 @@ export async function syncAccessRows(tx: DbOrTx, subscriberIds: number[], today:
   await tx.execute(sql`
     insert into radreply (username, attribute, op, value)
     select username, ${ATTR.framedIp}, ':=', host(static_ip) from subscribers
-     where id = any(${ids(subscriberIds)}) and deleted_at is null and static_ip is not null`);
+     where id = any(${ids(subscriberIds)}) and deleted_at is null and static_ip is not null
+    union all
+    select username, ${ATTR.framedIpv6Prefix}, ':=', ipv6_prefix::text from subscribers
+     where id = any(${ids(subscriberIds)}) and deleted_at is null and ipv6_prefix is not null
+    union all
+    select username, ${ATTR.delegatedIpv6Prefix}, ':=', delegated_ipv6_prefix::text from subscribers
+     where id = any(${ids(subscriberIds)}) and deleted_at is null and delegated_ipv6_prefix is not null`);
   return changed.rows.map((r) => ({
     id: Number(r.id),
     username: r.username,

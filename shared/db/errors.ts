@@ -11,6 +11,7 @@ function pgCode(err: unknown): string | undefined {
 }
 
 export const isUniqueViolation = (err: unknown) => pgCode(err) === '23505';
+export const isExclusionViolation = (err: unknown) => pgCode(err) === '23P01';
 export const isSerializationFailure = (err: unknown) => pgCode(err) === '40001' || pgCode(err) === '40P01';
 
 /** Runs a write; a unique-index violation becomes the failure `taken` (e.g. `usernameTaken`). */

@@ -5,6 +5,7 @@
  */
 import { sql } from 'drizzle-orm';
 import {
+  cidr,
   bigint,
   bigserial,
   boolean,
@@ -160,6 +161,13 @@ export const services = pgTable(
     rateLimit: text('rate_limit'),
     fupTiers: jsonb('fup_tiers').$type<FupTier[]>().notNull().default([]),
     poolName: text('pool_name'),
+    /**
+     * IPv6 pools for subscribers with no static prefix: the name of one of our `ipv6_pools` (a prefix
+     * is assigned and written as the subscriber's own), else a pool name the NAS keeps (sent as
+     * Framed-IPv6-Pool / Delegated-IPv6-Prefix-Pool).
+     */
+    framedIpv6Pool: text('framed_ipv6_pool'),
+    delegatedIpv6Pool: text('delegated_ipv6_pool'),
     macBinding: boolean('mac_binding').notNull().default(false),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
@@ -192,6 +200,40 @@ export const ipPools = pgTable('ip_pools', {
   createdAt: createdAt(),
 });
 
+/**
+ * IPv6 prefixes kept by us (shared/access/ipv6-pools.ts): `prefix` split into prefixes of
+ * `prefix_length`, each handed to one subscriber at a time.
+ */
+export const ipv6Pools = pgTable('ipv6_pools', {
+  name: text('name').primaryKey(),
+  prefix: cidr('prefix').notNull(),
+  prefixLength: smallint('prefix_length').notNull(),
+  createdAt: createdAt(),
+});
+
+/**
+ * Who holds which of a pool's prefixes: the `index`th of the split. Released when the subscriber
+ * row goes (permanent delete), not at a soft delete, so a restored subscriber keeps its prefix.
+ */
+export const ipv6PoolAssignments = pgTable(
+  'ipv6_pool_assignments',
+  {
+    poolName: text('pool_name')
+      .notNull()
+      .references(() => ipv6Pools.name),
+    index: bigint('index', { mode: 'bigint' }).notNull(),
+    prefix: cidr('prefix').notNull(),
+    subscriberId: integer('subscriber_id')
+      .notNull()
+      .references(() => subscribers.id, { onDelete: 'cascade' }),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.poolName, t.index] }),
+    uniqueIndex('ipv6_pool_assignments_holder_uq').on(t.subscriberId, t.poolName),
+  ],
+);
+
 // ---------------------------------------------------------------- subscribers
 
 export const subscribers = pgTable(
@@ -207,6 +249,10 @@ export const subscribers = pgTable(
     resellerId: integer('reseller_id').notNull(),
     status: text('status').notNull().default('active'),
     staticIp: inet('static_ip'),
+    /** The WAN side (Framed-IPv6-Prefix); overlap among live subscribers is refused by an exclusion constraint. */
+    ipv6Prefix: cidr('ipv6_prefix'),
+    /** The LAN side, /48 to /64 (Delegated-IPv6-Prefix); same constraint. */
+    delegatedIpv6Prefix: cidr('delegated_ipv6_prefix'),
     region: text('region'),
     building: text('building'),
     address: text('address'),

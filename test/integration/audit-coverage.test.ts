@@ -25,6 +25,8 @@ const WRITES: Record<string, string[]> = {
   'PUT /api/nas/{id}': ['nas.update'],
   'DELETE /api/nas/{id}': ['nas.delete'],
   'POST /api/nas/{id}/reconcile': ['nas.reconcile'],
+  'POST /api/ipv6-pools': ['ipv6_pool.create'],
+  'DELETE /api/ipv6-pools/{name}': ['ipv6_pool.delete'],
   'POST /api/subscribers': ['subscriber.create'],
   'PUT /api/subscribers/{id}': ['subscriber.update'],
   'DELETE /api/subscribers/{id}': ['subscriber.delete'],
@@ -207,6 +209,17 @@ describe('every write appends its audit row', () => {
     const all = JSON.stringify(await rows('target_type=nas'));
     expect(all).not.toContain('radius-shared-secret');
     expect(all).not.toContain('another-secret');
+  });
+
+  it('IPv6 pools: create and delete', async () => {
+    const body = { name: 'audit-v6', prefix: '2001:db8:a0::/44', prefix_length: 56 };
+    await ok(api.post('/api/ipv6-pools', body, { token: admin }), 201);
+    expect((await row('ipv6_pool.create', 'ipv6_pool')).changes).toMatchObject({
+      name: 'audit-v6',
+      prefix: '2001:db8:a0::/44',
+    });
+    await ok(api.del('/api/ipv6-pools/audit-v6', { token: admin }));
+    expect((await row('ipv6_pool.delete', 'ipv6_pool')).changes).toMatchObject({ name: 'audit-v6' });
   });
 
   it('subscribers: create and update with the PPPoE password masked, soft and permanent delete', async () => {

@@ -12,7 +12,13 @@ import { seedInvoice, seedSubscriber } from './documents-fixtures';
 let session = 0;
 
 /** An accounting Start that FreeRADIUS would write: an open session with this framed address. */
-export async function openSession(t: TestApp, username: string, address: string, stopped = false): Promise<void> {
+export async function openSession(
+  t: TestApp,
+  username: string,
+  address: string | null,
+  stopped = false,
+  ipv6: { framedipv6prefix?: string; delegatedipv6prefix?: string; framedipv6address?: string } = {},
+): Promise<void> {
   const id = `portal-${process.pid}-${++session}`;
   await t.db.insert(radacct).values({
     acctsessionid: id,
@@ -22,6 +28,7 @@ export async function openSession(t: TestApp, username: string, address: string,
     acctstarttime: new Date(),
     acctstoptime: stopped ? new Date() : null,
     framedipaddress: address,
+    ...ipv6,
   });
 }
 

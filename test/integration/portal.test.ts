@@ -66,6 +66,24 @@ function expectNoSubscriberData(text: string): void {
 }
 
 describe('GET /portal', () => {
+  it('finds an IPv6 client by its session: the address itself, or inside the WAN or delegated prefix', async () => {
+    const reseller = await seedReseller(t, 'Portal v6 reseller');
+    const v6 = await seedPortalSubscriber(t, reseller.id, { expiryDate: expired, price: 1750 });
+    await openSession(t, v6.username, null, false, {
+      framedipv6address: '2001:db8:f0::2',
+      framedipv6prefix: '2001:db8:f1::/64',
+      delegatedipv6prefix: '2001:db8:f200::/56',
+    });
+    for (const address of ['2001:db8:f0::2', '2001:db8:f1::abcd', '2001:DB8:F200:12::1']) {
+      const res = await from(address);
+      expect(res.status).toBe(200);
+      expect(visibleText(res.text)).toContain(v6.username);
+    }
+    const outside = await from('2001:db8:f300::1');
+    expectNoSubscriberData(visibleText(outside.text));
+    expect(visibleText(outside.text)).not.toContain(v6.username);
+  });
+
   it('shows a blocked subscriber its username, the reason, its open invoices with balances and receipt links', async () => {
     const res = await from(BLOCKED_IP);
     expect(res.status).toBe(200);

@@ -2,18 +2,20 @@ import { sessionAddress } from '../../services/billing/portal/portal-data';
 import { renderPortalHtml, type PortalModel } from '../../services/billing/portal/portal-template';
 
 describe('captive portal', () => {
-  it('matches a client address as radacct stores a framed IPv4 address, and nothing else', () => {
+  it('matches a client address as radacct stores it, IPv4 or IPv6, and nothing else', () => {
     expect(sessionAddress('10.64.0.7')).toBe('10.64.0.7');
     // An IPv4 client of a dual-stack listener.
     expect(sessionAddress('::ffff:10.64.0.7')).toBe('10.64.0.7');
+    expect(sessionAddress('2001:DB8:0::7')).toBe('2001:db8::7');
     for (const other of [
       undefined,
       '',
       'unknown',
       '10.64.0.256',
       "10.0.0.1' or 1=1",
-      '2001:db8::7',
       '::ffff:2001:db8::7',
+      'fe80::1%eth0',
+      '2001:db8::/64',
     ]) {
       expect(sessionAddress(other)).toBeNull();
     }

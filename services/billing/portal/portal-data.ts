@@ -3,10 +3,11 @@
  * session), its plan and its open invoices. Read-only.
  */
 import { isIP } from 'node:net';
-import { and, asc, eq, inArray, isNull } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, or, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../../shared/db/client';
 import { invoices, radacct, services, subscribers } from '../../../shared/db/schema';
 import type { BlockedReason } from '../../../shared/domain/access';
+import { formatIpv6, parseIpv6Prefix } from '../../../shared/net/ipv6-prefix';
 import { OPEN_STATUSES } from '../documents-data';
 
 export interface PortalSubscriber {
@@ -30,14 +31,33 @@ export interface PortalInvoice {
 }
 
 /**
- * The address as radacct stores a framed IPv4 address, or null. A dual-stack socket reports an
- * IPv4 client as `::ffff:a.b.c.d`; anything that is not an IP (a forged X-Forwarded-For) matches
- * nobody rather than failing the cast in the query.
+ * The client address as radacct's columns hold it, or null: IPv4 as is (a dual-stack socket
+ * reports an IPv4 client as `::ffff:a.b.c.d`), IPv6 in its canonical text. Anything that is not an
+ * IP (a forged X-Forwarded-For, a zone id) matches nobody rather than failing the cast in the query.
  */
 export function sessionAddress(ip: string | undefined): string | null {
   if (!ip) return null;
   const plain = ip.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '');
-  return isIP(plain) === 4 ? plain : null;
+  if (isIP(plain) === 4) return plain;
+  const v6 = isIP(plain) === 6 ? parseIpv6Prefix(plain) : null;
+  return v6 && formatIpv6(v6.network);
+}
+
+/**
+ * Open sessions at this address: the framed IPv4 address; for IPv6, the session's own address, or
+ * its WAN prefix or delegated LAN prefix holding it (a host behind the subscriber's router).
+ */
+function openAt(address: string) {
+  const open = isNull(radacct.acctstoptime);
+  if (isIP(address) === 4) return and(eq(radacct.framedipaddress, address), open);
+  return and(
+    or(
+      eq(radacct.framedipv6address, address),
+      sql`${radacct.framedipv6prefix} >>= ${address}::inet`,
+      sql`${radacct.delegatedipv6prefix} >>= ${address}::inet`,
+    ),
+    open,
+  );
 }
 
 /**
@@ -49,7 +69,7 @@ export async function subscriberAt(db: DbOrTx, address: string): Promise<PortalS
   const sessions = await db
     .selectDistinct({ username: radacct.username })
     .from(radacct)
-    .where(and(eq(radacct.framedipaddress, address), isNull(radacct.acctstoptime)))
+    .where(openAt(address))
     .limit(2);
   if (sessions.length !== 1 || !sessions[0].username) return null;
   const [row] = await db

@@ -14,9 +14,10 @@ import { addDays, todayIso } from '../../../shared/domain/subscriber';
 import { errorOf, fail } from '../../../shared/failures';
 import { moneyField } from '../../../shared/money';
 import { loadSettings } from '../../../shared/settings';
-import { assertAddressFree, uniqueConflict } from '../conflicts';
-import { checkUsername, ipOrBadRequest, macOrBadRequest } from '../field-checks';
+import { assertAddressFree, assertPrefixFree, uniqueConflict } from '../conflicts';
+import { checkUsername, ipOrBadRequest, ipv6PrefixOrBadRequest, macOrBadRequest } from '../field-checks';
 import * as ops from '../operations';
+import { assignPlanPrefixes } from '../../../shared/access/ipv6-pools';
 import { syncAccessRows, writePasswordRow } from '../../../shared/access/radius-rows';
 import type { CreateSubscriberInput } from '../subscriber-schemas';
 import { livePlan } from '../subscriber-rows';
@@ -27,6 +28,8 @@ export async function createSubscriber(caller: Auth | undefined, p: CreateSubscr
   checkUsername(p.username);
   const mac = macOrBadRequest(p.mac_address);
   const staticIp = ipOrBadRequest(p.static_ip);
+  const ipv6Prefix = ipv6PrefixOrBadRequest('ipv6_prefix', p.ipv6_prefix);
+  const delegatedIpv6Prefix = ipv6PrefixOrBadRequest('delegated_ipv6_prefix', p.delegated_ipv6_prefix);
   const plan = await livePlan(db(), p.service_id);
   const price = p.price == null ? p.price : moneyField(p.price, plan.currency, 'price');
   const resellerId = await targetReseller(db(), auth, p.reseller_id);
@@ -43,7 +46,9 @@ export async function createSubscriber(caller: Auth | undefined, p: CreateSubscr
       const limits = await ops.checkServiceLimits(tx, [probe], plan.id);
       if (limits.failed.length) throw errorOf(limits.failed[0]);
       if (staticIp) await assertAddressFree(tx, staticIp);
-      const [inserted] = await tx
+      if (ipv6Prefix) await assertPrefixFree(tx, 'ipv6_prefix', ipv6Prefix);
+      if (delegatedIpv6Prefix) await assertPrefixFree(tx, 'delegated_ipv6_prefix', delegatedIpv6Prefix);
+      const [created] = await tx
         .insert(subscribers)
         .values({
           username: p.username,
@@ -54,6 +59,8 @@ export async function createSubscriber(caller: Auth | undefined, p: CreateSubscr
           serviceId: plan.id,
           resellerId,
           staticIp: staticIp ?? null,
+          ipv6Prefix: ipv6Prefix ?? null,
+          delegatedIpv6Prefix: delegatedIpv6Prefix ?? null,
           region: p.region ?? null,
           building: p.building ?? null,
           address: p.address ?? null,
@@ -66,6 +73,13 @@ export async function createSubscriber(caller: Auth | undefined, p: CreateSubscr
           expiryDate: p.expiry_date ?? addDays(today, plan.durationDays),
         })
         .returning();
+      // A plan whose IPv6 pools are ours hands out the prefixes the body did not give.
+      const assigned = await assignPlanPrefixes(tx, created.id);
+      const inserted = {
+        ...created,
+        ipv6Prefix: assigned.framed ?? created.ipv6Prefix,
+        delegatedIpv6Prefix: assigned.delegated ?? created.delegatedIpv6Prefix,
+      };
       await writePasswordRow(tx, inserted.username, p.password, settings.radius_password_mode as 'nt' | 'cleartext');
       const [change] = await syncAccessRows(tx, [inserted.id], today);
       await recordAudit(tx, auth, {

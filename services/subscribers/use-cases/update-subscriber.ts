@@ -13,10 +13,17 @@ import { subscribers } from '../../../shared/db/schema';
 import { todayIso } from '../../../shared/domain/subscriber';
 import type { IdPath } from '../../../shared/http/schemas';
 import { loadSettings } from '../../../shared/settings';
-import { assertAddressFree, uniqueConflict } from '../conflicts';
-import { checkUsername, ipOrBadRequest, macOrBadRequest } from '../field-checks';
+import { assertAddressFree, assertPrefixFree, uniqueConflict } from '../conflicts';
+import {
+  checkUsername,
+  ipOrBadRequest,
+  ipv6PrefixOrBadRequest,
+  macOrBadRequest,
+  type Ipv6Field,
+} from '../field-checks';
 import { permissionsToUpdate } from '../governed-fields';
 import * as ops from '../operations';
+import { assignPlanPrefixes, releasePrefix } from '../../../shared/access/ipv6-pools';
 import { queueDisconnect } from '../../../shared/access/outbox';
 import { kickChanged, syncAccessRows, writePasswordRow } from '../../../shared/access/radius-rows';
 import type { UpdateSubscriberInput } from '../subscriber-schemas';
@@ -53,6 +60,14 @@ export async function updateSubscriber(caller: Auth | undefined, p: UpdateSubscr
   if (p.username !== undefined && p.username !== current.username) checkUsername(p.username);
   const mac = macOrBadRequest(p.mac_address);
   const staticIp = ipOrBadRequest(p.static_ip);
+  const prefixes: [Ipv6Field, 'ipv6Prefix' | 'delegatedIpv6Prefix', string | null | undefined][] = [
+    ['ipv6_prefix', 'ipv6Prefix', ipv6PrefixOrBadRequest('ipv6_prefix', p.ipv6_prefix)],
+    [
+      'delegated_ipv6_prefix',
+      'delegatedIpv6Prefix',
+      ipv6PrefixOrBadRequest('delegated_ipv6_prefix', p.delegated_ipv6_prefix),
+    ],
+  ];
   const newPlan =
     p.service_id !== undefined && p.service_id !== current.serviceId ? await livePlan(db(), p.service_id) : undefined;
   const price = p.price == null ? p.price : moneyField(p.price, newPlan?.currency ?? currentCurrency, 'price');
@@ -84,6 +99,14 @@ export async function updateSubscriber(caller: Auth | undefined, p: UpdateSubscr
         if (staticIp) await assertAddressFree(tx, staticIp, row);
         checked.staticIp = staticIp;
       }
+      let prefixChanged = false;
+      for (const [field, key, value] of prefixes) {
+        if (value === undefined || value === row[key]) continue;
+        if (value) await assertPrefixFree(tx, field, value, row);
+        await releasePrefix(tx, row.id, row[key]);
+        checked[key] = value;
+        prefixChanged = true;
+      }
       const set = columnChanges(p, checked);
       if (Object.keys(set).length) {
         [row] = await tx
@@ -103,9 +126,12 @@ export async function updateSubscriber(caller: Auth | undefined, p: UpdateSubscr
           .where(eq(subscribers.id, row.id));
         await writePasswordRow(tx, fresh.username, p.password, settings.radius_password_mode as 'nt' | 'cleartext');
       }
+      // A new plan, or a prefix cleared, may leave a pool of ours to fill.
+      if (newPlan || prefixChanged) await assignPlanPrefixes(tx, row.id);
       const changes = await syncAccessRows(tx, [row.id], today);
       const renamed = p.username !== undefined && p.username !== row.username;
       if (addressChanged && !newPlan) await queueDisconnect(tx, [row], 'static_ip');
+      else if (prefixChanged && !newPlan) await queueDisconnect(tx, [row], 'ipv6_prefix');
       // A new plan or name disconnected already; a new expiry date may block or restore.
       else if (!newPlan && !renamed) await kickChanged(tx, changes);
       const [written] = await tx.select().from(subscribers).where(eq(subscribers.id, row.id));

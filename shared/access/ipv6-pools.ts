@@ -1,0 +1,153 @@
+/**
+ * IPv6 pools kept by us (docs/network-access.md, "IPv6"): a parent prefix split into prefixes of
+ * one length, each handed to one subscriber at a time. A plan names the pool of its subscribers'
+ * WAN prefixes (`framed_ipv6_pool`) and of their delegated LAN prefixes (`delegated_ipv6_pool`);
+ * when the name is one of ours, a subscriber without a prefix gets the lowest free one, written as
+ * its own (so FreeRADIUS replies with it and the NAS needs no pool of its own). The pool's row is
+ * locked for each assignment, so concurrent ones queue and never hand out one prefix twice; the
+ * subscribers' exclusion constraints (migration 0045) refuse an overlap whatever the path.
+ */
+import { sql } from 'drizzle-orm';
+import type { DbOrTx, Tx } from '../db/client';
+import { isExclusionViolation, isUniqueViolation } from '../db/errors';
+import { fail } from '../failures';
+import { formatIpv6Prefix, parseIpv6Prefix, prefixAt, prefixCount, type Ipv6Prefix } from '../net/ipv6-prefix';
+
+/** Which subscriber column a pool fills, and the plan column that names the pool. */
+export const PREFIX_KINDS = {
+  framed: { column: 'ipv6_prefix', planColumn: 'framed_ipv6_pool' },
+  delegated: { column: 'delegated_ipv6_prefix', planColumn: 'delegated_ipv6_pool' },
+} as const;
+export type PrefixKind = keyof typeof PREFIX_KINDS;
+
+/** A split wider than this is refused: 2^32 prefixes is more than any operator hands out from one pool. */
+const MAX_SPLIT_BITS = 32;
+/** Prefixes tried past the first free index when some overlap a prefix an operator typed in by hand. */
+const MAX_SKIPS = 256;
+
+export interface Ipv6PoolView {
+  name: string;
+  prefix: string;
+  prefix_length: number;
+  size: string;
+  used: number;
+}
+
+export function checkPoolShape(prefixText: string, prefixLength: number): Ipv6Prefix {
+  const parent = parseIpv6Prefix(prefixText);
+  if (!parent || parent.length === 128)
+    throw fail('ipv6PoolInvalid', 'prefix must be an IPv6 network such as 2001:db8::/40');
+  if (prefixLength <= parent.length || prefixLength > 128)
+    throw fail('ipv6PoolInvalid', `prefix_length must be longer than the pool's /${parent.length} and at most 128`);
+  if (prefixLength - parent.length > MAX_SPLIT_BITS)
+    throw fail('ipv6PoolInvalid', `prefix_length may split the pool into at most 2^${MAX_SPLIT_BITS} prefixes`);
+  return parent;
+}
+
+export async function createPool(
+  tx: DbOrTx,
+  name: string,
+  prefixText: string,
+  prefixLength: number,
+): Promise<Ipv6PoolView> {
+  const parent = checkPoolShape(prefixText, prefixLength);
+  try {
+    await tx.execute(sql`
+      insert into ipv6_pools (name, prefix, prefix_length) values (${name}, ${formatIpv6Prefix(parent)}::cidr, ${prefixLength})`);
+  } catch (err) {
+    if (isUniqueViolation(err) || isExclusionViolation(err)) throw fail('ipv6PoolTaken', name);
+    throw err;
+  }
+  return {
+    name,
+    prefix: formatIpv6Prefix(parent),
+    prefix_length: prefixLength,
+    size: String(prefixCount(parent.length, prefixLength)),
+    used: 0,
+  };
+}
+
+export async function listPools(db: DbOrTx): Promise<Ipv6PoolView[]> {
+  const { rows } = await db.execute<{ name: string; prefix: string; prefix_length: number; used: number }>(sql`
+    select p.name, p.prefix::text as prefix, p.prefix_length,
+           (select count(*)::int from ipv6_pool_assignments a where a.pool_name = p.name) as used
+      from ipv6_pools p order by p.name`);
+  return rows.map((r) => ({
+    ...r,
+    size: String(prefixCount(parseIpv6Prefix(r.prefix)!.length, r.prefix_length)),
+  }));
+}
+
+/** A pool with prefixes still held is kept: its holders' prefixes would lose their guard against reuse. */
+export async function deletePool(tx: Tx, name: string): Promise<void> {
+  const { rows } = await tx.execute<{ used: number }>(sql`
+    select (select count(*)::int from ipv6_pool_assignments where pool_name = p.name) as used
+      from ipv6_pools p where p.name = ${name} for update`);
+  if (!rows.length) throw fail('ipv6PoolNotFound');
+  if (rows[0].used > 0) throw fail('ipv6PoolInUse', name);
+  await tx.execute(sql`delete from ipv6_pools where name = ${name}`);
+}
+
+/**
+ * Gives the subscriber (locked by the caller) a prefix from each pool of ours its plan names, for
+ * each kind where it holds none. Returns what was assigned.
+ */
+export async function assignPlanPrefixes(tx: Tx, subscriberId: number): Promise<Partial<Record<PrefixKind, string>>> {
+  const { rows } = await tx.execute<{ framed: string | null; delegated: string | null }>(sql`
+    select case when s.ipv6_prefix is null then fp.name end as framed,
+           case when s.delegated_ipv6_prefix is null then dp.name end as delegated
+      from subscribers s join services p on p.id = s.service_id
+      left join ipv6_pools fp on fp.name = p.framed_ipv6_pool
+      left join ipv6_pools dp on dp.name = p.delegated_ipv6_pool
+     where s.id = ${subscriberId} and s.deleted_at is null`);
+  const out: Partial<Record<PrefixKind, string>> = {};
+  for (const kind of ['framed', 'delegated'] as const) {
+    const pool = rows[0]?.[kind];
+    if (pool) out[kind] = await assignFromPool(tx, subscriberId, pool, kind);
+  }
+  return out;
+}
+
+async function assignFromPool(tx: Tx, subscriberId: number, pool: string, kind: PrefixKind): Promise<string> {
+  const {
+    rows: [p],
+  } = await tx.execute<{ prefix: string; prefix_length: number }>(
+    sql`select prefix::text as prefix, prefix_length from ipv6_pools where name = ${pool} for update`,
+  );
+  const parent = parseIpv6Prefix(p.prefix)!;
+  const size = prefixCount(parent.length, p.prefix_length);
+  // The lowest index that no assignment holds: 0, or the first one after a held index whose
+  // successor is free (an index-only walk of the primary key).
+  const {
+    rows: [first],
+  } = await tx.execute<{ index: string }>(sql`
+    select case when not exists (select 1 from ipv6_pool_assignments where pool_name = ${pool} and index = 0) then 0
+           else (select a.index + 1 from ipv6_pool_assignments a
+                  where a.pool_name = ${pool}
+                    and not exists (select 1 from ipv6_pool_assignments b where b.pool_name = a.pool_name and b.index = a.index + 1)
+                  order by a.index limit 1) end::text as index`);
+  const column = sql.identifier(PREFIX_KINDS[kind].column);
+  for (let index = BigInt(first.index), tries = 0; index < size && tries <= MAX_SKIPS; index++, tries++) {
+    const prefix = formatIpv6Prefix(prefixAt(parent, p.prefix_length, index));
+    const { rows: taken } = await tx.execute(sql`
+      select 1 from ipv6_pool_assignments where pool_name = ${pool} and index = ${String(index)}::bigint
+      union all
+      select 1 from subscribers where deleted_at is null and ${column} && ${prefix}::cidr
+      limit 1`);
+    if (taken.length) continue;
+    await tx.execute(sql`
+      insert into ipv6_pool_assignments (pool_name, index, prefix, subscriber_id)
+      values (${pool}, ${String(index)}::bigint, ${prefix}::cidr, ${subscriberId})`);
+    await tx.execute(sql`update subscribers set ${column} = ${prefix}::cidr where id = ${subscriberId}`);
+    return prefix;
+  }
+  throw fail('ipv6PoolExhausted', pool);
+}
+
+/** A prefix the subscriber no longer holds (changed or cleared by hand) goes back to its pool. */
+export async function releasePrefix(tx: Tx, subscriberId: number, prefix: string | null): Promise<void> {
+  if (!prefix) return;
+  await tx.execute(
+    sql`delete from ipv6_pool_assignments where subscriber_id = ${subscriberId} and prefix = ${prefix}::cidr`,
+  );
+}

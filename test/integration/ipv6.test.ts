@@ -1,0 +1,277 @@
+/**
+ * Dual-stack subscribers (issue 41, docs/network-access.md "IPv6"): IPv6 prefixes on the subscriber,
+ * validated, normalised and never overlapping among live subscribers; IPv6 pools the billing keeps
+ * and hands out from, concurrently, never twice; plan pool names for the NAS's own pools; and the
+ * Access-Accept of the stock FreeRADIUS carrying both families.
+ */
+import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
+import { startFreeradius, type Radius } from '../helpers/freeradius';
+
+const SECRET = 'radius-ipv6-secret';
+
+let t: TestApp;
+let api: ReturnType<typeof client>;
+let radius: Radius;
+const admin = adminToken();
+let reseller: number;
+let plain: number; // no IPv6 pools
+let nasPools: number; // pool names the NAS keeps
+let ourPools: number; // pools the billing keeps
+
+let seq = 0;
+async function create(extra: Record<string, unknown> = {}, plan = plain) {
+  seq += 1;
+  return api.post(
+    '/api/subscribers',
+    { username: `v6u${seq}`, password: `pass-${seq}`, service_id: plan, reseller_id: reseller, ...extra },
+    { token: admin },
+  );
+}
+async function mkSub(extra: Record<string, unknown> = {}, plan = plain) {
+  const res = await create(extra, plan);
+  if (res.status !== 201) throw new Error(`create failed ${res.status} ${JSON.stringify(res.body)}`);
+  return {
+    ...(res.body.data as {
+      id: number;
+      username: string;
+      ipv6_prefix: string | null;
+      delegated_ipv6_prefix: string | null;
+    }),
+    password: `pass-${seq}`,
+  };
+}
+async function plan(name: string, extra: Record<string, unknown> = {}) {
+  const res = await api.post(
+    '/api/services',
+    { name, price: 10, duration_days: 30, currency: 'USD', rate_limit: '10M/10M', ...extra },
+    { token: admin },
+  );
+  expect(res.status).toBe(201);
+  const id = res.body.data.id as number;
+  expect(
+    (await api.post(`/api/resellers/${reseller}/service-limits`, { service_id: id }, { token: admin })).status,
+  ).toBe(200);
+  return id;
+}
+const replyRows = async (username: string) =>
+  (
+    await t.pool.query<{ attribute: string; value: string }>(
+      `select attribute, value from radreply where username = $1 and attribute like '%IPv6%' order by attribute`,
+      [username],
+    )
+  ).rows.map((r) => `${r.attribute}=${r.value}`);
+
+beforeAll(async () => {
+  t = await startTestApp();
+  api = client(t.baseUrl);
+  reseller = (await api.post('/api/resellers', { name: 'v6 shop', balance: 1000, currency: 'USD' }, { token: admin }))
+    .body.data.id;
+  plain = await plan('v6-plain');
+  nasPools = await plan('v6-nas-pools', { framed_ipv6_pool: 'wan6', delegated_ipv6_pool: 'pd6' });
+  expect(
+    (
+      await api.post(
+        '/api/ipv6-pools',
+        { name: 'our-pd', prefix: '2001:DB8:100::/44', prefix_length: 48 },
+        { token: admin },
+      )
+    ).status,
+  ).toBe(201);
+  ourPools = await plan('v6-our-pools', { delegated_ipv6_pool: 'our-pd' });
+  expect(
+    (await api.post('/api/nas', { name: 'lab6', ip_address: '127.0.0.1', secret: SECRET }, { token: admin })).status,
+  ).toBe(201);
+  radius = await startFreeradius(t, SECRET);
+}, 60_000);
+
+afterAll(async () => {
+  if (radius) await radius.stop();
+  if (t) await t.close();
+});
+
+describe('IPv6 prefixes of a subscriber', () => {
+  it('are normalised to one spelling and shown on the subscriber', async () => {
+    const s = await mkSub({ ipv6_prefix: '2001:0DB8:0000:0001::/64', delegated_ipv6_prefix: '2001:db8:a:0:0::/56' });
+    expect(s.ipv6_prefix).toBe('2001:db8:0:1::/64');
+    expect(s.delegated_ipv6_prefix).toBe('2001:db8:a::/56');
+    const got = (await api.get(`/api/subscribers/${s.id}`, { token: admin })).body.data;
+    expect([got.ipv6_prefix, got.delegated_ipv6_prefix]).toEqual(['2001:db8:0:1::/64', '2001:db8:a::/56']);
+    expect(await replyRows(s.username)).toEqual([
+      'Delegated-IPv6-Prefix=2001:db8:a::/56',
+      'Framed-IPv6-Prefix=2001:db8:0:1::/64',
+    ]);
+  });
+
+  it('refuses what is no prefix of the right length with a 400 that shows a valid one', async () => {
+    const cases: [Record<string, string>, string][] = [
+      [{ ipv6_prefix: '10.0.0.1' }, 'ipv6_prefix must be an IPv6 prefix'],
+      [{ ipv6_prefix: '2001:db8::1/64' }, 'ipv6_prefix must be an IPv6 prefix'],
+      [{ ipv6_prefix: '2001:db8::/32' }, 'length 48-128'],
+      [
+        { delegated_ipv6_prefix: '2001:db8::/72' },
+        'delegated_ipv6_prefix must be an IPv6 prefix such as 2001:db8:1::/48 (length 48-64',
+      ],
+    ];
+    for (const [body, message] of cases) {
+      const res = await create(body);
+      expect(res.status).toBe(400);
+      expect(res.body.message).toContain(message);
+    }
+  });
+
+  it('refuses an overlap with a live subscriber: 409 naming the field and the prefix held', async () => {
+    await mkSub({ delegated_ipv6_prefix: '2001:db8:77::/48' });
+    const inside = await create({ delegated_ipv6_prefix: '2001:db8:77:1::/64' });
+    expect(inside.status).toBe(409);
+    expect(inside.body.message).toBe(
+      'delegated_ipv6_prefix overlaps 2001:db8:77::/48, already used by another subscriber',
+    );
+    const wan = await mkSub({ ipv6_prefix: '2001:db8:f00::1' });
+    expect(wan.ipv6_prefix).toBe('2001:db8:f00::1/128');
+    const again = await mkSub();
+    const put = await api.put(`/api/subscribers/${again.id}`, { ipv6_prefix: '2001:db8:f00::1/128' }, { token: admin });
+    expect(put.status).toBe(409);
+    // The holder itself may save its own prefix again.
+    expect(
+      (await api.put(`/api/subscribers/${wan.id}`, { ipv6_prefix: '2001:db8:f00:0::1' }, { token: admin })).status,
+    ).toBe(200);
+  });
+
+  it('frees the prefix when its holder is deleted, and the exclusion constraint holds without the check', async () => {
+    const s = await mkSub({ delegated_ipv6_prefix: '2001:db8:88::/48' });
+    expect((await api.del(`/api/subscribers/${s.id}`, { token: admin })).status).toBe(200);
+    expect((await create({ delegated_ipv6_prefix: '2001:db8:88::/48' })).status).toBe(201);
+    const other = await mkSub();
+    await expect(
+      t.pool.query(`update subscribers set delegated_ipv6_prefix = '2001:db8:88:8::/64' where id = $1`, [other.id]),
+    ).rejects.toThrow(/subscribers_delegated_ipv6_prefix_no_overlap/);
+  });
+
+  it('are found by the subscriber search, by an address inside them', async () => {
+    const s = await mkSub({ delegated_ipv6_prefix: '2001:db8:5ea::/48' });
+    const res = await api.get(`/api/subscribers?search=${encodeURIComponent('2001:db8:5ea:12::99')}`, { token: admin });
+    expect(res.status).toBe(200);
+    expect(res.body.data.map((r: { id: number }) => r.id)).toEqual([s.id]);
+  });
+
+  it('are changed with a disconnect, and a reseller of another tree cannot read them', async () => {
+    const s = await mkSub();
+    const res = await api.put(
+      `/api/subscribers/${s.id}`,
+      { delegated_ipv6_prefix: '2001:db8:99::/48' },
+      { token: admin },
+    );
+    expect(res.status).toBe(200);
+    const { rows } = await t.pool.query(
+      `select payload->>'reason' as reason from outbox where payload->>'subscriber_id' = $1 order by id desc limit 1`,
+      [String(s.id)],
+    );
+    expect(rows[0].reason).toBe('ipv6_prefix');
+    const stranger = (
+      await api.post('/api/resellers', { name: 'other v6', balance: 0, currency: 'USD' }, { token: admin })
+    ).body.data.id;
+    const get = await api.get(`/api/subscribers/${s.id}`, {
+      token: token('reseller', { resellerId: stranger, permissions: ['subscribers.view'] }),
+    });
+    expect(get.status).toBe(403);
+  });
+});
+
+describe('IPv6 pools kept by the billing', () => {
+  it('are created, listed with their use, and refused when malformed, overlapping or not the admin', async () => {
+    const list = await api.get('/api/ipv6-pools', { token: admin });
+    expect(list.body.data).toContainEqual({
+      name: 'our-pd',
+      prefix: '2001:db8:100::/44',
+      prefix_length: 48,
+      size: '16',
+      used: expect.any(Number),
+    });
+    const bad = [
+      [{ name: 'x', prefix: '10.0.0.0/8', prefix_length: 16 }, 400],
+      [{ name: 'x', prefix: '2001:db8::/40', prefix_length: 40 }, 400],
+      [{ name: 'x', prefix: '2001:db8::/24', prefix_length: 64 }, 400],
+      [{ name: 'overlap', prefix: '2001:db8:100::/40', prefix_length: 56 }, 409],
+      [{ name: 'our-pd', prefix: '2001:db9::/40', prefix_length: 56 }, 409],
+    ] as const;
+    for (const [body, status] of bad)
+      expect((await api.post('/api/ipv6-pools', body, { token: admin })).status).toBe(status);
+    const reseller403 = await api.get('/api/ipv6-pools', { token: token('reseller', { resellerId: reseller }) });
+    expect(reseller403.status).toBe(403);
+  });
+
+  it('hand each new subscriber of a plan naming one the lowest free prefix, written for FreeRADIUS', async () => {
+    const a = await mkSub({}, ourPools);
+    const b = await mkSub({}, ourPools);
+    expect(a.delegated_ipv6_prefix).toMatch(/^2001:db8:10[0-9a-f]::\/48$/);
+    expect(b.delegated_ipv6_prefix).not.toBe(a.delegated_ipv6_prefix);
+    expect(await replyRows(b.username)).toEqual([`Delegated-IPv6-Prefix=${b.delegated_ipv6_prefix}`]);
+    // One typed in by hand is kept, not replaced from the pool.
+    const own = await mkSub({ delegated_ipv6_prefix: '2001:db8:200::/48' }, ourPools);
+    expect(own.delegated_ipv6_prefix).toBe('2001:db8:200::/48');
+  });
+
+  it('never give one prefix to two holders under concurrent creates, and say so when none is left', async () => {
+    await t.pool.query(`insert into ipv6_pools (name, prefix, prefix_length) values ('tiny', '2001:db8:300::/60', 64)`);
+    const tiny = await plan('v6-tiny', { delegated_ipv6_pool: 'tiny' });
+    const results = await Promise.all(Array.from({ length: 24 }, () => create({}, tiny)));
+    const ok = results.filter((r) => r.status === 201).map((r) => r.body.data.delegated_ipv6_prefix as string);
+    const refused = results.filter((r) => r.status === 409);
+    expect(ok).toHaveLength(16);
+    expect(new Set(ok).size).toBe(16);
+    expect(refused).toHaveLength(8);
+    expect(refused[0].body.message).toBe('IPv6 pool tiny has no free prefix');
+    const { rows } = await t.pool.query(
+      `select count(*)::int as n, count(distinct prefix)::int as d from ipv6_pool_assignments where pool_name = 'tiny'`,
+    );
+    expect(rows[0]).toEqual({ n: 16, d: 16 });
+  }, 60_000);
+
+  it('keep a prefix through a soft delete and release it at the permanent one', async () => {
+    await t.pool.query(`insert into ipv6_pools (name, prefix, prefix_length) values ('one', '2001:db8:400::/64', 64)`);
+    const single = await plan('v6-one', { delegated_ipv6_pool: 'one' });
+    const s = await mkSub({}, single);
+    expect(s.delegated_ipv6_prefix).toBe('2001:db8:400::/64');
+    expect((await api.del(`/api/subscribers/${s.id}`, { token: admin })).status).toBe(200);
+    expect((await create({}, single)).status).toBe(409);
+    expect((await api.del('/api/ipv6-pools/one', { token: admin })).status).toBe(409);
+    expect((await api.del(`/api/subscribers/${s.id}/permanent`, { token: admin })).status).toBe(200);
+    const next = await create({}, single);
+    expect(next.status).toBe(201);
+    expect(next.body.data.delegated_ipv6_prefix).toBe('2001:db8:400::/64');
+  });
+});
+
+describe('Access-Accept through the stock FreeRADIUS', () => {
+  it('gives a dual-stack subscriber its IPv4 address and both IPv6 prefixes', async () => {
+    const s = await mkSub({
+      static_ip: '10.60.0.9',
+      ipv6_prefix: '2001:db8:6::/64',
+      delegated_ipv6_prefix: '2001:db8:6600::/56',
+    });
+    const res = await radius.login(s.username, s.password);
+    expect(res.code).toBe('Access-Accept');
+    expect(res.attrs['Framed-IP-Address']).toBe('10.60.0.9');
+    expect(res.attrs['Framed-IPv6-Prefix']).toBe('2001:db8:6::/64');
+    expect(res.attrs['Delegated-IPv6-Prefix']).toBe('2001:db8:6600::/56');
+  });
+
+  it("sends the plan's NAS pool names to a subscriber with no prefix, and drops them for one with its own", async () => {
+    const pooled = await mkSub({}, nasPools);
+    const a = await radius.login(pooled.username, pooled.password);
+    expect(a.code).toBe('Access-Accept');
+    expect(a.attrs['Framed-IPv6-Pool']).toBe('wan6');
+    expect(a.attrs['Delegated-IPv6-Prefix-Pool']).toBe('pd6');
+    const own = await mkSub({ delegated_ipv6_prefix: '2001:db8:6700::/56' }, nasPools);
+    const b = await radius.login(own.username, own.password);
+    expect(b.attrs['Delegated-IPv6-Prefix']).toBe('2001:db8:6700::/56');
+    expect(b.attrs['Delegated-IPv6-Prefix-Pool']).toBeUndefined();
+    expect(b.attrs['Framed-IPv6-Pool']).toBe('wan6');
+  });
+
+  it('gives a prefix handed out from a pool of ours', async () => {
+    const s = await mkSub({}, ourPools);
+    const res = await radius.login(s.username, s.password);
+    expect(res.attrs['Delegated-IPv6-Prefix']).toBe(s.delegated_ipv6_prefix);
+  });
+});
