@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { ServiceBroker, type BrokerOptions } from 'moleculer';
@@ -5,6 +6,7 @@ import { brokerOptions } from '../moleculer.config';
 import { nodeMetricsService } from './metrics-service';
 import { startOpsServer, type OpsServer } from './ops-server';
 import { schemasFor } from './units';
+import { backupBeforeMigrations } from '../shared/backup/before-migrations';
 import { resolveEncryptionKey, setConfig, type Config } from '../shared/config';
 import { closeDatabase, initDatabase } from '../shared/db/client';
 import { runMigrations, startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../shared/db/database-setup';
@@ -25,6 +27,20 @@ export interface StartOptions {
   broker?: Partial<BrokerOptions>;
 }
 
+/** Embedded: a backup before pending migrations touch a database with data (shared/backup/before-migrations.ts). */
+async function backupBeforeUpgrade(cfg: Config, url: string): Promise<void> {
+  const keyFile = path.resolve(cfg.dataDir, 'encryption.key');
+  await backupBeforeMigrations({
+    url,
+    dir: process.env.BACKUP_DIR ? path.resolve(process.env.BACKUP_DIR) : path.resolve(cfg.dataDir, 'backups'),
+    key: cfg.encryptionKey!,
+    keyLocation: process.env.ENCRYPTION_KEY ? 'the ENCRYPTION_KEY environment variable' : keyFile,
+    passphrase: process.env.BACKUP_PASSPHRASE || undefined,
+    // Before the broker and its logger exist: a JSON line in their shape, as the embedded start's.
+    log: (msg) => console.log(JSON.stringify({ ts: Date.now(), level: 'info', mod: 'upgrade', msg })),
+  });
+}
+
 export async function startApp(cfg: Config, opts: StartOptions = {}): Promise<App> {
   let embedded: EmbeddedPostgresHandle | undefined;
   let databaseUrl = cfg.databaseUrl;
@@ -38,7 +54,10 @@ export async function startApp(cfg: Config, opts: StartOptions = {}): Promise<Ap
   const finalCfg = setConfig({ ...cfg, databaseUrl, encryptionKey: resolveEncryptionKey(cfg, !!embedded) });
   let holdsDatabase = false;
   try {
-    if (opts.migrate !== false) await runMigrations(databaseUrl);
+    if (opts.migrate !== false) {
+      if (embedded && process.env.UPGRADE_BACKUP !== 'off') await backupBeforeUpgrade(finalCfg, databaseUrl);
+      await runMigrations(databaseUrl);
+    }
     initDatabase(databaseUrl);
     holdsDatabase = true;
     const broker = new ServiceBroker(brokerOptions(finalCfg, opts.broker));

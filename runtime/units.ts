@@ -6,6 +6,7 @@
 import type { ServiceSchema } from 'moleculer';
 import { apiKeysService } from '../services/api-keys/api-keys.service';
 import { auditService } from '../services/audit/audit.service';
+import { backupsSchemas } from '../services/backups';
 import { authSchemas } from '../services/auth';
 import { billingSchemas } from '../services/billing';
 import { cardsSchemas } from '../services/cards';
@@ -36,6 +37,7 @@ export const UNITS: Record<string, () => ServiceSchema[]> = {
     plansService,
     settingsService,
     ...importSchemas,
+    ...backupsSchemas,
   ],
   'network-access': () => networkAccessSchemas,
   'pdf-renderer': () => pdfRendererSchemas,

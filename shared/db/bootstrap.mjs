@@ -116,8 +116,11 @@ export function runningEmbeddedPostgres({ dataDir, database = 'billing' }) {
   return { url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`, port, clusterDir };
 }
 
-/** Applies every migration not yet applied, in order; safe to run at every start. */
-export async function runMigrations(databaseUrl) {
+/**
+ * Applies every migration not yet applied, in order; safe to run at every start. A restore passes
+ * a folder holding only the migrations its backup was made at (shared/backup/migration-level.ts).
+ */
+export async function runMigrations(databaseUrl, migrationsFolder = MIGRATIONS_DIR) {
   const client = new pg.Client({ connectionString: databaseUrl });
   try {
     await client.connect();
@@ -127,7 +130,7 @@ export async function runMigrations(databaseUrl) {
   try {
     // Several processes may start at once in distributed mode: one migrates, the others wait.
     await client.query('select pg_advisory_lock(727274)');
-    await migrate(drizzle(client), { migrationsFolder: MIGRATIONS_DIR });
+    await migrate(drizzle(client), { migrationsFolder });
   } catch (err) {
     throw new StartupError(`migrations failed on ${redact(databaseUrl)}: ${err.cause?.message || err.message}`);
   } finally {

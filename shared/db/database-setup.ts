@@ -20,7 +20,7 @@ interface BootstrapModule {
     log?: (msg: string) => void;
   }): Promise<EmbeddedPostgresHandle>;
   runningEmbeddedPostgres(opts: { dataDir: string; database?: string }): RunningEmbeddedPostgres | undefined;
-  runMigrations(databaseUrl: string): Promise<void>;
+  runMigrations(databaseUrl: string, migrationsFolder?: string): Promise<void>;
 }
 
 export interface RunningEmbeddedPostgres {
@@ -50,6 +50,6 @@ export async function runningEmbeddedPostgres(opts: {
   return (await load()).runningEmbeddedPostgres(opts);
 }
 
-export async function runMigrations(databaseUrl: string): Promise<void> {
-  return (await load()).runMigrations(databaseUrl);
+export async function runMigrations(databaseUrl: string, migrationsFolder?: string): Promise<void> {
+  return (await load()).runMigrations(databaseUrl, migrationsFolder);
 }

@@ -5,6 +5,7 @@ import path from 'node:path';
 import mysql from 'mysql2/promise';
 import type { Pool } from 'pg';
 import type { ImportReport } from '../../shared/import';
+import { startMariadb, type MariaDb } from '../helpers/mariadb';
 
 const TABLES = [
   'subscribers',
@@ -51,36 +52,36 @@ export function randomSuffix(): string {
 
 /**
  * A MariaDB database of its own, loaded from `test/fixtures/import/<folder>/{schema,data}.sql`, for
- * the daloRADIUS and phpnuxbill sources. MariaDB must run (127.0.0.1:3306, root without a password,
- * or TEST_MARIADB_URL): without it the test fails naming the package, it does not skip.
+ * the daloRADIUS and phpnuxbill sources, on a MariaDB server the fixture starts itself
+ * (test/helpers/mariadb.ts) and stops on drop(). TEST_MARIADB_URL points it at a running server
+ * instead. Without mariadb-server installed the test fails naming the package, it does not skip.
  */
 export async function mariadbFixture(folder: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const admin = process.env.TEST_MARIADB_URL ?? 'mysql://root@127.0.0.1:3306/';
-  let conn: mysql.Connection;
-  try {
-    conn = await mysql.createConnection({ uri: admin, multipleStatements: true });
-  } catch (err) {
-    throw new Error(
-      `MariaDB is not reachable at ${admin} (${(err as Error).message}): the daloRADIUS and phpnuxbill import tests need Debian's mariadb-server running (apt-get install mariadb-server; start-stop-daemon --start --background --exec /usr/sbin/mariadbd), root without a password or TEST_MARIADB_URL`,
-      { cause: err },
-    );
-  }
+  const server: MariaDb | undefined = process.env.TEST_MARIADB_URL ? undefined : await startMariadb();
+  const admin = process.env.TEST_MARIADB_URL ?? server!.url;
   const name = `import_test_${randomSuffix()}`;
   try {
-    await conn.query(`create database \`${name}\` character set utf8mb4`);
-    await conn.query(`use \`${name}\``);
-    await conn.query(`set session sql_mode = ''`);
-    for (const file of ['radacct.sql', `${folder}/schema.sql`, `${folder}/data.sql`]) {
-      await conn.query(fs.readFileSync(path.join(__dirname, '../fixtures/import', file), 'utf8'));
+    const conn = await mysql.createConnection({ uri: admin, multipleStatements: true });
+    try {
+      await conn.query(`create database \`${name}\` character set utf8mb4`);
+      await conn.query(`use \`${name}\``);
+      await conn.query(`set session sql_mode = ''`);
+      for (const file of ['radacct.sql', `${folder}/schema.sql`, `${folder}/data.sql`]) {
+        await conn.query(fs.readFileSync(path.join(__dirname, '../fixtures/import', file), 'utf8'));
+      }
+    } finally {
+      await conn.end();
     }
-  } finally {
-    await conn.end();
+  } catch (err) {
+    await server?.stop();
+    throw err;
   }
   const url = new URL(admin);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
     async drop() {
+      if (server) return server.stop();
       const c = await mysql.createConnection({ uri: admin });
       await c.query(`drop database if exists \`${name}\``);
       await c.end();

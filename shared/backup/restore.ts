@@ -1,0 +1,138 @@
+/**
+ * Restores a backup into the database at `url`: refuses a database that holds anything unless
+ * forced, checks the checksums before touching it, recreates the schema of the backup's migration
+ * level, loads the rows (triggers and foreign-key checks off, as pg_restore's data section does),
+ * sets the sequences, then migrates forward with the current code and reads the figures again.
+ */
+import fs from 'node:fs';
+import { pipeline } from 'node:stream/promises';
+import zlib from 'node:zlib';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { runMigrations } from '../db/database-setup';
+import { quoteColumns } from './backup';
+import { appTables, ledgerTotals, rowCounts } from './facts';
+import { readHeader, verifyData, type Header, type Manifest } from './file-format';
+import { openKey } from './key';
+import { migrationsUpTo } from './migration-level';
+
+export class RestoreRefused extends Error {
+  override name = 'RestoreRefused';
+}
+
+export interface RestoreOptions {
+  url: string;
+  file: string;
+  /** Replace whatever the target database holds. */
+  force?: boolean;
+  /** Opens the key a backup carries; without it the key is not returned. */
+  passphrase?: string;
+  /** inspectBackup's answer when the caller checked the file already (read once, not twice). */
+  inspected?: { header: Header; key?: Buffer };
+}
+
+export interface RestoreResult {
+  manifest: Manifest;
+  restored: { row_counts: Record<string, number>; ledger: Record<string, string> };
+  /** The carried encryption key, when the passphrase opened it. */
+  key?: Buffer;
+}
+
+/** Checks the file whole (header and data checksums) and opens the key; nothing is written. */
+export async function inspectBackup(file: string, passphrase?: string): Promise<{ header: Header; key?: Buffer }> {
+  const { header, dataEnd } = await readHeader(file);
+  await verifyData(file, header, dataEnd);
+  const key = header.key && passphrase !== undefined ? openKey(header.key, passphrase) : undefined;
+  return { header, key };
+}
+
+async function emptyOrCleared(client: pg.Client, force: boolean): Promise<void> {
+  const tables = await appTables(client);
+  const { rows } = await client.query(`select to_regclass('drizzle.__drizzle_migrations') is not null as migrated`);
+  if (tables.length === 0 && !rows[0].migrated) return;
+  if (!force) {
+    throw new RestoreRefused(
+      `the target database is not empty (${tables.length} tables${rows[0].migrated ? ', migrations applied' : ''}): restore into an empty one, or pass --force to replace what it holds`,
+    );
+  }
+  await client.query('drop schema if exists drizzle cascade');
+  await client.query('drop schema public cascade');
+  await client.query('create schema public');
+}
+
+async function loadRows(client: pg.Client, file: string, header: Header): Promise<void> {
+  await client.query('begin');
+  try {
+    // The rows are a snapshot already: no trigger may add to them, nor a foreign key order them.
+    await client.query('set local session_replication_role = replica');
+    const present = new Set(await appTables(client));
+    const missing = header.segments.filter((s) => !present.has(s.table)).map((s) => s.table);
+    if (missing.length > 0)
+      throw new Error(`the schema at the backup's migration level has no table ${missing.join(', ')}`);
+    // Rows the migrations seed are in the backup too.
+    if (present.size > 0) await client.query(`truncate ${[...present].map((t) => `public."${t}"`).join(', ')}`);
+    for (const s of header.segments) {
+      if (s.bytes === 0) continue;
+      await pipeline(
+        fs.createReadStream(file, { start: s.offset, end: s.offset + s.bytes - 1 }),
+        zlib.createGunzip(),
+        client.query(copyFrom(`copy public."${s.table}" (${quoteColumns(s.columns)}) from stdin`)),
+      );
+    }
+    for (const seq of header.sequences) {
+      await client.query(
+        seq.value === null ? `select setval($1::regclass, 1, false)` : `select setval($1::regclass, $2::bigint, true)`,
+        seq.value === null ? [`public."${seq.name}"`] : [`public."${seq.name}"`, seq.value],
+      );
+    }
+    await client.query('commit');
+  } catch (err) {
+    await client.query('rollback').catch(() => undefined);
+    throw err;
+  }
+}
+
+export async function restoreBackup(opts: RestoreOptions): Promise<RestoreResult> {
+  const { header, key } = opts.inspected ?? (await inspectBackup(opts.file, opts.passphrase));
+  const { manifest } = header;
+  const levelDir = migrationsUpTo(manifest.migration);
+  const client = new pg.Client({ connectionString: opts.url });
+  await client.connect();
+  try {
+    await emptyOrCleared(client, opts.force ?? false);
+    await runMigrations(opts.url, levelDir);
+    await loadRows(client, opts.file, header);
+    await runMigrations(opts.url);
+    await client.query('begin isolation level repeatable read read only');
+    const restored = {
+      row_counts: await rowCounts(client, Object.keys(manifest.row_counts)),
+      ledger: await ledgerTotals(client),
+    };
+    await client.query('commit');
+    return { manifest, restored, key };
+  } finally {
+    await client.end();
+    fs.rmSync(levelDir, { recursive: true, force: true });
+  }
+}
+
+/** Lines "what  manifest  restored" for every figure, and whether all of them agree. */
+export function compareFigures(
+  manifest: Manifest,
+  restored: RestoreResult['restored'],
+): { lines: string[]; same: boolean } {
+  const rows: [string, string, string][] = [];
+  for (const [table, n] of Object.entries(manifest.row_counts))
+    rows.push([`rows ${table}`, String(n), String(restored.row_counts[table] ?? '-')]);
+  const keys = new Set([...Object.keys(manifest.ledger), ...Object.keys(restored.ledger)]);
+  for (const k of [...keys].sort()) rows.push([k, manifest.ledger[k] ?? '-', restored.ledger[k] ?? '-']);
+  const width = Math.max(...rows.map((r) => r[0].length), 4);
+  const lines = [`${'what'.padEnd(width)}  ${'manifest'.padStart(16)}  ${'restored'.padStart(16)}`];
+  let same = true;
+  for (const [what, a, b] of rows) {
+    const differs = a !== b;
+    if (differs) same = false;
+    lines.push(`${what.padEnd(width)}  ${a.padStart(16)}  ${b.padStart(16)}${differs ? '  DIFFERS' : ''}`);
+  }
+  return { lines, same };
+}
