@@ -168,7 +168,8 @@ describe('capabilities on screen', () => {
     await dialog.getByLabel('Password (8 or more)').fill('shop-pass-1');
     await dialog.getByLabel('Role').selectOption('reseller');
     await dialog.getByRole('button', { name: 'New manager' }).click();
-    await dialog.getByRole('alert').getByText('Username needs at least 3 characters.').waitFor();
+    await dialog.locator('.field-error', { hasText: 'Username needs at least 3 characters.' }).waitFor();
+    await dialog.getByRole('alert').getByText('Please check Username.').waitFor();
     await expect(dialog.getByLabel('Username').getAttribute('aria-invalid')).resolves.toBe('true');
     await dialog.getByLabel('Username').fill('shop2');
     await dialog.getByRole('button', { name: 'New manager' }).click();
@@ -254,13 +255,22 @@ describe('capabilities on screen', () => {
     for (let i = 0; i < 5; i++)
       expect((await post(`/api/subscribers/${aliId}/redeem-card`, { pin: `0000000000000${i}` })).status).toBe(400);
     expect((await post(`/api/subscribers/${aliId}/redeem-card`, { pin: '00000000000009' })).status).toBe(429);
+    // The console says what the lockout's 429 means (not "wait a few seconds").
+    await page.getByRole('button', { name: 'Redeem a card' }).click();
+    await redeem.getByLabel('Card PIN').fill('00000000000008');
+    await redeem.getByRole('button', { name: 'Redeem a card' }).click();
+    await redeem
+      .getByRole('alert')
+      .getByText('Too many wrong PINs: a manager lifts the lockout on the Prepaid cards page.')
+      .waitFor();
+    await redeem.getByRole('button', { name: 'Cancel' }).click();
     await go('#/cards', 'Prepaid cards');
     const tries = page.getByRole('row').filter({ hasText: 'refused' });
-    // The five wrong PINs and the try the lockout refused.
-    await expect(tries.count()).resolves.toBe(6);
+    // The five wrong PINs and the two tries the lockout refused.
+    await expect(tries.count()).resolves.toBe(7);
     await tries.first().getByRole('button', { name: 'Lift the lockout' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Yes, lift the lockout' }).click();
-    await page.getByRole('status').getByText('Lockout lifted: 6 tries cleared').waitFor();
+    await page.getByRole('status').getByText('Lockout lifted: 7 tries cleared').waitFor();
     await expect(page.getByRole('button', { name: 'Lift the lockout' }).count()).resolves.toBe(0);
     expect((await post(`/api/subscribers/${aliId}/redeem-card`, { pin: '00000000000009' })).status).toBe(400);
     await axeScan(page, 'card tries');
@@ -343,8 +353,8 @@ describe('capabilities on screen', () => {
     const row = page.getByRole('row').filter({ hasText: 'payment.quick_pay' });
     const payments = row.locator('ol.records li');
     await expect(payments.count()).resolves.toBe(2);
-    await expect(payments.first().textContent()).resolves.toContain(`Invoice ID ${a.body.data.id}`);
-    await expect(payments.nth(1).textContent()).resolves.toContain(`Invoice ID ${b.body.data.id}`);
+    await expect(payments.first().textContent()).resolves.toContain(`Invoice ${a.body.data.id}`);
+    await expect(payments.nth(1).textContent()).resolves.toContain(`Invoice ${b.body.data.id}`);
     await expect(row.locator('del').count()).resolves.toBe(0);
   });
 

@@ -255,7 +255,9 @@ describe('operator console', () => {
     await page.getByLabel('Password').fill('other-pass');
     await page.getByLabel('Plan *').selectOption({ label: 'Home 20M (#1)' });
     await page.getByRole('button', { name: 'Create subscriber' }).click();
-    await page.getByText('Conflict: username already exists.').waitFor();
+    // The API's `username already exists` (409) is said beside the field, in its label.
+    await page.locator('.field-error', { hasText: 'Username already exists.' }).waitFor();
+    await expect(page.getByLabel('Username').getAttribute('aria-invalid')).resolves.toBe('true');
     await page.goBack();
     await page.goBack();
     await page.getByRole('heading', { name: 'ali@north' }).waitFor();

@@ -2,10 +2,23 @@
 import { useState } from 'preact/hooks';
 import { allPages, api } from './api.js';
 import { forget, options, plans } from './lookups.js';
-import { t } from './i18n.js';
+import { addTexts, t } from './i18n.js';
 import { TierList, tierFields, withTiers } from './fup-tiers.js';
 import { session } from './session.js';
 import { ActionDialog, Form, html, Loaded, money, notify, Table, useLoad } from './ui.js';
+
+addTexts({
+  ar: {
+    'Edit {name}': 'تعديل {name}',
+    'Reset the password of {name}': 'إعادة تعيين كلمة مرور {name}',
+    'Their sessions end; they sign in with the new password.': 'تنتهي جلساته؛ ويسجّل الدخول بكلمة المرور الجديدة.',
+    'Manager {name} saved': 'تم حفظ المدير {name}',
+    'Password of {name} reset': 'أُعيد تعيين كلمة مرور {name}',
+    'New password (8 or more)': 'كلمة المرور الجديدة (8 أحرف أو أكثر)',
+    'Active (may sign in)': 'نشط (يمكنه تسجيل الدخول)',
+    Active: 'نشط',
+  },
+});
 
 const opt = (values) => values.map((v) => ({ value: v, label: v }));
 

@@ -5,8 +5,10 @@
  */
 import { useState } from 'preact/hooks';
 import { api } from './api.js';
-import { fieldLabel, t } from './i18n.js';
+import { addTexts, fieldLabel, t } from './i18n.js';
 import { dateTime, Form, html, Loaded, Pager, Table, useLoad } from './ui.js';
+
+addTexts({}, { invoice_id: ['Invoice', 'الفاتورة'], payment_id: ['Payment', 'الدفعة'] });
 
 /** The target types the trail writes (docs/security.md's table). */
 const TARGET_TYPES = [

@@ -7,8 +7,10 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from './api.js';
 import { options, plans, resellers } from './lookups.js';
 import { session } from './session.js';
-import { t } from './i18n.js';
+import { addTexts, t } from './i18n.js';
 import { ErrorMessage, Form, html, Loaded, notify, Table, useConfirm, useLoad } from './ui.js';
+
+addTexts({ ar: { 'Bulk job': 'مهمة جماعية', '{action} {n} subscribers?': '{action} {n} مشترك؟' } });
 
 const gb = { name: 'gb', label: 'GB', type: 'number', min: 0, max: 10000, required: true };
 

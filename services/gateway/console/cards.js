@@ -91,6 +91,8 @@ addTexts(
       'Lockout lifted: {n} tries cleared': 'رُفع الحظر: مُسحت {n} محاولة',
       'Redeem a card': 'استخدام بطاقة',
       'Card PIN': 'رقم PIN للبطاقة',
+      'Too many wrong PINs: a manager lifts the lockout on the Prepaid cards page.':
+        'أرقام PIN خاطئة كثيرة: يرفع المدير الحظر من صفحة البطاقات المسبقة الدفع.',
       'Card {serial} redeemed.': 'تم استخدام البطاقة {serial}.',
       'Wallet now {amount}.': 'المحفظة الآن {amount}.',
       Filter: 'تصفية',
@@ -100,9 +102,26 @@ addTexts(
       used: 'مستخدمة',
       money: 'مال',
       plan: 'باقة',
+      'the operator': 'المشغّل',
+      Lockout: 'الحظر',
+      When: 'الوقت',
+      Created: 'تاريخ الإنشاء',
+      Actions: 'الإجراءات',
     },
   },
-  { card_id: ['Card', 'البطاقة'], batch_id: ['Batch', 'الدفعة'], serial: ['Serial', 'الرقم التسلسلي'] },
+  {
+    card_id: ['Card', 'البطاقة'],
+    batch_id: ['Batch', 'الدفعة'],
+    serial: ['Serial', 'الرقم التسلسلي'],
+    worth: ['Worth', 'القيمة'],
+    count: ['Cards', 'البطاقات'],
+    active: ['Active', 'نشطة'],
+    suspended: ['Suspended', 'موقوفة'],
+    used: ['Used', 'مستخدمة'],
+    printed: ['Printed', 'المطبوعة'],
+    unprinted: ['Unprinted', 'غير المطبوعة'],
+    expires_at: ['Expires on', 'تنتهي في'],
+  },
 );
 
 /** A downloaded file: the browser saves `blob` as `name`. */
@@ -359,7 +378,15 @@ export function CardBatchPage({ id }) {
 export function RedeemCard({ subscriber, onDone }) {
   return html`<${ActionDialog} label="Redeem a card"
     fields=${[{ name: 'pin', label: 'Card PIN', required: true }]}
-    run=${(v) => api('POST', `/api/subscribers/${subscriber.id}/redeem-card`, { body: { pin: v.pin.replace(/[\s-]/g, '') } })}
+    run=${(v) =>
+      api('POST', `/api/subscribers/${subscriber.id}/redeem-card`, {
+        body: { pin: v.pin.replace(/[\s-]/g, '') },
+      }).catch((err) => {
+        // 429 here is the guessing lockout, not the request rate: waiting does not end it.
+        throw err.status === 429
+          ? new Error(t('Too many wrong PINs: a manager lifts the lockout on the Prepaid cards page.'))
+          : err;
+      })}
     showResult=${(res) => html`<div class="result">
       <p>${t('Card {serial} redeemed.', { serial: res.data.serial })}
         ${' '}${t('Wallet now {amount}.', { amount: money(res.data.wallet_balance, res.data.currency) })}</p>

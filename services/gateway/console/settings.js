@@ -12,33 +12,42 @@ import { addTexts, fieldLabel, installedLanguages, language as pageLanguage, t }
 import { PAPERS } from './invoices.js';
 import { Form, html, Loaded, notify, useLoad } from './ui.js';
 
-addTexts({
-  ar: {
-    'Company and branding': 'الشركة والهوية',
-    'Billing and tax': 'الفوترة والضريبة',
-    'Lifecycle and reminders': 'دورة الاشتراك والتذكيرات',
-    'Access and walled garden': 'الوصول والحديقة المسوّرة',
-    Chat: 'المحادثة',
-    Payments: 'المدفوعات',
-    Security: 'الأمان',
-    Other: 'أخرى',
-    'Save {section}': 'حفظ {section}',
-    Logo: 'الشعار',
-    'Logo (PNG, JPEG, GIF or WebP, at most 256 KB)': 'الشعار (PNG أو JPEG أو GIF أو WebP، بحد أقصى 256 كيلوبايت)',
-    'No logo yet.': 'لا يوجد شعار بعد.',
-    'Remove the logo': 'إزالة الشعار',
-    'The logo as documents show it': 'الشعار كما يظهر في المستندات',
-    'The logo is larger than 256 KB.': 'الشعار أكبر من 256 كيلوبايت.',
-    'The logo must be a PNG, JPEG, GIF or WebP image.': 'يجب أن يكون الشعار صورة PNG أو JPEG أو GIF أو WebP.',
-    'Settings saved': 'تم حفظ الإعدادات',
-    'Nothing changed': 'لم يتغيّر شيء',
-    'set; leave empty to keep': 'مضبوط؛ اتركه فارغًا للإبقاء عليه',
-    'not set': 'غير مضبوط',
-    'ar, fa, he and ur lay the console and documents out right to left':
-      'العربية والفارسية والعبرية والأردية تعرض وحدة التحكم والمستندات من اليمين إلى اليسار',
-    'comma-separated, e.g. USD, EUR; empty: any': 'مفصولة بفواصل، مثل USD, EUR؛ فارغ: أي عملة',
+addTexts(
+  {
+    ar: {
+      'Company and branding': 'الشركة والهوية',
+      'Billing and tax': 'الفوترة والضريبة',
+      'Lifecycle and reminders': 'دورة الاشتراك والتذكيرات',
+      'Access and walled garden': 'الوصول والحديقة المسوّرة',
+      Chat: 'المحادثة',
+      Security: 'الأمان',
+      Other: 'أخرى',
+      'Save {section}': 'حفظ {section}',
+      Logo: 'الشعار',
+      'Logo (PNG, JPEG, GIF or WebP, at most 256 KB)': 'الشعار (PNG أو JPEG أو GIF أو WebP، بحد أقصى 256 كيلوبايت)',
+      'No logo yet.': 'لا يوجد شعار بعد.',
+      'Remove the logo': 'إزالة الشعار',
+      'The logo as documents show it': 'الشعار كما يظهر في المستندات',
+      'The logo is larger than 256 KB.': 'الشعار أكبر من 256 كيلوبايت.',
+      'The logo must be a PNG, JPEG, GIF or WebP image.': 'يجب أن يكون الشعار صورة PNG أو JPEG أو GIF أو WebP.',
+      'Settings saved': 'تم حفظ الإعدادات',
+      'Nothing changed': 'لم يتغيّر شيء',
+      'set; leave empty to keep': 'مضبوط؛ اتركه فارغًا للإبقاء عليه',
+      'not set': 'غير مضبوط',
+      'ar, fa, he and ur lay the console and documents out right to left':
+        'العربية والفارسية والعبرية والأردية تعرض وحدة التحكم والمستندات من اليمين إلى اليسار',
+      'comma-separated, e.g. USD, EUR; empty: any': 'مفصولة بفواصل، مثل USD, EUR؛ فارغ: أي عملة',
+    },
   },
-});
+  {
+    payment_provider: ['Online payment provider', 'مزوّد الدفع الإلكتروني'],
+    payment_currencies: ['Currencies paid online', 'العملات المدفوعة إلكترونيًا'],
+    stripe_secret_key: ['Stripe secret key', 'المفتاح السري لـ Stripe'],
+    stripe_webhook_secret: ['Stripe webhook secret', 'سر Webhook لـ Stripe'],
+    stripe_api_base_url: ['Stripe API address', 'عنوان واجهة Stripe'],
+    cards_reseller_charge: ['Charge resellers for cards at', 'تحصيل ثمن البطاقات من الموزّعين عند'],
+  },
+);
 
 const opt = (values) => values.map((v) => ({ value: v, label: v }));
 

@@ -2,7 +2,7 @@
 import { h } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
-import { fieldLabel, t } from './i18n.js';
+import { addTexts, fieldLabel, t } from './i18n.js';
 
 export const html = htm.bind(h);
 
@@ -152,6 +152,23 @@ function Field({ spec, error }) {
 // The API names the field it refuses by its API name (`reseller_id is required ...`, from the
 // gateway's validator or a use case); the operator reads it in the field's own label, beside it.
 
+addTexts({
+  ar: {
+    '{label} is required.': '{label} مطلوب.',
+    '{label} must be at least {n}.': 'يجب ألا يقل {label} عن {n}.',
+    '{label} must be at most {n}.': 'يجب ألا يزيد {label} عن {n}.',
+    '{label} must be more than {n}.': 'يجب أن يكون {label} أكبر من {n}.',
+    '{label} must be less than {n}.': 'يجب أن يكون {label} أقل من {n}.',
+    '{label} needs at least {n} characters.': 'يحتاج {label} إلى {n} أحرف على الأقل.',
+    '{label} takes at most {n} characters.': 'يقبل {label} {n} أحرف على الأكثر.',
+    '{label} is not written as expected.': '{label} غير مكتوب بالشكل المتوقع.',
+    '{label}: choose one of the offered values.': '{label}: اختر إحدى القيم المعروضة.',
+    '{label} must be a number.': 'يجب أن يكون {label} رقمًا.',
+    '{label} is not accepted here.': '{label} غير مقبول هنا.',
+    'Please check {label}.': 'يرجى مراجعة {label}.',
+  },
+});
+
 const PROBLEMS = [
   [/^is required\b/, '{label} is required.'],
   [/^must be >= (\S+)/, '{label} must be at least {n}.'],
@@ -165,6 +182,8 @@ const PROBLEMS = [
   [/^must be (integer|number)/, '{label} must be a number.'],
   [/^is not a known field/, '{label} is not accepted here.'],
 ];
+
+const fieldLabelOf = (fields, name) => t(fields.find((f) => f.name === name).label);
 
 /**
  * `{ name, text }` of an API refusal about one field (`name` is set when it is a field of the
@@ -180,7 +199,7 @@ export function fieldProblem(err, fields = []) {
     const found = pattern.exec(m[2]);
     if (found) return { name: spec?.name, text: t(text, { label, n: found[1] }) };
   }
-  return { name: spec?.name, text: `${label}: ${m[2]}.` };
+  return { name: spec?.name, text: `${label} ${m[2]}.` };
 }
 
 /** The form's values typed by the specs; empty optional fields are left out. */
@@ -228,7 +247,11 @@ export function Form({ fields, submitLabel, onSubmit, children, className }) {
     } catch (err) {
       const found = fieldProblem(err, fields);
       setProblem(found);
-      setError(found ? { explanation: found.text, retryable: false } : err);
+      // Said once: beside its field when the form has it, else above the button.
+      const summary = found?.name
+        ? t('Please check {label}.', { label: fieldLabelOf(fields, found.name) })
+        : found?.text;
+      setError(found ? { explanation: summary, retryable: false } : err);
       if (found?.name) form.elements.namedItem(found.name)?.focus?.();
     } finally {
       setBusy(false);
