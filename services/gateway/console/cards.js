@@ -276,8 +276,7 @@ function PrintPart({ batch, onPrinted }) {
     }} />
     ${
       sheet &&
-      html`<p>${t('Cards {from}–{to} printed.', sheet)}
-      <button type="button" class="link" onClick=${() => save(sheet.pdf, sheet.name)}>${t('Save the sheet again')}</button></p>`
+      html`<p>${t('Cards {from}–{to} printed.', sheet)}${' '}<button type="button" class="link" onClick=${() => save(sheet.pdf, sheet.name)}>${t('Save the sheet again')}</button></p>`
     }
   </section>`;
 }

@@ -215,8 +215,11 @@ function Job({ id, request, onAgain }) {
     <${ErrorMessage} error=${error} />
     ${
       job &&
-      html`<p><strong class="job-status">${t(job.status)}</strong> · ${t(job.dry_run ? 'dry run' : 'for real')}
-        · ${job.phase ? t(job.phase) : ''} · ${t('{processed} of {total} subscribers written', job)}</p>
+      html`<p><strong class="job-status">${t(job.status)}</strong>${[
+        t(job.dry_run ? 'dry run' : 'for real'),
+        ...(job.phase && job.phase !== job.status ? [t(job.phase)] : []),
+        t('{processed} of {total} subscribers written', job),
+      ].map((part) => ` · ${part}`)}</p>
       <progress max=${Math.max(job.total, 1)} value=${job.processed} aria-label=${t('Import progress')}>${job.processed}/${job.total}</progress>
       <${KeyValues} data=${{ from: job.from, source: job.source, created_at: dateTime(job.created_at), finished_at: job.finished_at ? dateTime(job.finished_at) : null, error: job.error }} />
       ${job.report && html`<${Report} report=${job.report} />`}
