@@ -277,10 +277,12 @@ describe('capabilities on screen', () => {
     await go('#/cards', 'Prepaid cards');
     const tries = page.getByRole('row').filter({ hasText: 'refused' });
     // The five wrong PINs and the two tries the lockout refused.
+    await tries.nth(6).waitFor();
     await expect(tries.count()).resolves.toBe(7);
     await tries.first().getByRole('button', { name: 'Lift the lockout' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Yes, lift the lockout' }).click();
     await page.getByRole('status').getByText('Lockout lifted: 7 tries cleared').waitFor();
+    await page.getByRole('row').filter({ hasText: 'lifted' }).nth(6).waitFor();
     await expect(page.getByRole('button', { name: 'Lift the lockout' }).count()).resolves.toBe(0);
     expect((await post(`/api/subscribers/${aliId}/redeem-card`, { pin: '00000000000009' })).status).toBe(400);
     await axeScan(page, 'card tries');
@@ -317,6 +319,7 @@ describe('capabilities on screen', () => {
 
   it('groups the settings, offers the installed languages, uploads a logo and shows the operator name', async () => {
     await go('#/settings', 'Settings');
+    await page.getByRole('heading', { name: 'Security', level: 2 }).waitFor();
     const sections = await page.locator('main h2').allTextContents();
     expect(sections).toEqual([
       'Company and branding',
@@ -362,6 +365,7 @@ describe('capabilities on screen', () => {
     expect((await post(`/api/invoices/quick-pay/${aliId}`, { amount: 60 })).status).toBe(200);
     await go('#/audit', 'Audit trail');
     const row = page.getByRole('row').filter({ hasText: 'payment.quick_pay' });
+    await row.waitFor();
     const payments = row.locator('ol.records li');
     await expect(payments.count()).resolves.toBe(2);
     await expect(payments.first().textContent()).resolves.toContain(`Invoice ${a.body.data.id}`);
