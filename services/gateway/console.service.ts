@@ -74,6 +74,9 @@ export function loadAssets(): Map<string, Asset> {
   return assets;
 }
 
+const ESCAPES: Record<string, string> = { '&': '&amp;', '"': '&quot;', '<': '&lt;', '>': '&gt;' };
+const escapeAttribute = (text: string) => text.replace(/[&"<>]/g, (c) => ESCAPES[c]);
+
 const url = (name: string, assets: Map<string, Asset>) => `/console/${name}?v=${assets.get(name)?.version ?? ''}`;
 
 /**
@@ -90,7 +93,8 @@ export function importMap(assets: Map<string, Asset>): string {
 }
 
 export interface Page {
-  html(language: string): string;
+  /** The page in the operator's language, with its name (the `operator_name` setting) for the header. */
+  html(language: string, operatorName: string): string;
   headers: Record<string, string>;
 }
 
@@ -113,15 +117,19 @@ export function buildPage(assets: Map<string, Asset>): Page {
     "frame-ancestors 'none'",
   ].join('; ');
   return {
-    html(language) {
+    html(language, operatorName) {
       const lang = /^[a-z]{2}$/.test(language) ? language : 'en';
-      return template
-        .replace('{{lang}}', lang)
-        .replace('{{dir}}', RTL_LANGUAGES.has(lang) ? 'rtl' : 'ltr')
-        .replace('{{importmap}}', map)
-        .replace('{{css}}', url('app.css', assets))
-        .replace('{{uplotcss}}', url('uplot.css', assets))
-        .replace('{{app}}', url('app.js', assets));
+      return (
+        template
+          .replace('{{lang}}', lang)
+          .replace('{{dir}}', RTL_LANGUAGES.has(lang) ? 'rtl' : 'ltr')
+          .replace('{{importmap}}', map)
+          .replace('{{css}}', url('app.css', assets))
+          .replace('{{uplotcss}}', url('uplot.css', assets))
+          .replace('{{app}}', url('app.js', assets))
+          // Last, and by a function: the name's own text is never read as a placeholder or as `$&`.
+          .replace('{{operator}}', () => escapeAttribute(operatorName))
+      );
     },
     headers: {
       'Content-Type': 'text/html; charset=utf-8',
@@ -167,9 +175,10 @@ export function createConsoleService(): ServiceSchema {
           // Everyone sees the layout direction of the operator's language, not only admins (who
           // alone may read GET /api/settings), so the page carries it.
           if (this.unavailable) throw fail('consoleUnavailable', this.unavailable);
-          const { language } = await loadSettings(db(), ['language']);
+          // The operator's name too: the header shows it to every manager, not only to admins.
+          const { language, operator_name } = await loadSettings(db(), ['language', 'operator_name']);
           ctx.meta.$responseHeaders = this.page.headers;
-          return this.page.html(language);
+          return this.page.html(language, operator_name);
         },
       },
       asset: {

@@ -142,8 +142,9 @@ describe('operator console', () => {
 
     await page.getByRole('link', { name: 'Settings' }).click();
     await page.getByLabel('operator name').fill('NetCo');
-    await page.getByRole('button', { name: 'Save settings' }).click();
-    await page.getByText('Settings saved').waitFor();
+    await page.getByRole('button', { name: 'Save company and branding' }).click();
+    // The page carries the operator's name for its header: saving it loads the page again.
+    await page.locator('header .brand', { hasText: 'NetCo' }).waitFor();
     const { rows: saved } = await t.db.execute(sql`select value from settings where key = 'operator_name'`);
     expect(saved).toEqual([{ value: 'NetCo' }]);
 
@@ -254,7 +255,9 @@ describe('operator console', () => {
     await page.getByLabel('Password').fill('other-pass');
     await page.getByLabel('Plan *').selectOption({ label: 'Home 20M (#1)' });
     await page.getByRole('button', { name: 'Create subscriber' }).click();
-    await page.getByText('Conflict: username already exists.').waitFor();
+    // The API's `username already exists` (409) is said beside the field, in its label.
+    await page.locator('.field-error', { hasText: 'Username already exists.' }).waitFor();
+    await expect(page.getByLabel('Username').getAttribute('aria-invalid')).resolves.toBe('true');
     await page.goBack();
     await page.goBack();
     await page.getByRole('heading', { name: 'ali@north' }).waitFor();
@@ -335,7 +338,14 @@ describe('operator console', () => {
     await page.getByText('100 selected').waitFor();
     await page.getByLabel('Action', { exact: true }).selectOption({ label: 'Deactivate' });
     await page.getByRole('button', { name: 'Run deactivate on 100' }).click();
+    // The console's own dialog asks (the browser's confirm() would be accepted by openConsole).
+    const ask = page.getByRole('dialog', { name: 'Deactivate 100 subscribers?' });
+    await ask.getByText('They are disconnected and refused.').waitFor();
+    await ask.getByRole('button', { name: 'Yes, deactivate' }).click();
     await page.locator('.job-status', { hasText: 'done' }).waitFor({ timeout: 60_000 });
+    // The job used the selection up: it is cleared, and the form with its "Run ... on 100" is gone.
+    await page.getByText('0 selected').waitFor();
+    await expect(page.getByRole('button', { name: 'Run deactivate on 100' }).count()).resolves.toBe(0);
     expect(await page.locator('.job p').first().textContent()).toMatch(
       /done,\s*100 of 100 processed, 100 succeeded, 0 failed/,
     );

@@ -1,11 +1,24 @@
-/** Resellers (tree, balances, commissions), plans, access servers, managers and settings. */
+/** Resellers (tree, balances, commissions), plans, access servers and managers. */
 import { useState } from 'preact/hooks';
 import { allPages, api } from './api.js';
 import { forget, options, plans } from './lookups.js';
-import { fieldLabel, t } from './i18n.js';
-import { PAPERS } from './invoices.js';
+import { addTexts, t } from './i18n.js';
+import { TierList, tierFields, withTiers } from './fup-tiers.js';
 import { session } from './session.js';
 import { ActionDialog, Form, html, Loaded, money, notify, Table, useLoad } from './ui.js';
+
+addTexts({
+  ar: {
+    'Edit {name}': 'تعديل {name}',
+    'Reset the password of {name}': 'إعادة تعيين كلمة مرور {name}',
+    'Their sessions end; they sign in with the new password.': 'تنتهي جلساته؛ ويسجّل الدخول بكلمة المرور الجديدة.',
+    'Manager {name} saved': 'تم حفظ المدير {name}',
+    'Password of {name} reset': 'أُعيد تعيين كلمة مرور {name}',
+    'New password (8 or more)': 'كلمة المرور الجديدة (8 أحرف أو أكثر)',
+    'Active (may sign in)': 'نشط (يمكنه تسجيل الدخول)',
+    Active: 'نشط',
+  },
+});
 
 const opt = (values) => values.map((v) => ({ value: v, label: v }));
 
@@ -147,6 +160,7 @@ const planFields = (p = {}) => [
   { name: 'daily_quota_gb', label: 'Daily quota GB', type: 'number', min: 0, value: p.daily_quota_gb },
   { name: 'monthly_quota_gb', label: 'Monthly quota GB', type: 'number', min: 0, value: p.monthly_quota_gb },
   { name: 'mac_binding', label: 'Bind the first MAC', type: 'checkbox', value: p.mac_binding },
+  ...tierFields(p),
 ];
 
 export function PlansPage() {
@@ -159,7 +173,7 @@ export function PlansPage() {
     <div class="page-head"><h1>${t('Plans')}</h1>
       ${
         session.isAdmin &&
-        html`<${ActionDialog} label="New plan" fields=${planFields()} run=${(v) => api('POST', '/api/services', { body: v })}
+        html`<${ActionDialog} label="New plan" fields=${planFields()} run=${(v) => api('POST', '/api/services', { body: withTiers(v) })}
         onDone=${(res) => {
           notify(`Plan ${res.data.name} created`);
           reload();
@@ -176,13 +190,14 @@ export function PlansPage() {
         ['pool_name', 'Pool'],
         ['daily_quota_gb', 'Daily GB'],
         ['monthly_quota_gb', 'Monthly GB'],
+        ['fup_tiers', 'Fair use', (p) => html`<${TierList} tiers=${p.fup_tiers} />`],
         ...(session.isAdmin
           ? [
               [
                 'actions',
                 'Actions',
                 (p) => html`
-        <${ActionDialog} label=${`Edit ${p.name}`} fields=${planFields(p)} run=${(v) => api('PUT', `/api/services/${p.id}`, { body: v })} onDone=${reload} />
+        <${ActionDialog} label=${`Edit ${p.name}`} fields=${planFields(p)} run=${(v) => api('PUT', `/api/services/${p.id}`, { body: withTiers(v) })} onDone=${reload} />
         <${ActionDialog} label=${`Retire ${p.name}`} danger confirm="The plan is retired (refused while subscribers use it)."
           run=${() => api('DELETE', `/api/services/${p.id}`)} onDone=${reload} />`,
               ],
@@ -243,6 +258,46 @@ export function NasPage() {
  */
 const ownCodeField = (name, required, hint) => ({ name, label: 'Your two-factor code', required, hint: t(hint) });
 
+const permissionOptions = (permissions) =>
+  permissions.map((p) => ({ value: p, label: p.replace('subscribers.', '').replace(/_/g, ' ') }));
+
+/** A reseller's name in the resellers the console can read; its number when it is not among them. */
+const resellerName = (rows, id) =>
+  id === null || id === undefined ? '—' : (rows.find((r) => r.id === id)?.name ?? `#${id}`);
+
+/** What an admin changes of another manager: its reseller, its permissions, whether it may sign in. */
+const editFields = (m, d) => [
+  ...(m.role === 'admin'
+    ? []
+    : [
+        {
+          name: 'reseller_id',
+          label: 'Reseller',
+          type: 'select',
+          numeric: true,
+          options: options(d.resellers),
+          value: m.reseller_id,
+          required: m.role === 'reseller',
+        },
+        {
+          name: 'permissions',
+          label: 'Permissions',
+          type: 'checkboxes',
+          value: m.permissions ?? [],
+          options: permissionOptions(d.permissions),
+        },
+      ]),
+  { name: 'active', label: 'Active (may sign in)', type: 'checkbox', value: m.active !== false },
+];
+
+/** A new password; an admin's asks for the caller's own two-factor code when it has it on. */
+const passwordFields = (m, ownTwoFactor) => [
+  { name: 'password', label: 'New password (8 or more)', type: 'password', required: true },
+  ...(m.role === 'admin' && ownTwoFactor
+    ? [ownCodeField('two_factor_code', true, 'The 6 digits your authenticator app shows, or a recovery code')]
+    : []),
+];
+
 export function ManagersPage() {
   // The permissions are the API's own list (GET /api/permissions), so the console never offers a stale one.
   const state = useLoad(
@@ -264,7 +319,7 @@ export function ManagersPage() {
       label: 'Permissions (admins hold all)',
       type: 'checkboxes',
       value: ['subscribers.view'],
-      options: permissions.map((p) => ({ value: p, label: p.replace('subscribers.', '').replace(/_/g, ' ') })),
+      options: permissionOptions(permissions),
     },
     ...(ownTwoFactor
       ? [
@@ -290,7 +345,8 @@ export function ManagersPage() {
       html`<${Table} rows=${d.rows} columns=${[
         ['username', 'Username'],
         ['role', 'Role'],
-        ['reseller_id', 'Reseller'],
+        ['reseller_id', 'Reseller', (m) => resellerName(d.resellers, m.reseller_id)],
+        ['active', 'Active', (m) => t(m.active === false ? 'no' : 'yes')],
         ['permissions', 'Permissions', (m) => (m.permissions ?? []).join(', ')],
         ['two_factor', 'Two-factor sign-in', (m) => t(m.two_factor ? 'on' : 'off')],
         [
@@ -306,71 +362,18 @@ export function ManagersPage() {
               fields=${d.ownTwoFactor ? [ownCodeField('code', true, 'The 6 digits your authenticator app shows, or a recovery code')] : []}
               run=${(v) => api('POST', '/api/auth/two-factor/disable', { body: { manager_id: m.id, ...v } })} onDone=${state.reload} />`
             }
+            <${ActionDialog} label=${t('Edit {name}', { name: m.username })} fields=${editFields(m, d)}
+              run=${(v) => api('PUT', `/api/managers/${m.id}`, { body: v })} onDone=${() => {
+                notify(t('Manager {name} saved', { name: m.username }));
+                state.reload();
+              }} />
+            <${ActionDialog} label=${t('Reset the password of {name}', { name: m.username })}
+              confirm=${t('Their sessions end; they sign in with the new password.')}
+              fields=${passwordFields(m, d.ownTwoFactor)}
+              run=${(v) => api('PUT', `/api/managers/${m.id}`, { body: v })} onDone=${() => notify(t('Password of {name} reset', { name: m.username }))} />
             <${ActionDialog} label=${`Delete ${m.username}`} danger
         confirm="The account can no longer sign in." run=${() => api('DELETE', `/api/managers/${m.id}`)} onDone=${state.reload} />`,
         ],
       ]} />`}</${Loaded}>
-  </section>`;
-}
-
-// ---- settings ---------------------------------------------------------------------------------
-
-const SETTING_TYPES = {
-  default_paper_size: { type: 'select', options: opt(PAPERS) },
-  commission_basis: { type: 'select', options: opt(['paid', 'invoiced']) },
-  radius_password_mode: { type: 'select', options: opt(['nt', 'cleartext']) },
-  messaging_provider: { type: 'select', options: opt(['none', 'whatsapp', 'telegram']) },
-  how_to_pay: { type: 'textarea' },
-  operator_address: { type: 'textarea' },
-  default_due_days: { type: 'int' },
-  expiring_days: { type: 'int' },
-  whatsapp_access_token: { type: 'password', secret: true },
-  telegram_bot_token: { type: 'password', secret: true },
-  language: { hint: 'two letters; ar, fa, he and ur lay the console and documents out right to left' },
-  // A one-line input would join the pairs into one line, which the server refuses.
-  walled_garden_attributes: {
-    type: 'textarea',
-    hint: 'one RADIUS pair a line, e.g. Mikrotik-Rate-Limit := "256k/256k"',
-  },
-  blocked_access: { type: 'select', options: opt(['reject', 'walled_garden']) },
-  reminder_days: { type: 'ints', hint: 'comma-separated, e.g. 3, 1, 0' },
-  suspend_overdue_after_days: { type: 'int', hint: 'empty: never' },
-};
-
-/** A setting's input by its stored value when SETTING_TYPES does not name one. */
-const typeOf = (value) => (typeof value === 'boolean' ? 'checkbox' : typeof value === 'number' ? 'number' : 'text');
-const sameValue = (a, b) => JSON.stringify(a) === JSON.stringify(b);
-
-export function SettingsPage() {
-  const state = useLoad(() => api('GET', '/api/settings'), []);
-  return html`<section>
-    <h1>${t('Settings')}</h1>
-    <${Loaded} state=${state}>${(res) => {
-      const current = res.data;
-      const fields = Object.entries(current).map(([key, value]) => {
-        const kind = SETTING_TYPES[key] ?? {};
-        const type = kind.type ?? typeOf(value);
-        return {
-          name: key,
-          label: fieldLabel(key),
-          ...kind,
-          type,
-          required: type === 'select',
-          value: kind.secret ? '' : value,
-          hint: kind.secret ? (value ? 'set; leave empty to keep' : 'not set') : kind.hint,
-        };
-      });
-      return html`<${Form} className="form columns" fields=${fields} submitLabel="Save settings" onSubmit=${async (
-        values,
-      ) => {
-        const changed = Object.fromEntries(Object.entries(values).filter(([k, v]) => !sameValue(v, current[k])));
-        if (Object.keys(changed).length === 0) return notify('Nothing changed');
-        await api('PUT', '/api/settings', { body: changed });
-        notify('Settings saved');
-        // The language sets the layout direction of the page, which the server writes.
-        if ('language' in changed) location.reload();
-        else state.reload();
-      }} />`;
-    }}</${Loaded}>
   </section>`;
 }

@@ -1,7 +1,10 @@
 /** The console's shell: sign-in, the navigation the token allows, and the pages by route. */
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { ManagersPage, NasPage, PlansPage, ResellersPage, SettingsPage } from './admin.js';
+import { ManagersPage, NasPage, PlansPage, ResellersPage } from './admin.js';
+import { CardBatchPage, CardsPage } from './cards.js';
+import { ImportsPage } from './imports.js';
+import { SettingsPage } from './settings.js';
 import { ApiKeysPage } from './api-keys.js';
 import { AuditPage } from './audit.js';
 import { api } from './api.js';
@@ -50,6 +53,8 @@ const NAV = [
   ['#/invoices', 'Invoices', () => true],
   ['#/resellers', 'Resellers', () => session.isAdminOrReseller],
   ['#/plans', 'Plans', () => true],
+  ['#/cards', 'Prepaid cards', () => session.isAdminOrReseller],
+  ['#/imports', 'Imports', () => session.isAdmin],
   ['#/nas', 'Access servers', () => session.isAdmin],
   ['#/managers', 'Managers', () => session.isAdmin],
   ['#/settings', 'Settings', () => session.isAdmin],
@@ -70,6 +75,9 @@ const PAGES = [
   ['/invoices/:id', () => InvoicePage, 'Invoice'],
   ['/resellers', () => ResellersPage, 'Resellers'],
   ['/plans', () => PlansPage, 'Plans'],
+  ['/cards', () => CardsPage, 'Prepaid cards'],
+  ['/cards/batches/:id', () => CardBatchPage, 'Card batch'],
+  ['/imports', () => ImportsPage, 'Imports'],
   ['/nas', () => NasPage, 'Access servers'],
   ['/managers', () => ManagersPage, 'Managers'],
   ['/settings', () => SettingsPage, 'Settings'],
@@ -100,6 +108,9 @@ function Page({ route }) {
   return html`<h1>${t('Not found')}</h1><p>${t('No page at {path}.', { path: route.path })}</p>`;
 }
 
+/** The operator's name (the `operator_name` setting), which the server writes into the page. */
+const operatorName = document.querySelector('meta[name="operator"]')?.content ?? '';
+
 function Shell() {
   const route = useRoute();
   const [error, setError] = useState(null);
@@ -120,7 +131,7 @@ function Shell() {
       document.getElementById('main')?.focus();
     }}>${t('Skip to content')}</a>
     <header class="top">
-      <strong class="brand">${t('ISP billing')}</strong>
+      <strong class="brand">${operatorName || t('ISP billing')}</strong>
       <nav aria-label=${t('Main')}>
         <ul>${visibleNav().map(
           ([hash, text]) => html`<li>

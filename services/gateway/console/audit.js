@@ -5,8 +5,10 @@
  */
 import { useState } from 'preact/hooks';
 import { api } from './api.js';
-import { fieldLabel, t } from './i18n.js';
+import { addTexts, fieldLabel, t } from './i18n.js';
 import { dateTime, Form, html, Loaded, Pager, Table, useLoad } from './ui.js';
+
+addTexts({}, { invoice_id: ['Invoice', 'الفاتورة'], payment_id: ['Payment', 'الدفعة'] });
 
 /** The target types the trail writes (docs/security.md's table). */
 const TARGET_TYPES = [
@@ -27,6 +29,26 @@ const TARGET_TYPES = [
 const shown = (v) =>
   v === null || v === undefined || v === '' ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v);
 
+/**
+ * Whether a detail is a list (a quick-pay's `payments`, one per invoice it paid; a consolidation's
+ * `voided_invoice_ids`) rather than a `[before, after]` pair: both are arrays, and a list of two
+ * would read as one record changing into the other. Lists are of ids, or of records that carry
+ * ids (`invoice_id`, `payment_id`); a changed field's values do not.
+ */
+const isList = (key, v) =>
+  Array.isArray(v) &&
+  v.length > 0 &&
+  (/(^|_)ids$/.test(key) || v.every((e) => e && typeof e === 'object' && !Array.isArray(e) && hasId(e)));
+const hasId = (record) => Object.keys(record).some((k) => k === 'id' || k.endsWith('_id'));
+
+/** One element of a list: an id, or a record's fields by label ("Invoice 12, Payment 40"). */
+const itemText = (item) =>
+  item && typeof item === 'object'
+    ? Object.entries(item)
+        .map(([k, v]) => `${fieldLabel(k)} ${shown(v)}`)
+        .join(', ')
+    : shown(item);
+
 /** `{ field: [before, after] }` as rows; any other detail (a request's field, a count) has no before. */
 function Changes({ changes }) {
   const entries = Object.entries(changes ?? {});
@@ -34,6 +56,9 @@ function Changes({ changes }) {
   return html`<table class="diff">
     <thead><tr><th scope="col">${t('Field')}</th><th scope="col">${t('Before')}</th><th scope="col">${t('After')}</th></tr></thead>
     <tbody>${entries.map(([k, v]) => {
+      if (isList(k, v))
+        return html`<tr key=${k}><th scope="row">${k}</th><td></td>
+          <td><ol class="records">${v.map((item, i) => html`<li key=${i}>${itemText(item)}</li>`)}</ol></td></tr>`;
       const pair = Array.isArray(v) && v.length === 2;
       return html`<tr key=${k}><th scope="row">${k}</th>
         <td>${pair ? html`<del>${shown(v[0])}</del>` : ''}</td>

@@ -3,11 +3,14 @@
  * outcome when it finishes within the request, else 202 { job_id }; the job is then polled on
  * GET /api/subscribers/bulk-jobs/:id until it is done, with a live progress bar.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from './api.js';
 import { options, plans, resellers } from './lookups.js';
 import { session } from './session.js';
-import { ErrorMessage, Form, html, Loaded, notify, Table, useLoad } from './ui.js';
+import { addTexts, t } from './i18n.js';
+import { ErrorMessage, Form, html, Loaded, notify, Table, useConfirm, useLoad } from './ui.js';
+
+addTexts({ ar: { 'Bulk job': 'مهمة جماعية', '{action} {n} subscribers?': '{action} {n} مشترك؟' } });
 
 const gb = { name: 'gb', label: 'GB', type: 'number', min: 0, max: 10000, required: true };
 
@@ -168,12 +171,32 @@ function Outcome({ outcome, onFinished }) {
   </div>`;
 }
 
+/**
+ * The panel of the selection `ids`. A finished job (`onFinished`) has used the selection up: the
+ * page clears it, and the panel then shows the job's outcome alone, without the form.
+ */
 export function BulkPanel({ ids, onFinished }) {
   const allowed = allowedBulkActions();
   const [action, setAction] = useState(allowed[0]?.[0]);
   const [outcome, setOutcome] = useState(null);
+  const [running, setRunning] = useState(false);
+  const [confirmDialog, ask] = useConfirm();
+  const reported = useRef(new WeakSet());
   const lookups = useLoad(async () => ({ plans: await plans(), resellers: await resellers() }), []);
   if (!session.isAdminOrReseller || allowed.length === 0) return null;
+  if (ids.length === 0 && !outcome) return null;
+  // Once per job: the progress is shown again (and polled once more) after the panel changes shape.
+  const finished = (done) => {
+    if (reported.current.has(done)) return;
+    reported.current.add(done);
+    setRunning(false);
+    onFinished?.();
+  };
+  if (ids.length === 0 || running)
+    return html`<section class="bulk" aria-labelledby="bulk-title">
+      <h2 id="bulk-title">${t('Bulk job')}</h2>
+      <${Outcome} outcome=${outcome} onFinished=${() => finished(outcome)} />
+    </section>`;
   const def = BULK_ACTIONS[action];
   return html`<section class="bulk" aria-labelledby="bulk-title">
     <h2 id="bulk-title">Bulk action on ${ids.length} subscribers</h2>
@@ -190,12 +213,23 @@ export function BulkPanel({ ids, onFinished }) {
       ${def.confirm && html`<p class="warning">${def.confirm}</p>`}
       <${Form} key=${action} className="form inline" fields=${def.fields?.(lk) ?? []} submitLabel=${`Run ${def.label.toLowerCase()} on ${ids.length}`}
         onSubmit=${async (payload) => {
-          if (def.confirm && !confirm(`${def.label}: ${ids.length} subscribers. ${def.confirm} Go on?`)) return;
+          const go =
+            !def.confirm ||
+            (await ask({
+              title: t('{action} {n} subscribers?', { action: def.label, n: ids.length }),
+              text: def.confirm,
+              action: t('Yes, {action}', { action: def.label.toLowerCase() }),
+              danger: true,
+            }));
+          if (!go) return;
           setOutcome(null);
           const res = await api('POST', '/api/subscribers/bulk-action', { body: { ids, action, payload } });
-          setOutcome(res.status === 202 ? { jobId: res.data.job_id } : { jobId: res.job_id, data: res.data });
-          if (res.status !== 202) onFinished?.();
+          const next = res.status === 202 ? { jobId: res.data.job_id } : { jobId: res.job_id, data: res.data };
+          setOutcome(next);
+          if (res.status === 202) setRunning(true);
+          else finished(next);
         }} />`}</${Loaded}>
-    ${outcome && html`<${Outcome} outcome=${outcome} onFinished=${onFinished} />`}
+    ${outcome && html`<${Outcome} outcome=${outcome} onFinished=${() => finished(outcome)} />`}
+    ${confirmDialog}
   </section>`;
 }

@@ -86,6 +86,12 @@ function sessionColumns(row) {
     .map((k) => [k, ...(known[k] ?? [fieldLabel(k)])]);
 }
 
+/** Tick steps of a byte axis: 1, 2, 5 times powers of ten, none below one byte. */
+const BYTE_STEPS = Array.from({ length: 16 }, (_, i) => [1, 2, 5].map((m) => m * 10 ** i)).flat();
+
+/** Rounded labels that repeat their neighbour (1.0 GB, 1.0 GB) are left blank. */
+export const distinctLabels = (labels) => labels.map((l, i) => (i > 0 && l === labels[i - 1] ? '' : l));
+
 /** Days and sessions are counts per period: bars; hours are a flow: a line. */
 const BARS = new Set(['last_30d', 'sessions']);
 
@@ -128,7 +134,12 @@ export function Chart({ title, data, bars = false }) {
                 values: (u, splits) => splits.map((i) => data.labels[i] ?? ''),
               }
             : {},
-          { size: 80, values: data.unit === 'bytes' ? (u, values) => values.map(bytes) : undefined },
+          {
+            size: 80,
+            // Whole bytes only, so an empty chart (range 0..1) is not labelled "1 B, 1 B, 1 B, 0 B".
+            incrs: data.unit === 'bytes' ? BYTE_STEPS : undefined,
+            values: data.unit === 'bytes' ? (u, values) => distinctLabels(values.map(bytes)) : undefined,
+          },
         ],
       },
       [x, ...data.series.map((s) => s.values)],

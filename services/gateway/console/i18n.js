@@ -462,6 +462,9 @@ export function addTexts(texts, fields = {}) {
   Object.assign(FIELDS, fields);
 }
 
+/** The languages the console has words for (English and every table), for the language setting. */
+export const installedLanguages = () => ['en', ...Object.keys(TEXTS).filter((l) => l !== 'en')];
+
 function fill(text, values) {
   return values ? text.replace(/\{(\w+)\}/g, (m, k) => (k in values ? String(values[k]) : m)) : text;
 }

@@ -1,5 +1,6 @@
 /** One subscriber: record, online state, quotas, invoices, bandwidth and every action the token may run. */
 import { api } from './api.js';
+import { RedeemCard } from './cards.js';
 import { Bandwidth, Chart, toSeries } from './charts.js';
 import { invoiceActionsFor, InvoiceTable } from './invoices.js';
 import { options, plans, resellers } from './lookups.js';
@@ -166,6 +167,7 @@ function actionsFor(s, lk, reload) {
       confirm="The amount is credited to the subscriber's prepaid wallet."
       run=${(v) => post(s.id, 'add-balance', v)} onDone=${done('Wallet credited')} />`,
     ],
+    ['subscribers.refill_quota', html`<${RedeemCard} subscriber=${s} onDone=${done('Card redeemed')} />`],
     [
       'subscribers.rename',
       html`<${ActionDialog} label="Rename" fields=${[{ name: 'new_username', label: 'New username', required: true, value: s.username }]}

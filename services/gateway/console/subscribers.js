@@ -175,7 +175,10 @@ export function SubscribersPage({ query }) {
         </div>`
         }
         <${ErrorMessage} error=${collectError} onRetry=${selectAllMatching} />
-        ${selected.size > 0 && html`<${BulkPanel} ids=${[...selected]} onFinished=${list.reload} />`}
+        <${BulkPanel} ids=${[...selected]} onFinished=${() => {
+          setSelected(new Set());
+          list.reload();
+        }} />
         <div class="table-wrap"><table>
           <caption class="visually-hidden">${t('Subscribers')}</caption>
           <thead><tr>

@@ -2,7 +2,7 @@
 import { h } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
-import { fieldLabel, t } from './i18n.js';
+import { addTexts, fieldLabel, t } from './i18n.js';
 
 export const html = htm.bind(h);
 
@@ -106,11 +106,13 @@ const useId = () => useRef(`f${++fieldSeq}`).current;
  * with type text, password, number, int, ints (comma-separated integers), date, datetime, checkbox,
  * checkboxes (several values of `options`), select or textarea.
  */
-function Field({ spec }) {
+function Field({ spec, error }) {
   const id = useId();
   const { name, type = 'text', value, options, required, min, max, step, hint, placeholder } = spec;
   const label = t(spec.label);
-  const common = { id, name, required, 'aria-describedby': hint ? `${id}-hint` : undefined };
+  const described = [hint && `${id}-hint`, error && `${id}-error`].filter(Boolean).join(' ') || undefined;
+  const common = { id, name, required, 'aria-describedby': described, 'aria-invalid': error ? 'true' : undefined };
+  const problem = error && html`<small id=${`${id}-error`} class="field-error">${error}</small>`;
   let control;
   if (type === 'select') {
     control = html`<select ...${common}>
@@ -121,14 +123,16 @@ function Field({ spec }) {
     control = html`<textarea ...${common} rows="3" placeholder=${placeholder} defaultValue=${value ?? ''}></textarea>`;
   } else if (type === 'checkboxes') {
     const chosen = new Set(value ?? []);
-    return html`<fieldset class="field checkboxes">
+    return html`<fieldset class="field checkboxes" aria-describedby=${described}>
       <legend>${label}</legend>
       ${options.map((o) => html`<label><input type="checkbox" name=${name} value=${o.value} defaultChecked=${chosen.has(o.value)} /> ${o.label}</label>`)}
+      ${problem}
     </fieldset>`;
   } else if (type === 'checkbox') {
     return html`<div class="field checkbox">
       <input type="checkbox" ...${common} defaultChecked=${!!value} />
       <label for=${id}>${label}</label>
+      ${problem}
     </div>`;
   } else {
     const inputType = { int: 'number', ints: 'text', datetime: 'datetime-local' }[type] ?? type;
@@ -140,7 +144,62 @@ function Field({ spec }) {
     <label for=${id}>${label}${required ? ' *' : ''}</label>
     ${control}
     ${hint && html`<small id=${`${id}-hint`} class="muted">${hint}</small>`}
+    ${problem}
   </div>`;
+}
+
+// ---- what a refused form says -----------------------------------------------------------------
+// The API names the field it refuses by its API name (`reseller_id is required ...`, from the
+// gateway's validator or a use case); the operator reads it in the field's own label, beside it.
+
+addTexts({
+  ar: {
+    '{label} is required.': '{label} مطلوب.',
+    '{label} must be at least {n}.': 'يجب ألا يقل {label} عن {n}.',
+    '{label} must be at most {n}.': 'يجب ألا يزيد {label} عن {n}.',
+    '{label} must be more than {n}.': 'يجب أن يكون {label} أكبر من {n}.',
+    '{label} must be less than {n}.': 'يجب أن يكون {label} أقل من {n}.',
+    '{label} needs at least {n} characters.': 'يحتاج {label} إلى {n} أحرف على الأقل.',
+    '{label} takes at most {n} characters.': 'يقبل {label} {n} أحرف على الأكثر.',
+    '{label} is not written as expected.': '{label} غير مكتوب بالشكل المتوقع.',
+    '{label}: choose one of the offered values.': '{label}: اختر إحدى القيم المعروضة.',
+    '{label} must be a number.': 'يجب أن يكون {label} رقمًا.',
+    '{label} is not accepted here.': '{label} غير مقبول هنا.',
+    'Please check {label}.': 'يرجى مراجعة {label}.',
+  },
+});
+
+const PROBLEMS = [
+  [/^is required\b/, '{label} is required.'],
+  [/^must be >= (\S+)/, '{label} must be at least {n}.'],
+  [/^must be <= (\S+)/, '{label} must be at most {n}.'],
+  [/^must be > (\S+)/, '{label} must be more than {n}.'],
+  [/^must be < (\S+)/, '{label} must be less than {n}.'],
+  [/^must NOT have fewer than (\d+) (characters|items)/, '{label} needs at least {n} characters.'],
+  [/^must NOT have more than (\d+) (characters|items)/, '{label} takes at most {n} characters.'],
+  [/^must match pattern/, '{label} is not written as expected.'],
+  [/^must be one of/, '{label}: choose one of the offered values.'],
+  [/^must be (integer|number)/, '{label} must be a number.'],
+  [/^is not a known field/, '{label} is not accepted here.'],
+];
+
+const fieldLabelOf = (fields, name) => t(fields.find((f) => f.name === name).label);
+
+/**
+ * `{ name, text }` of an API refusal about one field (`name` is set when it is a field of the
+ * form), else null. A missing field reads "<label> is required." whatever the status.
+ */
+export function fieldProblem(err, fields = []) {
+  const m = /^([a-z][a-z0-9_]*)(?:[.[]\S*)? (.+?)\.?$/.exec(err?.message ?? '');
+  if (!m) return null;
+  const spec = fields.find((f) => f.name === m[1]);
+  if (!spec && !/^(is required|must|is not)/.test(m[2])) return null;
+  const label = spec ? t(spec.label) : fieldLabel(m[1]);
+  for (const [pattern, text] of PROBLEMS) {
+    const found = pattern.exec(m[2]);
+    if (found) return { name: spec?.name, text: t(text, { label, n: found[1] }) };
+  }
+  return { name: spec?.name, text: `${label} ${m[2]}.` };
 }
 
 /** The form's values typed by the specs; empty optional fields are left out. */
@@ -175,21 +234,31 @@ function readForm(form, specs) {
 /** A form of fields with a submit button, its error and a pending state. */
 export function Form({ fields, submitLabel, onSubmit, children, className }) {
   const [error, setError] = useState(null);
+  const [problem, setProblem] = useState(null);
   const [busy, setBusy] = useState(false);
   async function submit(e) {
     e.preventDefault();
+    const form = e.currentTarget;
     setBusy(true);
     setError(null);
+    setProblem(null);
     try {
-      await onSubmit(readForm(e.currentTarget, fields), e.currentTarget);
+      await onSubmit(readForm(form, fields), form);
     } catch (err) {
-      setError(err);
+      const found = fieldProblem(err, fields);
+      setProblem(found);
+      // Said once: beside its field when the form has it, else above the button.
+      const summary = found?.name
+        ? t('Please check {label}.', { label: fieldLabelOf(fields, found.name) })
+        : found?.text;
+      setError(found ? { explanation: summary, retryable: false } : err);
+      if (found?.name) form.elements.namedItem(found.name)?.focus?.();
     } finally {
       setBusy(false);
     }
   }
   return html`<form class=${className ?? 'form'} onSubmit=${submit}>
-    ${fields.map((f) => html`<${Field} key=${f.name} spec=${f} />`)}
+    ${fields.map((f) => html`<${Field} key=${f.name} spec=${f} error=${problem?.name === f.name ? problem.text : null} />`)}
     ${children}
     <${ErrorMessage} error=${error} />
     <div class="actions"><button type="submit" disabled=${busy}>${busy ? t('Working…') : t(submitLabel)}</button></div>
@@ -254,6 +323,37 @@ export function ActionDialog({
     </dialog>`
     }
   </span>`;
+}
+
+/**
+ * The console's own confirmation (never the browser's `confirm()`, which the page's language and
+ * look do not reach): `const [dialog, ask] = useConfirm()`; render `dialog`, then
+ * `if (!(await ask({ title, text, action, danger }))) return;`.
+ */
+export function useConfirm() {
+  const ref = useRef(null);
+  const [question, setQuestion] = useState(null);
+  useEffect(() => {
+    if (question && ref.current && !ref.current.open) ref.current.showModal();
+  }, [question]);
+  const ask = useCallback((q) => new Promise((resolve) => setQuestion({ ...q, resolve })), []);
+  const answer = (yes) => {
+    if (!question) return;
+    question.resolve(yes);
+    setQuestion(null);
+    ref.current?.close();
+  };
+  const dialog =
+    question &&
+    html`<dialog ref=${ref} aria-labelledby="confirm-title" onCancel=${() => answer(false)}>
+      <h2 id="confirm-title">${question.title}</h2>
+      <p class=${question.danger ? 'warning' : ''}>${question.text}</p>
+      <div class="actions">
+        <button type="button" class=${question.danger ? 'danger' : ''} onClick=${() => answer(true)}>${question.action}</button>
+        <button type="button" class="secondary" onClick=${() => answer(false)}>${t('Cancel')}</button>
+      </div>
+    </dialog>`;
+  return [dialog, ask];
 }
 
 // ---- tables, paging, details ------------------------------------------------------------------
