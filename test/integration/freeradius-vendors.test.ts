@@ -259,3 +259,65 @@ describe.each(Object.keys(EXPECTED))('a NAS of vendor %s', (vendor) => {
     expect((await radius.login(onPlan.username, 'not-it')).code).toBe('Access-Reject');
   });
 });
+
+describe('the API of vendors', () => {
+  it('takes a NAS vendor from the list, 400 otherwise; a Cisco NAS gets its CoA port 1700 unless given one', async () => {
+    const bad = await api.post(
+      '/api/nas',
+      { name: 'odd', ip_address: '10.9.0.1', secret: SECRET, vendor: 'ericsson' },
+      { token: admin },
+    );
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body)).toMatch(/vendor/);
+    expect((await api.put(`/api/nas/${nasId}`, { vendor: 'zte' }, { token: admin })).status).toBe(400);
+    const isg = await api.post(
+      '/api/nas',
+      { name: 'isg', ip_address: '10.9.0.2', secret: SECRET, vendor: 'cisco' },
+      { token: admin },
+    );
+    expect(isg.status).toBe(201);
+    expect(isg.body.data).toMatchObject({ vendor: 'cisco', coa_port: 1700 });
+    const mx = await api.post(
+      '/api/nas',
+      { name: 'mx', ip_address: '10.9.0.3', secret: SECRET, vendor: 'juniper', coa_port: 3799 },
+      { token: admin },
+    );
+    expect(mx.body.data).toMatchObject({ vendor: 'juniper', coa_port: 3799 });
+    // FreeRADIUS's client query reads the vendor as the client's nas_type; the nas row's own type is unchanged.
+    const rows = await t.pool.query(
+      'select c.type as nas_type, n.type from radius_clients c join nas n using (id) where c.nasname = $1',
+      ['10.9.0.2'],
+    );
+    expect(rows.rows).toEqual([{ nas_type: 'cisco', type: 'mikrotik' }]);
+  });
+
+  it("checks a plan's vendor_attributes against the dictionary: 400 naming the vendor, line and attribute, nothing saved", async () => {
+    const put = (vendor_attributes: Record<string, string>) =>
+      api.put(`/api/services/${plan}`, { vendor_attributes }, { token: admin });
+    const unknown = await put({ huawei: 'Huawei-Qos-Profile-Name := "gold"\nHuawei-Turbo := 1' });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.message).toBe('vendor_attributes: huawei: line 2: unknown attribute Huawei-Turbo');
+    const badValue = await put({ huawei: 'Huawei-Input-Average-Rate := fast' });
+    expect(badValue.status).toBe(400);
+    expect(badValue.body.message).toBe(
+      'vendor_attributes: huawei: line 1: Huawei-Input-Average-Rate: "fast" is not an integer 0..4294967295',
+    );
+    expect((await put({ ericsson: 'Filter-Id = "x"' })).status).toBe(400);
+    const kept = await api.get(`/api/services/${plan}`, { token: admin });
+    expect(kept.body.data.vendor_attributes).toEqual({ cisco: 'Cisco-AVPair += "ip:dns-servers=10.0.0.53"' });
+    const rows = await t.pool.query(`select attribute, op, value from radgroupreply where groupname = $1 order by id`, [
+      `plan_${plan}@huawei`,
+    ]);
+    expect(rows.rows.map((r) => r.attribute)).not.toContain('Huawei-Qos-Profile-Name');
+  });
+
+  it('checks walled_garden_vendor_attributes the same way', async () => {
+    const res = await api.put(
+      '/api/settings',
+      { walled_garden_vendor_attributes: { nokia: 'Alc-SLA-Prof-Str := "garden"\nAlc-Nope := "x"' } },
+      { token: admin },
+    );
+    expect(res.status).toBe(400);
+    expect(res.body.message).toBe('walled_garden_vendor_attributes: nokia: line 2: unknown attribute Alc-Nope');
+  });
+});
