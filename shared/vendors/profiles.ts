@@ -175,22 +175,34 @@ export const SUFFIXED_VENDORS = VENDORS.filter((v) => v !== DEFAULT_VENDOR);
 export const vendorGroup = (group: string, vendor: Vendor): string =>
   vendor === DEFAULT_VENDOR ? group : `${group}@${vendor}`;
 
+/**
+ * A rate's pairs for a vendor, or none when the rate string is not one the profiles can read: the
+ * plans API admits only readable ones, but an imported plan may carry any MikroTik text, which then
+ * reaches MikroTik alone (its plain group has the text as it is).
+ */
+function ratePairs(vendor: Vendor, rate: string): Omit<ReplyPair, 'op'>[] {
+  try {
+    return PROFILES[vendor].rate(rate);
+  } catch {
+    return [];
+  }
+}
+
 /** A plan's rows for one vendor: its rate (op `=`, the subscriber's own rows win), pool and the operator's template. */
 export function planPairs(
   vendor: Vendor,
   plan: { poolName: string | null; rateLimit: string | null; template?: string },
 ): ReplyPair[] {
-  const profile = PROFILES[vendor];
   return [
     ...(plan.poolName ? [{ attribute: 'Framed-Pool', op: '=', value: plan.poolName }] : []),
-    ...(plan.rateLimit ? profile.rate(plan.rateLimit).map((p) => ({ ...p, op: '=' })) : []),
+    ...(plan.rateLimit ? ratePairs(vendor, plan.rateLimit).map((p) => ({ ...p, op: '=' })) : []),
     ...(plan.template ? parseTemplate(plan.template) : []),
   ];
 }
 
 /** A fair-use tier's rows for one vendor: its rate with `:=` (it replaces the plan's whatever else applies). */
 export function tierPairs(vendor: Vendor, rateLimit: string): ReplyPair[] {
-  return PROFILES[vendor].rate(rateLimit).map((p) => ({ ...p, op: ':=' }));
+  return ratePairs(vendor, rateLimit).map((p) => ({ ...p, op: ':=' }));
 }
 
 /** Checks a plan's per-vendor templates; throws naming the vendor, the line and the attribute at fault. */

@@ -120,3 +120,10 @@ test('a template names the line and attribute at fault: unknown attribute, bad v
   );
   expect(() => checkVendorTemplates({ ericsson: 'Filter-Id = "a"' })).toThrow(/unknown vendor ericsson/);
 });
+
+test("an imported plan's rate that the profiles cannot read reaches no other vendor, and breaks nothing", () => {
+  expect(planPairs('huawei', { poolName: 'p', rateLimit: 'unlimited' })).toEqual([
+    { attribute: 'Framed-Pool', op: '=', value: 'p' },
+  ]);
+  expect(tierPairs('cisco', 'unlimited')).toEqual([]);
+});
