@@ -30,6 +30,7 @@ interface Sub {
 let onPlan: Sub;
 let throttled: Sub;
 let blocked: Sub;
+let ruled: Sub;
 
 async function mkSub(extra: Record<string, unknown> = {}): Promise<Sub> {
   seq += 1;
@@ -199,6 +200,17 @@ beforeAll(async () => {
   onPlan = await mkSub();
   blocked = await mkSub({ expiry_date: new Date(Date.now() - DAY_MS).toISOString().slice(0, 10) });
   throttled = await mkSub();
+  // A subscriber's own rate (a permanent bandwidth rule: radreply Mikrotik-Rate-Limit :=).
+  ruled = await mkSub();
+  expect(
+    (
+      await api.post(
+        `/api/subscribers/${ruled.id}/bandwidth-rules`,
+        { direction: 'both', rate_kbps: 3000 },
+        { token: admin },
+      )
+    ).status,
+  ).toBe(201);
   // 3 GiB of accounting from the NAS: past tier 1 (2 GB) at the usage run.
   const radius = await startFreeradius(t, SECRET);
   try {
@@ -253,6 +265,19 @@ describe.each(Object.keys(EXPECTED))('a NAS of vendor %s', (vendor) => {
     const res = await radius.login(blocked.username, blocked.password);
     expect(res.code).toBe('Access-Accept');
     expect(res.pairs).toEqual(EXPECTED[vendor].garden);
+  });
+
+  it("gives a subscriber's own rate (a bandwidth rule) to a MikroTik only; other vendors get the plan's", async () => {
+    const res = await radius.login(ruled.username, ruled.password);
+    expect(res.code).toBe('Access-Accept');
+    expect(replyPairs(res)).toEqual(
+      vendor === 'mikrotik'
+        ? [
+            ['Mikrotik-Rate-Limit', '3000k/3000k'],
+            ['Framed-Pool', 'home_pool'],
+          ]
+        : EXPECTED[vendor].plan,
+    );
   });
 
   it('still refuses a wrong password', async () => {
