@@ -8,7 +8,7 @@
  */
 import { DEFAULT_VENDOR, PROFILES, type VendorProfile } from '../../shared/vendors/profiles';
 import type { CoaClient } from './coa/client';
-import { encodeAttributes, type SessionAttributes } from './coa/codec';
+import { encodeAttributes, type RawAttribute, type SessionAttributes } from './coa/codec';
 import {
   combineOutcomes,
   errorCause,
@@ -71,7 +71,7 @@ export class RouterActions {
       const profile = profileOf(nas);
       // A vendor with no attribute a CoA could change (generic): the session comes back with the new rate.
       if (profile.rateChange === 'disconnect') return this.disconnectOne(username, s);
-      let extra;
+      let extra: RawAttribute[];
       try {
         extra = encodeAttributes(profile.coaRate(rateLimit));
       } catch (err) {
