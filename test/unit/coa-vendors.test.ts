@@ -7,7 +7,7 @@
  */
 import { execFile } from 'node:child_process';
 import { CoaClient } from '../../services/network-access/coa/client';
-import { encodeAttributes } from '../../services/network-access/coa/codec';
+import { encodeAttributes, encodeRequest } from '../../services/network-access/coa/codec';
 import type { RouterOsClient } from '../../services/network-access/routeros/client';
 import { RouterActions } from '../../services/network-access/router-actions';
 import type { LiveSession } from '../../services/network-access/sessions';
@@ -223,4 +223,14 @@ describe("the encoder writes each vendor's attributes as FreeRADIUS does", () =>
       ...pairs.map((p) => [p.attribute, p.value]),
     ]);
   });
+});
+
+test('a MikroTik CoA-Request through the profile is byte for byte the one the client wrote before profiles', () => {
+  const ids = { userName: USER, acctSessionId: SESSION_ID, framedIp: FRAMED_IP };
+  const before = encodeRequest('CoA-Request', 42, SECRET, { ...ids, rateLimit: '2M/4M' });
+  const now = encodeRequest('CoA-Request', 42, SECRET, {
+    ...ids,
+    extra: encodeAttributes(PROFILES.mikrotik.coaRate('2M/4M')),
+  });
+  expect(now.toString('hex')).toBe(before.toString('hex'));
 });
