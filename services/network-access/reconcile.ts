@@ -21,7 +21,7 @@ import { fail } from '../../shared/failures';
 import { registry } from '../../shared/metrics';
 import { loadSettings } from '../../shared/settings';
 import { RouterOsError, type RouterOsClient, type RouterOsTarget } from './routeros/client';
-import type { Vendor } from '../../shared/vendors/profiles';
+import { DEFAULT_VENDOR, type Vendor } from '../../shared/vendors/profiles';
 import { apiTarget, nasPorts, type NasAccess } from './sessions';
 
 export const GHOST_CAUSE = 'Lost-Service';
@@ -256,9 +256,11 @@ export async function reconcileNas(routeros: RouterOsClient, nasId: number, dryR
   };
 }
 
-/** Access servers with API credentials and an address (the periodic run's list). */
+/** MikroTik access servers with API credentials (the periodic run's list: the API is RouterOS's). */
 export async function reconcilableNas(): Promise<number[]> {
   const { rows } = await db().execute<{ id: number }>(sql`
-    select id from nas where api_username is not null and api_password_enc is not null order by id`);
+    select id from nas
+     where api_username is not null and api_password_enc is not null and vendor = ${DEFAULT_VENDOR}
+     order by id`);
   return rows.map((r) => r.id);
 }
