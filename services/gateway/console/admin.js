@@ -199,7 +199,13 @@ const VENDORS = ['mikrotik', 'accel-ppp', 'cisco', 'juniper', 'huawei', 'nokia',
 
 addTexts(
   { ar: { Vendor: 'المورّد', "CoA port (empty: the vendor's)": 'منفذ CoA (فارغ: منفذ المورّد)' } },
-  { vendor: ['Vendor', 'المورّد'] },
+  {
+    vendor: ['Vendor', 'المورّد'],
+    walled_garden_vendor_attributes: [
+      'Walled garden RADIUS attributes per vendor',
+      'سمات RADIUS للحديقة المسوّرة لكل مورّد',
+    ],
+  },
 );
 
 const nasFields = (n = {}) => [
@@ -344,6 +350,12 @@ const SETTING_TYPES = {
     type: 'textarea',
     hint: 'one RADIUS pair a line, e.g. Mikrotik-Rate-Limit := "256k/256k"',
   },
+  // An object per vendor: edited as JSON, sent parsed (unparsable text goes as is, and the API's 400 says why).
+  walled_garden_vendor_attributes: {
+    type: 'textarea',
+    json: true,
+    hint: '{ "huawei": "Huawei-PortalURL := \\"http://portal/\\"" }: one RADIUS pair a line per vendor',
+  },
   blocked_access: { type: 'select', options: opt(['reject', 'walled_garden']) },
   reminder_days: { type: 'ints', hint: 'comma-separated, e.g. 3, 1, 0' },
   suspend_overdue_after_days: { type: 'int', hint: 'empty: never' },
@@ -352,6 +364,13 @@ const SETTING_TYPES = {
 /** A setting's input by its stored value when SETTING_TYPES does not name one. */
 const typeOf = (value) => (typeof value === 'boolean' ? 'checkbox' : typeof value === 'number' ? 'number' : 'text');
 const sameValue = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+const fromJson = (text) => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+};
 
 export function SettingsPage() {
   const state = useLoad(() => api('GET', '/api/settings'), []);
@@ -368,14 +387,15 @@ export function SettingsPage() {
           ...kind,
           type,
           required: type === 'select',
-          value: kind.secret ? '' : value,
+          value: kind.secret ? '' : kind.json ? JSON.stringify(value, null, 2) : value,
           hint: kind.secret ? (value ? 'set; leave empty to keep' : 'not set') : kind.hint,
         };
       });
       return html`<${Form} className="form columns" fields=${fields} submitLabel="Save settings" onSubmit=${async (
         values,
       ) => {
-        const changed = Object.fromEntries(Object.entries(values).filter(([k, v]) => !sameValue(v, current[k])));
+        const parsed = Object.entries(values).map(([k, v]) => [k, SETTING_TYPES[k]?.json ? fromJson(v) : v]);
+        const changed = Object.fromEntries(parsed.filter(([k, v]) => !sameValue(v, current[k])));
         if (Object.keys(changed).length === 0) return notify('Nothing changed');
         await api('PUT', '/api/settings', { body: changed });
         notify('Settings saved');
