@@ -36,6 +36,8 @@ export const FAILURES = {
   },
   currencyInvalid: { status: 400, message: 'currency must be an ISO 4217 code' },
   gardenAttributesInvalid: { status: 400, message: (why: string) => `walled_garden_attributes: ${why}` },
+  vendorGardenInvalid: { status: 400, message: (why: string) => `walled_garden_vendor_attributes: ${why}` },
+  vendorAttributesInvalid: { status: 400, message: (why: string) => `vendor_attributes: ${why}` },
   currencyChangeNeedsZeroBalance: { status: 400, message: 'currency can change only while the balance is 0' },
   transferCurrencyMismatch: { status: 400, message: 'a transfer needs both resellers in the same currency' },
   amountZero: { status: 400, message: 'amount must not be 0' },

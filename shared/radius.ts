@@ -5,6 +5,7 @@
 import { eq, like, or, sql } from 'drizzle-orm';
 import type { DbOrTx } from './db/client';
 import { radgroupreply, type FupTier } from './db/schema';
+import { planPairs, SUFFIXED_VENDORS, tierPairs, vendorGroup, type Vendor } from './vendors/profiles';
 
 export const planGroup = (serviceId: number) => `plan_${serviceId}`;
 /** The group of a plan's fair-use tier: its `Mikrotik-Rate-Limit` replaces the plan's and any user's. */
@@ -36,22 +37,42 @@ export const ATTR = {
  */
 export const MAC_BIND_PENDING = { attribute: 'Tmp-String-1', value: 'bind-mac' } as const;
 
+/** What a plan's group rows are made of. */
+export interface PlanReply {
+  poolName: string | null;
+  rateLimit: string | null;
+  fupTiers?: FupTier[];
+  /** The operator's extra pairs per vendor (`services.vendor_attributes`), already checked. */
+  vendorAttributes?: Record<string, string>;
+  framedIpv6Pool?: string | null;
+  delegatedIpv6Pool?: string | null;
+}
+
+/**
+ * The NAS's own IPv6 pools (standard RFC 3162 / RFC 6911 attributes, every vendor); a subscriber
+ * with a prefix of its own gets no pool name (deploy/freeradius/policy.conf, ipv6_prefix_over_pool).
+ */
+function ipv6PoolRows(groupname: string, plan: PlanReply) {
+  return [
+    plan.framedIpv6Pool
+      ? { groupname, attribute: ATTR.framedIpv6Pool, op: '=', value: plan.framedIpv6Pool }
+      : undefined,
+    plan.delegatedIpv6Pool
+      ? { groupname, attribute: ATTR.delegatedIpv6Pool, op: '=', value: plan.delegatedIpv6Pool }
+      : undefined,
+  ].filter((r) => r !== undefined);
+}
+
 /**
  * Group replies use `=` (add only when absent): FreeRADIUS applies the user's radreply first, so
  * a subscriber's own rate limit or static address wins over the plan's defaults. A fair-use tier's
  * group uses `:=`: a throttled subscriber gets the tier's rate whatever else applies.
+ *
+ * The plain groups (`plan_<id>`, `plan_<id>_fup<n>`) are MikroTik's, as they always were; each
+ * other vendor has its own copy, `<group>@<vendor>`, with its profile's attributes
+ * (writeVendorGroupReply), which FreeRADIUS reads for a NAS of that vendor (deploy/freeradius).
  */
-export async function writePlanGroupReply(
-  tx: DbOrTx,
-  serviceId: number,
-  plan: {
-    poolName: string | null;
-    rateLimit: string | null;
-    fupTiers?: FupTier[];
-    framedIpv6Pool?: string | null;
-    delegatedIpv6Pool?: string | null;
-  },
-): Promise<void> {
+export async function writePlanGroupReply(tx: DbOrTx, serviceId: number, plan: PlanReply): Promise<void> {
   const group = planGroup(serviceId);
   await tx
     .delete(radgroupreply)
@@ -59,14 +80,10 @@ export async function writePlanGroupReply(
   const rows = [
     plan.poolName ? { groupname: group, attribute: ATTR.framedPool, op: '=', value: plan.poolName } : undefined,
     plan.rateLimit ? { groupname: group, attribute: ATTR.rateLimit, op: '=', value: plan.rateLimit } : undefined,
-    // The NAS's own IPv6 pools; a subscriber with a prefix of its own gets no pool name
-    // (deploy/freeradius/policy.conf, ipv6_prefix_over_pool).
-    plan.framedIpv6Pool
-      ? { groupname: group, attribute: ATTR.framedIpv6Pool, op: '=', value: plan.framedIpv6Pool }
-      : undefined,
-    plan.delegatedIpv6Pool
-      ? { groupname: group, attribute: ATTR.delegatedIpv6Pool, op: '=', value: plan.delegatedIpv6Pool }
-      : undefined,
+    ...ipv6PoolRows(group, plan),
+    ...planPairs('mikrotik', { poolName: null, rateLimit: null, template: plan.vendorAttributes?.mikrotik }).map(
+      (p) => ({ groupname: group, ...p }),
+    ),
     // rlm_sql stops at the first group with reply rows unless it says Fall-Through: the tier group
     // (priority 0, read first) does, so the plan's group still adds its pool.
     ...(plan.fupTiers ?? []).flatMap((t) => [
@@ -74,6 +91,40 @@ export async function writePlanGroupReply(
       { groupname: fupGroup(serviceId, t.level), attribute: ATTR.fallThrough, op: '=', value: 'Yes' },
     ]),
   ].filter((r) => r !== undefined);
+  if (rows.length) await tx.insert(radgroupreply).values(rows);
+  await writeVendorGroupReply(tx, serviceId, plan);
+}
+
+/** The rows of a plan's groups for a NAS of `vendor` (not MikroTik: its groups are the plain ones). */
+export function vendorGroupRows(serviceId: number, vendor: Vendor, plan: PlanReply) {
+  const group = vendorGroup(planGroup(serviceId), vendor);
+  return [
+    ...ipv6PoolRows(group, plan),
+    ...planPairs(vendor, { ...plan, template: plan.vendorAttributes?.[vendor] }).map((p) => ({
+      groupname: group,
+      ...p,
+    })),
+    ...(plan.fupTiers ?? []).flatMap((t) => {
+      const tier = vendorGroup(fupGroup(serviceId, t.level), vendor);
+      return [
+        ...tierPairs(vendor, t.rate_limit).map((p) => ({ groupname: tier, ...p })),
+        { groupname: tier, attribute: ATTR.fallThrough, op: '=', value: 'Yes' },
+      ];
+    }),
+  ];
+}
+
+/** Rewrites a plan's groups of every vendor but MikroTik (`plan_<id>@<vendor>`, `plan_<id>_fup<n>@<vendor>`). */
+export async function writeVendorGroupReply(tx: DbOrTx, serviceId: number, plan: PlanReply): Promise<void> {
+  await tx
+    .delete(radgroupreply)
+    .where(
+      or(
+        like(radgroupreply.groupname, `plan\\_${serviceId}@%`),
+        like(radgroupreply.groupname, `plan\\_${serviceId}\\_fup_@%`),
+      ),
+    );
+  const rows = SUFFIXED_VENDORS.flatMap((v) => vendorGroupRows(serviceId, v, plan));
   if (rows.length) await tx.insert(radgroupreply).values(rows);
 }
 

@@ -10,6 +10,7 @@ import { settings as settingsTable } from './db/schema';
 import type { JsonSchema } from './http/route';
 import { BLOCKED_ACCESS_MODES, DEFAULT_GARDEN_ATTRIBUTES, type BlockedAccessMode } from './domain/access';
 import { PAPER_NAMES } from './paper';
+import { SUFFIXED_VENDORS } from './vendors/profiles';
 
 interface SettingDef {
   schema: JsonSchema;
@@ -152,6 +153,16 @@ export const SETTING_DEFS = {
     schema: text(4000),
     default: DEFAULT_GARDEN_ATTRIBUTES,
     description: 'RADIUS reply pairs of the walled garden, one `Attribute := "value"` a line',
+  },
+  walled_garden_vendor_attributes: {
+    schema: {
+      type: 'object',
+      properties: Object.fromEntries(SUFFIXED_VENDORS.map((v) => [v, text(4000)])),
+      additionalProperties: false,
+    },
+    default: {} as Record<string, string>,
+    description:
+      "The walled garden's reply pairs for a NAS of another vendor than MikroTik, per vendor (walled_garden_attributes is MikroTik's); a vendor left out gets its profile's default",
   },
   reminders_enabled: {
     schema: { type: 'boolean' },

@@ -23,6 +23,7 @@ export function planView(p: PlanRow) {
     framed_ipv6_pool: p.framedIpv6Pool,
     delegated_ipv6_pool: p.delegatedIpv6Pool,
     mac_binding: p.macBinding,
+    vendor_attributes: p.vendorAttributes,
     created_at: isoTimestamp(p.createdAt),
   };
 }

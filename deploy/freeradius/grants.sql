@@ -5,6 +5,8 @@
 -- The database functions FreeRADIUS's writes reach (the radacct triggers that keep is_online,
 -- ip_address and usage; radius_bind_mac for MAC binding) run with their owner's rights.
 GRANT SELECT ON radcheck, radreply, radgroupcheck, radgroupreply, radusergroup, nas TO freeradius;
+-- The clients with their vendor as nas_type (migration 0046).
+GRANT SELECT ON radius_clients TO freeradius;
 GRANT SELECT, INSERT, UPDATE ON radacct TO freeradius;
 -- The radacct update trigger appends each packet's octets here, with FreeRADIUS's rights (migration 0032).
 GRANT INSERT ON usage_deltas TO freeradius;

@@ -11,6 +11,8 @@ import { pageOf, type Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
 import { isoTimestamp } from '../../shared/http/schemas';
 import { adminErrors, idParams, pageQuery, type IdPath, type PageQuery } from '../../shared/http/schemas';
+import { writeAllVendorRows } from '../../shared/access/vendor-rows';
+import { DEFAULT_VENDOR, PROFILES } from '../../shared/vendors/profiles';
 import { nasCreateBody, nasUpdateBody, type NasInput } from './nas-schemas';
 
 type NasRow = typeof nas.$inferSelect;
@@ -22,6 +24,7 @@ export function nasView(n: NasRow) {
     name: n.shortname,
     ip_address: n.nasname,
     type: n.type,
+    vendor: n.vendor,
     coa_port: n.coaPort,
     api_port: n.apiPort,
     api_username: n.apiUsername,
@@ -38,6 +41,7 @@ function columns(p: NasInput): Partial<typeof nas.$inferInsert> {
   if (p.secret !== undefined) out.secret = p.secret;
   if (p.coa_port !== undefined) out.coaPort = p.coa_port;
   if (p.type !== undefined) out.type = p.type;
+  if (p.vendor !== undefined) out.vendor = p.vendor;
   if (p.api_port !== undefined) out.apiPort = p.api_port;
   if (p.api_username !== undefined) out.apiUsername = p.api_username;
   if (p.api_password !== undefined) out.apiPasswordEnc = p.api_password ? encrypt(p.api_password) : null;
@@ -63,10 +67,17 @@ export const nasService: ServiceSchema = {
       },
       async handler(ctx: Ctx<NasInput>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
-        const values = { type: 'mikrotik', ...columns(ctx.params) } as typeof nas.$inferInsert;
+        const vendor = ctx.params.vendor ?? DEFAULT_VENDOR;
+        const values = {
+          type: 'mikrotik',
+          vendor,
+          coaPort: PROFILES[vendor].coaPort,
+          ...columns(ctx.params),
+        } as typeof nas.$inferInsert;
         const row = await uniqueIp(() =>
           db().transaction(async (tx) => {
             const [inserted] = await tx.insert(nas).values(values).returning();
+            if (vendor !== DEFAULT_VENDOR) await writeAllVendorRows(tx);
             await recordAudit(tx, ctx.meta.auth, {
               action: 'nas.create',
               entity: 'nas',
@@ -116,6 +127,7 @@ export const nasService: ServiceSchema = {
             const [before] = await tx.select().from(nas).where(eq(nas.id, id)).for('update');
             if (!before) throw fail('nasNotFound');
             const [updated] = await tx.update(nas).set(columns(input)).where(eq(nas.id, id)).returning();
+            if (updated.vendor !== before.vendor && updated.vendor !== DEFAULT_VENDOR) await writeAllVendorRows(tx);
             await recordAudit(tx, ctx.meta.auth, {
               action: 'nas.update',
               entity: 'nas',

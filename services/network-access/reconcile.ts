@@ -21,6 +21,7 @@ import { fail } from '../../shared/failures';
 import { registry } from '../../shared/metrics';
 import { loadSettings } from '../../shared/settings';
 import { RouterOsError, type RouterOsClient, type RouterOsTarget } from './routeros/client';
+import { DEFAULT_VENDOR, type Vendor } from '../../shared/vendors/profiles';
 import { apiTarget, nasPorts, type NasAccess } from './sessions';
 
 export const GHOST_CAUSE = 'Lost-Service';
@@ -98,11 +99,12 @@ interface NasRow extends Record<string, unknown> {
   api_port: number | null;
   api_username: string | null;
   api_password_enc: string | null;
+  vendor: Vendor;
 }
 
 export async function loadNas(id: number): Promise<NasAccess> {
   const { rows } = await db().execute<NasRow>(sql`
-    select id, shortname, nasname, secret, coa_port, api_port, api_username, api_password_enc from nas where id = ${id}`);
+    select id, shortname, nasname, secret, coa_port, api_port, api_username, api_password_enc, vendor from nas where id = ${id}`);
   const r = rows[0];
   if (!r) throw fail('nasNotFound');
   return {
@@ -110,6 +112,7 @@ export async function loadNas(id: number): Promise<NasAccess> {
     name: r.shortname ?? r.nasname,
     ip: r.nasname,
     secret: r.secret,
+    vendor: r.vendor,
     ...nasPorts(r),
   };
 }
@@ -253,9 +256,11 @@ export async function reconcileNas(routeros: RouterOsClient, nasId: number, dryR
   };
 }
 
-/** Access servers with API credentials and an address (the periodic run's list). */
+/** MikroTik access servers with API credentials (the periodic run's list: the API is RouterOS's). */
 export async function reconcilableNas(): Promise<number[]> {
   const { rows } = await db().execute<{ id: number }>(sql`
-    select id from nas where api_username is not null and api_password_enc is not null order by id`);
+    select id from nas
+     where api_username is not null and api_password_enc is not null and vendor = ${DEFAULT_VENDOR}
+     order by id`);
   return rows.map((r) => r.id);
 }

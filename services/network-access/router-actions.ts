@@ -1,9 +1,14 @@
 /**
  * What network-access does to a subscriber's live sessions: disconnect them (CoA Disconnect-Request,
- * then the router-API kick when the NAS does not answer) or change their rate (CoA-Request with
- * Mikrotik-Rate-Limit). Every session ends with an outcome; none of this throws.
+ * then, for a MikroTik, the router-API kick when the NAS does not answer) or change their rate as
+ * the NAS's vendor profile says (a CoA-Request with the profile's attributes, Mikrotik-Rate-Limit for
+ * a MikroTik; a service deactivated and activated again; or a disconnect). Each request identifies
+ * the session by the attributes the profile names. Every session ends with an outcome; none of
+ * this throws.
  */
+import { DEFAULT_VENDOR, PROFILES, type VendorProfile } from '../../shared/vendors/profiles';
 import type { CoaClient } from './coa/client';
+import { encodeAttributes, type RawAttribute, type SessionAttributes } from './coa/codec';
 import {
   combineOutcomes,
   errorCause,
@@ -15,7 +20,19 @@ import {
 } from './coa/outcome';
 import { observeCoa, type CoaKind, type CoaOutcome } from '../../shared/metrics';
 import { RouterOsError, type RouterOsClient } from './routeros/client';
-import { apiTarget, type LiveSession } from './sessions';
+import { apiTarget, type LiveSession, type NasAccess } from './sessions';
+
+const profileOf = (nas: NasAccess): VendorProfile => PROFILES[nas.vendor ?? DEFAULT_VENDOR];
+
+/** The attributes that identify `s` to its NAS, as its vendor profile names them. */
+function identify(profile: VendorProfile, username: string, s: LiveSession): SessionAttributes {
+  const id = profile.identity;
+  return {
+    userName: id.userName ? username : null,
+    acctSessionId: id.acctSessionId ? s.acctSessionId : null,
+    framedIp: id.framedIp ? s.framedIp : null,
+  };
+}
 
 export interface SessionResult {
   session_id: string;
@@ -51,10 +68,22 @@ export class RouterActions {
     return this.each(sessions, async (s) => {
       const nas = s.nas;
       if (!nas) return unknownNas(s);
+      const profile = profileOf(nas);
+      // A vendor with no attribute a CoA could change (generic): the session comes back with the new rate.
+      if (profile.rateChange === 'disconnect') return this.disconnectOne(username, s);
+      let extra: RawAttribute[];
+      try {
+        extra = encodeAttributes(profile.coaRate(rateLimit));
+      } catch (err) {
+        return notSent(s, `cannot encode the rate for a ${profile.vendor} NAS: ${(err as Error).message}`);
+      }
       const reply = await observed('coa', () =>
         this.coa.change(
           { host: nas.ip, port: nas.coaPort, secret: nas.secret },
-          { userName: username, acctSessionId: s.acctSessionId, framedIp: s.framedIp, rateLimit },
+          {
+            ...identify(profile, username, s),
+            extra,
+          },
         ),
       );
       const outcome = outcomeOfReply(reply, 'rate_limit');
@@ -75,7 +104,7 @@ export class RouterActions {
     const reply = await observed('disconnect', () =>
       this.coa.disconnect(
         { host: nas.ip, port: nas.coaPort, secret: nas.secret },
-        { userName: username, acctSessionId: s.acctSessionId, framedIp: s.framedIp },
+        identify(profileOf(nas), username, s),
       ),
     );
     const outcome = outcomeOfReply(reply, 'disconnect');
@@ -130,16 +159,12 @@ function base(
   };
 }
 
+function notSent(s: LiveSession, detail: string): SessionResult {
+  return { ...base(s), outcome: 'failed', via: null, error_cause: null, attempts: 0, rtt_ms: null, detail };
+}
+
 function unknownNas(s: LiveSession): SessionResult {
-  return {
-    ...base(s),
-    outcome: 'failed',
-    via: null,
-    error_cause: null,
-    attempts: 0,
-    rtt_ms: null,
-    detail: `access server ${s.nasIp} is not registered (POST /api/nas)`,
-  };
+  return notSent(s, `access server ${s.nasIp} is not registered (POST /api/nas)`);
 }
 
 function fromReply(s: LiveSession, reply: CoaReply, outcome: Outcome): SessionResult {

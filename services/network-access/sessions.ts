@@ -5,6 +5,7 @@
 import { sql } from 'drizzle-orm';
 import { decrypt } from '../../shared/auth/secrets';
 import { db } from '../../shared/db/client';
+import { DEFAULT_VENDOR, type Vendor } from '../../shared/vendors/profiles';
 
 export interface NasAccess {
   id: number;
@@ -12,6 +13,8 @@ export interface NasAccess {
   ip: string;
   secret: string;
   coaPort: number;
+  /** Its vendor profile (shared/vendors/profiles.ts); absent: MikroTik. */
+  vendor?: Vendor;
   /** Router API for the fallback kick, ping and torch; null without credentials. */
   api: { port: number; username: string; passwordEnc: string } | null;
 }
@@ -59,6 +62,7 @@ interface SessionRow extends Record<string, unknown> {
   api_port: number | null;
   api_username: string | null;
   api_password_enc: string | null;
+  vendor: Vendor | null;
 }
 
 /** A user name the router knows a session by, and the subscriber it belongs to (when known). */
@@ -82,7 +86,8 @@ export async function liveSessions(owners: SessionOwner[]): Promise<Map<string, 
         as t(username, subscriber_id)
     )
     select t.username as key, r.username, r.acctsessionid, host(r.framedipaddress) as framed_ip, host(r.nasipaddress) as nas_ip,
-           n.id as nas_id, n.shortname, n.secret, n.coa_port, n.api_port, n.api_username, n.api_password_enc
+           n.id as nas_id, n.shortname, n.secret, n.coa_port, n.api_port, n.api_username, n.api_password_enc,
+           n.vendor
       from t
       left join subscribers s on s.id = t.subscriber_id
       cross join lateral (
@@ -110,6 +115,7 @@ export async function liveSessions(owners: SessionOwner[]): Promise<Map<string, 
               name: r.shortname ?? '',
               ip: r.nas_ip,
               secret: r.secret ?? '',
+              vendor: r.vendor ?? undefined,
               ...nasPorts(r),
             },
     };
@@ -120,9 +126,9 @@ export async function liveSessions(owners: SessionOwner[]): Promise<Map<string, 
   return out;
 }
 
-/** The router API login of a NAS, its password decrypted for this use only. */
+/** The router API login of a NAS, its password decrypted for this use only; null when it has none or is not a MikroTik (the API is RouterOS's). */
 export function apiTarget(nas: NasAccess): { host: string; port: number; username: string; password: string } | null {
-  if (!nas.api) return null;
+  if (!nas.api || (nas.vendor ?? DEFAULT_VENDOR) !== DEFAULT_VENDOR) return null;
   return { host: nas.ip, port: nas.api.port, username: nas.api.username, password: decrypt(nas.api.passwordEnc) };
 }
 

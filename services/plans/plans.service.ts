@@ -10,6 +10,7 @@ import { authOf, pageOf, type Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
 import { isCurrency, moneyField } from '../../shared/money';
 import { syncPlanMacRows, writePlanGroupReply } from '../../shared/radius';
+import { checkVendorTemplates } from '../../shared/vendors/profiles';
 import { loadSettings } from '../../shared/settings';
 import { planView } from '../../shared/views';
 import { adminErrors, idParams, pageQuery, type IdPath, type PageQuery } from '../../shared/http/schemas';
@@ -21,6 +22,20 @@ function checkTiers(tiers: FupTier[] | undefined): void {
   if (!tiers) return;
   const levels = tiers.map((t) => t.level);
   if (new Set(levels).size !== levels.length) throw fail('fupLevelsNotDistinct');
+}
+
+/** Every vendor's template parses and names attributes of the dictionary with values that fit them. */
+function vendorAttributes(input: Record<string, string | undefined> | undefined): Record<string, string> | undefined {
+  if (!input) return undefined;
+  const templates = Object.fromEntries(
+    Object.entries(input).filter((e): e is [string, string] => typeof e[1] === 'string' && e[1].trim() !== ''),
+  );
+  try {
+    checkVendorTemplates(templates);
+  } catch (err) {
+    throw fail('vendorAttributesInvalid', (err as Error).message);
+  }
+  return templates;
 }
 
 async function loadPlan(id: number): Promise<PlanRow> {
@@ -52,6 +67,7 @@ export const plansService: ServiceSchema = {
         const currency = p.currency ?? (await loadSettings(db(), ['currency'])).currency;
         if (!isCurrency(currency)) throw fail('currencyInvalid');
         checkTiers(p.fup_tiers);
+        const templates = vendorAttributes(p.vendor_attributes);
         return conflictOnDuplicate('serviceNameTaken', async () => {
           const row = await db().transaction(async (tx) => {
             const [inserted] = await tx
@@ -69,6 +85,7 @@ export const plansService: ServiceSchema = {
                 framedIpv6Pool: p.framed_ipv6_pool || null,
                 delegatedIpv6Pool: p.delegated_ipv6_pool || null,
                 macBinding: p.mac_binding ?? false,
+                vendorAttributes: templates ?? {},
               })
               .returning();
             await writePlanGroupReply(tx, inserted.id, inserted);
@@ -143,6 +160,7 @@ export const plansService: ServiceSchema = {
         const currency = p.currency ?? current.currency;
         if (!isCurrency(currency)) throw fail('currencyInvalid');
         checkTiers(p.fup_tiers);
+        const templates = vendorAttributes(p.vendor_attributes);
         const opt = <T>(v: T | undefined, fallback: T) => (v === undefined ? fallback : v);
         return conflictOnDuplicate('serviceNameTaken', async () => {
           const row = await db().transaction(async (tx) => {
@@ -172,6 +190,7 @@ export const plansService: ServiceSchema = {
                 delegatedIpv6Pool:
                   p.delegated_ipv6_pool === undefined ? current.delegatedIpv6Pool : p.delegated_ipv6_pool || null,
                 macBinding: p.mac_binding ?? current.macBinding,
+                vendorAttributes: templates ?? current.vendorAttributes,
                 updatedAt: sql`now()`,
               })
               .where(eq(services.id, current.id))

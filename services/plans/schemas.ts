@@ -1,5 +1,6 @@
 /** Request schemas of the plan routes (`/api/services`). */
 import { currencyCode, moneyAmount, object, type Infer } from '../../shared/http/schemas';
+import { VENDORS } from '../../shared/vendors/profiles';
 
 const rateLimitText = { type: 'string', pattern: '^\\d+[kKmMgG]?(/\\d+[kKmMgG]?)?( .*)?$', maxLength: 200 } as const;
 const fupTier = object(
@@ -26,6 +27,15 @@ export const planFields = {
   delegated_ipv6_pool: { type: ['string', 'null'], maxLength: 64, pattern: '^[A-Za-z0-9_.-]*$' },
   mac_binding: { type: 'boolean' },
   fup_tiers: { type: 'array', items: fupTier, maxItems: 3 },
+  /** Extra reply pairs per NAS vendor, one `Attribute op "value"` a line (checked against the dictionary). */
+  vendor_attributes: {
+    type: 'object',
+    properties: Object.fromEntries(VENDORS.map((v) => [v, { type: 'string', maxLength: 4000 }])) as Record<
+      string,
+      { type: 'string'; maxLength: number }
+    >,
+    additionalProperties: false,
+  },
 } as const;
 
 export const planCreateBody = object(planFields, ['name', 'price', 'duration_days']);

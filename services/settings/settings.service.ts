@@ -17,6 +17,7 @@ import {
 } from '../../shared/settings';
 import { adminErrors } from '../../shared/http/schemas';
 import { kickBlockedOnline, writeBlockedGroup } from '../../shared/access/garden';
+import { checkVendorTemplates } from '../../shared/vendors/profiles';
 import { parseRadiusPairs, type BlockedAccessMode } from '../../shared/domain/access';
 import { settingsUpdateSchema } from '../../shared/settings';
 
@@ -111,6 +112,13 @@ export const settingsService: ServiceSchema = {
             throw fail('gardenAttributesInvalid', (err as Error).message);
           }
         }
+        if (changes.walled_garden_vendor_attributes !== undefined) {
+          try {
+            checkVendorTemplates(changes.walled_garden_vendor_attributes as Record<string, string>);
+          } catch (err) {
+            throw fail('vendorGardenInvalid', (err as Error).message);
+          }
+        }
         await guardOutgoing(changes);
         const view = await db().transaction(async (tx) => {
           const before = publicView(await loadSettings(tx));
@@ -130,11 +138,16 @@ export const settingsService: ServiceSchema = {
               ),
             },
           });
-          if (changes.blocked_access !== undefined || changes.walled_garden_attributes !== undefined) {
+          if (
+            changes.blocked_access !== undefined ||
+            changes.walled_garden_attributes !== undefined ||
+            changes.walled_garden_vendor_attributes !== undefined
+          ) {
             await writeBlockedGroup(
               tx,
               after.blocked_access as BlockedAccessMode,
               after.walled_garden_attributes as string,
+              after.walled_garden_vendor_attributes as Record<string, string>,
             );
             if (before.blocked_access !== after.blocked_access) await kickBlockedOnline(tx);
           }

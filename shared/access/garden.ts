@@ -10,11 +10,26 @@ import type { DbOrTx } from '../db/client';
 import { radgroupcheck, radgroupreply } from '../db/schema';
 import { BLOCKED_GROUP, parseRadiusPairs, type BlockedAccessMode } from '../domain/access';
 import { ATTR } from '../radius';
+import { parseTemplate } from '../vendors/pairs';
+import { PROFILES, SUFFIXED_VENDORS, vendorGroup } from '../vendors/profiles';
 import { queueDisconnect } from './outbox';
 
-export async function writeBlockedGroup(tx: DbOrTx, mode: BlockedAccessMode, gardenAttributes: string): Promise<void> {
+/**
+ * `gardenAttributes` are MikroTik's (the plain group); every other vendor's garden is its own group
+ * `billing_blocked@<vendor>` (deploy/freeradius reads it for that vendor's NASes), from
+ * `vendorGardens[vendor]` or else the vendor profile's default. The check row of reject mode is
+ * vendor-neutral: FreeRADIUS reads group check rows under the plain name.
+ */
+export async function writeBlockedGroup(
+  tx: DbOrTx,
+  mode: BlockedAccessMode,
+  gardenAttributes: string,
+  vendorGardens: Record<string, string> = {},
+): Promise<void> {
   await tx.execute(sql`delete from radgroupcheck where groupname = ${BLOCKED_GROUP}`);
-  await tx.execute(sql`delete from radgroupreply where groupname = ${BLOCKED_GROUP}`);
+  await tx.execute(
+    sql`delete from radgroupreply where groupname = ${BLOCKED_GROUP} or groupname like ${`${BLOCKED_GROUP}@%`}`,
+  );
   if (mode === 'reject') {
     await tx
       .insert(radgroupcheck)
@@ -23,6 +38,13 @@ export async function writeBlockedGroup(tx: DbOrTx, mode: BlockedAccessMode, gar
   }
   const pairs = parseRadiusPairs(gardenAttributes);
   if (pairs.length) await tx.insert(radgroupreply).values(pairs.map((p) => ({ groupname: BLOCKED_GROUP, ...p })));
+  const vendorRows = SUFFIXED_VENDORS.flatMap((v) =>
+    parseTemplate(vendorGardens[v] ?? PROFILES[v].garden).map((p) => ({
+      groupname: vendorGroup(BLOCKED_GROUP, v),
+      ...p,
+    })),
+  );
+  if (vendorRows.length) await tx.insert(radgroupreply).values(vendorRows);
 }
 
 /** The blocked subscribers online now: after a change of mode they must log in again under it. */

@@ -169,6 +169,8 @@ export const services = pgTable(
     framedIpv6Pool: text('framed_ipv6_pool'),
     delegatedIpv6Pool: text('delegated_ipv6_pool'),
     macBinding: boolean('mac_binding').notNull().default(false),
+    /** Extra reply pairs per NAS vendor (`{ cisco: 'Cisco-AVPair += "..."' }`), checked against the dictionary (shared/vendors). */
+    vendorAttributes: jsonb('vendor_attributes').$type<Record<string, string>>().notNull().default({}),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     deletedAt: timestamp('deleted_at', { withTimezone: true }),
@@ -966,9 +968,17 @@ export const nas = pgTable(
     apiPort: integer('api_port'),
     apiUsername: text('api_username'),
     apiPasswordEnc: text('api_password_enc'),
+    /** Vendor profile (shared/vendors/profiles.ts): the attributes FreeRADIUS and CoA give its sessions. */
+    vendor: text('vendor').notNull().default('mikrotik'),
     createdAt: createdAt(),
   },
-  (t) => [uniqueIndex('nas_nasname_uq').on(t.nasname)],
+  (t) => [
+    uniqueIndex('nas_nasname_uq').on(t.nasname),
+    check(
+      'nas_vendor_ck',
+      sql`${t.vendor} in ('mikrotik', 'accel-ppp', 'cisco', 'juniper', 'huawei', 'nokia', 'generic')`,
+    ),
+  ],
 );
 
 // ---------------------------------------------------------------- prepaid cards (issue 27, docs/cards.md)

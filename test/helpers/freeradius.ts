@@ -35,7 +35,10 @@ async function freeUdpPort(): Promise<number> {
 
 export interface RadiusAnswer {
   code: string;
+  /** The last value of each attribute. */
   attrs: Record<string, string>;
+  /** Every attribute in the order received, a tagged one as `Name:tag`. */
+  pairs: [string, string][];
 }
 
 export interface Radius {
@@ -147,11 +150,15 @@ export async function startFreeradius(t: TestApp, secret: string, opts: RadiusOp
       throw new Error(`no answer from FreeRADIUS:\n${out}\n--- server log tail ---\n${log.slice(-3000)}`);
     const code = /^Received (\S+)/.exec(lines[received])![1];
     const parsed: Record<string, string> = {};
+    const pairs: [string, string][] = [];
     for (const line of lines.slice(received + 1)) {
-      const m = /^\s+([\w-]+) = "?(.*?)"?$/.exec(line);
-      if (m) parsed[m[1]] = m[2];
+      const m = /^\s+([\w-]+(?::\d+)?) = "?(.*?)"?$/.exec(line);
+      if (m) {
+        parsed[m[1]] = m[2];
+        pairs.push([m[1], m[2]]);
+      }
     }
-    return { code, attrs: parsed };
+    return { code, attrs: parsed, pairs };
   };
 
   return {

@@ -430,6 +430,13 @@ describe('outbox events', () => {
         acctSessionId: session,
         framedIp: '100.64.1.2',
         rateLimit: '1M/2M',
+        attributes: [
+          ['User-Name', 'fup@north'],
+          ['Acct-Session-Id', session],
+          ['Framed-IP-Address', '100.64.1.2'],
+          ['Mikrotik-Rate-Limit', '1M/2M'],
+        ],
+        packet: expect.any(Buffer),
         seen: 1,
       },
     ]);

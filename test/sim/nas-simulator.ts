@@ -7,6 +7,7 @@
  */
 import dgram from 'node:dgram';
 import {
+  decodeAttributes,
   decodeRequest,
   encodeReply,
   REPLY_CODES,
@@ -22,6 +23,10 @@ export interface SimRequest {
   acctSessionId?: string;
   framedIp?: string;
   rateLimit?: string;
+  /** Every attribute by dictionary name, in packet order, vendor attributes unpacked (codec's decodeAttributes). */
+  attributes: [string, string][];
+  /** The request as it arrived. */
+  packet: Buffer;
   /** How many times this request (not counting retransmissions) was seen for this user name. */
   seen: number;
 }
@@ -130,7 +135,7 @@ export class NasSimulator {
     this.stats.received++;
     const receivedAt = performance.now();
     if (!this.stats.firstAt) this.stats.firstAt = receivedAt;
-    const req = toSimRequest(decoded, this.seenPerUser);
+    const req = toSimRequest(decoded, msg, this.seenPerUser);
     this.requests.push(req);
     this.replies.set(key, null);
     const answer = this.options.answer?.(req) ?? 'ack';
@@ -160,7 +165,7 @@ export class NasSimulator {
   }
 }
 
-function toSimRequest(decoded: DecodedRequest, seenPerUser: Map<string, number>): SimRequest {
+function toSimRequest(decoded: DecodedRequest, packet: Buffer, seenPerUser: Map<string, number>): SimRequest {
   const a = decoded.attributes;
   const userName = String(a['User-Name'] ?? '');
   const seen = (seenPerUser.get(userName) ?? 0) + 1;
@@ -172,6 +177,8 @@ function toSimRequest(decoded: DecodedRequest, seenPerUser: Map<string, number>)
     acctSessionId: a['Acct-Session-Id'] as string | undefined,
     framedIp: a['Framed-IP-Address'] as string | undefined,
     rateLimit: vsa?.['Mikrotik-Rate-Limit'] as string | undefined,
+    attributes: decodeAttributes(packet),
+    packet,
     seen,
   };
 }

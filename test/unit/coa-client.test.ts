@@ -39,6 +39,12 @@ it('a Disconnect-Request carries User-Name, Acct-Session-Id and Framed-IP-Addres
       acctSessionId: 'sess-ali@north',
       framedIp: '10.20.0.5',
       rateLimit: undefined,
+      attributes: [
+        ['User-Name', 'ali@north'],
+        ['Acct-Session-Id', 'sess-ali@north'],
+        ['Framed-IP-Address', '10.20.0.5'],
+      ],
+      packet: expect.any(Buffer),
       seen: 1,
     },
   ]);

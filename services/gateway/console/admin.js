@@ -209,12 +209,29 @@ export function PlansPage() {
 
 // ---- access servers ---------------------------------------------------------------------------
 
+/** The vendor profiles of the API (docs/network-access.md, "Vendor profiles"). */
+const VENDORS = ['mikrotik', 'accel-ppp', 'cisco', 'juniper', 'huawei', 'nokia', 'generic'];
+
+addTexts(
+  { ar: { Vendor: 'المورّد', "CoA port (empty: the vendor's)": 'منفذ CoA (فارغ: منفذ المورّد)' } },
+  {
+    vendor: ['Vendor', 'المورّد'],
+    walled_garden_vendor_attributes: [
+      'Walled garden RADIUS attributes per vendor',
+      'سمات RADIUS للحديقة المسوّرة لكل مورّد',
+    ],
+  },
+);
+
 const nasFields = (n = {}) => [
   { name: 'name', label: 'Name', required: !n.id, value: n.name },
   { name: 'ip_address', label: 'IPv4 address', required: !n.id, value: n.ip_address },
   { name: 'secret', label: n.id ? 'RADIUS secret (empty: keep)' : 'RADIUS secret', type: 'password', required: !n.id },
   { name: 'type', label: 'Type', type: 'select', options: opt(['mikrotik', 'other']), value: n.type ?? 'mikrotik' },
-  { name: 'coa_port', label: 'CoA port', type: 'int', min: 1, max: 65535, value: n.coa_port ?? 3799 },
+  { name: 'vendor', label: 'Vendor', type: 'select', options: opt(VENDORS), value: n.vendor ?? 'mikrotik' },
+  n.id
+    ? { name: 'coa_port', label: 'CoA port', type: 'int', min: 1, max: 65535, value: n.coa_port }
+    : { name: 'coa_port', label: "CoA port (empty: the vendor's)", type: 'int', min: 1, max: 65535 },
   { name: 'api_port', label: 'Router API port', type: 'int', min: 1, max: 65535, value: n.api_port },
   { name: 'api_username', label: 'Router API user', value: n.api_username },
   { name: 'api_password', label: 'Router API password (empty: keep)', type: 'password' },
@@ -236,6 +253,7 @@ export function NasPage() {
         ['name', 'Name'],
         ['ip_address', 'Address'],
         ['type', 'Type'],
+        ['vendor', 'Vendor'],
         ['coa_port', 'CoA port'],
         ['api_port', 'API port'],
         ['description', 'Description'],

@@ -78,6 +78,7 @@ const SECTIONS = [
     [
       'blocked_access',
       'walled_garden_attributes',
+      'walled_garden_vendor_attributes',
       'radius_password_mode',
       'coa_max_in_flight_per_nas',
       'coa_retransmits',
@@ -133,6 +134,12 @@ const SETTING_TYPES = {
     type: 'textarea',
     hint: 'one RADIUS pair a line, e.g. Mikrotik-Rate-Limit := "256k/256k"',
   },
+  // An object per vendor: edited as JSON, sent parsed (unparsable text goes as is, and the API's 400 says why).
+  walled_garden_vendor_attributes: {
+    type: 'textarea',
+    json: true,
+    hint: '{ "huawei": "Huawei-PortalURL := \\"http://portal/\\"" }: one RADIUS pair a line per vendor',
+  },
   blocked_access: { type: 'select', options: opt(['reject', 'walled_garden']) },
   reminder_days: { type: 'ints', hint: 'comma-separated, e.g. 3, 1, 0' },
   payment_currencies: { type: 'words', hint: 'comma-separated, e.g. USD, EUR; empty: any' },
@@ -142,6 +149,13 @@ const SETTING_TYPES = {
 /** A setting's input by its stored value when SETTING_TYPES does not name one. */
 const typeOf = (value) => (typeof value === 'boolean' ? 'checkbox' : typeof value === 'number' ? 'number' : 'text');
 const sameValue = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+const fromJson = (text) => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+};
 
 function fieldOf(key, value) {
   if (key === 'language') {
@@ -164,7 +178,13 @@ function fieldOf(key, value) {
     ...kind,
     type,
     required: type === 'select',
-    value: kind.secret ? '' : kind.type === 'words' ? (value ?? []).join(', ') : value,
+    value: kind.secret
+      ? ''
+      : kind.type === 'words'
+        ? (value ?? []).join(', ')
+        : kind.json
+          ? JSON.stringify(value, null, 2)
+          : value,
     hint: t(kind.secret ? (value ? 'set; leave empty to keep' : 'not set') : (kind.hint ?? '')) || undefined,
   };
 }
@@ -172,12 +192,14 @@ function fieldOf(key, value) {
 /** A section's values as the settings' types: a comma list of words (empty: none) becomes an array. */
 function typed(values, keys) {
   const out = { ...values };
-  for (const key of keys)
+  for (const key of keys) {
+    if (SETTING_TYPES[key]?.json) out[key] = fromJson(out[key]);
     if (SETTING_TYPES[key]?.type === 'words')
       out[key] = String(out[key] ?? '')
         .split(/[\s,]+/)
         .filter(Boolean)
         .map((w) => w.toUpperCase());
+  }
   return out;
 }
 

@@ -11,6 +11,8 @@ import { isIPv4 } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import radius from 'radius';
+import { attributeByCode, type AttributeDef } from '../../../shared/vendors/dictionary';
+import { definitionOf, type ReplyPair } from '../../../shared/vendors/pairs';
 
 export const MIKROTIK_VENDOR_ID = 14988;
 
@@ -49,14 +51,22 @@ export const REPLY_CODES: Record<RequestCode, { ack: ReplyCode; nak: ReplyCode }
   'CoA-Request': { ack: 'CoA-ACK', nak: 'CoA-NAK' },
 };
 
-/** What identifies a PPPoE session to a MikroTik (and to most NASes): RFC 5176 section 3. */
+/**
+ * What identifies a PPPoE session to a MikroTik (and to most NASes): RFC 5176 section 3. A vendor
+ * profile may leave some out (a Juniper MX finds a session by Acct-Session-Id alone).
+ */
 export interface SessionAttributes {
-  userName: string;
+  userName?: string | null;
   acctSessionId?: string | null;
   framedIp?: string | null;
   /** CoA-Request only: the new `Mikrotik-Rate-Limit` (e.g. `2M/2M`). */
   rateLimit?: string | null;
+  /** Further attributes, already encoded (`encodeAttributes`): a vendor profile's rate. */
+  extra?: readonly RawAttribute[];
 }
+
+/** An attribute's type octet and value as they go on the wire (a VSA's value holds the Vendor-Id and the vendor's own TLV). */
+export type RawAttribute = readonly [number, Buffer];
 
 const REQUEST_CODE_NUMBER: Record<RequestCode, number> = { 'Disconnect-Request': 40, 'CoA-Request': 43 };
 const USER_NAME = 1;
@@ -76,10 +86,12 @@ const MAX_PACKET = 4096;
  * RFC 5176 section 3. Throws on a value that does not fit an attribute or a Framed-IP that is not IPv4.
  */
 export function encodeRequest(code: RequestCode, identifier: number, secret: string, s: SessionAttributes): Buffer {
-  const values: [number, Buffer][] = [[USER_NAME, Buffer.from(s.userName, 'utf8')]];
+  const values: (readonly [number, Buffer])[] = [];
+  if (s.userName) values.push([USER_NAME, Buffer.from(s.userName, 'utf8')]);
   if (s.acctSessionId) values.push([ACCT_SESSION_ID, Buffer.from(s.acctSessionId, 'utf8')]);
   if (s.framedIp) values.push([FRAMED_IP_ADDRESS, ipv4(s.framedIp)]);
   if (s.rateLimit) values.push([VENDOR_SPECIFIC, mikrotikRateLimit(s.rateLimit)]);
+  if (s.extra) values.push(...s.extra);
   let length = HEADER;
   for (const [type, value] of values) {
     if (value.length > MAX_VALUE)
@@ -121,6 +133,87 @@ function mikrotikRateLimit(rate: string): Buffer {
   vsa[5] = 2 + value.length;
   value.copy(vsa, 6);
   return vsa;
+}
+
+function valueBytes(def: AttributeDef, value: string, tag: number | undefined): Buffer {
+  switch (def.type) {
+    case 'integer': {
+      const out = Buffer.alloc(4);
+      out.writeUInt32BE(def.values?.[value] ?? Number(value));
+      return out;
+    }
+    case 'ipaddr':
+      return ipv4(value);
+    case 'ipv6prefix':
+      // No profile sends one in a CoA (its prefix is the session's, from login).
+      throw new Error(`${def.name} is not sent in a CoA-Request`);
+    case 'string': {
+      const text = Buffer.from(value, 'utf8');
+      // RFC 2868: a tagged string's first octet is its tag.
+      return tag === undefined ? text : Buffer.concat([Buffer.from([tag]), text]);
+    }
+  }
+}
+
+/**
+ * Reply pairs (a vendor profile's, dictionary names) as wire attributes: a standard one as itself,
+ * a vendor's inside Vendor-Specific (26) with its Vendor-Id (RFC 2865 section 5.26's format, which
+ * every vendor here uses). Throws on an unknown attribute or a value that does not fit.
+ */
+export function encodeAttributes(pairs: readonly Omit<ReplyPair, 'op'>[]): RawAttribute[] {
+  return pairs.map((p) => {
+    const { def, tag } = definitionOf(p.attribute);
+    const value = valueBytes(def, p.value, tag);
+    if (def.vendorId === 0) return [def.number, value] as const;
+    if (value.length > MAX_VALUE - 6) throw new Error(`${def.name} is ${value.length} octets`);
+    const vsa = Buffer.alloc(6 + value.length);
+    vsa.writeUInt32BE(def.vendorId, 0);
+    vsa[4] = def.number;
+    vsa[5] = 2 + value.length;
+    value.copy(vsa, 6);
+    return [VENDOR_SPECIFIC, vsa] as const;
+  });
+}
+
+/**
+ * A request's attributes by dictionary name, in packet order, vendor attributes unpacked (a tagged
+ * one as `Name:tag`), for the NAS simulator and the tests: what a router would read. An attribute
+ * outside the dictionary is `<vendor>/<type>` with its value in hex.
+ */
+export function decodeAttributes(packet: Buffer): [string, string][] {
+  const out: [string, string][] = [];
+  const length = Math.min(packet.readUInt16BE(2), packet.length);
+  for (let at = HEADER; at + 2 <= length;) {
+    const type = packet[at];
+    const len = packet[at + 1];
+    if (len < 2 || at + len > length) break;
+    const value = packet.subarray(at + 2, at + len);
+    if (type === VENDOR_SPECIFIC && value.length >= 6) {
+      const vendorId = value.readUInt32BE(0);
+      out.push(named(vendorId, value[4], value.subarray(6, 6 + value[5] - 2)));
+    } else {
+      out.push(named(0, type, value));
+    }
+    at += len;
+  }
+  return out;
+}
+
+function named(vendorId: number, type: number, value: Buffer): [string, string] {
+  const def = attributeByCode(vendorId, type);
+  if (!def) return [`${vendorId}/${type}`, value.toString('hex')];
+  switch (def.type) {
+    case 'integer':
+      return [def.name, String(value.readUInt32BE(0))];
+    case 'ipaddr':
+      return [def.name, [...value].join('.')];
+    case 'ipv6prefix':
+      return [def.name, value.toString('hex')];
+    case 'string':
+      return def.tagged && value.length > 0 && value[0] <= 0x1f
+        ? [`${def.name}:${value[0]}`, value.subarray(1).toString('utf8')]
+        : [def.name, value.toString('utf8')];
+  }
 }
 
 /**
