@@ -55,13 +55,18 @@ export async function answer<Row>(params: Format, meta: Meta, q: ReportQuery<Row
   }
   const { page, limit } = q.page;
   const n = q.values.length;
-  const [list, total] = await Promise.all([
-    pool.query<Row & object>(`${q.text} limit $${n + 1} offset $${n + 2}`, [...q.values, limit, (page - 1) * limit]),
-    pool.query<{ n: string }>(`select count(*) as n from (${q.text}) q`, q.values),
-  ]);
+  // The page and the count from one run of the query; a page past the end counts on its own.
+  const list = await pool.query<Row & { report_total_rows: string }>(
+    `select q.*, count(*) over () as report_total_rows from (${q.text}) q limit $${n + 1} offset $${n + 2}`,
+    [...q.values, limit, (page - 1) * limit],
+  );
+  const total =
+    list.rows.length > 0
+      ? Number(list.rows[0].report_total_rows)
+      : Number((await pool.query<{ n: string }>(`select count(*) as n from (${q.text}) q`, q.values)).rows[0].n);
   return {
-    data: list.rows.map(q.view),
-    pagination: { page, limit, total: Number(total.rows[0].n) },
+    data: list.rows.map(({ report_total_rows: _, ...row }) => q.view(row as unknown as Row)),
+    pagination: { page, limit, total },
     ...(await extra),
   };
 }

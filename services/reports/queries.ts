@@ -222,10 +222,25 @@ export function revenueRows(scope: ReportScope, range: DayRange, group: Grouping
   };
 }
 
-export function revenueTotals(rows: Sql): Sql {
+/** The revenue report's totals per currency: the same rows as revenueRows, summed without its grouping. */
+export function revenueTotals(scope: ReportScope, range: DayRange, by: string): Sql {
+  const p = new Params();
+  if (by === 'plan') {
+    const { start, end } = instants(range, p);
+    return {
+      text: `select currency, sum(amount) as amount, count(*) as count from transactions
+         where type = '${REVENUE_TYPE}' and created_at >= ${start} and created_at < ${end}
+           and ${scopeSql(scope, 'reseller_id', p)}
+         group by currency order by currency`,
+      values: p.values,
+    };
+  }
   return {
-    text: `select currency, sum(amount) as amount, sum(count) as count from (${rows.text}) q group by currency order by currency`,
-    values: rows.values,
+    text: `select currency, sum(amount) as amount, sum(n) as count from ledger_daily
+       where type = '${REVENUE_TYPE}' and day >= ${p.add(range.from)}::date and day <= ${p.add(range.to)}::date
+         and ${scopeSql(scope, 'reseller_id', p)}
+       group by currency having sum(n) <> 0 order by currency`,
+    values: p.values,
   };
 }
 

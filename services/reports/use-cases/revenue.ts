@@ -43,10 +43,8 @@ export async function revenueReport(caller: Auth | undefined, p: RevenueInput, m
     }),
     page: { page: p.page, limit: p.limit },
     extra: async () => {
-      const totals = await pgPool().query<{ currency: string; amount: string; count: string }>(
-        q.revenueTotals(rows).text,
-        rows.values,
-      );
+      const sums = q.revenueTotals(scope, range, p.by);
+      const totals = await pgPool().query<{ currency: string; amount: string; count: string }>(sums.text, sums.values);
       return {
         range: { ...range, group: p.group, by: p.by },
         totals: totals.rows.map((t) => ({
