@@ -160,7 +160,8 @@ async function main(): Promise<void> {
   process.env.LIFECYCLE_INTERVAL_SECONDS = '0';
   process.env.USAGE_INTERVAL_SECONDS = '0';
   const app = await startInProcessApp(store);
-  const pool = new Pool({ connectionString: app.databaseUrl, max: 8 });
+  // JIT off as in the app's own sessions (PG_JIT, shared/db/client.ts), so the two sides plan alike.
+  const pool = new Pool({ connectionString: app.databaseUrl, max: 8, options: '-c jit=off' });
   try {
     await seed(pool);
     const t0 = process.hrtime.bigint();

@@ -135,7 +135,8 @@ export function paymentsPerDay(scope: ReportScope, from: string, today: string, 
 /**
  * Sessions open at some instant of each of the last 24 hours. Candidates are the open sessions and
  * those that started in the last 7 days (radacct_start_idx): a session closed today after running
- * for more than a week is left out (docs/reports.md).
+ * for more than a week is left out (docs/reports.md). Materialised: inlined, the candidates were
+ * fetched again from radacct for each hour.
  */
 export function onlinePerHour(scope: ReportScope): Sql {
   const p = new Params();
@@ -146,7 +147,7 @@ export function onlinePerHour(scope: ReportScope): Sql {
   return {
     text: `with hours as (
              select generate_series(date_trunc('hour', now()) - interval '23 hours', date_trunc('hour', now()), interval '1 hour') as h
-           ), sessions as (
+           ), sessions as materialized (
              select r.acctstarttime, r.acctstoptime from radacct r ${join}
               where r.acctstoptime is null
                  or (r.acctstarttime >= now() - interval '7 days' and r.acctstoptime >= now() - interval '24 hours')
