@@ -11,6 +11,7 @@ import { authSchemas } from '../services/auth';
 import { billingSchemas } from '../services/billing';
 import { cardsSchemas } from '../services/cards';
 import { paymentsSchemas } from '../services/payments';
+import { reportsSchemas } from '../services/reports';
 import { gatewaySchemas } from '../services/gateway';
 import { importSchemas } from '../services/import';
 import { managersService } from '../services/managers/managers.service';
@@ -25,7 +26,7 @@ import { webhooksSchemas } from '../services/webhooks';
 
 export const UNITS: Record<string, () => ServiceSchema[]> = {
   gateway: gatewaySchemas,
-  billing: () => [...billingSchemas, ...cardsSchemas, ...paymentsSchemas],
+  billing: () => [...billingSchemas, ...cardsSchemas, ...paymentsSchemas, ...reportsSchemas],
   // Subscribers and the reference data they stand on: identity, resellers, plans, settings.
   subscribers: () => [
     ...subscribersSchemas,

@@ -210,6 +210,7 @@ export const FAILURES = {
   cardKindInvalid: { status: 400, message: 'give exactly one of value and service_id' },
   cardNotFound: { status: 404, message: 'card not found' },
   cardBatchNotFound: { status: 404, message: 'card batch not found' },
+  reportNotFound: { status: 404, message: 'report not found' },
   cardPinInvalid: { status: 400, message: 'invalid PIN' },
   cardUsed: { status: 409, message: 'card already used' },
   cardSuspended: { status: 409, message: 'card is suspended' },

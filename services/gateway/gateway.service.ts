@@ -341,12 +341,20 @@ export function createGatewayService(): ServiceSchema {
             );
           }
           if (typeof idempotencyKey === 'string' && idempotencyKey) ctx.meta.idempotencyKey = idempotencyKey;
+          if (def.csv && req.headers.accept) ctx.meta.accept = req.headers.accept;
           const local = def.action.startsWith('gateway.') ? { nodeID: this.broker.nodeID } : {};
           const result = await ctx.call(def.action, { ...valid.query, ...valid.body, ...valid.params }, local);
           const status = Number(ctx.meta.$statusCode ?? def.success ?? 200);
           const headers = (ctx.meta.$responseHeaders ?? {}) as Record<string, string>;
           for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
           const produces = def.produces ?? 'json';
+          if (produces === 'json' && def.csv && result instanceof Readable) {
+            // The route's CSV answer: the action named its type and file.
+            res.statusCode = status;
+            result.on('error', (err) => this.sendError(req, res, err));
+            result.pipe(res);
+            return;
+          }
           if (produces === 'json' && isRawJson(result)) {
             sendJsonText(res, status, result.$rawJson);
             return;

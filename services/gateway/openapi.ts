@@ -41,13 +41,15 @@ function successContent(def: RouteDef) {
   if (def.produces === 'pdf') return { 'application/pdf': { schema: { type: 'string', format: 'binary' } } };
   if (def.produces === 'html') return { 'text/html': { schema: { type: 'string' } } };
   if (def.produces === 'text') return { 'text/plain': { schema: { type: 'string' } } };
+  const csv = def.csv ? { 'text/csv': { schema: { type: 'string' } } } : {};
   if (def.data)
     return {
       'application/json': {
         schema: { ...envelopeSuccess, properties: { ...(envelopeSuccess.properties as object), data: def.data } },
       },
+      ...csv,
     };
-  return { 'application/json': { schema: envelopeSuccess } };
+  return { 'application/json': { schema: envelopeSuccess }, ...csv };
 }
 
 /** OpenAPI 3.1, built from the same route declarations and schemas the gateway validates with. */

@@ -1,6 +1,6 @@
 /**
  * Every vendor's group rows rewritten at once: the plans' (`plan_<id>@<vendor>` and their tiers')
- * and the garden's. Plans saved before a vendor profile existed, or before migration 0045, have
+ * and the garden's. Plans saved before a vendor profile existed, or before migration 0046, have
  * none; a NAS registered with (or moved to) another vendor than MikroTik brings them all up to
  * date in its own transaction, so its first subscriber's login finds them.
  */

@@ -505,6 +505,42 @@ export const transactions = pgTable(
     index('transactions_reseller_idx').on(t.resellerId),
     index('transactions_invoice_idx').on(t.invoiceId),
     index('transactions_username_idx').on(t.username),
+    // Reports (migration 0047, docs/reports.md): payments over a date range (the revenue report by plan);
+    // a reseller's balance movements in time order (its statement).
+    index('transactions_payment_created_idx')
+      .on(t.createdAt)
+      .where(sql`${t.type} = 'invoice_payment'`),
+    index('transactions_reseller_balance_idx')
+      .on(t.resellerId, t.createdAt, t.id)
+      .where(sql`${t.type} in ('reseller_credit', 'reseller_debit', 'renewal', 'rename_fee', 'refill_fee')`),
+  ],
+);
+
+/**
+ * The ledger summed per UTC day and key (migration 0047, docs/reports.md): triggers on `transactions`
+ * append signed rows in the writing transaction, locking nothing, and the reports service folds a
+ * day's rows into one per key. A figure is the sum of every row of its keys, folded or not, so it is
+ * exact at every instant; folding only keeps the table small.
+ */
+export const ledgerDaily = pgTable(
+  'ledger_daily',
+  {
+    day: date('day').notNull(),
+    resellerId: integer('reseller_id'),
+    managerId: integer('manager_id'),
+    currency: char('currency', { length: 3 }).notNull(),
+    type: text('type').notNull(),
+    method: text('method'),
+    amount: money('amount').notNull(),
+    n: bigint('n', { mode: 'number' }).notNull(),
+    folded: boolean('folded').notNull().default(false),
+  },
+  (t) => [
+    index('ledger_daily_day_idx').on(t.day, t.resellerId),
+    index('ledger_daily_reseller_idx').on(t.resellerId, t.day),
+    index('ledger_daily_unfolded_idx')
+      .on(t.day)
+      .where(sql`not ${t.folded}`),
   ],
 );
 

@@ -10,6 +10,8 @@ export interface Meta {
   rawBody?: string;
   headers?: Record<string, string | undefined>;
   route?: string;
+  /** Routes declaring `csv`: the request's Accept header. */
+  accept?: string;
   idempotencyKey?: string;
   $statusCode?: number;
   $responseHeaders?: Record<string, string>;

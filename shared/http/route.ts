@@ -40,6 +40,12 @@ export interface HttpRoute {
    * a PDF stream, HTML or text.
    */
   produces?: 'json' | 'raw-json' | 'pdf' | 'html' | 'text';
+  /**
+   * A JSON route that also answers as CSV (`?format=csv` or `Accept: text/csv`): the action gets the
+   * request's Accept header (`ctx.meta.accept`) and may answer with a stream, which the gateway pipes
+   * with the headers the action set (shared/http/csv.ts).
+   */
+  csv?: boolean;
   /** Which rate limit applies: the authenticated one (default), the public one, or none (probes). */
   rateLimit?: 'auth' | 'public' | 'none';
   /**

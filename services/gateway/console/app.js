@@ -8,8 +8,10 @@ import { SettingsPage } from './settings.js';
 import { ApiKeysPage } from './api-keys.js';
 import { AuditPage } from './audit.js';
 import { api } from './api.js';
+import { DashboardPage } from './dashboard.js';
 import { t } from './i18n.js';
 import { InvoicePage, InvoicesPage } from './invoices.js';
+import { ReportsPage } from './reports.js';
 import { match, useRoute } from './router.js';
 import { session } from './session.js';
 import { SubscriberPage } from './subscriber.js';
@@ -49,8 +51,10 @@ function SignIn() {
 
 /** Navigation entries and who sees them (the API would refuse the others anyway). */
 const NAV = [
+  ['#/dashboard', 'Dashboard', () => session.isAdminOrReseller],
   ['#/subscribers', 'Subscribers', () => session.can('subscribers.view')],
   ['#/invoices', 'Invoices', () => true],
+  ['#/reports', 'Reports', () => session.isAdminOrReseller],
   ['#/resellers', 'Resellers', () => session.isAdminOrReseller],
   ['#/plans', 'Plans', () => true],
   ['#/cards', 'Prepaid cards', () => session.isAdminOrReseller],
@@ -68,6 +72,8 @@ const visibleNav = () =>
   NAV.filter(([hash, , visible]) => (session.claims.enrolOnly ? hash === '#/security' : visible()));
 
 const PAGES = [
+  ['/dashboard', () => DashboardPage, 'Dashboard'],
+  ['/reports', () => ReportsPage, 'Reports'],
   ['/subscribers', () => SubscribersPage, 'Subscribers'],
   ['/subscribers/new', () => NewSubscriberPage, 'New subscriber'],
   ['/subscribers/:id', () => SubscriberPage, 'Subscriber'],

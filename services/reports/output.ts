@@ -1,0 +1,72 @@
+/**
+ * One report answers as JSON (a page of rows, with what the report adds beside them) or as CSV (every
+ * row of the same query through a server-side cursor, so memory stays flat: shared/http/csv.ts).
+ */
+import type { Readable } from 'node:stream';
+import { pgPool } from '../../shared/db/client';
+import { cursorRows, csvStream, type CsvValue } from '../../shared/http/csv';
+import type { Meta } from '../../shared/http/context';
+import type { ActionResult } from '../../shared/http/route';
+
+export type ReportRow = Record<string, CsvValue>;
+
+export interface ReportQuery<Row> {
+  /** The file name of the CSV, without extension. */
+  name: string;
+  /** Every row of the report, in its order. */
+  text: string;
+  values: unknown[];
+  /** A database row as the API shows it; its keys, in order, are the CSV's columns. */
+  view: (row: Row) => ReportRow;
+  columns: readonly string[];
+  /** Pages of `limit` rows (reports whose rows can be many); otherwise every row at once. */
+  page?: { page: number; limit: number };
+  /** What JSON answers carry beside `data` (totals, the range): not part of the CSV. */
+  extra?: () => Promise<Record<string, unknown>>;
+}
+
+export interface Format {
+  format?: 'json' | 'csv';
+}
+
+/** `?format=csv` wins; without `format`, an Accept header that names text/csv asks for CSV. */
+export function wantsCsv(params: Format, meta: Meta): boolean {
+  if (params.format) return params.format === 'csv';
+  return /(^|,)\s*text\/csv\b/i.test(meta.accept ?? '');
+}
+
+export async function answer<Row>(params: Format, meta: Meta, q: ReportQuery<Row>): Promise<ActionResult | Readable> {
+  if (wantsCsv(params, meta)) {
+    meta.$responseHeaders = {
+      'Content-Type': 'text/csv; charset=utf-8',
+      'Content-Disposition': `attachment; filename="${q.name}.csv"`,
+    };
+    const rows = cursorRows<Row>(q.text, q.values);
+    return csvStream(
+      q.columns.map((c) => ({ header: c, value: (row: Row) => q.view(row)[c] })),
+      rows,
+    );
+  }
+  const pool = pgPool();
+  const extra = q.extra ? q.extra() : Promise.resolve({});
+  if (!q.page) {
+    const { rows } = await pool.query<Row & object>(q.text, q.values);
+    return { data: rows.map(q.view), ...(await extra) };
+  }
+  const { page, limit } = q.page;
+  const n = q.values.length;
+  // The page and the count from one run of the query; a page past the end counts on its own.
+  const list = await pool.query<Row & { report_total_rows: string }>(
+    `select q.*, count(*) over () as report_total_rows from (${q.text}) q limit $${n + 1} offset $${n + 2}`,
+    [...q.values, limit, (page - 1) * limit],
+  );
+  const total =
+    list.rows.length > 0
+      ? Number(list.rows[0].report_total_rows)
+      : Number((await pool.query<{ n: string }>(`select count(*) as n from (${q.text}) q`, q.values)).rows[0].n);
+  return {
+    data: list.rows.map(({ report_total_rows: _, ...row }) => q.view(row as unknown as Row)),
+    pagination: { page, limit, total },
+    ...(await extra),
+  };
+}

@@ -1,0 +1,402 @@
+/**
+ * The SQL of the dashboard and the reports. Every money figure is a sum over the ledger
+ * (`transactions`, or its daily rollup `ledger_daily`, which equals it: migration 0047) or over
+ * invoices, cards and wallets as they stand, scoped like the lists (scope.ts). Amounts stay integer
+ * minor units here; the use cases turn them into the API's decimals per currency.
+ */
+import { Params, scopeSql, type ReportScope } from './scope';
+import type { DayRange, Grouping } from './periods';
+
+/** Revenue is what subscribers paid on invoices: the ledger's payment rows, every method (docs/reports.md). */
+export const REVENUE_TYPE = 'invoice_payment';
+/** Ledger rows that move a reseller's balance: its statement lists exactly these. */
+export const BALANCE_TYPES = ['reseller_credit', 'reseller_debit', 'renewal', 'rename_fee', 'refill_fee'] as const;
+
+export interface Sql {
+  text: string;
+  values: unknown[];
+}
+
+/** `[from, to]` days as the half-open instants `[from 00:00 UTC, to + 1 day 00:00 UTC)`. */
+function instants(range: DayRange, p: Params): { start: string; end: string } {
+  return {
+    start: `(${p.add(range.from)}::date::timestamp at time zone 'UTC')`,
+    end: `((${p.add(range.to)}::date + 1)::timestamp at time zone 'UTC')`,
+  };
+}
+
+// ------------------------------------------------------------------ dashboard
+
+export function subscriberCounts(scope: ReportScope, today: string): Sql {
+  const p = new Params();
+  const d = p.add(today);
+  return {
+    text: `select count(*) as total,
+             count(*) filter (where status = 'active') as active,
+             count(*) filter (where status = 'inactive') as inactive,
+             count(*) filter (where expiry_date < ${d}::date) as expired,
+             count(*) filter (where expiry_date >= ${d}::date and expiry_date <= ${d}::date + 7) as expiring_7d,
+             count(*) filter (where blocked_reason is not null) as blocked,
+             count(*) filter (where is_online) as online,
+             coalesce(sum(wallet_balance), 0) as wallets
+        from subscribers where deleted_at is null and ${scopeSql(scope, 'reseller_id', p)}`,
+    values: p.values,
+  };
+}
+
+/** Payments and wallet top-ups per currency and method: today, this month, last month. */
+export function ledgerFigures(scope: ReportScope, today: string, monthFrom: string, lastMonthFrom: string): Sql {
+  const p = new Params();
+  const t = p.add(today);
+  const m = p.add(monthFrom);
+  const l = p.add(lastMonthFrom);
+  return {
+    text: `select type, currency, method,
+             coalesce(sum(amount) filter (where day = ${t}::date), 0) as today,
+             coalesce(sum(amount) filter (where day >= ${m}::date), 0) as month,
+             coalesce(sum(amount) filter (where day < ${m}::date), 0) as last_month
+        from ledger_daily
+       where type in ('${REVENUE_TYPE}', 'wallet_credit') and day >= ${l}::date and day <= ${t}::date
+         and ${scopeSql(scope, 'reseller_id', p)}
+       group by type, currency, method`,
+    values: p.values,
+  };
+}
+
+export function invoiceFigures(scope: ReportScope, today: string): Sql {
+  const p = new Params();
+  const t = p.add(today);
+  const overdue = `(status = 'overdue' or due_date < ${t}::date)`;
+  return {
+    text: `select currency, sum(total - paid_amount) as outstanding,
+             coalesce(sum(total - paid_amount) filter (where ${overdue}), 0) as overdue,
+             count(*) filter (where ${overdue}) as overdue_count
+        from invoices
+       where status in ('pending', 'partial', 'overdue') and total > paid_amount and ${scopeSql(scope, 'reseller_id', p)}
+       group by currency`,
+    values: p.values,
+  };
+}
+
+/** A card's face value: its batch's value, or its plan's price for a plan card. */
+const CARD_VALUE = 'coalesce(b.value, sp.price)';
+
+export function cardFigures(scope: ReportScope, monthFrom: string): Sql {
+  const p = new Params();
+  const start = `(${p.add(monthFrom)}::date::timestamp at time zone 'UTC')`;
+  const inScope = scopeSql(scope, 'b.reseller_id', p);
+  return {
+    text: `select currency, sum(sold) as sold, sum(redeemed) as redeemed from (
+             select b.currency, ${CARD_VALUE} * b.count as sold, 0 as redeemed
+               from card_batches b left join services sp on sp.id = b.service_id
+              where b.created_at >= ${start} and ${inScope}
+             union all
+             select b.currency, 0, ${CARD_VALUE}
+               from cards c join card_batches b on b.id = c.batch_id left join services sp on sp.id = b.service_id
+              where c.used_at >= ${start} and ${inScope}) x
+           group by currency`,
+    values: p.values,
+  };
+}
+
+/** Each access server: the scope's subscribers online on it, and the age of its newest accounting packet. */
+export function nasFigures(scope: ReportScope): Sql {
+  const p = new Params();
+  return {
+    text: `select n.id, n.shortname, n.nasname, coalesce(o.online, 0) as online,
+             floor(extract(epoch from now() - a.last))::bigint as last_packet_age_seconds
+        from nas n
+        left join (select last_nas_id, count(*) as online from subscribers
+                    where is_online and deleted_at is null and ${scopeSql(scope, 'reseller_id', p)}
+                    group by last_nas_id) o on o.last_nas_id = n.id
+        left join (select host(nasipaddress) as ip, max(coalesce(acctupdatetime, acctstarttime)) as last
+                     from radacct where acctstoptime is null group by 1) a on a.ip = n.nasname
+       order by n.id`,
+    values: p.values,
+  };
+}
+
+export function paymentsPerDay(scope: ReportScope, from: string, today: string, currency: string): Sql {
+  const p = new Params();
+  const f = p.add(from);
+  const t = p.add(today);
+  return {
+    text: `select d::date as day, coalesce(x.amount, 0) as amount, coalesce(x.n, 0) as count
+        from generate_series(${f}::date, ${t}::date, interval '1 day') d
+        left join (select day, sum(amount) as amount, sum(n) as n from ledger_daily
+                    where type = '${REVENUE_TYPE}' and currency = ${p.add(currency)} and day >= ${f}::date and day <= ${t}::date
+                      and ${scopeSql(scope, 'reseller_id', p)}
+                    group by day) x on x.day = d::date
+       order by 1`,
+    values: p.values,
+  };
+}
+
+/**
+ * Sessions open at some instant of each of the last 24 hours. Candidates are the open sessions and
+ * those that started in the last 7 days (radacct_start_idx): a session closed today after running
+ * for more than a week is left out (docs/reports.md). Materialised: inlined, the candidates were
+ * fetched again from radacct for each hour.
+ */
+export function onlinePerHour(scope: ReportScope): Sql {
+  const p = new Params();
+  const join =
+    scope.pathPattern === null
+      ? ''
+      : `join subscribers s on s.username = r.username and s.deleted_at is null and ${scopeSql(scope, 's.reseller_id', p)}`;
+  return {
+    text: `with hours as (
+             select generate_series(date_trunc('hour', now()) - interval '23 hours', date_trunc('hour', now()), interval '1 hour') as h
+           ), sessions as materialized (
+             select r.acctstarttime, r.acctstoptime from radacct r ${join}
+              where r.acctstoptime is null
+                 or (r.acctstarttime >= now() - interval '7 days' and r.acctstoptime >= now() - interval '24 hours')
+           )
+           select h.h as hour, count(s.acctstarttime) as online
+             from hours h left join sessions s
+               on s.acctstarttime < h.h + interval '1 hour' and (s.acctstoptime is null or s.acctstoptime >= h.h)
+            group by h.h order by h.h`,
+    values: p.values,
+  };
+}
+
+/** New subscribers, and subscribers whose expiry fell in the month and who are still expired, per month. */
+export function subscribersPerMonth(scope: ReportScope, from: string, today: string): Sql {
+  const p = new Params();
+  const f = p.add(from);
+  const t = p.add(today);
+  const inScope = scopeSql(scope, 'reseller_id', p);
+  return {
+    text: `select m::date as month, coalesce(n.n, 0) as new, coalesce(e.n, 0) as expired_not_renewed
+        from generate_series(${f}::date, ${t}::date, interval '1 month') m
+        left join (select date_trunc('month', created_at at time zone 'UTC')::date as month, count(*) as n
+                     from subscribers where deleted_at is null
+                      and created_at >= (${f}::date::timestamp at time zone 'UTC') and ${inScope}
+                    group by 1) n on n.month = m::date
+        left join (select date_trunc('month', expiry_date)::date as month, count(*) as n
+                     from subscribers where deleted_at is null
+                      and expiry_date >= ${f}::date and expiry_date < ${t}::date and ${inScope}
+                    group by 1) e on e.month = m::date
+       order by 1`,
+    values: p.values,
+  };
+}
+
+// ------------------------------------------------------------------ reports
+
+/** Payments per period and key; method, reseller and manager from the rollup, plan from the ledger itself. */
+export function revenueRows(scope: ReportScope, range: DayRange, group: Grouping, by: string): Sql {
+  const p = new Params();
+  if (by === 'plan') {
+    const { start, end } = instants(range, p);
+    return {
+      text: `select date_trunc('${group}', t.created_at at time zone 'UTC')::date as period,
+               s.service_id::text as key, sp.name, t.currency, sum(t.amount) as amount, count(*) as count
+          from transactions t
+          left join subscribers s on s.id = t.subscriber_id
+          left join services sp on sp.id = s.service_id
+         where t.type = '${REVENUE_TYPE}' and t.created_at >= ${start} and t.created_at < ${end}
+           and ${scopeSql(scope, 't.reseller_id', p)}
+         group by 1, 2, 3, 4
+         order by 1, 4, 2 nulls last`,
+      values: p.values,
+    };
+  }
+  const key = { method: 'l.method', reseller: 'l.reseller_id::text', manager: 'l.manager_id::text' }[by];
+  const name = { method: 'l.method', reseller: 'r.name', manager: 'm.username' }[by];
+  const join =
+    by === 'reseller'
+      ? 'left join resellers r on r.id = l.reseller_id'
+      : by === 'manager'
+        ? 'left join managers m on m.id = l.manager_id'
+        : '';
+  return {
+    text: `select date_trunc('${group}', l.day)::date as period, ${key} as key, ${name} as name, l.currency,
+             sum(l.amount) as amount, sum(l.n) as count
+        from ledger_daily l ${join}
+       where l.type = '${REVENUE_TYPE}' and l.day >= ${p.add(range.from)}::date and l.day <= ${p.add(range.to)}::date
+         and ${scopeSql(scope, 'l.reseller_id', p)}
+       group by 1, 2, 3, 4
+      having sum(l.n) <> 0
+       order by 1, 4, 2 nulls last`,
+    values: p.values,
+  };
+}
+
+/** The revenue report's totals per currency: the same rows as revenueRows, summed without its grouping. */
+export function revenueTotals(scope: ReportScope, range: DayRange, by: string): Sql {
+  const p = new Params();
+  if (by === 'plan') {
+    const { start, end } = instants(range, p);
+    return {
+      text: `select currency, sum(amount) as amount, count(*) as count from transactions
+         where type = '${REVENUE_TYPE}' and created_at >= ${start} and created_at < ${end}
+           and ${scopeSql(scope, 'reseller_id', p)}
+         group by currency order by currency`,
+      values: p.values,
+    };
+  }
+  return {
+    text: `select currency, sum(amount) as amount, sum(n) as count from ledger_daily
+       where type = '${REVENUE_TYPE}' and day >= ${p.add(range.from)}::date and day <= ${p.add(range.to)}::date
+         and ${scopeSql(scope, 'reseller_id', p)}
+       group by currency having sum(n) <> 0 order by currency`,
+    values: p.values,
+  };
+}
+
+/** Open balances in buckets of days past due, per subscriber or per reseller. */
+export function agingRows(scope: ReportScope, today: string, by: 'subscriber' | 'reseller'): Sql {
+  const p = new Params();
+  const t = p.add(today);
+  const bucket = (cond: string) => `coalesce(sum(o.balance) filter (where ${cond}), 0)`;
+  const who =
+    by === 'subscriber'
+      ? {
+          cols: 'o.subscriber_id, s.username, o.reseller_id, r.name as reseller',
+          join: 'join subscribers s on s.id = o.subscriber_id',
+        }
+      : { cols: 'o.reseller_id, r.name as reseller', join: '' };
+  return {
+    text: `select ${who.cols}, o.currency,
+             ${bucket('o.days <= 0')} as not_due, ${bucket('o.days between 1 and 30')} as d1_30,
+             ${bucket('o.days between 31 and 60')} as d31_60, ${bucket('o.days between 61 and 90')} as d61_90,
+             ${bucket('o.days > 90')} as over_90, sum(o.balance) as total, count(*) as invoices
+        from (select subscriber_id, reseller_id, currency, total - paid_amount as balance, ${t}::date - due_date as days
+                from invoices
+               where status in ('pending', 'partial', 'overdue') and total > paid_amount
+                 and ${scopeSql(scope, 'reseller_id', p)}) o
+        ${who.join}
+        join resellers r on r.id = o.reseller_id
+       group by ${who.cols.replace(' as reseller', '')}, o.currency
+       order by sum(o.balance) desc, ${by === 'subscriber' ? 'o.subscriber_id' : 'o.reseller_id'}, o.currency`,
+    values: p.values,
+  };
+}
+
+export function expiringRows(scope: ReportScope, range: DayRange, walletCurrency: string): Sql {
+  const p = new Params();
+  return {
+    text: `select s.id, s.username, s.full_name, s.reseller_id, r.name as reseller, s.service_id, sp.name as plan,
+             s.expiry_date::text as expiry_date, s.auto_renew, s.wallet_balance, sp.currency,
+             x.price as renewal_price,
+             (sp.currency = ${p.add(walletCurrency)} and s.wallet_balance >= x.price) as wallet_covers
+        from subscribers s
+        join services sp on sp.id = s.service_id
+        join resellers r on r.id = s.reseller_id
+        cross join lateral (select case when s.override_price and s.price is not null then s.price else sp.price end as price) x
+       where s.deleted_at is null and s.expiry_date >= ${p.add(range.from)}::date and s.expiry_date <= ${p.add(range.to)}::date
+         and ${scopeSql(scope, 's.reseller_id', p)}
+       order by s.expiry_date, s.id`,
+    values: p.values,
+  };
+}
+
+function usageSource(scope: ReportScope, range: DayRange, p: Params): string {
+  return `from daily_usage u
+          join subscribers s on s.id = u.subscriber_id
+          left join services sp on sp.id = s.service_id
+         where u.date >= ${p.add(range.from)}::date and u.date <= ${p.add(range.to)}::date
+           and ${scopeSql(scope, 's.reseller_id', p)}`;
+}
+
+export function usageRows(scope: ReportScope, range: DayRange): Sql {
+  const p = new Params();
+  return {
+    text: `select u.subscriber_id, s.username, s.service_id, sp.name as plan,
+             sum(u.download_bytes) as download_bytes, sum(u.upload_bytes) as upload_bytes,
+             sum(u.download_bytes + u.upload_bytes) as total_bytes
+        ${usageSource(scope, range, p)}
+       group by u.subscriber_id, s.username, s.service_id, sp.name
+       order by total_bytes desc, u.subscriber_id`,
+    values: p.values,
+  };
+}
+
+export function usagePerPlan(scope: ReportScope, range: DayRange): Sql {
+  const p = new Params();
+  return {
+    text: `select s.service_id, sp.name as plan, count(distinct u.subscriber_id) as subscribers,
+             sum(u.download_bytes) as download_bytes, sum(u.upload_bytes) as upload_bytes,
+             sum(u.download_bytes + u.upload_bytes) as total_bytes
+        ${usageSource(scope, range, p)}
+       group by s.service_id, sp.name
+       order by total_bytes desc, s.service_id`,
+    values: p.values,
+  };
+}
+
+const BALANCE_TYPES_SQL = BALANCE_TYPES.map((t) => `'${t}'`).join(', ');
+
+/** A reseller's balance now, what moved it after the range, and within it: closing and opening follow. */
+export function statementHead(resellerId: number, range: DayRange): Sql {
+  const p = new Params();
+  const id = p.add(resellerId);
+  const { start, end } = instants(range, p);
+  return {
+    text: `select r.name, r.currency, r.balance,
+             (select coalesce(sum(amount), 0) from transactions
+               where reseller_id = ${id} and type in (${BALANCE_TYPES_SQL}) and created_at >= ${end}) as after,
+             (select coalesce(sum(amount), 0) from transactions
+               where reseller_id = ${id} and type in (${BALANCE_TYPES_SQL}) and created_at >= ${start} and created_at < ${end}) as moved
+        from resellers r where r.id = ${id}`,
+    values: p.values,
+  };
+}
+
+export function statementRows(resellerId: number, range: DayRange, opening: number): Sql {
+  const p = new Params();
+  const id = p.add(resellerId);
+  const { start, end } = instants(range, p);
+  return {
+    text: `select t.id, t.created_at, t.type, t.method, t.amount, t.currency, t.subscriber_id, t.username, t.reference, t.notes,
+             ${p.add(opening)}::bigint + sum(t.amount) over (order by t.created_at, t.id) as balance_after
+        from transactions t
+       where t.reseller_id = ${id} and t.type in (${BALANCE_TYPES_SQL}) and t.created_at >= ${start} and t.created_at < ${end}
+       order by t.created_at, t.id`,
+    values: p.values,
+  };
+}
+
+export function statementByType(resellerId: number, range: DayRange): Sql {
+  const p = new Params();
+  const id = p.add(resellerId);
+  const { start, end } = instants(range, p);
+  return {
+    text: `select type, coalesce(method, '') as method, sum(amount) as amount, count(*) as count from transactions
+       where reseller_id = ${id} and type in (${BALANCE_TYPES_SQL}) and created_at >= ${start} and created_at < ${end}
+       group by 1, 2 order by 1, 2`,
+    values: p.values,
+  };
+}
+
+/** The reseller's commission on its invoices issued in the range (figures only: commissions move no balance). */
+export function statementCommission(resellerId: number, range: DayRange, paidOnly: boolean): Sql {
+  const p = new Params();
+  return {
+    text: `select currency, coalesce(sum(commission_amount), 0) as commission from invoices
+       where reseller_id = ${p.add(resellerId)} and issue_date >= ${p.add(range.from)}::date and issue_date <= ${p.add(range.to)}::date
+         and ${paidOnly ? "status = 'paid'" : "status <> 'void'"}
+       group by currency order by currency`,
+    values: p.values,
+  };
+}
+
+export function cardBatchRows(scope: ReportScope, range: DayRange | null): Sql {
+  const p = new Params();
+  const at = range && instants(range, p);
+  const within = at ? `and b.created_at >= ${at.start} and b.created_at < ${at.end}` : '';
+  return {
+    text: `select b.id, b.reseller_id, r.name as reseller, b.service_id, sp.name as plan, b.currency, b.count,
+             ${CARD_VALUE} as unit_value, b.charge_mode, b.status, b.created_at, c.used, c.suspended
+        from card_batches b
+        left join resellers r on r.id = b.reseller_id
+        left join services sp on sp.id = b.service_id
+        cross join lateral (select count(*) filter (where status = 'used') as used,
+                                   count(*) filter (where status = 'suspended') as suspended
+                              from cards where batch_id = b.id) c
+       where ${scopeSql(scope, 'b.reseller_id', p)} ${within}
+       order by b.id desc`,
+    values: p.values,
+  };
+}

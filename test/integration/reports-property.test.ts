@@ -1,0 +1,201 @@
+/**
+ * The dashboard's and the revenue report's figures come from the ledger_daily rollup (migration
+ * 0045); under random payments (every method), voids (consolidation), wallet top-ups, renewals,
+ * backdated ledger rows and folds of the rollup, after every step they must equal sums over the
+ * ledger itself, for the admin and for a reseller's tree.
+ */
+import fc from 'fast-check';
+import { addDays, todayUtc } from '../../shared/billing/dates';
+import { foldLedgerDaily } from '../../services/reports/fold';
+import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
+import { seedPlan, seedReseller, seedSubscriber } from './billing-fixtures';
+
+let t: TestApp;
+let api: ReturnType<typeof client>;
+const admin = adminToken();
+let tree: { root: number; child: number; other: number };
+let resellerToken: string;
+let subscriberIds: number[];
+const today = todayUtc();
+const monthFrom = `${today.slice(0, 7)}-01`;
+const lastMonthFrom = new Date(Date.UTC(Number(today.slice(0, 4)), Number(today.slice(5, 7)) - 2, 1))
+  .toISOString()
+  .slice(0, 10);
+
+beforeAll(async () => {
+  t = await startTestApp();
+  api = client(t.baseUrl);
+  const root = (await seedReseller(t.db, { name: 'root' })).id;
+  const child = (await seedReseller(t.db, { name: 'child', parentId: root })).id;
+  const other = (await seedReseller(t.db, { name: 'other' })).id;
+  tree = { root, child, other };
+  resellerToken = token('reseller', { managerId: 50, resellerId: root });
+  await t.pool.query('update resellers set balance = 100000000');
+  const plan = await seedPlan(t.db, { price: 1500 });
+  subscriberIds = [];
+  for (const r of [root, child, other, root])
+    subscriberIds.push((await seedSubscriber(t.db, { resellerId: r, serviceId: plan.id })).id);
+});
+afterAll(() => t.close());
+
+type Step =
+  | { kind: 'pay'; who: number; cents: number; share: number; method: 'cash' | 'card' | 'bank' | 'wallet' }
+  | { kind: 'void'; who: number }
+  | { kind: 'topUp'; who: number; cents: number }
+  | { kind: 'renew'; who: number }
+  | { kind: 'backdate'; pick: number; days: number }
+  | { kind: 'fold' };
+
+const who = fc.nat(3);
+const stepArb: fc.Arbitrary<Step> = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant('pay' as const),
+      who,
+      cents: fc.integer({ min: 1, max: 500_000 }),
+      share: fc.integer({ min: 1, max: 100 }),
+      method: fc.constantFrom('cash' as const, 'card' as const, 'bank' as const, 'wallet' as const),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('void' as const), who }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant('topUp' as const), who, cents: fc.integer({ min: 1, max: 100_000 }) }),
+  },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('renew' as const), who }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('backdate' as const),
+      pick: fc.nat(10_000),
+      days: fc.integer({ min: 1, max: 70 }),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('fold' as const) }) },
+);
+
+const decimal = (cents: number) => cents / 100;
+
+async function run(step: Step): Promise<void> {
+  const sub = subscriberIds[step.kind === 'backdate' || step.kind === 'fold' ? 0 : step.who];
+  switch (step.kind) {
+    case 'pay': {
+      const made = await api.post(
+        '/api/invoices',
+        { subscriber_id: sub, items: [{ description: 'x', qty: 1, unit_price: decimal(step.cents) }], tax_rate: 0 },
+        { token: admin },
+      );
+      expect(made.status).toBe(201);
+      const wallet = Number(
+        (await t.pool.query('select wallet_balance from subscribers where id = $1', [sub])).rows[0].wallet_balance,
+      );
+      let amount = Math.max(1, Math.floor((step.cents * step.share) / 100));
+      if (step.method === 'wallet') amount = Math.min(amount, wallet);
+      if (amount <= 0) return;
+      const paid = await api.post(
+        `/api/invoices/${made.body.data.id}/payment`,
+        { amount: decimal(amount), method: step.method },
+        { token: admin },
+      );
+      expect(paid.status).toBe(200);
+      return;
+    }
+    case 'void': {
+      const res = await api.post(`/api/invoices/consolidate/${sub}`, {}, { token: admin });
+      expect([200, 201, 400, 409]).toContain(res.status);
+      return;
+    }
+    case 'topUp': {
+      const res = await api.post(
+        `/api/subscribers/${sub}/add-balance`,
+        { amount: decimal(step.cents) },
+        { token: admin },
+      );
+      expect(res.status).toBe(200);
+      return;
+    }
+    case 'renew': {
+      await t.pool.query('update subscribers set last_renewed_on = null where id = $1', [sub]);
+      expect((await api.post(`/api/subscribers/${sub}/renew`, {}, { token: admin })).status).toBe(200);
+      return;
+    }
+    case 'backdate': {
+      // Moves one ledger row back: the update path of the rollup's triggers.
+      await t.pool.query(
+        `update transactions set created_at = created_at - make_interval(days => $2)
+          where id = (select id from transactions order by id offset ($1::int % greatest((select count(*) from transactions), 1)) limit 1)`,
+        [step.pick, step.days],
+      );
+      return;
+    }
+    case 'fold':
+      await foldLedgerDaily();
+  }
+}
+
+/** Payments in USD by day range over the resellers whose path matches (all when null), per method. */
+async function ledger(from: string, to: string, pathLike: string | null): Promise<Map<string, number>> {
+  const { rows } = await t.pool.query<{ method: string; amount: string }>(
+    `select coalesce(method, 'unspecified') as method, sum(amount) as amount from transactions
+      where type = 'invoice_payment' and currency = 'USD'
+        and created_at >= $1::date::timestamp at time zone 'UTC' and created_at < ($2::date + 1)::timestamp at time zone 'UTC'
+        and ($3::text is null or reseller_id in (select id from resellers where path like $3))
+      group by 1`,
+    [from, to, pathLike],
+  );
+  return new Map(rows.map((r) => [r.method, Number(r.amount)]));
+}
+const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
+const cents = (d: number) => Math.round(d * 100);
+
+async function expectDashboard(tokenOf: string, pathLike: string | null): Promise<void> {
+  const res = await api.get('/api/dashboard', { token: tokenOf });
+  expect(res.status).toBe(200);
+  const r = res.body.data.revenue;
+  const month = await ledger(monthFrom, today, pathLike);
+  expect(cents(r.today)).toBe(sum(await ledger(today, today, pathLike)));
+  expect(cents(r.month)).toBe(sum(month));
+  expect(cents(r.last_month)).toBe(sum(await ledger(lastMonthFrom, addDays(monthFrom, -1), pathLike)));
+  expect(
+    Object.fromEntries(Object.entries(r.by_method as Record<string, number>).map(([k, v]) => [k, cents(v)])),
+  ).toEqual(Object.fromEntries(month));
+}
+
+async function expectRevenueReport(tokenOf: string, pathLike: string | null, by: string): Promise<void> {
+  const from = addDays(today, -90);
+  const res = await api.get(`/api/reports/revenue?from=${from}&to=${today}&by=${by}&group=week`, { token: tokenOf });
+  expect(res.status).toBe(200);
+  const want = sum(await ledger(from, today, pathLike));
+  const got = (res.body.totals as { currency: string; amount: number }[]).find((x) => x.currency === 'USD');
+  expect(cents(got?.amount ?? 0)).toBe(want);
+}
+
+it('dashboard revenue and the revenue report equal the ledger after every step', async () => {
+  const rootPath = `/${tree.root}/%`;
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(stepArb, { minLength: 1, maxLength: 8 }),
+      fc.constantFrom('method', 'reseller', 'manager', 'plan'),
+      async (steps, by) => {
+        for (const step of steps) {
+          await run(step);
+          await expectDashboard(admin, null);
+          await expectDashboard(resellerToken, rootPath);
+          await expectRevenueReport(admin, null, by);
+          await expectRevenueReport(resellerToken, rootPath, by);
+        }
+        // The rollup as a whole equals the ledger, per type and currency.
+        const { rows } = await t.pool.query(
+          `select type, currency, a.amount, a.n, b.amount as ledger_amount, b.n as ledger_n
+           from (select type, currency, sum(amount) as amount, sum(n) as n from ledger_daily group by 1, 2) a
+           full join (select type, currency, sum(amount) as amount, count(*) as n from transactions group by 1, 2) b
+          using (type, currency)
+          where a.amount is distinct from b.amount or a.n is distinct from b.n`,
+        );
+        expect(rows).toEqual([]);
+      },
+    ),
+    { numRuns: 12 },
+  );
+}, 600_000);
