@@ -51,7 +51,14 @@ interface GatewayThis extends Service {
   drainHttp(timeoutMs: number): Promise<number>;
 }
 
-const CONTENT_TYPES = { pdf: 'application/pdf', html: 'text/html; charset=utf-8', text: 'text/plain; version=0.0.4' };
+const CONTENT_TYPES = {
+  pdf: 'application/pdf',
+  html: 'text/html; charset=utf-8',
+  text: 'text/plain; version=0.0.4',
+  // A JSON route's stream is its CSV (http.csv); the action names the type, this is the fallback.
+  json: 'text/csv; charset=utf-8',
+  'raw-json': 'text/csv; charset=utf-8',
+};
 
 function clientIp(req: RoutedRequest): string {
   if (config().trustProxy) {
@@ -341,6 +348,7 @@ export function createGatewayService(): ServiceSchema {
             );
           }
           if (typeof idempotencyKey === 'string' && idempotencyKey) ctx.meta.idempotencyKey = idempotencyKey;
+          if (def.csv && req.headers.accept) ctx.meta.accept = req.headers.accept;
           const local = def.action.startsWith('gateway.') ? { nodeID: this.broker.nodeID } : {};
           const result = await ctx.call(def.action, { ...valid.query, ...valid.body, ...valid.params }, local);
           const status = Number(ctx.meta.$statusCode ?? def.success ?? 200);
@@ -351,7 +359,8 @@ export function createGatewayService(): ServiceSchema {
             sendJsonText(res, status, result.$rawJson);
             return;
           }
-          if (produces === 'json' || produces === 'raw-json') {
+          // A route that also answers CSV hands back a stream for it (http.csv).
+          if ((produces === 'json' || produces === 'raw-json') && !(result instanceof Readable)) {
             sendJson(res, status, produces === 'json' ? { success: true, ...(result as ActionResult) } : result);
             return;
           }

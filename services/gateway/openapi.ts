@@ -36,7 +36,13 @@ function parameters(schema: JsonSchema | undefined, where: 'path' | 'query') {
   }));
 }
 
+const CSV_CONTENT = { 'text/csv': { schema: { type: 'string' } } };
+
 function successContent(def: RouteDef) {
+  return def.csv ? { ...jsonContent(def), ...CSV_CONTENT } : jsonContent(def);
+}
+
+function jsonContent(def: RouteDef) {
   if (def.produces === 'raw-json') return { 'application/json': { schema: { type: 'object' } } };
   if (def.produces === 'pdf') return { 'application/pdf': { schema: { type: 'string', format: 'binary' } } };
   if (def.produces === 'html') return { 'text/html': { schema: { type: 'string' } } };

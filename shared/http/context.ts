@@ -11,6 +11,8 @@ export interface Meta {
   headers?: Record<string, string | undefined>;
   route?: string;
   idempotencyKey?: string;
+  /** The request's Accept header, for routes that also answer CSV (`http.csv`). */
+  accept?: string;
   $statusCode?: number;
   $responseHeaders?: Record<string, string>;
 }

@@ -50,3 +50,21 @@ export async function* cursorRows<Row>(text: string, values: unknown[], batch = 
     client.release();
   }
 }
+
+/** The query property of a route that also answers CSV (`http.csv`). */
+export const formatProperty = { format: { type: 'string', enum: ['json', 'csv'] } } as const;
+
+/** CSV when `?format=csv`, or when no format is named and the client accepts text/csv. */
+export function wantsCsv(format: string | undefined, accept: string | undefined): boolean {
+  if (format !== undefined) return format === 'csv';
+  return /(^|[\s,])text\/csv\b/i.test(accept ?? '');
+}
+
+/** The response headers of a CSV download named `filename`. */
+export function csvHeaders(filename: string): Record<string, string> {
+  return {
+    'Content-Type': 'text/csv; charset=utf-8',
+    'Content-Disposition': `attachment; filename="${filename}"`,
+    'Cache-Control': 'no-store',
+  };
+}

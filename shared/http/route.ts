@@ -61,6 +61,11 @@ export interface HttpRoute {
   enrolment?: boolean;
   /** Drop body fields the schema does not name instead of refusing them (the spec's PUT /api/subscribers/:id). */
   dropUnknown?: boolean;
+  /**
+   * The same rows also come as CSV (`?format=csv` or `Accept: text/csv`, see shared/http/csv.ts):
+   * the action answers a stream, which the gateway pipes whatever `produces` says.
+   */
+  csv?: boolean;
 }
 
 /**
