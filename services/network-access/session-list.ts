@@ -21,10 +21,14 @@ const likePattern = (s: string) => `%${s.replace(/[\\%_]/g, '\\$&')}%`;
 /** The last accounting packet of a session: its Interim-Update, or its Start when none came. */
 const LAST_PACKET = 'coalesce(r.acctupdatetime, r.acctstarttime)';
 
-/** Sort keys as SQL, and whether the key grows the other way from the field (older start: longer duration). */
-const SORTS: Record<SessionSort, { expr: string; reversed?: boolean }> = {
-  started_at: { expr: 'r.acctstarttime' },
-  duration: { expr: 'r.acctstarttime', reversed: true },
+/**
+ * Sort keys as SQL, and whether the key grows the other way from the field (older start: longer
+ * duration). The start time keeps PostgreSQL's own null order (last ascending, first descending),
+ * which radacct_open_start_idx holds in both directions; the others put nulls last both ways.
+ */
+const SORTS: Record<SessionSort, { expr: string; reversed?: boolean; indexed?: boolean }> = {
+  started_at: { expr: 'r.acctstarttime', indexed: true },
+  duration: { expr: 'r.acctstarttime', reversed: true, indexed: true },
   username: { expr: 'r.username' },
   subscriber_id: { expr: 's.id' },
   nas: { expr: 'n.shortname' },
@@ -81,7 +85,7 @@ function orderBy(sort: SessionSort, order: 'asc' | 'desc', closed: boolean): str
   const key = closed && sort === 'duration' ? { expr: CLOSED_DURATION } : SORTS[sort];
   const up = (order === 'asc') !== (key.reversed ?? false);
   const dir = up ? 'asc' : 'desc';
-  return `order by ${key.expr} ${dir} nulls last, r.radacctid ${dir}`;
+  return `order by ${key.expr} ${dir}${'indexed' in key ? '' : ' nulls last'}, r.radacctid ${dir}`;
 }
 
 export interface LiveFilter {
