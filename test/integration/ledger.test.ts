@@ -362,6 +362,17 @@ describe('GET /api/transactions', () => {
     expect((await api.get('/api/transactions')).status).toBe(401);
   });
 
+  it('is in the OpenAPI document, JSON and CSV, beside the session routes', async () => {
+    const doc = (await api.get<{ paths: Record<string, Record<string, any>> }>('/api/openapi.json')).body; // eslint-disable-line @typescript-eslint/no-explicit-any -- a document of any shape
+    const op = doc.paths['/api/transactions'].get;
+    expect(Object.keys(op.responses['200'].content)).toEqual(['application/json', 'text/csv']);
+    expect(op.parameters.map((p: { name: string }) => p.name)).toEqual(
+      expect.arrayContaining(['type', 'method', 'subscriber_id', 'reseller_id', 'manager_id', 'from', 'to', 'format']),
+    );
+    expect(Object.keys(doc.paths['/api/sessions'].get.responses['200'].content)).toEqual(['application/json']);
+    expect(doc.paths['/api/subscribers/{id}/sessions'].get).toBeDefined();
+  });
+
   it('refuses bad filters with 400', async () => {
     expect((await api.get('/api/transactions?type=gift', { token: admin })).status).toBe(400);
     expect((await api.get('/api/transactions?from=2025-02-01&to=2025-01-01', { token: admin })).status).toBe(400);

@@ -7,8 +7,10 @@ import { AuditPage } from './audit.js';
 import { api } from './api.js';
 import { t } from './i18n.js';
 import { InvoicePage, InvoicesPage } from './invoices.js';
+import { LedgerPage } from './ledger.js';
 import { match, useRoute } from './router.js';
 import { session } from './session.js';
+import { SessionsPage } from './sessions.js';
 import { SubscriberPage } from './subscriber.js';
 import { NewSubscriberPage, SubscribersPage } from './subscribers.js';
 import { SecondStep, TwoFactorPage } from './two-factor.js';
@@ -48,6 +50,8 @@ function SignIn() {
 const NAV = [
   ['#/subscribers', 'Subscribers', () => session.can('subscribers.view')],
   ['#/invoices', 'Invoices', () => true],
+  ['#/ledger', 'Ledger', () => true],
+  ['#/sessions', 'Live sessions', () => session.can('subscribers.view')],
   ['#/resellers', 'Resellers', () => session.isAdminOrReseller],
   ['#/plans', 'Plans', () => true],
   ['#/nas', 'Access servers', () => session.isAdmin],
@@ -68,6 +72,8 @@ const PAGES = [
   ['/subscribers/:id', () => SubscriberPage, 'Subscriber'],
   ['/invoices', () => InvoicesPage, 'Invoices'],
   ['/invoices/:id', () => InvoicePage, 'Invoice'],
+  ['/ledger', () => LedgerPage, 'Ledger'],
+  ['/sessions', () => SessionsPage, 'Live sessions'],
   ['/resellers', () => ResellersPage, 'Resellers'],
   ['/plans', () => PlansPage, 'Plans'],
   ['/nas', () => NasPage, 'Access servers'],
