@@ -137,12 +137,18 @@ export function livePageStatement(
   offset: number,
 ): Statement {
   const p = new Params();
-  const { conds } = liveConditions(scope, f, p);
+  const { conds, needsSubscriber } = liveConditions(scope, f, p);
   const stale = `${LAST_PACKET} < now() - make_interval(secs => ${p.add(f.staleAfterSeconds)})`;
-  const text = `select ${columns('now()', 'extract(epoch from now() - r.acctstarttime)')}, coalesce(${stale}, false) as stale
-    from radacct r ${SUBSCRIBER_JOIN} ${NAS_JOIN}
-    where ${conds.join(' and ')}
-    ${orderBy(sort, order, false)} limit ${p.add(limit)} offset ${p.add(offset)}`;
+  const select = `select ${columns('now()', 'extract(epoch from now() - r.acctstarttime)')}, coalesce(${stale}, false) as stale`;
+  const orderSql = orderBy(sort, order, false);
+  const page = `limit ${p.add(limit)} offset ${p.add(offset)}`;
+  // Sorted by radacct's own columns with no filter on the subscriber: the page is cut from radacct
+  // alone and only its rows are joined (a sort by bytes joined every open session first).
+  const text =
+    needsSubscriber || sort === 'subscriber_id' || sort === 'nas'
+      ? `${select} from radacct r ${SUBSCRIBER_JOIN} ${NAS_JOIN} where ${conds.join(' and ')} ${orderSql} ${page}`
+      : `${select} from (select * from radacct r where ${conds.join(' and ')} ${orderSql} ${page}) r
+          ${SUBSCRIBER_JOIN} ${NAS_JOIN} ${orderSql}`;
   return { text, values: p.values };
 }
 
