@@ -349,7 +349,7 @@ export function createGatewayService(): ServiceSchema {
           for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
           const produces = def.produces ?? 'json';
           if (produces === 'json' && def.csv && result instanceof Readable) {
-            // The route's CSV answer: the action named its type and file.
+            // The route's CSV answer (`http.csv`): the action named its type and file.
             res.statusCode = status;
             result.on('error', (err) => this.sendError(req, res, err));
             result.pipe(res);

@@ -36,20 +36,24 @@ function parameters(schema: JsonSchema | undefined, where: 'path' | 'query') {
   }));
 }
 
+const CSV_CONTENT = { 'text/csv': { schema: { type: 'string' } } };
+
 function successContent(def: RouteDef) {
+  return def.csv ? { ...jsonContent(def), ...CSV_CONTENT } : jsonContent(def);
+}
+
+function jsonContent(def: RouteDef) {
   if (def.produces === 'raw-json') return { 'application/json': { schema: { type: 'object' } } };
   if (def.produces === 'pdf') return { 'application/pdf': { schema: { type: 'string', format: 'binary' } } };
   if (def.produces === 'html') return { 'text/html': { schema: { type: 'string' } } };
   if (def.produces === 'text') return { 'text/plain': { schema: { type: 'string' } } };
-  const csv = def.csv ? { 'text/csv': { schema: { type: 'string' } } } : {};
   if (def.data)
     return {
       'application/json': {
         schema: { ...envelopeSuccess, properties: { ...(envelopeSuccess.properties as object), data: def.data } },
       },
-      ...csv,
     };
-  return { 'application/json': { schema: envelopeSuccess }, ...csv };
+  return { 'application/json': { schema: envelopeSuccess } };
 }
 
 /** OpenAPI 3.1, built from the same route declarations and schemas the gateway validates with. */

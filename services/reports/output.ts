@@ -4,7 +4,7 @@
  */
 import type { Readable } from 'node:stream';
 import { pgPool } from '../../shared/db/client';
-import { cursorRows, csvStream, type CsvValue } from '../../shared/http/csv';
+import { csvHeaders, cursorRows, csvStream, wantsCsv, type CsvValue } from '../../shared/http/csv';
 import type { Meta } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
 
@@ -29,18 +29,9 @@ export interface Format {
   format?: 'json' | 'csv';
 }
 
-/** `?format=csv` wins; without `format`, an Accept header that names text/csv asks for CSV. */
-export function wantsCsv(params: Format, meta: Meta): boolean {
-  if (params.format) return params.format === 'csv';
-  return /(^|,)\s*text\/csv\b/i.test(meta.accept ?? '');
-}
-
 export async function answer<Row>(params: Format, meta: Meta, q: ReportQuery<Row>): Promise<ActionResult | Readable> {
-  if (wantsCsv(params, meta)) {
-    meta.$responseHeaders = {
-      'Content-Type': 'text/csv; charset=utf-8',
-      'Content-Disposition': `attachment; filename="${q.name}.csv"`,
-    };
+  if (wantsCsv(params.format, meta.accept)) {
+    meta.$responseHeaders = csvHeaders(`${q.name}.csv`);
     const rows = cursorRows<Row>(q.text, q.values);
     return csvStream(
       q.columns.map((c) => ({ header: c, value: (row: Row) => q.view(row)[c] })),

@@ -505,6 +505,12 @@ export const transactions = pgTable(
     index('transactions_reseller_idx').on(t.resellerId),
     index('transactions_invoice_idx').on(t.invoiceId),
     index('transactions_username_idx').on(t.username),
+    // GET /api/transactions pages newest first, alone or per reseller or manager (docs/ledger-and-sessions.md).
+    // The trailing columns (order is fixed by created_at, id) let a tree, type or method filter skip
+    // a deep page's rows inside the index, without reading them from the table.
+    index('transactions_created_idx').on(t.createdAt, t.id, t.resellerId, t.type, t.method),
+    index('transactions_reseller_created_idx').on(t.resellerId, t.createdAt, t.id),
+    index('transactions_created_by_idx').on(t.createdBy, t.createdAt, t.id),
     // Reports (migration 0047, docs/reports.md): payments over a date range (the revenue report by plan);
     // a reseller's balance movements in time order (its statement).
     index('transactions_payment_created_idx')
@@ -543,6 +549,32 @@ export const ledgerDaily = pgTable(
       .where(sql`not ${t.folded}`),
   ],
 );
+
+/**
+ * The ledger's sums per UTC day and key, so the totals of GET /api/transactions read a few rows per
+ * day instead of every transaction (docs/ledger-and-sessions.md). Statement triggers on
+ * `transactions` (migration 0048) append signed deltas to ledger_total_deltas without locking any
+ * row; the ledger service moves them into ledger_totals every second. A sum over both tables equals
+ * the same sum over the ledger at every moment.
+ */
+const ledgerSumColumns = () => ({
+  day: date('day').notNull(),
+  resellerId: integer('reseller_id'),
+  type: text('type').notNull(),
+  method: text('method'),
+  createdBy: integer('created_by'),
+  currency: char('currency', { length: 3 }).notNull(),
+  n: bigint('n', { mode: 'number' }).notNull(),
+  incoming: money('incoming').notNull(),
+  outgoing: money('outgoing').notNull(),
+});
+
+export const ledgerTotals = pgTable('ledger_totals', ledgerSumColumns(), (t) => [
+  unique('ledger_totals_key').on(t.day, t.resellerId, t.type, t.method, t.createdBy, t.currency).nullsNotDistinct(),
+  index('ledger_totals_reseller_idx').on(t.resellerId, t.day),
+]);
+
+export const ledgerTotalDeltas = pgTable('ledger_total_deltas', ledgerSumColumns());
 
 export const invoicePayments = pgTable(
   'invoice_payments',
@@ -973,6 +1005,10 @@ export const radacct = pgTable(
       .where(sql`${t.acctstoptime} is null`),
     index('radacct_username_start_idx').on(t.username, t.acctstarttime),
     index('radacct_start_idx').on(t.acctstarttime),
+    // GET /api/sessions' default order (newest first) reads the online set in order and stops at a page.
+    index('radacct_open_start_idx')
+      .on(t.acctstarttime)
+      .where(sql`${t.acctstoptime} is null`),
   ],
 );
 

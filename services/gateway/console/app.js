@@ -12,8 +12,10 @@ import { DashboardPage } from './dashboard.js';
 import { t } from './i18n.js';
 import { InvoicePage, InvoicesPage } from './invoices.js';
 import { ReportsPage } from './reports.js';
+import { LedgerPage } from './ledger.js';
 import { match, useRoute } from './router.js';
 import { session } from './session.js';
+import { SessionsPage } from './sessions.js';
 import { SubscriberPage } from './subscriber.js';
 import { NewSubscriberPage, SubscribersPage } from './subscribers.js';
 import { SecondStep, TwoFactorPage } from './two-factor.js';
@@ -55,6 +57,8 @@ const NAV = [
   ['#/subscribers', 'Subscribers', () => session.can('subscribers.view')],
   ['#/invoices', 'Invoices', () => true],
   ['#/reports', 'Reports', () => session.isAdminOrReseller],
+  ['#/ledger', 'Ledger', () => true],
+  ['#/sessions', 'Live sessions', () => session.can('subscribers.view')],
   ['#/resellers', 'Resellers', () => session.isAdminOrReseller],
   ['#/plans', 'Plans', () => true],
   ['#/cards', 'Prepaid cards', () => session.isAdminOrReseller],
@@ -79,6 +83,8 @@ const PAGES = [
   ['/subscribers/:id', () => SubscriberPage, 'Subscriber'],
   ['/invoices', () => InvoicesPage, 'Invoices'],
   ['/invoices/:id', () => InvoicePage, 'Invoice'],
+  ['/ledger', () => LedgerPage, 'Ledger'],
+  ['/sessions', () => SessionsPage, 'Live sessions'],
   ['/resellers', () => ResellersPage, 'Resellers'],
   ['/plans', () => PlansPage, 'Plans'],
   ['/cards', () => CardsPage, 'Prepaid cards'],

@@ -6,6 +6,7 @@ import { invoiceActionsFor, InvoiceTable } from './invoices.js';
 import { options, plans, resellers } from './lookups.js';
 import { go } from './router.js';
 import { session } from './session.js';
+import { ClosedSessions } from './sessions.js';
 import { subscriberFields } from './subscribers.js';
 import { useState } from 'preact/hooks';
 import { blockedReasonText, fieldLabel, t } from './i18n.js';
@@ -346,6 +347,7 @@ export function SubscriberPage({ id }) {
         ${usage && !session.can('subscribers.view_graph') && html`<${Chart} title="Daily download, last 30 days" data=${usage} />`}
         ${session.can('subscribers.view_graph') ? html`<${BandwidthSection} id=${s.id} />` : html`<p class="muted">Bandwidth charts need the subscribers.view_graph permission.</p>`}
       </section>
+      ${session.can('subscribers.view') && html`<${ClosedSessions} id=${s.id} />`}
       <${BandwidthRules} id=${s.id} />
       <${Notifications} id=${s.id} />
       ${
