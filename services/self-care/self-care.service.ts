@@ -4,9 +4,10 @@
  * through the operators' own actions, run for that subscriber with the subscriber as actor.
  */
 import type { ServiceSchema } from 'moleculer';
+import { accountActions } from './account.actions';
 import { signInActions } from './sign-in.actions';
 
 export const selfCareService: ServiceSchema = {
   name: 'self-care',
-  actions: { ...signInActions },
+  actions: { ...signInActions, ...accountActions },
 };
