@@ -21,6 +21,7 @@ export function planView(p: PlanRow) {
     fup_tiers: p.fupTiers,
     pool_name: p.poolName,
     mac_binding: p.macBinding,
+    self_service: p.selfService,
     created_at: isoTimestamp(p.createdAt),
   };
 }

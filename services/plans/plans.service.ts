@@ -67,6 +67,7 @@ export const plansService: ServiceSchema = {
                 fupTiers: p.fup_tiers ?? [],
                 poolName: p.pool_name || null,
                 macBinding: p.mac_binding ?? false,
+                selfService: p.self_service ?? false,
               })
               .returning();
             await writePlanGroupReply(tx, inserted.id, inserted);
@@ -167,6 +168,7 @@ export const plansService: ServiceSchema = {
                 fupTiers: p.fup_tiers ?? current.fupTiers,
                 poolName: p.pool_name === undefined ? current.poolName : p.pool_name || null,
                 macBinding: p.mac_binding ?? current.macBinding,
+                selfService: p.self_service ?? current.selfService,
                 updatedAt: sql`now()`,
               })
               .where(eq(services.id, current.id))

@@ -22,6 +22,8 @@ export const planFields = {
   rate_limit: { ...rateLimitText, type: ['string', 'null'] },
   pool_name: { type: ['string', 'null'], maxLength: 64, pattern: '^[A-Za-z0-9_.-]*$' },
   mac_binding: { type: 'boolean' },
+  /** Subscribers may move to it themselves in self-care (docs/self-care.md). */
+  self_service: { type: 'boolean' },
   fup_tiers: { type: 'array', items: fupTier, maxItems: 3 },
 } as const;
 

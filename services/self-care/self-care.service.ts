@@ -5,9 +5,10 @@
  */
 import type { ServiceSchema } from 'moleculer';
 import { accountActions } from './account.actions';
+import { changeActions } from './changes.actions';
 import { signInActions } from './sign-in.actions';
 
 export const selfCareService: ServiceSchema = {
   name: 'self-care',
-  actions: { ...signInActions, ...accountActions },
+  actions: { ...signInActions, ...accountActions, ...changeActions },
 };
