@@ -19,6 +19,7 @@ import { networkAccessSchemas } from '../services/network-access';
 import { notifierSchemas } from '../services/notifier';
 import { pdfRendererSchemas } from '../services/pdf-renderer';
 import { plansService } from '../services/plans/plans.service';
+import { selfCareSchemas } from '../services/self-care';
 import { resellersService } from '../services/resellers/resellers.service';
 import { settingsService } from '../services/settings/settings.service';
 import { subscribersSchemas } from '../services/subscribers';
@@ -39,6 +40,7 @@ export const UNITS: Record<string, () => ServiceSchema[]> = {
     settingsService,
     ...importSchemas,
     ...backupsSchemas,
+    ...selfCareSchemas,
   ],
   'network-access': () => networkAccessSchemas,
   'pdf-renderer': () => pdfRendererSchemas,

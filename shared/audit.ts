@@ -26,10 +26,12 @@ export interface AuditEntry {
 
 export interface Actor {
   managerId: number | null;
-  /** `anonymous`: a sign-in that failed before anyone was known. */
-  actorType: 'manager' | 'api_key' | 'system' | 'anonymous';
+  /** `anonymous`: a sign-in that failed before anyone was known; `subscriber`: self-care. */
+  actorType: 'manager' | 'api_key' | 'system' | 'anonymous' | 'subscriber';
   apiKeyId: number | null;
   ip: string | null;
+  /** The subscriber acting through self-care (actor_type `subscriber`). */
+  actorSubscriberId?: number | null;
 }
 
 let writing = true;
@@ -49,6 +51,15 @@ export function auditWriting(): boolean {
 
 /** No caller, or one acting for no manager (systemAuth, as the lifecycle sweep acts): the system. */
 export function actorOf(auth: Auth | undefined): Actor {
+  if (auth?.subscriberId !== undefined) {
+    return {
+      managerId: null,
+      actorType: 'subscriber',
+      apiKeyId: null,
+      ip: auth.ip ?? null,
+      actorSubscriberId: auth.subscriberId,
+    };
+  }
   if (!auth || auth.managerId == null) return { managerId: null, actorType: 'system', apiKeyId: null, ip: null };
   return {
     managerId: auth.managerId,
@@ -90,8 +101,8 @@ export async function recordAuditRows(tx: DbOrTx, auth: Auth | undefined, entrie
     details: e.details ?? {},
   }));
   await tx.execute(sql`
-    insert into audit_log (manager_id, actor_type, api_key_id, ip, action, entity, entity_id, reseller_id, details)
-    select ${a.managerId}::int, ${a.actorType}, ${a.apiKeyId}::int, ${a.ip}, r.action, r.entity, r.entity_id, r.reseller_id, r.details
+    insert into audit_log (manager_id, actor_type, api_key_id, actor_subscriber_id, ip, action, entity, entity_id, reseller_id, details)
+    select ${a.managerId}::int, ${a.actorType}, ${a.apiKeyId}::int, ${a.actorSubscriberId ?? null}::int, ${a.ip}, r.action, r.entity, r.entity_id, r.reseller_id, r.details
       from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
         as r(action text, entity text, entity_id int, reseller_id int, details jsonb)`);
 }

@@ -35,6 +35,8 @@ export interface Config {
   loginFailuresPerUsername: number;
   loginFailuresPerAddress: number;
   loginLockSeconds: number;
+  /** Lifetime of a subscriber's self-care token (docs/self-care.md). */
+  selfCareTokenTtlSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -92,6 +94,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     loginFailuresPerUsername: intVar(env, 'LOGIN_FAILURES_PER_USERNAME', 5, 1),
     loginFailuresPerAddress: intVar(env, 'LOGIN_FAILURES_PER_ADDRESS', 20, 1),
     loginLockSeconds: intVar(env, 'LOGIN_LOCK_SECONDS', 900, 1),
+    selfCareTokenTtlSeconds: intVar(env, 'SELF_CARE_TOKEN_TTL_SECONDS', 1800, 60),
   };
 }
 

@@ -252,6 +252,15 @@ export const FAILURES = {
   twoFactorNotStarted: { status: 409, message: 'no two-factor enrolment in progress; start one first' },
   twoFactorNotEnabled: { status: 409, message: 'two-factor sign-in is not enabled' },
 
+  // Self-care (docs/self-care.md).
+  selfCareDisabled: { status: 403, message: 'self-care is turned off' },
+  selfCareFeatureOff: { status: 403, message: (feature: string) => `${feature} is turned off in self-care` },
+  signInCodeRejected: { status: 401, message: 'invalid or expired code' },
+  currentPasswordWrong: { status: 400, message: 'current_password is incorrect' },
+  planNotSelfService: { status: 403, message: 'this plan is not offered for self-service' },
+  topupNotOffered: { status: 400, message: 'gb is not one of the data top-ups offered' },
+  walletShort: { status: 402, message: 'wallet balance does not cover the price' },
+
   // 5xx: something the caller cannot fix is not working.
   internal: { status: 500, message: 'internal server error' },
   routerApiFailed: {

@@ -213,6 +213,61 @@ export const SETTING_DEFS = {
     default: [] as string[],
     description: 'Currencies the provider may charge (empty: any); an invoice in another has no Pay button',
   },
+  self_care_enabled: {
+    schema: { type: 'boolean' },
+    default: true,
+    description: 'Subscribers sign in at /my with their PPPoE username and password (docs/self-care.md)',
+  },
+  self_care_code_sign_in: {
+    schema: { type: 'boolean' },
+    default: false,
+    description: 'Self-care also signs in with a one-time code sent to the phone over the chat channel',
+  },
+  self_care_payments: {
+    schema: { type: 'boolean' },
+    default: true,
+    description: 'Self-care: pay invoices online through the payment provider',
+  },
+  self_care_renew: { schema: { type: 'boolean' }, default: true, description: 'Self-care: renew early' },
+  self_care_topup: {
+    schema: { type: 'boolean' },
+    default: true,
+    description: 'Self-care: buy a data top-up of self_care_data_topups from the wallet',
+  },
+  self_care_redeem: { schema: { type: 'boolean' }, default: true, description: 'Self-care: redeem a recharge card' },
+  self_care_change_plan: {
+    schema: { type: 'boolean' },
+    default: true,
+    description: 'Self-care: move to a plan marked self_service',
+  },
+  self_care_password: {
+    schema: { type: 'boolean' },
+    default: true,
+    description: 'Self-care: change the PPPoE password',
+  },
+  self_care_auto_renew: {
+    schema: { type: 'boolean' },
+    default: true,
+    description: 'Self-care: turn auto-renew on or off',
+  },
+  self_care_data_topups: {
+    schema: {
+      type: 'array',
+      maxItems: 20,
+      items: {
+        type: 'object',
+        properties: {
+          gb: { type: 'number', exclusiveMinimum: 0, maximum: 100000 },
+          price: { type: 'number', minimum: 0, maximum: 1e9 },
+        },
+        required: ['gb', 'price'],
+        additionalProperties: false,
+      },
+    },
+    default: [] as { gb: number; price: number }[],
+    description:
+      'Data top-ups a subscriber may buy in self-care, priced in the system currency and paid from the wallet',
+  },
 } satisfies Record<string, SettingDef>;
 
 export type SettingKey = keyof typeof SETTING_DEFS;

@@ -24,6 +24,7 @@ export function planView(p: PlanRow) {
     delegated_ipv6_pool: p.delegatedIpv6Pool,
     mac_binding: p.macBinding,
     vendor_attributes: p.vendorAttributes,
+    self_service: p.selfService,
     created_at: isoTimestamp(p.createdAt),
   };
 }

@@ -36,6 +36,7 @@ function view(r: AuditRow) {
     actor_type: r.actorType,
     manager_id: r.managerId,
     api_key_id: r.apiKeyId,
+    subscriber_id: r.actorSubscriberId,
     ip: r.ip,
     action: r.action,
     target_type: r.entity,

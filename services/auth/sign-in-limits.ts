@@ -7,27 +7,21 @@
  * A try is counted before its password or code is checked and given back when it proves right, so
  * a burst of concurrent guesses gets no more of them checked than the limit (issue 43).
  */
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { recordAudit, recordAuditAs } from '../../shared/audit';
+import { TryLimiter } from '../../shared/auth/try-limits';
 import { config } from '../../shared/config';
 import { db } from '../../shared/db/client';
-import { fail } from '../../shared/failures';
 import type { Ctx } from '../../shared/http/context';
 
-let limiters: { username: RateLimiterMemory; address: RateLimiterMemory } | undefined;
-function limits() {
+let limiter: TryLimiter | undefined;
+function limits(): TryLimiter {
   const cfg = config();
-  limiters ??= {
-    username: new RateLimiterMemory({ points: cfg.loginFailuresPerUsername, duration: cfg.loginLockSeconds }),
-    address: new RateLimiterMemory({ points: cfg.loginFailuresPerAddress, duration: cfg.loginLockSeconds }),
-  };
-  return limiters;
-}
-
-/** Gives one try back. Not below zero: a window that ended meanwhile must not credit the next one. */
-async function refund(limiter: RateLimiterMemory, key: string): Promise<void> {
-  const { consumedPoints } = await limiter.reward(key);
-  if (consumedPoints < 0) await limiter.penalty(key, -consumedPoints);
+  limiter ??= new TryLimiter({
+    perName: cfg.loginFailuresPerUsername,
+    perAddress: cfg.loginFailuresPerAddress,
+    seconds: cfg.loginLockSeconds,
+  });
+  return limiter;
 }
 
 export interface FailedAttempt {
@@ -55,23 +49,8 @@ export interface SignInTry {
  * before its promise settles, so no other request can slip in between the count and its check.
  */
 export async function startTry(ctx: Ctx<unknown>, username: string): Promise<SignInTry> {
-  const l = limits();
+  const counted = await limits().start(ctx, username);
   const ip = ctx.meta.ip ?? 'unknown';
-  const name = username.toLowerCase();
-  const [byName, byAddress] = await Promise.allSettled([l.username.consume(name), l.address.consume(ip)]);
-  const refused = [byName, byAddress].flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
-  const giveBack = async () => {
-    await Promise.all([refund(l.username, name), refund(l.address, ip)]);
-  };
-  if (refused.length) {
-    const other = refused.find((r) => !(r instanceof RateLimiterRes));
-    if (other) throw other;
-    // A refused try is not checked, so it does not count either.
-    await giveBack();
-    const waitMs = Math.max(...refused.map((r: RateLimiterRes) => r.msBeforeNext));
-    ctx.meta.$responseHeaders = { 'Retry-After': String(Math.max(1, Math.ceil(waitMs / 1000))) };
-    throw fail('loginLocked');
-  }
   return {
     async failed(attempt) {
       const entry = {
@@ -83,9 +62,7 @@ export async function startTry(ctx: Ctx<unknown>, username: string): Promise<Sig
       if (ctx.meta.auth) await recordAudit(db(), { ...ctx.meta.auth, ip }, entry);
       else await recordAuditAs(db(), { managerId: null, actorType: 'anonymous', apiKeyId: null, ip }, entry);
     },
-    giveBack,
-    async signedIn() {
-      await Promise.all([l.username.delete(name), refund(l.address, ip)]);
-    },
+    giveBack: counted.giveBack,
+    signedIn: counted.signedIn,
   };
 }

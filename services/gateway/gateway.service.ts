@@ -28,6 +28,7 @@ import { apiKeyLookup, isApiKey } from '../../shared/auth/api-keys';
 import { RevocationList } from './revocations';
 import { RouteTable, routesOf, type RegisteredAction, type ServedRoute } from './route-registry';
 import { jsonBody } from './validation';
+import { authenticateSubscriber } from './subscriber-auth';
 
 interface GatewayThis extends Service {
   front: HttpFront;
@@ -304,6 +305,13 @@ export function createGatewayService(): ServiceSchema {
           if (limit !== 'none') await this.consumeRateLimit(limit, ip, res);
           if (def.action === 'gateway.metrics') requireMetricsToken(req, cfg.metricsToken);
           const verified = def.auth === 'jwt' ? await this.authenticate(req, ip, res) : undefined;
+          // Self-care routes take a subscriber's token and nothing else (docs/self-care.md).
+          const subscriber =
+            def.auth === 'subscriber'
+              ? await authenticateSubscriber(req.headers.authorization, cfg.jwtSecret, (jti) =>
+                  this.revocations.has(jti),
+                )
+              : undefined;
           // require_two_factor: a manager without it got a token that can only set it up (docs/two-factor.md).
           if (verified?.enrolOnly && !def.enrolment) throw fail('twoFactorEnrolmentRequired');
           const auth = verified && { ...verified, ip };
@@ -329,6 +337,7 @@ export function createGatewayService(): ServiceSchema {
           );
           ctxOfRequest = ctx;
           ctx.meta.auth = auth;
+          if (subscriber) ctx.meta.subscriber = subscriber;
           ctx.meta.ip = ip;
           ctx.meta.route = route.key;
           if (def.rawBody) {

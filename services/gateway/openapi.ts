@@ -61,7 +61,7 @@ export function buildOpenApi(routes: RouteDef[], serverUrl: string): Record<stri
   const paths: Record<string, Record<string, unknown>> = {};
   for (const def of routes) {
     const oaPath = def.path.replace(/:([A-Za-z_]+)/g, '{$1}');
-    const errors = { ...COMMON_ERRORS, ...(def.auth === 'jwt' ? JWT_ERRORS : {}), ...(def.errors ?? {}) };
+    const errors = { ...COMMON_ERRORS, ...(def.auth === 'public' ? {} : JWT_ERRORS), ...(def.errors ?? {}) };
     const responses: Record<string, unknown> = {
       [String(def.success ?? 200)]: { description: 'Success', content: successContent(def) },
     };
@@ -88,6 +88,7 @@ export function buildOpenApi(routes: RouteDef[], serverUrl: string): Record<stri
     }
     if (def.body) op.requestBody = { required: true, content: { 'application/json': { schema: def.body } } };
     if (def.auth === 'jwt') op.security = [{ bearer: [] }];
+    else if (def.auth === 'subscriber') op.security = [{ subscriber: [] }];
     else op.security = [];
     (paths[oaPath] ??= {})[def.method.toLowerCase()] = op;
   }
@@ -99,7 +100,17 @@ export function buildOpenApi(routes: RouteDef[], serverUrl: string): Record<stri
       description: 'Envelope: { success, data, pagination? } or { success: false, message }.',
     },
     servers: [{ url: serverUrl }],
-    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+    components: {
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+        subscriber: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description: "A subscriber's self-care token (POST /api/my/login); /api/my routes only",
+        },
+      },
+    },
     paths,
   };
 }

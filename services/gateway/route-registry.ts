@@ -35,6 +35,12 @@ export function routesOf(actions: RegisteredAction[], warn: (msg: string) => voi
       );
       continue;
     }
+    const selfCare = match[2] === '/api/my' || match[2].startsWith('/api/my/');
+    // A subscriber token works on /api/my only, and only it (or no token) does there.
+    if ((action.http.auth === 'subscriber') !== selfCare && !(selfCare && action.http.auth === 'public')) {
+      warn(`action ${action.name}: /api/my routes take auth 'subscriber' or 'public', and only they take 'subscriber'`);
+      continue;
+    }
     routes.push({ ...action.http, method: match[1] as HttpMethod, path: match[2], action: action.name });
   }
   return routes;

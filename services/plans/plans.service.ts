@@ -86,6 +86,7 @@ export const plansService: ServiceSchema = {
                 delegatedIpv6Pool: p.delegated_ipv6_pool || null,
                 macBinding: p.mac_binding ?? false,
                 vendorAttributes: templates ?? {},
+                selfService: p.self_service ?? false,
               })
               .returning();
             await writePlanGroupReply(tx, inserted.id, inserted);
@@ -191,6 +192,7 @@ export const plansService: ServiceSchema = {
                   p.delegated_ipv6_pool === undefined ? current.delegatedIpv6Pool : p.delegated_ipv6_pool || null,
                 macBinding: p.mac_binding ?? current.macBinding,
                 vendorAttributes: templates ?? current.vendorAttributes,
+                selfService: p.self_service ?? current.selfService,
                 updatedAt: sql`now()`,
               })
               .where(eq(services.id, current.id))

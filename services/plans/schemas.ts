@@ -26,6 +26,8 @@ export const planFields = {
   framed_ipv6_pool: { type: ['string', 'null'], maxLength: 64, pattern: '^[A-Za-z0-9_.-]*$' },
   delegated_ipv6_pool: { type: ['string', 'null'], maxLength: 64, pattern: '^[A-Za-z0-9_.-]*$' },
   mac_binding: { type: 'boolean' },
+  /** Subscribers may move to it themselves in self-care (docs/self-care.md). */
+  self_service: { type: 'boolean' },
   fup_tiers: { type: 'array', items: fupTier, maxItems: 3 },
   /** Extra reply pairs per NAS vendor, one `Attribute op "value"` a line (checked against the dictionary). */
   vendor_attributes: {

@@ -1,5 +1,13 @@
 /** Request schemas of the subscriber routes, declared on their actions in subscribers.service.ts and bulk.service.ts. */
-import { idParams, idSchema, isoDate, object, paginationProperties, type Infer } from '../../shared/http/schemas';
+import {
+  idParams,
+  idSchema,
+  isoDate,
+  object,
+  paginationProperties,
+  subscriberPassword,
+  type Infer,
+} from '../../shared/http/schemas';
 import type { JsonSchema } from '../../shared/http/route';
 
 const text = (maxLength: number) => ({ type: ['string', 'null'], maxLength }) as const;
@@ -7,7 +15,7 @@ const text = (maxLength: number) => ({ type: ['string', 'null'], maxLength }) as
 /** Fields of create and update. Username, MAC and address shapes are checked in the action, for messages that say what a valid one looks like. */
 export const subscriberFields = {
   username: { type: 'string', minLength: 1, maxLength: 128 },
-  password: { type: 'string', minLength: 1, maxLength: 128 },
+  password: subscriberPassword,
   service_id: idSchema,
   full_name: text(200),
   phone: { type: ['string', 'null'], maxLength: 32, pattern: '^\\+?[0-9][0-9 ().-]{2,30}$' },

@@ -17,6 +17,11 @@ export interface Auth {
   amr?: string[];
   /** A token that may only set up two-factor sign-in (setting require_two_factor): other routes answer 403. */
   enrolOnly?: boolean;
+  /**
+   * Set when a subscriber acts through self-care (docs/self-care.md): the operators' use case runs
+   * for that one subscriber, and its audit row names the subscriber as actor.
+   */
+  subscriberId?: number;
 }
 
 /**
@@ -27,4 +32,23 @@ export interface Auth {
  */
 export function systemAuth(jti: string, managerId: number | null = null): Auth {
   return { managerId: managerId as number, role: 'admin', resellerId: null, permissions: [], jti, exp: 0 };
+}
+
+/**
+ * A subscriber acting on its own account through self-care (docs/self-care.md). The self-care
+ * service alone builds it, always for the signed-in subscriber's own id, and hands it to the
+ * operators' use cases with that id only: the scope is the one subscriber, enforced by self-care;
+ * the use case records the subscriber as the actor.
+ */
+export function subscriberActor(subscriberId: number, jti: string, ip?: string): Auth {
+  return {
+    managerId: null as unknown as number,
+    role: 'admin',
+    resellerId: null,
+    permissions: [],
+    jti,
+    exp: 0,
+    subscriberId,
+    ...(ip ? { ip } : {}),
+  };
 }

@@ -68,7 +68,10 @@ export function verifyToken(token: string, secret: string): VerifiedToken {
     tv,
     amr,
     enrol_only: enrolOnly,
+    aud,
   } = payload as Record<string, unknown>;
+  // A token with an audience is another kind (a subscriber's self-care token): never a manager's.
+  if (aud !== undefined) throw new Error('token of another audience');
   const managerId = Number(sub);
   if (!Number.isInteger(managerId) || managerId <= 0) throw new Error('bad sub claim');
   if (typeof role !== 'string' || !(ROLES as readonly string[]).includes(role)) throw new Error('bad role claim');

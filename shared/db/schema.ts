@@ -171,6 +171,8 @@ export const services = pgTable(
     macBinding: boolean('mac_binding').notNull().default(false),
     /** Extra reply pairs per NAS vendor (`{ cisco: 'Cisco-AVPair += "..."' }`), checked against the dictionary (shared/vendors). */
     vendorAttributes: jsonb('vendor_attributes').$type<Record<string, string>>().notNull().default({}),
+    /** A subscriber may move to this plan through self-care (POST /api/my/change-plan, docs/self-care.md). */
+    selfService: boolean('self_service').notNull().default(false),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     deletedAt: timestamp('deleted_at', { withTimezone: true }),
@@ -664,6 +666,20 @@ export const notifications = pgTable(
   ],
 );
 
+/**
+ * One-time sign-in codes of self-care (docs/self-care.md): at most one live code per subscriber,
+ * kept as an HMAC under a key derived from ENCRYPTION_KEY, single use, 5 minutes, 5 tries.
+ */
+export const selfCareCodes = pgTable('self_care_codes', {
+  subscriberId: integer('subscriber_id')
+    .primaryKey()
+    .references(() => subscribers.id, { onDelete: 'cascade' }),
+  codeHash: text('code_hash').notNull(),
+  tries: smallint('tries').notNull().default(0),
+  expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+  createdAt: createdAt(),
+});
+
 // ---------------------------------------------------------------- operations
 
 /** Invoices per reseller, kept by triggers in the writing transaction (migration 0008): exact list totals. */
@@ -884,6 +900,8 @@ export const auditLog = pgTable(
     details: jsonb('details').notNull().default({}),
     actorType: text('actor_type').notNull().default('manager'),
     apiKeyId: integer('api_key_id'),
+    /** The subscriber who acted through self-care (actor_type `subscriber`, docs/self-care.md). */
+    actorSubscriberId: integer('actor_subscriber_id'),
     ip: text('ip'),
     resellerId: integer('reseller_id'),
     createdAt: createdAt(),

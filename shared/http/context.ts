@@ -3,8 +3,17 @@ import type { Auth } from '../auth/claims';
 import { requireAuth } from '../auth/policy';
 
 /** What the gateway puts in `ctx.meta`, and what an action may set for the response. */
+/** The signed-in subscriber of a self-care route (docs/self-care.md), as the gateway verified it. */
+export interface SubscriberCaller {
+  subscriberId: number;
+  jti: string;
+  exp: number;
+}
+
 export interface Meta {
   auth?: Auth;
+  /** Self-care routes only (`auth: 'subscriber'`); never set together with `auth`. */
+  subscriber?: SubscriberCaller;
   ip?: string;
   /** Routes declaring `rawBody`: the body as received and the request's headers (no credentials). */
   rawBody?: string;

@@ -21,8 +21,11 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
  * registry at run time, so a route is served and documented wherever its service runs.
  */
 export interface HttpRoute {
-  /** `public`: no token. `jwt`: a valid, unrevoked token of an active manager. */
-  auth: 'public' | 'jwt';
+  /**
+   * `public`: no token. `jwt`: a valid, unrevoked token of an active manager. `subscriber`: a
+   * subscriber's self-care token, on `/api/my/*` only (docs/self-care.md); no other token works there.
+   */
+  auth: 'public' | 'jwt' | 'subscriber';
   /** Who may call it, as the OpenAPI document states it (the action enforces it through policy). */
   access: RouteAccess;
   summary: string;
@@ -74,7 +77,12 @@ export interface HttpRoute {
  * Permissions named inside the words are written as `${Permission}` placeholders, so they are checked too.
  */
 export type RouteAccess =
-  Permission | `${Permission} (${string})` | `admin${string}` | `any authenticated${string}` | `none${string}`;
+  | Permission
+  | `${Permission} (${string})`
+  | `admin${string}`
+  | `any authenticated${string}`
+  | `none${string}`
+  | `subscriber${string}`;
 
 // Every action's `http` is typed where it is declared, so a misspelled permission fails to compile.
 declare module 'moleculer' {

@@ -61,6 +61,9 @@ export const freshCodeProperty = <const W extends string>(when: W) =>
     description: `a current TOTP or recovery code of the caller's own two-factor sign-in; required, when the caller has it on, ${when}`,
   }) as const;
 
+/** A subscriber's PPPoE password, as POST /api/subscribers and self-care's password change take it. */
+export const subscriberPassword = { type: 'string', minLength: 1, maxLength: 128 } as const;
+
 export const moneyAmount = { type: 'number', minimum: 0, maximum: 1e12 } as const;
 
 /** A closed object schema; its literal type keeps the property schemas and the required names. */

@@ -1,0 +1,213 @@
+/**
+ * Self-care writes (issue 40, docs/self-care.md): renew, data top-up, card, plan change and
+ * password, each through the operators' action with the subscriber as audit actor.
+ */
+import { and, eq } from 'drizzle-orm';
+import { decrypt } from '../../shared/auth/secrets';
+import { auditLog, invoices, onlineCheckouts, radcheck, subscribers } from '../../shared/db/schema';
+import { StripeDouble } from '../sim/stripe-double';
+import { admin, selfCareWorld, type SelfCareWorld } from './self-care-fixtures';
+
+let w: SelfCareWorld;
+let stripe: StripeDouble;
+const GB = 1024 ** 3;
+const daysFromToday = (n: number) => new Date(Date.now() + n * 86_400_000).toISOString().slice(0, 10);
+const row = async (id: number) => (await w.t.db.select().from(subscribers).where(eq(subscribers.id, id)))[0];
+const audits = (action: string, id: number) =>
+  w.t.db
+    .select()
+    .from(auditLog)
+    .where(and(eq(auditLog.action, action), eq(auditLog.entityId, id)));
+
+async function fund(id: number, amount: number) {
+  const res = await w.api.post(`/api/subscribers/${id}/add-balance`, { amount }, { token: admin });
+  expect(res.status).toBe(200);
+}
+
+beforeAll(async () => {
+  w = await selfCareWorld();
+  stripe = new StripeDouble('sk_test_sc_actions');
+  await stripe.start();
+});
+afterAll(async () => {
+  await stripe?.stop();
+  await w?.t.close();
+});
+
+describe('renew', () => {
+  it('from the wallet when it covers the price, as the subscriber; not twice a day', async () => {
+    const sub = await w.mkSub();
+    await w.t.db
+      .update(subscribers)
+      .set({ expiryDate: daysFromToday(3) })
+      .where(eq(subscribers.id, sub.id));
+    await fund(sub.id, 10);
+    const tok = await w.signIn(sub.username, sub.password);
+    const res = await w.api.post('/api/my/renew', {}, { token: tok });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ renewed: true, expiry_date: daysFromToday(33) });
+    const after = await row(sub.id);
+    expect(after.walletBalance).toBe(0);
+    const [inv] = await w.t.db.select().from(invoices).where(eq(invoices.id, res.body.data.invoice_id));
+    expect(inv).toMatchObject({ subscriberId: sub.id, status: 'paid', total: 1000 });
+    expect(await audits('subscriber.renew', sub.id)).toMatchObject([
+      { actorType: 'subscriber', actorSubscriberId: sub.id, managerId: null },
+    ]);
+    const again = await w.api.post('/api/my/renew', {}, { token: tok });
+    expect(again.status).toBe(409);
+    expect(again.body.message).toBe('already renewed today');
+  });
+
+  it('a checkout for the price when the wallet falls short', async () => {
+    const sub = await w.mkSub();
+    const tok = await w.signIn(sub.username, sub.password);
+    expect((await w.api.post('/api/my/renew', {}, { token: tok })).status).toBe(409);
+    await w.setSettings({
+      payment_provider: 'stripe',
+      stripe_secret_key: 'sk_test_sc_actions',
+      stripe_webhook_secret: 'whsec_sc_actions',
+      stripe_api_base_url: stripe.baseUrl,
+      allow_private_targets: true,
+    });
+    const res = await w.api.post('/api/my/renew', {}, { token: tok });
+    expect(res.status).toBe(200);
+    expect(res.body.data.renewed).toBe(false);
+    const [c] = await w.t.db.select().from(onlineCheckouts).where(eq(onlineCheckouts.subscriberId, sub.id));
+    expect(c).toMatchObject({ purpose: 'renewal', amount: 1000, url: res.body.data.url });
+  });
+});
+
+describe('data top-up', () => {
+  it('an offered size, paid from the wallet, adds the extra quota', async () => {
+    const sub = await w.mkSub();
+    const tok = await w.signIn(sub.username, sub.password);
+    await w.setSettings({ self_care_data_topups: [{ gb: 5, price: 3 }] });
+    const offers = await w.api.get('/api/my/topup-data', { token: tok });
+    expect(offers.body.data).toEqual([{ gb: 5, price: 3, currency: 'USD' }]);
+    const notOffered = await w.api.post('/api/my/topup-data', { gb: 7 }, { token: tok });
+    expect(notOffered.status).toBe(400);
+    const short = await w.api.post('/api/my/topup-data', { gb: 5 }, { token: tok });
+    expect(short.status).toBe(402);
+    expect(short.body.message).toBe('wallet balance does not cover the price');
+    expect((await w.t.db.select().from(invoices).where(eq(invoices.subscriberId, sub.id))).length).toBe(0);
+    await fund(sub.id, 4);
+    const ok = await w.api.post('/api/my/topup-data', { gb: 5 }, { token: tok });
+    expect(ok.status).toBe(200);
+    const after = await row(sub.id);
+    expect(after.extraQuotaBytes).toBe(5 * GB);
+    expect(after.walletBalance).toBe(100);
+    const [inv] = await w.t.db.select().from(invoices).where(eq(invoices.id, ok.body.data.invoice_id));
+    expect(inv).toMatchObject({ status: 'paid', total: 300, subscriberId: sub.id });
+    expect(await audits('subscriber.topup_data', sub.id)).toMatchObject([{ actorType: 'subscriber' }]);
+  });
+});
+
+describe('recharge card', () => {
+  it('a money card credits my wallet; a wrong PIN is refused', async () => {
+    const sub = await w.mkSub();
+    const tok = await w.signIn(sub.username, sub.password);
+    const made = await w.api.post('/api/cards/batches', { count: 1, value: 7 }, { token: admin });
+    expect(made.status).toBe(201);
+    const pin = (made.body.csv as string).trim().split('\n')[1].split(',')[1];
+    const wrong = await w.api.post('/api/my/redeem-card', { pin: '0000-0000-0000' }, { token: tok });
+    expect(wrong.status).toBe(400);
+    const ok = await w.api.post('/api/my/redeem-card', { pin }, { token: tok });
+    expect(ok.status).toBe(200);
+    expect(ok.text).not.toContain(pin);
+    expect((await row(sub.id)).walletBalance).toBe(700);
+    const [redeemed] = await w.t.db.select().from(auditLog).where(eq(auditLog.action, 'card.redeem'));
+    expect(redeemed).toMatchObject({ actorType: 'subscriber', actorSubscriberId: sub.id });
+    const used = await w.api.post('/api/my/redeem-card', { pin }, { token: tok });
+    expect(used.status).toBe(409);
+  });
+});
+
+describe('plan change', () => {
+  it('only to self-service plans, with the proration shown first', async () => {
+    const mk = async (name: string, price: number, selfService: boolean) => {
+      const p = await w.api.post(
+        '/api/services',
+        { name, price, duration_days: 30, currency: 'USD', self_service: selfService },
+        { token: admin },
+      );
+      expect(p.status).toBe(201);
+      expect(p.body.data.self_service).toBe(selfService);
+      await w.api.post(
+        `/api/resellers/${w.reseller}/service-limits`,
+        { service_id: p.body.data.id, max_subscribers: null },
+        { token: admin },
+      );
+      return p.body.data.id as number;
+    };
+    const fast = await mk('fast', 20, true);
+    const hidden = await mk('staff', 1, false);
+    const sub = await w.mkSub();
+    await w.t.db
+      .update(subscribers)
+      .set({ expiryDate: daysFromToday(15) })
+      .where(eq(subscribers.id, sub.id));
+    const tok = await w.signIn(sub.username, sub.password);
+    const plans = await w.api.get('/api/my/plans', { token: tok });
+    expect(plans.body.data.map((p: { id: number; current: boolean }) => [p.id, p.current])).toEqual([
+      [w.plan, true],
+      [fast, false],
+    ]);
+    for (const id of [hidden, w.plan, 999999]) {
+      expect((await w.api.get(`/api/my/change-plan?service_id=${id}`, { token: tok })).status).toBe(403);
+      expect((await w.api.post('/api/my/change-plan', { service_id: id }, { token: tok })).status).toBe(403);
+    }
+    const quote = await w.api.get(`/api/my/change-plan?service_id=${fast}`, { token: tok });
+    expect(quote.status).toBe(200);
+    expect(quote.body.data).toMatchObject({ subscriber_id: sub.id, service_id: fast, days_remaining: 15 });
+    const due = quote.body.data.net_amount_due as number;
+    expect(due).toBeGreaterThan(0);
+    const moved = await w.api.post('/api/my/change-plan', { service_id: fast }, { token: tok });
+    expect(moved.status).toBe(200);
+    expect(moved.body.data.plan).toMatchObject({ id: fast, name: 'fast' });
+    const bills = await w.t.db.select().from(invoices).where(eq(invoices.subscriberId, sub.id));
+    expect(bills.map((b) => b.amount)).toEqual([Math.round(due * 100)]);
+    expect(await audits('subscriber.change_service', sub.id)).toMatchObject([{ actorType: 'subscriber' }]);
+  });
+});
+
+describe('password', () => {
+  it('checks the current one, applies the create rules, ends every earlier token and disconnects', async () => {
+    const sub = await w.mkSub();
+    const tok = await w.signIn(sub.username, sub.password);
+    const second = await w.signIn(sub.username, sub.password);
+    const wrong = await w.api.post(
+      '/api/my/password',
+      { current_password: 'nope', new_password: 'brand-new-1' },
+      { token: tok },
+    );
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.message).toBe('current_password is incorrect');
+    const tooLong = await w.api.post(
+      '/api/my/password',
+      { current_password: sub.password, new_password: 'x'.repeat(129) },
+      { token: tok },
+    );
+    expect(tooLong.status).toBe(400);
+    const ok = await w.api.post(
+      '/api/my/password',
+      { current_password: sub.password, new_password: 'brand-new-1' },
+      { token: tok },
+    );
+    expect(ok.status).toBe(200);
+    expect(ok.text).not.toContain('brand-new-1');
+    expect(decrypt((await row(sub.id)).passwordEnc)).toBe('brand-new-1');
+    const check = await w.t.db.select().from(radcheck).where(eq(radcheck.username, sub.username));
+    expect(check.some((c) => c.attribute === 'NT-Password')).toBe(true);
+    for (const old of [tok, second]) {
+      const res = await w.api.get('/api/my/account', { token: old });
+      expect(res.body.message).toBe('token revoked');
+    }
+    expect((await w.api.get('/api/my/account', { token: ok.body.data.token })).status).toBe(200);
+    expect((await w.api.post('/api/my/login', { username: sub.username, password: sub.password })).status).toBe(401);
+    expect((await w.api.post('/api/my/login', { username: sub.username, password: 'brand-new-1' })).status).toBe(200);
+    const [update] = await audits('subscriber.update', sub.id);
+    expect(update).toMatchObject({ actorType: 'subscriber', actorSubscriberId: sub.id });
+    expect(JSON.stringify(update.details)).not.toContain('brand-new-1');
+    expect(await audits('subscriber.disconnect', sub.id)).toMatchObject([{ actorType: 'subscriber' }]);
+  });
+});
