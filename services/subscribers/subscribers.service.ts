@@ -41,9 +41,14 @@ import { updateSubscriber } from './use-cases/update-subscriber';
 import { governedFieldsText } from './governed-fields';
 import { removeSubscriberPermanently } from './use-cases/remove-subscriber-permanently';
 import { FAILURES, failure } from '../../shared/failures';
+import { normaliseStoredPhones } from './phone-backfill';
 
 export const subscribersService: ServiceSchema = {
   name: 'subscribers',
+  async started() {
+    const changed = await normaliseStoredPhones(db());
+    if (changed) this.logger.info('stored phones normalised to E.164', { changed });
+  },
   actions: {
     list: {
       rest: 'GET /api/subscribers',

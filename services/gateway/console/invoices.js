@@ -64,25 +64,26 @@ export function InvoiceTable({ rows }) {
 /** On a subscriber's page: quick-pay oldest first, consolidate, and an ad-hoc invoice. */
 export function invoiceActionsFor(s, reload) {
   return [
-    html`<${ActionDialog} label="Quick pay" title="Pay open invoices, oldest first" fields=${[
-      {
-        name: 'amount',
-        label: t('Amount ({currency})', { currency: s.currency }),
-        type: 'number',
-        min: 0.01,
-        required: true,
-      },
-      {
-        name: 'method',
-        label: 'Method',
-        type: 'select',
-        options: opt(METHODS.filter((m) => m !== 'wallet')),
-        value: 'cash',
-        required: true,
-      },
-      { name: 'reference', label: 'Reference' },
-      { name: 'notes', label: 'Notes', type: 'textarea' },
-    ]}
+    session.canInvoice('invoices.pay') &&
+      html`<${ActionDialog} label="Quick pay" title="Pay open invoices, oldest first" fields=${[
+        {
+          name: 'amount',
+          label: t('Amount ({currency})', { currency: s.currency }),
+          type: 'number',
+          min: 0.01,
+          required: true,
+        },
+        {
+          name: 'method',
+          label: 'Method',
+          type: 'select',
+          options: opt(METHODS.filter((m) => m !== 'wallet')),
+          value: 'cash',
+          required: true,
+        },
+        { name: 'reference', label: 'Reference' },
+        { name: 'notes', label: 'Notes', type: 'textarea' },
+      ]}
       confirm="The amount pays the oldest open invoices first; any excess is credited to the wallet."
       run=${(v) => api('POST', `/api/invoices/quick-pay/${s.id}`, { body: v })}
       showResult=${(
@@ -93,7 +94,8 @@ export function invoiceActionsFor(s, reload) {
           ['amount', 'Amount', (a) => money(a.amount, s.currency)],
         ]} />`}
       onDone=${reload} />`,
-    html`<${ActionDialog} label="Consolidate" title="Merge pending invoices"
+    session.canInvoice('invoices.consolidate') &&
+      html`<${ActionDialog} label="Consolidate" title="Merge pending invoices"
       fields=${[{ name: 'notes', label: 'Notes on the merged invoice', type: 'textarea' }]}
       confirm="Every pending invoice of this subscriber is merged into one new invoice; the originals are voided."
       run=${(v) => api('POST', `/api/invoices/consolidate/${s.id}`, { body: v })}
@@ -101,25 +103,26 @@ export function invoiceActionsFor(s, reload) {
         notify(`Merged into ${res.data.consolidated_invoice.invoice_number}`);
         reload();
       }} />`,
-    html`<${ActionDialog} label="New invoice" title="Ad-hoc invoice" fields=${[
-      { name: 'description', label: 'Item', required: true },
-      { name: 'qty', label: 'Quantity', type: 'number', min: 0.001, value: 1, required: true },
-      {
-        name: 'unit_price',
-        label: t('Unit price ({currency})', { currency: s.currency }),
-        type: 'number',
-        min: 0,
-        required: true,
-      },
-      { name: 'due_date', label: 'Due date', type: 'date' },
-      { name: 'notes', label: 'Notes', type: 'textarea' },
-    ]}
+    session.canInvoice('invoices.create') &&
+      html`<${ActionDialog} label="New invoice" title="Ad-hoc invoice" fields=${[
+        { name: 'description', label: 'Item', required: true },
+        { name: 'qty', label: 'Quantity', type: 'number', min: 0.001, value: 1, required: true },
+        {
+          name: 'unit_price',
+          label: t('Unit price ({currency})', { currency: s.currency }),
+          type: 'number',
+          min: 0,
+          required: true,
+        },
+        { name: 'due_date', label: 'Due date', type: 'date' },
+        { name: 'notes', label: 'Notes', type: 'textarea' },
+      ]}
       run=${({ description, qty, unit_price, ...rest }) => api('POST', '/api/invoices', { body: { subscriber_id: s.id, items: [{ description, qty, unit_price }], ...rest } })}
       onDone=${(res) => {
         notify(`Invoice ${res.data.invoice_number} created`);
         reload();
       }} />`,
-  ];
+  ].filter(Boolean);
 }
 
 export function InvoicesPage({ query }) {
@@ -210,7 +213,6 @@ export function InvoicePage({ id }) {
   const state = useLoad(() => api('GET', `/api/invoices/${id}`), [id]);
   return html`<${Loaded} state=${state}>${(res) => {
     const inv = res.data;
-    const writable = session.isAdminOrReseller;
     const open = inv.status !== 'paid' && inv.status !== 'void';
     return html`<section>
       <div class="page-head">
@@ -219,7 +221,7 @@ export function InvoicePage({ id }) {
       </div>
       <div class="toolbar" role="group" aria-label="Invoice actions">
         ${
-          writable &&
+          session.canInvoice('invoices.pay') &&
           open &&
           html`<${ActionDialog} label="Record payment" fields=${[
             {
@@ -243,7 +245,7 @@ export function InvoicePage({ id }) {
           }} />`
         }
         ${
-          writable &&
+          session.canInvoice('invoices.send') &&
           html`<${ActionDialog} label="Send by chat" title="Send the PDF by WhatsApp or Telegram" fields=${[
             { name: 'combined', label: 'Send one PDF of all open invoices', type: 'checkbox' },
             { name: 'phone', label: "Phone (default: the subscriber's)", type: 'tel' },
@@ -253,7 +255,7 @@ export function InvoicePage({ id }) {
           onDone=${() => notify('Sent')} />`
         }
         ${
-          writable &&
+          session.canInvoice('invoices.send') &&
           html`<${ActionDialog} label="New public link" confirm="The current public link and QR code stop working."
           run=${() => api('POST', `/api/invoices/${inv.id}/public-token`)} onDone=${() => {
             notify('Public link replaced');
