@@ -8,7 +8,7 @@ import type { ServiceSchema } from 'moleculer';
 import { recordInScope, requirePermission } from '../../shared/auth/policy';
 import { decrypt } from '../../shared/auth/secrets';
 import { db } from '../../shared/db/client';
-import { dailyUsage, resellers, services, subscribers } from '../../shared/db/schema';
+import { dailyUsage, nas, resellers, services, subscribers } from '../../shared/db/schema';
 import { creditWallet, quoteServiceChange } from '../../shared/billing';
 import { addDays, GB_BYTES, todayIso } from '../../shared/domain/subscriber';
 import type { Ctx } from '../../shared/http/context';
@@ -42,6 +42,7 @@ import { governedFieldsText } from './governed-fields';
 import { removeSubscriberPermanently } from './use-cases/remove-subscriber-permanently';
 import { FAILURES, failure } from '../../shared/failures';
 import { normaliseStoredPhones } from './phone-backfill';
+import { lastRouterAction } from './router-outcomes';
 
 export const subscribersService: ServiceSchema = {
   name: 'subscribers',
@@ -88,11 +89,17 @@ export const subscribersService: ServiceSchema = {
           .where(and(eq(dailyUsage.subscriberId, row.id), gte(dailyUsage.date, since)))
           .orderBy(asc(dailyUsage.date));
         const view = subscriberView(row, plan.currency);
+        const [lastNas] =
+          row.lastNasId === null
+            ? []
+            : await db().select({ name: nas.shortname }).from(nas).where(eq(nas.id, row.lastNasId));
         const effective = (own: string | null, planned: string | null) =>
           (own ?? planned) === null ? null : Number(own ?? planned);
         return {
           data: {
             ...view,
+            last_nas_name: lastNas?.name ?? null,
+            last_router_action: await lastRouterAction(db(), row.id),
             service: planView(plan),
             reseller: resellerView(reseller),
             counters: {

@@ -5,9 +5,10 @@
  */
 import { eq, sql } from 'drizzle-orm';
 import { INVOICE_PERMISSIONS } from '../../shared/auth/permissions';
-import { resellers, settings, subscribers, transactions } from '../../shared/db/schema';
+import { coaOutcomes, nas, resellers, settings, subscribers, transactions } from '../../shared/db/schema';
 import { normaliseStoredPhones } from '../../services/subscribers/phone-backfill';
 import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
+import { waitFor } from '../helpers/wait';
 import { seedPlan, seedReseller, seedSubscriber } from './billing-fixtures';
 
 let t: TestApp;
@@ -310,5 +311,108 @@ describe('phones in E.164', () => {
       { id: b.id, phone: 'ask at desk' },
     ]);
     expect(await normaliseStoredPhones(t.db)).toBe(0);
+  });
+});
+
+describe('names beside ids, and what the routers answered', () => {
+  let R: typeof resellers.$inferSelect;
+  let plan: number;
+  beforeAll(async () => {
+    R = await seedReseller(t.db, { name: 'Named Shop' });
+    plan = (await seedPlan(t.db, { price: 1000, name: 'Home 20M' })).id;
+  });
+
+  it('invoices carry subscriber_username and reseller_name in the list and the detail', async () => {
+    const s = await seedSubscriber(t.db, { resellerId: R.id, serviceId: plan, username: 'named@isp' });
+    const id = (await api.post('/api/invoices', { subscriber_id: s.id, items: [line] }, admin)).body.data.id;
+    const one = await api.get(`/api/invoices/${id}`, admin);
+    expect(one.body.data).toMatchObject({
+      subscriber_id: s.id,
+      subscriber_username: 'named@isp',
+      reseller_name: 'Named Shop',
+    });
+    const list = await api.get(`/api/invoices?subscriber_id=${s.id}`, admin);
+    expect(list.body.data.map((i: Record<string, unknown>) => [i.subscriber_username, i.reseller_name])).toEqual([
+      ['named@isp', 'Named Shop'],
+    ]);
+    // A rename shows at once: names are read when the invoice is shown.
+    await api.put(`/api/resellers/${R.id}`, { name: 'Renamed Shop' }, admin);
+    expect((await api.get(`/api/invoices/${id}`, admin)).body.data.reseller_name).toBe('Renamed Shop');
+  });
+
+  it('audit rows name the manager and the target', async () => {
+    const s = await seedSubscriber(t.db, { resellerId: R.id, serviceId: plan, username: 'audited@isp' });
+    const manager = token('reseller', { resellerId: R.id, permissions: ['subscribers.edit'] });
+    expect((await api.put(`/api/subscribers/${s.id}`, { full_name: 'Audited' }, { token: manager })).status).toBe(200);
+    const rows = await api.get(`/api/audit?target_type=subscriber&target_id=${s.id}`, admin);
+    expect(rows.body.data[0]).toMatchObject({
+      action: 'subscriber.update',
+      target_name: 'audited@isp',
+      manager_name: expect.stringMatching(/^test-token-/),
+    });
+  });
+
+  it("a subscriber shows its last access server by name and its last router action's outcome", async () => {
+    // Through the API: the detail decrypts the password, which a seeded row does not hold.
+    const s = (await api.post('/api/subscribers', { username: 'routed@isp', password: 'pw', service_id: plan }, admin))
+      .body.data;
+    const [router] = await t.db
+      .insert(nas)
+      .values({ nasname: '10.9.9.9', shortname: 'tower-east', secret: 's' })
+      .returning();
+    await t.db.update(subscribers).set({ lastNasId: router.id }).where(eq(subscribers.id, s.id));
+    const before = await api.get(`/api/subscribers/${s.id}`, admin);
+    expect([before.status, before.body.message]).toEqual([200, undefined]);
+    expect(before.body.data).toMatchObject({
+      last_nas_id: router.id,
+      last_nas_name: 'tower-east',
+      last_router_action: null,
+    });
+    await t.db.insert(coaOutcomes).values({
+      source: 'event',
+      action: 'disconnect',
+      subscriberId: s.id,
+      username: s.username,
+      reason: 'disable',
+      outcome: 'failed',
+    });
+    const after = await api.get(`/api/subscribers/${s.id}`, admin);
+    expect(after.body.data.last_router_action).toMatchObject({
+      action: 'disconnect',
+      outcome: 'failed',
+      reason: 'disable',
+    });
+  });
+
+  it("a bulk deactivation's job counts the routers' answers: ok, failed, waiting", async () => {
+    const subs = await Promise.all([1, 2, 3].map(() => seedSubscriber(t.db, { resellerId: R.id, serviceId: plan })));
+    const ids = subs.map((s) => s.id);
+    const run = await api.post('/api/subscribers/bulk-action', { ids, action: 'disable', payload: {} }, admin);
+    expect(run.body.data.succeeded).toEqual(ids);
+    const [{ id: jobId }] = (await t.db.execute<{ id: number }>(sql`select id from bulk_jobs order by id desc limit 1`))
+      .rows;
+    // Offline subscribers: network-access answers `offline` for each disconnect the job queued.
+    const settled = await waitFor('router answers', async () => {
+      const job = (await api.get(`/api/subscribers/bulk-jobs/${jobId}`, admin)).body.data;
+      return job.router?.pending === 0 && job;
+    });
+    expect(settled.router).toEqual({ ok: 3, failed: 0, pending: 0, by_outcome: { offline: 3 } });
+    // A later failed disconnect of one of them (the router refused): counted as failed.
+    await t.db.insert(coaOutcomes).values({
+      source: 'request',
+      action: 'disconnect',
+      subscriberId: ids[0],
+      username: subs[0].username,
+      outcome: 'failed',
+      createdAt: new Date(Date.now() + 1000),
+    });
+    const job = (await api.get(`/api/subscribers/bulk-jobs/${jobId}`, admin)).body.data;
+    expect(job.router).toEqual({ ok: 2, failed: 1, pending: 0, by_outcome: { offline: 2, failed: 1 } });
+    // A job that disconnects nobody has no router part.
+    const renamed = await api.post('/api/subscribers/bulk-action', { ids, action: 'reset_mac', payload: {} }, admin);
+    expect(renamed.status).toBe(200);
+    const [{ id: quiet }] = (await t.db.execute<{ id: number }>(sql`select id from bulk_jobs order by id desc limit 1`))
+      .rows;
+    expect((await api.get(`/api/subscribers/bulk-jobs/${quiet}`, admin)).body.data.router).toBeNull();
   });
 });

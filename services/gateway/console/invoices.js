@@ -50,8 +50,10 @@ export function InvoiceTable({ rows }) {
     [
       'subscriber_id',
       'Subscriber',
-      (i) => html`<a href=${href(`/subscribers/${i.subscriber_id}`)}>#${i.subscriber_id}</a>`,
+      (i) =>
+        html`<a href=${href(`/subscribers/${i.subscriber_id}`)}>${i.subscriber_username ?? `#${i.subscriber_id}`}</a>`,
     ],
+    ['reseller_name', 'Reseller'],
     ['issue_date', 'Issued', (i) => date(i.issue_date)],
     ['due_date', 'Due', (i) => date(i.due_date)],
     ['total', 'Total', (i) => money(i.total, i.currency)],
@@ -273,7 +275,8 @@ export function InvoicePage({ id }) {
         <section class="card" aria-labelledby="h-inv"><h2 id="h-inv">${t('Details')}</h2>
           <${KeyValues} data=${{
             ...inv,
-            subscriber: html`<a href=${href(`/subscribers/${inv.subscriber_id}`)}>#${inv.subscriber_id}</a>`,
+            subscriber: html`<a href=${href(`/subscribers/${inv.subscriber_id}`)}>${inv.subscriber_username ?? `#${inv.subscriber_id}`}</a>`,
+            reseller: inv.reseller_name,
             amount: money(inv.amount, inv.currency),
             tax: money(inv.tax_amount, inv.currency),
             total: money(inv.total, inv.currency),
@@ -283,7 +286,7 @@ export function InvoicePage({ id }) {
             public_link: inv.public_url
               ? html`<a href=${inv.public_url} target="_blank" rel="noopener noreferrer">receipt page</a>`
               : null,
-          }} keys=${['subscriber', 'issue_date', 'due_date', 'amount', 'tax', 'total', 'paid', 'balance_due', 'commission', 'paid_at', 'notes', 'public_link']} />
+          }} keys=${['subscriber', 'reseller', 'issue_date', 'due_date', 'amount', 'tax', 'total', 'paid', 'balance_due', 'commission', 'paid_at', 'notes', 'public_link']} />
         </section>
         <section class="card" aria-labelledby="h-items"><h2 id="h-items">${t('Items')}</h2>
           <${Table} rows=${inv.items} columns=${[
