@@ -19,7 +19,7 @@ import * as ops from './operations';
 import { planView, resellerView } from '../../shared/views';
 import { kickChanged, syncAccessRows } from '../../shared/access/radius-rows';
 import { listSubscribers, type ListParams } from './subscriber-list';
-import { subscriberView } from './subscriber-view';
+import { plansById, subscriberView } from './subscriber-view';
 import {
   addBalanceBody,
   addDaysBody,
@@ -335,11 +335,14 @@ export const subscribersService: ServiceSchema = {
           serviceField: 'service_id',
         });
         const money = (v: number) => fromMinor(v, q.currency);
+        const plans = await plansById(db(), [q.oldServiceId, q.newServiceId]);
         return {
           data: {
             subscriber_id: row.id,
             current_service_id: q.oldServiceId,
+            current_service_name: plans.get(q.oldServiceId)?.name ?? null,
             service_id: q.newServiceId,
+            service_name: plans.get(q.newServiceId)?.name ?? null,
             currency: q.currency,
             days_remaining: q.daysRemaining,
             old_unused_credit: money(q.oldUnusedCredit),

@@ -384,6 +384,19 @@ describe('names beside ids, and what the routers answered', () => {
     });
   });
 
+  it('a plan-change quote names both plans', async () => {
+    const s = (await api.post('/api/subscribers', { username: 'quoted@isp', password: 'pw', service_id: plan }, admin))
+      .body.data;
+    const other = (await seedPlan(t.db, { price: 2000, name: 'Home 50M' })).id;
+    const quote = await api.get(`/api/subscribers/${s.id}/calculate-change-service-price?service_id=${other}`, admin);
+    expect(quote.body.data).toMatchObject({
+      current_service_id: plan,
+      current_service_name: 'Home 20M',
+      service_id: other,
+      service_name: 'Home 50M',
+    });
+  });
+
   it("a bulk deactivation's job counts the routers' answers: ok, failed, waiting", async () => {
     const subs = await Promise.all([1, 2, 3].map(() => seedSubscriber(t.db, { resellerId: R.id, serviceId: plan })));
     const ids = subs.map((s) => s.id);

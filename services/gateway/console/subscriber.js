@@ -71,6 +71,19 @@ const FIELD_PERMISSION = {
 const editableField = (f) =>
   f.name !== 'username' && (!(f.name in FIELD_PERMISSION) || session.can(FIELD_PERMISSION[f.name]));
 
+/** A plan-change quote with its plans by name (the API gives `*_name` beside `*_id`). */
+function planNames(res) {
+  const { current_service_name, service_name, subscriber_id: _id, ...data } = res.data;
+  return {
+    ...res,
+    data: {
+      ...data,
+      current_service_id: current_service_name ?? data.current_service_id,
+      service_id: service_name ?? data.service_id,
+    },
+  };
+}
+
 /** The last thing a router was asked about this subscriber, and its answer (coa_outcomes). */
 function routerActionText(a) {
   if (!a) return null;
@@ -147,7 +160,7 @@ function actionsFor(s, lk, reload) {
         },
       ]}
       submitLabel="Calculate" run=${(v) => api('GET', `/api/subscribers/${s.id}/calculate-change-service-price`, { query: v })}
-      showResult=${(res) => html`<${Result} res=${res} />`} />`,
+      showResult=${(res) => html`<${Result} res=${planNames(res)} />`} />`,
     ],
     [
       'subscribers.inactivate',
