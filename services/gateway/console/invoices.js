@@ -1,7 +1,7 @@
 /** Invoices: the list and its filters, one invoice with items and payments, payments, PDF and chat. */
 import { useEffect, useState } from 'preact/hooks';
 import { api } from './api.js';
-import { t } from './i18n.js';
+import { addTexts, t } from './i18n.js';
 import { options, resellers } from './lookups.js';
 import { go, href } from './router.js';
 import { session } from './session.js';
@@ -20,6 +20,16 @@ import {
   Table,
   useLoad,
 } from './ui.js';
+
+// POST /api/invoices/:id/void (docs/operators-first-day.md).
+addTexts({
+  ar: {
+    'Void invoice': 'إلغاء الفاتورة',
+    'The invoice stays on record and stops counting; nobody paid it.':
+      'تبقى الفاتورة في السجل ولا تُحتسب؛ لم يدفعها أحد.',
+    'Invoice voided': 'أُلغيت الفاتورة',
+  },
+});
 
 const STATUSES = ['pending', 'partial', 'paid', 'overdue', 'void'];
 const METHODS = ['cash', 'card', 'bank', 'wallet', 'prepaid_card', 'other'];
@@ -261,6 +271,16 @@ export function InvoicePage({ id }) {
           html`<${ActionDialog} label="New public link" confirm="The current public link and QR code stop working."
           run=${() => api('POST', `/api/invoices/${inv.id}/public-token`)} onDone=${() => {
             notify('Public link replaced');
+            state.reload();
+          }} />`
+        }
+        ${
+          session.canInvoice('invoices.void') &&
+          open &&
+          inv.paid_amount === 0 &&
+          html`<${ActionDialog} label="Void invoice" danger confirm="The invoice stays on record and stops counting; nobody paid it."
+          run=${() => api('POST', `/api/invoices/${inv.id}/void`)} onDone=${() => {
+            notify(t('Invoice voided'));
             state.reload();
           }} />`
         }
