@@ -36,7 +36,7 @@ export const SETTING_DEFS = {
       'Country (ISO 3166 alpha-2) of phone numbers written without a country code: phones are stored in E.164 from it',
   },
   default_reseller_id: {
-    schema: { type: ['integer', 'null'], minimum: 1 },
+    schema: { type: ['integer', 'null'], minimum: 1, maximum: 2147483647 },
     default: null as number | null,
     description:
       'Reseller of the subscribers an admin or operator staff creates without reseller_id; "Direct subscribers" is created the first time one is needed (docs/operators-first-day.md)',

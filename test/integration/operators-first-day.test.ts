@@ -59,6 +59,7 @@ describe('default reseller of direct subscribers', () => {
       success: false,
       message: 'default_reseller_id not found',
     });
+    expect((await api.put('/api/settings', { default_reseller_id: 1e308 }, admin)).status).toBe(400);
     expect((await api.put('/api/settings', { default_reseller_id: other.id }, admin)).status).toBe(200);
     const direct = await api.post(
       '/api/subscribers',
