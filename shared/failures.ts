@@ -184,6 +184,7 @@ export const FAILURES = {
   },
   invoicePaid: { status: 409, message: 'cannot delete paid invoice' },
   invoiceHasPayments: { status: 409, message: 'cannot delete an invoice with payments' },
+  voidHasPayments: { status: 409, message: 'invoice has payments: void is for an invoice nobody paid' },
   consolidationNeedsTwo: { status: 409, message: 'at least two pending invoices are needed to consolidate' },
   consolidationCurrencies: { status: 409, message: 'pending invoices are in different currencies' },
   consolidationTaxRates: { status: 409, message: 'pending invoices have different tax rates' },

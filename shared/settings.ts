@@ -30,6 +30,18 @@ export const SETTING_DEFS = {
     default: 'USD',
     description: 'System currency (ISO 4217)',
   },
+  default_country: {
+    schema: { type: 'string', pattern: '^[A-Z]{2}$' },
+    default: 'IQ',
+    description:
+      'Country (ISO 3166 alpha-2) of phone numbers written without a country code: phones are stored in E.164 from it',
+  },
+  default_reseller_id: {
+    schema: { type: ['integer', 'null'], minimum: 1, maximum: 2147483647 },
+    default: null as number | null,
+    description:
+      'Reseller of the subscribers an admin or operator staff creates without reseller_id; "Direct subscribers" is created the first time one is needed (docs/operators-first-day.md)',
+  },
   default_tax_rate: {
     schema: { type: 'number', minimum: 0, maximum: 100 },
     default: 0,

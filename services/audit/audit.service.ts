@@ -13,6 +13,7 @@ import { FAILURES } from '../../shared/failures';
 import { pageOf, type Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
 import { idSchema, isoTimestamp, object, type Infer } from '../../shared/http/schemas';
+import { auditNames } from './audit-names';
 
 const auditQuery = object({
   /** A manager's id: its own writes and those of its keys. */
@@ -29,18 +30,21 @@ type AuditQuery = Infer<typeof auditQuery>;
 
 type AuditRow = typeof auditLog.$inferSelect;
 
-function view(r: AuditRow) {
+function view(r: AuditRow, names: Awaited<ReturnType<typeof auditNames>>[number]) {
   return {
     id: r.id,
     at: isoTimestamp(r.createdAt),
     actor_type: r.actorType,
     manager_id: r.managerId,
+    manager_name: names.manager_name,
     api_key_id: r.apiKeyId,
     subscriber_id: r.actorSubscriberId,
+    api_key_name: names.api_key_name,
     ip: r.ip,
     action: r.action,
     target_type: r.entity,
     target_id: r.entityId,
+    target_name: names.target_name,
     reseller_id: r.resellerId,
     changes: r.details,
   };
@@ -82,7 +86,8 @@ export const auditService: ServiceSchema = {
           .limit(limit)
           .offset(offset);
         const [{ total }] = await db().select({ total: count() }).from(auditLog).where(where);
-        return { data: rows.map(view), pagination: { page, limit, total } };
+        const names = await auditNames(db(), rows);
+        return { data: rows.map((r, i) => view(r, names[i])), pagination: { page, limit, total } };
       },
     },
   },

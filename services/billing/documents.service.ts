@@ -10,7 +10,7 @@ import type { Service, ServiceSchema } from 'moleculer';
 import { todayUtc, type InvoiceRow } from '../../shared/billing';
 import { recordAudit } from '../../shared/audit';
 import type { Auth } from '../../shared/auth/claims';
-import { recordInScope, requireAdminOrReseller } from '../../shared/auth/policy';
+import { recordInScope, requireInvoicePermission } from '../../shared/auth/policy';
 import { db, pgPool, type DbOrTx } from '../../shared/db/client';
 import { invoices } from '../../shared/db/schema';
 import { FAILURES, fail } from '../../shared/failures';
@@ -42,6 +42,7 @@ import {
   type SendInput,
 } from './document-schemas';
 import { idParams, object, type IdPath } from '../../shared/http/schemas';
+import { writeAccess } from './invoice-schemas';
 
 type DocumentSettings = BrandingSettings & Pick<Settings, 'default_paper_size'>;
 
@@ -154,7 +155,7 @@ async function deliver(
 
 /** What both send routes check first: role, scope, a configured provider (before any render), a recipient. */
 async function prepareSend(ctx: Ctx<SendInput>) {
-  const auth = requireAdminOrReseller(ctx.meta.auth);
+  const auth = requireInvoicePermission(ctx.meta.auth, 'invoices.send');
   const invoice = await recordInScope(
     db(),
     authOf(ctx),
@@ -259,7 +260,7 @@ export const documentsService: ServiceSchema = {
       rest: 'POST /api/invoices/:id/public-token',
       http: {
         auth: 'jwt',
-        access: 'admin or reseller (own tree)',
+        access: writeAccess('invoices.send'),
         summary: 'Rotate the public link: the old URL stops working',
         tag: TAG,
         params: idParams(),
@@ -267,7 +268,7 @@ export const documentsService: ServiceSchema = {
         errors: { 403: "not authorized (role, or outside the caller's tree)", 404: FAILURES.invoiceNotFound.message },
       },
       async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
-        requireAdminOrReseller(ctx.meta.auth);
+        requireInvoicePermission(ctx.meta.auth, 'invoices.send');
         const invoice = await recordInScope(
           db(),
           authOf(ctx),
@@ -298,7 +299,7 @@ export const documentsService: ServiceSchema = {
       rest: 'POST /api/invoices/:id/send-chat',
       http: {
         auth: 'jwt',
-        access: 'admin or reseller (own tree)',
+        access: writeAccess('invoices.send'),
         summary: 'Send the invoice PDF to the subscriber by chat',
         tag: TAG,
         params: idParams(),
@@ -340,7 +341,7 @@ export const documentsService: ServiceSchema = {
       rest: 'POST /api/invoices/:id/send-combined',
       http: {
         auth: 'jwt',
-        access: 'admin or reseller (own tree)',
+        access: writeAccess('invoices.send'),
         summary: "Send one PDF merging the subscriber's open invoices (nothing stored changes)",
         tag: TAG,
         params: idParams(),

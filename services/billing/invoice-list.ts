@@ -41,12 +41,23 @@ export interface ListFilter {
   from?: string;
   to?: string;
   search?: string;
+  /**
+   * The LIKE pattern of the phone a phone-like search names (shared/phone.ts, E.164 or digits):
+   * subscribers whose stored phone matches are matched too.
+   */
+  searchPhone?: string;
   order: 'asc' | 'desc';
   limit: number;
   offset: number;
 }
 
 const likePattern = (s: string) => `%${s.replace(/[\\%_]/g, '\\$&')}%`;
+
+/**
+ * The phone pattern of a search that names no phone: letters only, which no stored phone holds and
+ * whose trigrams the phone index answers at once, so one prepared statement serves both.
+ */
+const NO_PHONE = 'nophone';
 
 /**
  * The part of a search the number's trigram index should look up: after the last `-` when that
@@ -124,7 +135,7 @@ interface SearchSubscribers {
  * read are counted up to the cap: past it, the total is an estimate and the page needs no count
  * (which would look the subscribers up again).
  */
-async function searchSubscribers(search: string): Promise<SearchSubscribers> {
+async function searchSubscribers(search: string, phone: string): Promise<SearchSubscribers> {
   // The full-name index looks up the search's rare word when it has one (name-lookup.ts), `|| ''`
   // keeps the whole pattern's check out of the index.
   const [row] = await namedRows<{
@@ -137,7 +148,7 @@ async function searchSubscribers(search: string): Promise<SearchSubscribers> {
     'billing_search_subscribers',
     `
     with s as materialized (select id from subscribers
-        where username ilike $1 or (full_name ilike $5 and (full_name || '') ilike $1) limit $2 + 1),
+        where username ilike $1 or (full_name ilike $5 and (full_name || '') ilike $1) or phone like $6 limit $2 + 1),
       k as (select count(*) as n, array_agg(id) as ids from s)
     select case when k.n <= $2 then coalesce(k.ids, '{}') end as ids,
       k.n > $2 and (select count(*) from (select 1 from s join invoices i on i.subscriber_id = s.id limit $3) c) = $3 as "overCap",
@@ -149,6 +160,7 @@ async function searchSubscribers(search: string): Promise<SearchSubscribers> {
       EXACT_TOTAL_CAP + 1,
       NUMBER_ALPHABET,
       rareWordPattern(search, nameSample) ?? likePattern(search),
+      phone,
     ],
   );
   return {
@@ -186,6 +198,8 @@ interface Values {
   from?: string;
   to?: string;
   search?: string;
+  /** The phone's LIKE pattern (ListFilter.searchPhone), or NO_PHONE. */
+  searchPhone: string;
   /** Subscribers whose username or full name matches the search. */
   searchSubscribers?: number[];
   /** A broad search known to match more than EXACT_TOTAL_CAP invoices. */
@@ -290,9 +304,11 @@ function numberMatches(p: Params): string {
 function numberSearchSubscribers(p: Params): { matches: string; lowered: string } {
   const pattern = p.add((v) => likePattern(v.search!));
   const word = p.add((v) => rareWordPattern(v.search!, nameSample) ?? likePattern(v.search!));
+  const phone = p.add((v) => v.searchPhone);
   return {
     matches: `select 1 from subscribers s where s.username ilike (select ${pattern}::text)
-      or (s.full_name ilike (select ${word}::text) and (s.full_name || '') ilike (select ${pattern}::text))`,
+      or (s.full_name ilike (select ${word}::text) and (s.full_name || '') ilike (select ${pattern}::text))
+      or s.phone like (select ${phone}::text)`,
     lowered: `(select lower(${pattern}::text))`,
   };
 }
@@ -450,7 +466,8 @@ const statusCounted = (s: Shape) => s.status && !s.subscriber && !s.from && !s.t
 const datesKept = (s: Shape) => (s.from || s.to) && !s.status && !s.subscriber && !s.search;
 /** No status, no subscriber: what the list holds moves only with the generation (list-page-cache.ts). */
 const keepable = (s: Shape) => !s.status && !s.subscriber;
-const keepableFilter = (f: ListFilter) => !f.status && f.subscriberId === undefined;
+// A phone search is not kept: a kept page is checked against invoice and name changes, not phones.
+const keepableFilter = (f: ListFilter) => !f.status && f.subscriberId === undefined && f.searchPhone === undefined;
 const onlySearch = (s: Shape) => s.resellers === 'all' && !!s.search && keepable(s) && !s.from && !s.to;
 
 /**
@@ -815,7 +832,8 @@ async function listPage(
   if (kept) return kept;
   // A number-like search reads its subscribers only when its own statement finds one (numberSearch).
   const guess = f.search !== undefined && numberSearch(f.search) ? NO_SUBSCRIBERS : undefined;
-  let found = guess ?? (f.search === undefined ? undefined : await searchSubscribers(f.search));
+  const phone = f.searchPhone ?? NO_PHONE;
+  let found = guess ?? (f.search === undefined ? undefined : await searchSubscribers(f.search, phone));
   let shape = shapeOf(f, r, found);
   const dateKey = datesKept(shape) ? JSON.stringify([r.ids ?? null, f.from ?? null, f.to ?? null]) : undefined;
   const keptCount = dateKey === undefined ? undefined : dateCounts.get(dateKey);
@@ -827,6 +845,7 @@ async function listPage(
     from: f.from,
     to: f.to,
     search: f.search,
+    searchPhone: phone,
     searchSubscribers: subs?.ids,
     searchOverCap: subs?.overCap,
     searchLowered: subs?.lowered,
@@ -840,7 +859,7 @@ async function listPage(
   let { s, row } = await pageOf(shape, v);
   if (guess && row.subscribers) {
     // A subscriber matches the number-like search: its shape comes from the subscribers after all.
-    found = await searchSubscribers(f.search!);
+    found = await searchSubscribers(f.search!, phone);
     shape = shapeOf(f, r, found);
     v = valuesOf(found);
     ({ s, row } = await pageOf(shape, v));

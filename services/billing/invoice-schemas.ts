@@ -11,9 +11,14 @@ import {
 import { INVOICE_STATUSES } from '../../shared/domain/invoice-state';
 import { PAYMENT_METHODS, type PaymentMethod } from '../../shared/billing/types';
 import { FAILURES } from '../../shared/failures';
+import type { InvoicePermission } from '../../shared/auth/permissions';
 
 export const TAG = 'invoices';
 export const WRITE = 'admin or reseller (own tree)';
+/** An invoice write's rule: its named permission (shared/auth/policy.ts, invoicePermissions). */
+export function writeAccess<P extends InvoicePermission>(permission: P): `${P} (${string})` {
+  return `${permission} (admin, or a reseller-role manager in its own tree that names it or no invoices.* at all)`;
+}
 export const READ = 'any authenticated (scope-filtered)';
 
 /** Money the caller pays: strictly positive (decimals checked against the currency in the action). */

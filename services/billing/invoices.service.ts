@@ -10,6 +10,7 @@ import {
   recordInScope,
   requireAdmin,
   requireAdminOrReseller,
+  requireInvoicePermission,
   resellerInScope,
   scopeFor,
 } from '../../shared/auth/policy';
@@ -20,6 +21,7 @@ import {
   payFifo,
   quoteServiceChange,
   updatePendingInvoice,
+  voidUnpaidInvoice,
 } from '../../shared/billing';
 import { db } from '../../shared/db/client';
 import { invoices } from '../../shared/db/schema';
@@ -30,6 +32,7 @@ import { clientOf } from '../../shared/billing/pg';
 import type { Tx } from '../../shared/db/client';
 import { fromMinor, isCurrency, moneyField } from '../../shared/money';
 import { loadSettings } from '../../shared/settings';
+import { looksLikePhone, phoneSearchTerm } from '../../shared/phone';
 import { idempotentWrite, pruneIdempotencyKeys, requestWrite } from './idempotency';
 import { markOverdue } from '../../shared/billing/overdue';
 import { keepListPages, listInvoicesJson, useNameSample } from './invoice-list';
@@ -38,7 +41,7 @@ import { FOLD_INTERVAL_MS, foldStatusCounts } from './invoice-status-counts';
 import { foldTreeBlockCounts } from './tree-block-counts';
 import { listPageEntriesFromEnv, pruneListChanges } from './list-page-cache';
 import { invoiceHead, invoiceJson, paymentsJson, subscriberHead } from './queries';
-import { READ, TAG, WRITE, readErrors, writeErrors } from './invoice-schemas';
+import { READ, TAG, WRITE, readErrors, writeAccess, writeErrors } from './invoice-schemas';
 import {
   commissionsQuery,
   consolidateBody,
@@ -59,7 +62,7 @@ import type {
   QuickPayInput,
   UpdateInvoiceInput,
 } from './invoice-schemas';
-import { idParams, type IdPath, type Infer } from '../../shared/http/schemas';
+import { idParams, object, type IdPath, type Infer } from '../../shared/http/schemas';
 import { itemsInMinor } from './amounts';
 import { payInvoice } from './use-cases/pay-invoice';
 import { commissionReport } from './use-cases/commissions';
@@ -71,6 +74,13 @@ const DAY_MS = 86_400_000;
 
 async function systemCurrency(): Promise<string> {
   return (await loadSettings(db(), ['currency'])).currency;
+}
+
+/** The LIKE pattern of the phone a phone-like search names, in the operator's country (shared/phone.ts). */
+async function phoneSearchPattern(search: string | undefined): Promise<string | undefined> {
+  if (!search || !looksLikePhone(search)) return undefined;
+  const term = phoneSearchTerm(search, (await loadSettings(db(), ['default_country'])).default_country);
+  return term === undefined ? undefined : `%${term}%`;
 }
 
 /** A write answers with its invoice read back through the API's one JSON view, inside its transaction. */
@@ -120,6 +130,7 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
           from: p.from,
           to: p.to,
           search: p.search,
+          searchPhone: await phoneSearchPattern(p.search),
           order: p.order,
           limit,
           offset,
@@ -149,7 +160,7 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
       rest: 'POST /api/invoices',
       http: {
         auth: 'jwt',
-        access: WRITE,
+        access: writeAccess('invoices.create'),
         summary: 'Create an invoice manually',
         tag: TAG,
         success: 201,
@@ -162,7 +173,7 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         },
       },
       async handler(ctx: Ctx<CreateInvoiceInput>): Promise<ActionResult> {
-        const auth = requireAdminOrReseller(ctx.meta.auth);
+        const auth = requireInvoicePermission(ctx.meta.auth, 'invoices.create');
         const p = ctx.params;
         const subscriber = await recordInScope(
           db(),
@@ -201,7 +212,7 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
       rest: 'PUT /api/invoices/:id',
       http: {
         auth: 'jwt',
-        access: WRITE,
+        access: writeAccess('invoices.edit'),
         summary: 'Edit a pending invoice (items, tax_rate, due_date, notes); totals are recomputed',
         tag: TAG,
         params: idParams(),
@@ -209,7 +220,7 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         errors: { ...writeErrors, 409: 'the invoice is not pending' },
       },
       async handler(ctx: Ctx<IdPath & UpdateInvoiceInput>): Promise<ActionResult> {
-        const auth = requireAdminOrReseller(ctx.meta.auth);
+        const auth = requireInvoicePermission(ctx.meta.auth, 'invoices.edit');
         const p = ctx.params;
         const head = await recordInScope(db(), auth, 'write', await invoiceHead(p.id), 'invoiceNotFound');
         const items = p.items ? itemsInMinor(p.items, head.currency) : undefined;
@@ -261,11 +272,43 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
       },
     },
 
+    void: {
+      rest: 'POST /api/invoices/:id/void',
+      http: {
+        auth: 'jwt',
+        access: writeAccess('invoices.void'),
+        summary: 'Void an invoice nobody paid: it stays on record and stops counting',
+        tag: TAG,
+        params: idParams(),
+        body: object({}),
+        errors: {
+          ...writeErrors,
+          409: `${FAILURES.invoiceVoid.message}; ${FAILURES.voidHasPayments.message}`,
+        },
+      },
+      async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
+        const auth = requireInvoicePermission(ctx.meta.auth, 'invoices.void');
+        await recordInScope(db(), auth, 'write', await invoiceHead(ctx.params.id), 'invoiceNotFound');
+        const json = await db().transaction(async (tx) => {
+          const before = await voidUnpaidInvoice(tx, ctx.params.id);
+          await recordAudit(tx, auth, {
+            action: 'invoice.void',
+            entity: 'invoice',
+            entityId: before.id,
+            resellerId: before.resellerId,
+            details: { status: [before.status, 'void'] },
+          });
+          return writtenInvoiceJson(tx, before.id);
+        });
+        return rawJsonEnvelope(json);
+      },
+    },
+
     pay: {
       rest: 'POST /api/invoices/:id/payment',
       http: {
         auth: 'jwt',
-        access: WRITE,
+        access: writeAccess('invoices.pay'),
         summary: 'Add a payment (ledger row and payment row in one transaction)',
         tag: TAG,
         params: idParams(),
@@ -302,7 +345,7 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
       rest: 'POST /api/invoices/quick-pay/:subscriber_id',
       http: {
         auth: 'jwt',
-        access: WRITE,
+        access: writeAccess('invoices.pay'),
         summary: "Pay the subscriber's open invoices oldest first; the excess goes to the wallet",
         tag: TAG,
         params: subscriberPath,
@@ -315,7 +358,7 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         },
       },
       async handler(ctx: Ctx<SubscriberPath & QuickPayInput>): Promise<ActionResult> {
-        const auth = requireAdminOrReseller(ctx.meta.auth);
+        const auth = requireInvoicePermission(ctx.meta.auth, 'invoices.pay');
         const p = ctx.params;
         const subscriber = await recordInScope(
           db(),
@@ -359,7 +402,7 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
       rest: 'POST /api/invoices/consolidate/:subscriber_id',
       http: {
         auth: 'jwt',
-        access: WRITE,
+        access: writeAccess('invoices.consolidate'),
         summary: "Merge the subscriber's pending invoices into one new pending invoice and void them",
         tag: TAG,
         params: subscriberPath,
@@ -371,7 +414,7 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         },
       },
       async handler(ctx: Ctx<SubscriberPath & ConsolidateInput>): Promise<ActionResult> {
-        const auth = requireAdminOrReseller(ctx.meta.auth);
+        const auth = requireInvoicePermission(ctx.meta.auth, 'invoices.consolidate');
         const subscriber = await recordInScope(
           db(),
           auth,

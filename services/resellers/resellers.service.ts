@@ -258,7 +258,7 @@ export const resellersService: ServiceSchema = {
               amount: -amount,
               currency: s.currency,
               resellerId: s.id,
-              notes: ctx.params.notes ?? `transfer to reseller ${t.id}`,
+              notes: ctx.params.notes ?? `transfer to ${t.name} (#${t.id})`,
               createdBy: auth.managerId,
             });
           }
@@ -267,12 +267,13 @@ export const resellersService: ServiceSchema = {
             .set({ balance: t.balance + amount, updatedAt: sql`now()` })
             .where(eq(resellers.id, t.id))
             .returning();
+          const from = source === null ? undefined : locked.get(source)!;
           const transactionId = await recordTransaction(tx, {
             type: amount > 0 ? 'reseller_credit' : 'reseller_debit',
             amount,
             currency: t.currency,
             resellerId: t.id,
-            notes: ctx.params.notes ?? null,
+            notes: ctx.params.notes ?? (from ? `transfer from ${from.name} (#${from.id})` : null),
             createdBy: auth.managerId,
           });
           // A transfer names its source: the caller's own balance moved by the same amount.

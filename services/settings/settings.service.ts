@@ -4,7 +4,10 @@ import { db } from '../../shared/db/client';
 import { fail } from '../../shared/failures';
 import type { Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
+import { eq } from 'drizzle-orm';
 import { isCurrency } from '../../shared/money';
+import { isCountry } from '../../shared/phone';
+import { resellers } from '../../shared/db/schema';
 import { changedFields, recordAudit } from '../../shared/audit';
 import { checkOutgoingUrl, fetchSmall } from '../../shared/net/address-policy';
 import {
@@ -104,6 +107,16 @@ export const settingsService: ServiceSchema = {
         const changes = ctx.params;
         if (typeof changes.currency === 'string' && !isCurrency(changes.currency)) {
           throw fail('currencyInvalid');
+        }
+        if (typeof changes.default_country === 'string' && !isCountry(changes.default_country)) {
+          throw fail('invalidRequest', 'default_country must be an ISO 3166 country code');
+        }
+        if (typeof changes.default_reseller_id === 'number') {
+          const [found] = await db()
+            .select({ id: resellers.id })
+            .from(resellers)
+            .where(eq(resellers.id, changes.default_reseller_id));
+          if (!found) throw fail('referenceNotFound', 'default_reseller_id');
         }
         if (typeof changes.walled_garden_attributes === 'string') {
           try {

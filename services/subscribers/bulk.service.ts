@@ -41,6 +41,7 @@ import {
   type BulkRequest,
 } from './subscriber-schemas';
 import { idParams, type IdPath } from '../../shared/http/schemas';
+import { jobRouterOutcomes } from './router-outcomes';
 
 const PERMISSION: Record<BulkAction, Permission> = {
   renew: 'subscribers.renew',
@@ -424,7 +425,8 @@ export const subscriberBulkService: ServiceSchema = {
         const [job] = await db().select().from(bulkJobs).where(eq(bulkJobs.id, ctx.params.id));
         if (!job) throw fail('bulkJobNotFound');
         if (auth.role !== 'admin' && job.managerId !== auth.managerId) throw fail('notAuthorized');
-        return { data: bulkJobView(job) };
+        // What the routers answered for the job's disconnects, beside what the job changed.
+        return { data: { ...bulkJobView(job), router: await jobRouterOutcomes(db(), job) } };
       },
     },
   },

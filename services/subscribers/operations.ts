@@ -21,7 +21,7 @@ import {
   settleServiceChange,
   type ServiceChangeQuote,
 } from '../../shared/billing';
-import type { Settings } from '../../shared/settings';
+import { loadSettings, type Settings } from '../../shared/settings';
 import { queueDisconnect } from '../../shared/access/outbox';
 import { kickChanged, removeAccessRows, renameAccessRows, syncAccessRows } from '../../shared/access/radius-rows';
 import { plansById, type PlanRow, type SubscriberRow } from './subscriber-view';
@@ -415,10 +415,13 @@ export async function checkServiceLimits(
     for (const r of res.rows) counts.set(Number(r.reseller_id), Number(r.n));
   }
   const limitOf = new Map(limits.map((l) => [l.resellerId, l.maxSubscribers]));
+  // The default reseller (the operator's direct subscribers) sells every plan it has no limit row for.
+  const unlimited =
+    limitOf.size < resellerIds.length ? (await loadSettings(tx, ['default_reseller_id'])).default_reseller_id : null;
   const ok: SubscriberRow[] = [];
   const failed: Failed[] = [];
   for (const r of rows) {
-    if (!limitOf.has(r.resellerId)) {
+    if (!limitOf.has(r.resellerId) && r.resellerId !== unlimited) {
       failed.push({ id: r.id, ...failure('noServiceLimit') });
       continue;
     }

@@ -4,7 +4,23 @@
  * and the default and expiry sorts have (column, id) indexes over live rows, so a page stays fast
  * on a million rows. `total` is exact up to EXACT_TOTAL_CAP matches, an estimate above it (shared/pagination).
  */
-import { and, asc, count, desc, eq, gte, ilike, isNotNull, isNull, lt, lte, or, sql, type SQL } from 'drizzle-orm';
+import {
+  and,
+  asc,
+  count,
+  desc,
+  eq,
+  gte,
+  ilike,
+  isNotNull,
+  like,
+  isNull,
+  lt,
+  lte,
+  or,
+  sql,
+  type SQL,
+} from 'drizzle-orm';
 import type { Auth } from '../../shared/auth/claims';
 import { inScope, resellerInScope, scopeFor } from '../../shared/auth/policy';
 import { db } from '../../shared/db/client';
@@ -16,6 +32,7 @@ import { pageOf } from '../../shared/http/context';
 import { EXACT_TOTAL_CAP, planRows, totalFromCappedCount, totalFromPage } from '../../shared/pagination/total';
 import type { ActionResult } from '../../shared/http/route';
 import { loadSettings } from '../../shared/settings';
+import { looksLikePhone, phoneSearchTerm } from '../../shared/phone';
 import type { Infer } from '../../shared/http/schemas';
 import type { listQuery } from './subscriber-schemas';
 import { viewsOf } from './subscriber-view';
@@ -94,6 +111,11 @@ export async function listSubscribers(auth: Auth, p: ListParams): Promise<Action
   // constraints' GiST indexes answer `>>=`).
   const v6 = p.search ? parseIpv6Prefix(p.search) : null;
   const v6Text = v6 && formatIpv6Prefix(v6);
+  // A phone in any common spelling also matches the stored E.164 (shared/phone.ts).
+  const phoneTerm =
+    p.search && looksLikePhone(p.search)
+      ? phoneSearchTerm(p.search, (await loadSettings(db(), ['default_country'])).default_country)
+      : undefined;
   const where = and(
     isNull(subscribers.deletedAt),
     inScope(scope, subscribers.resellerId),
@@ -109,6 +131,7 @@ export async function listSubscribers(auth: Auth, p: ListParams): Promise<Action
           ilike(subscribers.username, pattern),
           ilike(subscribers.fullName, pattern),
           ilike(subscribers.phone, pattern),
+          phoneTerm ? like(subscribers.phone, likePattern(phoneTerm)) : undefined,
           ilike(subscribers.macAddress, pattern),
           v6Text ? sql`${subscribers.ipv6Prefix} >>= ${v6Text}::cidr` : undefined,
           v6Text ? sql`${subscribers.delegatedIpv6Prefix} >>= ${v6Text}::cidr` : undefined,

@@ -18,7 +18,8 @@ export const subscriberFields = {
   password: subscriberPassword,
   service_id: idSchema,
   full_name: text(200),
-  phone: { type: ['string', 'null'], maxLength: 32, pattern: '^\\+?[0-9][0-9 ().-]{2,30}$' },
+  // Any common spelling ("0780 123 4507", "(0780) 123-4507", "+964..."): stored in E.164 (shared/phone.ts).
+  phone: { type: ['string', 'null'], maxLength: 32, pattern: '^(\\+|\\()?[0-9][0-9 ().-]{2,30}$' },
   mac_address: text(32),
   static_ip: text(15),
   /** Framed-IPv6-Prefix: a prefix of /48 to /128 (an address alone is its /128); '' clears it. */

@@ -8,7 +8,7 @@ import type { ServiceSchema } from 'moleculer';
 import { recordInScope, requirePermission } from '../../shared/auth/policy';
 import { decrypt } from '../../shared/auth/secrets';
 import { db } from '../../shared/db/client';
-import { dailyUsage, resellers, services, subscribers } from '../../shared/db/schema';
+import { dailyUsage, nas, resellers, services, subscribers } from '../../shared/db/schema';
 import { creditWallet, quoteServiceChange } from '../../shared/billing';
 import { addDays, GB_BYTES, todayIso } from '../../shared/domain/subscriber';
 import type { Ctx } from '../../shared/http/context';
@@ -19,7 +19,7 @@ import * as ops from './operations';
 import { planView, resellerView } from '../../shared/views';
 import { kickChanged, syncAccessRows } from '../../shared/access/radius-rows';
 import { listSubscribers, type ListParams } from './subscriber-list';
-import { subscriberView } from './subscriber-view';
+import { plansById, subscriberView } from './subscriber-view';
 import {
   addBalanceBody,
   addDaysBody,
@@ -41,9 +41,15 @@ import { updateSubscriber } from './use-cases/update-subscriber';
 import { governedFieldsText } from './governed-fields';
 import { removeSubscriberPermanently } from './use-cases/remove-subscriber-permanently';
 import { FAILURES, failure } from '../../shared/failures';
+import { normaliseStoredPhones } from './phone-backfill';
+import { lastRouterAction } from './router-outcomes';
 
 export const subscribersService: ServiceSchema = {
   name: 'subscribers',
+  async started() {
+    const changed = await normaliseStoredPhones(db());
+    if (changed) this.logger.info('stored phones normalised to E.164', { changed });
+  },
   actions: {
     list: {
       rest: 'GET /api/subscribers',
@@ -83,11 +89,17 @@ export const subscribersService: ServiceSchema = {
           .where(and(eq(dailyUsage.subscriberId, row.id), gte(dailyUsage.date, since)))
           .orderBy(asc(dailyUsage.date));
         const view = subscriberView(row, plan.currency);
+        const [lastNas] =
+          row.lastNasId === null
+            ? []
+            : await db().select({ name: nas.shortname }).from(nas).where(eq(nas.id, row.lastNasId));
         const effective = (own: string | null, planned: string | null) =>
           (own ?? planned) === null ? null : Number(own ?? planned);
         return {
           data: {
             ...view,
+            last_nas_name: lastNas?.name ?? null,
+            last_router_action: await lastRouterAction(db(), row.id),
             service: planView(plan),
             reseller: resellerView(reseller),
             counters: {
@@ -323,11 +335,14 @@ export const subscribersService: ServiceSchema = {
           serviceField: 'service_id',
         });
         const money = (v: number) => fromMinor(v, q.currency);
+        const plans = await plansById(db(), [q.oldServiceId, q.newServiceId]);
         return {
           data: {
             subscriber_id: row.id,
             current_service_id: q.oldServiceId,
+            current_service_name: plans.get(q.oldServiceId)?.name ?? null,
             service_id: q.newServiceId,
+            service_name: plans.get(q.newServiceId)?.name ?? null,
             currency: q.currency,
             days_remaining: q.daysRemaining,
             old_unused_credit: money(q.oldUnusedCredit),

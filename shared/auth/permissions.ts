@@ -24,9 +24,25 @@ export const PERMISSIONS = [
   'subscribers.torch',
   'subscribers.view_graph',
   'subscribers.transfer',
+  /**
+   * Invoice writes (docs/operators-first-day.md). The spec lets every admin and reseller-role
+   * manager write invoices: a reseller-role manager naming none of these keeps that (all six); one
+   * naming some holds only those. Other roles never write invoices, whatever they name.
+   */
+  'invoices.create',
+  'invoices.edit',
+  'invoices.pay',
+  'invoices.consolidate',
+  'invoices.send',
+  'invoices.void',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];
+
+export type InvoicePermission = Extract<Permission, `invoices.${string}`>;
+export const INVOICE_PERMISSIONS: readonly InvoicePermission[] = PERMISSIONS.filter((p): p is InvoicePermission =>
+  p.startsWith('invoices.'),
+);
 
 const known: ReadonlySet<string> = new Set(PERMISSIONS);
 

@@ -16,7 +16,7 @@ import { isPoolDb, pgPool, type DbOrTx } from '../db/client';
 import { resellers, resellerTreeGeneration } from '../db/schema';
 import { errorOf, fail, type Failure, type FixedFailure } from '../failures';
 import type { Auth, Role } from './claims';
-import type { Permission } from './permissions';
+import { INVOICE_PERMISSIONS, type InvoicePermission, type Permission } from './permissions';
 
 /**
  * A tree scope carries the reseller tree's generation (migration 0013) read with its path: whatever
@@ -55,6 +55,25 @@ export function requireRole(auth: Auth | undefined, ...roles: Role[]): Auth {
 export const requireAdmin = (auth: Auth | undefined) => requireRole(auth, 'admin');
 /** Writes on invoices and reseller-owned records: admin or reseller. */
 export const requireAdminOrReseller = (auth: Auth | undefined) => requireRole(auth, 'admin', 'reseller');
+
+/**
+ * The invoice permissions `auth` holds: admin every one; a reseller-role caller the `invoices.*` its
+ * token names, or every one when it names none (the spec's rule, so accounts and tokens made before
+ * the names existed keep their rights); any other role none.
+ */
+export function invoicePermissions(auth: Auth): InvoicePermission[] {
+  if (auth.role === 'admin') return [...INVOICE_PERMISSIONS];
+  if (auth.role !== 'reseller') return [];
+  const named = INVOICE_PERMISSIONS.filter((p) => auth.permissions.includes(p));
+  return named.length ? named : [...INVOICE_PERMISSIONS];
+}
+
+/** An invoice write: admin or reseller (the spec's roles), holding `permission` (invoicePermissions). */
+export function requireInvoicePermission(auth: Auth | undefined, permission: InvoicePermission): Auth {
+  const a = requireAdminOrReseller(auth);
+  if (!invoicePermissions(a).includes(permission)) throw fail('permissionRequired', permission);
+  return a;
+}
 
 /**
  * Steps that change sign-in itself (two-factor sign-in, an admin's creation, promotion or password)

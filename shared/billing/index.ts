@@ -19,6 +19,7 @@ export {
   readInvoiceForPayment,
   updatePendingInvoice,
   voidInvoices,
+  voidUnpaidInvoice,
   type CreateInvoiceInput,
   type InvoiceChanges,
 } from './invoices';

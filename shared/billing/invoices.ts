@@ -359,6 +359,19 @@ export async function lockPendingInvoices(tx: Tx, subscriberId: number): Promise
     .for('update');
 }
 
+/**
+ * POST /api/invoices/:id/void: an invoice nobody paid stops counting and stays on record (void is
+ * the spec's preferred alternative to delete). One with payments is refused: its money would need
+ * a refund, which is not what void does.
+ */
+export async function voidUnpaidInvoice(tx: Tx, id: number): Promise<InvoiceRow> {
+  const current = await lockInvoice(tx, id);
+  if (current.status === 'void') throw fail('invoiceVoid');
+  if (current.paidAmount > 0) throw fail('voidHasPayments');
+  await voidInvoices(tx, [id], null);
+  return current;
+}
+
 export async function voidInvoices(tx: Tx, ids: number[], consolidatedInto: number | null): Promise<void> {
   if (ids.length === 0) return;
   await tx

@@ -24,6 +24,7 @@ import { addDays, isIPv4, normaliseMac, todayIso } from '../domain/subscriber';
 import { currencyExponent, fromMinor, parseDecimal } from '../money';
 import { writePlanGroupReply } from '../radius';
 import { loadSettings } from '../settings';
+import { normaliseOptionalPhone } from '../phone';
 import { retentionCutoff } from '../access/retention-cutoff';
 import { prof } from './profile';
 import { importSessions } from './sessions';
@@ -131,7 +132,12 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
   const source = data.source;
   const progress = options.progress ?? (() => undefined);
   const today = options.today ?? todayIso();
-  const settings = await loadSettings(db, ['currency', 'radius_password_mode', 'accounting_retention_months']);
+  const settings = await loadSettings(db, [
+    'currency',
+    'radius_password_mode',
+    'accounting_retention_months',
+    'default_country',
+  ]);
   const currency = settings.currency;
   const passwordMode = settings.radius_password_mode as PasswordMode;
   const entities: Record<Entity, ReturnType<typeof emptyCounts>> = {
@@ -547,7 +553,14 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
             prof('batch:statements', () =>
               writeBatch(
                 tx,
-                { source, currency, passwordMode, today, managerId: options.managerId ?? null },
+                {
+                  source,
+                  currency,
+                  passwordMode,
+                  country: settings.default_country,
+                  today,
+                  managerId: options.managerId ?? null,
+                },
                 batch,
                 historyBy,
               ),
@@ -750,6 +763,8 @@ interface BatchContext {
   source: string;
   currency: string;
   passwordMode: PasswordMode;
+  /** default_country: phones go in as E.164 (shared/phone.ts). */
+  country: string;
   today: string;
   managerId: number | null;
 }
@@ -805,7 +820,7 @@ async function writeBatch(
                                    : '',
                                ),
                              )}::text[],
-                             ${col((p) => p.src.fullName)}::text[], ${col((p) => p.src.phone)}::text[],
+                             ${col((p) => p.src.fullName)}::text[], ${col((p) => normaliseOptionalPhone(p.src.phone, ctx.country))}::text[],
                              ${col((p) => p.src.address)}::text[], ${col((p) => p.src.notes)}::text[],
                              ${col((p) => p.mac)}::text[], ${col((p) => p.staticIp)}::inet[],
                              ${col((p) => p.serviceId as number)}::int[], ${col((p) => p.resellerId!)}::int[],

@@ -63,6 +63,7 @@ const WRITES: Record<string, string[]> = {
   'POST /api/invoices/quick-pay/{subscriber_id}': ['payment.quick_pay'],
   'POST /api/invoices/consolidate/{subscriber_id}': ['invoice.consolidate'],
   'POST /api/invoices/{id}/public-token': ['invoice.public_token'],
+  'POST /api/invoices/{id}/void': ['invoice.void'],
   'POST /api/invoices/{id}/send-chat': ['invoice.send_chat'],
   'POST /api/invoices/{id}/send-combined': ['invoice.send_combined'],
   'PUT /api/settings': ['settings.update'],
@@ -398,6 +399,9 @@ describe('every write appends its audit row', () => {
     );
     await ok(api.post(`/api/invoices/quick-pay/${sub}`, { amount: 100 }, { token: admin }));
     const quick = await row('payment.quick_pay', 'subscriber', sub);
+    const unpaid = await mk();
+    await ok(api.post(`/api/invoices/${unpaid}/void`, {}, { token: admin }));
+    expect((await row('invoice.void', 'invoice', unpaid)).changes).toEqual({ status: ['pending', 'void'] });
     expect(quick.changes).toMatchObject({ amount: 100, method: 'cash' });
     expect(quick.changes.payments).toEqual(
       expect.arrayContaining([

@@ -5,7 +5,7 @@
  */
 import { actorOf, auditWriting, recordAudit } from '../../../shared/audit';
 import type { Auth } from '../../../shared/auth/claims';
-import { recordInScope, requireAdminOrReseller } from '../../../shared/auth/policy';
+import { recordInScope, requireInvoicePermission } from '../../../shared/auth/policy';
 import {
   applyPayment,
   readInvoiceForPayment,
@@ -44,7 +44,7 @@ export async function payInvoice(
   p: IdPath & PayInput,
   write: RequestWrite,
 ): Promise<ActionResult> {
-  const auth = requireAdminOrReseller(caller);
+  const auth = requireInvoicePermission(caller, 'invoices.pay');
   const details = {
     method: p.method,
     reference: p.reference,

@@ -20,6 +20,16 @@ addTexts({
   },
 });
 
+// A reseller's balance: who pays for a top-up (docs/operators-first-day.md).
+addTexts({
+  ar: {
+    'New money: only the balance of {name} changes (an admin top-up is taken from no other balance).':
+      'رصيد جديد: يتغيّر رصيد {name} وحده (شحن المدير لا يُقتطع من أي رصيد آخر).',
+    'The amount moves from your own balance to {name}; a debit moves it back to you.':
+      'يُنقل المبلغ من رصيدك إلى {name}؛ والخصم يعيده إليك.',
+  },
+});
+
 const opt = (values) => values.map((v) => ({ value: v, label: v }));
 
 // ---- resellers --------------------------------------------------------------------------------
@@ -136,7 +146,13 @@ export function ResellersPage() {
             },
             { name: 'notes', label: 'Notes' },
           ]}
-          confirm=${session.isAdmin ? 'The reseller balance changes through the ledger.' : 'The amount moves from your own balance.'}
+          confirm=${
+            session.isAdmin
+              ? t('New money: only the balance of {name} changes (an admin top-up is taken from no other balance).', {
+                  name: r.name,
+                })
+              : t('The amount moves from your own balance to {name}; a debit moves it back to you.', { name: r.name })
+          }
           run=${(v) => api('POST', `/api/resellers/${r.id}/balance`, { body: v })} onDone=${() => {
             notify('Balance updated');
             reload();

@@ -9,6 +9,7 @@ import { addTexts, fieldLabel, t } from './i18n.js';
 import { dateTime, Form, html, Loaded, Pager, Table, useLoad } from './ui.js';
 
 addTexts({}, { invoice_id: ['Invoice', 'الفاتورة'], payment_id: ['Payment', 'الدفعة'] });
+addTexts({ ar: { 'key {key} of {name}': 'المفتاح {key} لـ {name}' } });
 
 /** The target types the trail writes (docs/security.md's table). */
 const TARGET_TYPES = [
@@ -69,9 +70,18 @@ function Changes({ changes }) {
 
 function actor(r) {
   if (r.actor_type === 'system') return t('system');
-  if (r.actor_type === 'api_key') return t('key #{key} of manager #{id}', { key: r.api_key_id, id: r.manager_id });
+  if (r.actor_type === 'api_key')
+    return r.api_key_name && r.manager_name
+      ? t('key {key} of {name}', { key: r.api_key_name, name: r.manager_name })
+      : t('key #{key} of manager #{id}', { key: r.api_key_id, id: r.manager_id });
   if (r.actor_type === 'anonymous') return t('anonymous');
-  return t('manager #{id}', { id: r.manager_id });
+  return r.manager_name ?? t('manager #{id}', { id: r.manager_id });
+}
+
+/** The target by its name (a subscriber's username, an invoice's number) when it still exists. */
+function target(r) {
+  if (r.target_id === null) return r.target_type;
+  return `${r.target_type} ${r.target_name ?? `#${r.target_id}`}`;
 }
 
 const filterFields = (q) => [
@@ -100,7 +110,7 @@ export function AuditPage() {
       ['actor_type', 'Who', actor],
       ['ip', 'Address'],
       ['action', 'Action', (r) => html`<code>${r.action}</code>`],
-      ['target_type', 'Target', (r) => `${r.target_type}${r.target_id === null ? '' : ` #${r.target_id}`}`],
+      ['target_type', 'Target', target],
       ['changes', 'Changes', (r) => html`<${Changes} changes=${r.changes} />`],
     ]} />
     <${Pager} pagination=${res.pagination} onPage=${(page) => setQuery({ ...query, page })} />`}</${Loaded}>

@@ -5,12 +5,19 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from './api.js';
+import { addTexts, t } from './i18n.js';
 import { options, plans, resellers } from './lookups.js';
 import { session } from './session.js';
-import { addTexts, t } from './i18n.js';
 import { ErrorMessage, Form, html, Loaded, notify, Table, useConfirm, useLoad } from './ui.js';
 
 addTexts({ ar: { 'Bulk job': 'مهمة جماعية', '{action} {n} subscribers?': '{action} {n} مشترك؟' } });
+
+addTexts({
+  ar: {
+    'Routers: {ok} disconnected or offline, {failed} failed (may still be online), {pending} waiting for an answer.':
+      'الموجّهات: {ok} فُصل أو غير متصل، {failed} فشل (قد يبقى متصلًا)، {pending} بانتظار الرد.',
+  },
+});
 
 const gb = { name: 'gb', label: 'GB', type: 'number', min: 0, max: 10000, required: true };
 
@@ -149,9 +156,43 @@ function JobProgress({ jobId, onFinished }) {
       job &&
       html`<p>Job #${job.id} (${job.action}): <strong class="job-status">${job.status}</strong>, ${job.processed} of ${job.total} processed, ${job.succeeded.length} succeeded, ${job.failed.length} failed.</p>
       <progress max=${job.total} value=${job.processed} aria-label="Bulk job progress">${job.processed}/${job.total}</progress>
-      ${finished && html`<${FailedIds} failed=${job.failed} />`}`
+      ${finished && html`<${RouterOutcomes} jobId=${job.id} /><${FailedIds} failed=${job.failed} />`}`
     }
   </div>`;
+}
+
+/**
+ * What the routers answered for a finished job's disconnects (GET bulk-jobs/:id `router`): the
+ * job's "succeeded" is the database change; a subscriber whose disconnect failed may still be
+ * online. Polled while answers are still coming, for a minute at most.
+ */
+function RouterOutcomes({ jobId }) {
+  const [router, setRouter] = useState(null);
+  useEffect(() => {
+    let stop = false;
+    let timer;
+    let tries = 0;
+    async function poll() {
+      try {
+        const res = await api('GET', `/api/subscribers/bulk-jobs/${jobId}`);
+        if (stop) return;
+        setRouter(res.data.router);
+        if (!res.data.router || res.data.router.pending === 0 || ++tries >= 30) return;
+      } catch {
+        if (stop) return;
+      }
+      timer = setTimeout(poll, 2000);
+    }
+    poll();
+    return () => {
+      stop = true;
+      clearTimeout(timer);
+    };
+  }, [jobId]);
+  if (!router) return null;
+  return html`<p class=${`router-outcomes${router.failed ? ' error' : ''}`}>
+    ${t('Routers: {ok} disconnected or offline, {failed} failed (may still be online), {pending} waiting for an answer.', router)}
+  </p>`;
 }
 
 /** Per-id outcome: every id not listed here succeeded. */
@@ -167,6 +208,7 @@ function Outcome({ outcome, onFinished }) {
   const { succeeded, failed } = outcome.data;
   return html`<div class="job">
     <p>Job #${outcome.jobId}: <strong class="job-status">done</strong>, ${succeeded.length} succeeded, ${failed.length} failed.</p>
+    ${outcome.jobId && html`<${RouterOutcomes} jobId=${outcome.jobId} />`}
     <${FailedIds} failed=${failed} />
   </div>`;
 }

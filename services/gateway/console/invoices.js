@@ -1,7 +1,7 @@
 /** Invoices: the list and its filters, one invoice with items and payments, payments, PDF and chat. */
 import { useEffect, useState } from 'preact/hooks';
 import { api } from './api.js';
-import { t } from './i18n.js';
+import { addTexts, t } from './i18n.js';
 import { options, resellers } from './lookups.js';
 import { go, href } from './router.js';
 import { session } from './session.js';
@@ -20,6 +20,16 @@ import {
   Table,
   useLoad,
 } from './ui.js';
+
+// POST /api/invoices/:id/void (docs/operators-first-day.md).
+addTexts({
+  ar: {
+    'Void invoice': 'إلغاء الفاتورة',
+    'The invoice stays on record and stops counting; nobody paid it.':
+      'تبقى الفاتورة في السجل ولا تُحتسب؛ لم يدفعها أحد.',
+    'Invoice voided': 'أُلغيت الفاتورة',
+  },
+});
 
 const STATUSES = ['pending', 'partial', 'paid', 'overdue', 'void'];
 const METHODS = ['cash', 'card', 'bank', 'wallet', 'prepaid_card', 'other'];
@@ -50,8 +60,10 @@ export function InvoiceTable({ rows }) {
     [
       'subscriber_id',
       'Subscriber',
-      (i) => html`<a href=${href(`/subscribers/${i.subscriber_id}`)}>#${i.subscriber_id}</a>`,
+      (i) =>
+        html`<a href=${href(`/subscribers/${i.subscriber_id}`)}>${i.subscriber_username ?? `#${i.subscriber_id}`}</a>`,
     ],
+    ['reseller_name', 'Reseller'],
     ['issue_date', 'Issued', (i) => date(i.issue_date)],
     ['due_date', 'Due', (i) => date(i.due_date)],
     ['total', 'Total', (i) => money(i.total, i.currency)],
@@ -64,25 +76,26 @@ export function InvoiceTable({ rows }) {
 /** On a subscriber's page: quick-pay oldest first, consolidate, and an ad-hoc invoice. */
 export function invoiceActionsFor(s, reload) {
   return [
-    html`<${ActionDialog} label="Quick pay" title="Pay open invoices, oldest first" fields=${[
-      {
-        name: 'amount',
-        label: t('Amount ({currency})', { currency: s.currency }),
-        type: 'number',
-        min: 0.01,
-        required: true,
-      },
-      {
-        name: 'method',
-        label: 'Method',
-        type: 'select',
-        options: opt(METHODS.filter((m) => m !== 'wallet')),
-        value: 'cash',
-        required: true,
-      },
-      { name: 'reference', label: 'Reference' },
-      { name: 'notes', label: 'Notes', type: 'textarea' },
-    ]}
+    session.canInvoice('invoices.pay') &&
+      html`<${ActionDialog} label="Quick pay" title="Pay open invoices, oldest first" fields=${[
+        {
+          name: 'amount',
+          label: t('Amount ({currency})', { currency: s.currency }),
+          type: 'number',
+          min: 0.01,
+          required: true,
+        },
+        {
+          name: 'method',
+          label: 'Method',
+          type: 'select',
+          options: opt(METHODS.filter((m) => m !== 'wallet')),
+          value: 'cash',
+          required: true,
+        },
+        { name: 'reference', label: 'Reference' },
+        { name: 'notes', label: 'Notes', type: 'textarea' },
+      ]}
       confirm="The amount pays the oldest open invoices first; any excess is credited to the wallet."
       run=${(v) => api('POST', `/api/invoices/quick-pay/${s.id}`, { body: v })}
       showResult=${(
@@ -93,7 +106,8 @@ export function invoiceActionsFor(s, reload) {
           ['amount', 'Amount', (a) => money(a.amount, s.currency)],
         ]} />`}
       onDone=${reload} />`,
-    html`<${ActionDialog} label="Consolidate" title="Merge pending invoices"
+    session.canInvoice('invoices.consolidate') &&
+      html`<${ActionDialog} label="Consolidate" title="Merge pending invoices"
       fields=${[{ name: 'notes', label: 'Notes on the merged invoice', type: 'textarea' }]}
       confirm="Every pending invoice of this subscriber is merged into one new invoice; the originals are voided."
       run=${(v) => api('POST', `/api/invoices/consolidate/${s.id}`, { body: v })}
@@ -101,25 +115,26 @@ export function invoiceActionsFor(s, reload) {
         notify(`Merged into ${res.data.consolidated_invoice.invoice_number}`);
         reload();
       }} />`,
-    html`<${ActionDialog} label="New invoice" title="Ad-hoc invoice" fields=${[
-      { name: 'description', label: 'Item', required: true },
-      { name: 'qty', label: 'Quantity', type: 'number', min: 0.001, value: 1, required: true },
-      {
-        name: 'unit_price',
-        label: t('Unit price ({currency})', { currency: s.currency }),
-        type: 'number',
-        min: 0,
-        required: true,
-      },
-      { name: 'due_date', label: 'Due date', type: 'date' },
-      { name: 'notes', label: 'Notes', type: 'textarea' },
-    ]}
+    session.canInvoice('invoices.create') &&
+      html`<${ActionDialog} label="New invoice" title="Ad-hoc invoice" fields=${[
+        { name: 'description', label: 'Item', required: true },
+        { name: 'qty', label: 'Quantity', type: 'number', min: 0.001, value: 1, required: true },
+        {
+          name: 'unit_price',
+          label: t('Unit price ({currency})', { currency: s.currency }),
+          type: 'number',
+          min: 0,
+          required: true,
+        },
+        { name: 'due_date', label: 'Due date', type: 'date' },
+        { name: 'notes', label: 'Notes', type: 'textarea' },
+      ]}
       run=${({ description, qty, unit_price, ...rest }) => api('POST', '/api/invoices', { body: { subscriber_id: s.id, items: [{ description, qty, unit_price }], ...rest } })}
       onDone=${(res) => {
         notify(`Invoice ${res.data.invoice_number} created`);
         reload();
       }} />`,
-  ];
+  ].filter(Boolean);
 }
 
 export function InvoicesPage({ query }) {
@@ -210,7 +225,6 @@ export function InvoicePage({ id }) {
   const state = useLoad(() => api('GET', `/api/invoices/${id}`), [id]);
   return html`<${Loaded} state=${state}>${(res) => {
     const inv = res.data;
-    const writable = session.isAdminOrReseller;
     const open = inv.status !== 'paid' && inv.status !== 'void';
     return html`<section>
       <div class="page-head">
@@ -219,7 +233,7 @@ export function InvoicePage({ id }) {
       </div>
       <div class="toolbar" role="group" aria-label="Invoice actions">
         ${
-          writable &&
+          session.canInvoice('invoices.pay') &&
           open &&
           html`<${ActionDialog} label="Record payment" fields=${[
             {
@@ -243,7 +257,7 @@ export function InvoicePage({ id }) {
           }} />`
         }
         ${
-          writable &&
+          session.canInvoice('invoices.send') &&
           html`<${ActionDialog} label="Send by chat" title="Send the PDF by WhatsApp or Telegram" fields=${[
             { name: 'combined', label: 'Send one PDF of all open invoices', type: 'checkbox' },
             { name: 'phone', label: "Phone (default: the subscriber's)", type: 'tel' },
@@ -253,10 +267,20 @@ export function InvoicePage({ id }) {
           onDone=${() => notify('Sent')} />`
         }
         ${
-          writable &&
+          session.canInvoice('invoices.send') &&
           html`<${ActionDialog} label="New public link" confirm="The current public link and QR code stop working."
           run=${() => api('POST', `/api/invoices/${inv.id}/public-token`)} onDone=${() => {
             notify('Public link replaced');
+            state.reload();
+          }} />`
+        }
+        ${
+          session.canInvoice('invoices.void') &&
+          open &&
+          inv.paid_amount === 0 &&
+          html`<${ActionDialog} label="Void invoice" danger confirm="The invoice stays on record and stops counting; nobody paid it."
+          run=${() => api('POST', `/api/invoices/${inv.id}/void`)} onDone=${() => {
+            notify(t('Invoice voided'));
             state.reload();
           }} />`
         }
@@ -271,7 +295,8 @@ export function InvoicePage({ id }) {
         <section class="card" aria-labelledby="h-inv"><h2 id="h-inv">${t('Details')}</h2>
           <${KeyValues} data=${{
             ...inv,
-            subscriber: html`<a href=${href(`/subscribers/${inv.subscriber_id}`)}>#${inv.subscriber_id}</a>`,
+            subscriber: html`<a href=${href(`/subscribers/${inv.subscriber_id}`)}>${inv.subscriber_username ?? `#${inv.subscriber_id}`}</a>`,
+            reseller: inv.reseller_name,
             amount: money(inv.amount, inv.currency),
             tax: money(inv.tax_amount, inv.currency),
             total: money(inv.total, inv.currency),
@@ -281,7 +306,7 @@ export function InvoicePage({ id }) {
             public_link: inv.public_url
               ? html`<a href=${inv.public_url} target="_blank" rel="noopener noreferrer">receipt page</a>`
               : null,
-          }} keys=${['subscriber', 'issue_date', 'due_date', 'amount', 'tax', 'total', 'paid', 'balance_due', 'commission', 'paid_at', 'notes', 'public_link']} />
+          }} keys=${['subscriber', 'reseller', 'issue_date', 'due_date', 'amount', 'tax', 'total', 'paid', 'balance_due', 'commission', 'paid_at', 'notes', 'public_link']} />
         </section>
         <section class="card" aria-labelledby="h-items"><h2 id="h-items">${t('Items')}</h2>
           <${Table} rows=${inv.items} columns=${[

@@ -73,4 +73,14 @@ export const session = {
   can(permission) {
     return this.isAdmin || (this.claims?.permissions ?? []).includes(permission);
   },
+  /**
+   * An invoice write (`invoices.pay`...), as the API decides it: admin; a reseller-role token that
+   * names it, or names no `invoices.*` at all (the spec's default); no other role.
+   */
+  canInvoice(permission) {
+    if (this.isAdmin) return true;
+    if (this.role !== 'reseller') return false;
+    const named = (this.claims?.permissions ?? []).filter((p) => p.startsWith('invoices.'));
+    return named.length === 0 || named.includes(permission);
+  },
 };

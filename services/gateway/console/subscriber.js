@@ -9,7 +9,7 @@ import { session } from './session.js';
 import { ClosedSessions } from './sessions.js';
 import { subscriberFields } from './subscribers.js';
 import { useState } from 'preact/hooks';
-import { blockedReasonText, fieldLabel, t } from './i18n.js';
+import { addTexts, blockedReasonText, fieldLabel, t } from './i18n.js';
 import {
   ActionDialog,
   bytes,
@@ -26,6 +26,34 @@ import {
   Table,
   useLoad,
 } from './ui.js';
+
+addTexts(
+  {
+    ar: {
+      '{action} ({reason}): {outcome}, {at}': '{action} ({reason}): {outcome}، {at}',
+      // coa_outcomes' actions and outcomes (services/network-access/coa/outcome.ts).
+      disconnect: 'فصل',
+      rate_limit: 'تغيير السرعة',
+      disconnected: 'فُصل',
+      applied: 'طُبّق',
+      offline: 'غير متصل',
+      rejected: 'رفضه الموجّه',
+      kicked: 'طُرد عبر واجهة الموجّه',
+      failed: 'فشل',
+      // Why a disconnect was queued (shared/access/outbox.ts).
+      renew: 'تجديد',
+      disable: 'تعطيل',
+      delete: 'حذف',
+      service_change: 'تغيير الباقة',
+      static_ip: 'عنوان IP ثابت',
+      rename: 'إعادة تسمية',
+      bandwidth_rules: 'قواعد السرعة',
+      blocked: 'حظر',
+      restored: 'استعادة',
+    },
+  },
+  { last_router_action: ['Last router action', 'آخر إجراء على الموجّه'] },
+);
 
 const post = (id, action, body = {}) => api('POST', `/api/subscribers/${id}/${action}`, { body });
 
@@ -44,6 +72,30 @@ const FIELD_PERMISSION = {
 
 const editableField = (f) =>
   f.name !== 'username' && (!(f.name in FIELD_PERMISSION) || session.can(FIELD_PERMISSION[f.name]));
+
+/** A plan-change quote with its plans by name (the API gives `*_name` beside `*_id`). */
+function planNames(res) {
+  const { current_service_name, service_name, subscriber_id: _id, ...data } = res.data;
+  return {
+    ...res,
+    data: {
+      ...data,
+      current_service_id: current_service_name ?? data.current_service_id,
+      service_id: service_name ?? data.service_id,
+    },
+  };
+}
+
+/** The last thing a router was asked about this subscriber, and its answer (coa_outcomes). */
+function routerActionText(a) {
+  if (!a) return null;
+  return t('{action} ({reason}): {outcome}, {at}', {
+    action: t(a.action),
+    reason: a.reason ? t(a.reason) : '—',
+    outcome: t(a.outcome),
+    at: dateTime(a.at),
+  });
+}
 
 /** What ping, torch or a price calculation answered: its figures, its lists, the router's own output. */
 function Result({ res }) {
@@ -110,7 +162,7 @@ function actionsFor(s, lk, reload) {
         },
       ]}
       submitLabel="Calculate" run=${(v) => api('GET', `/api/subscribers/${s.id}/calculate-change-service-price`, { query: v })}
-      showResult=${(res) => html`<${Result} res=${res} />`} />`,
+      showResult=${(res) => html`<${Result} res=${planNames(res)} />`} />`,
     ],
     [
       'subscribers.inactivate',
@@ -328,7 +380,8 @@ export function SubscriberPage({ id }) {
             keys=${['full_name', 'phone', 'plan', 'reseller', 'expiry_date', 'last_renewed_on', 'auto_renew', 'blocked_reason', 'password', 'price', 'override_price', 'region', 'building', 'address', 'nationality', 'country', 'notes', 'created_at']} />
         </section>
         <section class="card" aria-labelledby="h-online"><h2 id="h-online">${t('Connection')}</h2>
-          <${KeyValues} data=${s} keys=${['is_online', 'ip_address', 'last_nas_id', 'static_ip', 'mac_address']} />
+          <${KeyValues} data=${{ ...s, last_nas_id: s.last_nas_name ?? s.last_nas_id, last_router_action: routerActionText(s.last_router_action) }}
+            keys=${['is_online', 'ip_address', 'last_nas_id', 'last_router_action', 'static_ip', 'mac_address']} />
           <h3>${t('Quotas')}</h3>
           <${KeyValues} data=${{
             daily_used: quota(s.counters.daily_quota_used, s.counters.daily_quota_gb),

@@ -2,11 +2,18 @@
 import { useState } from 'preact/hooks';
 import { allPages, api } from './api.js';
 import { BulkPanel } from './bulk.js';
-import { blockedReasonText, t } from './i18n.js';
+import { addTexts, blockedReasonText, t } from './i18n.js';
 import { accessServers, options, plans, resellers } from './lookups.js';
 import { go, href } from './router.js';
 import { session } from './session.js';
 import { bytes, date, ErrorMessage, Form, html, Loaded, notify, Pager, useLoad } from './ui.js';
+
+addTexts({
+  ar: {
+    'Empty: the default reseller of direct subscribers ({name})': 'فارغ: الموزّع الافتراضي للمشتركين المباشرين ({name})',
+    'Direct subscribers': 'المشتركون المباشرون',
+  },
+});
 
 const STATUSES = ['active', 'inactive', 'expired', 'expiring', 'online', 'offline'];
 const SORTS = ['created_at', 'username', 'expiry_date', 'daily_quota_used'];
@@ -244,6 +251,11 @@ export function subscriberFields(lookups, current = {}) {
       numeric: true,
       options: options(lookups.resellers),
       value: current.reseller_id,
+      hint: current.id
+        ? undefined
+        : t('Empty: the default reseller of direct subscribers ({name})', {
+            name: lookups.defaultReseller ?? t('Direct subscribers'),
+          }),
     });
   }
   fields.push(
@@ -275,8 +287,25 @@ export function subscriberFields(lookups, current = {}) {
   return fields;
 }
 
+/**
+ * What the new-subscriber form offers: a reseller's own token only the plans its service limits
+ * let it sell; an admin every plan, and the name of the default reseller an empty choice means.
+ */
+async function newSubscriberLookups() {
+  const [all, rs] = await Promise.all([plans(), resellers()]);
+  if (session.isAdmin) {
+    const { data: settings } = await api('GET', '/api/settings');
+    const chosen = rs.find((r) => r.id === settings.default_reseller_id);
+    return { plans: all, resellers: rs, defaultReseller: chosen?.name };
+  }
+  if (session.role !== 'reseller' || session.claims.resellerId === null) return { plans: all, resellers: rs };
+  const { data: limits } = await api('GET', `/api/resellers/${session.claims.resellerId}/service-limits`);
+  const sellable = new Set(limits.map((l) => l.service_id));
+  return { plans: all.filter((p) => sellable.has(p.id)), resellers: rs };
+}
+
 export function NewSubscriberPage() {
-  const lookups = useLoad(async () => ({ plans: await plans(), resellers: await resellers() }), []);
+  const lookups = useLoad(newSubscriberLookups, []);
   return html`<section>
     <h1>${t('New subscriber')}</h1>
     <${Loaded} state=${lookups}>${(lk) => html`<${Form} fields=${subscriberFields(lk)} submitLabel="Create subscriber"

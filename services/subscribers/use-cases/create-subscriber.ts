@@ -1,7 +1,8 @@
 /**
  * POST /api/subscribers: a subscriber and its FreeRADIUS rows, in one transaction. The reseller's
  * service limit for the plan and the uniqueness of username and static address are decided under
- * the transaction's locks.
+ * the transaction's locks. An admin or operator staff naming no reseller_id creates it under the
+ * installation's default reseller (shared/default-reseller.ts).
  */
 import { and, eq, isNull } from 'drizzle-orm';
 import { changedFields, recordAudit } from '../../../shared/audit';
@@ -13,7 +14,9 @@ import { subscribers } from '../../../shared/db/schema';
 import { addDays, todayIso } from '../../../shared/domain/subscriber';
 import { errorOf, fail } from '../../../shared/failures';
 import { moneyField } from '../../../shared/money';
+import { normaliseOptionalPhone } from '../../../shared/phone';
 import { loadSettings } from '../../../shared/settings';
+import { defaultReseller } from '../../../shared/default-reseller';
 import { assertAddressFree, assertPrefixFree, uniqueConflict } from '../conflicts';
 import { checkUsername, ipOrBadRequest, ipv6PrefixOrBadRequest, macOrBadRequest } from '../field-checks';
 import * as ops from '../operations';
@@ -32,11 +35,14 @@ export async function createSubscriber(caller: Auth | undefined, p: CreateSubscr
   const delegatedIpv6Prefix = ipv6PrefixOrBadRequest('delegated_ipv6_prefix', p.delegated_ipv6_prefix);
   const plan = await livePlan(db(), p.service_id);
   const price = p.price == null ? p.price : moneyField(p.price, plan.currency, 'price');
-  const resellerId = await targetReseller(db(), auth, p.reseller_id);
+  // A caller without a reseller (admin, operator staff) that names none: the default reseller.
+  const direct = p.reseller_id === undefined && auth.resellerId === null;
+  const named = direct ? undefined : await targetReseller(db(), auth, p.reseller_id);
   const settings = await loadSettings(db());
   const today = todayIso();
   try {
     const row = await db().transaction(async (tx) => {
+      const resellerId = named ?? (await defaultReseller(tx, auth));
       const [taken] = await tx
         .select({ id: subscribers.id })
         .from(subscribers)
@@ -54,7 +60,7 @@ export async function createSubscriber(caller: Auth | undefined, p: CreateSubscr
           username: p.username,
           passwordEnc: encrypt(p.password),
           fullName: p.full_name ?? null,
-          phone: p.phone ?? null,
+          phone: normaliseOptionalPhone(p.phone, settings.default_country) ?? null,
           macAddress: mac ?? null,
           serviceId: plan.id,
           resellerId,

@@ -31,14 +31,15 @@ import { livePlan, loadRow, viewOf } from '../subscriber-rows';
 import { plansById, type SubscriberRow } from '../subscriber-view';
 import { errorOf, failure } from '../../../shared/failures';
 import { moneyField } from '../../../shared/money';
+import { normaliseOptionalPhone } from '../../../shared/phone';
 
 type Columns = Partial<typeof subscribers.$inferInsert>;
 
 /** The plain columns the body sets; the checked ones (MAC, price, reseller, address) come in `checked`. */
-function columnChanges(p: UpdateSubscriberInput, checked: Columns): Columns {
+function columnChanges(p: UpdateSubscriberInput, checked: Columns, country: string): Columns {
   const set: Columns = { ...checked };
   if (p.full_name !== undefined) set.fullName = p.full_name;
-  if (p.phone !== undefined) set.phone = p.phone;
+  if (p.phone !== undefined) set.phone = normaliseOptionalPhone(p.phone, country);
   if (p.expiry_date !== undefined) set.expiryDate = p.expiry_date;
   if (p.region !== undefined) set.region = p.region;
   if (p.building !== undefined) set.building = p.building;
@@ -107,7 +108,7 @@ export async function updateSubscriber(caller: Auth | undefined, p: UpdateSubscr
         checked[key] = value;
         prefixChanged = true;
       }
-      const set = columnChanges(p, checked);
+      const set = columnChanges(p, checked, settings.default_country);
       if (Object.keys(set).length) {
         [row] = await tx
           .update(subscribers)
