@@ -5,7 +5,7 @@
  */
 import { useState } from 'preact/hooks';
 import { api } from './api.js';
-import { fieldLabel, t } from './i18n.js';
+import { addTexts, fieldLabel, knownField, t } from './i18n.js';
 import { dateTime, Form, html, Loaded, Pager, Table, useLoad } from './ui.js';
 
 /** The target types the trail writes (docs/security.md's table). */
@@ -24,8 +24,34 @@ const TARGET_TYPES = [
   'settings',
 ];
 
-const shown = (v) =>
-  v === null || v === undefined || v === '' ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v);
+addTexts(
+  {},
+  {
+    plan: ['Plan', 'الباقة'],
+    invoice: ['Invoice', 'الفاتورة'],
+    card: ['Card', 'البطاقة'],
+    card_batch: ['Card batch', 'دفعة البطاقات'],
+    bulk_job: ['Bulk job', 'مهمة جماعية'],
+    bandwidth_rule: ['Bandwidth rule', 'قاعدة عرض النطاق'],
+    manager: ['Manager', 'المدير'],
+    api_key: ['API key', 'مفتاح API'],
+    settings: ['Settings', 'الإعدادات'],
+    webhook: ['Webhook', 'خطاف ويب'],
+  },
+);
+
+/** A before or after value: a row snapshot stays JSON (data), a yes/no reads in the language. */
+const shown = (v) => {
+  if (v === null || v === undefined || v === '') return '—';
+  if (typeof v === 'boolean') return v ? t('yes') : t('no');
+  return typeof v === 'object' ? html`<code>${JSON.stringify(v)}</code>` : t(String(v));
+};
+
+/** A changed field by its label; a stored column without one is named as the database names it. */
+function fieldName(key) {
+  const snake = key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+  return knownField(snake) ? fieldLabel(snake) : html`<code>${key}</code>`;
+}
 
 /** `{ field: [before, after] }` as rows; any other detail (a request's field, a count) has no before. */
 function Changes({ changes }) {
@@ -35,7 +61,7 @@ function Changes({ changes }) {
     <thead><tr><th scope="col">${t('Field')}</th><th scope="col">${t('Before')}</th><th scope="col">${t('After')}</th></tr></thead>
     <tbody>${entries.map(([k, v]) => {
       const pair = Array.isArray(v) && v.length === 2;
-      return html`<tr key=${k}><th scope="row">${k}</th>
+      return html`<tr key=${k}><th scope="row">${fieldName(k)}</th>
         <td>${pair ? html`<del>${shown(v[0])}</del>` : ''}</td>
         <td>${pair ? html`<ins>${shown(v[1])}</ins>` : shown(v)}</td></tr>`;
     })}</tbody>
@@ -75,7 +101,7 @@ export function AuditPage() {
       ['actor_type', 'Who', actor],
       ['ip', 'Address'],
       ['action', 'Action', (r) => html`<code>${r.action}</code>`],
-      ['target_type', 'Target', (r) => `${r.target_type}${r.target_id === null ? '' : ` #${r.target_id}`}`],
+      ['target_type', 'Target', (r) => `${fieldLabel(r.target_type)}${r.target_id === null ? '' : ` #${r.target_id}`}`],
       ['changes', 'Changes', (r) => html`<${Changes} changes=${r.changes} />`],
     ]} />
     <${Pager} pagination=${res.pagination} onPage=${(page) => setQuery({ ...query, page })} />`}</${Loaded}>
