@@ -141,20 +141,22 @@ function latinWords(texts: string[]): string[] {
   const found = new Set<string>();
   for (const raw of texts) {
     let text = raw.replace(/[\u2066-\u2069\u200e\u200f]/g, '');
-    // Data first, longest first, so a username is removed whole.
-    for (const value of [...data].sort((a, b) => b.length - a.length)) if (value) text = text.split(value).join(' ');
     // JSON snapshots of rows (the audit trail's before and after) are data.
     for (let before = ''; before !== text;) [before, text] = [text, text.replace(/\{[^{}]*\}/g, ' ')];
+    // Identifiers before data, so a permission that is also a stored value is removed whole.
     text = text
-      .replace(PAPERS, ' ')
       .replace(/https?:\/\/\S+/g, ' ')
       .replace(/\S+@\S+/g, ' ')
-      .replace(/\b[A-Z]{3}\b/g, ' ') // currency codes
-      .replace(/\b[A-Z]+-[\w-]+\b/g, ' ') // invoice numbers, serials
-      .replace(/\b[A-Z][a-z]+(-[A-Z][a-z]+)+\b/g, ' ') // RADIUS attribute names (Mikrotik-Rate-Limit)
-      .replace(/\b[a-z_-]+\.[a-z_.-]+\b/g, ' ') // permissions (subscribers.renew, subscribers.view-all)
+      .replace(/\b[a-z_-]+\.[a-z_.-]+\b/g, ' ') // permissions (subscribers.renew, subscribers.view_all)
       .replace(/\b[a-z]+(_[a-z]+)+\b/g, ' ') // setting names (allow_private_targets)
       .replace(/\b[a-z]+([A-Z][a-z]+)+\b/g, ' '); // stored column names (the audit trail's apiPort)
+    // Data, longest first, so a username is removed whole.
+    for (const value of [...data].sort((a, b) => b.length - a.length)) if (value) text = text.split(value).join(' ');
+    text = text
+      .replace(PAPERS, ' ')
+      .replace(/\b[A-Z]{3}\b/g, ' ') // currency codes
+      .replace(/\b[A-Z]+-[\w-]+\b/g, ' ') // invoice numbers, serials
+      .replace(/\b[A-Z][a-z]+(-[A-Z][a-z]+)+\b/g, ' '); // RADIUS attribute names (Mikrotik-Rate-Limit)
     for (const word of text.match(/[A-Za-z][A-Za-z']*/g) ?? []) if (!ALLOWED.has(word)) found.add(word);
   }
   return [...found].sort();

@@ -246,6 +246,7 @@ const TEXTS = {
     Delete: 'حذف',
     'Edit {name}': 'تعديل {name}',
     'Revoke {name}': 'إلغاء {name}',
+    'New manager': 'مدير جديد',
     admin: 'مسؤول',
     reseller: 'موزّع',
     user: 'مستخدم',
