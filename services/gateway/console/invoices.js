@@ -63,7 +63,7 @@ addTexts({
     Item: 'البند',
     Quantity: 'الكمية',
     'Invoice {number} created': 'أُنشئت الفاتورة {number}',
-    'Invoice {number}': 'الفاتورة {number}',
+    Invoice: 'الفاتورة',
     'Invoice actions': 'إجراءات الفاتورة',
     'Record payment': 'تسجيل دفعة',
     'Balance due: {amount}.': 'الرصيد المستحق: {amount}.',
@@ -275,7 +275,7 @@ export function InvoicePage({ id }) {
     const open = inv.status !== 'paid' && inv.status !== 'void';
     return html`<section>
       <div class="page-head">
-        <h1>${t('Invoice {number}', { number: ltrText(inv.invoice_number) })}</h1>
+        <h1>${t('Invoice')} <bdi dir="ltr">${inv.invoice_number}</bdi></h1>
         <span class=${`badge ${inv.status}`}>${t(inv.status)}</span>
       </div>
       <div class="toolbar" role="group" aria-label=${t('Invoice actions')}>
