@@ -9,6 +9,9 @@ import { PAPER_NAMES } from '../../shared/paper';
 import { adminToken, http, startTestApp, type TestApp } from '../helpers/app';
 import { decodeQr, fetchPdf, pdfInfo, pdfText, seedInvoice, seedReseller, seedSubscriber } from './documents-fixtures';
 
+// The first render starts Chromium: room beyond jest's default on a busy machine.
+jest.setTimeout(120_000);
+
 let t: TestApp;
 let invoiceId: number;
 
