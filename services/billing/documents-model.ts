@@ -10,6 +10,17 @@ import type { DocumentModel } from './templates/invoice';
 
 /** Papers narrower than this are laid out as a single-column receipt. */
 const NARROW_BELOW_MM = 100;
+/** Papers shorter than this set their invoice compact (A5, Statement, C5, DL, A6). */
+const COMPACT_BELOW_MM = 240;
+/** Compact papers narrower than this set it smaller still (A6, DL). */
+const TINY_BELOW_MM = 120;
+
+/** How dense a paper's layout is: every one fits a one-line invoice on one page (issue 39). */
+export function densityOf(paper: PaperSize): DocumentModel['density'] {
+  const { width, height } = PAPER_SIZES[paper];
+  if (width < NARROW_BELOW_MM || height === null || height >= COMPACT_BELOW_MM) return undefined;
+  return width < TINY_BELOW_MM ? 'tiny' : 'compact';
+}
 
 export type BrandingSettings = Pick<
   Settings,
@@ -31,6 +42,7 @@ function baseModel(s: BrandingSettings, mode: DocumentModel['mode'], paper: Pape
   return {
     mode,
     narrow: PAPER_SIZES[paper].width < NARROW_BELOW_MM,
+    density: densityOf(paper),
     language: s.language,
     operator: {
       name: s.operator_name,

@@ -17,7 +17,7 @@ import { FAILURES, fail } from '../../shared/failures';
 import { authOf, type Ctx } from '../../shared/http/context';
 import { publicPageHeaders } from '../../shared/http/public-page';
 import type { ActionResult } from '../../shared/http/route';
-import { formatMinor } from '../../shared/money';
+import { formatMoney, isRtl, ltrIsolate } from '../../shared/format';
 import type { PaperSize } from '../../shared/paper';
 import { newPublicLink, publicUrl, verifyPublicToken } from '../../shared/public-links';
 import { loadSettings, type Settings } from '../../shared/settings';
@@ -119,6 +119,9 @@ async function invoicePdf(
   });
   return Buffer.isBuffer(pdf) && ctx.nodeID !== ctx.broker.nodeID ? pdfStream(pdf) : pdf;
 }
+
+/** A number or amount in a chat caption: an isolated left-to-right island when the caption is right to left. */
+const captionIsland = (language: string) => (isRtl(language) ? ltrIsolate : (text: string) => text);
 
 const pdfName = (invoiceNumber: string) => `${invoiceNumber.replace(/[^A-Za-z0-9_.-]/g, '_')}.pdf`;
 
@@ -311,7 +314,8 @@ export const documentsService: ServiceSchema = {
         const s = await documentSettings();
         const paper = s.default_paper_size as PaperSize;
         const t = labelsFor(s.language);
-        const balance = `${formatMinor(invoice.total - invoice.paidAmount, invoice.currency)} ${invoice.currency}`;
+        const island = captionIsland(s.language);
+        const balance = island(formatMoney(invoice.total - invoice.paidAmount, invoice.currency));
         const pdf = await renderPdf(
           ctx,
           await singleHtml(invoice, s, 'pdf', paper, null),
@@ -328,7 +332,7 @@ export const documentsService: ServiceSchema = {
             phone,
             caption:
               ctx.params.caption ??
-              `${s.operator_name}: ${t.invoice} ${invoice.invoiceNumber}, ${t.balance} ${balance}`,
+              `${s.operator_name}: ${t.invoice} ${island(invoice.invoiceNumber)}, ${t.balance} ${balance}`,
             filename: pdfName(invoice.invoiceNumber),
             createdBy: auth.managerId,
           },
@@ -358,7 +362,8 @@ export const documentsService: ServiceSchema = {
         const t = labelsFor(s.language);
         const filename = pdfName(`statement-${sub?.username ?? invoice.subscriberId}`);
         const pdf = await renderPdf(ctx, renderInvoiceHtml(model), paper, filename);
-        const balance = `${formatMinor(model.balanceMinor, model.currency)} ${model.currency}`;
+        const island = captionIsland(s.language);
+        const balance = island(formatMoney(model.balanceMinor, model.currency));
         return deliver(
           ctx,
           pdf,
@@ -368,7 +373,8 @@ export const documentsService: ServiceSchema = {
             subscriberId: invoice.subscriberId,
             phone,
             caption:
-              ctx.params.caption ?? `${s.operator_name}: ${t.statement} (${docs.length}), ${t.balance} ${balance}`,
+              ctx.params.caption ??
+              `${s.operator_name}: ${t.statement} (${island(String(docs.length))}), ${t.balance} ${balance}`,
             filename,
             createdBy: auth.managerId,
           },

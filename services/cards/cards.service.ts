@@ -27,7 +27,8 @@ import type { Ctx } from '../../shared/http/context';
 import { pageOf } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
 import { idParams, type IdPath } from '../../shared/http/schemas';
-import { formatMinor, fromMinor, moneyField } from '../../shared/money';
+import { formatMoney } from '../../shared/format';
+import { fromMinor, moneyField } from '../../shared/money';
 import { isPaperSize, type PaperSize } from '../../shared/paper';
 import { loadSettings } from '../../shared/settings';
 import { createBatch, serialOf, type BatchRow } from './batches';
@@ -439,7 +440,7 @@ export const cardsService: ServiceSchema = {
         ]);
         const paper: PaperSize = ctx.params.paper ?? (isPaperSize(s.default_paper_size) ? s.default_paper_size : 'A4');
         const pins = JSON.parse(decrypt(b.pinsEnc)) as string[];
-        let worth = b.value !== null ? `${formatMinor(b.value, b.currency)} ${b.currency}` : '';
+        let worth = b.value !== null ? formatMoney(b.value, b.currency) : '';
         if (b.serviceId !== null) {
           const [plan] = await db().select({ name: services.name }).from(services).where(eq(services.id, b.serviceId));
           worth = plan?.name ?? `#${b.serviceId}`;

@@ -2,7 +2,7 @@
  * What arrived against what a checkout asked (issue 43): a provider's event is believed about the
  * money only as far as it matches the checkout. Pure; settle.ts books the verdict.
  */
-import { formatMinor } from '../../shared/money';
+import { formatMoney } from '../../shared/format';
 
 export interface Money {
   /** Minor units. */
@@ -18,7 +18,7 @@ export type Verdict =
   /** Another currency, or the event says no amount: nothing booked, the operator decides. */
   | { kind: 'mismatch'; note: string };
 
-const shown = (m: Money) => `${formatMinor(m.amount, m.currency)} ${m.currency}`;
+const shown = (m: Money) => formatMoney(m.amount, m.currency);
 
 export function judgeReceived(asked: Money, received: { amount: number | null; currency: string | null }): Verdict {
   if (received.amount === null || received.currency === null)

@@ -9,6 +9,9 @@ import { eq, inArray, sql } from 'drizzle-orm';
 import type { Browser, Page } from 'playwright-core';
 import { notifications, subscribers } from '../../shared/db/schema';
 import { http, type TestApp } from '../helpers/app';
+
+/** 2026-12-01 in the console's one date format, isolated and unbroken (docs/console.md). */
+const DEC_1 = '\u2068Dec\u00a01,\u00a02026\u2069';
 import { ADMIN_PASSWORD, axeScan, openConsole, SIGN_IN, signInOn, startConsoleApp } from '../helpers/console-browser';
 
 jest.setTimeout(120_000);
@@ -246,12 +249,12 @@ describe('console: auto-renew, blocked access and notifications', () => {
       expect.any(String),
       'Expiry reminder',
       '1',
-      '2026-12-01',
+      DEC_1,
       'failed',
       '—',
       'chat not found',
     ]);
-    expect(byStatus.sent.slice(1, 5)).toEqual(['Expiry reminder', '3', '2026-12-01', 'sent']);
+    expect(byStatus.sent.slice(1, 5)).toEqual(['Expiry reminder', '3', DEC_1, 'sent']);
     await expect(section.getByRole('columnheader').allTextContents()).resolves.toEqual([
       'Date',
       'Kind',

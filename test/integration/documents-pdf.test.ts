@@ -78,7 +78,7 @@ describe('GET /api/invoices/:id/pdf', () => {
       'Thank you for choosing us',
       'IBAN XX00 1234',
       'Partially paid',
-      '2025-03-15',
+      'Mar 15, 2025', // the due date in the one date format (shared/format.ts)
     ]) {
       expect(text).toContain(expected);
     }

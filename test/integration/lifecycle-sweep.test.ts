@@ -24,6 +24,7 @@ import { db } from '../../shared/db/client';
 import { saveSettings } from '../../shared/settings';
 import type { SweepResult } from '../../services/subscribers/lifecycle/lifecycle.service';
 import type { SweepCounts } from '../../services/subscribers/lifecycle/sweep';
+import { formatDate } from '../../shared/format';
 import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
 import { waitFor } from '../helpers/wait';
 
@@ -355,7 +356,7 @@ describe('reminders', () => {
 
     const text = sentTo('1003')[0].json.text as string;
     expect(text).toContain(r3.username);
-    expect(text).toContain(day(3));
+    expect(text).toContain(formatDate(day(3), 'en'));
     expect(text).toContain('10.00 USD');
     expect(text).toContain('http://billing.test/portal');
 

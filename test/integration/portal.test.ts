@@ -10,6 +10,7 @@ import { subscribers } from '../../shared/db/schema';
 import { saveSettings } from '../../shared/settings';
 import { client, startTestApp, type TestApp } from '../helpers/app';
 import { seedReseller } from './documents-fixtures';
+import { formatDate } from '../../shared/format';
 import { openSession, seedPortalInvoices, seedPortalSubscriber, visibleText } from './portal-fixtures';
 
 const PUBLIC_LIMIT = 5;
@@ -93,12 +94,12 @@ describe('GET /portal', () => {
     expect(text).toContain('+964 770 000 1111');
     expect(text).toContain(blocked.username);
     expect(text).toContain('Your internet access is blocked');
-    expect(text).toContain(`Your subscription expired on ${expired}.`);
+    expect(text).toContain(`Your subscription expired on ${formatDate(expired, 'en')}.`);
     // The subscriber's own price overrides the plan's 10.00.
     expect(text).toContain('Renewal price 17.50 USD');
     expect(text).toContain(HOW_TO_PAY);
-    expect(text).toContain(`${invoices.pending.invoiceNumber} 2025-03-15 Pending 25.00 USD`);
-    expect(text).toContain(`${invoices.partial.invoiceNumber} 2025-03-15 Partially paid 74.50 USD`);
+    expect(text).toContain(`${invoices.pending.invoiceNumber} Mar 15, 2025 Pending 25.00 USD`);
+    expect(text).toContain(`${invoices.partial.invoiceNumber} Mar 15, 2025 Partially paid 74.50 USD`);
     expect(text).not.toContain(invoices.paid.invoiceNumber);
 
     const links = [...res.text.matchAll(/href="([^"]+)"/g)].map((m) => m[1].replace(/&amp;/g, '&'));
@@ -136,7 +137,7 @@ describe('GET /portal', () => {
   it('tells a subscriber whose access is not blocked so, with its paid-until date', async () => {
     const text = visibleText((await from(ACTIVE_IP)).text);
     expect(text).toContain(active.username);
-    expect(text).toContain(`Your internet access is active. Paid until ${active.expiryDate}`);
+    expect(text).toContain(`Your internet access is active. Paid until ${formatDate(active.expiryDate, 'en')}`);
     expect(text).not.toContain('blocked');
     expect(text).toContain('You have no open invoices.');
     expect(text).toContain('Renewal price 10.00 USD');

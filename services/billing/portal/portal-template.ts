@@ -3,8 +3,7 @@
  * the operator's branding and language, laid out right to left where the language is.
  */
 import type { BlockedReason } from '../../../shared/domain/access';
-import { formatMinor } from '../../../shared/money';
-import { escapeHtml, ltr, multiline, safeLogo } from '../templates/html';
+import { dateHtml, escapeHtml, ltr, moneyHtml, ownDirection, safeLogo } from '../templates/html';
 import { isRtl } from '../templates/labels';
 import { portalLabelsFor, type PortalLabels } from './portal-labels';
 
@@ -62,6 +61,7 @@ table { width: 100%; border-collapse: collapse; }
 th, td { padding: .45rem .35rem; text-align: start; border-bottom: 1px solid #d9dee3; vertical-align: top; }
 th { font-size: .85rem; color: #4a5560; border-bottom-color: #1d232a; }
 .num { text-align: end; white-space: nowrap; }
+.date { white-space: nowrap; }
 a { color: #0b57d0; }
 .button, button { display: inline-block; padding: .5rem 1rem; background: #0a7d3b; color: #fff; border: 0; border-radius: .35rem; text-decoration: none; font: inherit; cursor: pointer; }
 form#redeem { display: flex; gap: .5rem; flex-wrap: wrap; align-items: center; }
@@ -69,10 +69,10 @@ form#redeem input { font: inherit; padding: .45rem; border: 1px solid #9aa5b1; b
 @media (max-width: 600px) { main { margin: 0; padding: 1rem; box-shadow: none; } }
 `;
 
-function reasonText(t: PortalLabels, account: PortalAccount): string {
+function reasonText(t: PortalLabels, account: PortalAccount, language: string): string {
   switch (account.reason) {
     case 'expired':
-      return t.expired(ltr(account.expiryDate));
+      return t.expired(dateHtml(account.expiryDate, language));
     case 'quota':
       return t.quota;
     case 'overdue':
@@ -82,21 +82,21 @@ function reasonText(t: PortalLabels, account: PortalAccount): string {
   }
 }
 
-function accessNotice(t: PortalLabels, account: PortalAccount): string {
+function accessNotice(t: PortalLabels, account: PortalAccount, language: string): string {
   if (account.reason) {
-    return `<div class="notice blocked" id="access" data-reason="${account.reason}"><strong>${t.blocked}</strong>${reasonText(t, account)}</div>`;
+    return `<div class="notice blocked" id="access" data-reason="${account.reason}"><strong>${t.blocked}</strong>${reasonText(t, account, language)}</div>`;
   }
-  return `<div class="notice active" id="access"><strong>${t.active}</strong>${t.paidUntil} ${ltr(account.expiryDate)}</div>`;
+  return `<div class="notice active" id="access"><strong>${t.active}</strong>${t.paidUntil} ${dateHtml(account.expiryDate, language)}</div>`;
 }
 
-function invoiceTable(t: PortalLabels, lines: PortalInvoiceLine[]): string {
+function invoiceTable(t: PortalLabels, lines: PortalInvoiceLine[], language: string): string {
   if (lines.length === 0) return `<p class="muted">${t.noOpenInvoices}</p>`;
   const rows = lines
     .map((l) => {
       const link = l.url ? `<a href="${escapeHtml(l.url)}">${t.receipt}</a>` : '';
       return (
-        `<tr><td>${ltr(l.number)}</td><td>${ltr(l.dueDate)}</td><td>${escapeHtml(t.doc.statuses[l.status] ?? l.status)}</td>` +
-        `<td class="num">${ltr(`${formatMinor(l.balanceMinor, l.currency)} ${l.currency}`)}</td><td>${link}</td></tr>`
+        `<tr><td>${ltr(l.number)}</td><td>${dateHtml(l.dueDate, language)}</td><td>${escapeHtml(t.doc.statuses[l.status] ?? l.status)}</td>` +
+        `<td class="num">${moneyHtml(l.balanceMinor, l.currency)}</td><td>${link}</td></tr>`
       );
     })
     .join('');
@@ -118,16 +118,16 @@ function payAndRedeem(t: PortalLabels, m: PortalModel): string {
 <button type="submit">${t.redeemButton}</button></form>`;
 }
 
-function accountSection(t: PortalLabels, account: PortalAccount): string {
+function accountSection(t: PortalLabels, account: PortalAccount, language: string): string {
   const r = account.renewal;
   const renewal = r
-    ? `<dt>${t.renewal}</dt><dd id="renewal">${ltr(`${formatMinor(r.priceMinor, r.currency)} ${r.currency}`)} <span class="muted">(${t.renewalOf(escapeHtml(r.plan), ltr(String(r.days)))})</span></dd>`
+    ? `<dt>${t.renewal}</dt><dd id="renewal">${moneyHtml(r.priceMinor, r.currency)} <span class="muted">(${t.renewalOf(ownDirection(r.plan), ltr(String(r.days)))})</span></dd>`
     : '';
   return `<h1>${t.account}</h1>
 <dl><dt>${t.username}</dt><dd id="username">${ltr(account.username)}</dd>${renewal}</dl>
-${accessNotice(t, account)}
+${accessNotice(t, account, language)}
 <h2>${t.openInvoices}</h2>
-${invoiceTable(t, account.invoices)}`;
+${invoiceTable(t, account.invoices, language)}`;
 }
 
 export function renderPortalHtml(m: PortalModel): string {
@@ -136,13 +136,13 @@ export function renderPortalHtml(m: PortalModel): string {
   const logo = safeLogo(m.operator.logoUrl);
   const contact = [m.operator.address, m.operator.phone, m.operator.email]
     .filter(Boolean)
-    .map((line) => `<div class="muted">${multiline(line)}</div>`)
+    .map((line) => `<div class="muted">${ownDirection(line)}</div>`)
     .join('');
   const body = m.account
-    ? accountSection(t, m.account) + payAndRedeem(t, m)
+    ? accountSection(t, m.account, m.language) + payAndRedeem(t, m)
     : `<h1>${t.welcome}</h1><p id="generic">${t.unknown}</p>`;
   const howToPay = m.howToPay
-    ? `<section id="how-to-pay"><h2>${t.doc.howToPay}</h2><div>${multiline(m.howToPay)}</div></section>`
+    ? `<section id="how-to-pay"><h2>${t.doc.howToPay}</h2><div>${ownDirection(m.howToPay)}</div></section>`
     : '';
   return `<!doctype html>
 <html lang="${escapeHtml(m.language)}" dir="${dir}">
@@ -157,7 +157,7 @@ export function renderPortalHtml(m: PortalModel): string {
 <main>
 <header>
   ${logo ? `<img src="${escapeHtml(logo)}" alt="">` : ''}
-  <div class="operator-name">${escapeHtml(m.operator.name)}</div>
+  <div class="operator-name">${ownDirection(m.operator.name)}</div>
   ${contact}
 </header>
 ${body}

@@ -3,8 +3,7 @@
  * included) come from this function, so what a subscriber sees online and on paper cannot differ.
  * It is a pure function of a prepared model: no database, no settings lookups, no I/O.
  */
-import { formatMinor } from '../../../shared/money';
-import { escapeHtml, ltr, multiline, safeLogo } from './html';
+import { dateHtml, escapeHtml, ltr, moneyHtml, ownDirection, safeLogo } from './html';
 import { isRtl, labelsFor } from './labels';
 
 export interface DocumentItem {
@@ -26,6 +25,11 @@ export interface DocumentModel {
   mode: 'page' | 'pdf';
   /** Narrow paper (receipt rolls): one column, small type. */
   narrow: boolean;
+  /**
+   * Short paper (A5, Statement, C5, DL: `compact`) or small on both sides (A6: `tiny`): smaller
+   * type, spacing and QR code, so a one-line invoice with its how-to-pay block fits on one page.
+   */
+  density?: 'compact' | 'tiny';
   language: string;
   operator: { name: string; address: string; phone: string; email: string; logoUrl: string };
   howToPay: string;
@@ -77,6 +81,7 @@ th, td { padding: 1.6mm 1.5mm; text-align: start; vertical-align: top; }
 thead th { border-bottom: 1px solid #1d232a; font-size: 9pt; }
 tbody tr td { border-bottom: 1px solid #d9dee3; }
 .num { text-align: end; white-space: nowrap; }
+.date { white-space: nowrap; }
 .totals { margin-top: 4mm; margin-inline-start: auto; width: 70mm; max-width: 100%; }
 .totals td { border: 0; padding: 1mm 1.5mm; }
 .totals .grand td { border-top: 1px solid #1d232a; font-weight: 700; }
@@ -89,6 +94,41 @@ section { margin-top: 5mm; break-inside: avoid; }
 .howtopay { flex: 1; }
 .download.pay { background: #0a7d3b; margin-inline-end: 3mm; }
 .download { display: inline-block; margin-top: 4mm; padding: 2mm 4mm; background: #1d232a; color: #fff; text-decoration: none; border-radius: 1.5mm; }
+body.compact { font-size: 8.5pt; line-height: 1.3; }
+.compact .doc { padding: 7mm; }
+.compact header { gap: 5mm; padding-bottom: 2.5mm; }
+.compact header img { max-height: 12mm; max-width: 40mm; }
+.compact .operator .name { font-size: 11pt; }
+.compact h1 { font-size: 13pt; }
+.compact .parties { margin: 3mm 0; }
+.compact .label { font-size: 7pt; }
+.compact th, .compact td { padding: 1mm; }
+.compact thead th { font-size: 7.5pt; }
+.compact section { margin-top: 3mm; }
+.compact .totals { margin-top: 2.5mm; width: 60mm; }
+.compact .totals td { padding: .5mm 1mm; }
+.compact .totals .due td { font-size: 9.5pt; }
+.compact .footer { margin-top: 3mm; gap: 4mm; }
+.compact .qr svg { width: 24mm; height: 24mm; }
+.compact .qr .muted { font-size: 6.5pt; max-width: 24mm; }
+body.tiny { font-size: 7pt; line-height: 1.25; }
+.tiny .doc { padding: 4mm; }
+.tiny header { gap: 3mm; padding-bottom: 1.5mm; }
+.tiny header img { max-height: 8mm; max-width: 30mm; margin-bottom: 1mm; }
+.tiny .operator .name { font-size: 9pt; }
+.tiny h1 { font-size: 10.5pt; }
+.tiny .meta { gap: .3mm 2mm; margin-top: 1mm; }
+.tiny .parties { margin: 2mm 0; gap: 4mm; }
+.tiny .label { font-size: 6pt; margin-bottom: .5mm; }
+.tiny th, .tiny td { padding: .6mm .8mm; }
+.tiny thead th { font-size: 6.5pt; }
+.tiny section { margin-top: 2mm; }
+.tiny .totals { margin-top: 1.5mm; width: 50mm; }
+.tiny .totals td { padding: .3mm .8mm; }
+.tiny .totals .due td { font-size: 8pt; }
+.tiny .footer { margin-top: 2mm; gap: 3mm; }
+.tiny .qr svg { width: 20mm; height: 20mm; }
+.tiny .qr .muted { font-size: 5.5pt; max-width: 20mm; }
 body.narrow { font-size: 8pt; }
 .narrow .doc { padding: 3mm; }
 .narrow header, .narrow .parties, .narrow .footer { display: block; }
@@ -104,28 +144,29 @@ body.narrow { font-size: 8pt; }
 export function renderInvoiceHtml(m: DocumentModel): string {
   const t = labelsFor(m.language);
   const dir = isRtl(m.language) ? 'rtl' : 'ltr';
-  const money = (minor: number) => ltr(`${formatMinor(minor, m.currency)} ${m.currency}`);
+  const money = (minor: number) => moneyHtml(minor, m.currency);
+  const day = (value: string) => dateHtml(value, m.language);
   const logo = safeLogo(m.operator.logoUrl);
   const title = m.combinedNumbers ? t.statement : t.invoice;
   const statusText = t.statuses[m.status] ?? m.status;
 
   const operatorLines = [m.operator.address, m.operator.phone, m.operator.email]
     .filter(Boolean)
-    .map((line) => `<div>${multiline(line)}</div>`)
+    .map((line) => `<div>${ownDirection(line)}</div>`)
     .join('');
   const subscriber = m.subscriber
     ? [
-        `<div><strong>${escapeHtml(m.subscriber.name || m.subscriber.username)}</strong></div>`,
+        `<div><strong>${ownDirection(m.subscriber.name || m.subscriber.username)}</strong></div>`,
         m.subscriber.name ? `<div>${ltr(m.subscriber.username)}</div>` : '',
         m.subscriber.phone ? `<div>${ltr(m.subscriber.phone)}</div>` : '',
-        m.subscriber.address ? `<div>${multiline(m.subscriber.address)}</div>` : '',
+        m.subscriber.address ? `<div>${ownDirection(m.subscriber.address)}</div>` : '',
       ].join('')
     : '';
 
   const rows = m.items
     .map(
       (it) =>
-        `<tr><td>${escapeHtml(it.description)}</td><td class="num">${ltr(it.qty)}</td>` +
+        `<tr><td>${ownDirection(it.description)}</td><td class="num">${ltr(it.qty)}</td>` +
         `<td class="num">${money(it.unitPriceMinor)}</td><td class="num">${money(it.amountMinor)}</td></tr>`,
     )
     .join('');
@@ -134,7 +175,7 @@ export function renderInvoiceHtml(m: DocumentModel): string {
       m.payments
         .map(
           (p) =>
-            `<tr><td>${ltr(p.date)}</td><td>${escapeHtml(p.method)}</td><td>${escapeHtml(p.reference ?? '')}</td><td class="num">${money(p.amountMinor)}</td></tr>`,
+            `<tr><td>${day(p.date)}</td><td>${escapeHtml(t.methods[p.method] ?? p.method)}</td><td>${ltr(p.reference ?? '')}</td><td class="num">${money(p.amountMinor)}</td></tr>`,
         )
         .join('') +
       '</tbody></table></section>'
@@ -150,20 +191,20 @@ export function renderInvoiceHtml(m: DocumentModel): string {
 <title>${escapeHtml(`${title} ${m.invoiceNumber} - ${m.operator.name}`)}</title>
 <style>${INVOICE_STYLE}</style>
 </head>
-<body class="${m.narrow ? 'narrow' : ''}" dir="${dir}">
+<body class="${m.narrow ? 'narrow' : (m.density ?? '')}" dir="${dir}">
 <main class="doc">
 <header>
   <div class="operator">
     ${logo ? `<img src="${escapeHtml(logo)}" alt="">` : ''}
-    <div class="name">${escapeHtml(m.operator.name)}</div>
+    <div class="name">${ownDirection(m.operator.name)}</div>
     ${operatorLines}
   </div>
   <div>
     <h1>${title}</h1>
     <dl class="meta">
       <dt>${t.number}</dt><dd class="invoice-number">${ltr(m.invoiceNumber)}</dd>
-      <dt>${t.issueDate}</dt><dd>${ltr(m.issueDate)}</dd>
-      <dt>${t.dueDate}</dt><dd>${ltr(m.dueDate)}</dd>
+      <dt>${t.issueDate}</dt><dd>${day(m.issueDate)}</dd>
+      <dt>${t.dueDate}</dt><dd>${day(m.dueDate)}</dd>
       <dt>${t.status}</dt><dd><span class="status status-${escapeHtml(m.status)}">${escapeHtml(statusText)}</span></dd>
     </dl>
   </div>
@@ -184,9 +225,9 @@ export function renderInvoiceHtml(m: DocumentModel): string {
   <tr class="due"><td>${t.balance}</td><td class="num">${money(m.balanceMinor)}</td></tr>
 </table>
 ${payments}
-${m.notes ? `<section><div class="label">${t.notes}</div><div>${multiline(m.notes)}</div></section>` : ''}
+${m.notes ? `<section><div class="label">${t.notes}</div><div>${ownDirection(m.notes)}</div></section>` : ''}
 <div class="footer">
-  ${m.howToPay ? `<div class="howtopay"><div class="label">${t.howToPay}</div><div>${multiline(m.howToPay)}</div></div>` : '<div></div>'}
+  ${m.howToPay ? `<div class="howtopay"><div class="label">${t.howToPay}</div><div>${ownDirection(m.howToPay)}</div></div>` : '<div></div>'}
   ${m.qrSvg ? `<div class="qr" title="${escapeHtml(t.scanToView)}">${m.qrSvg}<div class="muted">${escapeHtml(t.scanToView)}</div></div>` : ''}
 </div>
 ${m.mode === 'page' && m.payUrl ? `<a class="download pay" id="pay-link" href="${escapeHtml(m.payUrl)}">${t.payOnline}</a>` : ''}

@@ -1,3 +1,5 @@
+export { isRtl } from '../../../shared/format';
+
 /**
  * Words printed on invoice documents. English is the fallback for every language without its own
  * list; Arabic is provided because right-to-left layout must be exercised end to end.
@@ -30,6 +32,8 @@ export interface Labels {
   payOnline: string;
   includes: string;
   statuses: Record<string, string>;
+  /** Payment methods (shared/billing/types.ts PAYMENT_METHODS) as printed. */
+  methods: Record<string, string>;
 }
 
 const en: Labels = {
@@ -60,6 +64,14 @@ const en: Labels = {
   payOnline: 'Pay online',
   includes: 'Includes invoices',
   statuses: { pending: 'Pending', partial: 'Partially paid', paid: 'Paid', overdue: 'Overdue', void: 'Void' },
+  methods: {
+    cash: 'Cash',
+    card: 'Card',
+    bank: 'Bank transfer',
+    wallet: 'Wallet',
+    prepaid_card: 'Prepaid card',
+    other: 'Other',
+  },
 };
 
 const ar: Labels = {
@@ -90,17 +102,18 @@ const ar: Labels = {
   payOnline: 'ادفع الآن',
   includes: 'يشمل الفواتير',
   statuses: { pending: 'قيد الانتظار', partial: 'مدفوعة جزئيا', paid: 'مدفوعة', overdue: 'متأخرة', void: 'ملغاة' },
+  methods: {
+    cash: 'نقدًا',
+    card: 'بطاقة',
+    bank: 'تحويل مصرفي',
+    wallet: 'المحفظة',
+    prepaid_card: 'بطاقة مسبقة الدفع',
+    other: 'أخرى',
+  },
 };
 
 const LABELS: Record<string, Labels> = { en, ar };
 
-/** Languages written right to left (the `language` setting's description names them). */
-const RTL = new Set(['ar', 'fa', 'he', 'ur', 'ps', 'sd', 'yi', 'ku']);
-
 export function labelsFor(language: string): Labels {
   return LABELS[language] ?? en;
-}
-
-export function isRtl(language: string): boolean {
-  return RTL.has(language);
 }

@@ -60,7 +60,7 @@ function Commissions({ reseller }) {
     () => api('GET', '/api/invoices/commissions', { query: { reseller_id: reseller.id, ...range } }),
     [reseller.id, range.from, range.to],
   );
-  return html`<section class="card" aria-labelledby="h-comm"><h2 id="h-comm">Commissions of ${reseller.name}</h2>
+  return html`<section class="card" aria-labelledby="h-comm"><h2 id="h-comm">${t('Commissions of {name}', { name: reseller.name })}</h2>
     <${Form} className="form inline" submitLabel="Show" onSubmit=${async (v) => setRange(v)} fields=${[
       { name: 'from', label: 'From', type: 'date', value: range.from, required: true },
       { name: 'to', label: 'To', type: 'date', value: range.to, required: true },
@@ -133,10 +133,12 @@ export function ResellersPage() {
       [
         'actions',
         'Actions',
-        (r) => html`<button type="button" class="secondary" onClick=${() => setChosen(r)}>Details of ${r.name}</button>
+        (
+          r,
+        ) => html`<button type="button" class="secondary" onClick=${() => setChosen(r)}>${t('Details of {name}', { name: r.name })}</button>
         ${
           (session.isAdmin || r.id !== session.claims.resellerId) &&
-          html`<${ActionDialog} label=${`Balance of ${r.name}`} title=${`Credit or debit ${r.name}`}
+          html`<${ActionDialog} label=${t('Balance of {name}', { name: r.name })} title=${t('Credit or debit {name}', { name: r.name })}
           fields=${[
             {
               name: 'amount',
@@ -154,7 +156,7 @@ export function ResellersPage() {
               : t('The amount moves from your own balance to {name}; a debit moves it back to you.', { name: r.name })
           }
           run=${(v) => api('POST', `/api/resellers/${r.id}/balance`, { body: v })} onDone=${() => {
-            notify('Balance updated');
+            notify(t('Balance updated'));
             reload();
           }} />`
         }`,
@@ -213,8 +215,8 @@ export function PlansPage() {
                 'actions',
                 'Actions',
                 (p) => html`
-        <${ActionDialog} label=${`Edit ${p.name}`} fields=${planFields(p)} run=${(v) => api('PUT', `/api/services/${p.id}`, { body: withTiers(v) })} onDone=${reload} />
-        <${ActionDialog} label=${`Retire ${p.name}`} danger confirm="The plan is retired (refused while subscribers use it)."
+        <${ActionDialog} label=${t('Edit {name}', { name: p.name })} fields=${planFields(p)} run=${(v) => api('PUT', `/api/services/${p.id}`, { body: withTiers(v) })} onDone=${reload} />
+        <${ActionDialog} label=${t('Retire {name}', { name: p.name })} danger confirm="The plan is retired (refused while subscribers use it)."
           run=${() => api('DELETE', `/api/services/${p.id}`)} onDone=${reload} />`,
               ],
             ]
@@ -277,8 +279,8 @@ export function NasPage() {
           'actions',
           'Actions',
           (n) => html`
-        <${ActionDialog} label=${`Edit ${n.name}`} fields=${nasFields(n)} run=${(v) => api('PUT', `/api/nas/${n.id}`, { body: v })} onDone=${reload} />
-        <${ActionDialog} label=${`Remove ${n.name}`} danger confirm="FreeRADIUS stops accepting this server." run=${() => api('DELETE', `/api/nas/${n.id}`)} onDone=${reload} />`,
+        <${ActionDialog} label=${t('Edit {name}', { name: n.name })} fields=${nasFields(n)} run=${(v) => api('PUT', `/api/nas/${n.id}`, { body: v })} onDone=${reload} />
+        <${ActionDialog} label=${t('Remove {name}', { name: n.name })} danger confirm="FreeRADIUS stops accepting this server." run=${() => api('DELETE', `/api/nas/${n.id}`)} onDone=${reload} />`,
         ],
       ]} />`}</${Loaded}>
   </section>`;
@@ -411,3 +413,50 @@ export function ManagersPage() {
       ]} />`}</${Loaded}>
   </section>`;
 }
+
+addTexts(
+  {
+    ar: {
+      nt: 'NT-Password',
+      cleartext: 'نص صريح',
+      whatsapp: 'WhatsApp',
+      telegram: 'Telegram',
+      stripe: 'Stripe',
+      reject: 'رفض',
+      walled_garden: 'الحديقة المسوّرة',
+      'New reseller': 'موزّع جديد',
+      'Commissions of {name}': 'عمولات {name}',
+      'Details of {name}': 'تفاصيل {name}',
+      'Balance of {name}': 'رصيد {name}',
+      'Credit or debit {name}': 'إضافة إلى رصيد {name} أو خصم منه',
+      'The reseller balance changes through the ledger.': 'يتغيّر رصيد الموزّع عبر الدفتر.',
+      'The amount moves from your own balance.': 'ينتقل المبلغ من رصيدك.',
+      'Balance updated': 'حُدّث الرصيد',
+      Balance: 'الرصيد',
+      invoiced: 'المفوترة',
+      'two letters; ar, fa, he and ur lay the console and documents out right to left':
+        'حرفان؛ ar و fa و he و ur تعرض لوحة التحكم والمستندات من اليمين إلى اليسار',
+      'one RADIUS pair a line, e.g. Mikrotik-Rate-Limit := "256k/256k"':
+        'زوج RADIUS واحد في كل سطر، مثل Mikrotik-Rate-Limit := "256k/256k"',
+      'comma-separated, e.g. 3, 1, 0': 'مفصولة بفواصل، مثل 3, 1, 0',
+      'empty: never': 'فارغ: أبدًا',
+      'set; leave empty to keep': 'معيّن؛ اتركه فارغًا للإبقاء عليه',
+      'not set': 'غير معيّن',
+      'Save settings': 'حفظ الإعدادات',
+      'Nothing changed': 'لم يتغيّر شيء',
+      'Settings saved': 'حُفظت الإعدادات',
+    },
+  },
+  {
+    allow_private_targets: ['Allow private addresses', 'السماح بالعناوين الخاصة'],
+    accounting_interim_minutes: ['Accounting interim (minutes)', 'فاصل تحديث المحاسبة (دقائق)'],
+    reconcile_minutes: ['Reconcile every (minutes, 0: never)', 'المطابقة كل (دقائق، 0: أبدًا)'],
+    accounting_retention_months: ['Accounting retention (months)', 'مدة الاحتفاظ بالمحاسبة (أشهر)'],
+    cards_reseller_charge: ["Cards' charge to the reseller", 'رسوم البطاقات على الموزّع'],
+    payment_provider: ['Payment provider', 'مزوّد الدفع'],
+    stripe_secret_key: ['Stripe secret key', 'المفتاح السري لـ Stripe'],
+    stripe_webhook_secret: ['Stripe webhook secret', 'سر خطاف Stripe'],
+    stripe_api_base_url: ['Stripe API base URL', 'عنوان URL الأساسي لـ API Stripe'],
+    payment_currencies: ['Payment currencies', 'عملات الدفع'],
+  },
+);

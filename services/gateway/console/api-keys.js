@@ -96,7 +96,7 @@ export function ApiKeysPage() {
         'Actions',
         (k) =>
           !k.revoked_at &&
-          html`<${ActionDialog} label=${`Revoke ${k.name}`} danger
+          html`<${ActionDialog} label=${t('Revoke {name}', { name: k.name })} danger
             confirm=${t('Requests with this key are refused from now on, on every gateway.')}
             run=${() => api('DELETE', `/api/api-keys/${k.id}`)} onDone=${() => {
               notify(t('API key revoked'));

@@ -150,7 +150,7 @@ function Shell() {
           <a href=${hash} aria-current=${route.path.startsWith(hash.slice(1)) ? 'page' : undefined}>${t(text)}</a></li>`,
         )}</ul>
       </nav>
-      <span class="who">${resellerId ? t('{role} of reseller #{id}', { role, id: resellerId }) : role}</span>
+      <span class="who">${resellerId ? t('{role} of reseller #{id}', { role: t(role), id: resellerId }) : t(role)}</span>
       <button type="button" class="secondary" onClick=${signOut}>${t('Sign out')}</button>
     </header>
     <${ErrorMessage} error=${error} />

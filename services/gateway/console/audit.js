@@ -5,7 +5,7 @@
  */
 import { useState } from 'preact/hooks';
 import { api } from './api.js';
-import { addTexts, fieldLabel, t } from './i18n.js';
+import { addTexts, fieldLabel, knownField, t } from './i18n.js';
 import { dateTime, Form, html, Loaded, Pager, Table, useLoad } from './ui.js';
 
 addTexts({}, { invoice_id: ['Invoice', 'الفاتورة'], payment_id: ['Payment', 'الدفعة'] });
@@ -27,8 +27,34 @@ const TARGET_TYPES = [
   'settings',
 ];
 
-const shown = (v) =>
-  v === null || v === undefined || v === '' ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v);
+addTexts(
+  {},
+  {
+    plan: ['Plan', 'الباقة'],
+    invoice: ['Invoice', 'الفاتورة'],
+    card: ['Card', 'البطاقة'],
+    card_batch: ['Card batch', 'دفعة البطاقات'],
+    bulk_job: ['Bulk job', 'مهمة جماعية'],
+    bandwidth_rule: ['Bandwidth rule', 'قاعدة عرض النطاق'],
+    manager: ['Manager', 'المدير'],
+    api_key: ['API key', 'مفتاح API'],
+    settings: ['Settings', 'الإعدادات'],
+    webhook: ['Webhook', 'خطاف ويب'],
+  },
+);
+
+/** A before or after value: a row snapshot stays JSON (data), a yes/no reads in the language. */
+const shown = (v) => {
+  if (v === null || v === undefined || v === '') return '—';
+  if (typeof v === 'boolean') return v ? t('yes') : t('no');
+  return typeof v === 'object' ? html`<code>${JSON.stringify(v)}</code>` : t(String(v));
+};
+
+/** A changed field by its label; a stored column without one is named as the database names it. */
+function fieldName(key) {
+  const snake = key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+  return knownField(snake) ? fieldLabel(snake) : html`<code>${key}</code>`;
+}
 
 /**
  * Whether a detail is a list (a quick-pay's `payments`, one per invoice it paid; a consolidation's
@@ -61,7 +87,7 @@ function Changes({ changes }) {
         return html`<tr key=${k}><th scope="row">${k}</th><td></td>
           <td><ol class="records">${v.map((item, i) => html`<li key=${i}>${itemText(item)}</li>`)}</ol></td></tr>`;
       const pair = Array.isArray(v) && v.length === 2;
-      return html`<tr key=${k}><th scope="row">${k}</th>
+      return html`<tr key=${k}><th scope="row">${fieldName(k)}</th>
         <td>${pair ? html`<del>${shown(v[0])}</del>` : ''}</td>
         <td>${pair ? html`<ins>${shown(v[1])}</ins>` : shown(v)}</td></tr>`;
     })}</tbody>

@@ -177,7 +177,6 @@ const TEXTS = {
     Webhooks: 'خطافات الويب',
     'New webhook': 'خطاف ويب جديد',
     Deliveries: 'عمليات التسليم',
-    Events: 'الأحداث',
     // Audit trail and API keys (audit.js, api-keys.js).
     Audit: 'سجل التدقيق',
     'Audit trail': 'سجل التدقيق',
@@ -245,6 +244,38 @@ const TEXTS = {
     'Add to wallet': 'إضافة إلى المحفظة',
     Rename: 'إعادة التسمية',
     Delete: 'حذف',
+    'Edit {name}': 'تعديل {name}',
+    'Revoke {name}': 'إلغاء {name}',
+    'New manager': 'مدير جديد',
+    admin: 'مسؤول',
+    reseller: 'موزّع',
+    user: 'مستخدم',
+    viewer: 'مشاهد',
+    Manager: 'المدير',
+    'Delete {name}': 'حذف {name}',
+    'Remove {name}': 'إزالة {name}',
+    'Retire {name}': 'إيقاف {name}',
+    'Redeliver {id}': 'إعادة إرسال {id}',
+    'Edit the record': 'تعديل السجل',
+    '{plan} ({price} / {days} days)': '{plan} ({price} / {days} يومًا)',
+    Enabled: 'مفعّل',
+    Disabled: 'معطّل',
+    'Failures in a row': 'إخفاقات متتالية',
+    'Its deliveries and their attempts are deleted too.': 'تُحذف عمليات التسليم ومحاولاتها أيضًا.',
+    'Secret (empty: generated)': 'السر (فارغ: يُولَّد تلقائيًا)',
+    'A public https address (private ones only with allow_private_targets).':
+      'عنوان HTTPS عام (العناوين الخاصة فقط مع allow_private_targets).',
+    'The event is sent again now, with the same id.': 'يُرسل الحدث مجددًا الآن بالمعرّف نفسه.',
+    'No delivery yet.': 'لا توجد عمليات تسليم بعد.',
+    all: 'الكل',
+    succeeded: 'نجح',
+    Webhook: 'خطاف ويب',
+    Events: 'الأحداث',
+    'New access server': 'خادم وصول جديد',
+    'RADIUS secret': 'سر RADIUS',
+    'RADIUS secret (empty: keep)': 'سر RADIUS (فارغ: يبقى كما هو)',
+    'FreeRADIUS stops accepting this server.': 'يتوقف FreeRADIUS عن قبول هذا الخادم.',
+    'The plan is retired (refused while subscribers use it).': 'تُوقف الباقة (يُرفض ذلك ما دام مشتركون يستخدمونها).',
     'Delete permanently': 'حذف نهائي',
     'Add a rule': 'إضافة قاعدة',
     'Add a bandwidth rule': 'إضافة قاعدة سرعة',
@@ -484,6 +515,9 @@ export function blockedReasonText(reason) {
 }
 
 const ACRONYMS = new Set(['api', 'coa', 'fup', 'gb', 'id', 'ip', 'mac', 'nas', 'pdf', 'radius', 'ttl', 'url']);
+
+/** Whether an API field name has a label of its own (not one spelled out from the name). */
+export const knownField = (name) => Object.prototype.hasOwnProperty.call(FIELDS, name);
 
 /** The label of an API field name: `ip_address` is "IP address" (عنوان IP in Arabic). */
 export function fieldLabel(name) {

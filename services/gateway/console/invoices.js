@@ -14,6 +14,7 @@ import {
   html,
   KeyValues,
   Loaded,
+  ltrText,
   money,
   notify,
   Pager,
@@ -54,6 +55,66 @@ export const PAPERS = [
 ];
 const opt = (values) => values.map((v) => ({ value: v, label: v.replace(/_/g, ' ') }));
 
+addTexts({
+  ar: {
+    'Quick pay': 'دفع سريع',
+    'Pay open invoices, oldest first': 'دفع الفواتير المفتوحة، الأقدم أولًا',
+    'The amount pays the oldest open invoices first; any excess is credited to the wallet.':
+      'يسدّد المبلغ الفواتير المفتوحة الأقدم أولًا، ويُضاف أي فائض إلى المحفظة.',
+    'Applied to {count} invoice(s); {amount} to the wallet.': 'سُدّد {count} فاتورة، و{amount} إلى المحفظة.',
+    Consolidate: 'دمج',
+    'Merge pending invoices': 'دمج الفواتير المعلّقة',
+    'Notes on the merged invoice': 'ملاحظات على الفاتورة المدمجة',
+    'Every pending invoice of this subscriber is merged into one new invoice; the originals are voided.':
+      'تُدمج كل الفواتير المعلّقة لهذا المشترك في فاتورة جديدة واحدة، وتُلغى الفواتير الأصلية.',
+    'Merged into {number}': 'دُمجت في {number}',
+    'New invoice': 'فاتورة جديدة',
+    'Ad-hoc invoice': 'فاتورة خاصة',
+    Item: 'البند',
+    Quantity: 'الكمية',
+    'Invoice {number} created': 'أُنشئت الفاتورة {number}',
+    Invoice: 'الفاتورة',
+    'Invoice actions': 'إجراءات الفاتورة',
+    'Record payment': 'تسجيل دفعة',
+    'Balance due: {amount}.': 'الرصيد المستحق: {amount}.',
+    'Payment recorded': 'سُجّلت الدفعة',
+    'Send by chat': 'إرسال عبر المحادثة',
+    'Send the PDF by WhatsApp or Telegram': 'إرسال ملف PDF عبر WhatsApp أو Telegram',
+    'Send one PDF of all open invoices': 'إرسال ملف PDF واحد لكل الفواتير المفتوحة',
+    "Phone (default: the subscriber's)": 'الهاتف (افتراضيًا: هاتف المشترك)',
+    Caption: 'التعليق',
+    Sent: 'أُرسلت',
+    'New public link': 'رابط عام جديد',
+    'The current public link and QR code stop working.': 'يتوقف الرابط العام الحالي ورمز QR عن العمل.',
+    'Public link replaced': 'استُبدل الرابط العام',
+    'Delete invoice': 'حذف الفاتورة',
+    'The invoice is deleted for good.': 'تُحذف الفاتورة نهائيًا.',
+    'receipt page': 'صفحة الإيصال',
+    Paper: 'الورق',
+    default: 'الافتراضي',
+    'Show PDF': 'عرض PDF',
+    'Rendering…': 'جارٍ الإنشاء…',
+    'Download the PDF': 'تنزيل ملف PDF',
+    'PDF of invoice {number}': 'ملف PDF للفاتورة {number}',
+    Filters: 'عوامل التصفية',
+    'newest first': 'الأحدث أولًا',
+    'oldest first': 'الأقدم أولًا',
+    'invoice number or subscriber': 'رقم الفاتورة أو المشترك',
+    'Ledger transaction': 'قيد الدفتر',
+    pending: 'قيد الانتظار',
+    partial: 'مدفوعة جزئيًا',
+    paid: 'مدفوعة',
+    overdue: 'متأخرة',
+    void: 'ملغاة',
+    cash: 'نقدًا',
+    card: 'بطاقة',
+    bank: 'تحويل مصرفي',
+    wallet: 'المحفظة',
+    'prepaid card': 'بطاقة مسبقة الدفع',
+    other: 'أخرى',
+  },
+});
+
 export function InvoiceTable({ rows }) {
   return html`<${Table} rows=${rows} empty="No invoices." columns=${[
     ['invoice_number', 'Number', (i) => html`<a href=${href(`/invoices/${i.id}`)}>${i.invoice_number}</a>`],
@@ -69,7 +130,7 @@ export function InvoiceTable({ rows }) {
     ['total', 'Total', (i) => money(i.total, i.currency)],
     ['paid_amount', 'Paid', (i) => money(i.paid_amount, i.currency)],
     ['balance', 'Balance', (i) => money(i.balance, i.currency)],
-    ['status', 'Status', (i) => html`<span class=${`badge ${i.status}`}>${i.status}</span>`],
+    ['status', 'Status', (i) => html`<span class=${`badge ${i.status}`}>${t(i.status)}</span>`],
   ]} />`;
 }
 
@@ -100,7 +161,7 @@ export function invoiceActionsFor(s, reload) {
       run=${(v) => api('POST', `/api/invoices/quick-pay/${s.id}`, { body: v })}
       showResult=${(
         res,
-      ) => html`<p>Applied to ${res.applied.length} invoice(s); ${money(res.remaining, s.currency)} to the wallet.</p>
+      ) => html`<p>${t('Applied to {count} invoice(s); {amount} to the wallet.', { count: res.applied.length, amount: money(res.remaining, s.currency) })}</p>
         <${Table} rows=${res.applied} columns=${[
           ['invoice_id', 'Invoice', (a) => `#${a.invoice_id}`],
           ['amount', 'Amount', (a) => money(a.amount, s.currency)],
@@ -112,7 +173,7 @@ export function invoiceActionsFor(s, reload) {
       confirm="Every pending invoice of this subscriber is merged into one new invoice; the originals are voided."
       run=${(v) => api('POST', `/api/invoices/consolidate/${s.id}`, { body: v })}
       onDone=${(res) => {
-        notify(`Merged into ${res.data.consolidated_invoice.invoice_number}`);
+        notify(t('Merged into {number}', { number: res.data.consolidated_invoice.invoice_number }));
         reload();
       }} />`,
     session.canInvoice('invoices.create') &&
@@ -131,7 +192,7 @@ export function invoiceActionsFor(s, reload) {
       ]}
       run=${({ description, qty, unit_price, ...rest }) => api('POST', '/api/invoices', { body: { subscriber_id: s.id, items: [{ description, qty, unit_price }], ...rest } })}
       onDone=${(res) => {
-        notify(`Invoice ${res.data.invoice_number} created`);
+        notify(t('Invoice {number} created', { number: res.data.invoice_number }));
         reload();
       }} />`,
   ].filter(Boolean);
@@ -179,7 +240,7 @@ export function InvoicesPage({ query }) {
     <h1>${t('Invoices')}</h1>
     <${Loaded} state=${rs}>${(
       rows,
-    ) => html`<details class="filters" open=${Object.keys(filters).length > 0}><summary>Filters</summary>
+    ) => html`<details class="filters" open=${Object.keys(filters).length > 0}><summary>${t('Filters')}</summary>
       <${Form} className="form inline" fields=${fields(rows)} submitLabel="Apply" onSubmit=${async (v) => go('/invoices', v)} />
     </details>`}</${Loaded}>
     <${Loaded} state=${list}>${(res) => html`<${InvoiceTable} rows=${res.data} />
@@ -207,17 +268,17 @@ function PdfPreview({ invoice }) {
     }
   }
   return html`<form class="form inline" onSubmit=${show}>
-      <div class="field"><label for="paper">Paper</label>
+      <div class="field"><label for="paper">${t('Paper')}</label>
         <select id="paper" value=${paper} onChange=${(e) => setPaper(e.currentTarget.value)}>
-          <option value="">default</option>${PAPERS.map((p) => html`<option value=${p}>${p}</option>`)}
+          <option value="">${t('default')}</option>${PAPERS.map((p) => html`<option value=${p}>${p}</option>`)}
         </select></div>
-      <div class="actions"><button type="submit" disabled=${busy}>${busy ? 'Rendering…' : 'Show PDF'}</button></div>
+      <div class="actions"><button type="submit" disabled=${busy}>${busy ? t('Rendering…') : t('Show PDF')}</button></div>
     </form>
     <${ErrorMessage} error=${error} onRetry=${() => show(new Event('submit'))} />
     ${
       pdf &&
-      html`<p><a href=${pdf.url} download=${`${invoice.invoice_number}.pdf`}>Download the PDF</a> (${Math.round(pdf.size / 1024)} KB)</p>
-      <iframe class="pdf" title=${`PDF of invoice ${invoice.invoice_number}`} src=${pdf.url}></iframe>`
+      html`<p><a href=${pdf.url} download=${`${invoice.invoice_number}.pdf`}>${t('Download the PDF')}</a> (${ltrText(`${Math.round(pdf.size / 1024)} KB`)})</p>
+      <iframe class="pdf" title=${t('PDF of invoice {number}', { number: invoice.invoice_number })} src=${pdf.url}></iframe>`
     }`;
 }
 
@@ -228,10 +289,10 @@ export function InvoicePage({ id }) {
     const open = inv.status !== 'paid' && inv.status !== 'void';
     return html`<section>
       <div class="page-head">
-        <h1>Invoice ${inv.invoice_number}</h1>
-        <span class=${`badge ${inv.status}`}>${inv.status}</span>
+        <h1>${t('Invoice')} <bdi dir="ltr">${inv.invoice_number}</bdi></h1>
+        <span class=${`badge ${inv.status}`}>${t(inv.status)}</span>
       </div>
-      <div class="toolbar" role="group" aria-label="Invoice actions">
+      <div class="toolbar" role="group" aria-label=${t('Invoice actions')}>
         ${
           session.canInvoice('invoices.pay') &&
           open &&
@@ -250,9 +311,9 @@ export function InvoicePage({ id }) {
             { name: 'paid_at', label: 'Paid at', type: 'datetime' },
             { name: 'notes', label: 'Notes', type: 'textarea' },
           ]}
-          confirm=${`Balance due: ${money(inv.balance, inv.currency)}.`}
+          confirm=${t('Balance due: {amount}.', { amount: money(inv.balance, inv.currency) })}
           run=${(v) => api('POST', `/api/invoices/${inv.id}/payment`, { body: v })} onDone=${() => {
-            notify('Payment recorded');
+            notify(t('Payment recorded'));
             state.reload();
           }} />`
         }
@@ -264,13 +325,13 @@ export function InvoicePage({ id }) {
             { name: 'caption', label: 'Caption' },
           ]}
           run=${({ combined, ...body }) => api('POST', `/api/invoices/${inv.id}/${combined ? 'send-combined' : 'send-chat'}`, { body })}
-          onDone=${() => notify('Sent')} />`
+          onDone=${() => notify(t('Sent'))} />`
         }
         ${
           session.canInvoice('invoices.send') &&
           html`<${ActionDialog} label="New public link" confirm="The current public link and QR code stop working."
           run=${() => api('POST', `/api/invoices/${inv.id}/public-token`)} onDone=${() => {
-            notify('Public link replaced');
+            notify(t('Public link replaced'));
             state.reload();
           }} />`
         }
@@ -304,7 +365,7 @@ export function InvoicePage({ id }) {
             balance_due: money(inv.balance, inv.currency),
             commission: `${money(inv.commission_amount, inv.currency)} (${inv.commission_rate}%)`,
             public_link: inv.public_url
-              ? html`<a href=${inv.public_url} target="_blank" rel="noopener noreferrer">receipt page</a>`
+              ? html`<a href=${inv.public_url} target="_blank" rel="noopener noreferrer">${t('receipt page')}</a>`
               : null,
           }} keys=${['subscriber', 'reseller', 'issue_date', 'due_date', 'amount', 'tax', 'total', 'paid', 'balance_due', 'commission', 'paid_at', 'notes', 'public_link']} />
         </section>

@@ -19,6 +19,7 @@ import {
   html,
   KeyValues,
   Loaded,
+  ltrText,
   money,
   notify,
   Pager,
@@ -114,14 +115,15 @@ function Result({ res }) {
 /** The single actions, each shown only when the token holds its permission. */
 function actionsFor(s, lk, reload) {
   const done = (text) => () => {
-    notify(text);
+    notify(t(text));
     reload();
   };
   const price = money(s.override_price && s.price !== null ? s.price : s.service.price, s.currency);
+  const name = ltrText(s.username);
   const all = [
     [
       'subscribers.renew',
-      html`<${ActionDialog} label="Renew" confirm=${`Renew ${s.username} on ${s.service.name} for ${price}? The reseller balance is debited and an invoice is created.`}
+      html`<${ActionDialog} label="Renew" confirm=${t('Renew {name} on {plan} for {price}? The reseller balance is debited and an invoice is created.', { name, plan: s.service.name, price })}
       run=${() => post(s.id, 'renew')} onDone=${done('Renewed')} />`,
     ],
     [
@@ -167,15 +169,15 @@ function actionsFor(s, lk, reload) {
     [
       'subscribers.inactivate',
       s.status === 'inactive'
-        ? html`<${ActionDialog} label="Activate" confirm=${`Let ${s.username} connect again?`} run=${() => post(s.id, 'activate')} onDone=${done('Activated')} />`
-        : html`<${ActionDialog} label="Deactivate" danger confirm=${`Cut ${s.username} off? The session is disconnected and new ones are refused.`}
+        ? html`<${ActionDialog} label="Activate" confirm=${t('Let {name} connect again?', { name })} run=${() => post(s.id, 'activate')} onDone=${done('Activated')} />`
+        : html`<${ActionDialog} label="Deactivate" danger confirm=${t('Cut {name} off? The session is disconnected and new ones are refused.', { name })}
           run=${() => post(s.id, 'deactivate')} onDone=${done('Deactivated')} />`,
     ],
     [
       'subscribers.disconnect',
-      html`<${ActionDialog} label="Disconnect" confirm=${`Disconnect ${s.username}'s live session?`}
+      html`<${ActionDialog} label="Disconnect" confirm=${t("Disconnect {name}'s live session?", { name })}
       run=${() => post(s.id, 'disconnect')} onDone=${(res) => {
-        notify(res.data?.message ?? `Disconnect: ${res.data?.outcome}`);
+        notify(res.data?.message ?? t('Disconnect: {outcome}', { outcome: t(res.data?.outcome ?? '') }));
         reload();
       }} />`,
     ],
@@ -229,9 +231,9 @@ function actionsFor(s, lk, reload) {
     ],
     [
       'subscribers.delete',
-      html`<${ActionDialog} label="Delete" danger confirm=${`Delete ${s.username}? Access stops; the username becomes free again.`}
+      html`<${ActionDialog} label="Delete" danger confirm=${t('Delete {name}? Access stops; the username becomes free again.', { name })}
       run=${() => api('DELETE', `/api/subscribers/${s.id}`)} onDone=${() => {
-        notify('Subscriber deleted');
+        notify(t('Subscriber deleted'));
         go('/subscribers');
       }} />`,
     ],
@@ -239,9 +241,9 @@ function actionsFor(s, lk, reload) {
   const shown = all.filter(([permission]) => session.can(permission)).map(([, el]) => el);
   if (session.isAdmin) {
     shown.push(html`<${ActionDialog} label="Delete permanently" danger
-      confirm=${`Erase ${s.username} for good? Only the ledger, invoices and accounting history stay.`}
+      confirm=${t('Erase {name} for good? Only the ledger, invoices and accounting history stay.', { name })}
       run=${() => api('DELETE', `/api/subscribers/${s.id}/permanent`)} onDone=${() => {
-        notify('Subscriber erased');
+        notify(t('Subscriber erased'));
         go('/subscribers');
       }} />`);
   }
@@ -250,12 +252,67 @@ function actionsFor(s, lk, reload) {
 
 const DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
 
+addTexts({
+  ar: {
+    'Renew {name} on {plan} for {price}? The reseller balance is debited and an invoice is created.':
+      'تجديد {name} على {plan} بمبلغ {price}؟ يُخصم المبلغ من رصيد الموزّع وتُنشأ فاتورة.',
+    'The expiry moves without a payment; the reason is kept in the audit log.':
+      'يتغيّر تاريخ الانتهاء دون دفع، ويُحفظ السبب في سجل التدقيق.',
+    "The subscriber is disconnected and reconnects on the new plan's speed and pool.":
+      'يُفصل المشترك ثم يعود للاتصال بسرعة الباقة الجديدة ومجمّعها.',
+    'Let {name} connect again?': 'السماح لـ {name} بالاتصال مجددًا؟',
+    'Cut {name} off? The session is disconnected and new ones are refused.':
+      'قطع {name}؟ تُفصل الجلسة ويُرفض أي اتصال جديد.',
+    "Disconnect {name}'s live session?": 'فصل الجلسة الحالية لـ {name}؟',
+    'Disconnect: {outcome}': 'الفصل: {outcome}',
+    'Daily counters and the FUP tier go back to 0.': 'تعود العدادات اليومية ومستوى FUP إلى 0.',
+    'The next connection binds a new device.': 'يرتبط الاتصال التالي بجهاز جديد.',
+    'Daily and monthly counters go back to 0; the refill fee is charged to the reseller.':
+      'تعود العدادات اليومية والشهرية إلى 0، وتُحمّل رسوم التعبئة على الموزّع.',
+    "The amount is credited to the subscriber's prepaid wallet.": 'يُضاف المبلغ إلى المحفظة المسبقة الدفع للمشترك.',
+    'The username changes everywhere; the rename fee, when set, is charged to the reseller.':
+      'يتغيّر اسم المستخدم في كل مكان، وتُحمّل رسوم إعادة التسمية، إن وُجدت، على الموزّع.',
+    'Delete {name}? Access stops; the username becomes free again.':
+      'حذف {name}؟ يتوقف الوصول ويصبح اسم المستخدم متاحًا من جديد.',
+    'Subscriber deleted': 'حُذف المشترك',
+    'Erase {name} for good? Only the ledger, invoices and accounting history stay.':
+      'محو {name} نهائيًا؟ لا يبقى إلا الدفتر والفواتير وسجل المحاسبة.',
+    'Subscriber erased': 'مُحي المشترك',
+    always: 'دائمًا',
+    'every day': 'كل يوم',
+    'Delete rule {id}': 'حذف القاعدة {id}',
+    "None: the plan's rate limit applies.": 'لا شيء: يُطبّق حدّ سرعة الباقة.',
+    "The subscriber is back on the next rule or the plan's rate.": 'يعود المشترك إلى القاعدة التالية أو سرعة الباقة.',
+    'Rule added': 'أُضيفت القاعدة',
+    'Bandwidth history is not available on this server.': 'سجل عرض النطاق غير متاح على هذا الخادم.',
+    Sun: 'الأحد',
+    Mon: 'الاثنين',
+    Tue: 'الثلاثاء',
+    Wed: 'الأربعاء',
+    Thu: 'الخميس',
+    Fri: 'الجمعة',
+    Sat: 'السبت',
+    both: 'كلاهما',
+    download: 'تنزيل',
+    upload: 'رفع',
+    'From (HH:MM, empty: always)': 'من (س:د، فارغ: دائمًا)',
+    'To (HH:MM)': 'إلى (س:د)',
+    online: 'متصل',
+    offline: 'غير متصل',
+    active: 'نشط',
+    inactive: 'غير نشط',
+    expired: 'منتهي',
+    sent: 'أُرسلت',
+    failed: 'فشل',
+  },
+});
+
 /** The subscriber's own rate limits over the plan's (permanent, or in a time window on some days). */
 function BandwidthRules({ id }) {
   const state = useLoad(() => api('GET', `/api/subscribers/${id}/bandwidth-rules`), [id]);
   const editable = session.can('subscribers.edit');
-  const when = (r) => (r.start_time ? `${r.start_time}–${r.end_time}` : 'always');
-  const days = (r) => (r.days?.length ? r.days.map((d) => DAYS[d]).join(' ') : 'every day');
+  const when = (r) => (r.start_time ? ltrText(`${r.start_time}–${r.end_time}`) : t('always'));
+  const days = (r) => (r.days?.length ? r.days.map((d) => t(DAYS[d])).join(' ') : t('every day'));
   return html`<section class="card" aria-labelledby="h-rules"><h2 id="h-rules">${t('Bandwidth rules')}</h2>
     <${Loaded} state=${state}>${(res) =>
       html`<${Table} rows=${res.data} empty="None: the plan's rate limit applies." columns=${[
@@ -271,7 +328,7 @@ function BandwidthRules({ id }) {
                 'Actions',
                 (
                   r,
-                ) => html`<${ActionDialog} label=${`Delete rule ${r.id}`} danger confirm="The subscriber is back on the next rule or the plan's rate."
+                ) => html`<${ActionDialog} label=${t('Delete rule {id}', { id: r.id })} danger confirm="The subscriber is back on the next rule or the plan's rate."
         run=${() => api('DELETE', `/api/subscribers/${id}/bandwidth-rules/${r.id}`)} onDone=${state.reload} />`,
               ],
             ]
@@ -301,7 +358,7 @@ function BandwidthRules({ id }) {
       ]}
       run=${({ days: chosen, ...rule }) => api('POST', `/api/subscribers/${id}/bandwidth-rules`, { body: { ...rule, ...(chosen.length ? { days: chosen.map(Number) } : {}) } })}
       onDone=${() => {
-        notify('Rule added');
+        notify(t('Rule added'));
         state.reload();
       }} />`
     }
@@ -335,7 +392,7 @@ function Notifications({ id }) {
             ['kind', 'Kind', (n) => t(NOTIFICATION_KINDS[n.kind] ?? n.kind)],
             ['rule_days', 'Days before expiry'],
             ['expiry_date', fieldLabel('expiry_date')],
-            ['status', 'Status', (n) => html`<span class=${`badge ${n.status}`}>${n.status}</span>`],
+            ['status', 'Status', (n) => html`<span class=${`badge ${n.status}`}>${t(n.status)}</span>`],
             ['sent_at', 'Sent at', (n) => (n.sent_at ? dateTime(n.sent_at) : '—')],
             ['error', 'Error', (n) => n.error ?? '—'],
           ]}
@@ -350,7 +407,8 @@ function Notifications({ id }) {
 
 function BandwidthSection({ id }) {
   const state = useLoad(() => api('GET', `/api/subscribers/${id}/bandwidth`), [id]);
-  if (state.error?.status === 404) return html`<p class="muted">Bandwidth history is not available on this server.</p>`;
+  if (state.error?.status === 404)
+    return html`<p class="muted">${t('Bandwidth history is not available on this server.')}</p>`;
   return html`<${Loaded} state=${state}>${(res) => html`<${Bandwidth} data=${res.data} />`}</${Loaded}>`;
 }
 
@@ -368,15 +426,15 @@ export function SubscriberPage({ id }) {
     return html`<section>
       <div class="page-head">
         <h1>${s.username}</h1>
-        <span class=${`badge ${s.status}`}>${s.status}</span>
-        ${s.is_online ? html`<span class="badge online">online</span>` : html`<span class="badge">offline</span>`}
+        <span class=${`badge ${s.status}`}>${t(s.status)}</span>
+        ${s.is_online ? html`<span class="badge online">${t('online')}</span>` : html`<span class="badge">${t('offline')}</span>`}
         ${s.blocked_reason && html`<span class="badge blocked">${t('Blocked: {reason}', { reason: blockedReasonText(s.blocked_reason) })}</span>`}
         ${s.auto_renew && html`<span class="badge auto-renew">${t('Auto-renew')}</span>`}
       </div>
-      <${Loaded} state=${lookups}>${(lk) => html`<div class="toolbar" role="group" aria-label="Actions">${actionsFor(s, lk, reload)}</div>`}</${Loaded}>
+      <${Loaded} state=${lookups}>${(lk) => html`<div class="toolbar" role="group" aria-label=${t('Actions')}>${actionsFor(s, lk, reload)}</div>`}</${Loaded}>
       <div class="grid">
         <section class="card" aria-labelledby="h-record"><h2 id="h-record">${t('Record')}</h2>
-          <${KeyValues} data=${{ ...s, plan: `${s.service.name} (${money(s.service.price, s.service.currency)} / ${s.service.duration_days} days)`, reseller: s.reseller.name, password: res.password, blocked_reason: blockedReasonText(s.blocked_reason) }}
+          <${KeyValues} data=${{ ...s, plan: t('{plan} ({price} / {days} days)', { plan: s.service.name, price: money(s.service.price, s.service.currency), days: s.service.duration_days }), reseller: s.reseller.name, password: res.password, blocked_reason: blockedReasonText(s.blocked_reason) }}
             keys=${['full_name', 'phone', 'plan', 'reseller', 'expiry_date', 'last_renewed_on', 'auto_renew', 'blocked_reason', 'password', 'price', 'override_price', 'region', 'building', 'address', 'nationality', 'country', 'notes', 'created_at']} />
         </section>
         <section class="card" aria-labelledby="h-online"><h2 id="h-online">${t('Connection')}</h2>
@@ -406,7 +464,7 @@ export function SubscriberPage({ id }) {
       ${
         session.can('subscribers.edit') &&
         html`<${Loaded} state=${lookups}>${(lk) => html`<details class="card">
-        <summary>Edit the record</summary>
+        <summary>${t('Edit the record')}</summary>
         <${Form} fields=${subscriberFields(lk, s).filter(editableField)} submitLabel="Save changes"
           onSubmit=${async (values) => {
             // Only what was changed: an unchanged plan or address must not count as a change.

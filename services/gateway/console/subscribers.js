@@ -6,7 +6,7 @@ import { addTexts, blockedReasonText, t } from './i18n.js';
 import { accessServers, options, plans, resellers } from './lookups.js';
 import { go, href } from './router.js';
 import { session } from './session.js';
-import { bytes, date, ErrorMessage, Form, html, Loaded, notify, Pager, useLoad } from './ui.js';
+import { bytes, date, ErrorMessage, Form, html, Loaded, ltrText, notify, Pager, useLoad } from './ui.js';
 
 addTexts({
   ar: {
@@ -17,6 +17,25 @@ addTexts({
 
 const STATUSES = ['active', 'inactive', 'expired', 'expiring', 'online', 'offline'];
 const SORTS = ['created_at', 'username', 'expiry_date', 'daily_quota_used'];
+
+addTexts({
+  ar: {
+    expiring: 'قارب على الانتهاء',
+    'created at': 'تاريخ الإنشاء',
+    username: 'اسم المستخدم',
+    'expiry date': 'تاريخ الانتهاء',
+    'daily quota used': 'المستخدم اليوم',
+    descending: 'تنازلي',
+    ascending: 'تصاعدي',
+    'username, name, phone or MAC': 'اسم المستخدم أو الاسم أو الهاتف أو MAC',
+    'Select every subscriber on this page': 'تحديد كل المشتركين في هذه الصفحة',
+    'Select {name}': 'تحديد {name}',
+    'PPPoE login, e.g. name@realm': 'اسم دخول PPPoE، مثل name@realm',
+    quota: 'الحصة',
+    any: 'أي',
+    none: 'لا شيء',
+  },
+});
 const BLOCKED_REASONS = ['expired', 'quota', 'overdue'];
 const FILTER_KEYS = [
   'search',
@@ -191,7 +210,7 @@ export function SubscribersPage({ query }) {
           <thead><tr>
             ${
               session.isAdminOrReseller &&
-              html`<th scope="col" class="pick"><input type="checkbox" aria-label="Select every subscriber on this page" checked=${allOnPage}
+              html`<th scope="col" class="pick"><input type="checkbox" aria-label=${t('Select every subscriber on this page')} checked=${allOnPage}
               onChange=${(e) => {
                 const next = new Set(selected);
                 rows.forEach((r) => (e.currentTarget.checked ? next.add(r.id) : next.delete(r.id)));
@@ -202,12 +221,12 @@ export function SubscribersPage({ query }) {
           </tr></thead>
           <tbody>${rows.map(
             (s) => html`<tr key=${s.id}>
-            ${session.isAdminOrReseller && html`<td class="pick"><input type="checkbox" aria-label=${`Select ${s.username}`} checked=${selected.has(s.id)} onChange=${(e) => toggle(s.id, e.currentTarget.checked)} /></td>`}
+            ${session.isAdminOrReseller && html`<td class="pick"><input type="checkbox" aria-label=${t('Select {name}', { name: s.username })} checked=${selected.has(s.id)} onChange=${(e) => toggle(s.id, e.currentTarget.checked)} /></td>`}
             <td><a href=${href(`/subscribers/${s.id}`)}>${s.username}</a></td>
-            <td>${s.full_name ?? ''}</td><td>${s.phone ?? ''}</td><td>${planName(s.service_id)}</td>
-            <td><span class=${`badge ${s.status}`}>${s.status}</span>${s.blocked_reason && html` <span class="badge blocked">${t('Blocked: {reason}', { reason: blockedReasonText(s.blocked_reason) })}</span>`}</td>
-            <td>${s.is_online ? html`<span class="badge online">online</span> ${s.ip_address ?? ''}` : 'offline'}</td>
-            <td>${date(s.expiry_date)}</td><td>${s.auto_renew ? t('yes') : t('no')}</td><td>${bytes(s.daily_quota_used ?? 0)}</td>
+            <td>${s.full_name ?? ''}</td><td>${s.phone ? ltrText(s.phone) : ''}</td><td>${planName(s.service_id)}</td>
+            <td><span class=${`badge ${s.status}`}>${t(s.status)}</span>${s.blocked_reason && html` <span class="badge blocked">${t('Blocked: {reason}', { reason: blockedReasonText(s.blocked_reason) })}</span>`}</td>
+            <td>${s.is_online ? html`<span class="badge online">${t('online')}</span> ${s.ip_address ?? ''}` : t('offline')}</td>
+            <td class="nowrap">${date(s.expiry_date)}</td><td>${s.auto_renew ? t('yes') : t('no')}</td><td>${bytes(s.daily_quota_used ?? 0)}</td>
           </tr>`,
           )}</tbody>
         </table></div>

@@ -2,23 +2,15 @@
 import { h } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
+import { date, dateTime } from './format.js';
 import { addTexts, fieldLabel, t } from './i18n.js';
 
 export const html = htm.bind(h);
 
 // ---- formatting -------------------------------------------------------------------------------
 
-export function money(amount, currency) {
-  if (amount === null || amount === undefined) return '—';
-  try {
-    return new Intl.NumberFormat(undefined, { style: 'currency', currency: currency || 'USD' }).format(amount);
-  } catch {
-    return `${amount} ${currency ?? ''}`;
-  }
-}
-
-export const date = (iso) => (iso ? String(iso).slice(0, 10) : '—');
-export const dateTime = (iso) => (iso ? new Date(iso).toLocaleString() : '—');
+// Money and dates have one format in the console, documents and messages (format.js).
+export { date, dateTime, ltrText, money } from './format.js';
 
 /** `used` bytes of a quota in GB, where no quota (null) is unlimited. */
 export const quota = (used, gb) =>
@@ -117,15 +109,15 @@ function Field({ spec, error }) {
   if (type === 'select') {
     control = html`<select ...${common}>
       ${!required && html`<option value="">—</option>`}
-      ${options.map((o) => html`<option value=${o.value} selected=${String(o.value) === String(value ?? '')}>${o.label}</option>`)}
+      ${options.map((o) => html`<option value=${o.value} selected=${String(o.value) === String(value ?? '')}>${t(o.label)}</option>`)}
     </select>`;
   } else if (type === 'textarea') {
-    control = html`<textarea ...${common} rows="3" placeholder=${placeholder} defaultValue=${value ?? ''}></textarea>`;
+    control = html`<textarea ...${common} rows="3" placeholder=${placeholder && t(placeholder)} defaultValue=${value ?? ''}></textarea>`;
   } else if (type === 'checkboxes') {
     const chosen = new Set(value ?? []);
     return html`<fieldset class="field checkboxes" aria-describedby=${described}>
       <legend>${label}</legend>
-      ${options.map((o) => html`<label><input type="checkbox" name=${name} value=${o.value} defaultChecked=${chosen.has(o.value)} /> ${o.label}</label>`)}
+      ${options.map((o) => html`<label><input type="checkbox" name=${name} value=${o.value} defaultChecked=${chosen.has(o.value)} /> ${t(o.label)}</label>`)}
       ${problem}
     </fieldset>`;
   } else if (type === 'checkbox') {
@@ -138,12 +130,12 @@ function Field({ spec, error }) {
     const inputType = { int: 'number', ints: 'text', datetime: 'datetime-local' }[type] ?? type;
     const numberStep = type === 'int' ? '1' : type === 'number' ? (step ?? 'any') : undefined;
     control = html`<input ...${common} type=${inputType} defaultValue=${value ?? ''} min=${min} max=${max} step=${numberStep}
-      placeholder=${placeholder} autocomplete=${type === 'password' ? 'new-password' : 'off'} />`;
+      placeholder=${placeholder && t(placeholder)} autocomplete=${type === 'password' ? 'new-password' : 'off'} />`;
   }
   return html`<div class="field">
     <label for=${id}>${label}${required ? ' *' : ''}</label>
     ${control}
-    ${hint && html`<small id=${`${id}-hint`} class="muted">${hint}</small>`}
+    ${hint && html`<small id=${`${id}-hint`} class="muted">${t(hint)}</small>`}
     ${problem}
   </div>`;
 }
@@ -269,6 +261,9 @@ export function Form({ fields, submitLabel, onSubmit, children, className }) {
  * A button that opens a modal dialog: an optional form, an optional confirmation text (for
  * changes of money or access), and what the action answered when `showResult` renders it.
  */
+/** "Reset MAC" inside a sentence: "reset MAC" (an acronym keeps its capitals). */
+const sentenceCase = (text) => (/^[A-Z][a-z]/.test(text) ? text.charAt(0).toLowerCase() + text.slice(1) : text);
+
 export function ActionDialog({
   label: english,
   title,
@@ -309,14 +304,14 @@ export function ActionDialog({
         setResult(null);
       }}>
       <h2 id="dialog-title">${title ? t(title) : label}</h2>
-      ${confirm && html`<p class=${danger ? 'warning' : ''}>${confirm}</p>`}
+      ${confirm && html`<p class=${danger ? 'warning' : ''}>${typeof confirm === 'string' ? t(confirm) : confirm}</p>`}
       ${
         result
           ? html`${showResult(result)}<div class="actions"><button type="button" onClick=${() => {
               close();
               onDone?.(result);
             }}>${t('Close')}</button></div>`
-          : html`<${Form} fields=${fields} submitLabel=${submitLabel ?? (confirm ? t('Yes, {action}', { action: label.toLowerCase() }) : label)} onSubmit=${submit}>
+          : html`<${Form} fields=${fields} submitLabel=${submitLabel ?? (confirm ? t('Yes, {action}', { action: sentenceCase(label) }) : label)} onSubmit=${submit}>
             <button type="button" class="secondary" onClick=${close}>${t('Cancel')}</button>
           </${Form}>`
       }
@@ -377,6 +372,9 @@ function show(value) {
   if (value === null || value === undefined || value === '') return '—';
   if (typeof value === 'boolean') return value ? t('yes') : t('no');
   if (typeof value === 'object') return 'props' in value ? value : JSON.stringify(value);
+  // Dates the API sends as text read as dates (format.js), never as raw ISO text.
+  if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/.test(value)) return dateTime(value);
+  if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(value)) return date(value);
   return String(value);
 }
 

@@ -5,9 +5,21 @@
  */
 import { useState } from 'preact/hooks';
 import { api } from './api.js';
-import { t } from './i18n.js';
+import { addTexts, t } from './i18n.js';
 import { href } from './router.js';
 import { ActionDialog, dateTime, html, KeyValues, Loaded, notify, Pager, Table, useLoad } from './ui.js';
+
+addTexts(
+  {},
+  {
+    events: ['Events', 'الأحداث'],
+    enabled: ['Enabled', 'مفعّل'],
+    disabled_reason: ['Why it was disabled', 'سبب التعطيل'],
+    disabled_at: ['Disabled at', 'تاريخ التعطيل'],
+    consecutive_failures: ['Consecutive failures', 'إخفاقات متتالية'],
+    description: ['Description', 'الوصف'],
+  },
+);
 
 function hookFields(events, hook = {}) {
   return [
@@ -57,16 +69,16 @@ export function WebhooksPage() {
           (w) =>
             w.enabled
               ? t('yes')
-              : html`${t('no')}${w.disabled_reason && html`<br /><small class="warning">${w.disabled_reason}</small>`}`,
+              : html`${t('no')}${w.disabled_reason && html`<br /><small class="warning">${t(w.disabled_reason)}</small>`}`,
         ],
         ['consecutive_failures', 'Failures in a row'],
         [
           'actions',
           'Actions',
           (w) => html`
-          <${ActionDialog} label=${`Edit ${w.url}`} fields=${[...hookFields(res.events, w), { name: 'enabled', label: 'Enabled', type: 'checkbox', value: w.enabled }]}
+          <${ActionDialog} label=${t('Edit {name}', { name: w.url })} fields=${[...hookFields(res.events, w), { name: 'enabled', label: 'Enabled', type: 'checkbox', value: w.enabled }]}
             run=${(v) => api('PUT', `/api/webhooks/${w.id}`, { body: v })} onDone=${state.reload} />
-          <${ActionDialog} label=${`Delete ${w.url}`} danger confirm="Its deliveries and their attempts are deleted too."
+          <${ActionDialog} label=${t('Delete {name}', { name: w.url })} danger confirm="Its deliveries and their attempts are deleted too."
             run=${() => api('DELETE', `/api/webhooks/${w.id}`)} onDone=${state.reload} />`,
         ],
       ]} />`}</${Loaded}>
@@ -114,7 +126,7 @@ export function WebhookPage({ id }) {
           'Actions',
           (
             d,
-          ) => html`<${ActionDialog} label=${`Redeliver ${d.id}`} confirm="The event is sent again now, with the same id."
+          ) => html`<${ActionDialog} label=${t('Redeliver {id}', { id: d.id })} confirm="The event is sent again now, with the same id."
             run=${() => api('POST', `/api/webhooks/${id}/deliveries/${d.id}/redeliver`, { body: {} })} onDone=${(r) => {
               notify(
                 r.data.status === 'succeeded'

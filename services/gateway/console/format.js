@@ -1,0 +1,103 @@
+/**
+ * The console's half of the one money and date format (shared/format.ts has the server's, and
+ * docs/console.md the rule): a Chromium test holds both to the same text.
+ *
+ * - Money: exactly the currency's ISO 4217 digits, Latin digits, "," and ".", then the code:
+ *   `25,000.000 IQD`. The same in every language.
+ * - Dates: Intl in the page's language with Latin digits and a short month name; a calendar
+ *   date is that day everywhere, an instant is shown in the browser's time zone, to the minute.
+ * - Every text returned is a Unicode isolate (left to right for money, its own direction for a
+ *   date) with no-break spaces, so it neither reverses inside Arabic text nor wraps in a table.
+ */
+import { language } from './i18n.js';
+
+/** ISO 4217 currencies whose minor unit is not 2 digits (shared/money.ts EXPONENT_EXCEPTIONS). */
+const EXPONENT_EXCEPTIONS = {
+  BIF: 0,
+  CLP: 0,
+  DJF: 0,
+  GNF: 0,
+  ISK: 0,
+  JPY: 0,
+  KMF: 0,
+  KRW: 0,
+  PYG: 0,
+  RWF: 0,
+  UGX: 0,
+  UYI: 0,
+  VND: 0,
+  VUV: 0,
+  XAF: 0,
+  XOF: 0,
+  XPF: 0,
+  BHD: 3,
+  IQD: 3,
+  JOD: 3,
+  KWD: 3,
+  LYD: 3,
+  OMR: 3,
+  TND: 3,
+  CLF: 4,
+  UYW: 4,
+};
+
+const LRI = '\u2066';
+const FSI = '\u2068';
+const PDI = '\u2069';
+const NBSP = '\u00a0';
+
+/** A left-to-right island: a phone number, an invoice number, a username inside Arabic text. */
+export const ltrText = (text) => `${LRI}${text}${PDI}`;
+
+/** `25,000.000 IQD` from the API's decimal amount, without isolates (what the server prints). */
+export function moneyText(amount, currency) {
+  const exp = EXPONENT_EXCEPTIONS[currency] ?? 2;
+  const fixed = Math.abs(Number(amount)).toFixed(exp);
+  const [whole, frac] = fixed.split('.');
+  const grouped = whole.replace(/\B(?=(\d{3})+$)/g, ',');
+  const negative = Number(amount) < 0 && /[1-9]/.test(fixed);
+  return `${negative ? '-' : ''}${grouped}${frac ? `.${frac}` : ''} ${currency}`;
+}
+
+/** An amount for the screen: isolated left to right, unbroken. */
+export function money(amount, currency) {
+  if (amount === null || amount === undefined || amount === '') return '—';
+  if (!currency) return ltrText(String(amount));
+  return ltrText(moneyText(amount, currency).replace(' ', NBSP));
+}
+
+const locale = (() => {
+  try {
+    return Intl.getCanonicalLocales(`${language}-u-nu-latn`)[0];
+  } catch {
+    return 'en-u-nu-latn';
+  }
+})();
+const DAY = new Intl.DateTimeFormat(locale, { year: 'numeric', month: 'short', day: 'numeric', timeZone: 'UTC' });
+const MINUTE = new Intl.DateTimeFormat(locale, {
+  year: 'numeric',
+  month: 'short',
+  day: 'numeric',
+  hour: '2-digit',
+  minute: '2-digit',
+  hourCycle: 'h23',
+});
+
+const unbroken = (text) => `${FSI}${text.replace(/\s/g, NBSP)}${PDI}`;
+
+/** A calendar date (`2025-03-15`, or the day of an instant in UTC) in the page's language. */
+export function date(value) {
+  if (!value) return '—';
+  const d = new Date(`${String(value).slice(0, 10)}T00:00:00Z`);
+  return Number.isNaN(d.getTime()) ? String(value) : unbroken(DAY.format(d));
+}
+
+/** An instant to the minute, in the browser's time zone, in the page's language. */
+export function dateTime(value) {
+  if (!value) return '—';
+  const d = new Date(value);
+  return Number.isNaN(d.getTime()) ? String(value) : unbroken(MINUTE.format(d));
+}
+
+/** A number with Latin digits and "," between thousands (counts, not money). */
+export const count = (n) => ltrText(Number(n).toLocaleString('en-US'));
