@@ -31,7 +31,12 @@ const ALLOWED = new Set([
   ...['PDF', 'CSV', 'IP', 'IPv', 'CIDR', 'MAC', 'NAS', 'API', 'CoA', 'FUP', 'RADIUS', 'PPPoE', 'JSON', 'URL', 'QR'],
   ...['ID', 'TOTP', 'HMAC', 'SHA', 'HTTP', 'HTTPS', 'WhatsApp', 'Telegram', 'Stripe'],
   // Products and their tools, named as their makers name them.
-  ...['MikroTik', 'RouterOS', 'FreeRADIUS', 'torch'],
+  ...['MikroTik', 'RouterOS', 'FreeRADIUS', 'torch', 'Cisco', 'Juniper', 'Huawei', 'Nokia', 'Accel', 'PPP'],
+  ...['MySQL', 'daloRADIUS', 'phpnuxbill', 'PNG', 'JPEG', 'GIF', 'WebP'],
+  // An environment variable named in a hint.
+  ...['IMPORT', 'DIR'],
+  // The language picker names each language in itself.
+  ...['English', 'en'],
   // Language codes of the language setting.
   ...['ar', 'fa', 'he', 'ur'],
 ]);
@@ -69,7 +74,7 @@ async function idFor(route: string): Promise<string> {
 
 beforeAll(async () => {
   ({ t, browser, adminApi } = await startConsoleApp());
-  await saveSettings(t.db as never, { language: 'ar', allow_private_targets: true });
+  await saveSettings(t.db as never, { language: 'ar', allow_private_targets: true, operator_name: 'شبكة الشمال' });
   const reseller = await post('/api/resellers', { name: 'موزع الشمال', balance: 500, currency: 'USD' });
   const plan = await post('/api/services', {
     name: 'منزلي ٢٠',
@@ -96,6 +101,7 @@ beforeAll(async () => {
   await post('/api/managers', { username: 'desk1', password: 'long-enough-1', role: 'user', reseller_id: reseller.id });
   await post('/api/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['invoice.paid'] });
   await post('/api/api-keys', { name: 'crm', permissions: ['subscribers.view'] });
+  await post('/api/cards/batches', { count: 3, value: 5, prefix: 'AR' });
   for (const p of [
     '/api/resellers',
     '/api/services',
@@ -103,6 +109,8 @@ beforeAll(async () => {
     '/api/invoices',
     '/api/nas',
     '/api/managers',
+    '/api/cards/batches',
+    '/api/transactions',
   ]) {
     remember((await http(t.baseUrl, 'GET', p, { token: adminApi })).body);
   }

@@ -328,6 +328,7 @@ describe('capabilities on screen', () => {
       'Access and walled garden',
       'Chat',
       'Payments',
+      'Self-care',
       'Security',
     ]);
     const languages = await page.getByLabel('Language').locator('option').allTextContents();

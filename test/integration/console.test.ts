@@ -221,7 +221,7 @@ describe('operator console', () => {
     await page.getByRole('button', { name: 'Retry' }).click();
     for (const chart of ['Last 24 hours', 'Last 30 days', 'Per session']) {
       await page
-        .getByRole('img', { name: `${chart}: download bytes, upload bytes over time` })
+        .getByRole('img', { name: `${chart}: Download bytes, Upload bytes over time` })
         .locator('canvas')
         .waitFor();
     }
@@ -280,7 +280,7 @@ describe('operator console', () => {
     await page.getByText('partial', { exact: true }).waitFor();
     await page.getByRole('cell', { name: 'cash' }).waitFor();
 
-    await page.getByRole('link', { name: '#1', exact: true }).first().click();
+    await page.getByRole('link', { name: 'ali@north', exact: true }).first().click();
     await page.getByRole('heading', { name: 'ali@north' }).waitFor();
     await dialogSubmit('Quick pay', { Amount: '15' });
     await page.getByText('Applied to 1 invoice(s)').waitFor();

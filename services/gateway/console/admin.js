@@ -9,6 +9,7 @@ import { ActionDialog, Form, html, Loaded, money, notify, Table, useLoad } from 
 
 addTexts({
   ar: {
+    'generic (standard attributes)': 'عام (السمات القياسية)',
     'Edit {name}': 'تعديل {name}',
     'Reset the password of {name}': 'إعادة تعيين كلمة مرور {name}',
     'Their sessions end; they sign in with the new password.': 'تنتهي جلساته؛ ويسجّل الدخول بكلمة المرور الجديدة.',
@@ -229,6 +230,16 @@ export function PlansPage() {
 
 /** The vendor profiles of the API (docs/network-access.md, "Vendor profiles"). */
 const VENDORS = ['mikrotik', 'accel-ppp', 'cisco', 'juniper', 'huawei', 'nokia', 'generic'];
+/** Makers' names as they write them; `generic` is a word to translate. */
+const VENDOR_NAMES = {
+  mikrotik: 'MikroTik',
+  'accel-ppp': 'Accel-PPP',
+  cisco: 'Cisco',
+  juniper: 'Juniper',
+  huawei: 'Huawei',
+  nokia: 'Nokia',
+};
+const VENDOR_OPTIONS = VENDORS.map((v) => ({ value: v, label: VENDOR_NAMES[v] ?? 'generic (standard attributes)' }));
 
 addTexts(
   { ar: { Vendor: 'المورّد', "CoA port (empty: the vendor's)": 'منفذ CoA (فارغ: منفذ المورّد)' } },
@@ -246,7 +257,7 @@ const nasFields = (n = {}) => [
   { name: 'ip_address', label: 'IPv4 address', required: !n.id, value: n.ip_address },
   { name: 'secret', label: n.id ? 'RADIUS secret (empty: keep)' : 'RADIUS secret', type: 'password', required: !n.id },
   { name: 'type', label: 'Type', type: 'select', options: opt(['mikrotik', 'other']), value: n.type ?? 'mikrotik' },
-  { name: 'vendor', label: 'Vendor', type: 'select', options: opt(VENDORS), value: n.vendor ?? 'mikrotik' },
+  { name: 'vendor', label: 'Vendor', type: 'select', options: VENDOR_OPTIONS, value: n.vendor ?? 'mikrotik' },
   n.id
     ? { name: 'coa_port', label: 'CoA port', type: 'int', min: 1, max: 65535, value: n.coa_port }
     : { name: 'coa_port', label: "CoA port (empty: the vendor's)", type: 'int', min: 1, max: 65535 },

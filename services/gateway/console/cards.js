@@ -29,6 +29,7 @@ import {
 addTexts(
   {
     ar: {
+      Batch: 'الدفعة',
       'Prepaid cards': 'البطاقات المسبقة الدفع',
       'Card batch': 'دفعة بطاقات',
       'Card batch #{id}': 'دفعة البطاقات رقم {id}',

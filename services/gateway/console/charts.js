@@ -5,8 +5,20 @@
  */
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
-import { fieldLabel } from './i18n.js';
+import { addTexts, fieldLabel, t } from './i18n.js';
 import { bytes, dateTime, html, Table } from './ui.js';
+
+addTexts(
+  { ar: { When: 'متى', Time: 'الوقت', '{title}: {series} over time': '{title}: {series} عبر الزمن', ', ': '، ' } },
+  {
+    amount: ['Amount', 'المبلغ'],
+    new: ['New', 'جدد'],
+    expired_not_renewed: ['Expired, not renewed', 'منتهون دون تجديد'],
+    online: ['Online', 'متصلون'],
+    download_bytes: ['Download bytes', 'التنزيل (بايت)'],
+    upload_bytes: ['Upload bytes', 'الرفع (بايت)'],
+  },
+);
 
 const TIME_KEYS = [
   't',
@@ -116,9 +128,9 @@ export function Chart({ title, data, bars = false }) {
           y: { range: (u, min, max) => [0, max > 0 ? max * 1.1 : 1] },
         },
         series: [
-          bars ? { label: 'when', value: (u, i) => (i === null ? '—' : data.labels[i]) } : {},
+          bars ? { label: t('When'), value: (u, i) => (i === null ? '—' : data.labels[i]) } : { label: t('Time') },
           ...data.series.map((s, i) => ({
-            label: s.name.replace(/_/g, ' '),
+            label: fieldLabel(s.name),
             stroke: COLORS[i % COLORS.length],
             width: 2,
             fill: bars ? `${COLORS[i % COLORS.length]}55` : undefined,
@@ -148,7 +160,7 @@ export function Chart({ title, data, bars = false }) {
     return () => plot.destroy();
   }, [title, data, bars]);
   return html`<figure class="chart">
-    <div ref=${box} role="img" aria-label=${`${title}: ${data.series.map((s) => s.name.replace(/_/g, ' ')).join(', ')} over time`}></div>
+    <div ref=${box} role="img" aria-label=${t('{title}: {series} over time', { title, series: data.series.map((s) => fieldLabel(s.name)).join(t(', ')) })}></div>
   </figure>`;
 }
 

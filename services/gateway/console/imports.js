@@ -91,6 +91,8 @@ addTexts(
 );
 
 const SOURCES = ['csv', 'daloradius', 'phpnuxbill'];
+/** The systems' own spellings. */
+const SOURCE_NAMES = { csv: 'CSV', daloradius: 'daloRADIUS', phpnuxbill: 'phpnuxbill' };
 const FILES = [
   ['subscribers', 'subscribers.csv (required for an upload)'],
   ['plans', 'plans.csv (optional)'],
@@ -262,7 +264,7 @@ export function ImportsPage({ query }) {
           label: 'From',
           type: 'select',
           required: true,
-          options: SOURCES.map((s) => ({ value: s, label: s })),
+          options: SOURCES.map((s) => ({ value: s, label: SOURCE_NAMES[s] })),
         },
         { name: 'source', label: 'Source: a MySQL URL, or a file or folder under IMPORT_DIR' },
         { name: 'dry_run', label: 'Dry run: write nothing, report what would happen', type: 'checkbox', value: true },

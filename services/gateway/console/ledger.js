@@ -1,7 +1,7 @@
 /** The ledger (GET /api/transactions): filters, the filter's totals per currency, rows with names, CSV download. */
 import { useEffect, useState } from 'preact/hooks';
 import { api } from './api.js';
-import { addTexts, t } from './i18n.js';
+import { addTexts, fieldLabel, t } from './i18n.js';
 import { options, resellers } from './lookups.js';
 import { go, href } from './router.js';
 import { dateTime, ErrorMessage, Form, html, Loaded, money, Pager, Table, useLoad } from './ui.js';
@@ -36,6 +36,27 @@ addTexts({
   },
 });
 
+// Ledger types and methods as words (option labels and the type column).
+addTexts(
+  {},
+  {
+    invoice_payment: ['Invoice payment', 'دفعة فاتورة'],
+    wallet_credit: ['Wallet credit', 'إيداع في المحفظة'],
+    wallet_debit: ['Wallet debit', 'خصم من المحفظة'],
+    reseller_credit: ['Reseller credit', 'إيداع في رصيد الموزّع'],
+    reseller_debit: ['Reseller debit', 'خصم من رصيد الموزّع'],
+    renewal: ['Renewal', 'تجديد'],
+    rename_fee: ['Rename fee', 'رسوم تغيير الاسم'],
+    refill_fee: ['Quota refill fee', 'رسوم إعادة تعبئة الحصة'],
+    cash: ['Cash', 'نقدًا'],
+    card: ['Card', 'بطاقة'],
+    bank: ['Bank', 'تحويل مصرفي'],
+    wallet: ['Wallet', 'المحفظة'],
+    prepaid_card: ['Prepaid card', 'بطاقة مسبقة الدفع'],
+    other: ['Other', 'أخرى'],
+  },
+);
+
 const TYPES = [
   'invoice_payment',
   'wallet_credit',
@@ -48,7 +69,7 @@ const TYPES = [
 ];
 const METHODS = ['cash', 'card', 'bank', 'wallet', 'prepaid_card', 'other'];
 const KEYS = ['type', 'method', 'subscriber_id', 'reseller_id', 'manager_id', 'from', 'to', 'order'];
-const opt = (values) => values.map((v) => ({ value: v, label: v.replace(/_/g, ' ') }));
+const opt = (values) => values.map((v) => ({ value: v, label: fieldLabel(v) }));
 
 /** Fetches the filter's CSV with the token and offers it as a file. */
 function CsvDownload({ filters }) {
@@ -88,7 +109,7 @@ function Totals({ totals }) {
 function Rows({ rows }) {
   return html`<${Table} rows=${rows} empty="The filter matches no movement." columns=${[
     ['created_at', 'When', (r) => dateTime(r.created_at)],
-    ['type', 'Type', (r) => r.type.replace(/_/g, ' ')],
+    ['type', 'Type', (r) => fieldLabel(r.type)],
     ['amount', 'Amount', (r) => money(r.amount, r.currency)],
     ['method', 'Method'],
     [

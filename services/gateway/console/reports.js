@@ -11,6 +11,15 @@ import { Form, html, KeyValues, Loaded, money, notify, Pager, Table, useLoad } f
 
 addTexts({
   ar: {
+    // Grouping options (select labels go through t).
+    Period: 'الفترة',
+    day: 'اليوم',
+    week: 'الأسبوع',
+    month: 'الشهر',
+    method: 'طريقة الدفع',
+    plan: 'الباقة',
+    reseller: 'الموزّع',
+    manager: 'المدير',
     Reports: 'التقارير',
     Report: 'التقرير',
     Revenue: 'الإيرادات',
@@ -104,14 +113,14 @@ export function ReportsPage({ query }) {
             name: 'group',
             label: 'Group by',
             type: 'select',
-            options: ['day', 'week', 'month'].map((v) => ({ value: v, label: v })),
+            options: ['day', 'week', 'month'].map((v) => ({ value: v, label: t(v) })),
             value: query.group,
           },
           {
             name: 'by',
             label: 'By',
             type: 'select',
-            options: ['method', 'plan', 'reseller', 'manager'].map((v) => ({ value: v, label: v })),
+            options: ['method', 'plan', 'reseller', 'manager'].map((v) => ({ value: v, label: t(v) })),
             value: query.by,
           },
         ]

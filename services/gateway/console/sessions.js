@@ -5,7 +5,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { api } from './api.js';
-import { addTexts, t } from './i18n.js';
+import { addTexts, fieldLabel, t } from './i18n.js';
 import { accessServers, options, plans, resellers } from './lookups.js';
 import { go, href } from './router.js';
 import { session } from './session.js';
@@ -44,6 +44,21 @@ addTexts({
     'username, address or MAC': 'اسم المستخدم أو العنوان أو MAC',
   },
 });
+
+// Sort keys as words.
+addTexts(
+  { ar: { Descending: 'تنازليًا', Ascending: 'تصاعديًا' } },
+  {
+    started_at: ['Started', 'البدء'],
+    duration: ['Duration', 'المدة'],
+    nas: ['Access server', 'خادم الوصول'],
+    framed_ip: ['Address', 'العنوان'],
+    mac: ['MAC', 'MAC'],
+    bytes_in: ['Bytes in', 'البايتات الواردة'],
+    bytes_out: ['Bytes out', 'البايتات الصادرة'],
+    interim_age: ['Last interim', 'آخر تحديث مرحلي'],
+  },
+);
 
 const REFRESH_SECONDS = 10;
 const SORTS = [
@@ -126,7 +141,7 @@ export function SessionsPage({ query }) {
             label: 'Access server',
             type: 'select',
             numeric: true,
-            options: options(lk.nas, (n) => n.shortname ?? n.nasname),
+            options: options(lk.nas, (n) => n.name),
             value: query.nas_id,
           },
         ]
@@ -166,7 +181,7 @@ export function SessionsPage({ query }) {
       label: 'Sort by',
       type: 'select',
       required: true,
-      options: SORTS.map((s) => ({ value: s, label: s.replace(/_/g, ' ') })),
+      options: SORTS.map((s) => ({ value: s, label: fieldLabel(s) })),
       value: query.sort ?? 'started_at',
     },
     {
@@ -175,8 +190,8 @@ export function SessionsPage({ query }) {
       type: 'select',
       required: true,
       options: [
-        { value: 'desc', label: 'desc' },
-        { value: 'asc', label: 'asc' },
+        { value: 'desc', label: 'Descending' },
+        { value: 'asc', label: 'Ascending' },
       ],
       value: query.order ?? 'desc',
     },

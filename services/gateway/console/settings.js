@@ -21,6 +21,14 @@ addTexts(
       'Access and walled garden': 'الوصول والحديقة المسوّرة',
       Chat: 'المحادثة',
       Security: 'الأمان',
+      'Self-care': 'الخدمة الذاتية للمشتركين',
+      creation: 'عند الإنشاء',
+      redemption: 'عند الاستخدام',
+      '{ "huawei": "Huawei-PortalURL := \\"http://portal/\\"" }: one RADIUS pair a line per vendor':
+        '{ "huawei": "Huawei-PortalURL := \\"http://portal/\\"" }: زوج RADIUS واحد في كل سطر لكل مورّد',
+      'empty: "Direct subscribers", made on first use': 'فارغ: «المشتركون المباشرون»، يُنشأ عند أول استخدام',
+      '[{ "gb": 5, "price": 2.5 }]: the data top-ups a subscriber may buy from the wallet':
+        '[{ "gb": 5, "price": 2.5 }]: باقات البيانات الإضافية التي يشتريها المشترك من محفظته',
       Other: 'أخرى',
       'Save {section}': 'حفظ {section}',
       Logo: 'الشعار',
@@ -41,9 +49,21 @@ addTexts(
   },
   {
     payment_provider: ['Online payment provider', 'مزوّد الدفع الإلكتروني'],
+    default_country: ['Country of local phone numbers', 'بلد أرقام الهواتف المحلية'],
+    default_reseller_id: ['Reseller of direct subscribers', 'موزّع المشتركين المباشرين'],
+    self_care_enabled: ['Self-care portal on', 'تفعيل بوابة الخدمة الذاتية'],
+    self_care_code_sign_in: ['Sign-in by a code sent by chat', 'تسجيل الدخول برمز يُرسل عبر المحادثة'],
+    self_care_payments: ['Pay invoices online', 'دفع الفواتير إلكترونيًا'],
+    self_care_renew: ['Renew', 'التجديد'],
+    self_care_topup: ['Buy data top-ups', 'شراء بيانات إضافية'],
+    self_care_redeem: ['Redeem cards', 'استخدام البطاقات'],
+    self_care_change_plan: ['Change plan', 'تغيير الباقة'],
+    self_care_password: ['Change password', 'تغيير كلمة المرور'],
+    self_care_auto_renew: ['Turn auto-renew on or off', 'تشغيل التجديد التلقائي أو إيقافه'],
+    self_care_data_topups: ['Data top-ups offered', 'باقات البيانات الإضافية المعروضة'],
     payment_currencies: ['Currencies paid online', 'العملات المدفوعة إلكترونيًا'],
     stripe_secret_key: ['Stripe secret key', 'المفتاح السري لـ Stripe'],
-    stripe_webhook_secret: ['Stripe webhook secret', 'سر Webhook لـ Stripe'],
+    stripe_webhook_secret: ['Stripe webhook secret', 'سر خطاف الويب لـ Stripe'],
     stripe_api_base_url: ['Stripe API address', 'عنوان واجهة Stripe'],
     cards_reseller_charge: ['Charge resellers for cards at', 'تحصيل ثمن البطاقات من الموزّعين عند'],
   },
@@ -55,12 +75,21 @@ const opt = (values) => values.map((v) => ({ value: v, label: v }));
 const SECTIONS = [
   [
     'Company and branding',
-    ['operator_name', 'operator_address', 'operator_phone', 'operator_email', 'operator_logo_url', 'language'],
+    [
+      'operator_name',
+      'operator_address',
+      'operator_phone',
+      'operator_email',
+      'operator_logo_url',
+      'language',
+      'default_country',
+    ],
   ],
   [
     'Billing and tax',
     [
       'currency',
+      'default_reseller_id',
       'default_tax_rate',
       'default_due_days',
       'invoice_prefix',
@@ -102,6 +131,21 @@ const SECTIONS = [
     'Payments',
     ['payment_provider', 'payment_currencies', 'stripe_secret_key', 'stripe_webhook_secret', 'stripe_api_base_url'],
   ],
+  [
+    'Self-care',
+    [
+      'self_care_enabled',
+      'self_care_code_sign_in',
+      'self_care_payments',
+      'self_care_renew',
+      'self_care_topup',
+      'self_care_redeem',
+      'self_care_change_plan',
+      'self_care_password',
+      'self_care_auto_renew',
+      'self_care_data_topups',
+    ],
+  ],
   ['Security', ['require_two_factor', 'allow_private_targets']],
 ];
 
@@ -134,6 +178,12 @@ const SETTING_TYPES = {
     type: 'textarea',
     hint: 'one RADIUS pair a line, e.g. Mikrotik-Rate-Limit := "256k/256k"',
   },
+  // A list of priced top-ups: edited as JSON, as the per-vendor garden is.
+  self_care_data_topups: {
+    type: 'textarea',
+    json: true,
+    hint: '[{ "gb": 5, "price": 2.5 }]: the data top-ups a subscriber may buy from the wallet',
+  },
   // An object per vendor: edited as JSON, sent parsed (unparsable text goes as is, and the API's 400 says why).
   walled_garden_vendor_attributes: {
     type: 'textarea',
@@ -144,6 +194,7 @@ const SETTING_TYPES = {
   reminder_days: { type: 'ints', hint: 'comma-separated, e.g. 3, 1, 0' },
   payment_currencies: { type: 'words', hint: 'comma-separated, e.g. USD, EUR; empty: any' },
   suspend_overdue_after_days: { type: 'int', hint: 'empty: never' },
+  default_reseller_id: { type: 'int', hint: 'empty: "Direct subscribers", made on first use' },
 };
 
 /** A setting's input by its stored value when SETTING_TYPES does not name one. */
