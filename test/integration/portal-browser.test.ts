@@ -4,6 +4,7 @@
  * router redirected. The page's one inline style must pass its own Content-Security-Policy, its
  * receipt links must open, and an Arabic operator gets a right-to-left page.
  */
+import { formatDate } from '../../shared/format';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { findChromium } from '../../services/pdf-renderer/chromium';
 import { addDays, todayUtc } from '../../shared/billing';
@@ -73,7 +74,7 @@ describe('the captive portal in Chromium', () => {
     await expect(page.locator('#username').innerText()).resolves.toBe(sub.username);
     const notice = page.locator('#access');
     await expect(notice.innerText()).resolves.toBe(
-      `Your internet access is blocked\nYour subscription expired on ${expired}.`,
+      `Your internet access is blocked\nYour subscription expired on ${formatDate(expired, 'en')}.`,
     );
     // The inline style applied: its hash is in the Content-Security-Policy.
     await expect(computed(notice, 'backgroundColor')).resolves.toBe('rgb(254, 243, 242)');
