@@ -54,6 +54,7 @@ export function ledgerFigures(scope: ReportScope, today: string, monthFrom: stri
     text: `select type, currency, method,
              coalesce(sum(amount) filter (where day = ${t}::date), 0) as today,
              coalesce(sum(amount) filter (where day >= ${m}::date), 0) as month,
+             coalesce(sum(n) filter (where day >= ${m}::date), 0) as month_count,
              coalesce(sum(amount) filter (where day < ${m}::date), 0) as last_month
         from ledger_daily
        where type in ('${REVENUE_TYPE}', 'wallet_credit') and day >= ${l}::date and day <= ${t}::date

@@ -40,7 +40,9 @@ function received(rows: Row[], currency: string): Received {
     into.today += n(r.today);
     into.month += n(r.month);
     into.last_month += n(r.last_month);
-    if (r.type === q.REVENUE_TYPE) {
+    // A method with no payment this month (only last month's, or one moved out) is not listed,
+    // as the revenue report leaves out a key whose rows cancel out.
+    if (r.type === q.REVENUE_TYPE && n(r.month_count) !== 0) {
       const method = (r.method as string | null) ?? 'unspecified';
       out.by_method[method] = (out.by_method[method] ?? 0) + n(r.month);
     }
