@@ -282,6 +282,9 @@ export class RenderPool {
     this.opts.logger?.warn('pdf-renderer: browser is not answering, restarting it');
     this.browser = undefined;
     this.browserPid = undefined;
+    // The successor starts at once, as after a crash, while the hung one has its grace to close:
+    // the next render does not wait for both.
+    if (!this.closed) this.warm();
     await this.closeBrowser(hung, pid);
   }
 

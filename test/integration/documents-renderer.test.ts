@@ -117,11 +117,15 @@ describe('browser crash', () => {
 });
 
 describe('hung browser', () => {
+  // Long enough for a first render on a fresh Chromium on a loaded 2-core machine, and short enough
+  // that a render stuck on the hung browser meets its deadline before that browser's close grace
+  // (3 s after the restart) ends in a kill.
+  const DEADLINE_MS = 3_000;
   let broker: ServiceBroker;
   const stopped: number[] = [];
   beforeEach(async () => {
     broker = new ServiceBroker({ logger: false, validator: false });
-    broker.createService(createPdfRendererService({ concurrency: 1, timeoutMs: 2_000 }));
+    broker.createService(createPdfRendererService({ concurrency: 1, timeoutMs: DEADLINE_MS }));
     await broker.start();
   });
   afterEach(async () => {
@@ -135,10 +139,10 @@ describe('hung browser', () => {
     await broker.stop();
   });
 
-  async function launched(): Promise<Status> {
+  async function launched(generation = 1): Promise<Status> {
     for (;;) {
       const status = await broker.call<Status>('pdf-renderer.status');
-      if (status.pid) return status;
+      if (status.pid && status.generation >= generation) return status;
       await new Promise((r) => setTimeout(r, 50));
     }
   }
@@ -149,6 +153,8 @@ describe('hung browser', () => {
     await expect(broker.call('pdf-renderer.render', { html: '<p>stuck</p>', paper: 'A6' })).rejects.toMatchObject({
       code: 504,
     });
+    // The successor is launched at the restart; the render on it is what is asserted.
+    await launched(before.generation + 1);
     const after = await readAll(
       await broker.call<Readable, object>('pdf-renderer.render', { html: '<p>on a new browser</p>', paper: 'A6' }),
     );
@@ -165,7 +171,7 @@ describe('hung browser', () => {
   it('renders timing out one after another on a hung browser restart it once, never its successor', async () => {
     await broker.stop();
     broker = new ServiceBroker({ logger: false, validator: false });
-    broker.createService(createPdfRendererService({ concurrency: 3, timeoutMs: 2_000 }));
+    broker.createService(createPdfRendererService({ concurrency: 3, timeoutMs: DEADLINE_MS }));
     await broker.start();
     const before = await launched();
     process.kill(before.pid!, 'SIGSTOP');
@@ -173,15 +179,15 @@ describe('hung browser', () => {
     const render = (text: string) =>
       broker.call<Readable, object>('pdf-renderer.render', { html: `<p>${text}</p>`, paper: 'A6' });
     const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
-    // Neither of the first two gets a page from the stopped browser. The first's deadline (2 s)
-    // restarts it; the third launches the next browser; the second's deadline (3.8 s) comes after
-    // that and must leave the new browser alone.
+    // Neither of the first two gets a page from the stopped browser. The first's deadline (3 s)
+    // restarts it and launches the next browser; the second's deadline (4.8 s) comes after that
+    // and must leave the new browser alone. The third is sent once the new browser is up.
     const first = render('first').catch((e: unknown) => e);
-    await pause(1_800);
+    await pause(DEADLINE_MS * 0.6);
     const second = render('second').catch((e: unknown) => e);
-    await pause(400);
-    const third = render('third');
     expect(await first).toMatchObject({ code: 504 });
+    await launched(before.generation + 1);
+    const third = render('third');
     expect(await second).toMatchObject({ code: 504 });
     expect(await pdfText((await readAll(await third)).bytes)).toContain('third');
     expect(await pdfText((await readAll(await render('after'))).bytes)).toContain('after');
