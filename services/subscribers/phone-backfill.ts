@@ -2,7 +2,8 @@
  * Phones stored before they were normalised (or imported around the API) are rewritten once to
  * E.164 at start (shared/phone.ts): a SQL migration cannot read phone numbers by country, so this is
  * the migration's JS half. Only rows not yet in E.164 are read, a thousand at a time; one that
- * libphonenumber-js cannot read stays as it is (and is read again at the next start, cheaply).
+ * libphonenumber-js cannot read stays as it is (and is read again at the next start, through the
+ * partial index of the rows left: a start with every phone normalised reads nothing).
  */
 import { sql } from 'drizzle-orm';
 import type { Db } from '../../shared/db/client';

@@ -312,6 +312,13 @@ describe('phones in E.164', () => {
       { id: b.id, phone: 'ask at desk' },
     ]);
     expect(await normaliseStoredPhones(t.db)).toBe(0);
+    // What is left to read is found through the partial index, not by reading every subscriber.
+    await t.db.execute(sql`set enable_seqscan = off`);
+    const explained = await t.db.execute<{ 'QUERY PLAN': string }>(sql`
+      explain select id, phone from subscribers
+       where id > 0 and phone is not null and phone !~ '^[+][1-9][0-9]{3,14}$' order by id limit 1000`);
+    await t.db.execute(sql`reset enable_seqscan`);
+    expect(explained.rows.map((r) => r['QUERY PLAN']).join('\n')).toContain('subscribers_phone_unnormalised_idx');
   });
 });
 

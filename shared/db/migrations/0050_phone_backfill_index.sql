@@ -1,0 +1,1 @@
+CREATE INDEX "subscribers_phone_unnormalised_idx" ON "subscribers" USING btree ("id") WHERE "subscribers"."phone" is not null and "subscribers"."phone" !~ '^[+][1-9][0-9]{3,14}$';
