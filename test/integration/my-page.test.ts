@@ -148,7 +148,11 @@ async function phone(): Promise<{ context: BrowserContext; page: Page }> {
 }
 
 async function shot(page: Page, name: string, fullPage = true): Promise<void> {
-  if (SHOTS) await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage });
+  if (!SHOTS) return;
+  // The passing status line would cover the picture.
+  await page.evaluate("document.querySelector('.status-line')?.style.setProperty('display', 'none')");
+  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage });
+  await page.evaluate("document.querySelector('.status-line')?.style.removeProperty('display')");
 }
 
 /** Everything the page keeps in the browser: its HTML, sessionStorage and localStorage. */
