@@ -13,7 +13,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { dailyUsage, onlineCheckouts, radacct, subscribers } from '../../shared/db/schema';
 import { repoRoot } from '../../shared/paths';
 import { adminToken, client, startTestApp, type TestApp } from '../helpers/app';
-import { launchChromium } from '../helpers/console-browser';
+import { axeScan, launchChromium } from '../helpers/console-browser';
 import { NasSimulator } from '../sim/nas-simulator';
 import { StripeDouble } from '../sim/stripe-double';
 import { ChatDouble } from './self-care-fixtures';
@@ -302,6 +302,7 @@ describe('a subscriber on a phone', () => {
     await page.goto(`${t.baseUrl}/my`);
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     await shot(page, 'sign-in', false);
+    await axeScan(page, 'sign-in');
     // A wrong password is refused in words, and nothing is kept.
     await signIn(page, me.username, 'not-the-password');
     await page.getByText('invalid username or password').waitFor();
@@ -315,6 +316,7 @@ describe('a subscriber on a phone', () => {
     await main.getByText('Pay online here, or cash at the shop on Main Street.').waitFor();
     expect(await main.locator('a[href^="tel:"]').getAttribute('href')).toBe('tel:+15550100');
     await shot(page, 'account');
+    await axeScan(page, 'account');
 
     // Usage: quotas, the chart, the live session and the last one.
     await page.getByRole('link', { name: 'Usage', exact: true }).click();
@@ -325,6 +327,7 @@ describe('a subscriber on a phone', () => {
     await main.getByText('AA:BB:CC:00:11:22').waitFor();
     await main.getByText(/Download\W+2\.3 GB\W+upload\W+286\.1 MB/).waitFor();
     await shot(page, 'usage');
+    await axeScan(page, 'usage');
 
     // Invoices: the overdue one, paid online through the provider's checkout.
     await page.getByRole('link', { name: 'Invoices', exact: true }).click();
