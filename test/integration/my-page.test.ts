@@ -450,6 +450,31 @@ describe('a subscriber on a phone', () => {
     await context.close();
     await ok(api.put('/api/settings', { self_care_code_sign_in: false }, { token: admin }));
   });
+
+  it('offers only what the operator turned on, and says so when self-care is off', async () => {
+    await ok(api.put('/api/settings', { self_care_change_plan: false, self_care_redeem: false }, { token: admin }));
+    const me = await mkSub();
+    const { context, page } = await phone();
+    await page.goto(`${t.baseUrl}/my`);
+    await signIn(page, me.username, me.password);
+    await page.locator('main').getByText('Home 20').waitFor();
+    const tabs = await page.locator('nav.my-tabs a').allInnerTexts();
+    expect(tabs).toEqual(['Account', 'Usage', 'Invoices', 'Top up data', 'Password', 'Messages']);
+    expect(await page.locator('main').getByRole('link', { name: 'Recharge card' }).count()).toBe(0);
+    await ok(api.put('/api/settings', { self_care_enabled: false }, { token: admin }));
+    await page.reload();
+    await page.getByText('Self-care is turned off by your provider.').waitFor();
+    expect(await page.getByLabel('Username').count()).toBe(0);
+    expect(problems).toEqual([]);
+    await context.close();
+    await ok(
+      api.put(
+        '/api/settings',
+        { self_care_enabled: true, self_care_change_plan: true, self_care_redeem: true },
+        { token: admin },
+      ),
+    );
+  });
 });
 
 /** Codes and units that are Latin in every language (as console-arabic.test.ts allows them). */
