@@ -46,13 +46,13 @@ export default tseslint.config(
   {
     // CommonJS configuration files.
     files: ['**/*.js'],
-    ignores: ['services/gateway/console/**'],
+    ignores: ['services/gateway/console/**', 'services/gateway/my/**'],
     languageOptions: { sourceType: 'commonjs' },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {
-    // The operator console runs in the browser as ES modules.
-    files: ['services/gateway/console/**/*.js'],
+    // The operator console and the subscriber's page run in the browser as ES modules.
+    files: ['services/gateway/console/**/*.js', 'services/gateway/my/**/*.js'],
     languageOptions: { sourceType: 'module', globals: { ...globals.browser } },
   },
 );

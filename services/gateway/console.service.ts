@@ -15,7 +15,7 @@ import type { HttpRoute } from '../../shared/http/route';
 import { repoRoot } from '../../shared/paths';
 import { loadSettings } from '../../shared/settings';
 
-interface Asset {
+export interface Asset {
   body: Buffer;
   type: string;
   /** Short content hash: the page asks for `?v=<version>`, so a cached copy is never stale. */
@@ -45,7 +45,7 @@ const IMPORTS: Record<string, string> = {
   uplot: 'uplot.mjs',
 };
 
-const RTL_LANGUAGES = new Set(['ar', 'fa', 'he', 'ur']);
+export const RTL_LANGUAGES = new Set(['ar', 'fa', 'he', 'ur']);
 const OWN_FILE = /^[a-z][a-z0-9-]*\.(js|css)$/;
 
 export const consoleDir = () => path.join(repoRoot(), 'services', 'gateway', 'console');
@@ -75,9 +75,10 @@ export function loadAssets(): Map<string, Asset> {
 }
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '"': '&quot;', '<': '&lt;', '>': '&gt;' };
-const escapeAttribute = (text: string) => text.replace(/[&"<>]/g, (c) => ESCAPES[c]);
+export const escapeAttribute = (text: string) => text.replace(/[&"<>]/g, (c) => ESCAPES[c]);
 
-const url = (name: string, assets: Map<string, Asset>) => `/console/${name}?v=${assets.get(name)?.version ?? ''}`;
+export const url = (name: string, assets: Map<string, Asset>) =>
+  `/console/${name}?v=${assets.get(name)?.version ?? ''}`;
 
 /**
  * The import map names every module with its versioned URL, the bare packages and the console's
@@ -85,11 +86,16 @@ const url = (name: string, assets: Map<string, Asset>) => `/console/${name}?v=${
  * rewrites), so every file can be cached for good.
  */
 export function importMap(assets: Map<string, Asset>): string {
+  return JSON.stringify({ imports: importEntries(assets) });
+}
+
+/** The import map's entries, for a page that adds its own modules beside the console's (the `/my` page). */
+export function importEntries(assets: Map<string, Asset>): Record<string, string> {
   const imports: Record<string, string> = {};
   for (const [specifier, name] of Object.entries(IMPORTS)) imports[specifier] = url(name, assets);
   for (const name of assets.keys())
     if (name.endsWith('.js') || name.endsWith('.mjs')) imports[`/console/${name}`] = url(name, assets);
-  return JSON.stringify({ imports });
+  return imports;
 }
 
 export interface Page {

@@ -107,7 +107,8 @@ export const distinctLabels = (labels) => labels.map((l, i) => (i > 0 && l === l
 /** Days and sessions are counts per period: bars; hours are a flow: a line. */
 const BARS = new Set(['last_30d', 'sessions']);
 
-export function Chart({ title, data, bars = false }) {
+/** `ticks`: about how many labels the time axis has room for (fewer on a phone). */
+export function Chart({ title, data, bars = false, ticks = 10 }) {
   const box = useRef(null);
   useEffect(() => {
     if (!box.current) return undefined;
@@ -115,7 +116,7 @@ export function Chart({ title, data, bars = false }) {
     // Bars (days, sessions) stand one per slot, labelled by their date or start, so one alone
     // or thirty read the same; hours are a line on a time axis.
     const n = data.x.length;
-    const every = Math.max(1, Math.ceil(n / 10));
+    const every = Math.max(1, Math.ceil(n / ticks));
     const x = bars ? data.x.map((_, i) => i) : data.x;
     const plot = new uPlot(
       {
@@ -158,7 +159,7 @@ export function Chart({ title, data, bars = false }) {
       box.current,
     );
     return () => plot.destroy();
-  }, [title, data, bars]);
+  }, [title, data, bars, ticks]);
   return html`<figure class="chart">
     <div ref=${box} role="img" aria-label=${t('{title}: {series} over time', { title, series: data.series.map((s) => fieldLabel(s.name)).join(t(', ')) })}></div>
   </figure>`;

@@ -96,7 +96,8 @@ const useId = () => useRef(`f${++fieldSeq}`).current;
 /**
  * One labelled input. Specs: `{ name, label, type, value, options, required, min, max, step, hint }`
  * with type text, password, number, int, ints (comma-separated integers), date, datetime, checkbox,
- * checkboxes (several values of `options`), select or textarea.
+ * checkboxes (several values of `options`), select or textarea; `autocomplete` and `inputmode` for
+ * a sign-in form (the subscriber's page).
  */
 function Field({ spec, error }) {
   const id = useId();
@@ -130,7 +131,8 @@ function Field({ spec, error }) {
     const inputType = { int: 'number', ints: 'text', datetime: 'datetime-local' }[type] ?? type;
     const numberStep = type === 'int' ? '1' : type === 'number' ? (step ?? 'any') : undefined;
     control = html`<input ...${common} type=${inputType} defaultValue=${value ?? ''} min=${min} max=${max} step=${numberStep}
-      placeholder=${placeholder && t(placeholder)} autocomplete=${type === 'password' ? 'new-password' : 'off'} />`;
+      placeholder=${placeholder && t(placeholder)} autocomplete=${spec.autocomplete ?? (type === 'password' ? 'new-password' : 'off')}
+      inputmode=${spec.inputmode} />`;
   }
   return html`<div class="field">
     <label for=${id}>${label}${required ? ' *' : ''}</label>
