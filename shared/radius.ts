@@ -5,7 +5,7 @@
 import { eq, like, or, sql } from 'drizzle-orm';
 import type { DbOrTx } from './db/client';
 import { radgroupreply, type FupTier } from './db/schema';
-import { planPairs, SUFFIXED_VENDORS, tierPairs, vendorGroup, type Vendor } from './vendors/profiles';
+import { planPairs, PROFILES, SUFFIXED_VENDORS, tierPairs, vendorGroup, type Vendor } from './vendors/profiles';
 
 export const planGroup = (serviceId: number) => `plan_${serviceId}`;
 /** The group of a plan's fair-use tier: its `Mikrotik-Rate-Limit` replaces the plan's and any user's. */
@@ -20,7 +20,6 @@ export const ATTR = {
   framedIpv6Prefix: 'Framed-IPv6-Prefix',
   delegatedIpv6Prefix: 'Delegated-IPv6-Prefix',
   framedIpv6Pool: 'Framed-IPv6-Pool',
-  delegatedIpv6Pool: 'Delegated-IPv6-Prefix-Pool',
   ntPassword: 'NT-Password',
   cleartextPassword: 'Cleartext-Password',
   callingStationId: 'Calling-Station-Id',
@@ -49,16 +48,18 @@ export interface PlanReply {
 }
 
 /**
- * The NAS's own IPv6 pools (standard RFC 3162 / RFC 6911 attributes, every vendor); a subscriber
- * with a prefix of its own gets no pool name (deploy/freeradius/policy.conf, ipv6_prefix_over_pool).
+ * The NAS's own IPv6 pools: Framed-IPv6-Pool (RFC 3162) for the WAN prefix, and for the delegated
+ * one the vendor's attribute (Mikrotik-Delegated-IPv6-Pool, ERX-IPv6-Delegated-Pool-Name,
+ * Alc-Delegated-IPv6-Pool) or RFC 6911's Delegated-IPv6-Prefix-Pool. A subscriber with a prefix of
+ * its own gets no pool name (deploy/freeradius/policy.conf, ipv6_prefix_over_pool).
  */
-function ipv6PoolRows(groupname: string, plan: PlanReply) {
+function ipv6PoolRows(groupname: string, vendor: Vendor, plan: PlanReply) {
   return [
     plan.framedIpv6Pool
       ? { groupname, attribute: ATTR.framedIpv6Pool, op: '=', value: plan.framedIpv6Pool }
       : undefined,
     plan.delegatedIpv6Pool
-      ? { groupname, attribute: ATTR.delegatedIpv6Pool, op: '=', value: plan.delegatedIpv6Pool }
+      ? { groupname, attribute: PROFILES[vendor].delegatedIpv6Pool, op: '=', value: plan.delegatedIpv6Pool }
       : undefined,
   ].filter((r) => r !== undefined);
 }
@@ -80,7 +81,7 @@ export async function writePlanGroupReply(tx: DbOrTx, serviceId: number, plan: P
   const rows = [
     plan.poolName ? { groupname: group, attribute: ATTR.framedPool, op: '=', value: plan.poolName } : undefined,
     plan.rateLimit ? { groupname: group, attribute: ATTR.rateLimit, op: '=', value: plan.rateLimit } : undefined,
-    ...ipv6PoolRows(group, plan),
+    ...ipv6PoolRows(group, 'mikrotik', plan),
     ...planPairs('mikrotik', { poolName: null, rateLimit: null, template: plan.vendorAttributes?.mikrotik }).map(
       (p) => ({ groupname: group, ...p }),
     ),
@@ -99,7 +100,7 @@ export async function writePlanGroupReply(tx: DbOrTx, serviceId: number, plan: P
 export function vendorGroupRows(serviceId: number, vendor: Vendor, plan: PlanReply) {
   const group = vendorGroup(planGroup(serviceId), vendor);
   return [
-    ...ipv6PoolRows(group, plan),
+    ...ipv6PoolRows(group, vendor, plan),
     ...planPairs(vendor, { ...plan, template: plan.vendorAttributes?.[vendor] }).map((p) => ({
       groupname: group,
       ...p,

@@ -24,13 +24,22 @@ import { apiTarget, type LiveSession, type NasAccess } from './sessions';
 
 const profileOf = (nas: NasAccess): VendorProfile => PROFILES[nas.vendor ?? DEFAULT_VENDOR];
 
-/** The attributes that identify `s` to its NAS, as its vendor profile names them. */
+/**
+ * The attributes that identify `s` to its NAS, as its vendor profile names them. A vendor that
+ * finds a session by its address gets the IPv6 ones accounting recorded when the session has no
+ * IPv4 address (an IPv6-only session); a dual-stack session keeps its IPv4 Framed-IP-Address alone,
+ * the one address every such NAS matches.
+ */
 function identify(profile: VendorProfile, username: string, s: LiveSession): SessionAttributes {
   const id = profile.identity;
+  const byIpv6 = id.framedIp && !s.framedIp;
   return {
     userName: id.userName ? username : null,
     acctSessionId: id.acctSessionId ? s.acctSessionId : null,
     framedIp: id.framedIp ? s.framedIp : null,
+    framedIpv6Address: byIpv6 ? s.framedIpv6Address : null,
+    framedIpv6Prefix: byIpv6 ? s.framedIpv6Prefix : null,
+    delegatedIpv6Prefix: byIpv6 ? s.delegatedIpv6Prefix : null,
   };
 }
 
@@ -153,7 +162,7 @@ function base(
 ): Omit<SessionResult, 'outcome' | 'via' | 'error_cause' | 'attempts' | 'rtt_ms' | 'detail'> {
   return {
     session_id: s.acctSessionId,
-    ip_address: s.framedIp,
+    ip_address: s.framedIp ?? s.framedIpv6Address ?? null,
     nas: s.nas ? { id: s.nas.id, name: s.nas.name, ip_address: s.nas.ip } : null,
     nas_ip: s.nasIp,
   };
@@ -171,7 +180,7 @@ function fromReply(s: LiveSession, reply: CoaReply, outcome: Outcome): SessionRe
   // Written out rather than spread from base(s): one of these per request of a bulk job.
   return {
     session_id: s.acctSessionId,
-    ip_address: s.framedIp,
+    ip_address: s.framedIp ?? s.framedIpv6Address ?? null,
     nas: s.nas ? { id: s.nas.id, name: s.nas.name, ip_address: s.nas.ip } : null,
     nas_ip: s.nasIp,
     outcome,

@@ -23,6 +23,13 @@ export interface LiveSession {
   username: string;
   acctSessionId: string;
   framedIp: string | null;
+  /**
+   * The IPv6 columns FreeRADIUS's accounting writes (radacct framedipv6address, framedipv6prefix,
+   * delegatedipv6prefix), prefixes as `address/length`; absent or null when the session has none.
+   */
+  framedIpv6Address?: string | null;
+  framedIpv6Prefix?: string | null;
+  delegatedIpv6Prefix?: string | null;
   nasIp: string;
   /** null when the session's NAS address matches no registered access server. */
   nas: NasAccess | null;
@@ -54,6 +61,9 @@ interface SessionRow extends Record<string, unknown> {
   username: string;
   acctsessionid: string;
   framed_ip: string | null;
+  framed_ipv6_address: string | null;
+  framed_ipv6_prefix: string | null;
+  delegated_ipv6_prefix: string | null;
   nas_ip: string;
   nas_id: number | null;
   shortname: string | null;
@@ -85,7 +95,9 @@ export async function liveSessions(owners: SessionOwner[]): Promise<Map<string, 
       select distinct * from unnest(${sql.param(owners.map((o) => o.username))}::text[], ${sql.param(owners.map((o) => o.subscriberId ?? null))}::int[])
         as t(username, subscriber_id)
     )
-    select t.username as key, r.username, r.acctsessionid, host(r.framedipaddress) as framed_ip, host(r.nasipaddress) as nas_ip,
+    select t.username as key, r.username, r.acctsessionid, host(r.framedipaddress) as framed_ip,
+           host(r.framedipv6address) as framed_ipv6_address, text(r.framedipv6prefix) as framed_ipv6_prefix,
+           text(r.delegatedipv6prefix) as delegated_ipv6_prefix, host(r.nasipaddress) as nas_ip,
            n.id as nas_id, n.shortname, n.secret, n.coa_port, n.api_port, n.api_username, n.api_password_enc,
            n.vendor
       from t
@@ -106,6 +118,9 @@ export async function liveSessions(owners: SessionOwner[]): Promise<Map<string, 
       username: r.username,
       acctSessionId: r.acctsessionid,
       framedIp: r.framed_ip,
+      framedIpv6Address: r.framed_ipv6_address,
+      framedIpv6Prefix: r.framed_ipv6_prefix,
+      delegatedIpv6Prefix: r.delegated_ipv6_prefix,
       nasIp: r.nas_ip,
       nas:
         r.nas_id === null

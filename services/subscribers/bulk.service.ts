@@ -21,7 +21,8 @@ import {
 import { recordAudit } from '../../shared/audit';
 import { db } from '../../shared/db/client';
 import { isSerializationFailure } from '../../shared/db/errors';
-import { bulkJobs, ipPools, services } from '../../shared/db/schema';
+import { bulkJobs, ipPools, ipv6Pools, services } from '../../shared/db/schema';
+import { ipv6PrefixOrBadRequest } from './field-checks';
 import { swapRealm, todayIso } from '../../shared/domain/subscriber';
 import { ApiError } from '../../shared/errors';
 import { FAILURES, fail, failure } from '../../shared/failures';
@@ -53,6 +54,7 @@ const PERMISSION: Record<BulkAction, Permission> = {
   set_service: 'subscribers.change_service',
   set_reseller: 'subscribers.transfer',
   set_static_ip: 'subscribers.edit',
+  set_static_ipv6: 'subscribers.edit',
   set_daily_quota: 'subscribers.edit',
   set_monthly_quota: 'subscribers.edit',
   // The price permission PUT asks for the same fields (issue 43), not subscribers.edit alone.
@@ -74,6 +76,7 @@ const AUDITED: Record<BulkAction, readonly SubscriberField[]> = {
   set_service: ['serviceId', 'staticIp', 'walletBalance', 'blockedReason'],
   set_reseller: ['resellerId'],
   set_static_ip: ['staticIp'],
+  set_static_ipv6: ['ipv6Prefix', 'delegatedIpv6Prefix'],
   set_daily_quota: ['dailyQuotaGb', 'blockedReason'],
   set_monthly_quota: ['monthlyQuotaGb', 'blockedReason'],
   set_price: ['price', 'overridePrice'],
@@ -185,6 +188,19 @@ async function prepare(auth: Auth, action: BulkAction, payload: BulkRequest['pay
         if (!pool) throw fail('referenceNotFound', 'payload.pool_name');
       }
       return as(ops.setStaticIp, p);
+    }
+    case 'set_static_ipv6': {
+      const p = payload as BulkPayload<'set_static_ipv6'>;
+      if (typeof p.pool_name === 'string') {
+        const [pool] = await db()
+          .select({ name: ipv6Pools.name })
+          .from(ipv6Pools)
+          .where(eq(ipv6Pools.name, p.pool_name));
+        if (!pool) throw fail('referenceNotFound', 'payload.pool_name');
+        return as(ops.setStaticIpv6, { field: p.field, pool_name: p.pool_name });
+      }
+      // One spelling, and the field's lengths (/48 to /128, a delegated one /48 to /64), as on PUT.
+      return as(ops.setStaticIpv6, { field: p.field, prefix: ipv6PrefixOrBadRequest(p.field, p.prefix)! });
     }
     case 'rename': {
       const { old_realm: oldRealm, new_realm: newRealm } = payload as BulkPayload<'rename'>;

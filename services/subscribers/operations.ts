@@ -23,6 +23,8 @@ import {
 } from '../../shared/billing';
 import { loadSettings, type Settings } from '../../shared/settings';
 import { queueDisconnect } from '../../shared/access/outbox';
+import { assignFromPool, releasePrefix } from '../../shared/access/ipv6-pools';
+import type { Ipv6Field } from './field-checks';
 import { kickChanged, removeAccessRows, renameAccessRows, syncAccessRows } from '../../shared/access/radius-rows';
 import { plansById, type PlanRow, type SubscriberRow } from './subscriber-view';
 
@@ -547,6 +549,60 @@ export const setStaticIp: Operation<{ ip?: string; pool_name?: string }> = async
       assigned.map((a) => a.row),
       'static_ip',
     );
+  }
+  return done(failed);
+};
+
+/**
+ * Sets each row's `ipv6_prefix` or `delegated_ipv6_prefix` (the twin of setStaticIp): one prefix
+ * (normalised by prepare) to the first row, the others refused as holding it would overlap; or the
+ * lowest free prefix of a pool the billing keeps to each row. A prefix replaced goes back to its
+ * pool; a row its pool cannot serve keeps the prefix it had.
+ */
+export const setStaticIpv6: Operation<{ field: Ipv6Field; prefix?: string; pool_name?: string }> = async (
+  env,
+  rows,
+  payload,
+) => {
+  await lockAddressAssignment(env.tx);
+  const { field } = payload;
+  const key = field === 'ipv6_prefix' ? 'ipv6Prefix' : 'delegatedIpv6Prefix';
+  const column = sql.identifier(field);
+  const failed: Failed[] = [];
+  const changed: SubscriberRow[] = [];
+  if (payload.prefix !== undefined) {
+    const prefix = payload.prefix;
+    const [first, ...rest] = rows;
+    const { rows: held } = await env.tx.execute<{ held: string }>(sql`
+      select ${column}::text as held from subscribers
+       where deleted_at is null and ${column} && ${prefix}::cidr and id <> ${first.id} limit 1`);
+    if (held.length) failed.push({ id: first.id, ...failure('ipv6PrefixUsed', field, held[0].held) });
+    else if (first[key] !== prefix) {
+      await releasePrefix(env.tx, first.id, first[key]);
+      await env.tx.execute(
+        sql`update subscribers set ${column} = ${prefix}::cidr, updated_at = now() where id = ${first.id}`,
+      );
+      changed.push(first);
+    }
+    for (const r of rest) failed.push({ id: r.id, ...failure('ipv6PrefixUsed', field, prefix) });
+  } else {
+    const kind = field === 'ipv6_prefix' ? 'framed' : 'delegated';
+    for (const row of rows) {
+      try {
+        await assignFromPool(env.tx, row.id, payload.pool_name!, kind);
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+        failed.push({ id: row.id, status: err.code, message: err.message });
+        continue;
+      }
+      await releasePrefix(env.tx, row.id, row[key]);
+      await env.tx.execute(sql`update subscribers set updated_at = now() where id = ${row.id}`);
+      changed.push(row);
+    }
+  }
+  if (changed.length) {
+    await syncAccessRows(env.tx, idsOf(changed), env.today);
+    await queueDisconnect(env.tx, changed, 'ipv6_prefix');
   }
   return done(failed);
 };

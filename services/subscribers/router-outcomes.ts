@@ -12,7 +12,15 @@ import { isoTimestamp } from '../../shared/http/schemas';
 /** Outcomes where the session is gone (or was never there); `failed` and `rejected` leave it online. */
 const GONE = ['disconnected', 'kicked', 'offline'];
 /** Bulk actions that disconnect every subscriber they change (operations.ts queues a disconnect). */
-const DISCONNECTING = new Set(['disable', 'disconnect', 'renew', 'set_service', 'set_static_ip', 'delete']);
+const DISCONNECTING = new Set([
+  'disable',
+  'disconnect',
+  'renew',
+  'set_service',
+  'set_static_ip',
+  'set_static_ipv6',
+  'delete',
+]);
 
 export interface LastRouterAction {
   action: string;

@@ -118,6 +118,17 @@ export const BULK_PAYLOADS = {
     ...object({ ip: { type: 'string', format: 'ipv4' }, pool_name: { type: 'string', minLength: 1, maxLength: 64 } }),
     oneOf: [{ required: ['ip'] }, { required: ['pool_name'] }],
   },
+  set_static_ipv6: {
+    ...object(
+      {
+        field: { type: 'string', enum: ['ipv6_prefix', 'delegated_ipv6_prefix'] },
+        prefix: { type: 'string', minLength: 2, maxLength: 50 },
+        pool_name: { type: 'string', minLength: 1, maxLength: 64 },
+      },
+      ['field'],
+    ),
+    oneOf: [{ required: ['prefix'] }, { required: ['pool_name'] }],
+  },
   set_daily_quota: object({ gb: clamped }, ['gb']),
   set_monthly_quota: object({ gb: clamped }, ['gb']),
   set_price: object({ price: clamped, override_price: { type: 'boolean', default: true } }, ['price']),

@@ -108,7 +108,8 @@ export async function assignPlanPrefixes(tx: Tx, subscriberId: number): Promise<
   return out;
 }
 
-async function assignFromPool(tx: Tx, subscriberId: number, pool: string, kind: PrefixKind): Promise<string> {
+/** The lowest free prefix of `pool` written as the subscriber's (locked by the caller) `kind`; 409 when none is free. */
+export async function assignFromPool(tx: Tx, subscriberId: number, pool: string, kind: PrefixKind): Promise<string> {
   const {
     rows: [p],
   } = await tx.execute<{ prefix: string; prefix_length: number }>(

@@ -19,8 +19,11 @@ export async function writeAllVendorRows(tx: DbOrTx): Promise<void> {
     rate_limit: string | null;
     fup_tiers: FupTier[];
     vendor_attributes: Record<string, string>;
+    framed_ipv6_pool: string | null;
+    delegated_ipv6_pool: string | null;
   }>(
-    sql`select id, pool_name, rate_limit, fup_tiers, vendor_attributes from services where deleted_at is null order by id`,
+    sql`select id, pool_name, rate_limit, fup_tiers, vendor_attributes, framed_ipv6_pool, delegated_ipv6_pool
+          from services where deleted_at is null order by id`,
   );
   for (const p of plans.rows) {
     await writeVendorGroupReply(tx, Number(p.id), {
@@ -28,6 +31,8 @@ export async function writeAllVendorRows(tx: DbOrTx): Promise<void> {
       rateLimit: p.rate_limit,
       fupTiers: p.fup_tiers,
       vendorAttributes: p.vendor_attributes,
+      framedIpv6Pool: p.framed_ipv6_pool,
+      delegatedIpv6Pool: p.delegated_ipv6_pool,
     });
   }
   const s = await loadSettings(tx, ['blocked_access', 'walled_garden_attributes', 'walled_garden_vendor_attributes']);

@@ -6,7 +6,7 @@
  * holds every entry to the installed dictionary files.
  */
 
-export type AttributeType = 'string' | 'integer' | 'ipaddr' | 'ipv6prefix';
+export type AttributeType = 'string' | 'integer' | 'ipaddr' | 'ipv6addr' | 'ipv6prefix';
 
 export interface AttributeDef {
   name: string;
@@ -66,6 +66,7 @@ const DEFINITIONS: AttributeDef[] = [
   std('Framed-IPv6-Prefix', 97, 'ipv6prefix', 'dictionary.rfc3162'),
   std('Framed-IPv6-Pool', 100, 'string', 'dictionary.rfc3162'),
   std('Delegated-IPv6-Prefix', 123, 'ipv6prefix', 'dictionary.rfc4818'),
+  std('Framed-IPv6-Address', 168, 'ipv6addr', 'dictionary.rfc6911'),
   std('Delegated-IPv6-Prefix-Pool', 171, 'string', 'dictionary.rfc6911'),
 
   mikrotik('Mikrotik-Recv-Limit', 1, 'integer'),

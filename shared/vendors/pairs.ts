@@ -34,6 +34,8 @@ export function valueProblem(def: AttributeDef, value: string, tag?: number): st
     }
     case 'ipaddr':
       return isIPv4(value) ? null : `${def.name}: ${JSON.stringify(value)} is not an IPv4 address`;
+    case 'ipv6addr':
+      return isIPv6(value) ? null : `${def.name}: ${JSON.stringify(value)} is not an IPv6 address`;
     case 'ipv6prefix': {
       const [address, length, extra] = value.split('/');
       const ok =

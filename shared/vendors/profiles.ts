@@ -40,11 +40,18 @@ export interface VendorProfile {
   coaPort: number;
   /** The walled garden's replies by default (a template, one pair a line). */
   garden: string;
+  /**
+   * The attribute naming the NAS's pool for a delegated prefix (a plan's `delegated_ipv6_pool`):
+   * the vendor's own where it has one, else RFC 6911's. The WAN pool (`framed_ipv6_pool`) is RFC
+   * 3162's Framed-IPv6-Pool on every vendor.
+   */
+  delegatedIpv6Pool: string;
 }
 
 const ALL: SessionIdentity = { userName: true, acctSessionId: true, framedIp: true };
 const BY_SESSION_ID: SessionIdentity = { userName: false, acctSessionId: true, framedIp: false };
 const RFC_COA_PORT = 3799;
+const STANDARD_DELEGATED_POOL = 'Delegated-IPv6-Prefix-Pool';
 /** The walled garden's rate, as MikroTik's default garden has it. */
 const GARDEN_RATE = '256k/256k';
 /** The service a Juniper dynamic profile defines with two parameters: download, upload (bit/s). */
@@ -106,6 +113,7 @@ export const PROFILES: Record<Vendor, VendorProfile> = {
     identity: ALL,
     coaPort: RFC_COA_PORT,
     garden: `Mikrotik-Address-List := "billing-blocked"\nMikrotik-Rate-Limit := "${GARDEN_RATE}"`,
+    delegatedIpv6Pool: 'Mikrotik-Delegated-IPv6-Pool',
   },
   'accel-ppp': {
     vendor: 'accel-ppp',
@@ -116,6 +124,7 @@ export const PROFILES: Record<Vendor, VendorProfile> = {
     identity: ALL,
     coaPort: RFC_COA_PORT,
     garden: lines([...accelPppRate(GARDEN_RATE), pair('Framed-Pool', 'billing-blocked')]),
+    delegatedIpv6Pool: STANDARD_DELEGATED_POOL,
   },
   cisco: {
     vendor: 'cisco',
@@ -127,6 +136,7 @@ export const PROFILES: Record<Vendor, VendorProfile> = {
     coaPort: 1700,
     // An ISG service with an L4-redirect to the portal, activated at login (Cisco-Account-Info "A<service>").
     garden: lines([pair('Cisco-Account-Info', 'Abilling-garden')]),
+    delegatedIpv6Pool: STANDARD_DELEGATED_POOL,
   },
   juniper: {
     vendor: 'juniper',
@@ -136,6 +146,7 @@ export const PROFILES: Record<Vendor, VendorProfile> = {
     identity: BY_SESSION_ID,
     coaPort: RFC_COA_PORT,
     garden: lines([pair('ERX-Service-Activate:1', 'billing-garden')]),
+    delegatedIpv6Pool: 'ERX-IPv6-Delegated-Pool-Name',
   },
   huawei: {
     vendor: 'huawei',
@@ -145,6 +156,7 @@ export const PROFILES: Record<Vendor, VendorProfile> = {
     identity: { userName: true, acctSessionId: true, framedIp: false },
     coaPort: RFC_COA_PORT,
     garden: lines([...huaweiRate(GARDEN_RATE), pair('Huawei-PortalURL', 'http://portal.example/portal')]),
+    delegatedIpv6Pool: STANDARD_DELEGATED_POOL,
   },
   nokia: {
     vendor: 'nokia',
@@ -155,6 +167,7 @@ export const PROFILES: Record<Vendor, VendorProfile> = {
     coaPort: RFC_COA_PORT,
     // An SLA profile with the redirect policy, configured on the router.
     garden: lines([pair('Alc-SLA-Prof-Str', 'billing-garden')]),
+    delegatedIpv6Pool: 'Alc-Delegated-IPv6-Pool',
   },
   generic: {
     vendor: 'generic',
@@ -165,6 +178,7 @@ export const PROFILES: Record<Vendor, VendorProfile> = {
     coaPort: RFC_COA_PORT,
     // A pool the router keeps behind its own redirect.
     garden: lines([pair('Framed-Pool', 'billing-blocked')]),
+    delegatedIpv6Pool: STANDARD_DELEGATED_POOL,
   },
 };
 

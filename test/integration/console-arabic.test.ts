@@ -82,6 +82,9 @@ beforeAll(async () => {
     duration_days: 30,
     currency: 'USD',
     rate_limit: '20M/20M',
+    framed_ipv6_pool: 'wan6',
+    delegated_ipv6_pool: 'pd6',
+    vendor_attributes: { huawei: 'Huawei-Qos-Profile-Name := "gold"' },
   });
   await post(`/api/resellers/${reseller.id}/service-limits`, { service_id: plan.id, max_subscribers: 10 });
   const sub = await post('/api/subscribers', {
@@ -89,6 +92,8 @@ beforeAll(async () => {
     password: 'secret-1',
     full_name: 'ليلى حداد',
     phone: '+9647701234567',
+    ipv6_prefix: '2001:db8:0:1::/64',
+    delegated_ipv6_prefix: '2001:db8:a::/56',
     service_id: plan.id,
     reseller_id: reseller.id,
   });

@@ -31,13 +31,28 @@ let onPlan: Sub;
 let throttled: Sub;
 let blocked: Sub;
 let ruled: Sub;
+/** On the IPv6 plan: one with no prefix of its own (the NAS's pools), one dual-stack with its own. */
+let pooled6: Sub;
+let dualStack: Sub;
+const DUAL = { ipv4: '10.61.0.5', wan: '2001:db8:61::/64', delegated: '2001:db8:6100::/56' };
 
-async function mkSub(extra: Record<string, unknown> = {}): Promise<Sub> {
+/** The attribute naming the NAS's delegated-prefix pool, per vendor (Framed-IPv6-Pool is the same on all). */
+const DELEGATED_POOL: Record<string, string> = {
+  mikrotik: 'Mikrotik-Delegated-IPv6-Pool',
+  'accel-ppp': 'Delegated-IPv6-Prefix-Pool',
+  cisco: 'Delegated-IPv6-Prefix-Pool',
+  juniper: 'ERX-IPv6-Delegated-Pool-Name',
+  huawei: 'Delegated-IPv6-Prefix-Pool',
+  nokia: 'Alc-Delegated-IPv6-Pool',
+  generic: 'Delegated-IPv6-Prefix-Pool',
+};
+
+async function mkSub(extra: Record<string, unknown> = {}, servicePlan = plan): Promise<Sub> {
   seq += 1;
   const password = `vendor-${seq}`;
   const res = await api.post(
     '/api/subscribers',
-    { username: `v${seq}@isp`, password, service_id: plan, reseller_id: reseller, ...extra },
+    { username: `v${seq}@isp`, password, service_id: servicePlan, reseller_id: reseller, ...extra },
     { token: admin },
   );
   if (res.status !== 201) throw new Error(`create failed ${res.status} ${JSON.stringify(res.body)}`);
@@ -198,6 +213,22 @@ beforeAll(async () => {
   ).toBe(200);
 
   onPlan = await mkSub();
+  // A plan with the NAS's IPv6 pools only (no rate, no IPv4 pool): its reply is the pool names alone.
+  const v6 = await api.post(
+    '/api/services',
+    { name: 'v6', price: 10, duration_days: 30, currency: 'USD', framed_ipv6_pool: 'wan6', delegated_ipv6_pool: 'pd6' },
+    { token: admin },
+  );
+  expect(v6.status).toBe(201);
+  expect(
+    (await api.post(`/api/resellers/${reseller}/service-limits`, { service_id: v6.body.data.id }, { token: admin }))
+      .status,
+  ).toBe(200);
+  pooled6 = await mkSub({}, v6.body.data.id);
+  dualStack = await mkSub(
+    { static_ip: DUAL.ipv4, ipv6_prefix: DUAL.wan, delegated_ipv6_prefix: DUAL.delegated },
+    v6.body.data.id,
+  );
   blocked = await mkSub({ expiry_date: new Date(Date.now() - DAY_MS).toISOString().slice(0, 10) });
   throttled = await mkSub();
   // A subscriber's own rate (a permanent bandwidth rule: radreply Mikrotik-Rate-Limit :=).
@@ -278,6 +309,26 @@ describe.each(Object.keys(EXPECTED))('a NAS of vendor %s', (vendor) => {
           ]
         : EXPECTED[vendor].plan,
     );
+  });
+
+  it("names the plan's IPv6 pools to a subscriber with no prefix: Framed-IPv6-Pool and the vendor's delegated-pool attribute", async () => {
+    const res = await radius.login(pooled6.username, pooled6.password);
+    expect(res.code).toBe('Access-Accept');
+    const pools: [string, string][] = [
+      ['Framed-IPv6-Pool', 'wan6'],
+      [DELEGATED_POOL[vendor], 'pd6'],
+    ];
+    expect(replyPairs(res)).toEqual(pools);
+  });
+
+  it('gives a dual-stack subscriber its IPv4 address and both IPv6 prefixes, and no pool name', async () => {
+    const res = await radius.login(dualStack.username, dualStack.password);
+    expect(res.code).toBe('Access-Accept');
+    expect(replyPairs(res)).toEqual([
+      ['Framed-IP-Address', DUAL.ipv4],
+      ['Framed-IPv6-Prefix', DUAL.wan],
+      ['Delegated-IPv6-Prefix', DUAL.delegated],
+    ]);
   });
 
   it('still refuses a wrong password', async () => {

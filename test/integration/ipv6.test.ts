@@ -261,11 +261,13 @@ describe('Access-Accept through the stock FreeRADIUS', () => {
     const a = await radius.login(pooled.username, pooled.password);
     expect(a.code).toBe('Access-Accept');
     expect(a.attrs['Framed-IPv6-Pool']).toBe('wan6');
-    expect(a.attrs['Delegated-IPv6-Prefix-Pool']).toBe('pd6');
+    // The NAS is a MikroTik (the default vendor): its own attribute for the delegated pool.
+    expect(a.attrs['Mikrotik-Delegated-IPv6-Pool']).toBe('pd6');
+    expect(a.attrs['Delegated-IPv6-Prefix-Pool']).toBeUndefined();
     const own = await mkSub({ delegated_ipv6_prefix: '2001:db8:6700::/56' }, nasPools);
     const b = await radius.login(own.username, own.password);
     expect(b.attrs['Delegated-IPv6-Prefix']).toBe('2001:db8:6700::/56');
-    expect(b.attrs['Delegated-IPv6-Prefix-Pool']).toBeUndefined();
+    expect(b.attrs['Mikrotik-Delegated-IPv6-Pool']).toBeUndefined();
     expect(b.attrs['Framed-IPv6-Pool']).toBe('wan6');
   });
 

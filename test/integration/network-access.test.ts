@@ -147,6 +147,30 @@ describe('POST /api/subscribers/:id/disconnect', () => {
     expect(row).toMatchObject({ source: 'request', action: 'disconnect', outcome: 'disconnected', eventId: null });
   });
 
+  it("an IPv6-only session (radacct's IPv6 columns, no IPv4) is identified by its IPv6 address and prefixes", async () => {
+    const id = await subscriber('six@north');
+    const session = `sess-${++sessionSeq}`;
+    await t.pool.query(
+      `insert into radacct (acctsessionid, acctuniqueid, username, nasipaddress, framedipv6address, framedipv6prefix,
+                            delegatedipv6prefix, acctstarttime, acctupdatetime)
+       values ($1, $2, 'six@north', '127.0.0.1', '2001:db8:6::1', '2001:db8:6::/64', '2001:db8:6600::/56',
+               now() - interval '1 hour', now())`,
+      [session, `u-${session}`],
+    );
+    const res = await call('networkAccess.disconnect', { id });
+    expect(res.data).toMatchObject({
+      outcome: 'disconnected',
+      sessions: [{ session_id: session, ip_address: '2001:db8:6::1', outcome: 'disconnected' }],
+    });
+    expect(nasSim.requests.at(-1)!.attributes).toEqual([
+      ['User-Name', 'six@north'],
+      ['Acct-Session-Id', session],
+      ['Framed-IPv6-Address', '2001:db8:6::1'],
+      ['Framed-IPv6-Prefix', '2001:db8:6::/64'],
+      ['Delegated-IPv6-Prefix', '2001:db8:6600::/56'],
+    ]);
+  });
+
   it('offline: 200 with outcome offline, nothing sent', async () => {
     const id = await subscriber('off@north');
     const before = nasSim.stats.received;

@@ -1000,6 +1000,90 @@ describe('bulk actions', () => {
     expect(ren.body.data.failed).toEqual([{ id: plain.id, reason: 'username is not in realm isp' }]);
   });
 
+  it('set_static_ipv6: one prefix, one subscriber, normalised; a pool of ours serves each until it runs out; a replaced prefix goes back', async () => {
+    const [a, b] = [await mkSub(), await mkSub()];
+    const one = await bulk({
+      ids: [a.id, b.id],
+      action: 'set_static_ipv6',
+      payload: { field: 'delegated_ipv6_prefix', prefix: '2001:DB8:0077:0000::/56' },
+    });
+    expect(one.body.data).toEqual({
+      succeeded: [a.id],
+      failed: [
+        {
+          id: b.id,
+          reason: 'delegated_ipv6_prefix overlaps 2001:db8:77::/56, already used by another subscriber',
+        },
+      ],
+    });
+    expect((await rows.sub(a.id)).delegatedIpv6Prefix).toBe('2001:db8:77::/56');
+    expect((await rows.reply(a.username)).map((r) => [r.attribute, r.value])).toContainEqual([
+      'Delegated-IPv6-Prefix',
+      '2001:db8:77::/56',
+    ]);
+    expect((await rows.outbox(a.id)).at(-1)?.payload).toMatchObject({ reason: 'ipv6_prefix' });
+    // A /64 inside a's /56 overlaps it: refused, b keeps none.
+    const inside = await bulk({
+      ids: [b.id],
+      action: 'set_static_ipv6',
+      payload: { field: 'delegated_ipv6_prefix', prefix: '2001:db8:77:5::/64' },
+    });
+    expect(inside.body.data.failed).toEqual([
+      { id: b.id, reason: 'delegated_ipv6_prefix overlaps 2001:db8:77::/56, already used by another subscriber' },
+    ]);
+    expect((await rows.sub(b.id)).delegatedIpv6Prefix).toBeNull();
+    // A WAN prefix from a pool of two /64s: a and b get the two lowest, c finds none and keeps its own.
+    await t.db.execute(
+      sql`insert into ipv6_pools (name, prefix, prefix_length) values ('wan-two', '2001:db8:99::/63', 64)`,
+    );
+    const c = await mkSub({ ipv6_prefix: '2001:db8:98::/64' });
+    const pool = await bulk({
+      ids: [a.id, b.id, c.id],
+      action: 'set_static_ipv6',
+      payload: { field: 'ipv6_prefix', pool_name: 'wan-two' },
+    });
+    expect(pool.body.data).toEqual({
+      succeeded: [a.id, b.id],
+      failed: [{ id: c.id, reason: 'IPv6 pool wan-two has no free prefix' }],
+    });
+    expect([
+      (await rows.sub(a.id)).ipv6Prefix,
+      (await rows.sub(b.id)).ipv6Prefix,
+      (await rows.sub(c.id)).ipv6Prefix,
+    ]).toEqual(['2001:db8:99::/64', '2001:db8:99:1::/64', '2001:db8:98::/64']);
+    // a's pool prefix replaced by hand goes back to the pool: c may draw it now.
+    expect(
+      (
+        await bulk({
+          ids: [a.id],
+          action: 'set_static_ipv6',
+          payload: { field: 'ipv6_prefix', prefix: '2001:db8:97::/64' },
+        })
+      ).body.data.succeeded,
+    ).toEqual([a.id]);
+    const again = await bulk({
+      ids: [c.id],
+      action: 'set_static_ipv6',
+      payload: { field: 'ipv6_prefix', pool_name: 'wan-two' },
+    });
+    expect(again.body.data.succeeded).toEqual([c.id]);
+    expect((await rows.sub(c.id)).ipv6Prefix).toBe('2001:db8:99::/64');
+    const held = await t.db.execute(
+      sql`select subscriber_id from ipv6_pool_assignments where pool_name = 'wan-two' order by index`,
+    );
+    expect(held.rows.map((r) => Number(r.subscriber_id))).toEqual([c.id, b.id]);
+    for (const [payload, field] of [
+      [{ field: 'delegated_ipv6_prefix', prefix: '2001:db8::/32' }, 'delegated_ipv6_prefix'],
+      [{ field: 'ipv6_prefix', prefix: 'not-v6' }, 'ipv6_prefix'],
+      [{ field: 'ipv6_prefix', pool_name: 'nope' }, 'payload.pool_name'],
+      [{ field: 'wan', prefix: '2001:db8::/64' }, 'payload.field'],
+      [{ field: 'ipv6_prefix' }, 'payload'],
+    ] as const) {
+      const r = await bulk({ ids: [a.id], action: 'set_static_ipv6', payload });
+      expect([r.status, r.body.message]).toEqual([400, expect.stringContaining(field)]);
+    }
+  });
+
   it('set_reseller respects the tree; per-id permission failures; bad payloads are 400 naming the field', async () => {
     const s = await mkSub({ reseller_id: child });
     const childTok = token('reseller', { resellerId: child, permissions: ['subscribers.transfer'] });

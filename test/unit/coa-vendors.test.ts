@@ -190,6 +190,55 @@ describe.each(VENDORS)('a session on a %s NAS', (vendor) => {
   });
 });
 
+/** An IPv6-only session (no Framed-IP-Address in radacct): its address, WAN prefix and delegated prefix. */
+const V6 = { address: '2001:db8:5::1', prefix: '2001:db8:5::/64', delegated: '2001:db8:a500::/56' };
+const v6Session = (vendor: Vendor): LiveSession => ({
+  ...session(vendor),
+  framedIp: null,
+  framedIpv6Address: V6.address,
+  framedIpv6Prefix: V6.prefix,
+  delegatedIpv6Prefix: V6.delegated,
+});
+const V6_IDS: [string, string][] = [
+  ['User-Name', USER],
+  ['Acct-Session-Id', SESSION_ID],
+  ['Framed-IPv6-Address', V6.address],
+  ['Framed-IPv6-Prefix', V6.prefix],
+  ['Delegated-IPv6-Prefix', V6.delegated],
+];
+
+describe.each(VENDORS)('an IPv6-only session on a %s NAS', (vendor) => {
+  // The vendors that find a session by its address (MikroTik, Accel-PPP, generic) get its IPv6 ones.
+  const byAddress = PROFILES[vendor].identity.framedIp;
+  const identity = byAddress ? V6_IDS : EXPECTED[vendor].identity;
+
+  it('is disconnected by a Disconnect-Request carrying its IPv6 address and prefixes where the vendor identifies by address', async () => {
+    const result = await actions.disconnect(USER, [v6Session(vendor)]);
+    expect(result.outcome).toBe('disconnected');
+    expect(result.sessions[0].ip_address).toBe(V6.address);
+    expect(sim.requests.map((r) => [r.code, r.attributes])).toEqual([['Disconnect-Request', identity]]);
+  });
+
+  it('gets a new rate with the same identification', async () => {
+    await actions.changeRate(USER, [v6Session(vendor)], '2M/4M');
+    const { code, attributes } = EXPECTED[vendor].rate;
+    const rate = attributes.slice(EXPECTED[vendor].identity.length);
+    expect(sim.requests.map((r) => [r.code, r.attributes])).toEqual([[code, [...identity, ...rate]]]);
+  });
+
+  it('sends only the prefixes accounting recorded (a session with a delegated prefix alone)', async () => {
+    await actions.disconnect(USER, [{ ...v6Session(vendor), framedIpv6Address: null, framedIpv6Prefix: null }]);
+    expect(sim.requests[0].attributes).toEqual(
+      byAddress ? [...V6_IDS.slice(0, 2), ['Delegated-IPv6-Prefix', V6.delegated]] : EXPECTED[vendor].identity,
+    );
+  });
+});
+
+test('a dual-stack session is identified by its IPv4 address alone', async () => {
+  await actions.disconnect(USER, [{ ...v6Session('mikrotik'), framedIp: FRAMED_IP }]);
+  expect(sim.requests[0].attributes).toEqual(ALL_IDS);
+});
+
 function radclient(port: number, attributes: string): Promise<string> {
   return new Promise((resolve) => {
     const child = execFile(
@@ -223,6 +272,24 @@ describe("the encoder writes each vendor's attributes as FreeRADIUS does", () =>
       ...pairs.map((p) => [p.attribute, p.value]),
     ]);
   });
+});
+
+test("the IPv6 identification is written as radclient writes it from Debian's dictionaries", async () => {
+  requireTool('radclient');
+  const input = [
+    `Framed-IPv6-Address = ${V6.address}`,
+    `Framed-IPv6-Prefix = ${V6.prefix}`,
+    `Delegated-IPv6-Prefix = ${V6.delegated}`,
+  ].join('\n');
+  expect(await radclient(sim.port, `${input}\n`)).toMatch(/Received CoA-ACK/);
+  const theirs = sim.requests.at(-1)!.packet;
+  const ours = encodeRequest('CoA-Request', 1, SECRET, {
+    framedIpv6Address: V6.address,
+    framedIpv6Prefix: V6.prefix,
+    delegatedIpv6Prefix: V6.delegated,
+  });
+  expect(theirs.subarray(20, ours.length).toString('hex')).toBe(ours.subarray(20).toString('hex'));
+  expect(sim.requests.at(-1)!.attributes.slice(0, 3)).toEqual(V6_IDS.slice(2));
 });
 
 test('a MikroTik CoA-Request through the profile is byte for byte the one the client wrote before profiles', () => {

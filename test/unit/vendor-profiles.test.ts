@@ -127,3 +127,17 @@ test("an imported plan's rate that the profiles cannot read reaches no other ven
   ]);
   expect(tierPairs('cisco', 'unlimited')).toEqual([]);
 });
+
+test("each vendor's delegated IPv6 pool attribute is a string of the dictionary, the vendor's own where it has one", () => {
+  const pools = Object.fromEntries(VENDORS.map((v) => [v, PROFILES[v].delegatedIpv6Pool]));
+  expect(pools).toEqual({
+    mikrotik: 'Mikrotik-Delegated-IPv6-Pool',
+    'accel-ppp': 'Delegated-IPv6-Prefix-Pool',
+    cisco: 'Delegated-IPv6-Prefix-Pool',
+    juniper: 'ERX-IPv6-Delegated-Pool-Name',
+    huawei: 'Delegated-IPv6-Prefix-Pool',
+    nokia: 'Alc-Delegated-IPv6-Pool',
+    generic: 'Delegated-IPv6-Prefix-Pool',
+  });
+  for (const name of Object.values(pools)) expect(ATTRIBUTES.find((a) => a.name === name)?.type).toBe('string');
+});

@@ -1,6 +1,6 @@
 /** Resellers (tree, balances, commissions), plans, access servers and managers. */
 import { useState } from 'preact/hooks';
-import { allPages, api } from './api.js';
+import { allPages, api, ApiError } from './api.js';
 import { forget, options, plans } from './lookups.js';
 import { addTexts, t } from './i18n.js';
 import { TierList, tierFields, withTiers } from './fup-tiers.js';
@@ -169,6 +169,30 @@ export function ResellersPage() {
 
 // ---- plans ------------------------------------------------------------------------------------
 
+addTexts(
+  {
+    ar: {
+      'IPv6 pool for the WAN prefix': 'مجمّع IPv6 لبادئة الواجهة الخارجية',
+      'IPv6 pool for the delegated prefix': 'مجمّع IPv6 للبادئة المفوَّضة',
+      "A pool of ours (IPv6 pools) or the router's own pool name; sent only to subscribers without a prefix of their own.":
+        'مجمّع من مجمّعاتنا (مجمّعات IPv6) أو اسم مجمّع في الموجّه نفسه؛ يُرسل فقط للمشتركين الذين ليست لهم بادئة خاصة.',
+      'RADIUS attributes of {name}': 'سمات RADIUS للباقة {name}',
+      'Attributes of {name} saved': 'حُفظت سمات {name}',
+      'One pair a line, as FreeRADIUS names them: Attribute := "value" (or = and +=). Added to what the vendor profile sends; checked against the dictionary when saved.':
+        'زوج واحد في كل سطر بأسماء FreeRADIUS: السمة := "القيمة" (أو = و +=). يُضاف إلى ما يرسله ملف المورّد؛ ويُتحقق منه مقابل القاموس عند الحفظ.',
+      'line {n}: unknown attribute {attribute}': 'السطر {n}: سمة غير معروفة {attribute}',
+      'line {n}: {why}': 'السطر {n}: {why}',
+    },
+  },
+  {
+    framed_ipv6_pool: ['IPv6 pool for the WAN prefix', 'مجمّع IPv6 لبادئة الواجهة الخارجية'],
+    delegated_ipv6_pool: ['IPv6 pool for the delegated prefix', 'مجمّع IPv6 للبادئة المفوَّضة'],
+  },
+);
+
+const IPV6_POOL_HINT =
+  "A pool of ours (IPv6 pools) or the router's own pool name; sent only to subscribers without a prefix of their own.";
+
 const planFields = (p = {}) => [
   { name: 'name', label: 'Name', required: !p.id, value: p.name },
   { name: 'price', label: 'Price', type: 'number', min: 0, required: !p.id, value: p.price },
@@ -176,11 +200,50 @@ const planFields = (p = {}) => [
   { name: 'currency', label: 'Currency', value: p.currency },
   { name: 'rate_limit', label: 'Rate limit (e.g. 20M/20M)', value: p.rate_limit },
   { name: 'pool_name', label: 'Address pool', value: p.pool_name },
+  { name: 'framed_ipv6_pool', label: 'IPv6 pool for the WAN prefix', value: p.framed_ipv6_pool, hint: IPV6_POOL_HINT },
+  { name: 'delegated_ipv6_pool', label: 'IPv6 pool for the delegated prefix', value: p.delegated_ipv6_pool },
   { name: 'daily_quota_gb', label: 'Daily quota GB', type: 'number', min: 0, value: p.daily_quota_gb },
   { name: 'monthly_quota_gb', label: 'Monthly quota GB', type: 'number', min: 0, value: p.monthly_quota_gb },
   { name: 'mac_binding', label: 'Bind the first MAC', type: 'checkbox', value: p.mac_binding },
   ...tierFields(p),
 ];
+
+/**
+ * A plan's per-vendor template (`vendor_attributes`, docs/network-access.md "Operator templates"):
+ * one textarea per vendor. The API checks each against the dictionary and answers
+ * `vendor_attributes: <vendor>: line <n>: <why>`: shown beside that vendor's field.
+ */
+const templateField = (vendor) => `template_${vendor.replace(/-/g, '_')}`;
+const templateFields = (p) =>
+  VENDOR_OPTIONS.map((o, i) => ({
+    name: templateField(o.value),
+    label: o.label,
+    type: 'textarea',
+    value: p.vendor_attributes?.[o.value],
+    hint: i === 0 ? TEMPLATE_HINT : undefined,
+  }));
+const TEMPLATE_HINT =
+  'One pair a line, as FreeRADIUS names them: Attribute := "value" (or = and +=). Added to what the vendor profile sends; checked against the dictionary when saved.';
+
+function templateProblem(why) {
+  const unknown = /^line (\d+): unknown attribute (\S+)$/.exec(why);
+  if (unknown) return t('line {n}: unknown attribute {attribute}', { n: unknown[1], attribute: unknown[2] });
+  const line = /^line (\d+): (.+)$/.exec(why);
+  return line ? t('line {n}: {why}', { n: line[1], why: line[2] }) : why;
+}
+
+async function saveTemplates(p, values) {
+  // Every vendor is sent: an emptied field removes that vendor's template.
+  const vendor_attributes = Object.fromEntries(VENDORS.map((v) => [v, values[templateField(v)] ?? '']));
+  try {
+    return await api('PUT', `/api/services/${p.id}`, { body: { vendor_attributes } });
+  } catch (err) {
+    const m = /^vendor_attributes: ([a-z-]+): (.+)$/.exec(err?.message ?? '');
+    if (!m || !VENDORS.includes(m[1])) throw err;
+    // Named after the field, so the form shows it beside the vendor's textarea.
+    throw new ApiError(err.status, `${templateField(m[1])} ${templateProblem(m[2])}`);
+  }
+}
 
 export function PlansPage() {
   const state = useLoad(() => allPages('/api/services'), []);
@@ -217,6 +280,11 @@ export function PlansPage() {
                 'Actions',
                 (p) => html`
         <${ActionDialog} label=${t('Edit {name}', { name: p.name })} fields=${planFields(p)} run=${(v) => api('PUT', `/api/services/${p.id}`, { body: withTiers(v) })} onDone=${reload} />
+        <${ActionDialog} label=${t('RADIUS attributes of {name}', { name: p.name })} fields=${templateFields(p)} run=${(v) => saveTemplates(p, v)}
+          onDone=${() => {
+            notify(t('Attributes of {name} saved', { name: p.name }));
+            reload();
+          }} />
         <${ActionDialog} label=${t('Retire {name}', { name: p.name })} danger confirm="The plan is retired (refused while subscribers use it)."
           run=${() => api('DELETE', `/api/services/${p.id}`)} onDone=${reload} />`,
               ],

@@ -14,6 +14,18 @@ addTexts({ ar: { 'Bulk job': 'مهمة جماعية', '{action} {n} subscribers?
 
 addTexts({
   ar: {
+    'Set IPv6 prefix': 'تعيين بادئة IPv6',
+    'They are disconnected to take the prefix.': 'يُفصلون ليأخذوا البادئة.',
+    'Which prefix': 'أي بادئة',
+    'IPv6 prefix (WAN)': 'بادئة IPv6 (الواجهة الخارجية)',
+    'Delegated IPv6 prefix (LAN)': 'بادئة IPv6 المفوَّضة (الشبكة المحلية)',
+    'IPv6 prefix (one subscriber)': 'بادئة IPv6 (مشترك واحد)',
+    'or draw from an IPv6 pool of ours': 'أو اسحب من أحد مجمّعات IPv6 لدينا',
+  },
+});
+
+addTexts({
+  ar: {
     'Routers: {ok} disconnected or offline, {failed} failed (may still be online), {pending} waiting for an answer.':
       'الموجّهات: {ok} فُصل أو غير متصل، {failed} فشل (قد يبقى متصلًا)، {pending} بانتظار الرد.',
   },
@@ -81,6 +93,25 @@ const BULK_ACTIONS = {
     fields: () => [
       { name: 'ip', label: 'IPv4 address (one subscriber)' },
       { name: 'pool_name', label: 'or draw from pool' },
+    ],
+  },
+  set_static_ipv6: {
+    permission: 'subscribers.edit',
+    label: 'Set IPv6 prefix',
+    confirm: 'They are disconnected to take the prefix.',
+    fields: () => [
+      {
+        name: 'field',
+        label: 'Which prefix',
+        type: 'select',
+        required: true,
+        options: [
+          { value: 'ipv6_prefix', label: 'IPv6 prefix (WAN)' },
+          { value: 'delegated_ipv6_prefix', label: 'Delegated IPv6 prefix (LAN)' },
+        ],
+      },
+      { name: 'prefix', label: 'IPv6 prefix (one subscriber)' },
+      { name: 'pool_name', label: 'or draw from an IPv6 pool of ours' },
     ],
   },
   set_daily_quota: { permission: 'subscribers.edit', label: 'Set daily quota', fields: () => [gb] },

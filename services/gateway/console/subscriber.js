@@ -47,6 +47,7 @@ addTexts(
       delete: 'حذف',
       service_change: 'تغيير الباقة',
       static_ip: 'عنوان IP ثابت',
+      ipv6_prefix: 'بادئة IPv6',
       rename: 'إعادة تسمية',
       bandwidth_rules: 'قواعد السرعة',
       blocked: 'حظر',
@@ -439,7 +440,7 @@ export function SubscriberPage({ id }) {
         </section>
         <section class="card" aria-labelledby="h-online"><h2 id="h-online">${t('Connection')}</h2>
           <${KeyValues} data=${{ ...s, last_nas_id: s.last_nas_name ?? s.last_nas_id, last_router_action: routerActionText(s.last_router_action) }}
-            keys=${['is_online', 'ip_address', 'last_nas_id', 'last_router_action', 'static_ip', 'mac_address']} />
+            keys=${['is_online', 'ip_address', 'last_nas_id', 'last_router_action', 'static_ip', 'ipv6_prefix', 'delegated_ipv6_prefix', 'mac_address']} />
           <h3>${t('Quotas')}</h3>
           <${KeyValues} data=${{
             daily_used: quota(s.counters.daily_quota_used, s.counters.daily_quota_gb),
@@ -469,6 +470,9 @@ export function SubscriberPage({ id }) {
           onSubmit=${async (values) => {
             // Only what was changed: an unchanged plan or address must not count as a change.
             const changed = Object.fromEntries(Object.entries(values).filter(([k, v]) => v !== s[k]));
+            // An IPv6 prefix emptied is cleared ('' on PUT); other empty fields are left as they are.
+            for (const k of ['ipv6_prefix', 'delegated_ipv6_prefix'])
+              if (s[k] && values[k] === undefined) changed[k] = '';
             if (Object.keys(changed).length === 0) return notify('Nothing changed');
             await api('PUT', `/api/subscribers/${s.id}`, { body: changed });
             notify('Saved');

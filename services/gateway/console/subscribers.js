@@ -8,6 +8,20 @@ import { go, href } from './router.js';
 import { session } from './session.js';
 import { bytes, date, ErrorMessage, Form, html, Loaded, ltrText, notify, Pager, useLoad } from './ui.js';
 
+// IPv6 (docs/ipv6.md): the WAN prefix or address, and the prefix delegated to the subscriber's LAN.
+addTexts(
+  {
+    ar: {
+      'IPv6 prefix (WAN)': 'بادئة IPv6 (الواجهة الخارجية)',
+      'Delegated IPv6 prefix (LAN)': 'بادئة IPv6 المفوَّضة (الشبكة المحلية)',
+    },
+  },
+  {
+    ipv6_prefix: ['IPv6 prefix (WAN)', 'بادئة IPv6 (الواجهة الخارجية)'],
+    delegated_ipv6_prefix: ['Delegated IPv6 prefix (LAN)', 'بادئة IPv6 المفوَّضة (الشبكة المحلية)'],
+  },
+);
+
 addTexts({
   ar: {
     'Empty: the default reseller of direct subscribers ({name})': 'فارغ: الموزّع الافتراضي للمشتركين المباشرين ({name})',
@@ -282,6 +296,8 @@ export function subscriberFields(lookups, current = {}) {
     { name: 'phone', label: 'Phone', type: 'tel', value: current.phone },
     { name: 'mac_address', label: 'MAC address', value: current.mac_address },
     { name: 'static_ip', label: 'Static IP', value: current.static_ip },
+    { name: 'ipv6_prefix', label: 'IPv6 prefix (WAN)', value: current.ipv6_prefix },
+    { name: 'delegated_ipv6_prefix', label: 'Delegated IPv6 prefix (LAN)', value: current.delegated_ipv6_prefix },
     { name: 'expiry_date', label: 'Expiry date', type: 'date', value: current.expiry_date },
     { name: 'price', label: 'Own price', type: 'number', min: 0, value: current.price },
     {

@@ -7,10 +7,12 @@
  */
 import { hash, timingSafeEqual } from 'node:crypto';
 import fs from 'node:fs';
-import { isIPv4 } from 'node:net';
+import { isIPv4, isIPv6 } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import radius from 'radius';
+import { ipv6Bytes } from '../../../shared/net/ipv6';
+import { formatIpv6 } from '../../../shared/net/ipv6-prefix';
 import { attributeByCode, type AttributeDef } from '../../../shared/vendors/dictionary';
 import { definitionOf, type ReplyPair } from '../../../shared/vendors/pairs';
 
@@ -59,6 +61,13 @@ export interface SessionAttributes {
   userName?: string | null;
   acctSessionId?: string | null;
   framedIp?: string | null;
+  /**
+   * A session's IPv6 identity (radacct's framedipv6address, framedipv6prefix, delegatedipv6prefix),
+   * prefixes as `address/length`: router-actions gives them for a session with no IPv4 address.
+   */
+  framedIpv6Address?: string | null;
+  framedIpv6Prefix?: string | null;
+  delegatedIpv6Prefix?: string | null;
   /** CoA-Request only: the new `Mikrotik-Rate-Limit` (e.g. `2M/2M`). */
   rateLimit?: string | null;
   /** Further attributes, already encoded (`encodeAttributes`): a vendor profile's rate. */
@@ -73,6 +82,9 @@ const USER_NAME = 1;
 const FRAMED_IP_ADDRESS = 8;
 const VENDOR_SPECIFIC = 26;
 const ACCT_SESSION_ID = 44;
+const FRAMED_IPV6_PREFIX = 97;
+const DELEGATED_IPV6_PREFIX = 123;
+const FRAMED_IPV6_ADDRESS = 168;
 const MIKROTIK_RATE_LIMIT = 8;
 const HEADER = 20;
 /** An attribute's value: 255 octets less its type and length. */
@@ -90,6 +102,9 @@ export function encodeRequest(code: RequestCode, identifier: number, secret: str
   if (s.userName) values.push([USER_NAME, Buffer.from(s.userName, 'utf8')]);
   if (s.acctSessionId) values.push([ACCT_SESSION_ID, Buffer.from(s.acctSessionId, 'utf8')]);
   if (s.framedIp) values.push([FRAMED_IP_ADDRESS, ipv4(s.framedIp)]);
+  if (s.framedIpv6Address) values.push([FRAMED_IPV6_ADDRESS, ipv6(s.framedIpv6Address)]);
+  if (s.framedIpv6Prefix) values.push([FRAMED_IPV6_PREFIX, ipv6Prefix(s.framedIpv6Prefix)]);
+  if (s.delegatedIpv6Prefix) values.push([DELEGATED_IPV6_PREFIX, ipv6Prefix(s.delegatedIpv6Prefix)]);
   if (s.rateLimit) values.push([VENDOR_SPECIFIC, mikrotikRateLimit(s.rateLimit)]);
   if (s.extra) values.push(...s.extra);
   let length = HEADER;
@@ -123,6 +138,23 @@ function ipv4(address: string): Buffer {
   return Buffer.from(address.split('.').map(Number));
 }
 
+function ipv6(address: string): Buffer {
+  if (!isIPv6(address)) throw new Error(`${address} is not an IPv6 address`);
+  return Buffer.from(ipv6Bytes(address));
+}
+
+/**
+ * RFC 3162 / RFC 4818: a reserved octet, the prefix length, then the prefix. Its 16 octets in full,
+ * as FreeRADIUS's radclient writes them (both lengths are valid, 4 to 20 octets).
+ */
+function ipv6Prefix(prefix: string): Buffer {
+  const [address, length, extra] = prefix.split('/');
+  const bits = length === undefined ? 128 : Number(length);
+  if (extra !== undefined || !/^\d{1,3}$/.test(length ?? '128') || bits > 128)
+    throw new Error(`${prefix} is not an IPv6 prefix`);
+  return Buffer.concat([Buffer.from([0, bits]), ipv6(address)]);
+}
+
 /** Vendor-Specific: Vendor-Id, then the vendor's own type, length and value. */
 function mikrotikRateLimit(rate: string): Buffer {
   const value = Buffer.from(rate, 'utf8');
@@ -144,9 +176,10 @@ function valueBytes(def: AttributeDef, value: string, tag: number | undefined): 
     }
     case 'ipaddr':
       return ipv4(value);
+    case 'ipv6addr':
+      return ipv6(value);
     case 'ipv6prefix':
-      // No profile sends one in a CoA (its prefix is the session's, from login).
-      throw new Error(`${def.name} is not sent in a CoA-Request`);
+      return ipv6Prefix(value);
     case 'string': {
       const text = Buffer.from(value, 'utf8');
       // RFC 2868: a tagged string's first octet is its tag.
@@ -207,14 +240,23 @@ function named(vendorId: number, type: number, value: Buffer): [string, string] 
       return [def.name, String(value.readUInt32BE(0))];
     case 'ipaddr':
       return [def.name, [...value].join('.')];
-    case 'ipv6prefix':
-      return [def.name, value.toString('hex')];
+    case 'ipv6addr':
+      return value.length === 16 ? [def.name, formatIpv6(bytesToBits(value))] : [def.name, value.toString('hex')];
+    case 'ipv6prefix': {
+      // Reserved, length, then the prefix's leading octets (up to 16), the rest zero.
+      if (value.length < 2 || value.length > 18) return [def.name, value.toString('hex')];
+      const full = Buffer.alloc(16);
+      value.subarray(2).copy(full);
+      return [def.name, `${formatIpv6(bytesToBits(full))}/${value[1]}`];
+    }
     case 'string':
       return def.tagged && value.length > 0 && value[0] <= 0x1f
         ? [`${def.name}:${value[0]}`, value.subarray(1).toString('utf8')]
         : [def.name, value.toString('utf8')];
   }
 }
+
+const bytesToBits = (bytes: Buffer) => [...bytes].reduce((n, b) => (n << 8n) | BigInt(b), 0n);
 
 /**
  * Response Authenticator = MD5(Code+Identifier+Length+RequestAuthenticator+Attributes+Secret) over
