@@ -138,7 +138,7 @@ export const networkAccessService: ServiceSchema = {
       actions,
       recorder,
       onError: (err) => this.logger.error('network-access event failed', err),
-      backlog: () => coa.queued,
+      backlogMs: () => coa.queuedMs,
     });
     const verifier = new DisconnectVerifier(routeros, writeOutcomes);
     this.clients = {
