@@ -15,6 +15,7 @@
  *   BENCH_COA_VENDORS mikrotik (a comma list of vendor profiles: the NAS's `vendor`, one fresh app each)
  *   BENCH_COA      5000 disconnects       BENCH_COA_LATENCY_MS 30       BENCH_COA_SILENT_PERCENT 10 (0: no such run)
  *   BENCH_COA_IN_FLIGHT 64 (coa_max_in_flight_per_nas)                  RADCLIENT /usr/bin/radclient
+ *   BENCH_COA_CPU_PROF a folder: each app process writes its V8 CPU profile there when it stops
  */
 import { execFile, fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -75,9 +76,11 @@ type Child = { child: ChildProcess; baseUrl?: string; databaseUrl: string };
 type Server = { children: Child[]; coa: ChildProcess; baseUrl: string; databaseUrl: string };
 
 function startChild(extra: NodeJS.ProcessEnv): Promise<Child> {
+  const prof = process.env.BENCH_COA_CPU_PROF;
   const child = fork(__filename, ['serve'], {
     env: { ...benchEnv(), BULK_SYNC_SECONDS: '600', ...extra },
     stdio: 'inherit',
+    execArgv: prof ? ['--cpu-prof', '--cpu-prof-dir', prof] : undefined,
   });
   return new Promise((resolve, reject) => {
     child.once('message', (m) => resolve({ child, ...(m as { baseUrl?: string; databaseUrl: string }) }));

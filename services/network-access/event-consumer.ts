@@ -39,6 +39,11 @@ const START_SLICE = 64;
 export const MIN_LEAD_MS = 100;
 export const MAX_LEAD_MS = 1000;
 const LEAD_LOOKUPS = 3;
+/**
+ * Lookups under way at once: a busy database's round trip would otherwise cap the pace at one
+ * batch per lookup. Their actions start in the order the batches arrived.
+ */
+export const LOOKUPS_AT_ONCE = 2;
 /** A batch's lookup time before one was measured. */
 const FIRST_LOOKUP_MS = 50;
 /**
@@ -72,8 +77,10 @@ export class EventConsumer {
   /** When the oldest event in `batch` arrived, or the last batch was taken if later (performance.now()). */
   private heldSince = 0;
   private holdTimer: NodeJS.Timeout | undefined;
-  /** Events taken from `batch` and not yet all started (lookups, then the start in slices). */
+  /** Batches taken from `batch` and not yet all started (lookups, then the start in slices). */
   private looking = 0;
+  /** Settles when the batch taken last has started its actions (or failed): the next one starts after it. */
+  private started: Promise<void> = Promise.resolve();
   private scheduled = false;
   /** Event ids held in `batch` or being worked on: a copy arriving meanwhile is dropped. */
   private readonly working = new Set<number>();
@@ -133,13 +140,13 @@ export class EventConsumer {
   }
 
   /**
-   * Looks up the next batch of arrived events, one lookup at a time, once the work lined up is
-   * within the lead (leadMs), or the oldest has waited MAX_HOLD_MS.
+   * Looks up the next batch of arrived events, up to LOOKUPS_AT_ONCE at a time, once the work lined
+   * up is within the lead (leadMs), or the oldest has waited MAX_HOLD_MS.
    */
   private pump(): void {
     if (this.batch.length === 0 || this.stopped || this.scheduled) return;
     const held = performance.now() - this.heldSince;
-    if ((this.looking > 0 || this.backlogMs() >= this.leadMs()) && held < MAX_HOLD_MS) {
+    if ((this.looking >= LOOKUPS_AT_ONCE || this.backlogMs() >= this.leadMs()) && held < MAX_HOLD_MS) {
       if (!this.holdTimer) {
         this.holdTimer = setTimeout(() => {
           this.holdTimer = undefined;
@@ -164,10 +171,14 @@ export class EventConsumer {
     const jobs = this.batch.splice(0, this.maxBatch);
     if (jobs.length === 0 || this.stopped) return;
     this.heldSince = performance.now();
-    this.looking += jobs.length;
+    this.looking++;
+    const turn = this.started;
+    let done!: () => void;
+    this.started = new Promise((resolve) => (done = resolve));
     this.track(
-      this.process(jobs).finally(() => {
-        this.looking -= jobs.length;
+      this.process(jobs, turn).finally(() => {
+        done();
+        this.looking--;
         this.pump();
       }),
     );
@@ -177,7 +188,8 @@ export class EventConsumer {
     p.catch(this.onError);
   }
 
-  private async process(jobs: Job[]): Promise<void> {
+  /** Looks `jobs` up, then, once the batch before has started (`turn`), starts their actions. */
+  private async process(jobs: Job[], turn: Promise<void>): Promise<void> {
     try {
       // Both at once: an event already processed elsewhere (a redelivery) is rare, and its sessions
       // looked up for nothing cost less than a second round trip before every batch's first request.
@@ -189,6 +201,7 @@ export class EventConsumer {
         ),
       ]);
       this.lookupMs += (performance.now() - t0 - this.lookupMs) / 4;
+      await turn;
       const todo = jobs.filter((j) => !done.has(j.event.event_id));
       for (const j of jobs) if (done.has(j.event.event_id)) this.working.delete(j.event.event_id);
       for (let i = 0; i < todo.length; i++) {

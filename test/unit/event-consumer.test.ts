@@ -6,6 +6,7 @@
  */
 import {
   EventConsumer,
+  LOOKUPS_AT_ONCE,
   MAX_HOLD_MS,
   MAX_LEAD_MS,
   MIN_LEAD_MS,
@@ -20,9 +21,9 @@ const turns = async (n = 10) => {
 function harness() {
   /**
    * `backlog`: ms of work lined up; `fail`: the next lookup throws; `processed`: ids the database
-   * already has as processed; `lookupMs`: how long a lookup takes.
+   * already has as processed; `lookupMs`: how long a lookup takes (`delays`: the next ones, first).
    */
-  const state = { backlog: 0, fail: false, processed: new Set<number>(), lookupMs: 0 };
+  const state = { backlog: 0, fail: false, processed: new Set<number>(), lookupMs: 0, delays: [] as number[] };
   /** Event ids of each lookup, in order. */
   const looked: number[][] = [];
   /** User names acted on, and how to finish each action. */
@@ -32,7 +33,8 @@ function harness() {
   const lookup: EventLookup = {
     processedAmong: async (ids) => {
       looked.push(ids);
-      if (state.lookupMs) await new Promise((r) => setTimeout(r, state.lookupMs));
+      const ms = state.delays.shift() ?? state.lookupMs;
+      if (ms) await new Promise((r) => setTimeout(r, ms));
       if (state.fail) {
         state.fail = false;
         throw new Error('connection lost');
@@ -169,21 +171,29 @@ it('after stop() nothing held is looked up', async () => {
   expect(jest.getTimerCount()).toBe(0);
 });
 
-it('one lookup at a time: events arriving during a lookup wait for it, then go together', async () => {
+it('at most LOOKUPS_AT_ONCE lookups at once; a batch looked up sooner starts after the one before it', async () => {
+  expect(LOOKUPS_AT_ONCE).toBe(2);
   const h = harness();
-  h.state.lookupMs = 40;
+  // The first lookup is slow, the second fast: the second batch's actions still start second.
+  h.state.delays = [80, 10, 10];
   h.send(1);
   await turns();
   h.send(2);
+  await turns();
   h.send(3);
   await turns();
-  expect(h.looked).toEqual([[1]]);
-  await jest.advanceTimersByTimeAsync(40);
+  expect(h.looked).toEqual([[1], [2]]);
+  await jest.advanceTimersByTimeAsync(10);
   await turns();
-  expect(h.looked).toEqual([[1], [2, 3]]);
-  await jest.advanceTimersByTimeAsync(40);
+  expect(h.acted).toEqual([]);
+  await jest.advanceTimersByTimeAsync(70);
+  await turns();
+  expect(h.acted).toEqual(['u1', 'u2']);
+  expect(h.looked).toEqual([[1], [2], [3]]);
+  await jest.advanceTimersByTimeAsync(10);
   await turns();
   expect(h.acted).toEqual(['u1', 'u2', 'u3']);
+  expect(h.errors).toEqual([]);
 });
 
 it('the lead follows the time a lookup takes, between MIN_LEAD_MS and MAX_LEAD_MS', async () => {
