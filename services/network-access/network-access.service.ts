@@ -160,6 +160,10 @@ export const networkAccessService: ServiceSchema = {
       clients.coa.options.retransmits = s.coa_retransmits;
     };
     await apply();
+    // Ready before the first event rather than during it; a failure here only leaves that to the first job.
+    void Promise.all([clients.coa.open(), clients.consumer.warm()]).catch((err: unknown) =>
+      this.logger.warn('warming the CoA path failed', err),
+    );
     clients.settingsTimer = setInterval(
       () => void apply().catch((err) => this.logger.warn('reading CoA settings failed', err)),
       SETTINGS_REFRESH_MS,

@@ -258,6 +258,12 @@ export class CoaClient {
     return now - nas.lastReplyAt <= Math.max(ANSWERING_MIN_MS, ANSWERING_RTOS * nas.rtt.rtoMs());
   }
 
+  /** Opens the first socket ahead of the first request (a job's first requests waited for its bind). */
+  async open(): Promise<void> {
+    if (this.sockets.length === 0 && !this.closed)
+      await (this.opening ??= this.openSocket().finally(() => (this.opening = undefined)));
+  }
+
   /** UDP sockets open (each carries up to 256 requests at once). */
   get socketCount(): number {
     return this.sockets.length;
