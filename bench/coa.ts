@@ -42,6 +42,8 @@ const API = { username: 'bench', password: 'bench-api-pass' };
 
 interface CoaStats {
   peaks: Record<string, number>;
+  /** The consumer's lead at the end of the job: three times its lookups' moving average, 100 ms to 1 s. */
+  leadMs: number;
   stats: { sent: number; retransmitted: number; dropped: number; busyRetries: number };
 }
 
@@ -49,12 +51,16 @@ interface CoaStats {
 async function serve(): Promise<void> {
   const app: App = await startApp(loadConfig(process.env));
   // The service's CoA client, reached directly: its in-flight peaks and counters are what the bench reports.
-  const coa = () =>
+  const clients = () =>
     (
       app.broker.getLocalService('networkAccess') as unknown as {
-        clients: { coa: { inFlightPeaks(): Record<string, number>; resetPeaks(): void; stats: CoaStats['stats'] } };
+        clients: {
+          coa: { inFlightPeaks(): Record<string, number>; resetPeaks(): void; stats: CoaStats['stats'] };
+          consumer: { leadMs(): number };
+        };
       }
-    ).clients.coa;
+    ).clients;
+  const coa = () => clients().coa;
   process.send?.({ baseUrl: app.baseUrl, databaseUrl: app.databaseUrl });
   process.on('message', (m) => {
     if (m === 'stop') void app.stop().then(() => process.exit(0));
@@ -64,7 +70,7 @@ async function serve(): Promise<void> {
     }
     if (m === 'coa') {
       const c = coa();
-      process.send?.({ coa: { peaks: c.inFlightPeaks(), stats: { ...c.stats } } });
+      process.send?.({ coa: { peaks: c.inFlightPeaks(), stats: { ...c.stats }, leadMs: clients().consumer.leadMs() } });
       c.resetPeaks();
       Object.assign(c.stats, { sent: 0, retransmitted: 0, dropped: 0, busyRetries: 0 });
     }
@@ -306,7 +312,7 @@ function print(label: string, r: RunResult, nas: NasSimulator, count: number): v
       `mean in flight over that ${window.toFixed(2)} s: ${(nas.stats.heldMs / 1000 / window).toFixed(1)}`,
   );
   console.log(
-    `  app CPU ${r.cpuSeconds.toFixed(2)} s; CoA sent ${r.coa.stats.sent}, retransmitted ${r.coa.stats.retransmitted}, dropped replies ${r.coa.stats.dropped}`,
+    `  app CPU ${r.cpuSeconds.toFixed(2)} s; CoA sent ${r.coa.stats.sent}, retransmitted ${r.coa.stats.retransmitted}, dropped replies ${r.coa.stats.dropped}; the consumer's lead ${r.coa.leadMs.toFixed(0)} ms`,
   );
   console.log(`  outcomes recorded ${r.recorded}/${count}: ${JSON.stringify(r.outcomes)}`);
 }
