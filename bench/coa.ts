@@ -7,11 +7,15 @@
  * against the same simulator, and the ratio is printed, with both timelines (requests per 100 ms).
  *
  * Environment (all optional):
- *   DATABASE_URL   also run the three units on this server (a fresh database, dropped after); the
- *                  default mode (every unit, embedded PostgreSQL, as `npm start`) always runs
- *   BENCH_COA_MODES default | external (one of the two)
- *   BENCH_COA      5000 disconnects       BENCH_COA_LATENCY_MS 30       BENCH_COA_SILENT_PERCENT 10
+ *   DATABASE_URL   also run the three units on this server (a fresh database, dropped after): in one
+ *                  process (external), and as three processes over NATS (distributed, TRANSPORTER or
+ *                  nats://127.0.0.1:4222); the default mode (every unit, embedded PostgreSQL, as
+ *                  `npm start`) always runs
+ *   BENCH_COA_MODES default,external,distributed (a comma list: the modes to run)
+ *   BENCH_COA_VENDORS mikrotik (a comma list of vendor profiles: the NAS's `vendor`, one fresh app each)
+ *   BENCH_COA      5000 disconnects       BENCH_COA_LATENCY_MS 30       BENCH_COA_SILENT_PERCENT 10 (0: no such run)
  *   BENCH_COA_IN_FLIGHT 64 (coa_max_in_flight_per_nas)                  RADCLIENT /usr/bin/radclient
+ *   BENCH_COA_CPU_PROF a folder: each app process writes its V8 CPU profile there when it stops
  */
 import { execFile, fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -38,6 +42,8 @@ const API = { username: 'bench', password: 'bench-api-pass' };
 
 interface CoaStats {
   peaks: Record<string, number>;
+  /** The consumer's lead at the end of the job: three times its lookups' moving average, 100 ms to 1 s. */
+  leadMs: number;
   stats: { sent: number; retransmitted: number; dropped: number; busyRetries: number };
 }
 
@@ -45,12 +51,16 @@ interface CoaStats {
 async function serve(): Promise<void> {
   const app: App = await startApp(loadConfig(process.env));
   // The service's CoA client, reached directly: its in-flight peaks and counters are what the bench reports.
-  const coa = () =>
+  const clients = () =>
     (
       app.broker.getLocalService('networkAccess') as unknown as {
-        clients: { coa: { inFlightPeaks(): Record<string, number>; resetPeaks(): void; stats: CoaStats['stats'] } };
+        clients: {
+          coa: { inFlightPeaks(): Record<string, number>; resetPeaks(): void; stats: CoaStats['stats'] };
+          consumer: { leadMs(): number };
+        };
       }
-    ).clients.coa;
+    ).clients;
+  const coa = () => clients().coa;
   process.send?.({ baseUrl: app.baseUrl, databaseUrl: app.databaseUrl });
   process.on('message', (m) => {
     if (m === 'stop') void app.stop().then(() => process.exit(0));
@@ -60,42 +70,93 @@ async function serve(): Promise<void> {
     }
     if (m === 'coa') {
       const c = coa();
-      process.send?.({ coa: { peaks: c.inFlightPeaks(), stats: { ...c.stats } } });
+      process.send?.({ coa: { peaks: c.inFlightPeaks(), stats: { ...c.stats }, leadMs: clients().consumer.leadMs() } });
       c.resetPeaks();
       Object.assign(c.stats, { sent: 0, retransmitted: 0, dropped: 0, busyRetries: 0 });
     }
   });
 }
 
-type Server = { child: ChildProcess; baseUrl: string; databaseUrl: string };
+type Child = { child: ChildProcess; baseUrl?: string; databaseUrl: string };
+/** The app's processes: one, or (distributed) one per unit; `coa` is the one running network-access. */
+type Server = { children: Child[]; coa: ChildProcess; baseUrl: string; databaseUrl: string };
 
-function startServer(extra: NodeJS.ProcessEnv): Promise<Server> {
+function startChild(extra: NodeJS.ProcessEnv): Promise<Child> {
+  const prof = process.env.BENCH_COA_CPU_PROF;
   const child = fork(__filename, ['serve'], {
     env: { ...benchEnv(), BULK_SYNC_SECONDS: '600', ...extra },
     stdio: 'inherit',
+    execArgv: prof ? ['--cpu-prof', '--cpu-prof-dir', prof] : undefined,
   });
   return new Promise((resolve, reject) => {
-    child.once('message', (m) => resolve({ child, ...(m as { baseUrl: string; databaseUrl: string }) }));
+    child.once('message', (m) => resolve({ child, ...(m as { baseUrl?: string; databaseUrl: string }) }));
     child.once('exit', (code) => reject(new Error(`server exited with code ${code}`)));
   });
 }
 
-function ask<T>(server: Server, question: string, key: string): Promise<T> {
+/**
+ * One process with `services` ('' = every unit), or with a transporter one process per unit, the
+ * gateway last: each of the others applies the migrations in turn before the next starts.
+ */
+async function startServer(extra: NodeJS.ProcessEnv, services: string, transporter?: string): Promise<Server> {
+  if (!transporter) {
+    const one = await startChild({ ...extra, SERVICES: services });
+    return { children: [one], coa: one.child, baseUrl: one.baseUrl!, databaseUrl: one.databaseUrl };
+  }
+  const namespace = `bench-coa-${process.pid}-${Date.now().toString(36)}`;
+  const children: Child[] = [];
+  try {
+    for (const unit of services.split(','))
+      children.push(
+        await startChild({
+          ...extra,
+          SERVICES: unit,
+          TRANSPORTER: transporter,
+          NAMESPACE: namespace,
+          NODE_ID: `${namespace}-${unit}`,
+          EXPECTED_UNITS: services,
+        }),
+      );
+  } catch (err) {
+    for (const c of children) c.child.kill('SIGKILL');
+    throw err;
+  }
+  const gateway = children.find((c) => c.baseUrl)!;
+  // Ready once the gateway knows every unit's routes (services/gateway/readiness.ts).
+  for (const deadline = Date.now() + 60_000; ;) {
+    const ok = await fetch(`${gateway.baseUrl}/health`)
+      .then((r) => r.ok)
+      .catch(() => false);
+    if (ok) break;
+    if (Date.now() > deadline) throw new Error('the gateway did not become ready in 60 s');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const coa = children[services.split(',').indexOf('network-access')].child;
+  return { children, coa, baseUrl: gateway.baseUrl!, databaseUrl: gateway.databaseUrl };
+}
+
+function ask<T>(child: ChildProcess, question: string, key: string): Promise<T> {
   return new Promise((resolve) => {
     const onMessage = (m: Record<string, unknown>) => {
       if (key in m) {
-        server.child.off('message', onMessage);
+        child.off('message', onMessage);
         resolve(m[key] as T);
       }
     };
-    server.child.on('message', onMessage);
-    server.child.send(question);
+    child.on('message', onMessage);
+    child.send(question);
   });
+}
+
+/** CPU microseconds of all the app's processes. */
+async function cpuOf(server: Server): Promise<number> {
+  const each = await Promise.all(server.children.map((c) => ask<number>(c.child, 'cpu', 'cpu')));
+  return each.reduce((a, b) => a + b, 0);
 }
 
 const username = (i: number) => `coa${i}@bench`;
 
-async function seed(pool: Pool, nasPort: number, apiPort: number): Promise<number[]> {
+async function seed(pool: Pool, nasPort: number, apiPort: number, vendor: string): Promise<number[]> {
   const key = parseEncryptionKey(benchEnv().ENCRYPTION_KEY as string);
   const c = await pool.connect();
   try {
@@ -115,8 +176,8 @@ async function seed(pool: Pool, nasPort: number, apiPort: number): Promise<numbe
       `insert into services (name, price, currency, duration_days) values ('coa-bench', 1000, 'USD', 30) returning id`,
     );
     await c.query(
-      `insert into nas (nasname, shortname, secret, coa_port, api_port, api_username, api_password_enc) values ('127.0.0.1', 'bench-nas', $1, $2, $3, $4, $5)`,
-      [SECRET, nasPort, apiPort, API.username, encrypt(API.password, key)],
+      `insert into nas (nasname, shortname, secret, coa_port, api_port, api_username, api_password_enc, vendor) values ('127.0.0.1', 'bench-nas', $1, $2, $3, $4, $5, $6)`,
+      [SECRET, nasPort, apiPort, API.username, encrypt(API.password, key), vendor],
     );
     const { rows } = await c.query<{ id: number }>(
       `insert into subscribers (username, password_enc, service_id, reseller_id, expiry_date)
@@ -163,8 +224,8 @@ async function run(server: Server, pool: Pool, nas: NasSimulator, ids: number[],
   } = await pool.query<{ max: string | null }>('select max(id) as max from outbox');
   const after = Number(max ?? 0);
   const received0 = nas.stats.received;
-  await ask(server, 'coa', 'coa');
-  const cpu0 = await ask<number>(server, 'cpu', 'cpu');
+  await ask(server.coa, 'coa', 'coa');
+  const cpu0 = await cpuOf(server);
   const t0 = performance.now();
   const wall0 = Date.now();
   const res = await fetch(`${server.baseUrl}/api/subscribers/bulk-action`, {
@@ -187,17 +248,9 @@ async function run(server: Server, pool: Pool, nas: NasSimulator, ids: number[],
     recorded = n;
   }
   const seconds = (performance.now() - t0) / 1000;
-  const {
-    rows: [trace],
-  } = await pool.query<{ written: Date; published: Date }>(
-    'select min(created_at) as written, min(published_at) as published from outbox where id > $1',
-    [after],
-  );
-  console.log(
-    `  first outbox row: written ${((trace.written.getTime() - wall0) / 1000).toFixed(2)} s, published ${((trace.published.getTime() - wall0) / 1000).toFixed(2)} s after the request`,
-  );
-  const cpu1 = await ask<number>(server, 'cpu', 'cpu');
-  const coa = await ask<CoaStats>(server, 'coa', 'coa');
+  console.log(`  phases, s after the request: ${await phases(pool, after, wall0)}`);
+  const cpu1 = await cpuOf(server);
+  const coa = await ask<CoaStats>(server.coa, 'coa', 'coa');
   const { rows } = await pool.query<{ outcome: string; n: number }>(
     'select outcome, count(*)::int as n from coa_outcomes where event_id > $1 group by outcome order by outcome',
     [after],
@@ -211,6 +264,37 @@ async function run(server: Server, pool: Pool, nas: NasSimulator, ids: number[],
     coa,
     outcomes: Object.fromEntries(rows.map((r) => [r.outcome, r.n])),
   };
+}
+
+/**
+ * Where the job's time went, from the rows it left: each transaction of the bulk job (its outbox
+ * rows share the transaction's now()) with its size and when the relay published it, the job's
+ * end, and the last outcome written.
+ */
+async function phases(pool: Pool, after: number, wall0: number): Promise<string> {
+  const at = (d: Date | null) => (d ? ((d.getTime() - wall0) / 1000).toFixed(2) : '-');
+  const { rows: batches } = await pool.query<{ written: Date; n: number; published: Date }>(
+    `select created_at as written, count(*)::int as n, max(published_at) as published
+       from outbox where id > $1 group by created_at order by created_at`,
+    [after],
+  );
+  const {
+    rows: [job],
+  } = await pool.query<{ created: Date; finished: Date | null }>(
+    'select created_at as created, finished_at as finished from bulk_jobs order by id desc limit 1',
+  );
+  const {
+    rows: [outcomes],
+  } = await pool.query<{ first: Date; last: Date }>(
+    'select min(created_at) as first, max(created_at) as last from coa_outcomes where event_id > $1',
+    [after],
+  );
+  return [
+    `job row ${at(job.created)}`,
+    `batches (written:ids/published) ${batches.map((b) => `${at(b.written)}:${b.n}/${at(b.published)}`).join(' ')}`,
+    `job done ${at(job.finished)}`,
+    `outcomes written ${at(outcomes.first)} to ${at(outcomes.last)}`,
+  ].join('; ');
 }
 
 function print(label: string, r: RunResult, nas: NasSimulator, count: number): void {
@@ -228,7 +312,7 @@ function print(label: string, r: RunResult, nas: NasSimulator, count: number): v
       `mean in flight over that ${window.toFixed(2)} s: ${(nas.stats.heldMs / 1000 / window).toFixed(1)}`,
   );
   console.log(
-    `  app CPU ${r.cpuSeconds.toFixed(2)} s; CoA sent ${r.coa.stats.sent}, retransmitted ${r.coa.stats.retransmitted}, dropped replies ${r.coa.stats.dropped}`,
+    `  app CPU ${r.cpuSeconds.toFixed(2)} s; CoA sent ${r.coa.stats.sent}, retransmitted ${r.coa.stats.retransmitted}, dropped replies ${r.coa.stats.dropped}; the consumer's lead ${r.coa.leadMs.toFixed(0)} ms`,
   );
   console.log(`  outcomes recorded ${r.recorded}/${count}: ${JSON.stringify(r.outcomes)}`);
 }
@@ -281,6 +365,8 @@ interface Mode {
   services: string;
   /** true: a fresh database on DATABASE_URL's server; false: the embedded PostgreSQL in a scratch DATA_DIR. */
   external: boolean;
+  /** Set: one process per unit, joined by this transporter. */
+  transporter?: string;
 }
 
 /** A scratch DATA_DIR for the embedded PostgreSQL, whatever DATABASE_URL says. */
@@ -290,11 +376,11 @@ function embeddedStore(): { env: NodeJS.ProcessEnv; dispose(): Promise<void> } {
 }
 
 /** One mode: its own app and database, the simulators of the driver. */
-async function runMode(mode: Mode): Promise<void> {
+async function runMode(mode: Mode, vendor: string): Promise<void> {
   console.log(`
-=== ${mode.label} ===`);
+=== ${mode.label}, NAS vendor ${vendor} ===`);
   const store = mode.external ? await scratchStore('coa') : embeddedStore();
-  const extra: NodeJS.ProcessEnv = { ...store.env, SERVICES: mode.services };
+  const extra: NodeJS.ProcessEnv = { ...store.env };
   // 10% of the users (every tenth) silent in the second run; the router API knows their sessions.
   let silent = false;
   const arrivals: number[] = [];
@@ -314,9 +400,9 @@ async function runMode(mode: Mode): Promise<void> {
       },
     }).start();
     ros = await new RouterOsSimulator({ ...API, emptyReply: true }).start();
-    server = await startServer(extra);
+    server = await startServer(extra, mode.services, mode.transporter);
     pool = new Pool({ connectionString: server.databaseUrl, max: 2 });
-    const ids = await seed(pool, nas.port, ros.port);
+    const ids = await seed(pool, nas.port, ros.port, vendor);
     const token = signToken(
       { managerId: 1, role: 'admin', resellerId: null, permissions: [] },
       benchEnv().JWT_SECRET as string,
@@ -356,7 +442,8 @@ async function runMode(mode: Mode): Promise<void> {
         `\n  RATIO bulk path / radclient: first job after start ${(first.seconds / reference).toFixed(2)} (headline), warm ${(warm.seconds / reference).toFixed(2)}`,
       );
 
-    silent = SILENT_PERCENT > 0;
+    if (SILENT_PERCENT === 0) return;
+    silent = true;
     nas.resetStats();
     arrivals.length = 0;
     for (let i = 0; i < COUNT; i += Math.round(100 / SILENT_PERCENT))
@@ -371,8 +458,9 @@ async function runMode(mode: Mode): Promise<void> {
     // Everything started is stopped, whatever failed: an app that died at start used to leave the
     // simulators listening, and the bench hung instead of exiting.
     await pool?.end().catch(() => undefined);
-    const child = server?.child;
-    if (child && child.exitCode === null) {
+    // The gateway first, so no unit loses a caller mid-request; each given 30 s to stop.
+    for (const { child } of [...(server?.children ?? [])].reverse()) {
+      if (child.exitCode !== null) continue;
       await new Promise<void>((resolve) => {
         const kill = setTimeout(() => child.kill('SIGKILL'), 30_000);
         child.once('exit', () => {
@@ -390,21 +478,26 @@ async function runMode(mode: Mode): Promise<void> {
 
 /**
  * The default mode first (`npm start`: every unit in one process, embedded PostgreSQL, no
- * transporter), then, when DATABASE_URL is set, the three units the bulk path needs on that server.
- * BENCH_COA_MODES=default or =external runs one of them.
+ * transporter), then, when DATABASE_URL is set, the three units the bulk path needs on that server,
+ * in one process and as three over NATS; each for every vendor profile asked for.
  */
 async function main(): Promise<void> {
+  const wanted = (process.env.BENCH_COA_MODES || 'default,external,distributed').split(',');
+  const vendors = (process.env.BENCH_COA_VENDORS || 'mikrotik').split(',');
+  const units = 'gateway,subscribers,network-access';
   const modes: Mode[] = [];
-  const only = process.env.BENCH_COA_MODES;
-  if (!only || only === 'default')
+  if (wanted.includes('default'))
     modes.push({ label: 'default mode: every unit, embedded PostgreSQL (npm start)', services: '', external: false });
-  if (process.env.DATABASE_URL && (!only || only === 'external'))
+  if (process.env.DATABASE_URL && wanted.includes('external'))
+    modes.push({ label: `${units} in one process on DATABASE_URL`, services: units, external: true });
+  if (process.env.DATABASE_URL && wanted.includes('distributed'))
     modes.push({
-      label: 'gateway,subscribers,network-access on DATABASE_URL',
-      services: 'gateway,subscribers,network-access',
+      label: `${units} as three processes over NATS on DATABASE_URL`,
+      services: units,
       external: true,
+      transporter: process.env.TRANSPORTER || 'nats://127.0.0.1:4222',
     });
-  for (const mode of modes) await runMode(mode);
+  for (const vendor of vendors) for (const mode of modes) await runMode(mode, vendor);
 }
 
 runBench(main, serve);

@@ -2,7 +2,7 @@
  * Outbox events turned into router actions, idempotently by event id: an event already in
  * `processed_events`, or held or being worked on here, is skipped. Events arriving together (a bulk
  * job's batch) are looked up together: one query for their processed state and one for their
- * sessions, side by side; and only as fast as the NASes take their requests (BACKLOG).
+ * sessions, side by side; and only as far ahead of the wire as a lookup takes (MIN_LEAD_MS).
  */
 import { DISCONNECT_EVENT } from '../../shared/access/outbox';
 import { RATE_LIMIT_EVENT, type RateLimitEvent as RateLimitPayload } from '../../shared/fup-rate';
@@ -29,17 +29,27 @@ export interface RateLimitEvent extends RateLimitPayload {
 /** Actions started in one go: see process(). */
 const START_SLICE = 64;
 /**
- * Arrived events are looked up only while fewer than this many actions wait for a place on the
- * wire behind a NAS that answers (plus events being looked up). A bulk job's events arrive far
- * faster than a NAS answers: looked up and started at once, 5,000 disconnects waited behind one
- * NAS's 64 in flight, each an async chain kept alive for seconds, and their lookups and garbage
- * collection took the CPU the first requests' replies needed (bench:coa, docs/network-access.md).
+ * The next batch is looked up once the work lined up behind the NASes that answer would reach the
+ * wire within this lead (ms at their pace, the CoA client's `queuedMs`): LEAD_LOOKUPS times what a
+ * lookup takes (measured, a moving average), never under MIN_LEAD_MS nor over MAX_LEAD_MS. A lead
+ * in requests (64, before) ran the queue dry during every lookup of a busy first job (issue 41:
+ * 30 of 64 in flight on average, bench:coa), and events looked up far ahead of the wire wait as
+ * async chains that cost the CPU the replies need (5,000 of them, before the pacing).
  */
-export const BACKLOG = 64;
+export const MIN_LEAD_MS = 100;
+export const MAX_LEAD_MS = 1000;
+const LEAD_LOOKUPS = 3;
 /**
- * How long the oldest arrived event is held: behind a NAS that answers slowly, the events of every
- * other NAS wait too. After this, the next batch is looked up whatever the backlog, so events flow
- * at least one batch (500) a second; a longer line waits a second more per batch before it.
+ * Lookups under way at once: a busy database's round trip would otherwise cap the pace at one
+ * batch per lookup. Their actions start in the order the batches arrived.
+ */
+export const LOOKUPS_AT_ONCE = 2;
+/** A batch's lookup time before one was measured. */
+const FIRST_LOOKUP_MS = 50;
+/**
+ * Fairness between NASes: events for a NAS that answers fast wait at most this long behind a queue
+ * of a slow one (their NAS is known only once looked up). Not a pace: behind a NAS that keeps up,
+ * the lead above takes the next batch well before.
  */
 export const MAX_HOLD_MS = 1000;
 
@@ -55,8 +65,8 @@ export interface EventConsumerOptions {
   actions: RouterActions;
   recorder: Pick<OutcomeRecorder, 'record' | 'flush'>;
   onError: (err: unknown) => void;
-  /** Actions started here that wait for a place on the wire (the CoA client's `queued`). */
-  backlog: () => number;
+  /** How long, in ms, the actions waiting for a place on the wire take to get one (the CoA client's `queuedMs`). */
+  backlogMs: () => number;
   lookup?: EventLookup;
   maxBatch?: number;
 }
@@ -67,8 +77,10 @@ export class EventConsumer {
   /** When the oldest event in `batch` arrived, or the last batch was taken if later (performance.now()). */
   private heldSince = 0;
   private holdTimer: NodeJS.Timeout | undefined;
-  /** Events taken from `batch` and not yet all started (lookups, then the start in slices). */
+  /** Batches taken from `batch` and not yet all started (lookups, then the start in slices). */
   private looking = 0;
+  /** Settles when the batch taken last has started its actions (or failed): the next one starts after it. */
+  private started: Promise<void> = Promise.resolve();
   private scheduled = false;
   /** Event ids held in `batch` or being worked on: a copy arriving meanwhile is dropped. */
   private readonly working = new Set<number>();
@@ -78,7 +90,9 @@ export class EventConsumer {
   private readonly actions: RouterActions;
   private readonly recorder: Pick<OutcomeRecorder, 'record' | 'flush'>;
   private readonly onError: (err: unknown) => void;
-  private readonly backlog: () => number;
+  private readonly backlogMs: () => number;
+  /** Moving average of a batch's lookup time, in ms. */
+  private lookupMs = FIRST_LOOKUP_MS;
   private readonly lookup: EventLookup;
   private readonly maxBatch: number;
 
@@ -86,7 +100,7 @@ export class EventConsumer {
     this.actions = o.actions;
     this.recorder = o.recorder;
     this.onError = o.onError;
-    this.backlog = o.backlog;
+    this.backlogMs = o.backlogMs;
     this.lookup = o.lookup ?? { processedAmong, liveSessions };
     this.maxBatch = o.maxBatch ?? 500;
   }
@@ -120,11 +134,32 @@ export class EventConsumer {
     this.pump();
   }
 
-  /** Looks up the next batch of arrived events, unless enough actions already wait (BACKLOG). */
+  /**
+   * Runs the lookups once, as many at once as a job's first batches will, on nothing: the pool's
+   * connections they take are opened, and their backends have read the tables' catalog entries,
+   * before a job's first events (the first job after a start waited 1 s for them, bench:coa).
+   */
+  async warm(): Promise<void> {
+    await Promise.all(
+      Array.from({ length: LOOKUPS_AT_ONCE }, () =>
+        Promise.all([this.lookup.processedAmong([0]), this.lookup.liveSessions([{ username: '' }])]),
+      ),
+    );
+  }
+
+  /** The lead the lookups keep ahead of the wire: see MIN_LEAD_MS. */
+  leadMs(): number {
+    return Math.min(MAX_LEAD_MS, Math.max(MIN_LEAD_MS, LEAD_LOOKUPS * this.lookupMs));
+  }
+
+  /**
+   * Looks up the next batch of arrived events, up to LOOKUPS_AT_ONCE at a time, once the work lined
+   * up is within the lead (leadMs), or the oldest has waited MAX_HOLD_MS.
+   */
   private pump(): void {
     if (this.batch.length === 0 || this.stopped || this.scheduled) return;
     const held = performance.now() - this.heldSince;
-    if (this.backlog() + this.looking >= BACKLOG && held < MAX_HOLD_MS) {
+    if ((this.looking >= LOOKUPS_AT_ONCE || this.backlogMs() >= this.leadMs()) && held < MAX_HOLD_MS) {
       if (!this.holdTimer) {
         this.holdTimer = setTimeout(() => {
           this.holdTimer = undefined;
@@ -149,10 +184,14 @@ export class EventConsumer {
     const jobs = this.batch.splice(0, this.maxBatch);
     if (jobs.length === 0 || this.stopped) return;
     this.heldSince = performance.now();
-    this.looking += jobs.length;
+    this.looking++;
+    const turn = this.started;
+    let done!: () => void;
+    this.started = new Promise((resolve) => (done = resolve));
     this.track(
-      this.process(jobs).finally(() => {
-        this.looking -= jobs.length;
+      this.process(jobs, turn).finally(() => {
+        done();
+        this.looking--;
         this.pump();
       }),
     );
@@ -162,16 +201,20 @@ export class EventConsumer {
     p.catch(this.onError);
   }
 
-  private async process(jobs: Job[]): Promise<void> {
+  /** Looks `jobs` up, then, once the batch before has started (`turn`), starts their actions. */
+  private async process(jobs: Job[], turn: Promise<void>): Promise<void> {
     try {
       // Both at once: an event already processed elsewhere (a redelivery) is rare, and its sessions
       // looked up for nothing cost less than a second round trip before every batch's first request.
+      const t0 = performance.now();
       const [done, sessions] = await Promise.all([
         this.lookup.processedAmong(jobs.map((j) => j.event.event_id)),
         this.lookup.liveSessions(
           jobs.map((j) => ({ username: j.event.username, subscriberId: j.event.subscriber_id })),
         ),
       ]);
+      this.lookupMs += (performance.now() - t0 - this.lookupMs) / 4;
+      await turn;
       const todo = jobs.filter((j) => !done.has(j.event.event_id));
       for (const j of jobs) if (done.has(j.event.event_id)) this.working.delete(j.event.event_id);
       for (let i = 0; i < todo.length; i++) {

@@ -138,7 +138,7 @@ export const networkAccessService: ServiceSchema = {
       actions,
       recorder,
       onError: (err) => this.logger.error('network-access event failed', err),
-      backlog: () => coa.queued,
+      backlogMs: () => coa.queuedMs,
     });
     const verifier = new DisconnectVerifier(routeros, writeOutcomes);
     this.clients = {
@@ -160,6 +160,10 @@ export const networkAccessService: ServiceSchema = {
       clients.coa.options.retransmits = s.coa_retransmits;
     };
     await apply();
+    // Ready before the first event rather than during it; a failure here only leaves that to the first job.
+    void Promise.all([clients.coa.open(), clients.consumer.warm()]).catch((err: unknown) =>
+      this.logger.warn('warming the CoA path failed', err),
+    );
     clients.settingsTimer = setInterval(
       () => void apply().catch((err) => this.logger.warn('reading CoA settings failed', err)),
       SETTINGS_REFRESH_MS,

@@ -45,6 +45,10 @@ export function initDatabase(url: string, max = Number(process.env.PG_POOL_SIZE 
   pool = new Pool({
     connectionString: url,
     max,
+    // Connections kept open however long idle: each new one is a new PostgreSQL backend whose
+    // catalog caches start empty, and a bulk job after a quiet spell opened several at once while
+    // the server was busiest (bench:coa, docs/network-access.md).
+    min: Math.min(max, Number(process.env.PG_POOL_MIN || 4)),
     // Awaited before the pool hands the connection out. A server without the setting (before
     // PostgreSQL 11) has no JIT either, so its error is of no consequence.
     onConnect:

@@ -231,18 +231,22 @@ it('close() ends outstanding and queued requests with an error', async () => {
   expect(await queued).toMatchObject({ kind: 'error' });
 });
 
-it('queued: the requests waiting behind the limit of a NAS that answers; none before its first reply', async () => {
+it('queued and queuedMs: the requests waiting behind the limit of a NAS that answers, and how long they take to leave; none before its first reply', async () => {
   const { nas, target } = await setup({ latencyMs: 20 }, { maxInFlightPerNas: 4 });
   fakeClock();
   const replies = Array.from({ length: 12 }, (_, i) => tracked(client.disconnect(target, session(`w${i}`))));
   await settle('the first four at the NAS', () => nas.stats.received === 4);
   // Eight wait behind the four in flight, but nothing says yet that this NAS drains its queue.
   expect(client.queued).toBe(0);
+  expect(client.queuedMs).toBe(0);
   await jest.advanceTimersByTimeAsync(20);
   await settle('the next four at the NAS', () => nas.stats.received === 8);
   expect(client.queued).toBe(4);
+  // In time: four waiting, four places freed per 20 ms round trip.
+  expect(client.queuedMs).toBeCloseTo(20, 0);
   await advanceUntil('every reply', () => replies.every((r) => r.done()), 200);
   expect(client.queued).toBe(0);
+  expect(client.queuedMs).toBe(0);
 });
 
 it('queued leaves out a NAS that has not answered for four retransmission timeouts and a second', async () => {

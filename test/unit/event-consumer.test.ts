@@ -1,9 +1,17 @@
 /**
- * The consumer's pace: arrived events are looked up only while few actions wait for the wire
- * (BACKLOG), never held longer than MAX_HOLD_MS, and a copy of a held event is dropped. Lookups,
- * actions and the backlog are the test's own; timers and performance.now are faked.
+ * The consumer's pace: arrived events are looked up one lookup at a time, once the work lined up
+ * for the wire (in ms at the NASes' pace) is within the lead a lookup needs, never held longer than
+ * MAX_HOLD_MS, and a copy of a held event is dropped. Lookups, actions and the backlog are the
+ * test's own; timers and performance.now are faked.
  */
-import { BACKLOG, EventConsumer, MAX_HOLD_MS, type EventLookup } from '../../services/network-access/event-consumer';
+import {
+  EventConsumer,
+  LOOKUPS_AT_ONCE,
+  MAX_HOLD_MS,
+  MAX_LEAD_MS,
+  MIN_LEAD_MS,
+  type EventLookup,
+} from '../../services/network-access/event-consumer';
 import type { ActionResult, RouterActions } from '../../services/network-access/router-actions';
 
 const turns = async (n = 10) => {
@@ -11,8 +19,11 @@ const turns = async (n = 10) => {
 };
 
 function harness() {
-  /** `fail`: the next lookup throws; `processed`: ids the database already has as processed. */
-  const state = { backlog: 0, fail: false, processed: new Set<number>() };
+  /**
+   * `backlog`: ms of work lined up; `fail`: the next lookup throws; `processed`: ids the database
+   * already has as processed; `lookupMs`: how long a lookup takes (`delays`: the next ones, first).
+   */
+  const state = { backlog: 0, fail: false, processed: new Set<number>(), lookupMs: 0, delays: [] as number[] };
   /** Event ids of each lookup, in order. */
   const looked: number[][] = [];
   /** User names acted on, and how to finish each action. */
@@ -22,6 +33,8 @@ function harness() {
   const lookup: EventLookup = {
     processedAmong: async (ids) => {
       looked.push(ids);
+      const ms = state.delays.shift() ?? state.lookupMs;
+      if (ms) await new Promise((r) => setTimeout(r, ms));
       if (state.fail) {
         state.fail = false;
         throw new Error('connection lost');
@@ -47,7 +60,7 @@ function harness() {
     actions,
     recorder: { record: async () => undefined, flush: async () => undefined },
     onError: (err) => errors.push(err),
-    backlog: () => state.backlog,
+    backlogMs: () => state.backlog,
     lookup,
   });
   const send = (id: number) => consumer.disconnect({ event_id: id, subscriber_id: id, username: `u${id}` });
@@ -57,19 +70,19 @@ function harness() {
 beforeEach(() => jest.useFakeTimers({ doNotFake: ['setImmediate', 'nextTick', 'queueMicrotask'] }));
 afterEach(() => jest.useRealTimers());
 
-it('events arriving while BACKLOG actions wait are held, and looked up together once an action ends below it', async () => {
+it('events arriving while the work lined up is beyond the lead are held, and looked up together once an action ends within it', async () => {
   const h = harness();
   h.send(1);
   await turns();
   expect(h.looked).toEqual([[1]]);
-  h.state.backlog = BACKLOG;
+  h.state.backlog = MAX_LEAD_MS;
   h.send(2);
   h.send(3);
   await turns();
   expect(h.looked).toEqual([[1]]);
   expect(h.acted).toEqual(['u1']);
   // The NAS took a waiting request: the action that held its place ends.
-  h.state.backlog = BACKLOG - 1;
+  h.state.backlog = MIN_LEAD_MS - 1;
   h.finish[0]();
   await turns();
   expect(h.looked).toEqual([[1], [2, 3]]);
@@ -79,7 +92,7 @@ it('events arriving while BACKLOG actions wait are held, and looked up together 
 
 it('a held event is looked up after MAX_HOLD_MS whatever the backlog', async () => {
   const h = harness();
-  h.state.backlog = BACKLOG * 10;
+  h.state.backlog = MAX_LEAD_MS * 10;
   h.send(1);
   await turns();
   await jest.advanceTimersByTimeAsync(MAX_HOLD_MS - 1);
@@ -93,7 +106,7 @@ it('a held event is looked up after MAX_HOLD_MS whatever the backlog', async () 
 
 it('a copy of an event that arrives while it is held or acted on is dropped', async () => {
   const h = harness();
-  h.state.backlog = BACKLOG;
+  h.state.backlog = MAX_LEAD_MS;
   h.send(1);
   h.send(1);
   await jest.advanceTimersByTimeAsync(MAX_HOLD_MS);
@@ -135,7 +148,7 @@ it('an event is taken again after a failed lookup (its redelivery), and after on
 
 it('behind a backlog that never drains, held events flow a batch (500) a second', async () => {
   const h = harness();
-  h.state.backlog = BACKLOG * 100;
+  h.state.backlog = MAX_LEAD_MS * 100;
   for (let id = 1; id <= 1200; id++) h.send(id);
   await turns();
   expect(h.looked).toEqual([]);
@@ -148,7 +161,7 @@ it('behind a backlog that never drains, held events flow a batch (500) a second'
 
 it('after stop() nothing held is looked up', async () => {
   const h = harness();
-  h.state.backlog = BACKLOG;
+  h.state.backlog = MAX_LEAD_MS;
   h.send(1);
   await turns();
   h.consumer.stop();
@@ -156,4 +169,60 @@ it('after stop() nothing held is looked up', async () => {
   await turns();
   expect(h.looked).toEqual([]);
   expect(jest.getTimerCount()).toBe(0);
+});
+
+it('at most LOOKUPS_AT_ONCE lookups at once; a batch looked up sooner starts after the one before it', async () => {
+  expect(LOOKUPS_AT_ONCE).toBe(2);
+  const h = harness();
+  // The first lookup is slow, the second fast: the second batch's actions still start second.
+  h.state.delays = [80, 10, 10];
+  h.send(1);
+  await turns();
+  h.send(2);
+  await turns();
+  h.send(3);
+  await turns();
+  expect(h.looked).toEqual([[1], [2]]);
+  await jest.advanceTimersByTimeAsync(10);
+  await turns();
+  expect(h.acted).toEqual([]);
+  await jest.advanceTimersByTimeAsync(70);
+  await turns();
+  expect(h.acted).toEqual(['u1', 'u2']);
+  expect(h.looked).toEqual([[1], [2], [3]]);
+  await jest.advanceTimersByTimeAsync(10);
+  await turns();
+  expect(h.acted).toEqual(['u1', 'u2', 'u3']);
+  expect(h.errors).toEqual([]);
+});
+
+it('the lead follows the time a lookup takes, between MIN_LEAD_MS and MAX_LEAD_MS', async () => {
+  const h = harness();
+  for (let id = 1; id <= 5; id++) {
+    h.send(id);
+    await turns();
+  }
+  expect(h.consumer.leadMs()).toBe(MIN_LEAD_MS);
+  // Slow lookups (a busy database): the next batch is looked up further ahead of the wire.
+  h.state.lookupMs = 200;
+  for (let id = 6; id <= 9; id++) {
+    h.send(id);
+    await turns();
+    await jest.advanceTimersByTimeAsync(200);
+    await turns();
+  }
+  const lead = h.consumer.leadMs();
+  expect(lead).toBeGreaterThan(2 * MIN_LEAD_MS);
+  expect(lead).toBeLessThanOrEqual(MAX_LEAD_MS);
+  // Work lined up within that lead no longer holds an event; beyond it, it does.
+  h.state.lookupMs = 0;
+  h.state.backlog = lead - 1;
+  h.send(10);
+  await turns();
+  expect(h.looked.at(-1)).toEqual([10]);
+  h.state.backlog = lead + 1;
+  h.send(11);
+  await turns();
+  expect(h.looked.at(-1)).toEqual([10]);
+  h.consumer.stop();
 });

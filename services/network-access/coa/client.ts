@@ -233,11 +233,35 @@ export class CoaClient {
   get queued(): number {
     const now = performance.now();
     let n = 0;
-    for (const nas of this.nases.values()) {
-      const answering = now - nas.lastReplyAt <= Math.max(ANSWERING_MIN_MS, ANSWERING_RTOS * nas.rtt.rtoMs());
-      if (answering) n += nas.waiting.length;
-    }
+    for (const nas of this.nases.values()) if (this.answering(nas, now)) n += nas.waiting.length;
     return n;
+  }
+
+  /**
+   * How long, in ms, the longest queue behind a NAS that answers takes to reach the wire at the pace
+   * that NAS answers (its limit per smoothed round trip): work already lined up, in time rather
+   * than requests, so that whoever feeds the queues keeps them that far ahead of a fast NAS and no
+   * further ahead of a slow one. NASes left out of `queued` are left out here too.
+   */
+  get queuedMs(): number {
+    const now = performance.now();
+    let ms = 0;
+    for (const nas of this.nases.values()) {
+      if (nas.waiting.length === 0 || !this.answering(nas, now)) continue;
+      const perRequest = Math.max(nas.rtt.smoothedMs, 1) / this.options.maxInFlightPerNas;
+      ms = Math.max(ms, nas.waiting.length * perRequest);
+    }
+    return ms;
+  }
+
+  private answering(nas: NasState, now: number): boolean {
+    return now - nas.lastReplyAt <= Math.max(ANSWERING_MIN_MS, ANSWERING_RTOS * nas.rtt.rtoMs());
+  }
+
+  /** Opens the first socket ahead of the first request (a job's first requests waited for its bind). */
+  async open(): Promise<void> {
+    if (this.sockets.length === 0 && !this.closed)
+      await (this.opening ??= this.openSocket().finally(() => (this.opening = undefined)));
   }
 
   /** UDP sockets open (each carries up to 256 requests at once). */
