@@ -23,7 +23,7 @@ addTexts({
       '، عولج {processed} من {total}، نجح {succeeded}، فشل {failed}.',
     ', {succeeded} succeeded, {failed} failed.': '، نجح {succeeded}، فشل {failed}.',
     'Bulk job progress': 'تقدّم المهمة الجماعية',
-    'Failed ids': 'المعرّفات التي فشلت',
+    Failed: 'ما فشل',
     'Set static IP': 'تعيين عنوان IP ثابت',
     'Set daily quota': 'تعيين الحصة اليومية',
     'Set monthly quota': 'تعيين الحصة الشهرية',
@@ -156,7 +156,7 @@ const BULK_ACTIONS = {
 
 const allowedBulkActions = () => Object.entries(BULK_ACTIONS).filter(([, a]) => session.can(a.permission));
 
-function JobProgress({ jobId, onFinished }) {
+function JobProgress({ jobId, names, onFinished }) {
   const [job, setJob] = useState(null);
   const [error, setError] = useState(null);
   useEffect(() => {
@@ -193,7 +193,7 @@ function JobProgress({ jobId, onFinished }) {
       job &&
       html`<p>${t('Job #{id} ({action}):', { id: job.id, action: actionName(job.action) })} <strong class="job-status">${t(job.status)}</strong>${t(', {processed} of {total} processed, {succeeded} succeeded, {failed} failed.', { processed: job.processed, total: job.total, succeeded: job.succeeded.length, failed: job.failed.length })}</p>
       <progress max=${job.total} value=${job.processed} aria-label=${t('Bulk job progress')}>${job.processed}/${job.total}</progress>
-      ${finished && html`<${RouterOutcomes} jobId=${job.id} /><${FailedIds} failed=${job.failed} />`}`
+      ${finished && html`<${RouterOutcomes} jobId=${job.id} /><${FailedIds} failed=${job.failed} names=${names} />`}`
     }
   </div>`;
 }
@@ -233,20 +233,21 @@ function RouterOutcomes({ jobId }) {
 }
 
 /** Per-id outcome: every id not listed here succeeded. */
-function FailedIds({ failed }) {
-  return html`<${Table} rows=${failed} caption="Failed ids" empty="" columns=${[
-    ['id', 'Subscriber id', (f) => html`<a href=${`#/subscribers/${f.id}`}>${f.id}</a>`],
+function FailedIds({ failed, names }) {
+  return html`<${Table} rows=${failed} caption="Failed" empty="" columns=${[
+    ['id', 'Subscriber', (f) => html`<a href=${`#/subscribers/${f.id}`}>${names?.get(f.id) ?? `#${f.id}`}</a>`],
     ['reason', 'Reason'],
   ]} />`;
 }
 
 function Outcome({ outcome, onFinished }) {
-  if (outcome.jobId && !outcome.data) return html`<${JobProgress} jobId=${outcome.jobId} onFinished=${onFinished} />`;
+  if (outcome.jobId && !outcome.data)
+    return html`<${JobProgress} jobId=${outcome.jobId} names=${outcome.names} onFinished=${onFinished} />`;
   const { succeeded, failed } = outcome.data;
   return html`<div class="job">
     <p>${t('Job #{id}:', { id: outcome.jobId })} <strong class="job-status">${t('done')}</strong>${t(', {succeeded} succeeded, {failed} failed.', { succeeded: succeeded.length, failed: failed.length })}</p>
     ${outcome.jobId && html`<${RouterOutcomes} jobId=${outcome.jobId} />`}
-    <${FailedIds} failed=${failed} />
+    <${FailedIds} failed=${failed} names=${outcome.names} />
   </div>`;
 }
 
@@ -272,7 +273,8 @@ function renewalsText(n, renewals) {
  * The panel of the selection `ids`. A finished job (`onFinished`) has used the selection up: the
  * page clears it, and the panel then shows the job's outcome alone, without the form.
  */
-export function BulkPanel({ ids, renewals = [], onFinished }) {
+export function BulkPanel({ picked, onFinished }) {
+  const ids = [...picked.keys()];
   const allowed = allowedBulkActions();
   const [action, setAction] = useState(allowed[0]?.[0]);
   const [outcome, setOutcome] = useState(null);
@@ -295,7 +297,14 @@ export function BulkPanel({ ids, renewals = [], onFinished }) {
       <${Outcome} outcome=${outcome} onFinished=${() => finished(outcome)} />
     </section>`;
   const def = BULK_ACTIONS[action];
-  const warning = def.confirm && (action === 'renew' ? renewalsText(ids.length, renewals) : t(def.confirm));
+  const warning =
+    def.confirm &&
+    (action === 'renew'
+      ? renewalsText(
+          ids.length,
+          [...picked.values()].map((p) => p.renewal),
+        )
+      : t(def.confirm));
   return html`<section class="bulk" aria-labelledby="bulk-title">
     <h2 id="bulk-title">${t('Bulk action on {n} subscribers', { n: ids.length })}</h2>
     <div class="field">
@@ -323,6 +332,8 @@ export function BulkPanel({ ids, renewals = [], onFinished }) {
           setOutcome(null);
           const res = await api('POST', '/api/subscribers/bulk-action', { body: { ids, action, payload } });
           const next = res.status === 202 ? { jobId: res.data.job_id } : { jobId: res.job_id, data: res.data };
+          // The selection is cleared when the job ends: the outcome keeps the names of its rows.
+          next.names = new Map([...picked].map(([id, p]) => [id, p.username]));
           setOutcome(next);
           if (res.status === 202) setRunning(true);
           else finished(next);

@@ -20,6 +20,9 @@ const NBSP = '\u00a0';
 /** A left-to-right island: a phone number, an invoice number, a username inside Arabic text. */
 export const ltrText = (text) => `${LRI}${text}${PDI}`;
 
+/** Free text (a name) inside a sentence, in the direction of its own first letters. */
+export const ownText = (text) => `${FSI}${text}${PDI}`;
+
 /** The currency's ISO 4217 digits (the table is shared/money.ts's, served by the gateway). */
 export const exponentOf = (currency) => EXPONENT_EXCEPTIONS[currency] ?? 2;
 
@@ -70,6 +73,19 @@ const MINUTE = new Intl.DateTimeFormat(locale, {
   minute: '2-digit',
   hourCycle: 'h23',
 });
+
+const CLOCK = new Intl.DateTimeFormat(locale, { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+
+/** A text without its isolates and no-break spaces, for a canvas (a chart's axis), which draws them as boxes. */
+export const plain = (text) => text.replace(/[\u2066-\u2069]/g, '').replace(/\u00a0/g, ' ');
+
+const LOCAL_DAY = new Intl.DateTimeFormat(locale, { month: 'short', day: 'numeric' });
+
+/** The time of day of an instant (`22:00`), in the browser's time zone: a chart's hour axis. */
+export const clock = (value) => CLOCK.format(new Date(value));
+
+/** The day of an instant (`Nov 28`) in the browser's time zone, beside `clock` where the day changes. */
+export const localDay = (value) => LOCAL_DAY.format(new Date(value));
 
 const unbroken = (text) => `${FSI}${text.replace(/\s/g, NBSP)}${PDI}`;
 

@@ -142,8 +142,14 @@ function filterFields(query, lookups) {
   return fields;
 }
 
-/** What renewing a list row will invoice, tax included (the API's `renewal.total`), in its currency. */
-const renewalOf = (row) => (row.renewal ? { total: row.renewal.total, currency: row.currency } : null);
+/**
+ * What the bulk panel keeps of a selected row: its username (a failed id is named in the outcome)
+ * and what renewing it will invoice, tax included (the API's `renewal.total`), in its currency.
+ */
+const pickOf = (row) => ({
+  username: row.username,
+  renewal: row.renewal ? { total: row.renewal.total, currency: row.currency } : null,
+});
 
 export function SubscribersPage({ query }) {
   const filters = filtersOf(query);
@@ -154,7 +160,7 @@ export function SubscribersPage({ query }) {
     return { plans: p, resellers: r, nas: n };
   }, []);
   const list = useLoad(() => api('GET', '/api/subscribers', { query: { ...filters, page } }), [key]);
-  // Selected ids, each with what renewing it will invoice (the bulk renew confirmation sums them).
+  // Selected ids, each with its username and what renewing it will invoice (pickOf).
   const [selected, setSelected] = useState(() => new Map());
   const [collecting, setCollecting] = useState(null);
   const [collectError, setCollectError] = useState(null);
@@ -162,7 +168,7 @@ export function SubscribersPage({ query }) {
 
   function toggle(row, on) {
     const next = new Map(selected);
-    if (on) next.set(row.id, renewalOf(row));
+    if (on) next.set(row.id, pickOf(row));
     else next.delete(row.id);
     setSelected(next);
   }
@@ -173,7 +179,7 @@ export function SubscribersPage({ query }) {
       const rows = await allPages('/api/subscribers', filters, {
         onProgress: (n, total) => setCollecting(`Collected ${n} of ${total}…`),
       });
-      setSelected(new Map(rows.map((r) => [r.id, renewalOf(r)])));
+      setSelected(new Map(rows.map((r) => [r.id, pickOf(r)])));
       notify(`${rows.length} subscribers selected`);
     } catch (err) {
       setCollectError(err);
@@ -205,7 +211,7 @@ export function SubscribersPage({ query }) {
         </div>`
         }
         <${ErrorMessage} error=${collectError} onRetry=${selectAllMatching} />
-        <${BulkPanel} ids=${[...selected.keys()]} renewals=${[...selected.values()]} onFinished=${() => {
+        <${BulkPanel} picked=${selected} onFinished=${() => {
           setSelected(new Map());
           list.reload();
         }} />
@@ -217,7 +223,7 @@ export function SubscribersPage({ query }) {
               html`<th scope="col" class="pick"><input type="checkbox" aria-label=${t('Select every subscriber on this page')} checked=${allOnPage}
               onChange=${(e) => {
                 const next = new Map(selected);
-                rows.forEach((r) => (e.currentTarget.checked ? next.set(r.id, renewalOf(r)) : next.delete(r.id)));
+                rows.forEach((r) => (e.currentTarget.checked ? next.set(r.id, pickOf(r)) : next.delete(r.id)));
                 setSelected(next);
               }} /></th>`
             }
