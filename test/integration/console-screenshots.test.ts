@@ -169,18 +169,26 @@ async function seed(): Promise<void> {
   await call('POST', `/api/invoices/${open.id}/payment`, { amount: 30_000, method: 'cash' });
   ids.invoice = open.id;
 
-  const batch = await call('POST', '/api/cards/batches', {
-    count: 50,
-    value: 25_000,
-    reseller_id: karrada.id,
-    prefix: 'RAF',
-    expires_at: '2027-06-30',
+  const made24 = await http(t.baseUrl, 'POST', '/api/cards/batches', {
+    token: adminApi,
+    body: { count: 24, value: 25_000, reseller_id: karrada.id, prefix: 'RAF', expires_at: '2027-06-30' },
   });
-  ids.batch = batch.id;
-  const printed = await fetch(`${t.baseUrl}/api/cards/batches/${batch.id}/pdf?from=1&to=20`, {
+  expect(made24.status).toBe(201);
+  ids.batch = made24.body.data.id;
+  const pins = (made24.body.csv as string)
+    .trim()
+    .split('\n')
+    .slice(1)
+    .map((line) => line.split(',')[1]);
+  const printed = await fetch(`${t.baseUrl}/api/cards/batches/${ids.batch}/pdf?from=1&to=12`, {
     headers: { authorization: `Bearer ${adminApi}` },
   });
   expect(printed.status).toBe(200);
+  // Two cards redeemed by Karrada Shop's subscribers (i % 4 of 0 and 1), one suspended (reported lost).
+  for (const [i, s] of made.slice(32, 34).entries())
+    await call('POST', `/api/subscribers/${s.id}/redeem-card`, { pin: pins[i] });
+  const cardsOf = await call<{ id: number }[]>('GET', `/api/cards/batches/${ids.batch}/cards?limit=25`);
+  await call('POST', `/api/cards/${cardsOf[5].id}/suspend`, {});
 
   // Live sessions and yesterday's closed ones, as FreeRADIUS writes them.
   const online = made.slice(0, 12);
@@ -226,6 +234,8 @@ async function readsAsAPerson(name: string): Promise<void> {
     name,
     ids: [],
   });
+  const bareLinks = (await page.locator('main a').allInnerTexts()).filter((l) => /^#\d+$/.test(l.trim()));
+  expect({ name, bareLinks }).toEqual({ name, bareLinks: [] });
   expect({ name, raw: text.match(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/g) ?? [] }).toEqual({ name, raw: [] });
   // Money: IQD always with its three ISO digits and thousands separators.
   const amounts = text.match(/[\d,.]+\s?IQD/g) ?? [];
@@ -311,7 +321,9 @@ it('pictures every page the README shows, each reading names and the one format'
 
   await go(`#/cards/batches/${ids.batch}`, /^Card batch/);
   await page.getByText('Karrada Shop').first().waitFor();
-  await shot('card-batch', true);
+  // A used card names its subscriber (the API's used_by_username).
+  await page.getByRole('link', { name: 'karrar.adel32@karrada' }).waitFor();
+  await shot('card-batch');
 
   await go('#/imports', 'Imports');
   await page.getByLabel('subscribers.csv').setInputFiles(path.join(FIXTURES, 'subscribers.csv'));
