@@ -369,6 +369,13 @@ it('pictures every page the README shows, each reading names and the one format'
   // The header names the desk user's reseller, not its number.
   await page.locator('.who').getByText('Karrada Shop').waitFor();
   await shot('subscribers-rtl');
+  // The bulk panel speaks Arabic too: no Latin word in it but the currency code.
+  await page.getByRole('checkbox', { name: 'تحديد ahmed.kareem@karrada' }).check();
+  await page.getByRole('heading', { name: 'إجراء جماعي على 1 مشترك' }).waitFor();
+  await page.locator('#bulk-action').selectOption('renew');
+  await page.locator('.bulk .warning').getByText('26,250.000', { exact: false }).waitFor();
+  const latin = ((await page.locator('.bulk').innerText()).match(/[A-Za-z]{2,}/g) ?? []).filter((w) => w !== 'IQD');
+  expect(latin).toEqual([]);
 
   expect(pageProblems).toEqual([]);
 });
