@@ -65,7 +65,10 @@ it('shows the dashboard with its tiles and charts, and the revenue report with i
   await page.getByRole('link', { name: 'dash@board' }).waitFor();
 
   await page.getByRole('link', { name: 'Reports', exact: true }).click();
-  await page.getByRole('cell', { name: 'card', exact: true }).first().waitFor();
+  // The method in words, the amount in the one money format.
+  await page.getByRole('cell', { name: 'Card', exact: true }).first().waitFor();
+  const amount = await page.getByRole('row').filter({ hasText: 'Card' }).first().textContent();
+  expect(amount?.replace(/[\u2066-\u2069]/g, '')).toContain('123.45\u00a0USD');
   expect(await page.getByRole('listitem').filter({ hasText: '123.45' }).count()).toBeGreaterThan(0);
   await axeScan(page, 'reports');
   const [download] = await Promise.all([

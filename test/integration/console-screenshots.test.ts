@@ -334,7 +334,8 @@ it('pictures every page the README shows, each reading names and the one format'
   await shot('import-report', true);
 
   await go('#/reports', 'Reports');
-  await page.getByRole('cell', { name: 'cash', exact: true }).first().waitFor();
+  await page.getByRole('cell', { name: 'Cash', exact: true }).first().waitFor();
+  await page.getByRole('cell', { name: /471,000\.000\sIQD/ }).waitFor();
   await shot('reports', true);
 
   await go('#/ledger', 'Ledger');
