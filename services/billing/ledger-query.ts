@@ -54,12 +54,18 @@ function conditions(scope: Scope, f: LedgerFilter, p: Params, on: 'ledger' | 'to
 
 const where = (conds: string[]) => (conds.length ? `where ${conds.join(' and ')}` : '');
 
-/** The columns of a ledger row `t` with its reseller `r` and manager `m`, as the API and the CSV name them. */
-const ROW_COLUMNS = `t.id, t.type, t.amount, t.currency, t.method, t.reference, t.notes, t.invoice_id, t.subscriber_id,
-  t.username as subscriber_username, t.reseller_id, r.name as reseller_name, t.created_by as manager_id,
-  m.username as manager_username, t.created_at`;
+/**
+ * The columns of a ledger row `t` with its reseller `r`, manager `m` and invoice `i`, as the API and
+ * the CSV name them.
+ */
+const ROW_COLUMNS = `t.id, t.type, t.amount, t.currency, t.method, t.reference, t.notes, t.invoice_id,
+  i.invoice_number, t.subscriber_id, t.username as subscriber_username, t.reseller_id, r.name as reseller_name,
+  t.created_by as manager_id, m.username as manager_username, t.created_at`;
 
-const NAMES = `left join resellers r on r.id = t.reseller_id left join managers m on m.id = t.created_by`;
+const PEOPLE = `left join resellers r on r.id = t.reseller_id left join managers m on m.id = t.created_by`;
+const NAMES = `${PEOPLE} left join invoices i on i.id = t.invoice_id`;
+/** The CSV has no invoice_number column: its cursor is spared the invoice join. */
+const EXPORT_COLUMNS = ROW_COLUMNS.replace('i.invoice_number', 'null::text as invoice_number');
 
 export interface LedgerRow {
   id: string;
@@ -70,6 +76,7 @@ export interface LedgerRow {
   reference: string | null;
   notes: string | null;
   invoice_id: number | null;
+  invoice_number: string | null;
   subscriber_id: number | null;
   subscriber_username: string | null;
   reseller_id: number | null;
@@ -141,7 +148,7 @@ export function exportStatement(scope: Scope, f: LedgerFilter, order: 'asc' | 'd
   const conds = conditions(scope, f, p, 'ledger');
   const dir = order === 'asc' ? 'asc' : 'desc';
   return {
-    text: `select ${ROW_COLUMNS} from transactions t ${NAMES} ${where(conds)} order by t.created_at ${dir}, t.id ${dir}`,
+    text: `select ${EXPORT_COLUMNS} from transactions t ${PEOPLE} ${where(conds)} order by t.created_at ${dir}, t.id ${dir}`,
     values: p.values,
   };
 }

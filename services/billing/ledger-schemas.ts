@@ -33,6 +33,7 @@ export const transactionRow = object({
   reference: nullableText,
   notes: nullableText,
   invoice_id: nullableId,
+  invoice_number: nullableText,
   subscriber_id: nullableId,
   subscriber_username: nullableText,
   reseller_id: nullableId,

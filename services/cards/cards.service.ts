@@ -354,9 +354,11 @@ export const cardsService: ServiceSchema = {
         const b = await batchInScope(ctx.meta.auth!, ctx.params.id, 'tree-read');
         const { page, limit, offset } = pageOf(ctx.params);
         const where = [eq(cards.batchId, b.id), ...(ctx.params.status ? [eq(cards.status, ctx.params.status)] : [])];
+        // The subscriber who used a card by its username beside the id (a person reads names).
         const rows = await db()
-          .select()
+          .select({ c: cards, username: subscribers.username })
           .from(cards)
+          .leftJoin(subscribers, eq(subscribers.id, cards.usedBySubscriberId))
           .where(and(...where))
           .orderBy(cards.id)
           .limit(limit)
@@ -366,8 +368,8 @@ export const cardsService: ServiceSchema = {
           .from(cards)
           .where(and(...where));
         return {
-          data: rows.map((c) =>
-            cardView({
+          data: rows.map(({ c, username }) => ({
+            ...cardView({
               id: c.id,
               batch_id: c.batchId,
               serial: c.serial,
@@ -376,7 +378,8 @@ export const cardsService: ServiceSchema = {
               used_by_subscriber_id: c.usedBySubscriberId,
               transaction_id: c.transactionId,
             }),
-          ),
+            used_by_username: username,
+          })),
           pagination: { page, limit, total: Number(n) },
         };
       },

@@ -12,6 +12,7 @@ import { db } from '../../shared/db/client';
 import { fail } from '../../shared/failures';
 import type { Ctx } from '../../shared/http/context';
 import type { HttpRoute } from '../../shared/http/route';
+import { EXPONENT_EXCEPTIONS } from '../../shared/money';
 import { repoRoot } from '../../shared/paths';
 import { loadSettings } from '../../shared/settings';
 
@@ -58,12 +59,24 @@ function packageDir(pkg: string): string {
   return path.join(repoRoot(), 'node_modules', pkg);
 }
 
-function asset(file: string): Asset {
-  const body = fs.readFileSync(file);
-  const type = TYPES[path.extname(file)];
-  if (!type) throw new Error(`console asset of unknown type: ${file}`);
+function assetOf(body: Buffer, name: string): Asset {
+  const type = TYPES[path.extname(name)];
+  if (!type) throw new Error(`console asset of unknown type: ${name}`);
   return { body, type, version: crypto.createHash('sha256').update(body).digest('hex').slice(0, 12) };
 }
+
+const asset = (file: string) => assetOf(fs.readFileSync(file), file);
+
+/**
+ * `currencies.js`, written from shared/money.ts at start: the console formats money with the same
+ * table of ISO digits as the server, kept in one place, and still needs no build step.
+ */
+export const CURRENCIES_MODULE = 'currencies.js';
+const currenciesModule = () =>
+  Buffer.from(
+    `/** Written by the gateway from shared/money.ts: ISO 4217 currencies whose minor unit is not 2 digits. */\n` +
+      `export const EXPONENT_EXCEPTIONS = Object.freeze(${JSON.stringify(EXPONENT_EXCEPTIONS)});\n`,
+  );
 
 export function loadAssets(): Map<string, Asset> {
   const assets = new Map<string, Asset>();
@@ -71,6 +84,7 @@ export function loadAssets(): Map<string, Asset> {
     if (OWN_FILE.test(name)) assets.set(name, asset(path.join(consoleDir(), name)));
   }
   for (const [name, [pkg, file]] of Object.entries(VENDOR)) assets.set(name, asset(path.join(packageDir(pkg), file)));
+  assets.set(CURRENCIES_MODULE, assetOf(currenciesModule(), CURRENCIES_MODULE));
   return assets;
 }
 

@@ -139,7 +139,7 @@ export async function listSubscribers(auth: Auth, p: ListParams): Promise<Action
       : undefined,
   );
   const dir = p.order === 'asc' ? asc : desc;
-  const [rows, { currency }] = await Promise.all([
+  const [rows, { currency, default_tax_rate: taxRate }] = await Promise.all([
     db()
       .select()
       .from(subscribers)
@@ -147,9 +147,9 @@ export async function listSubscribers(auth: Auth, p: ListParams): Promise<Action
       .orderBy(dir(SORT_COLUMNS[p.sort ?? 'created_at']), dir(subscribers.id))
       .limit(limit)
       .offset(offset),
-    loadSettings(db(), ['currency']),
+    loadSettings(db(), ['currency', 'default_tax_rate']),
   ]);
   // A short page settles the total without a second pass over the matches (a search is one query).
   const total = totalFromPage(offset, limit, rows.length) ?? (await totalOf(where));
-  return { data: await viewsOf(db(), rows, currency), pagination: { page, limit, total } };
+  return { data: await viewsOf(db(), rows, currency, taxRate), pagination: { page, limit, total } };
 }

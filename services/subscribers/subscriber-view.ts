@@ -3,6 +3,7 @@ import { inArray } from 'drizzle-orm';
 import type { DbOrTx } from '../../shared/db/client';
 import { services, subscribers } from '../../shared/db/schema';
 import { isoTimestamp } from '../../shared/http/schemas';
+import { renewalCharge } from '../../shared/domain/subscriber';
 import { fromMinor } from '../../shared/money';
 
 export type SubscriberRow = typeof subscribers.$inferSelect;
@@ -53,6 +54,21 @@ export function subscriberView(s: SubscriberRow, currency: string) {
   };
 }
 
+/**
+ * What renewing costs, in the plan's currency: `total` is what the renewal invoice will ask (price
+ * plus the default tax), `price` what the reseller balance is debited. The console's renew
+ * confirmations state it, since a reseller cannot read the tax setting.
+ */
+export function renewalView(s: SubscriberRow, plan: PlanRow, taxRate: number) {
+  const c = renewalCharge(s, plan, taxRate);
+  return {
+    price: fromMinor(c.price, plan.currency),
+    tax_rate: taxRate,
+    tax_amount: fromMinor(c.taxAmount, plan.currency),
+    total: fromMinor(c.total, plan.currency),
+  };
+}
+
 /** Plans by id, including retired ones (a subscriber may still point at one). */
 export async function plansById(db: DbOrTx, ids: number[]): Promise<Map<number, PlanRow>> {
   const unique = [...new Set(ids)];
@@ -61,10 +77,17 @@ export async function plansById(db: DbOrTx, ids: number[]): Promise<Map<number, 
   return new Map(rows.map((p) => [p.id, p]));
 }
 
-export async function viewsOf(db: DbOrTx, rows: SubscriberRow[], fallbackCurrency: string) {
+/** List rows, each with its `renewal` (null only if its plan row is gone). */
+export async function viewsOf(db: DbOrTx, rows: SubscriberRow[], fallbackCurrency: string, taxRate: number) {
   const plans = await plansById(
     db,
     rows.map((r) => r.serviceId),
   );
-  return rows.map((r) => subscriberView(r, plans.get(r.serviceId)?.currency ?? fallbackCurrency));
+  return rows.map((r) => {
+    const plan = plans.get(r.serviceId);
+    return {
+      ...subscriberView(r, plan?.currency ?? fallbackCurrency),
+      renewal: plan ? renewalView(r, plan, taxRate) : null,
+    };
+  });
 }

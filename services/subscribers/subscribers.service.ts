@@ -19,7 +19,7 @@ import * as ops from './operations';
 import { planView, resellerView } from '../../shared/views';
 import { kickChanged, syncAccessRows } from '../../shared/access/radius-rows';
 import { listSubscribers, type ListParams } from './subscriber-list';
-import { plansById, subscriberView } from './subscriber-view';
+import { plansById, renewalView, subscriberView } from './subscriber-view';
 import {
   addBalanceBody,
   addDaysBody,
@@ -89,6 +89,7 @@ export const subscribersService: ServiceSchema = {
           .where(and(eq(dailyUsage.subscriberId, row.id), gte(dailyUsage.date, since)))
           .orderBy(asc(dailyUsage.date));
         const view = subscriberView(row, plan.currency);
+        const { default_tax_rate: taxRate } = await loadSettings(db(), ['default_tax_rate']);
         const [lastNas] =
           row.lastNasId === null
             ? []
@@ -100,6 +101,7 @@ export const subscribersService: ServiceSchema = {
             ...view,
             last_nas_name: lastNas?.name ?? null,
             last_router_action: await lastRouterAction(db(), row.id),
+            renewal: renewalView(row, plan, taxRate),
             service: planView(plan),
             reseller: resellerView(reseller),
             counters: {

@@ -3,6 +3,8 @@
  * actions, date arithmetic of renewals, and the realm swap of a bulk rename. No I/O here.
  */
 
+import { percentOf } from '../money';
+
 /** One GB of quota, in bytes. Binary (GiB), as RouterOS counts it. */
 export const GB_BYTES = 1024 ** 3;
 
@@ -89,6 +91,21 @@ export function renewedExpiry(expiryDate: string, today: string, durationDays: n
  */
 export function renewalPrice(s: { overridePrice: boolean; price: number | null }, plan: { price: number }): number {
   return s.overridePrice && s.price !== null ? s.price : plan.price;
+}
+
+/**
+ * What a renewal's invoice will ask, in minor units: the renewal price plus the default tax, rounded
+ * half-up as the invoice's own arithmetic does (the renewal invoice names no tax_rate, so it takes
+ * `default_tax_rate`). The reseller balance is debited the price alone.
+ */
+export function renewalCharge(
+  s: { overridePrice: boolean; price: number | null },
+  plan: { price: number },
+  taxRate: number | string,
+): { price: number; taxAmount: number; total: number } {
+  const price = renewalPrice(s, plan);
+  const taxAmount = percentOf(price, taxRate);
+  return { price, taxAmount, total: price + taxAmount };
 }
 
 /** `%` and `_` of a search term matched literally in ILIKE. */

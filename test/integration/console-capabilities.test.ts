@@ -14,15 +14,12 @@ import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import type { Browser, Download, Page } from 'playwright-core';
 import { cardBatches, cards, managers, services, settings, subscribers } from '../../shared/db/schema';
-import { repoRoot } from '../../shared/paths';
 import { http, type TestApp } from '../helpers/app';
 import { ADMIN_PASSWORD, axeScan, openConsole, signInOn, startConsoleApp } from '../helpers/console-browser';
 import { waitFor } from '../helpers/wait';
 
 jest.setTimeout(180_000);
 
-/** `UPDATE_SCREENSHOTS=1` also refreshes the new pages' pictures in docs/console/. */
-const SHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? path.join(repoRoot(), 'docs', 'console') : null;
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'import', 'csv');
 const PNG_1PX = Buffer.from(
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=',
@@ -47,10 +44,6 @@ async function downloaded(start: () => Promise<unknown>): Promise<{ name: string
   const [download] = await Promise.all([page.waitForEvent('download') as Promise<Download>, start()]);
   const file = await download.path();
   return { name: download.suggestedFilename(), body: fs.readFileSync(String(file)) };
-}
-
-async function shot(name: string): Promise<void> {
-  if (SHOTS) await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
 }
 
 async function go(hash: string, heading: string | RegExp): Promise<void> {
@@ -107,7 +100,6 @@ describe('capabilities on screen', () => {
       { level: 1, threshold_gb: 50, rate_limit: '2M/2M' },
       { level: 2, threshold_gb: 80, rate_limit: '1M/1M' },
     ]);
-    await shot('plans-tiers');
 
     // Tier 2 cleared (removed), tier 1's rate changed.
     await row.getByRole('button', { name: 'Edit Tiered' }).click();
@@ -247,7 +239,6 @@ describe('capabilities on screen', () => {
     await page.getByRole('button', { name: `Release ${last}` }).waitFor();
     expect((await t.db.select().from(cards).where(eq(cards.serial, last)))[0].status).toBe('suspended');
     await axeScan(page, 'card batch');
-    await shot('card-batch');
 
     // Redeemed on the subscriber's page: the wallet is credited, the card used by ali.
     await go(`#/subscribers/${aliId}`, 'ali@north');
@@ -305,7 +296,6 @@ describe('capabilities on screen', () => {
     const [, read, imported, , skipped] = await subscribersRow.getByRole('cell').allTextContents();
     expect({ read, imported, skipped }).toEqual({ read: '10', imported: '5', skipped: '5' });
     await axeScan(page, 'import report');
-    await shot('import-report');
     const alice = () => t.db.select().from(subscribers).where(eq(subscribers.username, 'alice'));
     expect(await alice()).toEqual([]);
 

@@ -112,3 +112,64 @@ it("an admin's form says an empty reseller means the default reseller, and creat
   expect(pageProblems).toEqual([]);
   await page.context().close();
 });
+
+it('the renew confirmations state the price with tax, as the invoices then charge it', async () => {
+  const tax = await http(t.baseUrl, 'PUT', '/api/settings', { token: adminApi, body: { default_tax_rate: 7.5 } });
+  expect(tax.status).toBe(200);
+  await post(`/api/resellers/${reseller}/balance`, { amount: 500 }, 200);
+  const plan = (await http(t.baseUrl, 'GET', '/api/services', { token: adminApi })).body.data.find(
+    (p: { name: string }) => p.name === 'Home 20M',
+  ).id as number;
+  const made = async (username: string, own?: number) =>
+    post('/api/subscribers', {
+      username,
+      password: 'secret3',
+      service_id: plan,
+      reseller_id: reseller,
+      ...(own === undefined ? {} : { price: own, override_price: true }),
+    });
+  const single = await made('taxed@north');
+  const bulkA = await made('bulk-a@north');
+  const bulkB = await made('bulk-b@north', 30);
+  // The API says what renewing will invoice: 20 USD and 7.5% of it.
+  const view = await http(t.baseUrl, 'GET', `/api/subscribers/${single}`, { token: adminApi });
+  expect(view.body.data.renewal).toEqual({ price: 20, tax_rate: 7.5, tax_amount: 1.5, total: 21.5 });
+
+  const page = await signedIn('admin', 'change-me-now');
+  await page.goto(`${t.baseUrl}/#/subscribers/${single}`);
+  await page.getByRole('heading', { name: 'taxed@north' }).waitFor();
+  await page.getByRole('button', { name: 'Renew', exact: true }).click();
+  const dialog = page.getByRole('dialog');
+  const said = ((await dialog.locator('p').first().textContent()) ?? '').replace(/[\u2066-\u2069]/g, '');
+  expect(said).toBe(
+    'Renew taxed@north on Home 20M for 21.50\u00a0USD with tax (20.00\u00a0USD and 1.50\u00a0USD tax at 7.5%)? ' +
+      'The reseller balance is debited 20.00\u00a0USD and an invoice of 21.50\u00a0USD is created.',
+  );
+  await dialog.getByRole('button', { name: 'Yes, renew' }).click();
+  await page.getByText('Renewed', { exact: true }).waitFor();
+  const invoicesOf = async (id: number) =>
+    (await http(t.baseUrl, 'GET', `/api/invoices?subscriber_id=${id}`, { token: adminApi })).body.data as {
+      total: number;
+      tax_amount: number;
+    }[];
+  expect((await invoicesOf(single)).map((i) => [i.total, i.tax_amount])).toEqual([[21.5, 1.5]]);
+
+  // Bulk: 21.50 + 32.25 USD, summed in cents.
+  await page.goto(`${t.baseUrl}/#/subscribers?search=bulk-`);
+  await page.getByRole('checkbox', { name: 'Select bulk-a@north' }).check();
+  await page.getByRole('checkbox', { name: 'Select bulk-b@north' }).check();
+  await page.locator('#bulk-action').selectOption('renew');
+  const warning =
+    'Each renewal debits the reseller balance its price and creates an invoice; the 2 invoices total 53.75\u00a0USD, tax included.';
+  const bare = async (text: Promise<string | null>) => ((await text) ?? '').replace(/[\u2066-\u2069]/g, '');
+  expect(await bare(page.locator('.bulk .warning').textContent())).toBe(warning);
+  await page.getByRole('button', { name: 'Run renew on 2' }).click();
+  const ask = page.getByRole('dialog');
+  expect(await bare(ask.getByText('Each renewal').textContent())).toBe(warning);
+  await ask.getByRole('button', { name: 'Yes, renew' }).click();
+  await page.locator('.job-status', { hasText: 'done' }).waitFor({ timeout: 60_000 });
+  const charged = [...(await invoicesOf(bulkA)), ...(await invoicesOf(bulkB))].map((i) => i.total);
+  expect(charged.sort()).toEqual([21.5, 32.25]);
+  expect(pageProblems).toEqual([]);
+  await page.context().close();
+});

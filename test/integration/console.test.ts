@@ -3,13 +3,11 @@
  * renderer uses), against the real application: an admin sets up a reseller and a plan, a reseller
  * manager runs a subscriber's life (create, renew, invoice, partial payment, quick-pay, PDF, a bulk
  * action on 100 subscribers), a viewer sees and can do no writes, and axe-core finds no serious or
- * critical accessibility violation on any page. `UPDATE_SCREENSHOTS=1` also refreshes docs/console/.
+ * critical accessibility violation on any page. The README's pictures are console-screenshots.test.ts's.
  */
 import fs from 'node:fs';
-import path from 'node:path';
 import { sql } from 'drizzle-orm';
 import type { Browser, Page } from 'playwright-core';
-import { repoRoot } from '../../shared/paths';
 import { http, startTestApp, type TestApp } from '../helpers/app';
 import { axeScan, launchChromium, openConsole, SIGN_IN, signInOn } from '../helpers/console-browser';
 
@@ -17,7 +15,6 @@ import { axeScan, launchChromium, openConsole, SIGN_IN, signInOn } from '../help
 jest.setTimeout(120_000);
 
 const ADMIN_PASSWORD = 'change-me-now';
-const SHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? path.join(repoRoot(), 'docs', 'console') : null;
 
 let t: TestApp;
 let browser: Browser;
@@ -45,10 +42,6 @@ async function signIn(username: string, password: string, words = SIGN_IN.en): P
 async function signOut(): Promise<void> {
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.getByText('You are signed out.').waitFor();
-}
-
-async function shot(name: string, fullPage = false): Promise<void> {
-  if (SHOTS) await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage });
 }
 
 async function dialogSubmit(button: string, fill: Record<string, string> = {}, submit?: string): Promise<void> {
@@ -105,7 +98,6 @@ describe('operator console', () => {
     await newPage();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     await axeScan(page, 'sign-in');
-    await shot('sign-in');
     await page.getByLabel('Username').fill('admin');
     await page.getByLabel('Password').fill('wrong-password');
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -116,7 +108,6 @@ describe('operator console', () => {
     await dialogSubmit('New plan', { Name: 'Home 20M', Price: '20', 'Rate limit': '20M/20M' });
     await page.getByRole('cell', { name: 'Home 20M', exact: true }).waitFor();
     await axeScan(page, 'plans');
-    await shot('plans');
 
     await page.getByRole('link', { name: 'Resellers' }).click();
     await dialogSubmit('New reseller', { Name: 'North shop', 'Commission %': '10', 'Opening balance': '5000' });
@@ -125,7 +116,6 @@ describe('operator console', () => {
     await dialogSubmit('Allow a plan', { Plan: 'Home 20M (#1)' });
     await page.getByRole('cell', { name: '1', exact: true }).first().waitFor();
     await axeScan(page, 'resellers');
-    await shot('resellers');
 
     // The reseller's manager, with the permissions ticked one by one.
     await page.getByRole('link', { name: 'Managers' }).click();
@@ -157,7 +147,6 @@ describe('operator console', () => {
       await page.getByRole('heading', { name: link }).waitFor();
       await page.locator('main table, main form, main p.muted').first().waitFor();
       await axeScan(page, name);
-      await shot(name);
     }
     const rows = await t.db.execute(
       sql`select r.name, r.balance, l.service_id from resellers r join reseller_service_limits l on l.reseller_id = r.id`,
@@ -272,7 +261,6 @@ describe('operator console', () => {
     await dialogSubmit('Add a rule', { 'Rate (kbit/s)': '2048' });
     await page.getByRole('cell', { name: '2048' }).waitFor();
     await axeScan(page, 'subscriber');
-    await shot('subscriber', true);
 
     await invoiceLink.click();
     await page.getByRole('heading', { name: /^Invoice INV-/ }).waitFor();
@@ -307,13 +295,11 @@ describe('operator console', () => {
     const file = await (await download).path();
     expect(fs.readFileSync(file).subarray(0, 5).toString()).toBe('%PDF-');
     await axeScan(page, 'invoice');
-    await shot('invoice');
 
     await page.getByRole('link', { name: 'Invoices' }).click();
     await page.getByRole('heading', { name: 'Invoices' }).waitFor();
     await invoiceLink.waitFor();
     await axeScan(page, 'invoices');
-    await shot('invoices');
   });
 
   it('runs a bulk action on 100 subscribers and shows the job until it is done', async () => {
@@ -333,7 +319,6 @@ describe('operator console', () => {
     await page.goto(`${t.baseUrl}/#/subscribers?search=bulk-`);
     await page.getByRole('link', { name: 'bulk-099@north' }).waitFor();
     await axeScan(page, 'subscribers');
-    await shot('subscribers');
     await page.getByRole('button', { name: 'Select all 100 matching' }).click();
     await page.getByText('100 selected').waitFor();
     await page.getByLabel('Action', { exact: true }).selectOption({ label: 'Deactivate' });
@@ -350,7 +335,6 @@ describe('operator console', () => {
       /done,\s*100 of 100 processed, 100 succeeded, 0 failed/,
     );
     await axeScan(page, 'bulk');
-    await shot('bulk');
     const { rows } = await t.db.execute(
       sql`select count(*)::int as n from subscribers where username like 'bulk-%' and status = 'inactive'`,
     );
@@ -429,7 +413,6 @@ describe('operator console', () => {
     await expect(page.locator('html').getAttribute('lang')).resolves.toBe('ar');
     await page.getByRole('heading', { name: 'المشتركون' }).waitFor();
     await axeScan(page, 'subscribers (rtl)');
-    await shot('subscribers-rtl');
 
     // The subscriber's fields in the documents' language (the invoice's labels say تاريخ الإصدار too).
     const {

@@ -9,12 +9,14 @@ import {
   likePattern,
   normaliseMac,
   realmOf,
+  renewalCharge,
   renewalPrice,
   renewedExpiry,
   swapRealm,
 } from '../../shared/domain/subscriber';
 import { permanentRateLimit } from '../../services/subscribers/bandwidth-rules.service';
 import { ntHash } from '../../shared/access/radius-rows';
+import { invoiceTotals } from '../../shared/domain/invoice-math';
 
 describe('subscriber domain rules', () => {
   it('normalises every common MAC notation and refuses the rest', () => {
@@ -100,5 +102,32 @@ describe('RADIUS values', () => {
     expect(permanentRateLimit([rule(1, 'download', 512)], null)).toBe('0/512k');
     expect(permanentRateLimit([rule(1, 'both', 100, 8), rule(2, 'download', 900, 1)], null)).toBe('100k/900k');
     expect(permanentRateLimit([rule(1, 'upload', 100, 1, '22:00')], '5M/10M')).toBeNull();
+  });
+
+  it("states a renewal's total as the renewal invoice computes it, to the minor unit", () => {
+    expect(renewalCharge({ overridePrice: false, price: null }, { price: 2000 }, 7.5)).toEqual({
+      price: 2000,
+      taxAmount: 150,
+      total: 2150,
+    });
+    // Half a minor unit rounds up, as percentOf does on the invoice.
+    expect(renewalCharge({ overridePrice: true, price: 25_001 }, { price: 1 }, 5).taxAmount).toBe(1250);
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 10_000_000_000 }),
+        fc.integer({ min: 0, max: 10_000 }).map((bp) => bp / 100),
+        fc.option(fc.integer({ min: 0, max: 10_000_000_000 }), { nil: null }),
+        (planPrice, rate, own) => {
+          const s = { overridePrice: own !== null, price: own };
+          const charge = renewalCharge(s, { price: planPrice }, rate);
+          const invoice = invoiceTotals(
+            [{ description: 'Renewal', qty: 1, unitPrice: renewalPrice(s, { price: planPrice }) }],
+            rate,
+            0,
+          );
+          expect(charge).toEqual({ price: invoice.amount, taxAmount: invoice.taxAmount, total: invoice.total });
+        },
+      ),
+    );
   });
 });

@@ -35,6 +35,7 @@ function rowJson(r: LedgerRow) {
     reference: r.reference,
     notes: r.notes,
     invoice_id: r.invoice_id,
+    invoice_number: r.invoice_number,
     subscriber_id: r.subscriber_id,
     subscriber_username: r.subscriber_username,
     reseller_id: r.reseller_id,

@@ -9,6 +9,7 @@ import { ApiKeysPage } from './api-keys.js';
 import { AuditPage } from './audit.js';
 import { api } from './api.js';
 import { DashboardPage } from './dashboard.js';
+import { ownText } from './format.js';
 import { t } from './i18n.js';
 import { InvoicePage, InvoicesPage } from './invoices.js';
 import { ReportsPage } from './reports.js';
@@ -20,7 +21,7 @@ import { SubscriberPage } from './subscriber.js';
 import { NewSubscriberPage, SubscribersPage } from './subscribers.js';
 import { SecondStep, TwoFactorPage } from './two-factor.js';
 import { WebhookPage, WebhooksPage } from './webhooks.js';
-import { ErrorMessage, Form, html, notify, StatusLine } from './ui.js';
+import { ErrorMessage, Form, html, notify, StatusLine, useLoad } from './ui.js';
 
 function SignIn() {
   // Set when the password was right and two-factor sign-in asks for a code (docs/two-factor.md).
@@ -150,11 +151,31 @@ function Shell() {
           <a href=${hash} aria-current=${route.path.startsWith(hash.slice(1)) ? 'page' : undefined}>${t(text)}</a></li>`,
         )}</ul>
       </nav>
-      <span class="who">${resellerId ? t('{role} of reseller #{id}', { role: t(role), id: resellerId }) : t(role)}</span>
+      <${Who} role=${role} resellerId=${resellerId} />
       <button type="button" class="secondary" onClick=${signOut}>${t('Sign out')}</button>
     </header>
     <${ErrorMessage} error=${error} />
     <main id="main" tabindex="-1"><${Page} route=${route} /></main>`;
+}
+
+/**
+ * Who is signed in: the role, and the reseller by its name (a reseller-role token may read its own
+ * reseller; a `user` token may not, so it reads the reseller's number).
+ */
+function Who({ role, resellerId }) {
+  const reseller = useLoad(
+    () =>
+      resellerId && session.isAdminOrReseller
+        ? api('GET', `/api/resellers/${resellerId}`).then((res) => res.data.name)
+        : Promise.resolve(null),
+    [resellerId],
+  );
+  const text = !resellerId
+    ? t(role)
+    : reseller.data
+      ? t('{role} of {reseller}', { role: t(role), reseller: ownText(reseller.data) })
+      : t('{role} of reseller #{id}', { role: t(role), id: resellerId });
+  return html`<span class="who">${text}</span>`;
 }
 
 function App() {

@@ -84,7 +84,7 @@ function Changes({ changes }) {
     <thead><tr><th scope="col">${t('Field')}</th><th scope="col">${t('Before')}</th><th scope="col">${t('After')}</th></tr></thead>
     <tbody>${entries.map(([k, v]) => {
       if (isList(k, v))
-        return html`<tr key=${k}><th scope="row">${k}</th><td></td>
+        return html`<tr key=${k}><th scope="row">${fieldName(k)}</th><td></td>
           <td><ol class="records">${v.map((item, i) => html`<li key=${i}>${itemText(item)}</li>`)}</ol></td></tr>`;
       const pair = Array.isArray(v) && v.length === 2;
       return html`<tr key=${k}><th scope="row">${fieldName(k)}</th>
@@ -106,8 +106,9 @@ function actor(r) {
 
 /** The target by its name (a subscriber's username, an invoice's number) when it still exists. */
 function target(r) {
-  if (r.target_id === null) return r.target_type;
-  return `${r.target_type} ${r.target_name ?? `#${r.target_id}`}`;
+  const type = fieldLabel(r.target_type);
+  if (r.target_id === null) return type;
+  return html`${type} <bdi>${r.target_name ?? `#${r.target_id}`}</bdi>`;
 }
 
 const filterFields = (q) => [

@@ -5,12 +5,49 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from './api.js';
+import { moneySum } from './format.js';
 import { addTexts, t } from './i18n.js';
 import { options, plans, resellers } from './lookups.js';
 import { session } from './session.js';
 import { ErrorMessage, Form, html, Loaded, notify, Table, useConfirm, useLoad } from './ui.js';
 
-addTexts({ ar: { 'Bulk job': 'مهمة جماعية', '{action} {n} subscribers?': '{action} {n} مشترك؟' } });
+addTexts({
+  ar: {
+    'Bulk job': 'مهمة جماعية',
+    '{action} {n} subscribers?': '{action} {n} مشترك؟',
+    'Bulk action on {n} subscribers': 'إجراء جماعي على {n} مشترك',
+    'Run {action} on {n}': 'تنفيذ {action} على {n}',
+    'Job #{id} ({action}):': 'المهمة رقم {id} ({action}):',
+    'Job #{id}:': 'المهمة رقم {id}:',
+    ', {processed} of {total} processed, {succeeded} succeeded, {failed} failed.':
+      '، عولج {processed} من {total}، نجح {succeeded}، فشل {failed}.',
+    ', {succeeded} succeeded, {failed} failed.': '، نجح {succeeded}، فشل {failed}.',
+    'Bulk job progress': 'تقدّم المهمة الجماعية',
+    Failed: 'ما فشل',
+    'Set static IP': 'تعيين عنوان IP ثابت',
+    'Set daily quota': 'تعيين الحصة اليومية',
+    'Set monthly quota': 'تعيين الحصة الشهرية',
+    'Set price': 'تعيين السعر',
+    'Change realm': 'تغيير النطاق',
+    'Live sessions are cut.': 'تُقطع الجلسات الحية.',
+    'They can connect again.': 'يمكنهم الاتصال مجددًا.',
+    'They are disconnected and refused.': 'يُفصلون ويُرفض اتصالهم.',
+    'The refill fee is charged per subscriber.': 'تُحتسب رسوم إعادة التعبئة لكل مشترك.',
+    'They are deleted (soft delete) and lose access.': 'يُحذفون (حذف مؤقت) ويفقدون الوصول.',
+    'They are disconnected and move to the plan.': 'يُفصلون وينتقلون إلى الباقة.',
+    'They move to another reseller.': 'ينتقلون إلى موزّع آخر.',
+    'They are disconnected to take the address.': 'يُفصلون ليأخذوا العنوان.',
+    'Their renewal price changes.': 'يتغيّر سعر تجديدهم.',
+    'The rename fee is charged per subscriber when set.': 'تُحتسب رسوم إعادة التسمية لكل مشترك إن وُجدت.',
+    'Each renewal debits the reseller balance its price and creates an invoice; the {n} invoices total {total}, tax included.':
+      'يخصم كل تجديد سعره من رصيد الموزّع وينشئ فاتورة؛ مجموع الفواتير الـ {n} هو {total} شاملًا الضريبة.',
+    'Each renewal debits the reseller balance its price and creates an invoice; {priced} of the {n} invoices total {total}, tax included.':
+      'يخصم كل تجديد سعره من رصيد الموزّع وينشئ فاتورة؛ مجموع {priced} من الفواتير الـ {n} هو {total} شاملًا الضريبة.',
+  },
+});
+
+/** An action's name in the page's language, in lower case within a sentence ("Run deactivate on 5"). */
+const actionName = (name) => t(BULK_ACTIONS[name]?.label ?? name).toLowerCase();
 
 addTexts({
   ar: {
@@ -150,7 +187,7 @@ const BULK_ACTIONS = {
 
 const allowedBulkActions = () => Object.entries(BULK_ACTIONS).filter(([, a]) => session.can(a.permission));
 
-function JobProgress({ jobId, onFinished }) {
+function JobProgress({ jobId, names, onFinished }) {
   const [job, setJob] = useState(null);
   const [error, setError] = useState(null);
   useEffect(() => {
@@ -185,9 +222,9 @@ function JobProgress({ jobId, onFinished }) {
     <${ErrorMessage} error=${error} />
     ${
       job &&
-      html`<p>Job #${job.id} (${job.action}): <strong class="job-status">${job.status}</strong>, ${job.processed} of ${job.total} processed, ${job.succeeded.length} succeeded, ${job.failed.length} failed.</p>
-      <progress max=${job.total} value=${job.processed} aria-label="Bulk job progress">${job.processed}/${job.total}</progress>
-      ${finished && html`<${RouterOutcomes} jobId=${job.id} /><${FailedIds} failed=${job.failed} />`}`
+      html`<p>${t('Job #{id} ({action}):', { id: job.id, action: actionName(job.action) })} <strong class="job-status">${t(job.status)}</strong>${t(', {processed} of {total} processed, {succeeded} succeeded, {failed} failed.', { processed: job.processed, total: job.total, succeeded: job.succeeded.length, failed: job.failed.length })}</p>
+      <progress max=${job.total} value=${job.processed} aria-label=${t('Bulk job progress')}>${job.processed}/${job.total}</progress>
+      ${finished && html`<${RouterOutcomes} jobId=${job.id} /><${FailedIds} failed=${job.failed} names=${names} />`}`
     }
   </div>`;
 }
@@ -227,28 +264,48 @@ function RouterOutcomes({ jobId }) {
 }
 
 /** Per-id outcome: every id not listed here succeeded. */
-function FailedIds({ failed }) {
-  return html`<${Table} rows=${failed} caption="Failed ids" empty="" columns=${[
-    ['id', 'Subscriber id', (f) => html`<a href=${`#/subscribers/${f.id}`}>${f.id}</a>`],
+function FailedIds({ failed, names }) {
+  return html`<${Table} rows=${failed} caption="Failed" empty="" columns=${[
+    ['id', 'Subscriber', (f) => html`<a href=${`#/subscribers/${f.id}`}>${names?.get(f.id) ?? `#${f.id}`}</a>`],
     ['reason', 'Reason'],
   ]} />`;
 }
 
 function Outcome({ outcome, onFinished }) {
-  if (outcome.jobId && !outcome.data) return html`<${JobProgress} jobId=${outcome.jobId} onFinished=${onFinished} />`;
+  if (outcome.jobId && !outcome.data)
+    return html`<${JobProgress} jobId=${outcome.jobId} names=${outcome.names} onFinished=${onFinished} />`;
   const { succeeded, failed } = outcome.data;
   return html`<div class="job">
-    <p>Job #${outcome.jobId}: <strong class="job-status">done</strong>, ${succeeded.length} succeeded, ${failed.length} failed.</p>
+    <p>${t('Job #{id}:', { id: outcome.jobId })} <strong class="job-status">${t('done')}</strong>${t(', {succeeded} succeeded, {failed} failed.', { succeeded: succeeded.length, failed: failed.length })}</p>
     ${outcome.jobId && html`<${RouterOutcomes} jobId=${outcome.jobId} />`}
-    <${FailedIds} failed=${failed} />
+    <${FailedIds} failed=${failed} names=${outcome.names} />
   </div>`;
+}
+
+/**
+ * The bulk renew's warning: what the renewal invoices will ask together, tax included (each
+ * selected row's `renewal.total`, summed per currency). A row whose plan is gone has no price.
+ */
+function renewalsText(n, renewals) {
+  const priced = renewals.filter(Boolean);
+  const total = moneySum(priced.map((r) => ({ amount: r.total, currency: r.currency })));
+  if (priced.length === n)
+    return t(
+      'Each renewal debits the reseller balance its price and creates an invoice; the {n} invoices total {total}, tax included.',
+      { n, total },
+    );
+  return t(
+    'Each renewal debits the reseller balance its price and creates an invoice; {priced} of the {n} invoices total {total}, tax included.',
+    { n, priced, total },
+  );
 }
 
 /**
  * The panel of the selection `ids`. A finished job (`onFinished`) has used the selection up: the
  * page clears it, and the panel then shows the job's outcome alone, without the form.
  */
-export function BulkPanel({ ids, onFinished }) {
+export function BulkPanel({ picked, onFinished }) {
+  const ids = [...picked.keys()];
   const allowed = allowedBulkActions();
   const [action, setAction] = useState(allowed[0]?.[0]);
   const [outcome, setOutcome] = useState(null);
@@ -271,33 +328,43 @@ export function BulkPanel({ ids, onFinished }) {
       <${Outcome} outcome=${outcome} onFinished=${() => finished(outcome)} />
     </section>`;
   const def = BULK_ACTIONS[action];
+  const warning =
+    def.confirm &&
+    (action === 'renew'
+      ? renewalsText(
+          ids.length,
+          [...picked.values()].map((p) => p.renewal),
+        )
+      : t(def.confirm));
   return html`<section class="bulk" aria-labelledby="bulk-title">
-    <h2 id="bulk-title">Bulk action on ${ids.length} subscribers</h2>
+    <h2 id="bulk-title">${t('Bulk action on {n} subscribers', { n: ids.length })}</h2>
     <div class="field">
-      <label for="bulk-action">Action</label>
+      <label for="bulk-action">${t('Action')}</label>
       <select id="bulk-action" value=${action} onChange=${(e) => {
         setAction(e.currentTarget.value);
         setOutcome(null);
       }}>
-        ${allowed.map(([name, a]) => html`<option value=${name}>${a.label}</option>`)}
+        ${allowed.map(([name, a]) => html`<option value=${name}>${t(a.label)}</option>`)}
       </select>
     </div>
     <${Loaded} state=${lookups}>${(lk) => html`
-      ${def.confirm && html`<p class="warning">${def.confirm}</p>`}
-      <${Form} key=${action} className="form inline" fields=${def.fields?.(lk) ?? []} submitLabel=${`Run ${def.label.toLowerCase()} on ${ids.length}`}
+      ${warning && html`<p class="warning">${warning}</p>`}
+      <${Form} key=${action} className="form inline" fields=${def.fields?.(lk) ?? []} submitLabel=${t('Run {action} on {n}', { action: actionName(action), n: ids.length })}
         onSubmit=${async (payload) => {
           const go =
             !def.confirm ||
             (await ask({
-              title: t('{action} {n} subscribers?', { action: def.label, n: ids.length }),
-              text: def.confirm,
-              action: t('Yes, {action}', { action: def.label.toLowerCase() }),
+              title: t('{action} {n} subscribers?', { action: t(def.label), n: ids.length }),
+              text: warning,
+              action: t('Yes, {action}', { action: actionName(action) }),
               danger: true,
             }));
           if (!go) return;
           setOutcome(null);
           const res = await api('POST', '/api/subscribers/bulk-action', { body: { ids, action, payload } });
           const next = res.status === 202 ? { jobId: res.data.job_id } : { jobId: res.job_id, data: res.data };
+          // The selection is cleared when the job ends: the outcome keeps the names of its rows.
+          next.names = new Map([...picked].map(([id, p]) => [id, p.username]));
           setOutcome(next);
           if (res.status === 202) setRunning(true);
           else finished(next);

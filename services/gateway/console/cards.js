@@ -304,7 +304,7 @@ function BatchCards({ batch, onChange }) {
         (c) =>
           c.used_by_subscriber_id === null
             ? '—'
-            : html`<a href=${href(`/subscribers/${c.used_by_subscriber_id}`)}>#${c.used_by_subscriber_id}</a>`,
+            : html`<a href=${href(`/subscribers/${c.used_by_subscriber_id}`)}>${c.used_by_username ?? `#${c.used_by_subscriber_id}`}</a>`,
       ],
       [
         'actions',

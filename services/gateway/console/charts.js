@@ -5,6 +5,7 @@
  */
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
+import { clock, date, localDay, plain } from './format.js';
 import { addTexts, fieldLabel, t } from './i18n.js';
 import { bytes, dateTime, html, Table } from './ui.js';
 
@@ -67,7 +68,8 @@ export function toSeries(rows) {
     .sort((a, b) => seconds(a[timeKey]) - seconds(b[timeKey]));
   return {
     x: sorted.map((r) => seconds(r[timeKey])),
-    labels: sorted.map((r) => String(r[timeKey]).replace('T', ' ').slice(0, 16)),
+    // A day (`2026-11-28`) or an instant, in the one date format (the axis is a canvas: no isolates).
+    labels: sorted.map((r) => plain(String(r[timeKey]).length === 10 ? date(r[timeKey]) : dateTime(r[timeKey]))),
     series: keys.map((name) => ({
       name,
       values: sorted.map((r) => (r[name] === null || r[name] === undefined ? null : Number(r[name]))),
@@ -146,7 +148,16 @@ export function Chart({ title, data, bars = false, ticks = 10 }) {
                 splits: () => x.filter((i) => i % every === 0),
                 values: (u, splits) => splits.map((i) => data.labels[i] ?? ''),
               }
-            : {},
+            : {
+                // Hours in the one format: the time, and the day where it changes.
+                values: (u, splits) =>
+                  splits.map((v, i) => {
+                    const day = localDay(v * 1000);
+                    return i > 0 && day === localDay(splits[i - 1] * 1000)
+                      ? clock(v * 1000)
+                      : `${clock(v * 1000)}\n${day}`;
+                  }),
+              },
           {
             size: 80,
             // Whole bytes only, so an empty chart (range 0..1) is not labelled "1 B, 1 B, 1 B, 0 B".

@@ -9,37 +9,8 @@
  * - Every text returned is a Unicode isolate (left to right for money, its own direction for a
  *   date) with no-break spaces, so it neither reverses inside Arabic text nor wraps in a table.
  */
+import { EXPONENT_EXCEPTIONS } from './currencies.js';
 import { language } from './i18n.js';
-
-/** ISO 4217 currencies whose minor unit is not 2 digits (shared/money.ts EXPONENT_EXCEPTIONS). */
-const EXPONENT_EXCEPTIONS = {
-  BIF: 0,
-  CLP: 0,
-  DJF: 0,
-  GNF: 0,
-  ISK: 0,
-  JPY: 0,
-  KMF: 0,
-  KRW: 0,
-  PYG: 0,
-  RWF: 0,
-  UGX: 0,
-  UYI: 0,
-  VND: 0,
-  VUV: 0,
-  XAF: 0,
-  XOF: 0,
-  XPF: 0,
-  BHD: 3,
-  IQD: 3,
-  JOD: 3,
-  KWD: 3,
-  LYD: 3,
-  OMR: 3,
-  TND: 3,
-  CLF: 4,
-  UYW: 4,
-};
 
 const LRI = '\u2066';
 const FSI = '\u2068';
@@ -49,9 +20,29 @@ const NBSP = '\u00a0';
 /** A left-to-right island: a phone number, an invoice number, a username inside Arabic text. */
 export const ltrText = (text) => `${LRI}${text}${PDI}`;
 
+/** Free text (a name) inside a sentence, in the direction of its own first letters. */
+export const ownText = (text) => `${FSI}${text}${PDI}`;
+
+/** The currency's ISO 4217 digits (the table is shared/money.ts's, served by the gateway). */
+export const exponentOf = (currency) => EXPONENT_EXCEPTIONS[currency] ?? 2;
+
+/**
+ * The sum of API amounts (`[{ amount, currency }]`) for the screen, added in minor units so that
+ * no float remainder shows; one amount per currency, joined by " + ".
+ */
+export function moneySum(amounts) {
+  const minor = new Map();
+  for (const { amount, currency } of amounts) {
+    const exp = exponentOf(currency);
+    minor.set(currency, (minor.get(currency) ?? 0) + Math.round(Number(amount) * 10 ** exp));
+  }
+  if (minor.size === 0) return '—';
+  return [...minor].map(([currency, m]) => money(m / 10 ** exponentOf(currency), currency)).join(' + ');
+}
+
 /** `25,000.000 IQD` from the API's decimal amount, without isolates (what the server prints). */
 export function moneyText(amount, currency) {
-  const exp = EXPONENT_EXCEPTIONS[currency] ?? 2;
+  const exp = exponentOf(currency);
   const fixed = Math.abs(Number(amount)).toFixed(exp);
   const [whole, frac] = fixed.split('.');
   const grouped = whole.replace(/\B(?=(\d{3})+$)/g, ',');
@@ -82,6 +73,19 @@ const MINUTE = new Intl.DateTimeFormat(locale, {
   minute: '2-digit',
   hourCycle: 'h23',
 });
+
+const CLOCK = new Intl.DateTimeFormat(locale, { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+
+/** A text without its isolates and no-break spaces, for a canvas (a chart's axis), which draws them as boxes. */
+export const plain = (text) => text.replace(/[\u2066-\u2069]/g, '').replace(/\u00a0/g, ' ');
+
+const LOCAL_DAY = new Intl.DateTimeFormat(locale, { month: 'short', day: 'numeric' });
+
+/** The time of day of an instant (`22:00`), in the browser's time zone: a chart's hour axis. */
+export const clock = (value) => CLOCK.format(new Date(value));
+
+/** The day of an instant (`Nov 28`) in the browser's time zone, beside `clock` where the day changes. */
+export const localDay = (value) => LOCAL_DAY.format(new Date(value));
 
 const unbroken = (text) => `${FSI}${text.replace(/\s/g, NBSP)}${PDI}`;
 

@@ -292,6 +292,7 @@ const TEXTS = {
     Expiry: 'الانتهاء',
     'Used today': 'المستخدم اليوم',
     '{role} of reseller #{id}': '{role} لدى الموزّع #{id}',
+    '{role} of {reseller}': '{role} لدى {reseller}',
     // form labels and column titles
     Actions: 'الإجراءات',
     Action: 'الإجراء',

@@ -111,7 +111,7 @@ function Rows({ rows }) {
     ['created_at', 'When', (r) => dateTime(r.created_at)],
     ['type', 'Type', (r) => fieldLabel(r.type)],
     ['amount', 'Amount', (r) => money(r.amount, r.currency)],
-    ['method', 'Method'],
+    ['method', 'Method', (r) => (r.method ? fieldLabel(r.method) : '—')],
     [
       'subscriber_username',
       'Subscriber',
@@ -125,7 +125,10 @@ function Rows({ rows }) {
     [
       'invoice_id',
       'Invoice',
-      (r) => (r.invoice_id ? html`<a href=${href(`/invoices/${r.invoice_id}`)}>#${r.invoice_id}</a>` : '—'),
+      (r) =>
+        r.invoice_id
+          ? html`<a href=${href(`/invoices/${r.invoice_id}`)}><bdi>${r.invoice_number ?? `#${r.invoice_id}`}</bdi></a>`
+          : '—',
     ],
     ['notes', 'Notes'],
   ]} />`;

@@ -4,7 +4,8 @@
  */
 import { api } from './api.js';
 import { Chart, toSeries } from './charts.js';
-import { addTexts, t } from './i18n.js';
+import { addTexts, fieldLabel, knownField, t } from './i18n.js';
+import { options, resellers } from './lookups.js';
 import { go } from './router.js';
 import { session } from './session.js';
 import { Form, html, KeyValues, Loaded, money, notify, Pager, Table, useLoad } from './ui.js';
@@ -92,10 +93,33 @@ function revenueChart(rows) {
   return toSeries([...byPeriod].map(([period, amount]) => ({ period, amount })));
 }
 
+/** A report's money columns: amounts of a row that names its currency. */
+const MONEY = /(^|_)(amount|total|balance|paid|due|outstanding|revenue|commission|price)$/;
+
+/**
+ * A report's columns from its first row: money in the one format, a payment method's key or name in
+ * words ("Cash"), a count titled as a count.
+ */
+function columnsOf(rows) {
+  if (!rows.length) return undefined;
+  return Object.keys(rows[0]).map((k) => {
+    if (k === 'count') return [k, 'Count'];
+    if (MONEY.test(k)) return [k, fieldLabel(k), (r) => (r.currency ? money(r[k], r.currency) : r[k])];
+    if (k === 'key' || k === 'name')
+      return [
+        k,
+        fieldLabel(k),
+        (r) => (typeof r[k] === 'string' && knownField(r[k]) ? fieldLabel(r[k]) : (r[k] ?? '—')),
+      ];
+    return [k, fieldLabel(k)];
+  });
+}
+
 export function ReportsPage({ query }) {
   const name = query.name ?? 'revenue';
   const q = queryOf(name, query);
   const state = useLoad(() => api('GET', `/api/reports/${name}`, { query: q }), [name, JSON.stringify(q)]);
+  const lookups = useLoad(() => resellers(), []);
   const fields = [
     {
       name: 'name',
@@ -125,7 +149,16 @@ export function ReportsPage({ query }) {
           },
         ]
       : []),
-    { name: 'reseller_id', label: 'Reseller id', type: 'int', min: 1, value: query.reseller_id },
+    lookups.data?.length
+      ? {
+          name: 'reseller_id',
+          label: 'Reseller',
+          type: 'select',
+          numeric: true,
+          options: options(lookups.data),
+          value: query.reseller_id,
+        }
+      : { name: 'reseller_id', label: 'Reseller id', type: 'int', min: 1, value: query.reseller_id },
   ];
   return html`<h1>${t('Reports')}</h1>
     <${Form} className="filters" fields=${fields} submitLabel="Show" onSubmit=${(values) => go('/reports', { ...values, page: 1 })} />
@@ -134,7 +167,7 @@ export function ReportsPage({ query }) {
       const chart = name === 'revenue' && res.data.length > 0 && revenueChart(res.data);
       return html`<${Totals} res=${res} />
         ${chart && html`<${Chart} title=${t('Revenue')} data=${chart} bars=${true} />`}
-        <${Table} rows=${res.data} />
+        <${Table} rows=${res.data} columns=${columnsOf(res.data)} />
         <${Pager} pagination=${res.pagination} onPage=${(page) => go('/reports', { ...query, name, page })} />`;
     }}</${Loaded}>`;
 }

@@ -113,18 +113,43 @@ function Result({ res }) {
   </div>`;
 }
 
+/**
+ * The renew confirmation: what the invoice will ask, tax included (the API's `renewal`, from the
+ * default tax the invoice takes), and what the reseller balance is debited (the price alone).
+ */
+function renewalText(s, name) {
+  const r = s.renewal;
+  const total = money(r.total, s.currency);
+  const price = money(r.price, s.currency);
+  if (Number(r.tax_rate) === 0)
+    return t(
+      'Renew {name} on {plan} for {total} (no tax)? The reseller balance is debited {price} and an invoice of {total} is created.',
+      { name, plan: s.service.name, total, price },
+    );
+  return t(
+    'Renew {name} on {plan} for {total} with tax ({price} and {tax} tax at {rate})? The reseller balance is debited {price} and an invoice of {total} is created.',
+    {
+      name,
+      plan: s.service.name,
+      total,
+      price,
+      tax: money(r.tax_amount, s.currency),
+      rate: ltrText(`${r.tax_rate}%`),
+    },
+  );
+}
+
 /** The single actions, each shown only when the token holds its permission. */
 function actionsFor(s, lk, reload) {
   const done = (text) => () => {
     notify(t(text));
     reload();
   };
-  const price = money(s.override_price && s.price !== null ? s.price : s.service.price, s.currency);
   const name = ltrText(s.username);
   const all = [
     [
       'subscribers.renew',
-      html`<${ActionDialog} label="Renew" confirm=${t('Renew {name} on {plan} for {price}? The reseller balance is debited and an invoice is created.', { name, plan: s.service.name, price })}
+      html`<${ActionDialog} label="Renew" confirm=${renewalText(s, name)}
       run=${() => post(s.id, 'renew')} onDone=${done('Renewed')} />`,
     ],
     [
@@ -255,8 +280,10 @@ const DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
 
 addTexts({
   ar: {
-    'Renew {name} on {plan} for {price}? The reseller balance is debited and an invoice is created.':
-      'تجديد {name} على {plan} بمبلغ {price}؟ يُخصم المبلغ من رصيد الموزّع وتُنشأ فاتورة.',
+    'Renew {name} on {plan} for {total} (no tax)? The reseller balance is debited {price} and an invoice of {total} is created.':
+      'تجديد {name} على {plan} بمبلغ {total} (بلا ضريبة)؟ يُخصم {price} من رصيد الموزّع وتُنشأ فاتورة بمبلغ {total}.',
+    'Renew {name} on {plan} for {total} with tax ({price} and {tax} tax at {rate})? The reseller balance is debited {price} and an invoice of {total} is created.':
+      'تجديد {name} على {plan} بمبلغ {total} شاملًا الضريبة ({price} وضريبة {tax} بنسبة {rate})؟ يُخصم {price} من رصيد الموزّع وتُنشأ فاتورة بمبلغ {total}.',
     'The expiry moves without a payment; the reason is kept in the audit log.':
       'يتغيّر تاريخ الانتهاء دون دفع، ويُحفظ السبب في سجل التدقيق.',
     "The subscriber is disconnected and reconnects on the new plan's speed and pool.":

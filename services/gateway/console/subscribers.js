@@ -156,6 +156,15 @@ function filterFields(query, lookups) {
   return fields;
 }
 
+/**
+ * What the bulk panel keeps of a selected row: its username (a failed id is named in the outcome)
+ * and what renewing it will invoice, tax included (the API's `renewal.total`), in its currency.
+ */
+const pickOf = (row) => ({
+  username: row.username,
+  renewal: row.renewal ? { total: row.renewal.total, currency: row.currency } : null,
+});
+
 export function SubscribersPage({ query }) {
   const filters = filtersOf(query);
   const page = Number(query.page ?? 1);
@@ -165,15 +174,16 @@ export function SubscribersPage({ query }) {
     return { plans: p, resellers: r, nas: n };
   }, []);
   const list = useLoad(() => api('GET', '/api/subscribers', { query: { ...filters, page } }), [key]);
-  const [selected, setSelected] = useState(() => new Set());
+  // Selected ids, each with its username and what renewing it will invoice (pickOf).
+  const [selected, setSelected] = useState(() => new Map());
   const [collecting, setCollecting] = useState(null);
   const [collectError, setCollectError] = useState(null);
   const planName = (id) => lookups.data?.plans.find((p) => p.id === id)?.name ?? `#${id}`;
 
-  function toggle(id, on) {
-    const next = new Set(selected);
-    if (on) next.add(id);
-    else next.delete(id);
+  function toggle(row, on) {
+    const next = new Map(selected);
+    if (on) next.set(row.id, pickOf(row));
+    else next.delete(row.id);
     setSelected(next);
   }
   async function selectAllMatching() {
@@ -183,7 +193,7 @@ export function SubscribersPage({ query }) {
       const rows = await allPages('/api/subscribers', filters, {
         onProgress: (n, total) => setCollecting(`Collected ${n} of ${total}…`),
       });
-      setSelected(new Set(rows.map((r) => r.id)));
+      setSelected(new Map(rows.map((r) => [r.id, pickOf(r)])));
       notify(`${rows.length} subscribers selected`);
     } catch (err) {
       setCollectError(err);
@@ -210,13 +220,13 @@ export function SubscribersPage({ query }) {
           html`<div class="selection">
           <span>${t('{n} selected', { n: selected.size })}</span>
           <button type="button" class="secondary" onClick=${selectAllMatching} disabled=${!!collecting}>${t('Select all {n} matching', { n: res.pagination.total })}</button>
-          ${selected.size > 0 && html`<button type="button" class="secondary" onClick=${() => setSelected(new Set())}>${t('Clear selection')}</button>`}
+          ${selected.size > 0 && html`<button type="button" class="secondary" onClick=${() => setSelected(new Map())}>${t('Clear selection')}</button>`}
           ${collecting && html`<span class="muted">${collecting}</span>`}
         </div>`
         }
         <${ErrorMessage} error=${collectError} onRetry=${selectAllMatching} />
-        <${BulkPanel} ids=${[...selected]} onFinished=${() => {
-          setSelected(new Set());
+        <${BulkPanel} picked=${selected} onFinished=${() => {
+          setSelected(new Map());
           list.reload();
         }} />
         <div class="table-wrap"><table>
@@ -226,8 +236,8 @@ export function SubscribersPage({ query }) {
               session.isAdminOrReseller &&
               html`<th scope="col" class="pick"><input type="checkbox" aria-label=${t('Select every subscriber on this page')} checked=${allOnPage}
               onChange=${(e) => {
-                const next = new Set(selected);
-                rows.forEach((r) => (e.currentTarget.checked ? next.add(r.id) : next.delete(r.id)));
+                const next = new Map(selected);
+                rows.forEach((r) => (e.currentTarget.checked ? next.set(r.id, pickOf(r)) : next.delete(r.id)));
                 setSelected(next);
               }} /></th>`
             }
@@ -235,7 +245,7 @@ export function SubscribersPage({ query }) {
           </tr></thead>
           <tbody>${rows.map(
             (s) => html`<tr key=${s.id}>
-            ${session.isAdminOrReseller && html`<td class="pick"><input type="checkbox" aria-label=${t('Select {name}', { name: s.username })} checked=${selected.has(s.id)} onChange=${(e) => toggle(s.id, e.currentTarget.checked)} /></td>`}
+            ${session.isAdminOrReseller && html`<td class="pick"><input type="checkbox" aria-label=${t('Select {name}', { name: s.username })} checked=${selected.has(s.id)} onChange=${(e) => toggle(s, e.currentTarget.checked)} /></td>`}
             <td><a href=${href(`/subscribers/${s.id}`)}>${s.username}</a></td>
             <td>${s.full_name ?? ''}</td><td>${s.phone ? ltrText(s.phone) : ''}</td><td>${planName(s.service_id)}</td>
             <td><span class=${`badge ${s.status}`}>${t(s.status)}</span>${s.blocked_reason && html` <span class="badge blocked">${t('Blocked: {reason}', { reason: blockedReasonText(s.blocked_reason) })}</span>`}</td>
