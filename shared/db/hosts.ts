@@ -69,12 +69,38 @@ async function inRecovery(base: string, target: { host: string; port: number }):
   }
 }
 
-/** Picks the host a new connection goes to, remembering the last one that suited. */
+/** After a round that found no suitable server, picks fail at once for this long (no probe storm). */
+const NONE_HOLD_MS = 250;
+
+/**
+ * Picks the host a new connection goes to, remembering the last one that suited. Concurrent picks
+ * share one round of probes: a pool refilling after a failover probes each host once, not once per
+ * waiting request.
+ */
 export class HostPicker {
   private last = 0;
+  private round: Promise<{ host: string; port: number }> | undefined;
+  private failed: { at: number; err: Error } | undefined;
   constructor(readonly list: HostList) {}
 
-  async pick(): Promise<{ host: string; port: number }> {
+  pick(): Promise<{ host: string; port: number }> {
+    if (this.failed && Date.now() - this.failed.at < NONE_HOLD_MS) return Promise.reject(this.failed.err);
+    this.round ??= this.probeAll().then(
+      (t) => {
+        this.round = undefined;
+        this.failed = undefined;
+        return t;
+      },
+      (err: Error) => {
+        this.round = undefined;
+        this.failed = { at: Date.now(), err };
+        throw err;
+      },
+    );
+    return this.round;
+  }
+
+  private async probeAll(): Promise<{ host: string; port: number }> {
     const { hosts, attrs } = this.list;
     const order = [...hosts.keys()].map((i) => (i + this.last) % hosts.length);
     let fallback: number | undefined;

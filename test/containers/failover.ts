@@ -216,7 +216,17 @@ async function main(): Promise<void> {
         const before = acknowledged.length;
         killedAt = Date.now();
         execFileSync('docker', ['kill', '-s', 'KILL', containerOf(leader)]);
+        // When Patroni's new leader runs, apart from when the units serve again.
+        const promoted = waitUntil(
+          'a new leader running',
+          async () => {
+            const m = await cluster([restA, restB]);
+            return m.some((x) => x.role === 'leader' && x.name !== leader && x.state === 'running') && Date.now();
+          },
+          180_000,
+        ).catch(() => 0);
         await Promise.all(clients);
+        const promotedAt = await promoted;
         check(firstWriteAfterKill > 0, `no payment acknowledged within 180 s of the kill (${failures.length} failed)`);
         const m = await cluster([restA, restB]);
         const newLeader = m.find((x) => x.role === 'leader');
@@ -226,11 +236,12 @@ async function main(): Promise<void> {
           after: acknowledged.length - before,
           failed: failures.length,
           seconds: (firstWriteAfterKill - killedAt) / 1000,
+          promoted: promotedAt ? (promotedAt - killedAt) / 1000 : NaN,
           newLeader: newLeader.name,
         };
       },
       (f) =>
-        `first served write ${f.seconds.toFixed(1)} s after the kill; ${f.before} payments before, ${f.after} after, ${f.failed} failed attempts; ${f.newLeader} promoted`,
+        `first served write ${f.seconds.toFixed(1)} s after the kill (new leader running after ${f.promoted.toFixed(1)} s); ${f.before} payments before, ${f.after} after, ${f.failed} failed attempts; ${f.newLeader} promoted`,
     );
 
     await step(
@@ -275,7 +286,8 @@ async function main(): Promise<void> {
       () => 'streaming from the new primary',
     );
     console.log(
-      `\n[test:failover] failover: first served write ${figures.seconds.toFixed(1)} s after the primary was killed`,
+      `\n[test:failover] failover: first served write ${figures.seconds.toFixed(1)} s after the primary was killed ` +
+        `(Patroni's new leader running after ${figures.promoted.toFixed(1)} s; ${figures.failed} failed attempts by ${CLIENTS} clients)`,
     );
   } catch (err) {
     console.error(`[test:failover] FAILED: ${(err as Error).stack ?? err}`);
