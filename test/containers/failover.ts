@@ -140,12 +140,16 @@ async function main(): Promise<void> {
       'etcd, pg-a and pg-b under Patroni: a leader and a streaming synchronous replica',
       async () => {
         await compose(['up', '-d', '--no-build', 'etcd', 'pg-a', 'pg-b', 'nats']);
-        return waitUntil('a leader and a streaming sync_standby', async () => {
-          const m = await cluster([restA, restB]);
-          const leader = m.find((x) => x.role === 'leader' && x.state === 'running');
-          const sync = m.find((x) => x.role === 'sync_standby' && x.state === 'streaming');
-          return leader && sync && m;
-        });
+        return waitUntil(
+          'a leader and a streaming sync_standby',
+          async () => {
+            const m = await cluster([restA, restB]);
+            const leader = m.find((x) => x.role === 'leader' && x.state === 'running');
+            const sync = m.find((x) => x.role === 'sync_standby' && x.state === 'streaming');
+            return leader && sync && m;
+          },
+          300_000,
+        ); // initdb, then the replica's pg_basebackup: minutes on a loaded machine
       },
       (m) => m.map((x) => `${x.name} ${x.role}`).join(', '),
     );

@@ -284,12 +284,30 @@ async function main(): Promise<void> {
         // The entrypoint creates the stanza once the server answers; `check` also proves archiving works.
         await waitUntil('pgbackrest check', async () => (sh('pgbackrest --stanza=billing check'), true), 60_000);
         sh('pgbackrest --stanza=billing --type=full backup');
-        const payOne = async () =>
-          ok(
-            await api('POST', `/api/invoices/${flow.invoiceId}/payment`, { amount: 1, method: 'cash' }),
-            200,
-            'payment',
-          ).body.data.transaction_id as number;
+        const payOne = async (): Promise<number> => {
+          const key = crypto.randomUUID();
+          for (let attempt = 1; ; attempt++) {
+            try {
+              const res = await fetch(`${base}/api/invoices/${flow.invoiceId}/payment`, {
+                method: 'POST',
+                headers: {
+                  'content-type': 'application/json',
+                  authorization: `Bearer ${token}`,
+                  'idempotency-key': key,
+                },
+                body: JSON.stringify({ amount: 1, method: 'cash' }),
+                signal: AbortSignal.timeout(40_000),
+              });
+              const body = (await res.json()) as { data: { transaction_id: number } };
+              check(res.status === 200, `payment ${res.status} ${JSON.stringify(body)}`);
+              return body.data.transaction_id;
+            } catch (err) {
+              // fetch's TypeError: a keep-alive connection the gateway closed as the request went out;
+              // the same Idempotency-Key makes the repeat safe.
+              if (attempt >= 3 || !(err instanceof TypeError)) throw err;
+            }
+          }
+        };
         const before = [await payOne(), await payOne(), await payOne()];
         const { rows } = await db!.query<{ t: string }>('select clock_timestamp()::text as t');
         const target = rows[0].t;
