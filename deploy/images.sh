@@ -7,6 +7,8 @@
 #      isp-billing-pdf, isp-billing-radius, isp-billing-postgres, isp-billing-nats, each tagged
 #      `local` and the package version. Docker's layer cache skips every step whose inputs did
 #      not change (npm install reruns only when package.json or the lock changes).
+#      isp-billing-postgres-ha (target postgres-ha: + Patroni and etcd) is built only when named in
+#      IMAGES (npm run test:failover does).
 #
 # With a registry, skip step 1: BASE=debian:trixie-slim deploy/images.sh (or build the targets
 # with plain `docker build`). Prints the seconds of each step and the image sizes.
@@ -54,7 +56,7 @@ fi
 
 # ------------------------------------------------------------------ 2. the targets
 declare -A NAMES=([service]=isp-billing [pdf-renderer]=isp-billing-pdf [freeradius]=isp-billing-radius
-  [postgres]=isp-billing-postgres [nats]=isp-billing-nats)
+  [postgres]=isp-billing-postgres [postgres-ha]=isp-billing-postgres-ha [nats]=isp-billing-nats)
 targets=(${IMAGES:-service pdf-renderer freeradius postgres nats})
 context() {
   # The working tree without what the build makes or must not see (the same list as Dockerfile.dockerignore).

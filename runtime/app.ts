@@ -58,7 +58,7 @@ export async function startApp(cfg: Config, opts: StartOptions = {}): Promise<Ap
       if (embedded && process.env.UPGRADE_BACKUP !== 'off') await backupBeforeUpgrade(finalCfg, databaseUrl);
       await runMigrations(databaseUrl);
     }
-    initDatabase(databaseUrl);
+    initDatabase(databaseUrl, undefined, finalCfg.databaseReadUrl);
     holdsDatabase = true;
     const broker = new ServiceBroker(brokerOptions(finalCfg, opts.broker));
     for (const schema of schemasFor(finalCfg.services)) broker.createService(schema);

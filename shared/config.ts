@@ -9,6 +9,8 @@ export interface Config {
   port: number;
   dataDir: string;
   databaseUrl: string | undefined;
+  /** DATABASE_READ_URL: reports, exports and the ledger list read here (shared/db/client.ts readDb()). */
+  databaseReadUrl?: string;
   embeddedPgPort: number | undefined;
   transporter: string | undefined;
   services: string[] | undefined;
@@ -69,6 +71,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port,
     dataDir: env.DATA_DIR || './data',
     databaseUrl: env.DATABASE_URL || undefined,
+    databaseReadUrl: env.DATABASE_READ_URL || undefined,
     embeddedPgPort: env.EMBEDDED_PG_PORT ? intVar(env, 'EMBEDDED_PG_PORT', 0) : undefined,
     transporter: env.TRANSPORTER || undefined,
     services: env.SERVICES

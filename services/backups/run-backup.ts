@@ -4,6 +4,7 @@ import path from 'node:path';
 import { createBackup } from '../../shared/backup/backup';
 import type { Manifest } from '../../shared/backup/file-format';
 import { config, parseEncryptionKey } from '../../shared/config';
+import { resolveUrl } from '../../shared/db/hosts';
 import type { BackupScheduleOptions } from './options';
 import { backupFileName, beyondRetention } from './retention';
 
@@ -31,7 +32,7 @@ export async function runScheduledBackup(opts: BackupScheduleOptions & { dir: st
   fs.mkdirSync(opts.dir, { recursive: true, mode: 0o700 });
   const file = path.join(opts.dir, backupFileName(new Date()));
   const manifest = await createBackup({
-    url: cfg.databaseUrl,
+    url: await resolveUrl(cfg.databaseUrl),
     out: file,
     key: cfg.encryptionKey,
     keyLocation: keyLocation(cfg.encryptionKey),

@@ -3,7 +3,7 @@
  * row of the same query through a server-side cursor, so memory stays flat: shared/http/csv.ts).
  */
 import type { Readable } from 'node:stream';
-import { pgPool } from '../../shared/db/client';
+import { readPool } from '../../shared/db/client';
 import { csvHeaders, cursorRows, csvStream, wantsCsv, type CsvValue } from '../../shared/http/csv';
 import type { Meta } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
@@ -38,7 +38,8 @@ export async function answer<Row>(params: Format, meta: Meta, q: ReportQuery<Row
       rows,
     );
   }
-  const pool = pgPool();
+  // Reports tolerate a second of replica lag (DATABASE_READ_URL).
+  const pool = readPool();
   const extra = q.extra ? q.extra() : Promise.resolve({});
   if (!q.page) {
     const { rows } = await pool.query<Row & object>(q.text, q.values);

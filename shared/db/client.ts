@@ -1,5 +1,6 @@
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { Pool, types } from 'pg';
+import { HostPicker, parseHostList, pickingClient } from './hosts';
 import * as schema from './schema';
 
 export type Db = NodePgDatabase<typeof schema>;
@@ -32,23 +33,22 @@ export function sessionSetup(env: NodeJS.ProcessEnv = process.env): string | und
 let pool: Pool | undefined;
 let database: Db | undefined;
 let poolUrl: string | undefined;
+let readPool_: Pool | undefined;
+let readDatabase: Db | undefined;
 let users = 0;
 
-export function initDatabase(url: string, max = Number(process.env.PG_POOL_SIZE || 20)): Db {
-  if (database) {
-    if (url !== poolUrl)
-      throw new Error('this process already uses another database: start one app per database, one per process');
-    users++;
-    return database;
-  }
+/** A pool on `url`; one naming several hosts or a target_session_attrs connects through hosts.ts. */
+function makePool(url: string, max: number): Pool {
   const setup = sessionSetup();
-  pool = new Pool({
-    connectionString: url,
+  const hosts = parseHostList(url);
+  const p = new Pool({
+    connectionString: hosts ? hosts.base : url,
     max,
     // Connections kept open however long idle: each new one is a new PostgreSQL backend whose
     // catalog caches start empty, and a bulk job after a quiet spell opened several at once while
     // the server was busiest (bench:coa, docs/network-access.md).
     min: Math.min(max, Number(process.env.PG_POOL_MIN || 4)),
+    ...(hosts ? { Client: pickingClient(new HostPicker(hosts)) } : {}),
     // Awaited before the pool hands the connection out. A server without the setting (before
     // PostgreSQL 11) has no JIT either, so its error is of no consequence.
     onConnect:
@@ -61,8 +61,27 @@ export function initDatabase(url: string, max = Number(process.env.PG_POOL_SIZE 
             ),
   });
   // An idle client that loses its server must not crash the process.
-  pool.on('error', () => undefined);
+  p.on('error', () => undefined);
+  return p;
+}
+
+/**
+ * `readUrl` (DATABASE_READ_URL): a second pool for the reads that may lag a replica by a second
+ * (readDb()); unset, those reads use the main pool.
+ */
+export function initDatabase(url: string, max = Number(process.env.PG_POOL_SIZE || 20), readUrl?: string): Db {
+  if (database) {
+    if (url !== poolUrl)
+      throw new Error('this process already uses another database: start one app per database, one per process');
+    users++;
+    return database;
+  }
+  pool = makePool(url, max);
   database = drizzle(pool, { schema });
+  if (readUrl) {
+    readPool_ = makePool(readUrl, max);
+    readDatabase = drizzle(readPool_, { schema });
+  }
   poolUrl = url;
   users = 1;
   return database;
@@ -71,6 +90,15 @@ export function initDatabase(url: string, max = Number(process.env.PG_POOL_SIZE 
 export function db(): Db {
   if (!database) throw new Error('database not initialised: call initDatabase() at start');
   return database;
+}
+
+/**
+ * The database for reads that tolerate a second of replication lag (reports, long lists:
+ * docs/operations.md, "DATABASE_READ_URL"): DATABASE_READ_URL's pool when set, else db(). Never
+ * for a read that must see the caller's own write or that decides a write.
+ */
+export function readDb(): Db {
+  return readDatabase ?? db();
 }
 
 /** Whether `d` is the process's database (no transaction): reads may then use pgPool() directly. */
@@ -83,6 +111,11 @@ export function pgPool(): Pool {
   return pool;
 }
 
+/** readDb()'s pool: DATABASE_READ_URL's when set, else pgPool(). */
+export function readPool(): Pool {
+  return readPool_ ?? pgPool();
+}
+
 /** Releases this app's share of the pool; the last one closes it. */
 export async function closeDatabase(): Promise<void> {
   if (users > 1) {
@@ -90,9 +123,13 @@ export async function closeDatabase(): Promise<void> {
     return;
   }
   const p = pool;
+  const r = readPool_;
   pool = undefined;
   database = undefined;
+  readPool_ = undefined;
+  readDatabase = undefined;
   poolUrl = undefined;
   users = 0;
   if (p) await p.end();
+  if (r) await r.end();
 }

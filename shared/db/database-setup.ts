@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { repoRoot } from '../paths';
+import { resolveUrl } from './hosts';
 
 export interface EmbeddedPostgresHandle {
   url: string;
@@ -50,6 +51,7 @@ export async function runningEmbeddedPostgres(opts: {
   return (await load()).runningEmbeddedPostgres(opts);
 }
 
+/** A multi-host DATABASE_URL migrates the server it resolves to now (hosts.ts): the primary with read-write. */
 export async function runMigrations(databaseUrl: string, migrationsFolder?: string): Promise<void> {
-  return (await load()).runMigrations(databaseUrl, migrationsFolder);
+  return (await load()).runMigrations(await resolveUrl(databaseUrl), migrationsFolder);
 }

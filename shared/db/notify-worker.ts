@@ -6,6 +6,7 @@
  */
 import { Client } from 'pg';
 import { config } from '../config';
+import { resolveUrl } from './hosts';
 
 export interface NotifyWorkerOptions {
   /** Who works, in log lines ('outbox', 'webhook delivery'). */
@@ -94,7 +95,9 @@ export class NotifyWorker {
 
   private async listen(): Promise<void> {
     if (this.stopping) return;
-    const client = new Client({ connectionString: config().databaseUrl });
+    // Resolved at each (re)connect: after a failover the LISTEN goes to the new primary.
+    const url = config().databaseUrl;
+    const client = new Client({ connectionString: url && (await resolveUrl(url)) });
     client.on('error', (err) => {
       this.o.logger.warn(`${this.o.name} LISTEN connection lost`, err.message);
       if (this.listener === client) this.listener = undefined;

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import Cursor from 'pg-cursor';
-import { pgPool } from '../db/client';
+import { readPool } from '../db/client';
 
 export type CsvValue = string | number | boolean | bigint | Date | null | undefined;
 
@@ -50,7 +50,8 @@ export function csvStream<Row>(columns: readonly CsvColumn<Row>[], rows: AsyncIt
  * memory. The connection is held until the rows are read or the reader stops.
  */
 export async function* cursorRows<Row>(text: string, values: unknown[], batch = 5000): AsyncGenerator<Row> {
-  const client = await pgPool().connect();
+  // Exports tolerate a second of replica lag (DATABASE_READ_URL).
+  const client = await readPool().connect();
   const cursor = client.query(new Cursor<Row>(text, values));
   try {
     for (;;) {

@@ -8,7 +8,9 @@
  * container killed (SIGKILL) during renders (each caller gets its PDF or a clean 503, none hangs),
  * one network-access container killed while disconnects are pending in the outbox (every
  * acknowledged deactivation still reaches the NAS, once, and every outbox row ends published), and
- * renders spread over the three renderers (each one's own metrics, read over the bus). Prints the
+ * renders spread over the three renderers (each one's own metrics, read over the bus). Before the
+ * faults, pgBackRest: a full backup, payments, a restore to a timestamp between them beside the
+ * live database (the payments before it there, the ones after it not). Prints the
  * seconds of each step and the image sizes; exits non-zero on any failure.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -272,6 +274,87 @@ async function main(): Promise<void> {
         JSON.stringify(seen),
       );
     });
+
+    // ------------------------------------------------------------ pgBackRest: a restore to a point in time
+    await step(
+      'pgBackRest: full backup, payments, restore to a timestamp beside the live database',
+      async () => {
+        const [pg] = containersOf(project, 'postgres');
+        const sh = (script: string) => docker(['exec', '-e', 'PGPASSWORD=billing', pg, 'sh', '-c', script]);
+        // The entrypoint creates the stanza once the server answers; `check` also proves archiving works.
+        await waitUntil('pgbackrest check', async () => (sh('pgbackrest --stanza=billing check'), true), 60_000);
+        sh('pgbackrest --stanza=billing --type=full backup');
+        const payOne = async (): Promise<number> => {
+          const key = crypto.randomUUID();
+          for (let attempt = 1; ; attempt++) {
+            try {
+              const res = await fetch(`${base}/api/invoices/${flow.invoiceId}/payment`, {
+                method: 'POST',
+                headers: {
+                  'content-type': 'application/json',
+                  authorization: `Bearer ${token}`,
+                  'idempotency-key': key,
+                },
+                body: JSON.stringify({ amount: 1, method: 'cash' }),
+                signal: AbortSignal.timeout(40_000),
+              });
+              const body = (await res.json()) as { data: { transaction_id: number } };
+              check(res.status === 200, `payment ${res.status} ${JSON.stringify(body)}`);
+              return body.data.transaction_id;
+            } catch (err) {
+              // fetch's TypeError: a keep-alive connection the gateway closed as the request went out;
+              // the same Idempotency-Key makes the repeat safe.
+              if (attempt >= 3 || !(err instanceof TypeError)) throw err;
+            }
+          }
+        };
+        const before = [await payOne(), await payOne(), await payOne()];
+        const { rows } = await db!.query<{ t: string }>('select clock_timestamp()::text as t');
+        const target = rows[0].t;
+        await new Promise((r) => setTimeout(r, 1000));
+        const after = [await payOne(), await payOne(), await payOne()];
+        sh('pgbackrest --stanza=billing check'); // switches WAL and waits until the segment is archived
+        const pitrPort = await freePort();
+        const dir = '/var/lib/postgresql/pitr';
+        sh(
+          `rm -rf ${dir} && mkdir -m 700 ${dir} && pgbackrest --stanza=billing --pg1-path=${dir} --type=time "--target=${target}" --target-action=promote restore`,
+        );
+        sh(
+          `$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)/pg_ctl -D ${dir} -l /tmp/pitr.log -w -t 120 ` +
+            `-o "-p ${pitrPort} -c listen_addresses=127.0.0.1 -c unix_socket_directories=/tmp -c max_connections=300 -c archive_mode=off" start`,
+        );
+        const restored = new Pool({
+          connectionString: `postgres://billing:billing@127.0.0.1:${pitrPort}/billing`,
+          max: 1,
+        });
+        try {
+          await waitUntil('the restored server promoted', async () => {
+            const r = await restored.query<{ r: boolean }>('select pg_is_in_recovery() as r');
+            return !r.rows[0].r;
+          });
+          const found = await restored.query<{ id: number }>(
+            'select id from transactions where id = any($1::bigint[])',
+            [[...before, ...after]],
+          );
+          const ids = new Set(found.rows.map((r) => Number(r.id)));
+          check(
+            before.every((id) => ids.has(id)),
+            `payments before ${target} restored: ${[...ids].join(', ')}`,
+          );
+          check(
+            after.every((id) => !ids.has(id)),
+            `payments after ${target} not restored: ${[...ids].join(', ')}`,
+          );
+        } finally {
+          await restored.end().catch(() => undefined);
+          sh(
+            `$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)/pg_ctl -D ${dir} -m immediate stop; rm -rf ${dir}`,
+          );
+        }
+        return target;
+      },
+      (target) => `restored to ${target}: the 3 payments before it there, the 3 after it not`,
+    );
 
     // ------------------------------------------------------------ fault: a pdf-renderer killed mid-load
     const papers = ['A4', 'A5', 'Letter', 'Legal', 'B5', 'Receipt80', 'Receipt58', 'A4', 'A5', 'Letter', 'B5', 'A4'];

@@ -7,7 +7,7 @@
 import type { Readable } from 'node:stream';
 import type { Auth } from '../../../shared/auth/claims';
 import { requireAuth, resellerInScope, scopeFor } from '../../../shared/auth/policy';
-import { db, pgPool } from '../../../shared/db/client';
+import { db, readPool } from '../../../shared/db/client';
 import { fail } from '../../../shared/failures';
 import { csvStream, cursorRows, type CsvColumn } from '../../../shared/http/csv';
 import { pageOf } from '../../../shared/http/context';
@@ -101,8 +101,9 @@ export async function listTransactions(caller: Auth | undefined, p: LedgerInput)
   const rows = pageStatement(scope, filter, order, limit, offset);
   const totals = totalsStatement(scope, filter);
   const [pageRows, totalRows] = await Promise.all([
-    pgPool().query<LedgerRow>(rows.text, rows.values),
-    pgPool().query<TotalsRow>(totals.text, totals.values),
+    // A long list that tolerates a second of replica lag (DATABASE_READ_URL).
+    readPool().query<LedgerRow>(rows.text, rows.values),
+    readPool().query<TotalsRow>(totals.text, totals.values),
   ]);
   const sums = totalsJson(totalRows.rows);
   return {

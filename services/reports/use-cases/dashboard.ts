@@ -4,7 +4,7 @@
  */
 import type { Auth } from '../../../shared/auth/claims';
 import { addDays, todayUtc } from '../../../shared/billing/dates';
-import { pgPool } from '../../../shared/db/client';
+import { readPool } from '../../../shared/db/client';
 import { fromMinor } from '../../../shared/money';
 import { loadSettings } from '../../../shared/settings';
 import { db } from '../../../shared/db/client';
@@ -15,7 +15,7 @@ import { reportScope } from '../scope';
 
 type Row = Record<string, string | number | boolean | null>;
 
-const run = async (s: q.Sql): Promise<Row[]> => (await pgPool().query<Row>(s.text, s.values)).rows;
+const run = async (s: q.Sql): Promise<Row[]> => (await readPool().query<Row>(s.text, s.values)).rows;
 const n = (v: unknown): number => Number(v ?? 0);
 
 interface Received {

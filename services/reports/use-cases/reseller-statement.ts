@@ -6,7 +6,7 @@
  */
 import type { Auth } from '../../../shared/auth/claims';
 import { todayUtc } from '../../../shared/billing/dates';
-import { db, pgPool } from '../../../shared/db/client';
+import { db, readPool } from '../../../shared/db/client';
 import { fail } from '../../../shared/failures';
 import type { Meta } from '../../../shared/http/context';
 import { fromMinor } from '../../../shared/money';
@@ -48,7 +48,7 @@ export async function resellerStatement(caller: Auth | undefined, p: StatementIn
   const head = q.statementHead(resellerId, range);
   const {
     rows: [h],
-  } = await pgPool().query<{ name: string; currency: string; balance: number; after: string; moved: string }>(
+  } = await readPool().query<{ name: string; currency: string; balance: number; after: string; moved: string }>(
     head.text,
     head.values,
   );
@@ -92,8 +92,8 @@ export async function resellerStatement(caller: Auth | undefined, p: StatementIn
       const { commission_basis: basis } = await loadSettings(db(), ['commission_basis']);
       const commission = q.statementCommission(resellerId, range, basis === 'paid');
       const [kinds, commissions] = await Promise.all([
-        pgPool().query<{ type: string; method: string; amount: string; count: string }>(byType.text, byType.values),
-        pgPool().query<{ currency: string; commission: string }>(commission.text, commission.values),
+        readPool().query<{ type: string; method: string; amount: string; count: string }>(byType.text, byType.values),
+        readPool().query<{ currency: string; commission: string }>(commission.text, commission.values),
       ]);
       const summary: Record<string, { amount: number; count: number }> = {};
       for (const k of kinds.rows) {

@@ -4,7 +4,7 @@
  */
 import type { Auth } from '../../../shared/auth/claims';
 import { todayUtc } from '../../../shared/billing/dates';
-import { pgPool } from '../../../shared/db/client';
+import { readPool } from '../../../shared/db/client';
 import { fail } from '../../../shared/failures';
 import type { Meta } from '../../../shared/http/context';
 import { fromMinor } from '../../../shared/money';
@@ -44,7 +44,10 @@ export async function revenueReport(caller: Auth | undefined, p: RevenueInput, m
     page: { page: p.page, limit: p.limit },
     extra: async () => {
       const sums = q.revenueTotals(scope, range, p.by);
-      const totals = await pgPool().query<{ currency: string; amount: string; count: string }>(sums.text, sums.values);
+      const totals = await readPool().query<{ currency: string; amount: string; count: string }>(
+        sums.text,
+        sums.values,
+      );
       return {
         range: { ...range, group: p.group, by: p.by },
         totals: totals.rows.map((t) => ({

@@ -1,7 +1,7 @@
 /** GET /api/reports/usage: the subscribers that moved the most bytes over the range, and totals per plan. */
 import type { Auth } from '../../../shared/auth/claims';
 import { todayUtc } from '../../../shared/billing/dates';
-import { pgPool } from '../../../shared/db/client';
+import { readPool } from '../../../shared/db/client';
 import { fail } from '../../../shared/failures';
 import type { Meta } from '../../../shared/http/context';
 import { answer } from '../output';
@@ -41,7 +41,7 @@ export async function usageReport(caller: Auth | undefined, p: UsageInput, meta:
     page: { page: p.page, limit: p.limit },
     extra: async () => {
       const plans = q.usagePerPlan(scope, range);
-      const { rows } = await pgPool().query<Record<string, string | number | null>>(plans.text, plans.values);
+      const { rows } = await readPool().query<Record<string, string | number | null>>(plans.text, plans.values);
       return {
         range,
         plans: rows.map((r) => ({
