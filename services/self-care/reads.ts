@@ -9,7 +9,7 @@ import type { BlockedReason } from '../../shared/domain/access';
 import { addDays, todayIso } from '../../shared/domain/subscriber';
 import { fail } from '../../shared/failures';
 import { fromMinor } from '../../shared/money';
-import { loadSettings } from '../../shared/settings';
+import { cachedSettings } from '../../shared/settings';
 
 const GB = 1024 ** 3;
 const num = (v: unknown): number => Number(v);
@@ -46,7 +46,7 @@ export async function account(subscriberId: number) {
      where s.id = ${subscriberId} and s.deleted_at is null`);
   const r = rows[0];
   if (!r) throw fail('subscriberNotFound');
-  const s = await loadSettings(db(), [
+  const s = await cachedSettings([
     'currency',
     'operator_name',
     'operator_phone',
