@@ -77,6 +77,8 @@ async function seed(url: string, encryptionKey: string, ids: number[]): Promise<
 
 interface Rate {
   perSecond: number;
+  /** The slowest and the fastest second of the run. */
+  seconds: [number, number];
   cpuMsEach: number;
   failed: number;
 }
@@ -100,7 +102,12 @@ async function load(
   const elapsed = seconds(t0);
   const cpu = (await serverCpu(server)) - cpu0;
   const ok = r.requests.total - r.non2xx;
-  return { perSecond: ok / elapsed, cpuMsEach: cpu / 1000 / Math.max(1, ok), failed: r.non2xx + r.errors };
+  return {
+    perSecond: ok / elapsed,
+    seconds: [r.requests.min, r.requests.max],
+    cpuMsEach: cpu / 1000 / Math.max(1, ok),
+    failed: r.non2xx + r.errors,
+  };
 }
 
 /** The sign-in's look-up sent straight to PostgreSQL at the same concurrency: statements per second. */
@@ -130,6 +137,7 @@ async function main(): Promise<void> {
     ...benchEnv(),
     ...store.env,
     SERVICES: 'gateway,subscribers,billing,network-access',
+    LIFECYCLE_INTERVAL_SECONDS: process.env.LIFECYCLE_INTERVAL_SECONDS ?? '0',
     // Every sign-in comes from this one address: the per-address request limit is out of the way.
     PUBLIC_RATE_LIMIT_PER_MIN: '1000000000',
   };
@@ -158,12 +166,14 @@ async function main(): Promise<void> {
     }
     const mid = (rs: Rate[]): Rate => ({
       perSecond: median(rs.map((r) => r.perSecond)),
+      seconds: [Math.min(...rs.map((r) => r.seconds[0])), Math.max(...rs.map((r) => r.seconds[1]))],
       cpuMsEach: median(rs.map((r) => r.cpuMsEach)),
       failed: rs.reduce((n, r) => n + r.failed, 0),
     });
     const [warm, health, floor] = [mid(warms), mid(healths), median(floors)];
     const line = (label: string, r: Rate) =>
       `${label.padEnd(34)} ${r.perSecond.toFixed(0).padStart(7)}/s  ${r.cpuMsEach.toFixed(2).padStart(6)} ms CPU each` +
+      `  (seconds: slowest ${r.seconds[0]}, fastest ${r.seconds[1]})` +
       (r.failed ? `  (${r.failed} failed)` : '');
     console.log(
       `\nsign-ins, ${CONCURRENCY} connections, ${SIGN_IN_SECONDS} s a run (target >= 500/s); ` +
