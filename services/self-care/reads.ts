@@ -20,6 +20,7 @@ const GB = 1024 ** 3;
 async function prepared<T>(name: string, text: string, values: unknown[]): Promise<T[]> {
   return (await pgPool().query({ name: `self_care_${name}`, text, values })).rows as T[];
 }
+
 const num = (v: unknown): number => Number(v);
 const iso = (v: unknown): string | null => (v === null || v === undefined ? null : new Date(v as string).toISOString());
 
