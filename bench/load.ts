@@ -11,7 +11,8 @@ import { scratchDataDir } from './scratch';
 
 /** What the benches read of an autocannon run (the package ships no types). */
 export interface AutocannonResult {
-  requests: { average: number; total: number };
+  /** Completed requests: in all, and per second (the average, the slowest and the fastest second). */
+  requests: { average: number; total: number; min: number; max: number };
   non2xx: number;
   errors: number;
 }

@@ -5,7 +5,7 @@
  */
 import { inArray, sql } from 'drizzle-orm';
 import { decrypt, encrypt } from './auth/secrets';
-import type { DbOrTx } from './db/client';
+import { db as poolDb, type DbOrTx } from './db/client';
 import { settings as settingsTable } from './db/schema';
 import type { JsonSchema } from './http/route';
 import { BLOCKED_ACCESS_MODES, DEFAULT_GARDEN_ATTRIBUTES, type BlockedAccessMode } from './domain/access';
@@ -311,6 +311,50 @@ export async function loadSettings(db: DbOrTx, keys: SettingKey[] = SETTING_KEYS
     out[key] = isSecretSetting(key) && typeof value === 'string' && value ? decrypt(value) : value;
   }
   return out as Settings;
+}
+
+/**
+ * The settings a request checks on every call (self-care's switches, the operator's contact), kept
+ * in this process's memory so a request costs no settings read. A change through PUT /api/settings
+ * is seen at once by the process that made it (forgetCachedSettings after the commit) and by the
+ * others when `settings.changed` reaches them (their services call forgetCachedSettings); anything
+ * else that writes the table (a restore, the default reseller) is seen within CACHE_MS. Secrets are
+ * never cached: they are read where they are used.
+ */
+const CACHE_MS = 5_000;
+let cacheGeneration = 0;
+let cacheBornAt = 0;
+let cached = new Map<SettingKey, unknown>();
+
+/** Drops the cached settings; a load under way when it happens is not kept either. */
+export function forgetCachedSettings(): void {
+  cacheGeneration++;
+  cacheBornAt = Date.now();
+  cached = new Map();
+}
+
+/** `keys` (no secret among them) from the cache, the missing ones read and kept. */
+export async function cachedSettings<K extends SettingKey>(keys: K[]): Promise<Pick<Settings, K>> {
+  if (Date.now() - cacheBornAt > CACHE_MS) forgetCachedSettings();
+  const out: Partial<Record<K, unknown>> = {};
+  const missing: K[] = [];
+  for (const k of keys) {
+    if (cached.has(k)) out[k] = cached.get(k);
+    else missing.push(k);
+  }
+  if (missing.length) {
+    if (missing.some(isSecretSetting)) throw new Error(`secret settings are not cached: ${missing.join(', ')}`);
+    const generation = cacheGeneration;
+    // The pool, never a transaction: what is kept must be committed.
+    const loaded = await loadSettings(poolDb(), missing);
+    // Read before a change committed: it answers this request but is not kept for the next ones.
+    const keep = generation === cacheGeneration;
+    for (const k of missing) {
+      out[k] = loaded[k];
+      if (keep) cached.set(k, loaded[k]);
+    }
+  }
+  return out as Pick<Settings, K>;
 }
 
 /** What GET /api/settings shows: secrets are replaced by whether they are set. */

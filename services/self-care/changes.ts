@@ -28,7 +28,10 @@ export interface WalletCheck {
  * Whether the wallet (system currency) pays the renewal invoice whole. Renewed today already is
  * 409 here, before any checkout: a payment for a renewal that cannot happen would only sit in the wallet.
  */
-export async function renewalCovered(subscriberId: number, s: Settings): Promise<WalletCheck> {
+export async function renewalCovered(
+  subscriberId: number,
+  s: Pick<Settings, 'default_tax_rate' | 'currency'>,
+): Promise<WalletCheck> {
   const { rows } = await db().execute<{ wallet: string; price: string; currency: string; renewed: boolean }>(sql`
     select s.wallet_balance as wallet, p.currency, s.last_renewed_on is not distinct from ${todayIso()}::date as renewed,
            case when s.override_price and s.price is not null then s.price else p.price end as price
@@ -55,7 +58,10 @@ export async function walletOf(subscriberId: number): Promise<number> {
 }
 
 /** The operator's offer for `gb`, priced in minor units of the system currency. */
-export function topupOffer(s: Settings, gb: number): { gb: number; priceMinor: number } {
+export function topupOffer(
+  s: Pick<Settings, 'self_care_data_topups' | 'currency'>,
+  gb: number,
+): { gb: number; priceMinor: number } {
   const offer = s.self_care_data_topups.find((o) => o.gb === gb);
   if (!offer) throw fail('topupNotOffered');
   return { gb, priceMinor: toMinor(offer.price, s.currency) };

@@ -4,14 +4,23 @@
  * name another subscriber, and a record of someone else's (an invoice by id) is simply not found.
  */
 import { sql } from 'drizzle-orm';
-import { db } from '../../shared/db/client';
+import { db, pgPool } from '../../shared/db/client';
 import type { BlockedReason } from '../../shared/domain/access';
 import { addDays, todayIso } from '../../shared/domain/subscriber';
 import { fail } from '../../shared/failures';
 import { fromMinor } from '../../shared/money';
-import { loadSettings } from '../../shared/settings';
+import { cachedSettings } from '../../shared/settings';
 
 const GB = 1024 ** 3;
+
+/**
+ * The reads every page of /my makes (account, usage, invoices) are prepared statements: planned
+ * once per connection rather than on every request (docs/self-care.md, Speed).
+ */
+async function prepared<T>(name: string, text: string, values: unknown[]): Promise<T[]> {
+  return (await pgPool().query({ name: `self_care_${name}`, text, values })).rows as T[];
+}
+
 const num = (v: unknown): number => Number(v);
 const iso = (v: unknown): string | null => (v === null || v === undefined ? null : new Date(v as string).toISOString());
 
@@ -37,16 +46,18 @@ function daysLeft(expiry: string, today: string): number {
 }
 
 export async function account(subscriberId: number) {
-  const { rows } = await db().execute<AccountRow>(sql`
-    select s.username, s.full_name, s.phone, s.status, s.expiry_date::text as expiry_date, s.blocked_reason,
-           s.wallet_balance, s.auto_renew, p.id as plan_id, p.name as plan_name, p.currency as plan_currency,
-           p.duration_days,
-           case when s.override_price and s.price is not null then s.price else p.price end as renewal_price
-      from subscribers s join services p on p.id = s.service_id
-     where s.id = ${subscriberId} and s.deleted_at is null`);
-  const r = rows[0];
+  const [r] = await prepared<AccountRow>(
+    'account',
+    `select s.username, s.full_name, s.phone, s.status, s.expiry_date::text as expiry_date, s.blocked_reason,
+            s.wallet_balance, s.auto_renew, p.id as plan_id, p.name as plan_name, p.currency as plan_currency,
+            p.duration_days,
+            case when s.override_price and s.price is not null then s.price else p.price end as renewal_price
+       from subscribers s join services p on p.id = s.service_id
+      where s.id = $1 and s.deleted_at is null`,
+    [subscriberId],
+  );
   if (!r) throw fail('subscriberNotFound');
-  const s = await loadSettings(db(), [
+  const s = await cachedSettings([
     'currency',
     'operator_name',
     'operator_phone',
@@ -102,36 +113,58 @@ type UsageRow = {
 
 const quotaBytes = (gb: string | null, extra = 0) => (gb === null ? null : Math.round(Number(gb) * GB) + extra);
 
+/** The sessions' columns /api/my/usage shows. */
+const SESSION_COLUMNS = `acctstarttime, acctstoptime, host(framedipaddress) as framedipaddress, callingstationid,
+  acctinputoctets, acctoutputoctets, acctterminatecause`;
+const USERNAME = `(select username from subscribers where id = $1 and deleted_at is null)`;
+
+type SessionRow = {
+  acctstarttime: string | null;
+  acctstoptime: string | null;
+  framedipaddress: string | null;
+  callingstationid: string | null;
+  acctinputoctets: string | null;
+  acctoutputoctets: string | null;
+  acctterminatecause: string | null;
+};
+
 export async function usage(subscriberId: number) {
-  const { rows } = await db().execute<UsageRow>(sql`
-    select s.username, s.daily_quota_used as daily_used, s.monthly_quota_used as monthly_used,
-           s.extra_quota_bytes as extra, s.fup_level,
-           coalesce(s.daily_quota_gb, p.daily_quota_gb) as daily_gb,
-           coalesce(s.monthly_quota_gb, p.monthly_quota_gb) as monthly_gb, p.rate_limit, p.fup_tiers
-      from subscribers s join services p on p.id = s.service_id
-     where s.id = ${subscriberId} and s.deleted_at is null`);
-  const r = rows[0];
-  if (!r) throw fail('subscriberNotFound');
   const since = addDays(todayIso(), -29);
-  const [days, sessions] = await Promise.all([
-    db().execute<{ date: string; download_bytes: string; upload_bytes: string }>(sql`
-      select date::text as date, download_bytes, upload_bytes from daily_usage
-       where subscriber_id = ${subscriberId} and date >= ${since}::date order by date`),
-    db().execute<{
-      acctstarttime: string | null;
-      acctstoptime: string | null;
-      framedipaddress: string | null;
-      callingstationid: string | null;
-      acctinputoctets: string | null;
-      acctoutputoctets: string | null;
-      acctterminatecause: string | null;
-    }>(sql`
-      select acctstarttime, acctstoptime, host(framedipaddress) as framedipaddress, callingstationid,
-             acctinputoctets, acctoutputoctets, acctterminatecause
-        from radacct where username = ${r.username} order by acctstarttime desc nulls last limit 11`),
+  // Three statements at once, none waiting for another's answer. The last sessions are the newest
+  // 11 by start, those without a start time after them: each half reads at most 11 rows of
+  // radacct_username_start_idx however long the history (one `order by ... nulls last` over the
+  // whole history fetched and sorted every session the subscriber ever had).
+  const [[r], days, sessions] = await Promise.all([
+    prepared<UsageRow>(
+      'usage',
+      `select s.username, s.daily_quota_used as daily_used, s.monthly_quota_used as monthly_used,
+              s.extra_quota_bytes as extra, s.fup_level,
+              coalesce(s.daily_quota_gb, p.daily_quota_gb) as daily_gb,
+              coalesce(s.monthly_quota_gb, p.monthly_quota_gb) as monthly_gb, p.rate_limit, p.fup_tiers
+         from subscribers s join services p on p.id = s.service_id
+        where s.id = $1 and s.deleted_at is null`,
+      [subscriberId],
+    ),
+    prepared<{ date: string; download_bytes: string; upload_bytes: string }>(
+      'daily',
+      `select date::text as date, download_bytes, upload_bytes from daily_usage
+        where subscriber_id = $1 and date >= $2::date order by date`,
+      [subscriberId, since],
+    ),
+    prepared<SessionRow>(
+      'last_sessions',
+      `select * from (
+         (select ${SESSION_COLUMNS} from radacct
+           where username = ${USERNAME} and acctstarttime is not null order by acctstarttime desc limit 11)
+         union all
+         (select ${SESSION_COLUMNS} from radacct where username = ${USERNAME} and acctstarttime is null limit 11)
+       ) last order by acctstarttime desc nulls last limit 11`,
+      [subscriberId],
+    ),
   ]);
+  if (!r) throw fail('subscriberNotFound');
   const tier = r.fup_tiers.find((t) => t.level === r.fup_level) ?? null;
-  const session = (x: (typeof sessions.rows)[number]) => ({
+  const session = (x: SessionRow) => ({
     started_at: iso(x.acctstarttime),
     stopped_at: iso(x.acctstoptime),
     ip_address: x.framedipaddress,
@@ -140,7 +173,7 @@ export async function usage(subscriberId: number) {
     download_bytes: num(x.acctoutputoctets ?? 0),
     terminate_cause: x.acctterminatecause,
   });
-  const live = sessions.rows.find((x) => x.acctstoptime === null);
+  const live = sessions.find((x) => x.acctstoptime === null);
   return {
     today: { used_bytes: num(r.daily_used), quota_bytes: quotaBytes(r.daily_gb) },
     month: {
@@ -149,7 +182,7 @@ export async function usage(subscriberId: number) {
       extra_bytes: num(r.extra),
     },
     fup: { level: r.fup_level, rate_limit: tier?.rate_limit ?? r.rate_limit, tiers: r.fup_tiers.length },
-    daily: days.rows.map((d) => ({
+    daily: days.map((d) => ({
       date: d.date,
       download_bytes: num(d.download_bytes),
       upload_bytes: num(d.upload_bytes),
@@ -162,7 +195,7 @@ export async function usage(subscriberId: number) {
           since: iso(live.acctstarttime),
         }
       : { online: false, ip_address: null, mac_address: null, since: null },
-    last_sessions: sessions.rows
+    last_sessions: sessions
       .filter((x) => x !== live)
       .slice(0, 10)
       .map(session),
@@ -184,7 +217,7 @@ type InvoiceRow = {
   paid_at: string | null;
 };
 
-const INVOICE_COLUMNS = sql`id, invoice_number, kind, status, amount, tax_amount, total, paid_amount, currency,
+const INVOICE_COLUMNS = `id, invoice_number, kind, status, amount, tax_amount, total, paid_amount, currency,
   issue_date::text as issue_date, due_date::text as due_date, paid_at`;
 
 function invoiceView(r: InvoiceRow) {
@@ -212,25 +245,33 @@ export interface Page {
 }
 
 export async function invoiceList(subscriberId: number, p: Page & { status?: string }) {
-  const status = p.status ? sql`and status = ${p.status}` : sql``;
-  const [list, count] = await Promise.all([
-    db().execute<InvoiceRow>(sql`
-      select ${INVOICE_COLUMNS} from invoices where subscriber_id = ${subscriberId} ${status}
-       order by issue_date desc, id desc limit ${p.limit} offset ${(p.page - 1) * p.limit}`),
-    db().execute<{ n: string }>(
-      sql`select count(*) as n from invoices where subscriber_id = ${subscriberId} ${status}`,
+  // A status or none ($2 null): one prepared statement each, the list and its count at once.
+  const values = [subscriberId, p.status ?? null];
+  const [list, [count]] = await Promise.all([
+    prepared<InvoiceRow>(
+      'invoices',
+      `select ${INVOICE_COLUMNS} from invoices where subscriber_id = $1 and ($2::text is null or status = $2)
+        order by issue_date desc, id desc limit $3 offset $4`,
+      [...values, p.limit, (p.page - 1) * p.limit],
+    ),
+    prepared<{ n: string }>(
+      'invoice_count',
+      `select count(*) as n from invoices where subscriber_id = $1 and ($2::text is null or status = $2)`,
+      values,
     ),
   ]);
-  return { data: list.rows.map(invoiceView), pagination: { ...p, total: num(count.rows[0].n) } };
+  return { data: list.map(invoiceView), pagination: { ...p, total: num(count.n) } };
 }
 
 /** One of the subscriber's invoices, or 404 whether it is missing or someone else's. */
 export async function ownInvoice(subscriberId: number, invoiceId: number) {
-  const { rows } = await db().execute<InvoiceRow>(
-    sql`select ${INVOICE_COLUMNS} from invoices where id = ${invoiceId} and subscriber_id = ${subscriberId}`,
+  const [row] = await prepared<InvoiceRow>(
+    'invoice',
+    `select ${INVOICE_COLUMNS} from invoices where id = $1 and subscriber_id = $2`,
+    [invoiceId, subscriberId],
   );
-  if (!rows[0]) throw fail('invoiceNotFound');
-  return invoiceView(rows[0]);
+  if (!row) throw fail('invoiceNotFound');
+  return invoiceView(row);
 }
 
 export async function invoiceDetail(subscriberId: number, invoiceId: number) {

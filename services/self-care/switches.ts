@@ -2,9 +2,9 @@
  * The operator's switches of self-care (settings `self_care_*`, docs/self-care.md): the whole door
  * (`self_care_enabled`) and each feature behind it.
  */
-import { db } from '../../shared/db/client';
 import { fail } from '../../shared/failures';
-import { loadSettings, type SettingKey, type Settings } from '../../shared/settings';
+import { db } from '../../shared/db/client';
+import { cachedSettings, loadSettings, type SettingKey, type Settings } from '../../shared/settings';
 
 export type Feature =
   | 'self_care_code_sign_in'
@@ -28,11 +28,19 @@ const NAMES: Record<Feature, string> = {
   self_care_auto_renew: 'auto-renew',
 };
 
-/** 403 unless self-care, and `feature` when named, are on; answers the settings read with `extra`. */
-export async function requireSelfCare(feature?: Feature, extra: SettingKey[] = []): Promise<Settings> {
-  const keys: SettingKey[] = ['self_care_enabled', ...(feature ? [feature] : []), ...extra];
-  const s = await loadSettings(db(), keys);
+/**
+ * 403 unless self-care, and `feature` when named, are on; answers those settings with `extra`. The
+ * switches come from the settings cache (shared/settings.ts): every /api/my request checks them, a
+ * sign-in included. `extra` (what prices a write: tax rate, currency, offers) is read as it is now.
+ */
+export async function requireSelfCare<K extends SettingKey = never>(
+  feature?: Feature,
+  extra: K[] = [],
+): Promise<Pick<Settings, K | Feature | 'self_care_enabled'>> {
+  const s = await cachedSettings<Feature | 'self_care_enabled'>(['self_care_enabled', ...(feature ? [feature] : [])]);
   if (!s.self_care_enabled) throw fail('selfCareDisabled');
   if (feature && !s[feature]) throw fail('selfCareFeatureOff', NAMES[feature]);
-  return s;
+  return extra.length
+    ? { ...(await loadSettings(db(), extra)), ...s }
+    : (s as Pick<Settings, K | Feature | 'self_care_enabled'>);
 }

@@ -12,6 +12,7 @@ import { changedFields, recordAudit } from '../../shared/audit';
 import { checkOutgoingUrl, fetchSmall } from '../../shared/net/address-policy';
 import {
   LOGO_MAX_BYTES,
+  forgetCachedSettings,
   isSecretSetting,
   loadSettings,
   publicView,
@@ -166,6 +167,8 @@ export const settingsService: ServiceSchema = {
           }
           return after;
         });
+        // This process's cached settings before the answer; the other processes' on the event.
+        forgetCachedSettings();
         // The lifecycle sweep recomputes who is blocked under settings such as the overdue grace.
         ctx.broadcast('settings.changed', { keys: Object.keys(changes) });
         return { data: view };

@@ -161,6 +161,48 @@ describe('usage', () => {
     expect(res.text).not.toContain('10.0.0.99');
     expect(res.text).not.toContain('7777');
   });
+
+  it('the last ten sessions, newest first; one without a start time only after the dated ones', async () => {
+    const session = (username: string, key: string, ip: string, daysAgo: number | null, open = false) => ({
+      acctsessionid: key,
+      acctuniqueid: `sc-${key}`,
+      username,
+      nasipaddress: '192.0.2.1',
+      acctstarttime: daysAgo === null ? null : new Date(Date.now() - daysAgo * 86_400_000 - 60_000),
+      acctstoptime: open ? null : new Date(),
+      framedipaddress: ip,
+    });
+    const long = await w.mkSub();
+    await w.t.db
+      .insert(radacct)
+      .values([
+        session(long.username, 'l-live', '10.1.0.99', 0, true),
+        session(long.username, 'l-none', '10.1.0.98', null),
+        ...Array.from({ length: 13 }, (_, i) => session(long.username, `l${i + 1}`, `10.1.0.${i + 1}`, i + 1)),
+      ]);
+    const longRes = await w.api.get('/api/my/usage', { token: await w.signIn(long.username, long.password) });
+    expect(longRes.status).toBe(200);
+    expect(longRes.body.data.session).toMatchObject({ online: true, ip_address: '10.1.0.99' });
+    expect(longRes.body.data.last_sessions.map((s: { ip_address: string }) => s.ip_address)).toEqual(
+      Array.from({ length: 10 }, (_, i) => `10.1.0.${i + 1}`),
+    );
+
+    const short = await w.mkSub();
+    await w.t.db
+      .insert(radacct)
+      .values([
+        session(short.username, 's-none', '10.2.0.98', null),
+        session(short.username, 's1', '10.2.0.1', 1),
+        session(short.username, 's2', '10.2.0.2', 2),
+      ]);
+    const shortRes = await w.api.get('/api/my/usage', { token: await w.signIn(short.username, short.password) });
+    expect(shortRes.body.data.session.online).toBe(false);
+    expect(shortRes.body.data.last_sessions.map((s: { ip_address: string }) => s.ip_address)).toEqual([
+      '10.2.0.1',
+      '10.2.0.2',
+      '10.2.0.98',
+    ]);
+  });
 });
 
 describe('invoices', () => {

@@ -140,6 +140,21 @@ describe('switches', () => {
     await w.setSettings({ self_care_enabled: true });
     expect((await login(sub.username, sub.password)).status).toBe(200);
   });
+
+  it('a switch saved by another process applies when its settings.changed arrives (the cache is forgotten)', async () => {
+    const sub = await w.mkSub();
+    expect((await login(sub.username, sub.password)).status).toBe(200);
+    // What another replica's PUT /api/settings leaves behind: the row, then its broadcast.
+    await w.t.pool.query(
+      `insert into settings (key, value) values ('self_care_enabled', 'false') on conflict (key) do update set value = excluded.value`,
+    );
+    await w.t.app.broker.broadcast('settings.changed', { keys: ['self_care_enabled'] });
+    const res = await login(sub.username, sub.password);
+    expect(res.status).toBe(403);
+    expect(res.body.message).toBe('self-care is turned off');
+    await w.setSettings({ self_care_enabled: true });
+    expect((await login(sub.username, sub.password)).status).toBe(200);
+  });
 });
 
 describe('one-time code', () => {
