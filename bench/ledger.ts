@@ -48,7 +48,7 @@ async function seed(url: string): Promise<void> {
   const c = new Client({ connectionString: url });
   await c.connect();
   const t0 = process.hrtime.bigint();
-  // Bulk rows without the per-statement ledger trigger: ledger_totals is filled once, set-based, below.
+  // Bulk rows without the per-statement ledger trigger: ledger_rollup is filled once, set-based, below.
   await c.query(`set session_replication_role = replica`);
   await c.query(
     `insert into resellers (id, name, parent_id, path, balance, currency)
@@ -82,22 +82,27 @@ async function seed(url: string): Promise<void> {
   await c.query(`select setval(pg_get_serial_sequence('subscribers', 'id'), $1::int)`, [SUBSCRIBERS]);
   // Ledger row g: subscriber 1 + g % S, newest first in g, spread evenly over a year.
   await c.query(
-    `insert into transactions (type, amount, currency, subscriber_id, username, reseller_id, method, created_by, notes, created_at)
+    `insert into transactions (type, amount, currency, subscriber_id, username, reseller_id, method, created_by, notes,
+                               service_id, created_at)
      select case when k < 6 then 'invoice_payment' when k < 8 then 'renewal' when k = 8 then 'wallet_credit' else 'reseller_credit' end,
             case when k between 6 and 7 then -1000 - g % 1000 else 1000 + g % 1000 end, 'USD',
             case when k < 9 then s end, case when k < 9 then 'user' || s || '@bench' end, ${resellerOf('s')},
             case when k < 6 then (array['cash', 'card', 'bank'])[1 + g % 3] when k = 8 then 'cash' end,
             case when k < 6 or k = 8 then 100 + ${resellerOf('s')} end,
-            case when g % 97 = 0 then '=note ' || g end,
+            case when g % 97 = 0 then '=note ' || g end, case when k < 9 then 1 + s % 2 end,
             now() - make_interval(secs => (g::float8 * 31536000 / $2::int))
        from (select g, (g / 3) % 10 as k, 1 + g % $1::int as s from generate_series(1, $2::int) g) x`,
     [SUBSCRIBERS, LEDGER_ROWS],
   );
   await c.query(
-    `insert into ledger_totals (day, reseller_id, type, method, created_by, currency, n, incoming, outgoing)
-     select (created_at at time zone 'UTC')::date, reseller_id, type, method, created_by, currency, count(*),
-            coalesce(sum(amount) filter (where amount > 0), 0), coalesce(sum(amount) filter (where amount < 0), 0)
-       from transactions group by 1, 2, 3, 4, 5, 6`,
+    `insert into ledger_rollup (grain, day, currency, type, method, service_id, reseller_id, manager_id, n, incoming,
+                                outgoing, folded)
+     select g.grain, case g.grain when 'd' then d.day else date_trunc('month', d.day)::date end, currency, type, method,
+            service_id, reseller_id, created_by, count(*), coalesce(sum(amount) filter (where amount > 0), 0),
+            coalesce(sum(amount) filter (where amount < 0), 0), true
+       from (select (created_at at time zone 'UTC')::date as day, * from transactions) d
+       cross join (values ('d'), ('m')) g(grain)
+      group by 1, 2, 3, 4, 5, 6, 7, 8`,
   );
   // Open sessions of one subscriber in every S / N (any of them, so a tenth is in reseller 1's tree): started up to a day ago, last interim within 4 minutes.
   await c.query(

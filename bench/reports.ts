@@ -19,7 +19,7 @@ import { Pool } from 'pg';
 import { signToken } from '../shared/auth/jwt';
 import { addDays, todayUtc } from '../shared/billing/dates';
 import { intVar } from '../shared/config';
-import { foldLedgerDaily } from '../services/reports/fold';
+import { foldLedgerRollup } from '../shared/db/ledger-rollup';
 import { addMonths } from '../services/reports/periods';
 import * as q from '../services/reports/queries';
 import type { ReportScope } from '../services/reports/scope';
@@ -81,12 +81,13 @@ async function seed(pool: Pool): Promise<void> {
     // Mostly payments (five methods), then wallet top-ups, renewals and reseller top-ups; 400 days back.
     await step(
       `ledger ${from.toLocaleString('en')}-${to.toLocaleString('en')}`,
-      `insert into transactions (type, amount, currency, subscriber_id, username, reseller_id, method, created_by, created_at)
+      `insert into transactions (type, amount, currency, subscriber_id, username, reseller_id, method, created_by,
+                                 service_id, created_at)
        select case when k < 70 then 'invoice_payment' when k < 80 then 'wallet_credit' when k < 95 then 'renewal' else 'reseller_credit' end,
               case when k >= 80 and k < 95 then -(1000 + s % 10 * 1000) else 100 + (g::bigint * 7919) % 50000 end,
               'USD', s, 'user' || s || '@bench', 1 + s % ${RESELLERS},
               case when k < 70 then (array['cash', 'card', 'bank', 'wallet', 'prepaid_card'])[1 + g % 5] end,
-              case when g % 4 = 0 then null else 2 + (s % ${RESELLERS}) % 19 end,
+              case when g % 4 = 0 then null else 2 + (s % ${RESELLERS}) % 19 end, 1 + s % 10,
               now() - make_interval(secs => ((g::bigint * 2654435761) % (400 * 86400))::int)
          from (select g, g % 100 as k, (1 + (g::bigint * 104729) % $3::int)::int as s from generate_series($1::int, $2::int) g) x`,
       [from + 1, to, SUBSCRIBERS],
@@ -165,11 +166,11 @@ async function main(): Promise<void> {
   try {
     await seed(pool);
     const t0 = process.hrtime.bigint();
-    await foldLedgerDaily();
+    await foldLedgerRollup();
     console.log(`  fold: ${seconds(t0).toFixed(1)} s`);
-    await pool.query('vacuum analyze ledger_daily');
-    const rollup = (await pool.query<{ n: number }>('select count(*)::int as n from ledger_daily')).rows[0].n;
-    console.log(`  ledger_daily: ${rollup.toLocaleString('en')} rows`);
+    await pool.query('vacuum analyze ledger_rollup');
+    const rollup = (await pool.query<{ n: number }>('select count(*)::int as n from ledger_rollup')).rows[0].n;
+    console.log(`  ledger_rollup: ${rollup.toLocaleString('en')} rows`);
 
     const adminAuth = `Bearer ${await benchAdminToken(pool, IN_PROCESS_SECRETS.JWT_SECRET)}`;
     await pool.query(
@@ -216,7 +217,7 @@ async function main(): Promise<void> {
           out.push({
             label: `revenue by ${by}, ${span}`,
             path: `/api/reports/revenue?${range}&by=${by}&group=month`,
-            raw: [page(q.revenueRows(scope, r, 'month', by)), q.revenueTotals(scope, r, by)],
+            raw: [page(q.revenueRows(scope, r, 'month', by)), q.revenueTotals(scope, r)],
           });
         out.push(
           {

@@ -1,9 +1,10 @@
 /**
  * The SQL of the dashboard and the reports. Every money figure is a sum over the ledger
- * (`transactions`, or its daily rollup `ledger_daily`, which equals it: migration 0047) or over
+ * (`transactions`, or its rollup `ledger_rollup`, which equals it: migration 0050) or over
  * invoices, cards and wallets as they stand, scoped like the lists (scope.ts). Amounts stay integer
  * minor units here; the use cases turn them into the API's decimals per currency.
  */
+import { rollupDays } from '../../shared/db/ledger-rollup';
 import { Params, scopeSql, type ReportScope } from './scope';
 import type { DayRange, Grouping } from './periods';
 
@@ -44,20 +45,25 @@ export function subscriberCounts(scope: ReportScope, today: string): Sql {
   };
 }
 
-/** Payments and wallet top-ups per currency and method: today, this month, last month. */
+/**
+ * Payments and wallet top-ups per currency and method: today and this month by day, last month as
+ * one row per key at the month grain.
+ */
 export function ledgerFigures(scope: ReportScope, today: string, monthFrom: string, lastMonthFrom: string): Sql {
   const p = new Params();
   const t = p.add(today);
   const m = p.add(monthFrom);
   const l = p.add(lastMonthFrom);
+  const thisMonth = `grain = 'd' and day >= ${m}::date`;
   return {
     text: `select type, currency, method,
-             coalesce(sum(amount) filter (where day = ${t}::date), 0) as today,
-             coalesce(sum(amount) filter (where day >= ${m}::date), 0) as month,
-             coalesce(sum(n) filter (where day >= ${m}::date), 0) as month_count,
-             coalesce(sum(amount) filter (where day < ${m}::date), 0) as last_month
-        from ledger_daily
-       where type in ('${REVENUE_TYPE}', 'wallet_credit') and day >= ${l}::date and day <= ${t}::date
+             coalesce(sum(incoming + outgoing) filter (where grain = 'd' and day = ${t}::date), 0) as today,
+             coalesce(sum(incoming + outgoing) filter (where ${thisMonth}), 0) as month,
+             coalesce(sum(n) filter (where ${thisMonth}), 0) as month_count,
+             coalesce(sum(incoming + outgoing) filter (where grain = 'm' and day = ${l}::date), 0) as last_month
+        from ledger_rollup
+       where type in ('${REVENUE_TYPE}', 'wallet_credit')
+         and ((grain = 'd' and day >= ${m}::date and day <= ${t}::date) or (grain = 'm' and day = ${l}::date))
          and ${scopeSql(scope, 'reseller_id', p)}
        group by type, currency, method`,
     values: p.values,
@@ -124,8 +130,9 @@ export function paymentsPerDay(scope: ReportScope, from: string, today: string, 
   return {
     text: `select d::date as day, coalesce(x.amount, 0) as amount, coalesce(x.n, 0) as count
         from generate_series(${f}::date, ${t}::date, interval '1 day') d
-        left join (select day, sum(amount) as amount, sum(n) as n from ledger_daily
-                    where type = '${REVENUE_TYPE}' and currency = ${p.add(currency)} and day >= ${f}::date and day <= ${t}::date
+        left join (select day, sum(incoming + outgoing) as amount, sum(n) as n from ledger_rollup
+                    where grain = 'd' and type = '${REVENUE_TYPE}' and currency = ${p.add(currency)}
+                      and day >= ${f}::date and day <= ${t}::date
                       and ${scopeSql(scope, 'reseller_id', p)}
                     group by day) x on x.day = d::date
        order by 1`,
@@ -185,37 +192,37 @@ export function subscribersPerMonth(scope: ReportScope, from: string, today: str
 
 // ------------------------------------------------------------------ reports
 
-/** Payments per period and key; method, reseller and manager from the rollup, plan from the ledger itself. */
+/**
+ * The rollup rows of a range: by day for a grouping by day or week (a week straddles months), whole
+ * months at the month grain otherwise.
+ */
+function revenueDays(range: DayRange, group: Grouping | null, p: Params): string {
+  if (group === 'day' || group === 'week')
+    return `l.grain = 'd' and l.day >= ${p.add(range.from)}::date and l.day <= ${p.add(range.to)}::date`;
+  return rollupDays('l', range.from, range.to, (v) => p.add(v));
+}
+
+/** Payments per period and key, from the rollup (the plan is the one the ledger row recorded). */
 export function revenueRows(scope: ReportScope, range: DayRange, group: Grouping, by: string): Sql {
   const p = new Params();
-  if (by === 'plan') {
-    const { start, end } = instants(range, p);
-    return {
-      text: `select date_trunc('${group}', t.created_at at time zone 'UTC')::date as period,
-               s.service_id::text as key, sp.name, t.currency, sum(t.amount) as amount, count(*) as count
-          from transactions t
-          left join subscribers s on s.id = t.subscriber_id
-          left join services sp on sp.id = s.service_id
-         where t.type = '${REVENUE_TYPE}' and t.created_at >= ${start} and t.created_at < ${end}
-           and ${scopeSql(scope, 't.reseller_id', p)}
-         group by 1, 2, 3, 4
-         order by 1, 4, 2 nulls last`,
-      values: p.values,
-    };
-  }
-  const key = { method: 'l.method', reseller: 'l.reseller_id::text', manager: 'l.manager_id::text' }[by];
-  const name = { method: 'l.method', reseller: 'r.name', manager: 'm.username' }[by];
-  const join =
-    by === 'reseller'
-      ? 'left join resellers r on r.id = l.reseller_id'
-      : by === 'manager'
-        ? 'left join managers m on m.id = l.manager_id'
-        : '';
+  const key = {
+    method: 'l.method',
+    reseller: 'l.reseller_id::text',
+    manager: 'l.manager_id::text',
+    plan: 'l.service_id::text',
+  }[by];
+  const name = { method: 'l.method', reseller: 'r.name', manager: 'm.username', plan: 'sp.name' }[by];
+  const join = {
+    method: '',
+    reseller: 'left join resellers r on r.id = l.reseller_id',
+    manager: 'left join managers m on m.id = l.manager_id',
+    plan: 'left join services sp on sp.id = l.service_id',
+  }[by];
   return {
     text: `select date_trunc('${group}', l.day)::date as period, ${key} as key, ${name} as name, l.currency,
-             sum(l.amount) as amount, sum(l.n) as count
-        from ledger_daily l ${join}
-       where l.type = '${REVENUE_TYPE}' and l.day >= ${p.add(range.from)}::date and l.day <= ${p.add(range.to)}::date
+             sum(l.incoming + l.outgoing) as amount, sum(l.n) as count
+        from ledger_rollup l ${join}
+       where l.type = '${REVENUE_TYPE}' and ${revenueDays(range, group, p)}
          and ${scopeSql(scope, 'l.reseller_id', p)}
        group by 1, 2, 3, 4
       having sum(l.n) <> 0
@@ -225,23 +232,13 @@ export function revenueRows(scope: ReportScope, range: DayRange, group: Grouping
 }
 
 /** The revenue report's totals per currency: the same rows as revenueRows, summed without its grouping. */
-export function revenueTotals(scope: ReportScope, range: DayRange, by: string): Sql {
+export function revenueTotals(scope: ReportScope, range: DayRange): Sql {
   const p = new Params();
-  if (by === 'plan') {
-    const { start, end } = instants(range, p);
-    return {
-      text: `select currency, sum(amount) as amount, count(*) as count from transactions
-         where type = '${REVENUE_TYPE}' and created_at >= ${start} and created_at < ${end}
-           and ${scopeSql(scope, 'reseller_id', p)}
-         group by currency order by currency`,
-      values: p.values,
-    };
-  }
   return {
-    text: `select currency, sum(amount) as amount, sum(n) as count from ledger_daily
-       where type = '${REVENUE_TYPE}' and day >= ${p.add(range.from)}::date and day <= ${p.add(range.to)}::date
-         and ${scopeSql(scope, 'reseller_id', p)}
-       group by currency having sum(n) <> 0 order by currency`,
+    text: `select l.currency, sum(l.incoming + l.outgoing) as amount, sum(l.n) as count from ledger_rollup l
+       where l.type = '${REVENUE_TYPE}' and ${revenueDays(range, null, p)}
+         and ${scopeSql(scope, 'l.reseller_id', p)}
+       group by l.currency having sum(l.n) <> 0 order by l.currency`,
     values: p.values,
   };
 }

@@ -7,7 +7,7 @@ import type { Service, ServiceSchema, ServiceSettingSchema } from 'moleculer';
 import { fail } from '../../shared/failures';
 import type { Ctx } from '../../shared/http/context';
 import type { HttpRoute } from '../../shared/http/route';
-import { foldLedgerDaily } from './fold';
+import { foldLedgerRollup } from '../../shared/db/ledger-rollup';
 import {
   agingQuery,
   cardsReportQuery,
@@ -170,10 +170,10 @@ const schema: ServiceSchema<ServiceSettingSchema, ReportsThis> = {
     /** Folds the rollup every FOLD_INTERVAL_MS, one run at a time. */
     scheduleFold(this: ReportsThis) {
       this.foldTimer = setTimeout(() => {
-        this.folding = foldLedgerDaily()
+        this.folding = foldLedgerRollup()
           .then(
             () => undefined,
-            (err: unknown) => this.logger.warn('folding ledger_daily failed', err),
+            (err: unknown) => this.logger.warn('folding ledger_rollup failed', err),
           )
           .finally(() => {
             this.folding = undefined;

@@ -4,7 +4,7 @@
  * tree's money, and naming one is 403); CSV (content type, escaped formula cells); bad queries.
  */
 import { addDays, todayUtc } from '../../shared/billing/dates';
-import { foldLedgerDaily } from '../../services/reports/fold';
+import { foldLedgerRollup } from '../../shared/db/ledger-rollup';
 import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
 import { seedPlan, seedReseller, seedSubscriber } from './billing-fixtures';
 
@@ -134,8 +134,8 @@ describe('GET /api/dashboard', () => {
 
   it('stays exact when the rollup is folded', async () => {
     const before = (await api.get('/api/dashboard', { token: admin })).body.data.revenue;
-    await foldLedgerDaily();
-    expect(await one('select count(*) from ledger_daily where not folded')).toBe(0);
+    await foldLedgerRollup();
+    expect(await one('select count(*) from ledger_rollup where not folded')).toBe(0);
     expect((await api.get('/api/dashboard', { token: admin })).body.data.revenue).toEqual(before);
   });
 
