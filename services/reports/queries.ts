@@ -28,19 +28,17 @@ function instants(range: DayRange, p: Params): { start: string; end: string } {
 
 // ------------------------------------------------------------------ dashboard
 
+/** The scope's live subscribers counted, from subscriber_counts (a row per reseller and expiry day). */
 export function subscriberCounts(scope: ReportScope, today: string): Sql {
   const p = new Params();
   const d = p.add(today);
   return {
-    text: `select count(*) as total,
-             count(*) filter (where status = 'active') as active,
-             count(*) filter (where status = 'inactive') as inactive,
-             count(*) filter (where expiry_date < ${d}::date) as expired,
-             count(*) filter (where expiry_date >= ${d}::date and expiry_date <= ${d}::date + 7) as expiring_7d,
-             count(*) filter (where blocked_reason is not null) as blocked,
-             count(*) filter (where is_online) as online,
-             coalesce(sum(wallet_balance), 0) as wallets
-        from subscribers where deleted_at is null and ${scopeSql(scope, 'reseller_id', p)}`,
+    text: `select coalesce(sum(n), 0) as total, coalesce(sum(active), 0) as active, coalesce(sum(inactive), 0) as inactive,
+             coalesce(sum(n) filter (where day < ${d}::date), 0) as expired,
+             coalesce(sum(n) filter (where day >= ${d}::date and day <= ${d}::date + 7), 0) as expiring_7d,
+             coalesce(sum(blocked), 0) as blocked, coalesce(sum(online), 0) as online,
+             coalesce(sum(wallets), 0) as wallets
+        from subscriber_counts where kind = 'x' and ${scopeSql(scope, 'reseller_id', p)}`,
     values: p.values,
   };
 }
@@ -168,23 +166,23 @@ export function onlinePerHour(scope: ReportScope): Sql {
   };
 }
 
-/** New subscribers, and subscribers whose expiry fell in the month and who are still expired, per month. */
+/**
+ * New subscribers, and subscribers whose expiry fell in the month and who are still expired, per
+ * month: subscriber_counts' rows by month of creation and by expiry day.
+ */
 export function subscribersPerMonth(scope: ReportScope, from: string, today: string): Sql {
   const p = new Params();
   const f = p.add(from);
   const t = p.add(today);
-  const inScope = scopeSql(scope, 'reseller_id', p);
   return {
-    text: `select m::date as month, coalesce(n.n, 0) as new, coalesce(e.n, 0) as expired_not_renewed
+    text: `select m::date as month, coalesce(c.new, 0) as new, coalesce(c.expired, 0) as expired_not_renewed
         from generate_series(${f}::date, ${t}::date, interval '1 month') m
-        left join (select date_trunc('month', created_at at time zone 'UTC')::date as month, count(*) as n
-                     from subscribers where deleted_at is null
-                      and created_at >= (${f}::date::timestamp at time zone 'UTC') and ${inScope}
-                    group by 1) n on n.month = m::date
-        left join (select date_trunc('month', expiry_date)::date as month, count(*) as n
-                     from subscribers where deleted_at is null
-                      and expiry_date >= ${f}::date and expiry_date < ${t}::date and ${inScope}
-                    group by 1) e on e.month = m::date
+        left join (select date_trunc('month', day)::date as month,
+                          coalesce(sum(n) filter (where kind = 'c'), 0) as new,
+                          coalesce(sum(n) filter (where kind = 'x' and day < ${t}::date), 0) as expired
+                     from subscriber_counts
+                    where day >= ${f}::date and day <= ${t}::date and ${scopeSql(scope, 'reseller_id', p)}
+                    group by 1) c on c.month = m::date
        order by 1`,
     values: p.values,
   };

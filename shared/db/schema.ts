@@ -563,6 +563,36 @@ export const ledgerRollup = pgTable(
   ],
 );
 
+/**
+ * Live subscribers counted for the dashboard (docs/reports.md, "Subscriber counts"; migration 0050),
+ * so it reads a row per reseller and expiry day instead of every subscriber: `kind` 'x' rows per
+ * (reseller, expiry date) with the counts by status, blocked, online and the wallets' sum; 'c' rows
+ * per (reseller, month of creation) with `n` only. Triggers on `subscribers` append signed rows in
+ * the writing transaction; the reports service folds them. Exact at every instant, like
+ * ledger_rollup.
+ */
+export const subscriberCounts = pgTable(
+  'subscriber_counts',
+  {
+    kind: char('kind', { length: 1 }).notNull(),
+    resellerId: integer('reseller_id').notNull(),
+    day: date('day').notNull(),
+    n: bigint('n', { mode: 'number' }).notNull(),
+    active: bigint('active', { mode: 'number' }).notNull(),
+    inactive: bigint('inactive', { mode: 'number' }).notNull(),
+    blocked: bigint('blocked', { mode: 'number' }).notNull(),
+    online: bigint('online', { mode: 'number' }).notNull(),
+    wallets: money('wallets').notNull(),
+    folded: boolean('folded').notNull().default(false),
+  },
+  (t) => [
+    index('subscriber_counts_reseller_idx').on(t.resellerId, t.kind, t.day),
+    index('subscriber_counts_unfolded_idx')
+      .on(t.kind, t.resellerId)
+      .where(sql`not ${t.folded}`),
+  ],
+);
+
 export const invoicePayments = pgTable(
   'invoice_payments',
   {

@@ -1,12 +1,14 @@
 /**
- * The dashboard's and the revenue report's figures come from the ledger_rollup (migration 0050,
- * which also serves the ledger's totals); under random payments (every method), voids (consolidation), wallet top-ups, renewals,
- * backdated ledger rows and folds of the rollup, after every step they must equal sums over the
- * ledger itself, for the admin and for a reseller's tree.
+ * The dashboard's and the revenue report's figures come from ledger_rollup (migration 0050, which
+ * also serves the ledger's totals), the dashboard's counts from subscriber_counts. Under random
+ * payments (every method), voids (consolidation), wallet top-ups, renewals, backdated ledger rows,
+ * changes of the counted subscriber columns and folds, after every step they must equal sums over
+ * the ledger and counts over the subscribers themselves, for the admin and for a reseller's tree.
  */
 import fc from 'fast-check';
 import { addDays, todayUtc } from '../../shared/billing/dates';
 import { foldLedgerRollup } from '../../shared/db/ledger-rollup';
+import { foldSubscriberCounts } from '../../shared/db/subscriber-counts';
 import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
 import { seedPlan, seedReseller, seedSubscriber } from './billing-fixtures';
 
@@ -44,6 +46,7 @@ type Step =
   | { kind: 'topUp'; who: number; cents: number }
   | { kind: 'renew'; who: number }
   | { kind: 'backdate'; pick: number; days: number }
+  | { kind: 'flip'; who: number; days: number }
   | { kind: 'fold' };
 
 const who = fc.nat(3);
@@ -71,6 +74,10 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
       pick: fc.nat(10_000),
       days: fc.integer({ min: 1, max: 70 }),
     }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('flip' as const), who, days: fc.integer({ min: -10, max: 40 }) }),
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('fold' as const) }) },
 );
@@ -129,8 +136,19 @@ async function run(step: Step): Promise<void> {
       );
       return;
     }
+    case 'flip': {
+      // What sessions, blocks, status changes and the expiry sweep write: the counted columns.
+      await t.pool.query(
+        `update subscribers set is_online = not is_online, expiry_date = expiry_date - $2::int,
+           status = case when status = 'active' then 'inactive' else 'active' end,
+           blocked_reason = case when blocked_reason is null then 'expired' end
+         where id = $1`,
+        [sub, step.days],
+      );
+      return;
+    }
     case 'fold':
-      await foldLedgerRollup();
+      await Promise.all([foldLedgerRollup(), foldSubscriberCounts()]);
   }
 }
 
@@ -160,6 +178,21 @@ async function expectDashboard(tokenOf: string, pathLike: string | null): Promis
   expect(
     Object.fromEntries(Object.entries(r.by_method as Record<string, number>).map(([k, v]) => [k, cents(v)])),
   ).toEqual(Object.fromEntries(month));
+  // The subscriber counts and wallets (subscriber_counts, kept by triggers) equal counts over subscribers.
+  const { rows } = await t.pool.query(
+    `select count(*)::int as total, count(*) filter (where status = 'active')::int as active,
+            count(*) filter (where status = 'inactive')::int as inactive,
+            count(*) filter (where expiry_date < $1::date)::int as expired,
+            count(*) filter (where expiry_date >= $1::date and expiry_date <= $1::date + 7)::int as expiring_7d,
+            count(*) filter (where blocked_reason is not null)::int as blocked,
+            count(*) filter (where is_online)::int as online, coalesce(sum(wallet_balance), 0)::int as wallets
+       from subscribers
+      where deleted_at is null and ($2::text is null or reseller_id in (select id from resellers where path like $2))`,
+    [today, pathLike],
+  );
+  const { wallets, ...counts } = rows[0];
+  expect(res.body.data.subscribers).toEqual(counts);
+  expect(cents(res.body.data.wallets.total)).toBe(wallets);
 }
 
 async function expectRevenueReport(tokenOf: string, pathLike: string | null, by: string, group: string): Promise<void> {

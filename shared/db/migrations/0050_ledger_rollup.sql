@@ -110,3 +110,107 @@ FROM (SELECT (created_at AT TIME ZONE 'UTC')::date AS day, currency, type, metho
         FROM transactions) d
 CROSS JOIN (VALUES ('d'), ('m')) g(grain)
 GROUP BY 1, 2, 3, 4, 5, 6, 7, 8;
+--> statement-breakpoint
+-- The dashboard's subscriber counts and monthly series (docs/reports.md, "Subscriber counts") from
+-- subscriber_counts instead of a scan of every live subscriber. Inserts and deletes append per
+-- statement (an import is one row per key); an update only when a counted column moved, per row,
+-- so the accounting and usage writers, which touch none of them but is_online, pay nothing more
+-- than the WHEN test, and a session start one small insert.
+CREATE TABLE "subscriber_counts" (
+	"kind" char(1) NOT NULL,
+	"reseller_id" integer NOT NULL,
+	"day" date NOT NULL,
+	"n" bigint NOT NULL,
+	"active" bigint NOT NULL,
+	"inactive" bigint NOT NULL,
+	"blocked" bigint NOT NULL,
+	"online" bigint NOT NULL,
+	"wallets" bigint NOT NULL,
+	"folded" boolean DEFAULT false NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX "subscriber_counts_reseller_idx" ON "subscriber_counts" USING btree ("reseller_id","kind","day");--> statement-breakpoint
+CREATE INDEX "subscriber_counts_unfolded_idx" ON "subscriber_counts" USING btree ("kind","reseller_id") WHERE not "subscriber_counts"."folded";--> statement-breakpoint
+CREATE FUNCTION "subscriber_counts_change"() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+  INSERT INTO subscriber_counts (kind, reseller_id, day, n, active, inactive, blocked, online, wallets)
+  SELECT * FROM (
+    SELECT k.kind, d.reseller_id,
+           CASE k.kind WHEN 'x' THEN d.expiry_date ELSE date_trunc('month', d.created_at AT TIME ZONE 'UTC')::date END AS day,
+           sum(d.sign) AS n,
+           sum(d.sign * (k.kind = 'x' AND d.status = 'active')::int) AS active,
+           sum(d.sign * (k.kind = 'x' AND d.status = 'inactive')::int) AS inactive,
+           sum(d.sign * (k.kind = 'x' AND d.blocked_reason IS NOT NULL)::int) AS blocked,
+           sum(d.sign * (k.kind = 'x' AND d.is_online)::int) AS online,
+           sum(CASE WHEN k.kind = 'x' THEN d.sign * d.wallet_balance ELSE 0 END) AS wallets
+      FROM (SELECT 1 AS sign, reseller_id, expiry_date, created_at, status, blocked_reason, is_online, wallet_balance, deleted_at FROM new_rows) d
+     CROSS JOIN (VALUES ('x'), ('c')) k(kind)
+     WHERE d.deleted_at IS NULL
+     GROUP BY 1, 2, 3) c
+  WHERE (n, active, inactive, blocked, online, wallets) <> (0, 0, 0, 0, 0, 0);
+  ELSIF TG_OP = 'DELETE' THEN
+  INSERT INTO subscriber_counts (kind, reseller_id, day, n, active, inactive, blocked, online, wallets)
+  SELECT * FROM (
+    SELECT k.kind, d.reseller_id,
+           CASE k.kind WHEN 'x' THEN d.expiry_date ELSE date_trunc('month', d.created_at AT TIME ZONE 'UTC')::date END AS day,
+           sum(d.sign) AS n,
+           sum(d.sign * (k.kind = 'x' AND d.status = 'active')::int) AS active,
+           sum(d.sign * (k.kind = 'x' AND d.status = 'inactive')::int) AS inactive,
+           sum(d.sign * (k.kind = 'x' AND d.blocked_reason IS NOT NULL)::int) AS blocked,
+           sum(d.sign * (k.kind = 'x' AND d.is_online)::int) AS online,
+           sum(CASE WHEN k.kind = 'x' THEN d.sign * d.wallet_balance ELSE 0 END) AS wallets
+      FROM (SELECT -1 AS sign, reseller_id, expiry_date, created_at, status, blocked_reason, is_online, wallet_balance, deleted_at FROM old_rows) d
+     CROSS JOIN (VALUES ('x'), ('c')) k(kind)
+     WHERE d.deleted_at IS NULL
+     GROUP BY 1, 2, 3) c
+  WHERE (n, active, inactive, blocked, online, wallets) <> (0, 0, 0, 0, 0, 0);
+  ELSE
+  INSERT INTO subscriber_counts (kind, reseller_id, day, n, active, inactive, blocked, online, wallets)
+  SELECT * FROM (
+    SELECT k.kind, d.reseller_id,
+           CASE k.kind WHEN 'x' THEN d.expiry_date ELSE date_trunc('month', d.created_at AT TIME ZONE 'UTC')::date END AS day,
+           sum(d.sign) AS n,
+           sum(d.sign * (k.kind = 'x' AND d.status = 'active')::int) AS active,
+           sum(d.sign * (k.kind = 'x' AND d.status = 'inactive')::int) AS inactive,
+           sum(d.sign * (k.kind = 'x' AND d.blocked_reason IS NOT NULL)::int) AS blocked,
+           sum(d.sign * (k.kind = 'x' AND d.is_online)::int) AS online,
+           sum(CASE WHEN k.kind = 'x' THEN d.sign * d.wallet_balance ELSE 0 END) AS wallets
+      FROM (SELECT -1 AS sign, OLD.reseller_id, OLD.expiry_date, OLD.created_at, OLD.status, OLD.blocked_reason, OLD.is_online, OLD.wallet_balance, OLD.deleted_at
+            UNION ALL SELECT 1, NEW.reseller_id, NEW.expiry_date, NEW.created_at, NEW.status, NEW.blocked_reason, NEW.is_online, NEW.wallet_balance, NEW.deleted_at) d
+     CROSS JOIN (VALUES ('x'), ('c')) k(kind)
+     WHERE d.deleted_at IS NULL
+     GROUP BY 1, 2, 3) c
+  WHERE (n, active, inactive, blocked, online, wallets) <> (0, 0, 0, 0, 0, 0);
+  END IF;
+  RETURN NULL;
+END $$;--> statement-breakpoint
+CREATE FUNCTION "subscriber_counts_truncate"() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  TRUNCATE subscriber_counts;
+  RETURN NULL;
+END $$;--> statement-breakpoint
+CREATE TRIGGER "subscriber_counts_insert" AFTER INSERT ON "subscribers"
+  REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION subscriber_counts_change();--> statement-breakpoint
+CREATE TRIGGER "subscriber_counts_delete" AFTER DELETE ON "subscribers"
+  REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION subscriber_counts_change();--> statement-breakpoint
+CREATE TRIGGER "subscriber_counts_update" AFTER UPDATE OF "reseller_id", "expiry_date", "created_at", "status", "blocked_reason", "is_online", "wallet_balance", "deleted_at" ON "subscribers"
+  FOR EACH ROW WHEN ((OLD.reseller_id, OLD.expiry_date, OLD.created_at, OLD.status, OLD.blocked_reason, OLD.is_online, OLD.wallet_balance, OLD.deleted_at) IS DISTINCT FROM (NEW.reseller_id, NEW.expiry_date, NEW.created_at, NEW.status, NEW.blocked_reason, NEW.is_online, NEW.wallet_balance, NEW.deleted_at))
+  EXECUTE FUNCTION subscriber_counts_change();--> statement-breakpoint
+CREATE TRIGGER "subscriber_counts_truncate" AFTER TRUNCATE ON "subscribers"
+  FOR EACH STATEMENT EXECUTE FUNCTION subscriber_counts_truncate();--> statement-breakpoint
+INSERT INTO subscriber_counts (kind, reseller_id, day, n, active, inactive, blocked, online, wallets, folded)
+SELECT *, true FROM (
+    SELECT k.kind, d.reseller_id,
+           CASE k.kind WHEN 'x' THEN d.expiry_date ELSE date_trunc('month', d.created_at AT TIME ZONE 'UTC')::date END AS day,
+           sum(d.sign) AS n,
+           sum(d.sign * (k.kind = 'x' AND d.status = 'active')::int) AS active,
+           sum(d.sign * (k.kind = 'x' AND d.status = 'inactive')::int) AS inactive,
+           sum(d.sign * (k.kind = 'x' AND d.blocked_reason IS NOT NULL)::int) AS blocked,
+           sum(d.sign * (k.kind = 'x' AND d.is_online)::int) AS online,
+           sum(CASE WHEN k.kind = 'x' THEN d.sign * d.wallet_balance ELSE 0 END) AS wallets
+      FROM (SELECT 1 AS sign, reseller_id, expiry_date, created_at, status, blocked_reason, is_online, wallet_balance, deleted_at FROM subscribers) d
+     CROSS JOIN (VALUES ('x'), ('c')) k(kind)
+     WHERE d.deleted_at IS NULL
+     GROUP BY 1, 2, 3) c
+  WHERE (n, active, inactive, blocked, online, wallets) <> (0, 0, 0, 0, 0, 0);
