@@ -142,7 +142,8 @@ export function paymentsPerDay(scope: ReportScope, from: string, today: string, 
  * Sessions open at some instant of each of the last 24 hours. Candidates are the open sessions and
  * those that started in the last 7 days (radacct_start_idx): a session closed today after running
  * for more than a week is left out (docs/reports.md). Materialised: inlined, the candidates were
- * fetched again from radacct for each hour.
+ * fetched again from radacct for each hour. An open session counts from its start hour on (a running
+ * sum of starts per hour), so only the few closed ones are matched against each hour.
  */
 export function onlinePerHour(scope: ReportScope): Sql {
   const p = new Params();
@@ -157,11 +158,18 @@ export function onlinePerHour(scope: ReportScope): Sql {
              select r.acctstarttime, r.acctstoptime from radacct r ${join}
               where r.acctstoptime is null
                  or (r.acctstarttime >= now() - interval '7 days' and r.acctstoptime >= now() - interval '24 hours')
+           ), opened as (
+             select greatest(date_trunc('hour', acctstarttime), date_trunc('hour', now()) - interval '23 hours') as h,
+                    count(*) as n
+               from sessions where acctstoptime is null group by 1
+           ), closed as (
+             select h.h, count(*) as n from hours h join sessions s
+                 on s.acctstoptime is not null and s.acctstarttime < h.h + interval '1 hour' and s.acctstoptime >= h.h
+              group by h.h
            )
-           select h.h as hour, count(s.acctstarttime) as online
-             from hours h left join sessions s
-               on s.acctstarttime < h.h + interval '1 hour' and (s.acctstoptime is null or s.acctstoptime >= h.h)
-            group by h.h order by h.h`,
+           select h.h as hour, (coalesce(sum(o.n) over (order by h.h), 0) + coalesce(c.n, 0))::bigint as online
+             from hours h left join opened o on o.h = h.h left join closed c on c.h = h.h
+            order by h.h`,
     values: p.values,
   };
 }

@@ -110,6 +110,11 @@ function inline(text: string, values: readonly unknown[]): string {
   });
 }
 
+/** The COPY that writes a query's rows as CSV with a header line (copyCsv). */
+export function copyStatement(text: string, values: readonly unknown[]): string {
+  return `copy (${inline(text, values)}) to stdout with (format csv, header)`;
+}
+
 /**
  * A query's rows as CSV written by the server (`COPY ... TO STDOUT`, header from the column names)
  * and piped on with back-pressure: no row is parsed or formatted in Node, so an export runs at the
@@ -119,7 +124,7 @@ function inline(text: string, values: readonly unknown[]): string {
  */
 export async function copyCsv(text: string, values: readonly unknown[]): Promise<Readable> {
   const client = await pgPool().connect();
-  const copy = client.query(copyTo(`copy (${inline(text, values)}) to stdout with (format csv, header)`));
+  const copy = client.query(copyTo(copyStatement(text, values)));
   const out = new CrlfRecords();
   pipeline(copy, out, (err) => client.release(err ?? undefined));
   return out;

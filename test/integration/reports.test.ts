@@ -152,6 +152,32 @@ describe('GET /api/dashboard', () => {
     expect(b.invoices.outstanding).toBe(70);
   });
 
+  it('online per hour: every session open at some instant of the hour, open or closed since', async () => {
+    // Open for days, open since two hours ago, closed within the day, closed before it (left out).
+    await t.pool.query(
+      `insert into radacct (acctsessionid, acctuniqueid, username, nasipaddress, acctstarttime, acctstoptime)
+       values ('oph-1', 'oph-1', 'oph', '192.0.2.9', now() - interval '3 days', null),
+              ('oph-2', 'oph-2', 'oph', '192.0.2.9', now() - interval '2 hours', null),
+              ('oph-3', 'oph-3', 'oph', '192.0.2.9', now() - interval '5 hours', now() - interval '3 hours'),
+              ('oph-4', 'oph-4', 'oph', '192.0.2.9', now() - interval '40 hours', now() - interval '30 hours')`,
+    );
+    try {
+      const got = (await api.get('/api/dashboard', { token: admin })).body.data.series.online_per_hour as {
+        online: number;
+      }[];
+      const { rows } = await t.pool.query<{ n: number }>(
+        `select count(r.acctstarttime)::int as n
+           from generate_series(date_trunc('hour', now()) - interval '23 hours', date_trunc('hour', now()), interval '1 hour') h
+           left join radacct r on r.acctstarttime < h + interval '1 hour' and (r.acctstoptime is null or r.acctstoptime >= h)
+          group by h order by h`,
+      );
+      expect(got.map((x) => x.online)).toEqual(rows.map((r) => r.n));
+      expect(Math.max(...rows.map((r) => r.n))).toBeGreaterThanOrEqual(2);
+    } finally {
+      await t.pool.query(`delete from radacct where username = 'oph'`);
+    }
+  });
+
   it("reseller_id narrows to a tree; another tree's is 403, a missing one 400", async () => {
     const sub = await api.get(`/api/dashboard?reseller_id=${A1}`, { token: resA });
     expect(sub.status).toBe(200);
