@@ -44,24 +44,28 @@ export function subscriberCounts(scope: ReportScope, today: string): Sql {
 }
 
 /**
- * Payments and wallet top-ups per currency and method: today and this month by day, last month as
- * one row per key at the month grain.
+ * Payments and wallet top-ups per currency and method: today by day; this month and last month at the
+ * month grain (a row per key and month instead of one per key and day), this month less any row
+ * dated after today.
  */
 export function ledgerFigures(scope: ReportScope, today: string, monthFrom: string, lastMonthFrom: string): Sql {
   const p = new Params();
   const t = p.add(today);
   const m = p.add(monthFrom);
   const l = p.add(lastMonthFrom);
-  const thisMonth = `grain = 'd' and day >= ${m}::date`;
+  const later = `grain = 'd' and day > ${t}::date`;
+  const sign = `case when ${later} then -1 else 1 end`;
+  const thisMonth = `(grain = 'm' and day = ${m}::date or ${later})`;
   return {
     text: `select type, currency, method,
              coalesce(sum(incoming + outgoing) filter (where grain = 'd' and day = ${t}::date), 0) as today,
-             coalesce(sum(incoming + outgoing) filter (where ${thisMonth}), 0) as month,
-             coalesce(sum(n) filter (where ${thisMonth}), 0) as month_count,
+             coalesce(sum(${sign} * (incoming + outgoing)) filter (where ${thisMonth}), 0) as month,
+             coalesce(sum(${sign} * n) filter (where ${thisMonth}), 0) as month_count,
              coalesce(sum(incoming + outgoing) filter (where grain = 'm' and day = ${l}::date), 0) as last_month
         from ledger_rollup
        where type in ('${REVENUE_TYPE}', 'wallet_credit')
-         and ((grain = 'd' and day >= ${m}::date and day <= ${t}::date) or (grain = 'm' and day = ${l}::date))
+         and ((grain = 'm' and day in (${m}::date, ${l}::date))
+              or (grain = 'd' and day >= ${t}::date and day < (${m}::date + interval '1 month')::date))
          and ${scopeSql(scope, 'reseller_id', p)}
        group by type, currency, method`,
     values: p.values,
