@@ -133,7 +133,7 @@ async function seed(pool: Pool): Promise<void> {
     'open sessions',
     `insert into radacct (acctsessionid, acctuniqueid, username, nasipaddress, acctstarttime, acctupdatetime, acctinputoctets, acctoutputoctets)
      select 's' || g, 'u' || g, 'user' || g || '@bench', ('192.0.2.' || (1 + g % 4))::inet,
-            now() - make_interval(mins => g % 3000), now() - make_interval(secs => g % 600), g * 1000, g * 9000
+            now() - make_interval(mins => g % 3000), now() - make_interval(secs => g % 600), g::bigint * 1000, g::bigint * 9000
        from generate_series(1, $1::int, 10) g`,
     [SUBSCRIBERS],
   );
