@@ -7,7 +7,7 @@
  * 1's tree, times the ledger's first and 100th page (limit 50, with its totals) and the sessions'
  * first page, each beside the same statements run as raw SQL on a pool in the same run (p50/p95 over
  * BENCH_SAMPLES after 5 warm-up ones). Last, a CSV of about BENCH_CSV_ROWS ledger rows (a date range
- * of the newest) through the HTTP API in rows/s, beside the same statement read through a cursor,
+ * of the newest) through the HTTP API in rows/s, beside the same COPY read by the driver (no HTTP),
  * with the server process's resident memory sampled every 100 ms while it streams.
  *
  * Environment (optional):
@@ -19,10 +19,11 @@
  */
 import fs from 'node:fs';
 import { Client, Pool } from 'pg';
-import Cursor from 'pg-cursor';
+import { to as copyTo } from 'pg-copy-streams';
 import type { Scope } from '../shared/auth/policy';
 import { signToken } from '../shared/auth/jwt';
 import { intVar } from '../shared/config';
+import { copyStatement } from '../shared/http/csv';
 import { exportStatement, pageStatement, totalsStatement, type Statement } from '../services/billing/ledger-query';
 import { liveCountStatement, livePageStatement } from '../services/network-access/session-list';
 import { benchAdminToken, benchEnv, forkApp, percentile, runBench, scratchStore, serveApp } from './load';
@@ -48,7 +49,7 @@ async function seed(url: string): Promise<void> {
   const c = new Client({ connectionString: url });
   await c.connect();
   const t0 = process.hrtime.bigint();
-  // Bulk rows without the per-statement ledger trigger: ledger_totals is filled once, set-based, below.
+  // Bulk rows without the per-statement ledger trigger: ledger_rollup is filled once, set-based, below.
   await c.query(`set session_replication_role = replica`);
   await c.query(
     `insert into resellers (id, name, parent_id, path, balance, currency)
@@ -82,22 +83,27 @@ async function seed(url: string): Promise<void> {
   await c.query(`select setval(pg_get_serial_sequence('subscribers', 'id'), $1::int)`, [SUBSCRIBERS]);
   // Ledger row g: subscriber 1 + g % S, newest first in g, spread evenly over a year.
   await c.query(
-    `insert into transactions (type, amount, currency, subscriber_id, username, reseller_id, method, created_by, notes, created_at)
+    `insert into transactions (type, amount, currency, subscriber_id, username, reseller_id, method, created_by, notes,
+                               service_id, created_at)
      select case when k < 6 then 'invoice_payment' when k < 8 then 'renewal' when k = 8 then 'wallet_credit' else 'reseller_credit' end,
             case when k between 6 and 7 then -1000 - g % 1000 else 1000 + g % 1000 end, 'USD',
             case when k < 9 then s end, case when k < 9 then 'user' || s || '@bench' end, ${resellerOf('s')},
             case when k < 6 then (array['cash', 'card', 'bank'])[1 + g % 3] when k = 8 then 'cash' end,
             case when k < 6 or k = 8 then 100 + ${resellerOf('s')} end,
-            case when g % 97 = 0 then '=note ' || g end,
+            case when g % 97 = 0 then '=note ' || g end, case when k < 9 then 1 + s % 2 end,
             now() - make_interval(secs => (g::float8 * 31536000 / $2::int))
        from (select g, (g / 3) % 10 as k, 1 + g % $1::int as s from generate_series(1, $2::int) g) x`,
     [SUBSCRIBERS, LEDGER_ROWS],
   );
   await c.query(
-    `insert into ledger_totals (day, reseller_id, type, method, created_by, currency, n, incoming, outgoing)
-     select (created_at at time zone 'UTC')::date, reseller_id, type, method, created_by, currency, count(*),
-            coalesce(sum(amount) filter (where amount > 0), 0), coalesce(sum(amount) filter (where amount < 0), 0)
-       from transactions group by 1, 2, 3, 4, 5, 6`,
+    `insert into ledger_rollup (grain, day, currency, type, method, service_id, reseller_id, manager_id, n, incoming,
+                                outgoing, folded)
+     select g.grain, case g.grain when 'd' then d.day else date_trunc('month', d.day)::date end, currency, type, method,
+            service_id, reseller_id, created_by, count(*), coalesce(sum(amount) filter (where amount > 0), 0),
+            coalesce(sum(amount) filter (where amount < 0), 0), true
+       from (select (created_at at time zone 'UTC')::date as day, * from transactions) d
+       cross join (values ('d'), ('m')) g(grain)
+      group by 1, 2, 3, 4, 5, 6, 7, 8`,
   );
   // Open sessions of one subscriber in every S / N (any of them, so a tenth is in reseller 1's tree): started up to a day ago, last interim within 4 minutes.
   await c.query(
@@ -250,23 +256,24 @@ async function main(): Promise<void> {
     clearInterval(sampler);
     rss.push(rssMib(server.child.pid!));
     const rows = lines - 1;
-    // The same statement read through a cursor by this process: what PostgreSQL and the driver take.
+    // The same COPY read by this process (bytes counted, then dropped): what PostgreSQL and the driver
+    // take, without Node's HTTP.
     const statement = exportStatement(scopes.admin, { from }, 'desc');
     const client = await pool.connect();
     const t1 = process.hrtime.bigint();
-    const cursor = client.query(new Cursor(statement.text, statement.values));
-    let rawRows = 0;
-    for (let batch = await cursor.read(5000); batch.length > 0; batch = await cursor.read(5000))
-      rawRows += batch.length;
+    let rawRows = -1;
+    for await (const chunk of client.query(
+      copyTo(copyStatement(statement.text, statement.values)),
+    ) as AsyncIterable<Buffer>)
+      for (const b of chunk) if (b === 10) rawRows++;
     const rawMs = ms(t1);
-    await cursor.close();
     client.release();
     const tenth = Math.max(1, Math.floor(rss.length / 10));
     console.log(
       `api    ${rows} rows, ${(bytes / 1048576).toFixed(0)} MiB in ${(apiMs / 1000).toFixed(1)} s: ${Math.round(rows / (apiMs / 1000))} rows/s`,
     );
     console.log(
-      `cursor ${rawRows} rows in ${(rawMs / 1000).toFixed(1)} s: ${Math.round(rawRows / (rawMs / 1000))} rows/s (raw SQL, no CSV)`,
+      `sql    ${rawRows} rows in ${(rawMs / 1000).toFixed(1)} s: ${Math.round(rawRows / (rawMs / 1000))} rows/s (the same COPY read by the driver, no HTTP); ratio ${(rows / (apiMs / 1000) / (rawRows / (rawMs / 1000))).toFixed(2)}`,
     );
     console.log(
       `server RSS MiB over ${rss.length} samples: start ${rss[0].toFixed(0)}, max ${Math.max(...rss).toFixed(0)}, ` +

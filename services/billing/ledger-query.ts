@@ -1,12 +1,14 @@
 /**
  * The statements of GET /api/transactions (docs/ledger-and-sessions.md). One filter gives three:
  * the page (ids in list order from transactions_created_idx, or the reseller, manager or subscriber
- * index, then those rows with their names), the totals (from ledger_totals and its pending deltas,
- * migration 0048, unless a subscriber is named: its own rows are few) and the CSV's cursor over
- * every match.
+ * index, then those rows with their names), the totals (from ledger_rollup, migration 0052, unless
+ * a subscriber is named: its own rows are few) and the CSV's COPY of every match.
  */
 import type { Scope } from '../../shared/auth/policy';
 import { scopePathPattern } from '../../shared/auth/policy';
+import { rollupDays } from '../../shared/db/ledger-rollup';
+import { csvTextSql } from '../../shared/http/csv';
+import { EXPONENT_EXCEPTIONS } from '../../shared/money';
 
 export interface LedgerFilter {
   type?: string;
@@ -30,25 +32,23 @@ class Params {
 }
 
 /**
- * The conditions of a filter on a table aliased `t` whose day is `dayOf` of its own columns: the
- * ledger (a timestamp) or ledger_totals (a UTC date). A tree scope is its resellers by path.
+ * The conditions of a filter on the ledger or on ledger_rollup, aliased `t`. A tree scope is its
+ * resellers by path.
  */
 function conditions(scope: Scope, f: LedgerFilter, p: Params, on: 'ledger' | 'totals'): string[] {
   const conds: string[] = [];
   if (f.type !== undefined) conds.push(`t.type = ${p.add(f.type)}`);
   if (f.method !== undefined) conds.push(`t.method = ${p.add(f.method)}`);
   if (f.subscriberId !== undefined) conds.push(`t.subscriber_id = ${p.add(f.subscriberId)}`);
-  if (f.managerId !== undefined) conds.push(`t.created_by = ${p.add(f.managerId)}`);
+  if (f.managerId !== undefined)
+    conds.push(`t.${on === 'ledger' ? 'created_by' : 'manager_id'} = ${p.add(f.managerId)}`);
   if (f.resellerId !== undefined) conds.push(`t.reseller_id = ${p.add(f.resellerId)}`);
   else if (scope.kind === 'tree')
     conds.push(`t.reseller_id in (select id from resellers where path like ${p.add(scopePathPattern(scope))})`);
   if (on === 'ledger') {
     if (f.from !== undefined) conds.push(`t.created_at >= (${p.add(f.from)}::date)::timestamp at time zone 'UTC'`);
     if (f.to !== undefined) conds.push(`t.created_at < (${p.add(f.to)}::date + 1)::timestamp at time zone 'UTC'`);
-  } else {
-    if (f.from !== undefined) conds.push(`t.day >= ${p.add(f.from)}::date`);
-    if (f.to !== undefined) conds.push(`t.day <= ${p.add(f.to)}::date`);
-  }
+  } else conds.push(rollupDays('t', f.from, f.to, (v) => p.add(v)));
   return conds;
 }
 
@@ -64,8 +64,6 @@ const ROW_COLUMNS = `t.id, t.type, t.amount, t.currency, t.method, t.reference, 
 
 const PEOPLE = `left join resellers r on r.id = t.reseller_id left join managers m on m.id = t.created_by`;
 const NAMES = `${PEOPLE} left join invoices i on i.id = t.invoice_id`;
-/** The CSV has no invoice_number column: its cursor is spared the invoice join. */
-const EXPORT_COLUMNS = ROW_COLUMNS.replace('i.invoice_number', 'null::text as invoice_number');
 
 export interface LedgerRow {
   id: string;
@@ -120,7 +118,7 @@ export interface TotalsRow {
   outgoing: string;
 }
 
-/** Count and sums per currency over every match: the ledger's own rows for a subscriber, ledger_totals otherwise. */
+/** Count and sums per currency over every match: the ledger's own rows for a subscriber, ledger_rollup otherwise. */
 export function totalsStatement(scope: Scope, f: LedgerFilter): Statement {
   const p = new Params();
   if (f.subscriberId !== undefined) {
@@ -132,35 +130,35 @@ export function totalsStatement(scope: Scope, f: LedgerFilter): Statement {
       values: p.values,
     };
   }
-  const conds = where(conditions(scope, f, p, 'totals'));
-  // The same placeholders serve both tables: the values are added once.
   return {
     text: `select t.currency, sum(t.n) as count, sum(t.incoming) as incoming, sum(t.outgoing) as outgoing
-      from (select * from ledger_totals t ${conds} union all select * from ledger_total_deltas t ${conds}) t
+      from ledger_rollup t ${where(conditions(scope, f, p, 'totals'))}
       group by t.currency having sum(t.n) <> 0 order by t.currency`,
     values: p.values,
   };
 }
 
-/** Every match in list order with its names, for the CSV's cursor. */
+/** A ledger amount in minor units as the API's decimal (fromMinor): 1250 USD is 12.5, 500 JPY 500. */
+const AMOUNT_DECIMAL = `trim_scale(case t.currency ${Object.entries(EXPONENT_EXCEPTIONS)
+  .map(([code, exp]) => `when '${code}' then t.amount / ${10 ** exp}.0`)
+  .join(' ')} else t.amount / 100.0 end)`;
+
+/**
+ * Every match in list order with its names, each cell as the CSV shows it (the columns and order
+ * of the JSON rows), for the server to COPY out (shared/http/csv.ts, copyCsv).
+ */
 export function exportStatement(scope: Scope, f: LedgerFilter, order: 'asc' | 'desc'): Statement {
   const p = new Params();
   const conds = conditions(scope, f, p, 'ledger');
   const dir = order === 'asc' ? 'asc' : 'desc';
+  const text = (column: string, as: string) => `${csvTextSql(column)} as ${as}`;
   return {
-    text: `select ${EXPORT_COLUMNS} from transactions t ${PEOPLE} ${where(conds)} order by t.created_at ${dir}, t.id ${dir}`,
+    text: `select t.id, to_char(t.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at,
+        ${text('t.type', 'type')}, ${AMOUNT_DECIMAL} as amount, ${text('t.currency', 'currency')},
+        ${text('t.method', 'method')}, t.subscriber_id, ${text('t.username', 'subscriber_username')}, t.reseller_id,
+        ${text('r.name', 'reseller_name')}, t.created_by as manager_id, ${text('m.username', 'manager_username')},
+        t.invoice_id, ${text('t.reference', 'reference')}, ${text('t.notes', 'notes')}
+      from transactions t ${PEOPLE} ${where(conds)} order by t.created_at ${dir}, t.id ${dir}`,
     values: p.values,
   };
 }
-
-/**
- * Moves the deltas the triggers appended into ledger_totals, one row per key: every delta is
- * deleted by exactly one move and its sum added in the same statement, so moves from several
- * billing processes at once change no sum. Deltas committed meanwhile wait for the next move.
- */
-export const FOLD_LEDGER_TOTALS = `with moved as (delete from ledger_total_deltas returning *)
-  insert into ledger_totals as l (day, reseller_id, type, method, created_by, currency, n, incoming, outgoing)
-  select day, reseller_id, type, method, created_by, currency, sum(n), sum(incoming), sum(outgoing)
-  from moved group by 1, 2, 3, 4, 5, 6
-  on conflict on constraint ledger_totals_key do update
-    set n = l.n + excluded.n, incoming = l.incoming + excluded.incoming, outgoing = l.outgoing + excluded.outgoing`;

@@ -1,31 +1,15 @@
 /**
- * The `ledger` service: GET /api/transactions (use-cases/list-transactions.ts), and the move of the
- * ledger totals' deltas into ledger_totals every second (ledger-query.ts), one run at a time.
+ * The `ledger` service: GET /api/transactions (use-cases/list-transactions.ts). Its totals read
+ * ledger_rollup, which the reports service folds.
  */
-import type { Service, ServiceSchema, ServiceSettingSchema } from 'moleculer';
-import { pgPool } from '../../shared/db/client';
+import type { ServiceSchema, ServiceSettingSchema } from 'moleculer';
 import { FAILURES } from '../../shared/failures';
 import { wantsCsv, csvHeaders } from '../../shared/http/csv';
 import type { Ctx } from '../../shared/http/context';
-import { FOLD_LEDGER_TOTALS } from './ledger-query';
 import { ledgerQuery, TAG, transactionRow, type LedgerInput } from './ledger-schemas';
 import { exportTransactions, listTransactions } from './use-cases/list-transactions';
 
-const FOLD_INTERVAL_MS = 1_000;
-
-interface LedgerThis extends Service {
-  foldTimer?: NodeJS.Timeout;
-  /** The move in progress, awaited at stop so no statement outlives the service. */
-  folding?: Promise<void>;
-  scheduleFold(): void;
-}
-
-export async function foldLedgerTotals(): Promise<number> {
-  const res = await pgPool().query({ name: 'ledger_fold_totals', text: FOLD_LEDGER_TOTALS });
-  return res.rowCount ?? 0;
-}
-
-const schema: ServiceSchema<ServiceSettingSchema, LedgerThis> = {
+const schema: ServiceSchema<ServiceSettingSchema> = {
   name: 'ledger',
   actions: {
     list: {
@@ -51,33 +35,6 @@ const schema: ServiceSchema<ServiceSettingSchema, LedgerThis> = {
         return stream;
       },
     },
-  },
-
-  methods: {
-    scheduleFold(this: LedgerThis) {
-      this.foldTimer = setTimeout(() => {
-        this.folding = foldLedgerTotals()
-          .then(
-            () => undefined,
-            (err: unknown) => this.logger.warn('moving ledger total deltas failed', err),
-          )
-          .finally(() => {
-            this.folding = undefined;
-            if (this.foldTimer) this.scheduleFold();
-          });
-      }, FOLD_INTERVAL_MS);
-      this.foldTimer.unref();
-    },
-  },
-
-  started(this: LedgerThis) {
-    this.scheduleFold();
-  },
-
-  async stopped(this: LedgerThis) {
-    clearTimeout(this.foldTimer);
-    this.foldTimer = undefined;
-    await this.folding;
   },
 };
 

@@ -1,9 +1,10 @@
 /**
  * The SQL of the dashboard and the reports. Every money figure is a sum over the ledger
- * (`transactions`, or its daily rollup `ledger_daily`, which equals it: migration 0047) or over
+ * (`transactions`, or its rollup `ledger_rollup`, which equals it: migration 0052) or over
  * invoices, cards and wallets as they stand, scoped like the lists (scope.ts). Amounts stay integer
  * minor units here; the use cases turn them into the API's decimals per currency.
  */
+import { rollupDays } from '../../shared/db/ledger-rollup';
 import { Params, scopeSql, type ReportScope } from './scope';
 import type { DayRange, Grouping } from './periods';
 
@@ -27,37 +28,44 @@ function instants(range: DayRange, p: Params): { start: string; end: string } {
 
 // ------------------------------------------------------------------ dashboard
 
+/** The scope's live subscribers counted, from subscriber_counts (a row per reseller and expiry day). */
 export function subscriberCounts(scope: ReportScope, today: string): Sql {
   const p = new Params();
   const d = p.add(today);
   return {
-    text: `select count(*) as total,
-             count(*) filter (where status = 'active') as active,
-             count(*) filter (where status = 'inactive') as inactive,
-             count(*) filter (where expiry_date < ${d}::date) as expired,
-             count(*) filter (where expiry_date >= ${d}::date and expiry_date <= ${d}::date + 7) as expiring_7d,
-             count(*) filter (where blocked_reason is not null) as blocked,
-             count(*) filter (where is_online) as online,
-             coalesce(sum(wallet_balance), 0) as wallets
-        from subscribers where deleted_at is null and ${scopeSql(scope, 'reseller_id', p)}`,
+    text: `select coalesce(sum(n), 0) as total, coalesce(sum(active), 0) as active, coalesce(sum(inactive), 0) as inactive,
+             coalesce(sum(n) filter (where day < ${d}::date), 0) as expired,
+             coalesce(sum(n) filter (where day >= ${d}::date and day <= ${d}::date + 7), 0) as expiring_7d,
+             coalesce(sum(blocked), 0) as blocked, coalesce(sum(online), 0) as online,
+             coalesce(sum(wallets), 0) as wallets
+        from subscriber_counts where kind = 'x' and ${scopeSql(scope, 'reseller_id', p)}`,
     values: p.values,
   };
 }
 
-/** Payments and wallet top-ups per currency and method: today, this month, last month. */
+/**
+ * Payments and wallet top-ups per currency and method: today by day; this month and last month at the
+ * month grain (a row per key and month instead of one per key and day), this month less any row
+ * dated after today.
+ */
 export function ledgerFigures(scope: ReportScope, today: string, monthFrom: string, lastMonthFrom: string): Sql {
   const p = new Params();
   const t = p.add(today);
   const m = p.add(monthFrom);
   const l = p.add(lastMonthFrom);
+  const later = `grain = 'd' and day > ${t}::date`;
+  const sign = `case when ${later} then -1 else 1 end`;
+  const thisMonth = `(grain = 'm' and day = ${m}::date or ${later})`;
   return {
     text: `select type, currency, method,
-             coalesce(sum(amount) filter (where day = ${t}::date), 0) as today,
-             coalesce(sum(amount) filter (where day >= ${m}::date), 0) as month,
-             coalesce(sum(n) filter (where day >= ${m}::date), 0) as month_count,
-             coalesce(sum(amount) filter (where day < ${m}::date), 0) as last_month
-        from ledger_daily
-       where type in ('${REVENUE_TYPE}', 'wallet_credit') and day >= ${l}::date and day <= ${t}::date
+             coalesce(sum(incoming + outgoing) filter (where grain = 'd' and day = ${t}::date), 0) as today,
+             coalesce(sum(${sign} * (incoming + outgoing)) filter (where ${thisMonth}), 0) as month,
+             coalesce(sum(${sign} * n) filter (where ${thisMonth}), 0) as month_count,
+             coalesce(sum(incoming + outgoing) filter (where grain = 'm' and day = ${l}::date), 0) as last_month
+        from ledger_rollup
+       where type in ('${REVENUE_TYPE}', 'wallet_credit')
+         and ((grain = 'm' and day in (${m}::date, ${l}::date))
+              or (grain = 'd' and day >= ${t}::date and day < (${m}::date + interval '1 month')::date))
          and ${scopeSql(scope, 'reseller_id', p)}
        group by type, currency, method`,
     values: p.values,
@@ -124,8 +132,9 @@ export function paymentsPerDay(scope: ReportScope, from: string, today: string, 
   return {
     text: `select d::date as day, coalesce(x.amount, 0) as amount, coalesce(x.n, 0) as count
         from generate_series(${f}::date, ${t}::date, interval '1 day') d
-        left join (select day, sum(amount) as amount, sum(n) as n from ledger_daily
-                    where type = '${REVENUE_TYPE}' and currency = ${p.add(currency)} and day >= ${f}::date and day <= ${t}::date
+        left join (select day, sum(incoming + outgoing) as amount, sum(n) as n from ledger_rollup
+                    where grain = 'd' and type = '${REVENUE_TYPE}' and currency = ${p.add(currency)}
+                      and day >= ${f}::date and day <= ${t}::date
                       and ${scopeSql(scope, 'reseller_id', p)}
                     group by day) x on x.day = d::date
        order by 1`,
@@ -137,7 +146,8 @@ export function paymentsPerDay(scope: ReportScope, from: string, today: string, 
  * Sessions open at some instant of each of the last 24 hours. Candidates are the open sessions and
  * those that started in the last 7 days (radacct_start_idx): a session closed today after running
  * for more than a week is left out (docs/reports.md). Materialised: inlined, the candidates were
- * fetched again from radacct for each hour.
+ * fetched again from radacct for each hour. An open session counts from its start hour on (a running
+ * sum of starts per hour), so only the few closed ones are matched against each hour.
  */
 export function onlinePerHour(scope: ReportScope): Sql {
   const p = new Params();
@@ -152,32 +162,39 @@ export function onlinePerHour(scope: ReportScope): Sql {
              select r.acctstarttime, r.acctstoptime from radacct r ${join}
               where r.acctstoptime is null
                  or (r.acctstarttime >= now() - interval '7 days' and r.acctstoptime >= now() - interval '24 hours')
+           ), opened as (
+             select greatest(date_trunc('hour', acctstarttime), date_trunc('hour', now()) - interval '23 hours') as h,
+                    count(*) as n
+               from sessions where acctstoptime is null group by 1
+           ), closed as (
+             select h.h, count(*) as n from hours h join sessions s
+                 on s.acctstoptime is not null and s.acctstarttime < h.h + interval '1 hour' and s.acctstoptime >= h.h
+              group by h.h
            )
-           select h.h as hour, count(s.acctstarttime) as online
-             from hours h left join sessions s
-               on s.acctstarttime < h.h + interval '1 hour' and (s.acctstoptime is null or s.acctstoptime >= h.h)
-            group by h.h order by h.h`,
+           select h.h as hour, (coalesce(sum(o.n) over (order by h.h), 0) + coalesce(c.n, 0))::bigint as online
+             from hours h left join opened o on o.h = h.h left join closed c on c.h = h.h
+            order by h.h`,
     values: p.values,
   };
 }
 
-/** New subscribers, and subscribers whose expiry fell in the month and who are still expired, per month. */
+/**
+ * New subscribers, and subscribers whose expiry fell in the month and who are still expired, per
+ * month: subscriber_counts' rows by month of creation and by expiry day.
+ */
 export function subscribersPerMonth(scope: ReportScope, from: string, today: string): Sql {
   const p = new Params();
   const f = p.add(from);
   const t = p.add(today);
-  const inScope = scopeSql(scope, 'reseller_id', p);
   return {
-    text: `select m::date as month, coalesce(n.n, 0) as new, coalesce(e.n, 0) as expired_not_renewed
+    text: `select m::date as month, coalesce(c.new, 0) as new, coalesce(c.expired, 0) as expired_not_renewed
         from generate_series(${f}::date, ${t}::date, interval '1 month') m
-        left join (select date_trunc('month', created_at at time zone 'UTC')::date as month, count(*) as n
-                     from subscribers where deleted_at is null
-                      and created_at >= (${f}::date::timestamp at time zone 'UTC') and ${inScope}
-                    group by 1) n on n.month = m::date
-        left join (select date_trunc('month', expiry_date)::date as month, count(*) as n
-                     from subscribers where deleted_at is null
-                      and expiry_date >= ${f}::date and expiry_date < ${t}::date and ${inScope}
-                    group by 1) e on e.month = m::date
+        left join (select date_trunc('month', day)::date as month,
+                          coalesce(sum(n) filter (where kind = 'c'), 0) as new,
+                          coalesce(sum(n) filter (where kind = 'x' and day < ${t}::date), 0) as expired
+                     from subscriber_counts
+                    where day >= ${f}::date and day <= ${t}::date and ${scopeSql(scope, 'reseller_id', p)}
+                    group by 1) c on c.month = m::date
        order by 1`,
     values: p.values,
   };
@@ -185,37 +202,37 @@ export function subscribersPerMonth(scope: ReportScope, from: string, today: str
 
 // ------------------------------------------------------------------ reports
 
-/** Payments per period and key; method, reseller and manager from the rollup, plan from the ledger itself. */
+/**
+ * The rollup rows of a range: by day for a grouping by day or week (a week straddles months), whole
+ * months at the month grain otherwise.
+ */
+function revenueDays(range: DayRange, group: Grouping | null, p: Params): string {
+  if (group === 'day' || group === 'week')
+    return `l.grain = 'd' and l.day >= ${p.add(range.from)}::date and l.day <= ${p.add(range.to)}::date`;
+  return rollupDays('l', range.from, range.to, (v) => p.add(v));
+}
+
+/** Payments per period and key, from the rollup (the plan is the one the ledger row recorded). */
 export function revenueRows(scope: ReportScope, range: DayRange, group: Grouping, by: string): Sql {
   const p = new Params();
-  if (by === 'plan') {
-    const { start, end } = instants(range, p);
-    return {
-      text: `select date_trunc('${group}', t.created_at at time zone 'UTC')::date as period,
-               s.service_id::text as key, sp.name, t.currency, sum(t.amount) as amount, count(*) as count
-          from transactions t
-          left join subscribers s on s.id = t.subscriber_id
-          left join services sp on sp.id = s.service_id
-         where t.type = '${REVENUE_TYPE}' and t.created_at >= ${start} and t.created_at < ${end}
-           and ${scopeSql(scope, 't.reseller_id', p)}
-         group by 1, 2, 3, 4
-         order by 1, 4, 2 nulls last`,
-      values: p.values,
-    };
-  }
-  const key = { method: 'l.method', reseller: 'l.reseller_id::text', manager: 'l.manager_id::text' }[by];
-  const name = { method: 'l.method', reseller: 'r.name', manager: 'm.username' }[by];
-  const join =
-    by === 'reseller'
-      ? 'left join resellers r on r.id = l.reseller_id'
-      : by === 'manager'
-        ? 'left join managers m on m.id = l.manager_id'
-        : '';
+  const key = {
+    method: 'l.method',
+    reseller: 'l.reseller_id::text',
+    manager: 'l.manager_id::text',
+    plan: 'l.service_id::text',
+  }[by];
+  const name = { method: 'l.method', reseller: 'r.name', manager: 'm.username', plan: 'sp.name' }[by];
+  const join = {
+    method: '',
+    reseller: 'left join resellers r on r.id = l.reseller_id',
+    manager: 'left join managers m on m.id = l.manager_id',
+    plan: 'left join services sp on sp.id = l.service_id',
+  }[by];
   return {
     text: `select date_trunc('${group}', l.day)::date as period, ${key} as key, ${name} as name, l.currency,
-             sum(l.amount) as amount, sum(l.n) as count
-        from ledger_daily l ${join}
-       where l.type = '${REVENUE_TYPE}' and l.day >= ${p.add(range.from)}::date and l.day <= ${p.add(range.to)}::date
+             sum(l.incoming + l.outgoing) as amount, sum(l.n) as count
+        from ledger_rollup l ${join}
+       where l.type = '${REVENUE_TYPE}' and ${revenueDays(range, group, p)}
          and ${scopeSql(scope, 'l.reseller_id', p)}
        group by 1, 2, 3, 4
       having sum(l.n) <> 0
@@ -225,23 +242,13 @@ export function revenueRows(scope: ReportScope, range: DayRange, group: Grouping
 }
 
 /** The revenue report's totals per currency: the same rows as revenueRows, summed without its grouping. */
-export function revenueTotals(scope: ReportScope, range: DayRange, by: string): Sql {
+export function revenueTotals(scope: ReportScope, range: DayRange): Sql {
   const p = new Params();
-  if (by === 'plan') {
-    const { start, end } = instants(range, p);
-    return {
-      text: `select currency, sum(amount) as amount, count(*) as count from transactions
-         where type = '${REVENUE_TYPE}' and created_at >= ${start} and created_at < ${end}
-           and ${scopeSql(scope, 'reseller_id', p)}
-         group by currency order by currency`,
-      values: p.values,
-    };
-  }
   return {
-    text: `select currency, sum(amount) as amount, sum(n) as count from ledger_daily
-       where type = '${REVENUE_TYPE}' and day >= ${p.add(range.from)}::date and day <= ${p.add(range.to)}::date
-         and ${scopeSql(scope, 'reseller_id', p)}
-       group by currency having sum(n) <> 0 order by currency`,
+    text: `select l.currency, sum(l.incoming + l.outgoing) as amount, sum(l.n) as count from ledger_rollup l
+       where l.type = '${REVENUE_TYPE}' and ${revenueDays(range, null, p)}
+         and ${scopeSql(scope, 'l.reseller_id', p)}
+       group by l.currency having sum(l.n) <> 0 order by l.currency`,
     values: p.values,
   };
 }

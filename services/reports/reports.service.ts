@@ -7,7 +7,8 @@ import type { Service, ServiceSchema, ServiceSettingSchema } from 'moleculer';
 import { fail } from '../../shared/failures';
 import type { Ctx } from '../../shared/http/context';
 import type { HttpRoute } from '../../shared/http/route';
-import { foldLedgerDaily } from './fold';
+import { foldLedgerRollup } from '../../shared/db/ledger-rollup';
+import { foldSubscriberCounts } from '../../shared/db/subscriber-counts';
 import {
   agingQuery,
   cardsReportQuery,
@@ -167,13 +168,13 @@ const schema: ServiceSchema<ServiceSettingSchema, ReportsThis> = {
   },
 
   methods: {
-    /** Folds the rollup every FOLD_INTERVAL_MS, one run at a time. */
+    /** Folds ledger_rollup and subscriber_counts every FOLD_INTERVAL_MS, one run at a time. */
     scheduleFold(this: ReportsThis) {
       this.foldTimer = setTimeout(() => {
-        this.folding = foldLedgerDaily()
+        this.folding = Promise.all([foldLedgerRollup(), foldSubscriberCounts()])
           .then(
             () => undefined,
-            (err: unknown) => this.logger.warn('folding ledger_daily failed', err),
+            (err: unknown) => this.logger.warn('folding the rollups failed', err),
           )
           .finally(() => {
             this.folding = undefined;

@@ -505,6 +505,11 @@ export const transactions = pgTable(
     reference: text('reference'),
     notes: text('notes'),
     createdBy: integer('created_by'),
+    /**
+     * The subscriber's plan when the row was written (filled from `subscriber_id` by a row trigger
+     * when the writer leaves it out, migration 0050): the revenue report by plan and ledger_rollup.
+     */
+    serviceId: integer('service_id'),
     createdAt: createdAt(),
   },
   (t) => [
@@ -530,58 +535,68 @@ export const transactions = pgTable(
 );
 
 /**
- * The ledger summed per UTC day and key (migration 0047, docs/reports.md): triggers on `transactions`
- * append signed rows in the writing transaction, locking nothing, and the reports service folds a
- * day's rows into one per key. A figure is the sum of every row of its keys, folded or not, so it is
- * exact at every instant; folding only keeps the table small.
+ * The ledger summed per key (docs/reports.md, "Rollup"; migration 0050): one table serves the
+ * dashboard, the revenue report and the totals of GET /api/transactions. Each ledger change is added
+ * twice, at `grain` 'd' (the UTC day) and 'm' (its month, `day` its first day), so a long range reads
+ * whole months and only its partial months by day. Statement triggers on `transactions` append
+ * signed rows in the writing transaction, locking nothing; the reports service folds the rows of a
+ * (grain, day, reseller) into one per key. A figure is the sum of every row of its keys, folded or
+ * not, so it is exact at every instant; folding only keeps the table small.
  */
-export const ledgerDaily = pgTable(
-  'ledger_daily',
+export const ledgerRollup = pgTable(
+  'ledger_rollup',
   {
+    grain: char('grain', { length: 1 }).notNull(),
     day: date('day').notNull(),
-    resellerId: integer('reseller_id'),
-    managerId: integer('manager_id'),
     currency: char('currency', { length: 3 }).notNull(),
     type: text('type').notNull(),
     method: text('method'),
-    amount: money('amount').notNull(),
+    serviceId: integer('service_id'),
+    resellerId: integer('reseller_id'),
+    managerId: integer('manager_id'),
     n: bigint('n', { mode: 'number' }).notNull(),
+    incoming: money('incoming').notNull(),
+    outgoing: money('outgoing').notNull(),
     folded: boolean('folded').notNull().default(false),
   },
   (t) => [
-    index('ledger_daily_day_idx').on(t.day, t.resellerId),
-    index('ledger_daily_reseller_idx').on(t.resellerId, t.day),
-    index('ledger_daily_unfolded_idx')
-      .on(t.day)
+    index('ledger_rollup_day_idx').on(t.grain, t.day, t.resellerId),
+    index('ledger_rollup_reseller_idx').on(t.resellerId, t.grain, t.day),
+    index('ledger_rollup_unfolded_idx')
+      .on(t.grain, t.day)
       .where(sql`not ${t.folded}`),
   ],
 );
 
 /**
- * The ledger's sums per UTC day and key, so the totals of GET /api/transactions read a few rows per
- * day instead of every transaction (docs/ledger-and-sessions.md). Statement triggers on
- * `transactions` (migration 0048) append signed deltas to ledger_total_deltas without locking any
- * row; the ledger service moves them into ledger_totals every second. A sum over both tables equals
- * the same sum over the ledger at every moment.
+ * Live subscribers counted for the dashboard (docs/reports.md, "Subscriber counts"; migration 0050),
+ * so it reads a row per reseller and expiry day instead of every subscriber: `kind` 'x' rows per
+ * (reseller, expiry date) with the counts by status, blocked, online and the wallets' sum; 'c' rows
+ * per (reseller, month of creation) with `n` only. Triggers on `subscribers` append signed rows in
+ * the writing transaction; the reports service folds them. Exact at every instant, like
+ * ledger_rollup.
  */
-const ledgerSumColumns = () => ({
-  day: date('day').notNull(),
-  resellerId: integer('reseller_id'),
-  type: text('type').notNull(),
-  method: text('method'),
-  createdBy: integer('created_by'),
-  currency: char('currency', { length: 3 }).notNull(),
-  n: bigint('n', { mode: 'number' }).notNull(),
-  incoming: money('incoming').notNull(),
-  outgoing: money('outgoing').notNull(),
-});
-
-export const ledgerTotals = pgTable('ledger_totals', ledgerSumColumns(), (t) => [
-  unique('ledger_totals_key').on(t.day, t.resellerId, t.type, t.method, t.createdBy, t.currency).nullsNotDistinct(),
-  index('ledger_totals_reseller_idx').on(t.resellerId, t.day),
-]);
-
-export const ledgerTotalDeltas = pgTable('ledger_total_deltas', ledgerSumColumns());
+export const subscriberCounts = pgTable(
+  'subscriber_counts',
+  {
+    kind: char('kind', { length: 1 }).notNull(),
+    resellerId: integer('reseller_id').notNull(),
+    day: date('day').notNull(),
+    n: bigint('n', { mode: 'number' }).notNull(),
+    active: bigint('active', { mode: 'number' }).notNull(),
+    inactive: bigint('inactive', { mode: 'number' }).notNull(),
+    blocked: bigint('blocked', { mode: 'number' }).notNull(),
+    online: bigint('online', { mode: 'number' }).notNull(),
+    wallets: money('wallets').notNull(),
+    folded: boolean('folded').notNull().default(false),
+  },
+  (t) => [
+    index('subscriber_counts_reseller_idx').on(t.resellerId, t.kind, t.day),
+    index('subscriber_counts_unfolded_idx')
+      .on(t.kind, t.resellerId)
+      .where(sql`not ${t.folded}`),
+  ],
+);
 
 export const invoicePayments = pgTable(
   'invoice_payments',

@@ -1,4 +1,6 @@
-import { Readable } from 'node:stream';
+import { pipeline, Readable, Transform, type TransformCallback } from 'node:stream';
+import { escapeLiteral } from 'pg';
+import { to as copyTo } from 'pg-copy-streams';
 import Cursor from 'pg-cursor';
 import { readPool } from '../db/client';
 
@@ -63,6 +65,71 @@ export async function* cursorRows<Row>(text: string, values: unknown[], batch = 
     await cursor.close().catch(() => undefined);
     client.release();
   }
+}
+
+/**
+ * A SQL text cell as csvCell writes it: empty for null or '', a leading apostrophe before a formula
+ * start. For statements that COPY out, where the server writes the CSV (copyCsv).
+ */
+export function csvTextSql(expr: string): string {
+  return `case when left(${expr}, 1) in ('=', '+', '-', '@', E'\\t', E'\\r') then '''' || ${expr} else nullif(${expr}, '') end`;
+}
+
+const QUOTE = 0x22;
+const LF = 0x0a;
+const CRLF = Buffer.from('\r\n');
+
+/**
+ * COPY's CSV ends a record with LF; RFC 4180 (and csvLine) with CRLF. A newline inside a quoted
+ * cell is the cell's own and is left alone, so the quote state is carried across chunks.
+ */
+class CrlfRecords extends Transform {
+  private quoted = false;
+  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+    const parts: Buffer[] = [];
+    let start = 0;
+    for (let i = 0; i < chunk.length; i++) {
+      const b = chunk[i];
+      if (b === QUOTE) this.quoted = !this.quoted;
+      else if (b === LF && !this.quoted) {
+        parts.push(chunk.subarray(start, i), CRLF);
+        start = i + 1;
+      }
+    }
+    parts.push(chunk.subarray(start));
+    done(null, Buffer.concat(parts));
+  }
+}
+
+/** `$n` placeholders as literals: COPY takes no parameters. */
+function inline(text: string, values: readonly unknown[]): string {
+  return text.replace(/\$(\d+)\b/g, (_, n: string) => {
+    const v = values[Number(n) - 1];
+    if (v === null || v === undefined) return 'null';
+    if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+    return escapeLiteral(String(v));
+  });
+}
+
+/** The COPY that writes a query's rows as CSV with a header line (copyCsv). */
+export function copyStatement(text: string, values: readonly unknown[]): string {
+  return `copy (${inline(text, values)}) to stdout with (format csv, header)`;
+}
+
+/**
+ * A query's rows as CSV written by the server (`COPY ... TO STDOUT`, header from the column names)
+ * and piped on with back-pressure: no row is parsed or formatted in Node, so an export runs at the
+ * server's rate and holds a socket buffer in memory. The statement must format its own cells
+ * (csvTextSql for text). The connection is held until the copy ends, and dropped if the reader
+ * stops early (it is mid-COPY).
+ */
+export async function copyCsv(text: string, values: readonly unknown[]): Promise<Readable> {
+  // An export may lag a second behind: DATABASE_READ_URL's replica when set (docs/operations.md).
+  const client = await readPool().connect();
+  const copy = client.query(copyTo(copyStatement(text, values)));
+  const out = new CrlfRecords();
+  pipeline(copy, out, (err) => client.release(err ?? undefined));
+  return out;
 }
 
 /** The query property of a route that also answers CSV (`http.csv`). */

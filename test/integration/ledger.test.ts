@@ -2,12 +2,12 @@
  * GET /api/transactions (docs/ledger-and-sessions.md): rows written by the real writers (payments,
  * quick-pay, wallet credit, reseller balance) and by the ledger function on other days, currencies
  * and managers; totals per currency equal sums over the matching rows for every filter, before and
- * after the deltas are moved into ledger_totals; names beside ids; CSV content, escaping and
+ * after ledger_rollup is folded; names beside ids; CSV content, escaping and
  * streaming past a cursor batch; scope of a reseller's tree.
  */
 import type { Tx } from '../../shared/db/client';
 import { recordTransaction, type LedgerEntry } from '../../shared/ledger';
-import { foldLedgerTotals } from '../../services/billing/ledger.service';
+import { foldLedgerRollup } from '../../shared/db/ledger-rollup';
 import { adminToken, client, ensureTokenManager, token, type TestApp, startTestApp } from '../helpers/app';
 import { seedPlan, seedReseller, seedSubscriber } from './billing-fixtures';
 
@@ -249,6 +249,24 @@ const FILTERS: [string, string, (ids: typeof tree, s: typeof subs) => unknown[]]
     () => [],
   ],
   ['?to=2025-01-10', `created_at < '2025-01-11T00:00:00Z'`, () => []],
+  // Ranges the rollup reads as whole months and partial ones by day (shared/db/ledger-rollup.ts).
+  [
+    '?from=2025-01-01&to=2025-01-31',
+    `created_at >= '2025-01-01T00:00:00Z' and created_at < '2025-02-01T00:00:00Z'`,
+    () => [],
+  ],
+  [
+    '?from=2025-01-11&to=2025-02-02',
+    `created_at >= '2025-01-11T00:00:00Z' and created_at < '2025-02-03T00:00:00Z'`,
+    () => [],
+  ],
+  [
+    '?from=2024-12-31&to=2025-02-01&type=invoice_payment',
+    `created_at >= '2024-12-31T00:00:00Z' and created_at < '2025-02-02T00:00:00Z' and type = 'invoice_payment'`,
+    () => [],
+  ],
+  ['?from=2025-01-31', `created_at >= '2025-01-31T00:00:00Z'`, () => []],
+  ['?to=2025-01-31', `created_at < '2025-02-01T00:00:00Z'`, () => []],
   [
     '?from=2025-02-01&subscriber_id=SUB_OTHER',
     `created_at >= '2025-02-01T00:00:00Z' and subscriber_id = $1`,
@@ -267,7 +285,7 @@ describe('GET /api/transactions', () => {
   it('totals per currency equal sums over the matching rows for every filter, before and after the deltas move', async () => {
     for (const folded of [false, true]) {
       // The service moves deltas every second as well: totals hold whatever is still pending.
-      if (folded) await foldLedgerTotals();
+      if (folded) await foldLedgerRollup();
       for (const [query, where, values] of FILTERS) {
         const q = withIds(query);
         const expected = await ledgerSums(where, values(tree, subs));
@@ -300,18 +318,25 @@ describe('GET /api/transactions', () => {
     expect((await page(`?reseller_id=${tree.other}&type=refill_fee`)).totals).toEqual([]);
     await t.pool.query(`delete from transactions where id = $1`, [id]);
     expect((await page(`?type=refill_fee`)).totals).toEqual([]);
-    await foldLedgerTotals();
-    // Every key's kept sums minus the ledger's own: nothing left (group by meets NULL keys, a join would not).
-    const { rows } = await t.pool.query(`
-      select day, reseller_id, type, method, created_by, currency from (
-        select day, reseller_id, type, method, created_by, currency, n, incoming i, outgoing o from ledger_totals
-        union all
-        select (created_at at time zone 'UTC')::date, reseller_id, type, method, created_by, currency, -count(*),
-          -coalesce(sum(amount) filter (where amount > 0), 0), -coalesce(sum(amount) filter (where amount < 0), 0)
-        from transactions group by 1, 2, 3, 4, 5, 6) d
-      group by 1, 2, 3, 4, 5, 6 having sum(n) <> 0 or sum(i) <> 0 or sum(o) <> 0`);
-    expect(rows).toEqual([]);
-    expect((await t.pool.query('select count(*)::int as n from ledger_total_deltas')).rows[0].n).toBe(0);
+    await foldLedgerRollup();
+    // Every key's kept sums minus the ledger's own, at both grains: nothing left (group by meets NULL
+    // keys, a join would not).
+    for (const grain of ['day', 'month']) {
+      const { rows } = await t.pool.query(
+        `select day, reseller_id, type, method, service_id, manager_id, currency from (
+          select day, reseller_id, type, method, service_id, manager_id, currency, n, incoming i, outgoing o
+            from ledger_rollup where grain = left($1, 1)
+          union all
+          select date_trunc($1, created_at at time zone 'UTC')::date, reseller_id, type, method, service_id, created_by,
+            currency, -count(*), -coalesce(sum(amount) filter (where amount > 0), 0),
+            -coalesce(sum(amount) filter (where amount < 0), 0)
+          from transactions group by 1, 2, 3, 4, 5, 6, 7) d
+        group by 1, 2, 3, 4, 5, 6, 7 having sum(n) <> 0 or sum(i) <> 0 or sum(o) <> 0`,
+        [grain],
+      );
+      expect({ grain, rows }).toEqual({ grain, rows: [] });
+    }
+    expect((await t.pool.query('select count(*)::int as n from ledger_rollup where not folded')).rows[0].n).toBe(0);
     expect(asMinor((await page('')).totals)).toEqual(await ledgerSums('true', []));
   });
 

@@ -4,7 +4,7 @@
  * tree's money, and naming one is 403); CSV (content type, escaped formula cells); bad queries.
  */
 import { addDays, todayUtc } from '../../shared/billing/dates';
-import { foldLedgerDaily } from '../../services/reports/fold';
+import { foldLedgerRollup } from '../../shared/db/ledger-rollup';
 import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
 import { seedPlan, seedReseller, seedSubscriber } from './billing-fixtures';
 
@@ -134,8 +134,8 @@ describe('GET /api/dashboard', () => {
 
   it('stays exact when the rollup is folded', async () => {
     const before = (await api.get('/api/dashboard', { token: admin })).body.data.revenue;
-    await foldLedgerDaily();
-    expect(await one('select count(*) from ledger_daily where not folded')).toBe(0);
+    await foldLedgerRollup();
+    expect(await one('select count(*) from ledger_rollup where not folded')).toBe(0);
     expect((await api.get('/api/dashboard', { token: admin })).body.data.revenue).toEqual(before);
   });
 
@@ -150,6 +150,32 @@ describe('GET /api/dashboard', () => {
     const b = (await api.get('/api/dashboard', { token: resB })).body.data;
     expect(b.revenue.today).toBe(500);
     expect(b.invoices.outstanding).toBe(70);
+  });
+
+  it('online per hour: every session open at some instant of the hour, open or closed since', async () => {
+    // Open for days, open since two hours ago, closed within the day, closed before it (left out).
+    await t.pool.query(
+      `insert into radacct (acctsessionid, acctuniqueid, username, nasipaddress, acctstarttime, acctstoptime)
+       values ('oph-1', 'oph-1', 'oph', '192.0.2.9', now() - interval '3 days', null),
+              ('oph-2', 'oph-2', 'oph', '192.0.2.9', now() - interval '2 hours', null),
+              ('oph-3', 'oph-3', 'oph', '192.0.2.9', now() - interval '5 hours', now() - interval '3 hours'),
+              ('oph-4', 'oph-4', 'oph', '192.0.2.9', now() - interval '40 hours', now() - interval '30 hours')`,
+    );
+    try {
+      const got = (await api.get('/api/dashboard', { token: admin })).body.data.series.online_per_hour as {
+        online: number;
+      }[];
+      const { rows } = await t.pool.query<{ n: number }>(
+        `select count(r.acctstarttime)::int as n
+           from generate_series(date_trunc('hour', now()) - interval '23 hours', date_trunc('hour', now()), interval '1 hour') h
+           left join radacct r on r.acctstarttime < h + interval '1 hour' and (r.acctstoptime is null or r.acctstoptime >= h)
+          group by h order by h`,
+      );
+      expect(got.map((x) => x.online)).toEqual(rows.map((r) => r.n));
+      expect(Math.max(...rows.map((r) => r.n))).toBeGreaterThanOrEqual(2);
+    } finally {
+      await t.pool.query(`delete from radacct where username = 'oph'`);
+    }
   });
 
   it("reseller_id narrows to a tree; another tree's is 403, a missing one 400", async () => {

@@ -9,7 +9,7 @@ import type { Auth } from '../../../shared/auth/claims';
 import { requireAuth, resellerInScope, scopeFor } from '../../../shared/auth/policy';
 import { db, readPool } from '../../../shared/db/client';
 import { fail } from '../../../shared/failures';
-import { csvStream, cursorRows, type CsvColumn } from '../../../shared/http/csv';
+import { copyCsv } from '../../../shared/http/csv';
 import { pageOf } from '../../../shared/http/context';
 import type { ActionResult } from '../../../shared/http/route';
 import { fromMinor } from '../../../shared/money';
@@ -60,24 +60,6 @@ function totalsJson(rows: TotalsRow[]) {
   });
 }
 
-export const LEDGER_CSV_COLUMNS: readonly CsvColumn<LedgerRow>[] = [
-  { header: 'id', value: (r) => r.id },
-  { header: 'created_at', value: (r) => r.created_at },
-  { header: 'type', value: (r) => r.type },
-  { header: 'amount', value: (r) => amountOf(r) },
-  { header: 'currency', value: (r) => r.currency },
-  { header: 'method', value: (r) => r.method },
-  { header: 'subscriber_id', value: (r) => r.subscriber_id },
-  { header: 'subscriber_username', value: (r) => r.subscriber_username },
-  { header: 'reseller_id', value: (r) => r.reseller_id },
-  { header: 'reseller_name', value: (r) => r.reseller_name },
-  { header: 'manager_id', value: (r) => r.manager_id },
-  { header: 'manager_username', value: (r) => r.manager_username },
-  { header: 'invoice_id', value: (r) => r.invoice_id },
-  { header: 'reference', value: (r) => r.reference },
-  { header: 'notes', value: (r) => r.notes },
-];
-
 async function ledgerScope(caller: Auth | undefined, p: LedgerInput) {
   const auth = requireAuth(caller);
   const scope = await scopeFor(db(), auth, 'read');
@@ -113,9 +95,9 @@ export async function listTransactions(caller: Auth | undefined, p: LedgerInput)
   };
 }
 
-/** Every match as CSV through a server-side cursor: one batch of rows in memory at a time. */
+/** Every match as CSV, written by the server (COPY) and piped on with back-pressure. */
 export async function exportTransactions(caller: Auth | undefined, p: LedgerInput): Promise<Readable> {
   const { scope, filter, order } = await ledgerScope(caller, p);
   const statement = exportStatement(scope, filter, order);
-  return csvStream(LEDGER_CSV_COLUMNS, cursorRows<LedgerRow>(statement.text, statement.values));
+  return copyCsv(statement.text, statement.values);
 }

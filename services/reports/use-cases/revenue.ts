@@ -43,7 +43,7 @@ export async function revenueReport(caller: Auth | undefined, p: RevenueInput, m
     }),
     page: { page: p.page, limit: p.limit },
     extra: async () => {
-      const sums = q.revenueTotals(scope, range, p.by);
+      const sums = q.revenueTotals(scope, range);
       const totals = await readPool().query<{ currency: string; amount: string; count: string }>(
         sums.text,
         sums.values,
