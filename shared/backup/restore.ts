@@ -106,7 +106,7 @@ export async function restoreBackup(opts: RestoreOptions): Promise<RestoreResult
     await client.query('begin isolation level repeatable read read only');
     const present = new Set(await appTables(client));
     const restored = {
-      // A table a later migration dropped (0050 replaced two ledger rollups by one) has no count.
+      // A table a later migration dropped (0052 replaced two ledger rollups by one) has no count.
       row_counts: await rowCounts(
         client,
         Object.keys(manifest.row_counts).filter((t) => present.has(t)),

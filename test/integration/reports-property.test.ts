@@ -1,5 +1,5 @@
 /**
- * The dashboard's and the revenue report's figures come from ledger_rollup (migration 0050, which
+ * The dashboard's and the revenue report's figures come from ledger_rollup (migration 0052, which
  * also serves the ledger's totals), the dashboard's counts from subscriber_counts. Under random
  * payments (every method), voids (consolidation), wallet top-ups, renewals, backdated ledger rows,
  * changes of the counted subscriber columns and folds, after every step they must equal sums over
