@@ -6,7 +6,7 @@
  * more field in the invoice view (each payment's `channel`). While BENCH_UPGRADE_CLIENTS clients
  * pay and read without pause, each billing and subscribers process is replaced in turn: B's process
  * is started (the first one applies the migration), joins the bus, then A's is sent SIGTERM and
- * drains. Printed: payments/s and reads/s during the upgrade beside the same load without it, in
+ * drains. After 10 s of warm-up, printed: payments/s and reads/s during the upgrade beside the same load without it, in
  * the same run; failed requests; payments acknowledged but missing (lost); the field served by B.
  * Exits 1 when a request failed, a payment was lost or B's field is not served.
  *
@@ -30,6 +30,7 @@ const CLIENTS = intVar(process.env, 'BENCH_UPGRADE_CLIENTS', 50, 1);
 const BASELINE_S = intVar(process.env, 'BENCH_UPGRADE_BASELINE', 20, 1);
 const ADMIN = { username: 'bench-admin', password: 'bench-admin-pw' };
 const SETTLE_MS = 5000;
+const WARMUP_S = 10;
 const MIGRATION_TAG = '9000_upgrade_bench_channel';
 
 /** Build B: dist/ and shared/db copied and changed, everything else linked to this checkout. */
@@ -244,6 +245,8 @@ async function main(): Promise<number> {
   });
   try {
     const seeded = await seed(cluster.baseUrl);
+    // Warm-up, not counted: the first seconds of a fresh cluster (JIT, pools, plans) are slower.
+    await runLoad(cluster.baseUrl, seeded, new Promise((r) => setTimeout(r, WARMUP_S * 1000)));
     const baseline = await runLoad(cluster.baseUrl, seeded, new Promise((r) => setTimeout(r, BASELINE_S * 1000)));
     const steps: string[] = [];
     const upgrade = rollingUpgrade(cluster, build.entry, steps);

@@ -129,8 +129,10 @@ export async function recoverToTime(opts: RecoveryOptions): Promise<RecoveryResu
     await client.connect();
     try {
       await client.query('begin isolation level repeatable read read only');
-      const rows = await rowCounts(client, await appTables(client));
-      const ledger = await ledgerTotals(client);
+      const tables = await appTables(client);
+      const rows = await rowCounts(client, tables);
+      // A database never migrated (recovered to before the first start's migrations) has no ledger.
+      const ledger = tables.includes('transactions') ? await ledgerTotals(client) : {};
       await client.query('commit');
       return {
         base,
