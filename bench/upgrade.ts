@@ -246,7 +246,7 @@ async function main(): Promise<number> {
   try {
     const seeded = await seed(cluster.baseUrl);
     // Warm-up, not counted: the first seconds of a fresh cluster (JIT, pools, plans) are slower.
-    await runLoad(cluster.baseUrl, seeded, new Promise((r) => setTimeout(r, WARMUP_S * 1000)));
+    const warmup = await runLoad(cluster.baseUrl, seeded, new Promise((r) => setTimeout(r, WARMUP_S * 1000)));
     const baseline = await runLoad(cluster.baseUrl, seeded, new Promise((r) => setTimeout(r, BASELINE_S * 1000)));
     const steps: string[] = [];
     const upgrade = rollingUpgrade(cluster, build.entry, steps);
@@ -264,7 +264,7 @@ async function main(): Promise<number> {
       seeded.token,
     );
     const fieldServed = view.payments.length > 0 && view.payments.every((p) => 'channel' in p);
-    const check = await lost(cluster.databaseUrl, [...baseline.payments, ...during.payments]);
+    const check = await lost(cluster.databaseUrl, [...warmup.payments, ...baseline.payments, ...during.payments]);
 
     const rate = (n: number, s: number) => (n / s).toFixed(1).padStart(7);
     console.log('');
@@ -280,7 +280,7 @@ async function main(): Promise<number> {
       `-> payments/s during the upgrade: ${(during.payments.length / during.seconds / (baseline.payments.length / baseline.seconds)).toFixed(2)}x the rate without it`,
     );
     console.log(
-      `payments acknowledged ${baseline.payments.length + during.payments.length}, lost ${check.missing}, unacknowledged but stored ${check.extra}, invoices whose paid amount differs from their payments ${check.unbalanced}`,
+      `payments acknowledged ${warmup.payments.length + baseline.payments.length + during.payments.length}, lost ${check.missing}, unacknowledged but stored ${check.extra}, invoices whose paid amount differs from their payments ${check.unbalanced}`,
     );
     console.log(`build B's field (payments[].channel) served after the upgrade: ${fieldServed ? 'yes' : 'NO'}`);
     for (const f of [...baseline.failed, ...during.failed].slice(0, 10)) console.log(`  failed: ${f}`);

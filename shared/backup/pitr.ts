@@ -73,7 +73,6 @@ export async function recoverToTime(opts: RecoveryOptions): Promise<RecoveryResu
       `no base backup had finished by ${opts.target.toISOString()}: the oldest finished at ${bases[0].stop_time}`,
     );
   if (!fs.existsSync(walDir)) throw new Error(`no WAL archive at ${walDir}`);
-  if (walDir.includes("'")) throw new Error(`the WAL archive's path may not hold a quote: ${walDir}`);
 
   const existing = existingCluster(dataDir);
   if (existing) {
