@@ -39,8 +39,11 @@ export interface Cluster {
   observer: ServiceBroker;
   /** Resolves when the node has joined the bus with its services started. */
   waitForNode(nodeID: string, timeoutMs?: number): Promise<void>;
-  /** Starts one more process (a replica, or a unit brought back), joined to the same cluster. */
-  add(units: string): Promise<ClusterProcess>;
+  /**
+   * Starts one more process (a replica, or a unit brought back), joined to the same cluster;
+   * `entry` runs another build's server.js (a rolling upgrade, bench/upgrade.ts).
+   */
+  add(units: string, entry?: string): Promise<ClusterProcess>;
   /** SIGTERM to every process, SIGKILL after `graceMs`, then the embedded database. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -254,13 +257,13 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   // The gateway is ready once it knows the routes of every unit this cluster runs (readiness.ts).
   const expectedUnits = env.EXPECTED_UNITS || [...new Set(entries.flatMap((e) => e.split('+')))].join(',');
 
-  const launch = (units: string, port: number): ClusterProcess => {
+  const launch = (units: string, port: number, script = entry): ClusterProcess => {
     const index = nextNode++;
     const nodeID = tcp
       ? tcp.nodeIDs[index]
       : `${namespace}-${units}-${index + 1}-${crypto.randomBytes(2).toString('hex')}`;
     if (!nodeID) throw new Error(`no TCP node slot left for ${units}: set TRANSPORTER (NATS) for larger clusters`);
-    const child = spawn(process.execPath, [entry], {
+    const child = spawn(process.execPath, [script], {
       env: {
         ...env,
         SERVICES: units.split('+').join(','),
@@ -343,9 +346,9 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     processes,
     observer,
     waitForNode: (nodeID, timeoutMs = 90_000) => waitForNode(observer, nodeID, timeoutMs, () => undefined),
-    async add(units: string) {
+    async add(units: string, script?: string) {
       parseProcesses(`gateway,${units}`);
-      return launch(units, 0);
+      return launch(units, 0, script);
     },
     stop,
   };

@@ -4,14 +4,25 @@
  * running server's, else one started for the backup). The encryption key is sealed into it with
  * the passphrase (--passphrase-file or BACKUP_PASSPHRASE), or a loud warning says it is not there
  * and where it is. Exits 1 on failure, leaving no file.
+ *
+ * `npm run backup -- --base`: a base backup of the embedded cluster into BACKUP_DIR/base for
+ * point-in-time recovery (the running server's, whose WAL goes to BACKUP_DIR/wal; else one
+ * started with that archiving for the backup). `npm start` takes these on its own schedule too.
  */
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
+import path from 'node:path';
 import { createBackup, keyWarning } from '../shared/backup/backup';
+import { takeBaseBackup } from '../shared/backup/base-backup';
+import { keyFingerprint } from '../shared/backup/key';
+import { backupOptionsFromEnv } from '../services/backups/options';
 import { installationKey, passphraseFrom } from '../shared/backup/key-source';
 import { runningEmbeddedPostgres, startEmbeddedPostgres } from '../shared/db/database-setup';
 
-const USAGE = 'usage: npm run backup -- --out <file> [--passphrase-file <file>] [--json]';
+const USAGE = [
+  'usage: npm run backup -- --out <file> [--passphrase-file <file>] [--json]',
+  '       npm run backup -- --base   (embedded: a base backup into BACKUP_DIR/base)',
+].join('\n');
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
@@ -20,8 +31,10 @@ async function main(): Promise<number> {
       'passphrase-file': { type: 'string' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
+      base: { type: 'boolean', default: false },
     },
   });
+  if (values.base && !values.help) return baseBackup();
   if (values.help || !values.out) {
     console.error(USAGE);
     return values.help ? 0 : 1;
@@ -69,6 +82,37 @@ async function main(): Promise<number> {
     return 0;
   } finally {
     await stop?.();
+  }
+}
+
+async function baseBackup(): Promise<number> {
+  const backupDir = process.env.BACKUP_DIR;
+  if (process.env.DATABASE_URL || !backupDir) {
+    console.error('backup --base is for the embedded mode: unset DATABASE_URL and set BACKUP_DIR');
+    return 1;
+  }
+  const dataDir = process.env.DATA_DIR || './data';
+  const source = installationKey(process.env, dataDir);
+  const running = await runningEmbeddedPostgres({ dataDir, database: 'postgres' });
+  const pg = running
+    ? undefined
+    : await startEmbeddedPostgres({ dataDir, log: () => undefined, walArchive: path.resolve(backupDir, 'wal') });
+  try {
+    const { info, deleted } = await takeBaseBackup({
+      url: running?.url ?? pg!.adminUrl,
+      clusterDir: running?.clusterDir ?? pg!.clusterDir,
+      dataDir: path.resolve(dataDir),
+      backupDir: path.resolve(backupDir),
+      keep: backupOptionsFromEnv().keep,
+      keyFingerprint: source.key ? keyFingerprint(source.key) : null,
+    });
+    console.log(
+      `base backup written: ${path.join(backupDir, 'base', info.name)} (${info.bytes} bytes, WAL from ${info.start_wal}); recovers to any time after ${info.stop_time}`,
+    );
+    if (deleted.length > 0) console.log(`deleted beyond BACKUP_KEEP: ${deleted.length} files and folders`);
+    return 0;
+  } finally {
+    await pg?.stop();
   }
 }
 

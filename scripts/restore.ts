@@ -6,6 +6,9 @@
  * beside the restored ones. The carried key, opened with the passphrase, goes to
  * DATA_DIR/encryption.key (embedded) or --key-out. Exits 0 when every figure agrees, 3 when one
  * differs, 1 when refused or failed.
+ *
+ * `npm run restore -- --pitr --to <time> [--force]`: point-in-time recovery of the embedded mode
+ * into DATA_DIR from the base backups and WAL archive in BACKUP_DIR (shared/backup/pitr.ts).
  */
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -13,9 +16,13 @@ import { parseEncryptionKey } from '../shared/config';
 import { installationKey, passphraseFrom } from '../shared/backup/key-source';
 import { keyFingerprint } from '../shared/backup/key';
 import { compareFigures, inspectBackup, restoreBackup } from '../shared/backup/restore';
+import { recoverToTime } from '../shared/backup/pitr';
 import { runningEmbeddedPostgres, startEmbeddedPostgres } from '../shared/db/database-setup';
 
-const USAGE = 'usage: npm run restore -- <file> [--force] [--passphrase-file <file>] [--key-out <file>]';
+const USAGE = [
+  'usage: npm run restore -- <file> [--force] [--passphrase-file <file>] [--key-out <file>]',
+  '       npm run restore -- --pitr --to <time> [--force]   (embedded: DATA_DIR from BACKUP_DIR)',
+].join('\n');
 
 function loud(lines: string[]): void {
   console.error(lines.map((l) => `!!! ${l}`).join('\n'));
@@ -29,8 +36,11 @@ async function main(): Promise<number> {
       'passphrase-file': { type: 'string' },
       'key-out': { type: 'string' },
       help: { type: 'boolean', default: false },
+      pitr: { type: 'boolean', default: false },
+      to: { type: 'string' },
     },
   });
+  if (values.pitr) return pointInTime(values.to, values.force, positionals.length > 0);
   const file = positionals[0];
   if (values.help || !file || positionals.length > 1) {
     console.error(USAGE);
@@ -108,6 +118,47 @@ async function main(): Promise<number> {
       : 'restored, but some figures differ from the manifest (above)',
   );
   return same ? 0 : 3;
+}
+
+async function pointInTime(to: string | undefined, force: boolean, extra: boolean): Promise<number> {
+  const target = to === undefined ? undefined : new Date(to);
+  if (!target || extra || Number.isNaN(target.getTime())) {
+    console.error(`${USAGE}\n<time>: a date and time with its zone, e.g. 2026-11-28T22:50:00Z`);
+    return 1;
+  }
+  if (process.env.DATABASE_URL) {
+    console.error('restore refused: --pitr recovers the embedded database; unset DATABASE_URL and set DATA_DIR');
+    return 1;
+  }
+  if (!process.env.BACKUP_DIR) {
+    console.error('restore refused: set BACKUP_DIR to the folder holding base/ and wal/');
+    return 1;
+  }
+  const dataDir = process.env.DATA_DIR || './data';
+  if (await runningEmbeddedPostgres({ dataDir })) {
+    console.error(`restore refused: a server is running on ${dataDir}: stop it first`);
+    return 1;
+  }
+  const result = await recoverToTime({ dataDir, backupDir: process.env.BACKUP_DIR, target, force });
+  console.error(
+    `recovered to ${target.toISOString()} from base ${result.base.name} (finished ${result.base.stop_time}) in ${result.seconds.toFixed(1)} s`,
+  );
+  if (result.stoppedAt) console.error(`server: ${result.stoppedAt}`);
+  const current = installationKey(process.env, dataDir);
+  const runWith = current.key ? keyFingerprint(current.key) : null;
+  if (result.base.key_fingerprint && runWith !== result.base.key_fingerprint) {
+    loud([
+      runWith
+        ? `the key at ${current.location} is not the one this installation ran with (${result.base.key_fingerprint}).`
+        : `no encryption key here: this installation's secrets are encrypted under key ${result.base.key_fingerprint}.`,
+      'Copy encryption.key from the old DATA_DIR (or set ENCRYPTION_KEY) before starting,',
+      'or the stored passwords, credentials and links cannot be read.',
+    ]);
+  }
+  for (const [table, n] of Object.entries(result.rows)) if (n > 0) console.log(`rows ${table}: ${n}`);
+  for (const [key, value] of Object.entries(result.ledger)) console.log(`ledger ${key}: ${value}`);
+  console.log(`recovered: start the server with DATA_DIR=${dataDir}`);
+  return 0;
 }
 
 main().then(

@@ -14,8 +14,10 @@ import {
   StartupError,
   packagedBinaries,
   placeCluster,
+  canEnter,
   reachableBinaries,
   serverUser,
+  shellQuote,
 } from './embedded-cluster.mjs';
 
 export { StartupError };
@@ -53,12 +55,62 @@ function ensureDataDir(dataDir) {
 }
 
 /**
+ * The WAL archive folder (BACKUP_DIR/wal) made and handed to the server user, who runs the archive
+ * and restore commands; refused with one line naming the fix when that user cannot reach it.
+ */
+export function ensureWalArchive(dir, user = serverUser()) {
+  const root = path.resolve(dir);
+  try {
+    // The folders we make above it let the server user through without letting anyone list them.
+    const created = fs.mkdirSync(path.dirname(root), { recursive: true });
+    if (created) for (let d = path.dirname(root); d.startsWith(created); d = path.dirname(d)) fs.chmodSync(d, 0o711);
+    fs.mkdirSync(root, { recursive: true, mode: 0o700 });
+    if (user) fs.chownSync(root, user.uid, user.gid);
+  } catch (err) {
+    throw new StartupError(`cannot use ${root} for the WAL archive (${err.code || err.message}): fix BACKUP_DIR`);
+  }
+  if (!canEnter(user, root))
+    throw new StartupError(
+      `the postgres user cannot reach the WAL archive ${root} (a parent directory is closed to others): point BACKUP_DIR elsewhere`,
+    );
+  return root;
+}
+
+/**
+ * Copies a finished WAL segment into the archive: a file already there is success only when it is
+ * the same (a segment archived again after a crash), and a copy is renamed into place whole, so a
+ * restore never reads half a segment. Plain sh, cmp, cp and mv: what the server user can run.
+ */
+export function archiveCommand(dir) {
+  return `f=${shellQuote(dir)}/%f; if test -f "$f"; then cmp -s "%p" "$f"; else cp "%p" "$f.part" && mv "$f.part" "$f"; fi`;
+}
+
+export function restoreCommand(dir) {
+  return `cp ${shellQuote(dir)}/%f "%p"`;
+}
+
+/** Seconds after which a segment with writes in it is archived even if not full: the most PITR can lose. */
+export const ARCHIVE_TIMEOUT_SECONDS = 60;
+
+/**
+ * DATA_DIR made and its (empty) cluster directory placed as a start would, for a recovery to fill:
+ * the directory and the server user (undefined when not root) that must own what goes in it.
+ */
+export function prepareClusterDir(dataDir) {
+  const root = path.resolve(dataDir);
+  ensureDataDir(root);
+  const user = serverUser();
+  const clusterDir = placeCluster(user, root, logLine);
+  return { clusterDir, user };
+}
+
+/**
  * Starts (initialising on first use) a PostgreSQL cluster for `dataDir`, on loopback only, after
  * stopping any server a killed earlier process left running on it. Returns its URL and a stop
  * function. The superuser password is generated once and kept beside the cluster so a FreeRADIUS
  * on the same host can be pointed at the same database. Start failures are StartupErrors.
  */
-export async function startEmbeddedPostgres({ dataDir, port, database = 'billing', log = logLine }) {
+export async function startEmbeddedPostgres({ dataDir, port, database = 'billing', log = logLine, walArchive }) {
   const root = path.resolve(dataDir);
   ensureDataDir(root);
   const passwordFile = path.join(root, 'pg-password');
@@ -72,7 +124,15 @@ export async function startEmbeddedPostgres({ dataDir, port, database = 'billing
   const cluster = new EmbeddedCluster({ user, home, clusterDir, ownerFile: path.join(root, 'pg-owner'), note: log });
   if (!cluster.initialised) cluster.initialise({ superuser: 'postgres', password });
   const chosenPort = port || (await freePort());
-  cluster.start({ port: chosenPort, settings: { listen_addresses: '127.0.0.1', max_connections: 200, fsync: 'on' } });
+  const settings = { listen_addresses: '127.0.0.1', max_connections: 200, fsync: 'on' };
+  if (walArchive) {
+    Object.assign(settings, {
+      archive_mode: 'on',
+      archive_command: archiveCommand(ensureWalArchive(walArchive, user)),
+      archive_timeout: ARCHIVE_TIMEOUT_SECONDS,
+    });
+  }
+  cluster.start({ port: chosenPort, settings });
   const adminUrl = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${chosenPort}/postgres`;
   try {
     const admin = new pg.Client({ connectionString: adminUrl });

@@ -19,7 +19,11 @@ interface BootstrapModule {
     database?: string;
     /** Notices such as a leftover server stopped; default: a JSON log line on stdout. */
     log?: (msg: string) => void;
+    /** Archive WAL into this folder (BACKUP_DIR/wal): point-in-time recovery, docs/operations.md. */
+    walArchive?: string;
   }): Promise<EmbeddedPostgresHandle>;
+  prepareClusterDir(dataDir: string): { clusterDir: string; user?: { uid: number; gid: number } };
+  restoreCommand(walArchive: string): string;
   runningEmbeddedPostgres(opts: { dataDir: string; database?: string }): RunningEmbeddedPostgres | undefined;
   runMigrations(databaseUrl: string, migrationsFolder?: string): Promise<void>;
 }
@@ -54,4 +58,16 @@ export async function runningEmbeddedPostgres(opts: {
 /** A multi-host DATABASE_URL migrates the server it resolves to now (hosts.ts): the primary with read-write. */
 export async function runMigrations(databaseUrl: string, migrationsFolder?: string): Promise<void> {
   return (await load()).runMigrations(await resolveUrl(databaseUrl), migrationsFolder);
+}
+
+/** DATA_DIR's empty cluster directory, placed as a start would, and the user who must own its files. */
+export async function prepareClusterDir(
+  dataDir: string,
+): Promise<{ clusterDir: string; user?: { uid: number; gid: number } }> {
+  return (await load()).prepareClusterDir(dataDir);
+}
+
+/** The restore_command that reads segments back from the WAL archive. */
+export async function restoreCommand(walArchive: string): Promise<string> {
+  return (await load()).restoreCommand(walArchive);
 }

@@ -207,7 +207,8 @@ function logReason(logFile) {
   } catch {
     return 'it wrote no log';
   }
-  const lastRun = text.slice(text.lastIndexOf('starting PostgreSQL'));
+  // A server that refuses its configuration stops before it logs that it is starting.
+  const lastRun = text.slice(Math.max(0, text.lastIndexOf('starting PostgreSQL')));
   const problems = [];
   for (const line of lastRun.split('\n')) {
     const m = /\b(FATAL|PANIC|ERROR|LOG):\s+(.*)$/.exec(line);
@@ -225,6 +226,11 @@ function firstLine(result) {
       .map((l) => l.trim())
       .find(Boolean) || `exit code ${result.status}`
   );
+}
+
+/** One word for /bin/sh, whatever it holds. */
+export function shellQuote(text) {
+  return `'${String(text).replaceAll("'", `'\\''`)}'`;
 }
 
 /** Linux process start time (clock ticks after boot), to tell a live owner from a reused pid. */
@@ -350,9 +356,12 @@ export class EmbeddedCluster {
     if (fs.statSync(this.logFile, { throwIfNoEntry: false })?.size > LOG_ROTATE_BYTES)
       fs.renameSync(this.logFile, `${this.logFile}.1`);
     // pg_ctl detaches the server from our terminal, so Ctrl-C reaches only us and we stop it in order.
-    const options = ['-p', String(port), ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])].join(
-      ' ',
-    );
+    // pg_ctl hands these to a shell: each setting is quoted (an archive command holds spaces and quotes).
+    const options = [
+      '-p',
+      String(port),
+      ...Object.entries(settings).flatMap(([k, v]) => ['-c', shellQuote(`${k}=${v}`)]),
+    ].join(' ');
     const result = this.pgCtl(['start', '-w', '-t', '120', '-l', this.logFile, '-o', options]);
     if (result.status !== 0) {
       throw new StartupError(

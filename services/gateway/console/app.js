@@ -7,6 +7,7 @@ import { ImportsPage } from './imports.js';
 import { SettingsPage } from './settings.js';
 import { ApiKeysPage } from './api-keys.js';
 import { AuditPage } from './audit.js';
+import { BackupsPage } from './backups.js';
 import { api } from './api.js';
 import { DashboardPage } from './dashboard.js';
 import { ownText } from './format.js';
@@ -69,6 +70,7 @@ const NAV = [
   ['#/settings', 'Settings', () => session.isAdmin],
   ['#/webhooks', 'Webhooks', () => session.isAdmin],
   ['#/audit', 'Audit', () => session.isAdminOrReseller],
+  ['#/backups', 'Backups', () => session.isAdmin],
   ['#/api-keys', 'API keys', () => true],
   ['#/security', 'Security', () => true],
 ];
@@ -97,6 +99,7 @@ const PAGES = [
   ['/webhooks', () => WebhooksPage, 'Webhooks'],
   ['/webhooks/:id', () => WebhookPage, 'Webhook'],
   ['/audit', () => AuditPage, 'Audit trail'],
+  ['/backups', () => BackupsPage, 'Backups'],
   ['/api-keys', () => ApiKeysPage, 'API keys'],
   ['/security', () => TwoFactorPage, 'Security'],
 ];
