@@ -151,17 +151,21 @@ export function buildPage(assets: Map<string, Asset>): Page {
           .replace('{{operator}}', () => escapeAttribute(operatorName))
       );
     },
-    headers: {
-      'Content-Type': 'text/html; charset=utf-8',
-      // The page is tiny and carries the language: always fresh.
-      'Cache-Control': 'no-store',
-      'Content-Security-Policy': csp,
-      'X-Content-Type-Options': 'nosniff',
-      'X-Frame-Options': 'DENY',
-      'Referrer-Policy': 'no-referrer',
-      'Cross-Origin-Opener-Policy': 'same-origin',
-      'Permissions-Policy': 'camera=(), microphone=(), geolocation=()',
-    },
+    headers: pageHeaders(csp),
+  };
+}
+
+/** The headers of a page of ours (the console, /my): tiny and carrying the language, so always fresh. */
+export function pageHeaders(csp: string): Record<string, string> {
+  return {
+    'Content-Type': 'text/html; charset=utf-8',
+    'Cache-Control': 'no-store',
+    'Content-Security-Policy': csp,
+    'X-Content-Type-Options': 'nosniff',
+    'X-Frame-Options': 'DENY',
+    'Referrer-Policy': 'no-referrer',
+    'Cross-Origin-Opener-Policy': 'same-origin',
+    'Permissions-Policy': 'camera=(), microphone=(), geolocation=()',
   };
 }
 
@@ -172,7 +176,7 @@ interface ConsoleThis extends Service {
   unavailable?: string;
 }
 
-const publicFile: Pick<HttpRoute, 'auth' | 'access' | 'rateLimit' | 'tag'> = {
+export const publicFile: Pick<HttpRoute, 'auth' | 'access' | 'rateLimit' | 'tag'> = {
   auth: 'public',
   access: 'none',
   rateLimit: 'none',

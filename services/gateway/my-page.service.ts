@@ -19,6 +19,8 @@ import {
   escapeAttribute,
   importEntries,
   loadAssets,
+  pageHeaders,
+  publicFile,
   RTL_LANGUAGES,
   url as consoleUrl,
   type Asset,
@@ -130,16 +132,7 @@ export function buildMyPage(consoleAssets: Map<string, Asset>, own: Map<string, 
         ],
       });
     },
-    headers: {
-      'Content-Type': 'text/html; charset=utf-8',
-      'Cache-Control': 'no-store',
-      'Content-Security-Policy': csp,
-      'X-Content-Type-Options': 'nosniff',
-      'X-Frame-Options': 'DENY',
-      'Referrer-Policy': 'no-referrer',
-      'Cross-Origin-Opener-Policy': 'same-origin',
-      'Permissions-Policy': 'camera=(), microphone=(), geolocation=()',
-    },
+    headers: pageHeaders(csp),
   };
 }
 
@@ -148,13 +141,6 @@ interface MyPageThis extends Service {
   page: MyPage;
   unavailable?: string;
 }
-
-const publicFile: Pick<HttpRoute, 'auth' | 'access' | 'rateLimit' | 'tag'> = {
-  auth: 'public',
-  access: 'none',
-  rateLimit: 'none',
-  tag: 'console',
-};
 
 const languageQuery = {
   type: 'object',
