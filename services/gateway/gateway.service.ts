@@ -394,7 +394,11 @@ export function createGatewayService(): ServiceSchema {
       /** Every failure leaves as the API's envelope; a response already under way is cut. */
       sendError(this: GatewayThis, req: RoutedRequest, res: ServerResponse, err: unknown) {
         const { status, message } = toHttpError(err);
-        if (status >= 500) this.logger.error('request failed', req.method, req.url, err);
+        // A 5xx the API chose (503 while starting or with a unit away, 504 at a deadline) is one line;
+        // anything else is a fault worth its stack.
+        if (status >= 500 && err instanceof ApiError)
+          this.logger.warn('request answered', status, req.method, req.url, message);
+        else if (status >= 500) this.logger.error('request failed', req.method, req.url, err);
         if (res.headersSent) {
           res.destroy();
           return;
