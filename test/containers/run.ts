@@ -53,7 +53,15 @@ async function waitUntil<T>(what: string, probe: () => Promise<T | undefined | f
 }
 
 function docker(args: string[]): string {
-  return execFileSync('docker', args, { encoding: 'utf8' }).trim();
+  try {
+    return execFileSync('docker', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  } catch (err) {
+    // What the command printed is the reason (pgBackRest reports its errors on stdout).
+    const { stdout, stderr } = err as { stdout?: string; stderr?: string };
+    throw new Error(`docker ${args.join(' ')} failed:\n${[stderr, stdout].filter(Boolean).join('\n').trim()}`, {
+      cause: err,
+    });
+  }
 }
 
 function containersOf(project: string, service: string): string[] {
