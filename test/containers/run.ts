@@ -292,6 +292,9 @@ async function main(): Promise<void> {
         // The entrypoint creates the stanza once the server answers; `check` also proves archiving works.
         await waitUntil('pgbackrest check', async () => (sh('pgbackrest --stanza=billing check'), true), 60_000);
         sh('pgbackrest --stanza=billing --type=full backup');
+        // pgBackRest keeps a backup's stop time in whole seconds and restores to a time only from a
+        // backup that stopped before it: a target in the backup's own second finds no backup.
+        await new Promise((r) => setTimeout(r, 1_500));
         const payOne = async (): Promise<number> => {
           const key = crypto.randomUUID();
           for (let attempt = 1; ; attempt++) {
