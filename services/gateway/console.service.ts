@@ -27,6 +27,8 @@ const TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',
   '.mjs': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
+  '.png': 'image/png',
+  '.svg': 'image/svg+xml',
 };
 
 /** Front-end packages served under our own origin (operators run closed networks: no CDN). */
@@ -59,13 +61,25 @@ function packageDir(pkg: string): string {
   return path.join(repoRoot(), 'node_modules', pkg);
 }
 
-function assetOf(body: Buffer, name: string): Asset {
+export function assetOf(body: Buffer, name: string): Asset {
   const type = TYPES[path.extname(name)];
   if (!type) throw new Error(`console asset of unknown type: ${name}`);
   return { body, type, version: crypto.createHash('sha256').update(body).digest('hex').slice(0, 12) };
 }
 
 const asset = (file: string) => assetOf(fs.readFileSync(file), file);
+
+/** One of a page's files by name: kept for good when asked by the version its page's URLs carry. */
+export function serveAsset(assets: Map<string, Asset>, ctx: Ctx<{ file: string; v?: string }>): Buffer {
+  const found = assets.get(ctx.params.file);
+  if (!found) throw fail('consoleFileNotFound');
+  ctx.meta.$responseHeaders = {
+    'Content-Type': found.type,
+    'X-Content-Type-Options': 'nosniff',
+    'Cache-Control': ctx.params.v === found.version ? 'public, max-age=31536000, immutable' : 'no-cache',
+  };
+  return found.body;
+}
 
 /**
  * `currencies.js`, written from shared/money.ts at start: the console formats money with the same
@@ -221,14 +235,7 @@ export function createConsoleService(): ServiceSchema {
         } satisfies HttpRoute,
         handler(this: ConsoleThis, ctx: Ctx<{ file: string; v?: string }>): Buffer {
           if (this.unavailable) throw fail('consoleUnavailable', this.unavailable);
-          const found = this.assets.get(ctx.params.file);
-          if (!found) throw fail('consoleFileNotFound');
-          ctx.meta.$responseHeaders = {
-            'Content-Type': found.type,
-            'X-Content-Type-Options': 'nosniff',
-            'Cache-Control': ctx.params.v === found.version ? 'public, max-age=31536000, immutable' : 'no-cache',
-          };
-          return found.body;
+          return serveAsset(this.assets, ctx);
         },
       },
     },

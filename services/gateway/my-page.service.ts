@@ -16,22 +16,18 @@ import type { HttpRoute } from '../../shared/http/route';
 import { repoRoot } from '../../shared/paths';
 import { loadSettings, type SettingKey } from '../../shared/settings';
 import {
+  assetOf,
   escapeAttribute,
   importEntries,
   loadAssets,
   pageHeaders,
   publicFile,
   RTL_LANGUAGES,
+  serveAsset,
   url as consoleUrl,
   type Asset,
 } from './console.service';
 
-const TYPES: Record<string, string> = {
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.png': 'image/png',
-  '.svg': 'image/svg+xml',
-};
 const OWN_FILE = /^[a-z][a-z0-9-]*\.(js|css|png|svg)$/;
 export const MANIFEST = 'manifest.webmanifest';
 const THEME = '#0b57d0';
@@ -56,9 +52,7 @@ function ownAssets(): Map<string, Asset> {
   const assets = new Map<string, Asset>();
   for (const name of fs.readdirSync(myDir())) {
     if (!OWN_FILE.test(name)) continue;
-    const body = fs.readFileSync(path.join(myDir(), name));
-    const version = crypto.createHash('sha256').update(body).digest('hex').slice(0, 12);
-    assets.set(name, { body, type: TYPES[path.extname(name)], version });
+    assets.set(name, assetOf(fs.readFileSync(path.join(myDir(), name)), name));
   }
   return assets;
 }
@@ -205,14 +199,7 @@ export function createMyPageService(): ServiceSchema {
             };
             return this.page.manifest(language, s.operator_name);
           }
-          const found = this.assets.get(ctx.params.file);
-          if (!found) throw fail('consoleFileNotFound');
-          ctx.meta.$responseHeaders = {
-            'Content-Type': found.type,
-            'X-Content-Type-Options': 'nosniff',
-            'Cache-Control': ctx.params.v === found.version ? 'public, max-age=31536000, immutable' : 'no-cache',
-          };
-          return found.body;
+          return serveAsset(this.assets, ctx);
         },
       },
     },
