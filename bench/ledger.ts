@@ -27,6 +27,7 @@ import { copyStatement } from '../shared/http/csv';
 import { exportStatement, pageStatement, totalsStatement, type Statement } from '../services/billing/ledger-query';
 import { liveCountStatement, livePageStatement } from '../services/network-access/session-list';
 import { benchAdminToken, benchEnv, forkApp, percentile, runBench, scratchStore, serveApp } from './load';
+import { ROLLUP_OF_LEDGER } from './ledger-rollup-seed';
 
 const SCALE = Number(process.env.BENCH_SCALE ?? '1');
 const sized = (name: string, full: number) => Math.max(100, Math.round(intVar(process.env, name, full, 1) * SCALE));
@@ -95,16 +96,7 @@ async function seed(url: string): Promise<void> {
        from (select g, (g / 3) % 10 as k, 1 + g % $1::int as s from generate_series(1, $2::int) g) x`,
     [SUBSCRIBERS, LEDGER_ROWS],
   );
-  await c.query(
-    `insert into ledger_rollup (grain, day, currency, type, method, service_id, reseller_id, manager_id, n, incoming,
-                                outgoing, folded)
-     select g.grain, case g.grain when 'd' then d.day else date_trunc('month', d.day)::date end, currency, type, method,
-            service_id, reseller_id, created_by, count(*), coalesce(sum(amount) filter (where amount > 0), 0),
-            coalesce(sum(amount) filter (where amount < 0), 0), true
-       from (select (created_at at time zone 'UTC')::date as day, * from transactions) d
-       cross join (values ('d'), ('m')) g(grain)
-      group by 1, 2, 3, 4, 5, 6, 7, 8`,
-  );
+  await c.query(ROLLUP_OF_LEDGER);
   // Open sessions of one subscriber in every S / N (any of them, so a tenth is in reseller 1's tree): started up to a day ago, last interim within 4 minutes.
   await c.query(
     `insert into radacct (acctsessionid, acctuniqueid, username, nasipaddress, framedipaddress, callingstationid,

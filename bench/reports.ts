@@ -26,6 +26,7 @@ import { addMonths } from '../services/reports/periods';
 import * as q from '../services/reports/queries';
 import type { ReportScope } from '../services/reports/scope';
 import { benchAdminToken, IN_PROCESS_SECRETS, percentile, scratchStore, startInProcessApp } from './load';
+import { ROLLUP_OF_LEDGER } from './ledger-rollup-seed';
 
 const SUBSCRIBERS = intVar(process.env, 'BENCH_REPORTS_SUBSCRIBERS', 1_000_000, 1000);
 const LEDGER = intVar(process.env, 'BENCH_REPORTS_LEDGER', 10_000_000, 1000);
@@ -102,18 +103,7 @@ async function seed(pool: Pool): Promise<void> {
         [from + 1, to, SUBSCRIBERS],
       );
     }
-    await timed(
-      bulk,
-      'ledger_rollup',
-      `insert into ledger_rollup (grain, day, currency, type, method, service_id, reseller_id, manager_id, n, incoming,
-                                  outgoing, folded)
-       select g.grain, case g.grain when 'd' then d.day else date_trunc('month', d.day)::date end, currency, type, method,
-              service_id, reseller_id, created_by, count(*), coalesce(sum(amount) filter (where amount > 0), 0),
-              coalesce(sum(amount) filter (where amount < 0), 0), true
-         from (select (created_at at time zone 'UTC')::date as day, * from transactions) d
-        cross join (values ('d'), ('m')) g(grain)
-        group by 1, 2, 3, 4, 5, 6, 7, 8`,
-    );
+    await timed(bulk, 'ledger_rollup', ROLLUP_OF_LEDGER);
   } finally {
     await bulk.query('reset session_replication_role');
     bulk.release();
