@@ -124,6 +124,29 @@ export async function login(base: string): Promise<string> {
   return ((await res.json()) as { data: { token: string } }).data.token;
 }
 
+/** `count` invoices of one 500 line for `subscriberId`, through the API of the server at `base`; their ids. */
+export async function openInvoices(
+  base: string,
+  token: string,
+  subscriberId: number,
+  count: number,
+): Promise<number[]> {
+  const ids: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const res = await fetch(`${base}/api/invoices`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({
+        subscriber_id: subscriberId,
+        items: [{ description: 'monthly', qty: 1, unit_price: 500 }],
+      }),
+    });
+    if (res.status !== 201) throw new Error(`invoice creation answered ${res.status}`);
+    ids.push(((await res.json()) as { data: { id: number } }).data.id);
+  }
+  return ids;
+}
+
 /** Temporary directories (mode 0755, so a root run's postgres user can enter them), removed by cleanup(). */
 export function tempDirs() {
   const dirs: string[] = [];

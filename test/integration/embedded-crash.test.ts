@@ -10,7 +10,16 @@ import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import * as schema from '../../shared/db/schema';
 import { seedBillingSubscriber } from './billing-fixtures';
-import { freePort, login, portOpen, startServer, stopServer, tempDirs, type Running } from '../helpers/server-process';
+import {
+  freePort,
+  login,
+  openInvoices,
+  portOpen,
+  startServer,
+  stopServer,
+  tempDirs,
+  type Running,
+} from '../helpers/server-process';
 
 jest.setTimeout(240_000);
 
@@ -71,19 +80,7 @@ it('restarts on the same DATA_DIR after SIGKILL mid-write, with every acknowledg
   const subscriberId = await seedBillingSubscriber(drizzle(seedPool, { schema }), 'Crash reseller');
   await seedPool.end();
   const token = await login(first.base);
-  const invoiceIds: number[] = [];
-  for (let i = 0; i < 4; i++) {
-    const res = await fetch(`${first.base}/api/invoices`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-      body: JSON.stringify({
-        subscriber_id: subscriberId,
-        items: [{ description: 'monthly', qty: 1, unit_price: 500 }],
-      }),
-    });
-    expect(res.status).toBe(201);
-    invoiceIds.push(((await res.json()) as { data: { id: number } }).data.id);
-  }
+  const invoiceIds = await openInvoices(first.base, token, subscriberId, 4);
 
   const attempts = await burstThenKill(first, token, invoiceIds);
   await new Promise((resolve) =>

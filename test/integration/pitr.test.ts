@@ -13,7 +13,7 @@ import { ledgerTotals } from '../../shared/backup/facts';
 import type { BaseBackupInfo } from '../../shared/backup/wal-archive';
 import { TEST_ENCRYPTION_KEY } from '../helpers/app';
 import { runCli } from '../helpers/backup';
-import { freePort, login, startServer, stopServer, tempDirs } from '../helpers/server-process';
+import { freePort, login, openInvoices, startServer, stopServer, tempDirs } from '../helpers/server-process';
 import { seedBillingSubscriber } from './billing-fixtures';
 
 jest.setTimeout(300_000);
@@ -81,19 +81,7 @@ it('recovers a new DATA_DIR to a moment: exactly the payments before it, the led
       seedBillingSubscriber(drizzle(pool, { schema }), 'PITR reseller'),
     );
     const token = await login(source.base);
-    const invoiceIds: number[] = [];
-    for (let i = 0; i < 2; i++) {
-      const res = await fetch(`${source.base}/api/invoices`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-        body: JSON.stringify({
-          subscriber_id: subscriberId,
-          items: [{ description: 'monthly', qty: 1, unit_price: 500 }],
-        }),
-      });
-      expect(res.status).toBe(201);
-      invoiceIds.push(((await res.json()) as { data: { id: number } }).data.id);
-    }
+    const invoiceIds = await openInvoices(source.base, token, subscriberId, 2);
     for (let i = 0; i < 6; i++) before.push(await pay(source.base, token, invoiceIds[i % 2], 3 + i));
     // Nothing is written around T: the ledger read now is the ledger at T.
     atT = await withPool(url, async (pool) => {
