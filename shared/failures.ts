@@ -193,7 +193,11 @@ export const FAILURES = {
   subscriberOffline: { status: 409, message: 'subscriber is offline' },
   nasNotRegistered: { status: 409, message: (ip: string) => `access server ${ip} is not registered` },
   nasWithoutApi: { status: 409, message: (name: string) => `access server ${name} has no API credentials` },
-  sessionWithoutAddress: { status: 409, message: 'the live session has no address to ping' },
+  sessionWithoutAddress: {
+    status: 409,
+    message:
+      'the live session has no address to ping (accounting has neither Framed-IP-Address nor Framed-IPv6-Address)',
+  },
   messagingNotConfigured: { status: 409, message: (why: string) => `no messaging account configured (${why})` },
 
   // 422: accepted, but nothing to do (spec section 7).

@@ -350,10 +350,12 @@ export const networkAccessService: ServiceSchema = {
         const { session, target, nasRef } = routerSession(
           (await liveSessions([{ username: sub.username }])).get(sub.username) ?? [],
         );
-        if (!session.framedIp) throw fail('sessionWithoutAddress');
+        // An IPv6-only session is pinged at the IPv6 address accounting recorded (RouterOS's /ping takes either).
+        const address = session.framedIp ?? session.framedIpv6Address;
+        if (!address) throw fail('sessionWithoutAddress');
         const result = await clients.routeros
           .ping(target, {
-            address: session.framedIp,
+            address,
             count: ctx.params.count ?? 4,
             size: ctx.params.size ?? 64,
             intervalMs: PING_INTERVAL_MS,

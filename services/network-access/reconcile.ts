@@ -149,7 +149,9 @@ export async function reconcileNas(routeros: RouterOsClient, nasId: number, dryR
   // whose fallback insert then conflicts and does nothing).
   const open = (
     await db().execute<OpenRow>(sql`
-      select radacctid, username, acctsessionid, host(framedipaddress) as ip, acctstarttime as started,
+      select radacctid, username, acctsessionid,
+             coalesce(host(framedipaddress), host(framedipv6address), text(framedipv6prefix), text(delegatedipv6prefix)) as ip,
+             acctstarttime as started,
              acctupdatetime as updated
         from radacct
        where acctstoptime is null and nasipaddress = ${nas.ip}::inet

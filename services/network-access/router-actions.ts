@@ -20,7 +20,7 @@ import {
 } from './coa/outcome';
 import { observeCoa, type CoaKind, type CoaOutcome } from '../../shared/metrics';
 import { RouterOsError, type RouterOsClient } from './routeros/client';
-import { apiTarget, type LiveSession, type NasAccess } from './sessions';
+import { apiTarget, routerKey, type LiveSession, type NasAccess } from './sessions';
 
 const profileOf = (nas: NasAccess): VendorProfile => PROFILES[nas.vendor ?? DEFAULT_VENDOR];
 
@@ -127,7 +127,7 @@ export class RouterActions {
       };
     const started = performance.now();
     try {
-      const removed = await this.routeros.removePppSession(target, username);
+      const removed = await this.routeros.removePppSession(target, routerKey(username, s));
       observeCoa('api', removed > 0 ? 'ack' : 'no_session', (performance.now() - started) / 1000);
       return removed > 0
         ? { ...fromReply(s, reply, 'kicked'), via: 'api', detail: `${unanswered}; removed through the router API` }

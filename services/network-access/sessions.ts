@@ -6,6 +6,7 @@ import { sql } from 'drizzle-orm';
 import { decrypt } from '../../shared/auth/secrets';
 import { db } from '../../shared/db/client';
 import { DEFAULT_VENDOR, type Vendor } from '../../shared/vendors/profiles';
+import type { PppSessionKey } from './routeros/client';
 
 export interface NasAccess {
   id: number;
@@ -145,6 +146,20 @@ export async function liveSessions(owners: SessionOwner[]): Promise<Map<string, 
 export function apiTarget(nas: NasAccess): { host: string; port: number; username: string; password: string } | null {
   if (!nas.api || (nas.vendor ?? DEFAULT_VENDOR) !== DEFAULT_VENDOR) return null;
   return { host: nas.ip, port: nas.api.port, username: nas.api.username, password: decrypt(nas.api.passwordEnc) };
+}
+
+/**
+ * How the router API finds `s` (routeros/client.ts `findPppSessions`): by the name accounting
+ * has, then `username` (the subscriber's), then by its addresses, IPv4 or IPv6, so that an
+ * IPv6-only session, or one the router knows under a name changed since, is found as well.
+ */
+export function routerKey(username: string, s: Omit<LiveSession, 'nas' | 'nasIp' | 'acctSessionId'>): PppSessionKey {
+  return {
+    names: [s.username, username],
+    ipv4: s.framedIp,
+    framedIpv6Prefix: s.framedIpv6Prefix ?? null,
+    delegatedIpv6Prefix: s.delegatedIpv6Prefix ?? null,
+  };
 }
 
 /** The ids among `eventIds` already acted on. */

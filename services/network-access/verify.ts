@@ -4,7 +4,8 @@
  * sessions acknowledged (`outcome: disconnected` in `coa_outcomes`) at least
  * `DISCONNECT_VERIFY_SECONDS` (60) ago: a session whose `radacct` row is still open is recorded as
  * such (a `coa_outcomes` row, `source: verify`) and removed through the router API
- * (`/ppp/active/remove` by name), when the NAS has API credentials.
+ * (`/ppp/active/remove`, found by name or by its IPv4 or IPv6 addresses), when the NAS has API
+ * credentials.
  *
  * The rows are read by id from a watermark (the newest outcome already looked at), so the check
  * costs a primary-key range of the last minute's outcomes however long `coa_outcomes` grows; one
@@ -42,6 +43,11 @@ interface StillOpen extends Record<string, unknown> {
   username: string;
   session: SessionResult;
   acked_at: Date;
+  /** The open accounting row: the name and addresses the router may know the session by. */
+  acct_username: string | null;
+  framed_ip: string | null;
+  framed_ipv6_prefix: string | null;
+  delegated_ipv6_prefix: string | null;
 }
 
 export class DisconnectVerifier {
@@ -73,18 +79,21 @@ export class DisconnectVerifier {
     const upTo = Number(due[0]?.max_id ?? 0);
     if (!upTo) return [];
     const { rows } = await db().execute<StillOpen>(sql`
-      select o.id as outcome_id, o.subscriber_id, o.username, s as session, o.created_at as acked_at
+      select o.id as outcome_id, o.subscriber_id, o.username, s as session, o.created_at as acked_at,
+             r.username as acct_username, host(r.framedipaddress) as framed_ip,
+             text(r.framedipv6prefix) as framed_ipv6_prefix, text(r.delegatedipv6prefix) as delegated_ipv6_prefix
         from coa_outcomes o
         cross join lateral jsonb_array_elements(o.sessions) s
-       where o.id > ${this.watermark} and o.id <= ${upTo}
-         and o.action = 'disconnect' and o.source in ('event', 'request')
-         and s->>'outcome' = 'disconnected'
-         and exists (
-           select 1 from radacct r
+        cross join lateral (
+           select r.username, r.framedipaddress, r.framedipv6prefix, r.delegatedipv6prefix from radacct r
             where r.acctstoptime is null
               and r.acctsessionid = s->>'session_id'
               and r.nasipaddress = (s->>'nas_ip')::inet
-              and coalesce(r.acctstarttime, o.created_at) <= o.created_at)
+              and coalesce(r.acctstarttime, o.created_at) <= o.created_at
+            limit 1) r
+       where o.id > ${this.watermark} and o.id <= ${upTo}
+         and o.action = 'disconnect' and o.source in ('event', 'request')
+         and s->>'outcome' = 'disconnected'
        order by o.id`);
     this.watermark = upTo;
     const records: OutcomeRecord[] = [];
@@ -104,7 +113,12 @@ export class DisconnectVerifier {
       result.detail = `${note}; no router API credentials to retry with`;
     } else {
       try {
-        const removed = await this.routeros.removePppSession(target, r.username);
+        const removed = await this.routeros.removePppSession(target, {
+          names: [r.username, r.acct_username ?? r.username],
+          ipv4: r.framed_ip,
+          framedIpv6Prefix: r.framed_ipv6_prefix,
+          delegatedIpv6Prefix: r.delegated_ipv6_prefix,
+        });
         result.outcome = removed > 0 ? 'kicked' : 'offline';
         result.detail =
           removed > 0

@@ -34,6 +34,9 @@ let ruled: Sub;
 /** On the IPv6 plan: one with no prefix of its own (the NAS's pools), one dual-stack with its own. */
 let pooled6: Sub;
 let dualStack: Sub;
+/** IPv6-only: no IPv4 address of its own, its own delegated prefix, the NAS's WAN pool. */
+let v6Only: Sub;
+const V6_ONLY_DELEGATED = '2001:db8:6200::/56';
 const DUAL = { ipv4: '10.61.0.5', wan: '2001:db8:61::/64', delegated: '2001:db8:6100::/56' };
 
 /** The attribute naming the NAS's delegated-prefix pool, per vendor (Framed-IPv6-Pool is the same on all). */
@@ -229,6 +232,7 @@ beforeAll(async () => {
     { static_ip: DUAL.ipv4, ipv6_prefix: DUAL.wan, delegated_ipv6_prefix: DUAL.delegated },
     v6.body.data.id,
   );
+  v6Only = await mkSub({ delegated_ipv6_prefix: V6_ONLY_DELEGATED }, v6.body.data.id);
   blocked = await mkSub({ expiry_date: new Date(Date.now() - DAY_MS).toISOString().slice(0, 10) });
   throttled = await mkSub();
   // A subscriber's own rate (a permanent bandwidth rule: radreply Mikrotik-Rate-Limit :=).
@@ -328,6 +332,16 @@ describe.each(Object.keys(EXPECTED))('a NAS of vendor %s', (vendor) => {
       ['Framed-IP-Address', DUAL.ipv4],
       ['Framed-IPv6-Prefix', DUAL.wan],
       ['Delegated-IPv6-Prefix', DUAL.delegated],
+    ]);
+  });
+
+  it('gives an IPv6-only subscriber its own delegated prefix with no delegated pool, and the WAN pool it has no prefix for', async () => {
+    const res = await radius.login(v6Only.username, v6Only.password);
+    expect(res.code).toBe('Access-Accept');
+    // The subscriber's own rows come before its plan group's; the vendor's delegated-pool attribute is gone.
+    expect(replyPairs(res)).toEqual([
+      ['Delegated-IPv6-Prefix', V6_ONLY_DELEGATED],
+      ['Framed-IPv6-Pool', 'wan6'],
     ]);
   });
 

@@ -208,6 +208,40 @@ describe('POST /api/nas/:id/reconcile', () => {
     await reconcile(nasId);
   });
 
+  it('IPv6-only sessions (no IPv4 on either side): kept when on both, a ghost reported with its IPv6 address, a stray removed', async () => {
+    await subscriber('v6fine@rec');
+    await subscriber('v6ghost@rec');
+    const v6 = async (username: string, n: number, v6: { address?: string; delegated?: string }) => {
+      const id = `rc-${++seq}`;
+      await t.pool.query(
+        `insert into radacct (acctsessionid, acctuniqueid, username, nasipaddress, framedipv6address, framedipv6prefix,
+                              delegatedipv6prefix, acctstarttime, acctupdatetime)
+         values ($1, $2, $3, '127.0.0.1', $4, $5, $6, now() - interval '1 hour', now() - interval '1 minute')`,
+        [id, `u-${id}`, username, v6.address ?? null, `2001:db8:${n}::/64`, v6.delegated ?? null],
+      );
+      return id;
+    };
+    const fine = await v6('v6fine@rec', 71, { address: '2001:db8:71::2' });
+    const ghost = await v6('v6ghost@rec', 72, { address: '2001:db8:72::2' });
+    const pdOnlyGhost = await v6('v6ghost@rec', 73, { delegated: '2001:db8:7300::/56' });
+    ros.addSession({ name: 'v6fine@rec', ipv6Prefix: '2001:db8:71::/64' });
+    ros.addSession({ name: 'v6stray@rec', ipv6Prefix: '2001:db8:74::/64', delegatedPrefix: '2001:db8:7400::/56' });
+
+    const r = (await reconcile(nasId)).body.data;
+    const ghosts = r.ghosts.filter((g: { username: string }) => g.username.startsWith('v6'));
+    expect(ghosts).toEqual([
+      expect.objectContaining({ session_id: ghost, ip_address: '2001:db8:72::2', closed: true }),
+      expect.objectContaining({ session_id: pdOnlyGhost, ip_address: '2001:db8:73::/64', closed: true }),
+    ]);
+    const unwanted = r.unwanted.filter((u: { username: string }) => u.username.startsWith('v6'));
+    expect(unwanted).toEqual([
+      expect.objectContaining({ username: 'v6stray@rec', address: null, reason: 'deleted', removed: true }),
+    ]);
+    expect((await isOpen(fine)).open).toBe(true);
+    expect([...ros.sessions.values()].map((s) => s.name)).toContain('v6fine@rec');
+    expect([...ros.sessions.values()].map((s) => s.name)).not.toContain('v6stray@rec');
+  });
+
   it('refuses: 404 for an unknown NAS, 409 without API credentials, 403 for a reseller, 400 for a bad dry_run; 500 names the API failure', async () => {
     expect((await reconcile(999_999)).status).toBe(404);
     const bare = await reconcile(bareNasId);

@@ -126,6 +126,29 @@ describe('acknowledged disconnects', () => {
     expect(await verifyRows('stays@ver')).toHaveLength(1);
   });
 
+  it('an IPv6-only session the router knows under another name: found by its delegated prefix and removed', async () => {
+    // Before the router API looked sessions up by address, the retry asked for the subscriber's
+    // name, found nothing and recorded offline while the session stayed up.
+    const id = await subscriber('six-new@ver');
+    const session = `v-${++seq}`;
+    await t.pool.query(
+      `insert into radacct (acctsessionid, acctuniqueid, username, nasipaddress, framedipv6prefix, delegatedipv6prefix,
+                            acctstarttime, acctupdatetime)
+       values ($1, $2, 'six-new@ver', '127.0.0.1', '2001:db8:81::/64', '2001:db8:8100::/56',
+               now() - interval '1 hour', now())`,
+      [session, `u-${session}`],
+    );
+    ros.addSession({ name: 'six-old@ver', ipv6Prefix: '2001:db8:81::/64', delegatedPrefix: '2001:db8:8100::/56' });
+    expect((await disconnect(id)).data.outcome).toBe('disconnected');
+    const [row] = await waitFor('the verification record', async () => {
+      const rows = await verifyRows('six-new@ver');
+      return rows.length ? rows : undefined;
+    });
+    expect(row).toMatchObject({ outcome: 'kicked', subscriberId: id });
+    expect(row.sessions).toEqual([expect.objectContaining({ session_id: session, outcome: 'kicked', via: 'api' })]);
+    expect([...ros.sessions.values()].some((s) => s.name === 'six-old@ver')).toBe(false);
+  });
+
   it('the Stop arrived: nothing recorded; the router has no session: recorded offline (accounting missed its Stop)', async () => {
     const gone = await subscriber('gone@ver');
     const goneSession = await online('gone@ver');

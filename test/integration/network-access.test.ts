@@ -65,6 +65,21 @@ async function online(username: string, ip = '100.64.1.2'): Promise<string> {
   return id;
 }
 
+/** An IPv6-only session: radacct's IPv6 columns as FreeRADIUS writes them, no framedipaddress. */
+async function onlineV6(
+  username: string,
+  v6: { address?: string; prefix?: string; delegated?: string },
+): Promise<string> {
+  const id = `sess-${++sessionSeq}`;
+  await t.pool.query(
+    `insert into radacct (acctsessionid, acctuniqueid, username, nasipaddress, framedipv6address, framedipv6prefix,
+                          delegatedipv6prefix, acctstarttime, acctupdatetime)
+     values ($1, $2, $3, '127.0.0.1', $4, $5, $6, now() - interval '1 hour', now())`,
+    [id, `u-${id}`, username, v6.address ?? null, v6.prefix ?? null, v6.delegated ?? null],
+  );
+  return id;
+}
+
 beforeAll(async () => {
   // The relay reads these from the process environment, as in production.
   Object.assign(process.env, { OUTBOX_POLL_MS: '200', OUTBOX_REDELIVER_SECONDS: '1' });
@@ -79,7 +94,7 @@ beforeAll(async () => {
     ...API,
     emptyReply: true,
     tickMs: 5,
-    pingRtts: { '100.64.9.9': [3, null, 5] },
+    pingRtts: { '100.64.9.9': [3, null, 5], '2001:db8:9::2': [4, 6] },
   }).start();
   const token = adminToken();
   resellerId = (await api.post('/api/resellers', { name: 'north', balance: 1000, currency: 'USD' }, { token })).body
@@ -212,6 +227,41 @@ describe('POST /api/subscribers/:id/disconnect', () => {
       outcome: 'offline',
       sessions: [{ via: 'api' }],
     });
+  });
+
+  it('CoA unanswered, IPv6-only session the router knows under another name: found by its delegated prefix, kicked', async () => {
+    // The state a rename leaves: accounting has the new name, the router the old one until the
+    // session ends. By name alone the router has nothing (outcome offline, the session left up).
+    const id = await subscriber('six-new@north');
+    await onlineV6('six-new@north', { prefix: '2001:db8:61::/64', delegated: '2001:db8:6100::/56' });
+    answers.set('six-new@north', 'silent');
+    rosSim.addSession({ name: 'six-old@north', ipv6Prefix: '2001:db8:61::/64', delegatedPrefix: '2001:db8:6100::/56' });
+    rosSim.addSession({
+      name: 'bystander@north',
+      ipv6Prefix: '2001:db8:62::/64',
+      delegatedPrefix: '2001:db8:6200::/56',
+    });
+    const res = await call('networkAccess.disconnect', { id });
+    expect(res.data).toMatchObject({
+      outcome: 'kicked',
+      sessions: [{ ip_address: null, outcome: 'kicked', via: 'api' }],
+    });
+    const names = [...rosSim.sessions.values()].map((s) => s.name);
+    expect(names).not.toContain('six-old@north');
+    expect(names).toContain('bystander@north');
+  });
+
+  it('CoA unanswered, IPv6-only session with a WAN prefix only: found by the route to its interface, kicked', async () => {
+    const id = await subscriber('wan6-new@north');
+    await onlineV6('wan6-new@north', { address: '2001:db8:63::2', prefix: '2001:db8:63::/64' });
+    answers.set('wan6-new@north', 'silent');
+    rosSim.addSession({ name: 'wan6-old@north', ipv6Prefix: '2001:db8:63::/64' });
+    const res = await call('networkAccess.disconnect', { id });
+    expect(res.data).toMatchObject({
+      outcome: 'kicked',
+      sessions: [{ ip_address: '2001:db8:63::2', outcome: 'kicked', via: 'api' }],
+    });
+    expect([...rosSim.sessions.values()].some((s) => s.name === 'wan6-old@north')).toBe(false);
   });
 
   it('CoA unanswered and no API credentials: failed, saying why', async () => {
@@ -592,6 +642,40 @@ describe('ping and torch through the router API', () => {
       upload_bps: 100_000,
     });
     expect(res.data.connections).toHaveLength(1);
+  });
+
+  it('ping: an IPv6-only session is pinged at its IPv6 address; one with prefixes only is a 409 saying why', async () => {
+    const id = await subscriber('ping6@north');
+    await onlineV6('ping6@north', { address: '2001:db8:9::2', prefix: '2001:db8:9::/64' });
+    const res = await call('networkAccess.ping', { id, count: 2 });
+    expect(res.data).toMatchObject({ address: '2001:db8:9::2', sent: 2, received: 2, min_ms: 4, max_ms: 6 });
+    const bare = await subscriber('pd6@north');
+    await onlineV6('pd6@north', { delegated: '2001:db8:9900::/56' });
+    const err = await call('networkAccess.ping', { id: bare }).catch((e: { code: number; message: string }) => e);
+    expect(err).toMatchObject({ code: 409, message: expect.stringMatching(/no address to ping/) });
+  });
+
+  it('torch: the IPv6 flows of an IPv6-only session are broken down per connection', async () => {
+    const id = await subscriber('torch6@north');
+    await onlineV6('torch6@north', { address: '2001:db8:a::2', prefix: '2001:db8:a::/64' });
+    rosSim.options.torch = {
+      '<pppoe-torch6@north>': [
+        {
+          protocol: 'tcp',
+          src: '2001:db8:ff::1',
+          srcPort: 443,
+          dst: '2001:db8:a::2',
+          dstPort: 50001,
+          tx: 3_000_000,
+          rx: 50_000,
+        },
+      ],
+    };
+    const res = await call('networkAccess.torch', { id, duration: 1 });
+    expect(res.data).toMatchObject({ download_bps: 3_000_000, upload_bps: 50_000 });
+    expect(res.data.connections).toEqual([
+      expect.objectContaining({ src_address: '2001:db8:ff::1', dst_address: '2001:db8:a::2', download_bps: 3_000_000 }),
+    ]);
   });
 
   it('offline is 409; a failing router API is 500 naming it; permission is checked', async () => {

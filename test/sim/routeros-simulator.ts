@@ -2,14 +2,25 @@
  * A MikroTik RouterOS API server (TCP) for tests and `bench:coa`: the length-prefixed word
  * protocol, sentences, `.tag`, post-6.43 `/login`, `!re` / `!done` / `!trap` / `!fatal`, and
  * RouterOS 7.18+'s `!empty` for a command with no rows. It keeps a table of active PPP sessions
- * and answers `/ppp/active/print` (with `?name=` and `=.proplist=`), `/ppp/active/remove`, `/ping`
- * and `/tool/torch` (sections one tick apart).
+ * and answers `/ppp/active/print` (with `?name=`, `?address=` and `=.proplist=`), `/ppp/active/remove`,
+ * `/ping` and `/tool/torch` (sections one tick apart). A session's IPv6 shows where RouterOS keeps it:
+ * its delegated prefix as a binding of the dynamic DHCPv6 server RouterOS creates on the session's
+ * interface (`/ipv6/dhcp-server/binding`, `/ipv6/dhcp-server`), its WAN prefix as the route it
+ * installs towards that interface (`/ipv6/route`); `/ppp/active`'s `address` is IPv4 only, empty
+ * for an IPv6-only session. Removing the session removes them.
  */
 import net from 'node:net';
 
 export interface PppSession {
   name: string;
-  address: string;
+  /** IPv4 address; absent for an IPv6-only session (RouterOS then prints an empty `address`). */
+  address?: string;
+  /** WAN prefix (Framed-IPv6-Prefix / remote-ipv6-prefix-pool): a route to the session's interface. */
+  ipv6Prefix?: string;
+  /** Delegated prefix: a binding of the session's dynamic DHCPv6 server. */
+  delegatedPrefix?: string;
+  /** Interface the router gives the session (default `<pppoe-NAME>`). */
+  interface?: string;
   callerId?: string;
   /** What `/ppp/active/print` shows as `uptime` (default `1h`). */
   uptime?: string;
@@ -228,7 +239,9 @@ export class RouterOsSimulator {
     switch (command) {
       case '/ppp/active/print': {
         const found = [...this.sessions.values()].filter((s) =>
-          [...queries].every(([k, v]) => k !== 'name' || s.name === v),
+          [...queries].every(([k, v]) =>
+            k === 'name' ? s.name === v : k === 'address' ? (s.address ?? '') === v : true,
+          ),
         );
         const props = attrs.get('.proplist')?.split(',');
         return rows(
@@ -239,7 +252,7 @@ export class RouterOsSimulator {
                 name: s.name,
                 service: 'pppoe',
                 'caller-id': s.callerId ?? '',
-                address: s.address,
+                address: s.address ?? '',
                 uptime: s.uptime ?? '1h',
               },
               props,
@@ -252,6 +265,33 @@ export class RouterOsSimulator {
         if (!this.sessions.delete(id)) return trap('no such item');
         return rows([]);
       }
+      case '/ipv6/dhcp-server/binding/print':
+        return rows(
+          this.ipv6Rows(
+            queries,
+            (s) => s.delegatedPrefix,
+            (s, i) => ({ '.id': `*B${i}`, address: s.delegatedPrefix!, server: dhcpServerOf(s), status: 'bound' }),
+            attrs,
+          ),
+        );
+      case '/ipv6/dhcp-server/print':
+        return rows(
+          this.ipv6Rows(
+            queries,
+            (s) => s.delegatedPrefix,
+            (s, i) => ({ '.id': `*D${i}`, name: dhcpServerOf(s), interface: interfaceOf(s), dynamic: 'true' }),
+            attrs,
+          ),
+        );
+      case '/ipv6/route/print':
+        return rows(
+          this.ipv6Rows(
+            queries,
+            (s) => s.ipv6Prefix,
+            (s, i) => ({ '.id': `*R${i}`, 'dst-address': s.ipv6Prefix!, gateway: interfaceOf(s), dynamic: 'true' }),
+            attrs,
+          ),
+        );
       case '/ping':
         return this.ping(attrs, send);
       case '/tool/torch':
@@ -261,6 +301,21 @@ export class RouterOsSimulator {
       default:
         return trap('no such command prefix');
     }
+  }
+
+  /** The rows of an IPv6 table derived from the sessions that have `has`, filtered by `?field=value`. */
+  private ipv6Rows(
+    queries: Map<string, string>,
+    has: (s: PppSession) => string | undefined,
+    row: (s: PppSession, i: number) => Record<string, string>,
+    attrs: Map<string, string>,
+  ): Record<string, string>[] {
+    const props = attrs.get('.proplist')?.split(',');
+    return [...this.sessions.values()]
+      .filter((s) => has(s))
+      .map((s, i) => row(s, i))
+      .filter((r) => [...queries].every(([k, v]) => r[k] === v))
+      .map((r) => pick(r, props));
   }
 
   private ping(attrs: Map<string, string>, send: (words: string[]) => void): void {
@@ -305,10 +360,15 @@ export class RouterOsSimulator {
     if (!flows) return trap('input does not match any value of interface');
     const sections = Math.max(1, parseSeconds(attrs.get('duration')));
     const tick = this.options.tickMs ?? 0;
+    // Torch breaks down IPv6 flows only when asked for IPv6 (src-address6 / dst-address6); otherwise
+    // their traffic shows as one row with no addresses, as on a router.
+    const ipv6 = attrs.has('src-address6') || attrs.has('dst-address6');
+    const shown = flows.filter((f) => ipv6 || !f.src.includes(':'));
+    const hidden = flows.filter((f) => !shown.includes(f));
     for (let section = 0; section < sections; section++) {
       setTimeout(
         () => {
-          for (const f of flows) {
+          for (const f of shown) {
             send([
               '!re',
               `=.section=${section}`,
@@ -323,6 +383,13 @@ export class RouterOsSimulator {
               `=rx-packets=${Math.round(f.rx / 12000)}`,
             ]);
           }
+          if (hidden.length)
+            send([
+              '!re',
+              `=.section=${section}`,
+              `=tx=${hidden.reduce((n, f) => n + f.tx, 0)}`,
+              `=rx=${hidden.reduce((n, f) => n + f.rx, 0)}`,
+            ]);
           if (section === sections - 1) send(['!done']);
         },
         tick * (section + 1),
@@ -330,6 +397,10 @@ export class RouterOsSimulator {
     }
   }
 }
+
+const interfaceOf = (s: PppSession) => s.interface ?? `<pppoe-${s.name}>`;
+/** Not RouterOS's naming: the client must not rely on the dynamic server's name, only on its `interface`. */
+const dhcpServerOf = (s: PppSession) => `dhcpv6-${interfaceOf(s)}`;
 
 function pick(row: Record<string, string>, props: string[] | undefined): Record<string, string> {
   if (!props) return row;

@@ -8,7 +8,7 @@
 import { execFile } from 'node:child_process';
 import { CoaClient } from '../../services/network-access/coa/client';
 import { encodeAttributes, encodeRequest } from '../../services/network-access/coa/codec';
-import type { RouterOsClient } from '../../services/network-access/routeros/client';
+import type { PppSessionKey, RouterOsClient } from '../../services/network-access/routeros/client';
 import { RouterActions } from '../../services/network-access/router-actions';
 import type { LiveSession } from '../../services/network-access/sessions';
 import { encrypt } from '../../shared/auth/secrets';
@@ -38,8 +38,8 @@ beforeAll(async () => {
   kicks = [];
   // A RouterOS API that records what it is asked to remove (it must be asked for a MikroTik only).
   const routeros = {
-    removePppSession: async (_t: unknown, username: string) => {
-      kicks.push(username);
+    removePppSession: async (_t: unknown, key: PppSessionKey) => {
+      kicks.push(key.names[0]);
       return 1;
     },
   } as unknown as RouterOsClient;
@@ -169,8 +169,8 @@ describe.each(VENDORS)('a session on a %s NAS', (vendor) => {
     try {
       const s = session(vendor);
       const result = await new RouterActions(client, {
-        removePppSession: async (_t: unknown, username: string) => {
-          kicks.push(username);
+        removePppSession: async (_t: unknown, key: PppSessionKey) => {
+          kicks.push(key.names[0]);
           return 1;
         },
       } as unknown as RouterOsClient).disconnect(USER, [{ ...s, nas: { ...s.nas!, coaPort: quiet.port } }]);

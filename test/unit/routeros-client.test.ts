@@ -1,5 +1,10 @@
 import net from 'node:net';
-import { pppoeInterface, RouterOsClient, RouterOsError } from '../../services/network-access/routeros/client';
+import {
+  pppNameOfInterface,
+  pppoeInterface,
+  RouterOsClient,
+  RouterOsError,
+} from '../../services/network-access/routeros/client';
 import { waitFor } from '../helpers/wait';
 import { RouterOsSimulator, type RouterOsSimulatorOptions } from '../sim/routeros-simulator';
 
@@ -176,4 +181,99 @@ it('torch: per-connection download and upload in bits per second over the window
   });
   const err = await rejection(client.torch(target, pppoeInterface('nobody'), 1));
   expect(err.kind).toBe('trap');
+});
+
+describe('IPv6-only sessions (no IPv4 address on the router)', () => {
+  // The router knows these sessions under names accounting no longer has (a rename since they
+  // started), so a lookup by name finds nothing: before the address lookup, removed 0.
+  const six = { name: 'old-six@north', ipv6Prefix: '2001:db8:6::/64', delegatedPrefix: '2001:db8:6600::/56' };
+
+  it('found by its delegated prefix: DHCPv6 binding -> its server -> the interface -> the PPP session', async () => {
+    const { sim, target } = await setup({ emptyReply: true });
+    sim.addSession(six);
+    sim.addSession({ name: 'other', ipv6Prefix: '2001:db8:7::/64', delegatedPrefix: '2001:db8:7700::/56' });
+    const removed = await client.removePppSession(target, {
+      names: ['new-six@north'],
+      framedIpv6Prefix: six.ipv6Prefix,
+      delegatedIpv6Prefix: six.delegatedPrefix,
+    });
+    expect(removed).toBe(1);
+    expect([...sim.sessions.values()].map((s) => s.name)).toEqual(['other']);
+    expect(sim.stats.commands.slice(1)).toEqual([
+      '/ppp/active/print',
+      '/ipv6/dhcp-server/binding/print',
+      '/ipv6/dhcp-server/print',
+      '/ppp/active/print',
+      '/ppp/active/remove',
+    ]);
+  });
+
+  it('found by its WAN prefix (the route RouterOS installs to its interface) when it has no delegated one', async () => {
+    const { sim, target } = await setup({ emptyReply: true });
+    sim.addSession({ name: six.name, ipv6Prefix: six.ipv6Prefix });
+    expect(await client.removePppSession(target, { names: ['new-six@north'], framedIpv6Prefix: six.ipv6Prefix })).toBe(
+      1,
+    );
+    expect(sim.sessions.size).toBe(0);
+    expect(sim.stats.commands).toContain('/ipv6/route/print');
+  });
+
+  it('by name first; an address nobody holds finds nothing; IPv4 by /ppp/active address', async () => {
+    const { sim, target } = await setup({ emptyReply: true });
+    sim.addSession({ name: 'v4-old', address: '10.0.0.9' });
+    sim.addSession({ name: 'six', delegatedPrefix: '2001:db8:6600::/56' });
+    expect(await client.findPppSessions(target, { names: ['six'], delegatedIpv6Prefix: '2001:db8:9900::/56' })).toEqual(
+      [{ '.id': expect.any(String), name: 'six' }],
+    );
+    expect(
+      await client.findPppSessions(target, {
+        names: ['nobody'],
+        framedIpv6Prefix: '2001:db8:99::/64',
+        delegatedIpv6Prefix: '2001:db8:9900::/56',
+      }),
+    ).toEqual([]);
+    expect(await client.findPppSessions(target, { names: ['v4-new'], ipv4: '10.0.0.9' })).toEqual([
+      { '.id': expect.any(String), name: 'v4-old' },
+    ]);
+  });
+
+  it('reads the PPP name in an interface or a route gateway', () => {
+    expect(pppNameOfInterface('<pppoe-ali@north>')).toBe('ali@north');
+    expect(pppNameOfInterface('fe80::1%<pppoe-ali@north>')).toBe('ali@north');
+    expect(pppNameOfInterface('<l2tp-x>')).toBe('x');
+    expect(pppNameOfInterface('ether1')).toBeNull();
+    expect(pppNameOfInterface(undefined)).toBeNull();
+  });
+
+  it('torch breaks down IPv6 flows (src-address6/dst-address6), not only IPv4 ones', async () => {
+    const iface = pppoeInterface('six');
+    const { target } = await setup({
+      torch: {
+        [iface]: [
+          {
+            protocol: 'tcp',
+            src: '2001:db8::443',
+            srcPort: 443,
+            dst: '2001:db8:6::2',
+            dstPort: 50000,
+            tx: 6000,
+            rx: 600,
+          },
+        ],
+      },
+    });
+    const r = await client.torch(target, iface, 1);
+    expect(r.download_bps).toBe(6000);
+    expect(r.connections).toEqual([
+      {
+        protocol: 'tcp',
+        src_address: '2001:db8::443',
+        src_port: 443,
+        dst_address: '2001:db8:6::2',
+        dst_port: 50000,
+        download_bps: 6000,
+        upload_bps: 600,
+      },
+    ]);
+  });
 });

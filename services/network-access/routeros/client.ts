@@ -63,6 +63,27 @@ interface Connection {
 /** PPPoE server sessions show up on the router as a dynamic interface named like this. */
 export const pppoeInterface = (username: string) => `<pppoe-${username}>`;
 
+/**
+ * The PPP session name in a dynamic PPP interface's name (`<pppoe-ali@north>`, `<l2tp-x>`), also as
+ * a route's gateway (`<pppoe-x>`, or `fe80::1%<pppoe-x>` for a link-local next hop); null otherwise.
+ */
+export function pppNameOfInterface(text: string | undefined): string | null {
+  const iface = text?.slice(text.lastIndexOf('%') + 1);
+  const m = iface ? /^<(?:pppoe|l2tp|pptp|sstp|ovpn|ppp)-(.+)>$/.exec(iface) : null;
+  return m ? m[1] : null;
+}
+
+/** What identifies one PPP session on a router: see `RouterOsClient.findPppSessions`. */
+export interface PppSessionKey {
+  /** Names the router may know the session by, tried in order. */
+  names: string[];
+  ipv4?: string | null;
+  /** The session's WAN prefix (Framed-IPv6-Prefix) as accounting recorded it. */
+  framedIpv6Prefix?: string | null;
+  /** The session's delegated prefix (Delegated-IPv6-Prefix) as accounting recorded it. */
+  delegatedIpv6Prefix?: string | null;
+}
+
 export class RouterOsClient {
   readonly options: RouterOsClientOptions;
   private readonly connections = new Map<string, Promise<Connection>>();
@@ -109,11 +130,55 @@ export class RouterOsClient {
   }
 
   /**
-   * Removes the subscriber's active PPP session(s) by name (`/ppp/active/remove`); the number
-   * removed, 0 when the router has none.
+   * The router's `/ppp/active` rows (`.id`, `name`) of one session, found by the first key that
+   * finds any: a name the router may know it by (accounting's, then the subscriber's current one:
+   * after a rename the router keeps the old), its IPv4 address (`/ppp/active`'s `address`, IPv4
+   * only), its delegated prefix (a binding of the DHCPv6 server RouterOS creates on the session's
+   * interface: binding -> server -> interface), its WAN prefix (the route RouterOS installs to the
+   * session's interface). An interface names its PPP session: `<pppoe-NAME>`, `<l2tp-NAME>`...
    */
-  async removePppSession(target: RouterOsTarget, name: string): Promise<number> {
-    const rows = await this.run(target, '/ppp/active/print', [`?name=${name}`, '=.proplist=.id']);
+  async findPppSessions(target: RouterOsTarget, key: PppSessionKey): Promise<Row[]> {
+    const byName = (name: string) => this.run(target, '/ppp/active/print', [`?name=${name}`, '=.proplist=.id,name']);
+    for (const name of new Set(key.names)) {
+      const rows = await byName(name);
+      if (rows.length) return rows;
+    }
+    if (key.ipv4) {
+      const rows = await this.run(target, '/ppp/active/print', [`?address=${key.ipv4}`, '=.proplist=.id,name']);
+      if (rows.length) return rows;
+    }
+    const interfaces: string[] = [];
+    if (key.delegatedIpv6Prefix) {
+      const bindings = await this.run(target, '/ipv6/dhcp-server/binding/print', [
+        `?address=${key.delegatedIpv6Prefix}`,
+        '=.proplist=server',
+      ]);
+      for (const server of new Set(bindings.map((b) => b.server).filter(Boolean))) {
+        const servers = await this.run(target, '/ipv6/dhcp-server/print', [`?name=${server}`, '=.proplist=interface']);
+        interfaces.push(...servers.map((r) => r.interface));
+      }
+    }
+    if (!interfaces.length && key.framedIpv6Prefix) {
+      const routes = await this.run(target, '/ipv6/route/print', [
+        `?dst-address=${key.framedIpv6Prefix}`,
+        '=.proplist=gateway',
+      ]);
+      interfaces.push(...routes.map((r) => r.gateway));
+    }
+    for (const name of new Set(interfaces.map(pppNameOfInterface).filter((n): n is string => !!n))) {
+      const rows = await byName(name);
+      if (rows.length) return rows;
+    }
+    return [];
+  }
+
+  /**
+   * Removes a subscriber's active PPP session(s) (`/ppp/active/remove`), found as `findPppSessions`
+   * says; a bare name is the session's name on the router. The number removed, 0 when the router
+   * has none.
+   */
+  async removePppSession(target: RouterOsTarget, key: PppSessionKey | string): Promise<number> {
+    const rows = await this.findPppSessions(target, typeof key === 'string' ? { names: [key] } : key);
     let removed = 0;
     for (const row of rows) {
       try {
@@ -151,6 +216,9 @@ export class RouterOsClient {
         `=duration=${durationSeconds}s`,
         '=src-address=0.0.0.0/0',
         '=dst-address=0.0.0.0/0',
+        // Without these torch breaks down IPv4 flows only: an IPv6-only session would show none.
+        '=src-address6=::/0',
+        '=dst-address6=::/0',
         '=ip-protocol=any',
         '=port=any',
       ],

@@ -139,15 +139,18 @@ export function torchResult(iface: string, durationSeconds: number, rows: Row[])
   const flows = new Map<string, TorchConnection>();
   for (const r of rows) {
     sections.add(r['.section'] ?? '0');
-    if (!r['src-address'] && !r['dst-address']) continue;
-    const key = [r['ip-protocol'], r['src-address'], r['src-port'], r['dst-address'], r['dst-port']].join('|');
+    // An IPv6 flow (torch run with src-address6/dst-address6) may name its ends in the *6 fields.
+    const src = r['src-address'] || r['src-address6'] || '';
+    const dst = r['dst-address'] || r['dst-address6'] || '';
+    if (!src && !dst) continue;
+    const key = [r['ip-protocol'], src, r['src-port'], dst, r['dst-port']].join('|');
     let f = flows.get(key);
     if (!f) {
       f = {
         protocol: r['ip-protocol'] ?? '',
-        src_address: r['src-address'] ?? '',
+        src_address: src,
         src_port: num(r['src-port']),
-        dst_address: r['dst-address'] ?? '',
+        dst_address: dst,
         dst_port: num(r['dst-port']),
         download_bps: 0,
         upload_bps: 0,
