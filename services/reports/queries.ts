@@ -6,6 +6,7 @@
  */
 import { rollupDays } from '../../shared/db/ledger-rollup';
 import { Params, scopeSql, type ReportScope } from './scope';
+import { usageCover } from './usage-cover';
 import type { DayRange, Grouping } from './periods';
 
 /** Revenue is what subscribers paid on invoices: the ledger's payment rows, every method (docs/reports.md). */
@@ -282,10 +283,8 @@ export function agingRows(scope: ReportScope, today: string, by: 'subscriber' | 
   };
 }
 
-export function expiringRows(scope: ReportScope, range: DayRange, walletCurrency: string): Sql {
-  const p = new Params();
-  return {
-    text: `select s.id, s.username, s.full_name, s.reseller_id, r.name as reseller, s.service_id, sp.name as plan,
+function expiringSelect(scope: ReportScope, range: DayRange, walletCurrency: string, p: Params): string {
+  return `select s.id, s.username, s.full_name, s.reseller_id, r.name as reseller, s.service_id, sp.name as plan,
              s.expiry_date::text as expiry_date, s.auto_renew, s.wallet_balance, sp.currency,
              x.price as renewal_price,
              (sp.currency = ${p.add(walletCurrency)} and s.wallet_balance >= x.price) as wallet_covers
@@ -295,28 +294,98 @@ export function expiringRows(scope: ReportScope, range: DayRange, walletCurrency
         cross join lateral (select case when s.override_price and s.price is not null then s.price else sp.price end as price) x
        where s.deleted_at is null and s.expiry_date >= ${p.add(range.from)}::date and s.expiry_date <= ${p.add(range.to)}::date
          and ${scopeSql(scope, 's.reseller_id', p)}
-       order by s.expiry_date, s.id`,
+       order by s.expiry_date, s.id`;
+}
+
+export function expiringRows(scope: ReportScope, range: DayRange, walletCurrency: string): Sql {
+  const p = new Params();
+  return { text: expiringSelect(scope, range, walletCurrency, p), values: p.values };
+}
+
+/**
+ * One page of expiringRows in index order (subscribers_live_expiry_idx) and the count of all from
+ * subscriber_counts (live subscribers per reseller and expiry day), instead of every row of the
+ * range counted and sorted.
+ */
+export function expiringPage(
+  scope: ReportScope,
+  range: DayRange,
+  walletCurrency: string,
+  limit: number,
+  offset: number,
+): Sql {
+  const p = new Params();
+  const rows = expiringSelect(scope, range, walletCurrency, p);
+  return {
+    text: `select q.*, (select coalesce(sum(n), 0) from subscriber_counts
+                         where kind = 'x' and day >= ${p.add(range.from)}::date and day <= ${p.add(range.to)}::date
+                           and ${scopeSql(scope, 'reseller_id', p)}) as report_total_rows
+        from (${rows} limit ${p.add(limit)} offset ${p.add(offset)}) q
+       order by q.expiry_date, q.id`,
     values: p.values,
   };
 }
 
-function usageSource(scope: ReportScope, range: DayRange, p: Params): string {
-  return `from daily_usage u
-          join subscribers s on s.id = u.subscriber_id
-          left join services sp on sp.id = s.service_id
-         where u.date >= ${p.add(range.from)}::date and u.date <= ${p.add(range.to)}::date
-           and ${scopeSql(scope, 's.reseller_id', p)}`;
+/**
+ * Bytes per subscriber of the scope over the range, from usage_monthly's whole months and
+ * daily_usage's days (usage-cover.ts); only subscribers with a daily row in the range.
+ */
+function usagePerSubscriber(scope: ReportScope, range: DayRange, p: Params): string {
+  const cover = usageCover(range);
+  const days = (r: DayRange) => `date >= ${p.add(r.from)}::date and date <= ${p.add(r.to)}::date`;
+  const parts = [
+    ...(cover.months.length > 0
+      ? [
+          `select subscriber_id, days, download_bytes, upload_bytes from usage_monthly
+            where month = any(${p.add(cover.months)}::date[])`,
+        ]
+      : []),
+    ...cover.plus.map(
+      (r) => `select subscriber_id, 1 as days, download_bytes, upload_bytes from daily_usage where ${days(r)}`,
+    ),
+    ...cover.minus.map(
+      (r) =>
+        `select subscriber_id, -1 as days, -download_bytes as download_bytes, -upload_bytes as upload_bytes
+           from daily_usage where ${days(r)}`,
+    ),
+  ];
+  const inScope =
+    scope.pathPattern === null
+      ? ''
+      : `where subscriber_id in (select id from subscribers where ${scopeSql(scope, 'reseller_id', p)})`;
+  return `select subscriber_id, sum(download_bytes) as download_bytes, sum(upload_bytes) as upload_bytes,
+                 sum(download_bytes + upload_bytes) as total_bytes
+            from (${parts.join(' union all ')}) x ${inScope}
+           group by subscriber_id having sum(days) > 0`;
 }
 
+const USAGE_COLUMNS = `u.subscriber_id, s.username, s.service_id, sp.name as plan, u.download_bytes, u.upload_bytes, u.total_bytes`;
+const USAGE_JOIN = `join subscribers s on s.id = u.subscriber_id left join services sp on sp.id = s.service_id`;
+
+/** Every subscriber of the scope with usage in the range, most bytes first. */
 export function usageRows(scope: ReportScope, range: DayRange): Sql {
   const p = new Params();
   return {
-    text: `select u.subscriber_id, s.username, s.service_id, sp.name as plan,
-             sum(u.download_bytes) as download_bytes, sum(u.upload_bytes) as upload_bytes,
-             sum(u.download_bytes + u.upload_bytes) as total_bytes
-        ${usageSource(scope, range, p)}
-       group by u.subscriber_id, s.username, s.service_id, sp.name
-       order by total_bytes desc, u.subscriber_id`,
+    text: `select ${USAGE_COLUMNS} from (${usagePerSubscriber(scope, range, p)}) u ${USAGE_JOIN}
+       order by u.total_bytes desc, u.subscriber_id`,
+    values: p.values,
+  };
+}
+
+/**
+ * One page of usageRows and the count of all: the page is cut from the sums before their
+ * subscribers are joined, so only its rows are looked up (daily_usage rows exist only for
+ * subscribers: a permanent removal deletes them too, so the join drops none).
+ */
+export function usagePage(scope: ReportScope, range: DayRange, limit: number, offset: number): Sql {
+  const p = new Params();
+  const per = usagePerSubscriber(scope, range, p);
+  return {
+    text: `select ${USAGE_COLUMNS}, u.report_total_rows
+        from (select x.*, count(*) over () as report_total_rows from (${per}) x
+               order by x.total_bytes desc, x.subscriber_id limit ${p.add(limit)} offset ${p.add(offset)}) u
+        ${USAGE_JOIN}
+       order by u.total_bytes desc, u.subscriber_id`,
     values: p.values,
   };
 }
@@ -324,10 +393,10 @@ export function usageRows(scope: ReportScope, range: DayRange): Sql {
 export function usagePerPlan(scope: ReportScope, range: DayRange): Sql {
   const p = new Params();
   return {
-    text: `select s.service_id, sp.name as plan, count(distinct u.subscriber_id) as subscribers,
+    text: `select s.service_id, sp.name as plan, count(*) as subscribers,
              sum(u.download_bytes) as download_bytes, sum(u.upload_bytes) as upload_bytes,
-             sum(u.download_bytes + u.upload_bytes) as total_bytes
-        ${usageSource(scope, range, p)}
+             sum(u.total_bytes) as total_bytes
+        from (${usagePerSubscriber(scope, range, p)}) u ${USAGE_JOIN}
        group by s.service_id, sp.name
        order by total_bytes desc, s.service_id`,
     values: p.values,

@@ -397,6 +397,24 @@ export const dailyUsage = pgTable(
   (t) => [primaryKey({ columns: [t.subscriberId, t.date] })],
 );
 
+/**
+ * daily_usage summed per subscriber and UTC month (docs/reports.md, "Usage rollup"): the usage report
+ * reads a month's row instead of its days (a year is 13 rows per subscriber, not 365). `days` counts
+ * the daily rows summed, so a range knows who had usage in it. Kept by statement triggers on
+ * daily_usage in the writing transaction (migration 0053): exact at every instant.
+ */
+export const usageMonthly = pgTable(
+  'usage_monthly',
+  {
+    month: date('month').notNull(),
+    subscriberId: integer('subscriber_id').notNull(),
+    days: integer('days').notNull(),
+    downloadBytes: bigint('download_bytes', { mode: 'number' }).notNull(),
+    uploadBytes: bigint('upload_bytes', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.month, t.subscriberId] })],
+);
+
 export const bandwidthRules = pgTable(
   'bandwidth_rules',
   {
