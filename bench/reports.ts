@@ -88,7 +88,15 @@ async function seed(pool: Pool): Promise<void> {
   // The ledger in bulk without its triggers (session_replication_role), then ledger_rollup filled once,
   // set-based, as migration 0050 fills it: the triggers' own exactness is the tests' (reports-property).
   const bulk = await pool.connect();
+  // The ledger's secondary indexes are built once after the rows (sorted builds) instead of taking
+  // ten million random inserts each: the same indexes at the end, in a fraction of the time.
+  const { rows: ledgerIndexes } = await pool.query<{ name: string; def: string }>(
+    `select indexname as name, indexdef as def from pg_indexes i
+      where tablename = 'transactions' and schemaname = current_schema()
+        and not exists (select 1 from pg_constraint c where c.conname = i.indexname)`,
+  );
   try {
+    for (const i of ledgerIndexes) await bulk.query(`drop index "${i.name}"`);
     await bulk.query('set session_replication_role = replica');
     for (let from = 0; from < LEDGER; from += CHUNK) {
       const to = Math.min(LEDGER, from + CHUNK);
@@ -111,6 +119,7 @@ async function seed(pool: Pool): Promise<void> {
     await timed(bulk, 'ledger_rollup', ROLLUP_OF_LEDGER);
   } finally {
     await bulk.query('reset session_replication_role');
+    for (const i of ledgerIndexes) await timed(bulk, `index ${i.name}`, i.def);
     bulk.release();
   }
   await step(

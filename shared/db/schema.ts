@@ -394,7 +394,8 @@ export const dailyUsage = pgTable(
     downloadBytes: bigint('download_bytes', { mode: 'number' }).notNull().default(0),
     uploadBytes: bigint('upload_bytes', { mode: 'number' }).notNull().default(0),
   },
-  (t) => [primaryKey({ columns: [t.subscriberId, t.date] })],
+  // By date: the usage report reads the days of a range's partial months (reports/usage-cover.ts).
+  (t) => [primaryKey({ columns: [t.subscriberId, t.date] }), index('daily_usage_date_idx').on(t.date)],
 );
 
 /**
@@ -471,6 +472,11 @@ export const invoices = pgTable(
     index('invoices_issue_date_idx').on(t.issueDate, t.id),
     // Commissions (migration 0008 adds INCLUDE (status, amount, commission_amount): index-only sums).
     index('invoices_commission_idx').on(t.resellerId, t.issueDate),
+    // The dashboard's open balances and the aging report, index-only (migration 0053 adds INCLUDE
+    // (subscriber_id, currency, total, paid_amount, status)): the open invoices without their heap.
+    index('invoices_open_idx')
+      .on(t.resellerId, t.dueDate)
+      .where(sql`${t.status} in ('pending', 'partial', 'overdue') and ${t.total} > ${t.paidAmount}`),
     // Migration 0036: no pending list, which every number search would read whole.
     index('invoices_number_trgm')
       .using('gin', sql`${t.invoiceNumber} gin_trgm_ops`)

@@ -7,6 +7,11 @@ CREATE TABLE "usage_monthly" (
 	CONSTRAINT "usage_monthly_month_subscriber_id_pk" PRIMARY KEY("month","subscriber_id")
 );
 --> statement-breakpoint
+CREATE INDEX "daily_usage_date_idx" ON "daily_usage" USING btree ("date");--> statement-breakpoint
+-- The open invoices with what the dashboard and the aging report read of them: index-only sums.
+CREATE INDEX "invoices_open_idx" ON "invoices" USING btree ("reseller_id","due_date")
+  INCLUDE ("subscriber_id", "currency", "total", "paid_amount", "status") WHERE "invoices"."status" in ('pending', 'partial', 'overdue') and "invoices"."total" > "invoices"."paid_amount";
+--> statement-breakpoint
 -- usage_monthly (docs/reports.md, "Usage rollup"): daily_usage summed per subscriber and UTC month,
 -- so the usage report over a year reads 13 rows per subscriber instead of 365. Statement triggers
 -- add each statement's signed deltas in the writing transaction (an INSERT ... ON CONFLICT DO UPDATE
@@ -67,3 +72,5 @@ CREATE TRIGGER "usage_monthly_truncate" AFTER TRUNCATE ON "daily_usage"
 INSERT INTO usage_monthly (month, subscriber_id, days, download_bytes, upload_bytes)
 SELECT date_trunc('month', date)::date, subscriber_id, count(*), sum(download_bytes), sum(upload_bytes)
   FROM daily_usage GROUP BY 1, 2;
+--> statement-breakpoint
+ANALYZE usage_monthly;
