@@ -318,6 +318,10 @@ export const subscribers = pgTable(
     index('subscribers_live_online_created_idx')
       .on(t.createdAt, t.id, t.resellerId)
       .where(sql`${t.isOnline} and ${t.deletedAt} is null`),
+    // The dashboard's online count per access server and reseller, index-only where pages are all-visible.
+    index('subscribers_online_nas_idx')
+      .on(t.lastNasId, t.resellerId)
+      .where(sql`${t.isOnline} and ${t.deletedAt} is null`),
     index('subscribers_unblocked_expiry_idx')
       .on(t.expiryDate)
       .where(sql`${t.deletedAt} is null and ${t.blockedReason} is null`),

@@ -12,6 +12,8 @@ CREATE INDEX "daily_usage_date_idx" ON "daily_usage" USING btree ("date");--> st
 CREATE INDEX "invoices_open_idx" ON "invoices" USING btree ("reseller_id","due_date")
   INCLUDE ("subscriber_id", "currency", "total", "paid_amount", "status") WHERE "invoices"."status" in ('pending', 'partial', 'overdue') and "invoices"."total" > "invoices"."paid_amount";
 --> statement-breakpoint
+CREATE INDEX "subscribers_online_nas_idx" ON "subscribers" USING btree ("last_nas_id","reseller_id") WHERE "subscribers"."is_online" and "subscribers"."deleted_at" is null;
+--> statement-breakpoint
 -- usage_monthly (docs/reports.md, "Usage rollup"): daily_usage summed per subscriber and UTC month,
 -- so the usage report over a year reads 13 rows per subscriber instead of 365. Statement triggers
 -- add each statement's signed deltas in the writing transaction (an INSERT ... ON CONFLICT DO UPDATE
