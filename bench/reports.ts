@@ -256,7 +256,7 @@ async function main(): Promise<void> {
             q.subscribersPerMonth(scope, addMonths(today, -11), today),
           ],
         },
-        { label: 'aging', path: '/api/reports/aging', raw: [page(q.agingRows(scope, today, 'subscriber'))] },
+        { label: 'aging', path: '/api/reports/aging', raw: [q.agingPage(scope, today, 'subscriber', 50, 0)] },
         { label: 'cards', path: '/api/reports/cards', raw: [page(q.cardBatchRows(scope, null))] },
       ];
       for (const [span, r] of [

@@ -254,31 +254,63 @@ export function revenueTotals(scope: ReportScope, range: DayRange): Sql {
   };
 }
 
-/** Open balances in buckets of days past due, per subscriber or per reseller. */
-export function agingRows(scope: ReportScope, today: string, by: 'subscriber' | 'reseller'): Sql {
-  const p = new Params();
+/**
+ * Open balances in buckets of days past due per subscriber (or reseller) and currency, from the
+ * open invoices alone (invoices_open_idx, index-only); names are joined by the callers.
+ */
+function agingGroups(scope: ReportScope, today: string, by: 'subscriber' | 'reseller', p: Params): string {
   const t = p.add(today);
-  const bucket = (cond: string) => `coalesce(sum(o.balance) filter (where ${cond}), 0)`;
-  const who =
-    by === 'subscriber'
-      ? {
-          cols: 'o.subscriber_id, s.username, o.reseller_id, r.name as reseller',
-          join: 'join subscribers s on s.id = o.subscriber_id',
-        }
-      : { cols: 'o.reseller_id, r.name as reseller', join: '' };
-  return {
-    text: `select ${who.cols}, o.currency,
-             ${bucket('o.days <= 0')} as not_due, ${bucket('o.days between 1 and 30')} as d1_30,
-             ${bucket('o.days between 31 and 60')} as d31_60, ${bucket('o.days between 61 and 90')} as d61_90,
-             ${bucket('o.days > 90')} as over_90, sum(o.balance) as total, count(*) as invoices
+  const bucket = (cond: string) => `coalesce(sum(balance) filter (where ${cond}), 0)`;
+  const key = by === 'subscriber' ? 'subscriber_id, reseller_id' : 'reseller_id';
+  // A permanently removed subscriber's invoices stay; its row does not, and neither does it here.
+  const live = by === 'subscriber' ? 'and exists (select 1 from subscribers s where s.id = subscriber_id)' : '';
+  return `select ${key}, currency,
+             ${bucket('days <= 0')} as not_due, ${bucket('days between 1 and 30')} as d1_30,
+             ${bucket('days between 31 and 60')} as d31_60, ${bucket('days between 61 and 90')} as d61_90,
+             ${bucket('days > 90')} as over_90, sum(balance) as total, count(*) as invoices
         from (select subscriber_id, reseller_id, currency, total - paid_amount as balance, ${t}::date - due_date as days
                 from invoices
                where status in ('pending', 'partial', 'overdue') and total > paid_amount
-                 and ${scopeSql(scope, 'reseller_id', p)}) o
-        ${who.join}
-        join resellers r on r.id = o.reseller_id
-       group by ${who.cols.replace(' as reseller', '')}, o.currency
-       order by sum(o.balance) desc, ${by === 'subscriber' ? 'o.subscriber_id' : 'o.reseller_id'}, o.currency`,
+                 and ${scopeSql(scope, 'reseller_id', p)} ${live}) o
+       group by ${key}, currency`;
+}
+
+const agingOrder = (by: 'subscriber' | 'reseller', g: string) =>
+  `order by ${g}.total desc, ${by === 'subscriber' ? `${g}.subscriber_id` : `${g}.reseller_id`}, ${g}.currency`;
+
+function agingNamed(by: 'subscriber' | 'reseller', from: string, extra = ''): string {
+  const cols =
+    by === 'subscriber'
+      ? 'o.subscriber_id, s.username, o.reseller_id, r.name as reseller'
+      : 'o.reseller_id, r.name as reseller';
+  const join = by === 'subscriber' ? 'join subscribers s on s.id = o.subscriber_id' : '';
+  return `select ${cols}, o.currency, o.not_due, o.d1_30, o.d31_60, o.d61_90, o.over_90, o.total, o.invoices${extra}
+        from ${from} o ${join} join resellers r on r.id = o.reseller_id`;
+}
+
+/** Open balances in buckets of days past due, per subscriber or per reseller. */
+export function agingRows(scope: ReportScope, today: string, by: 'subscriber' | 'reseller'): Sql {
+  const p = new Params();
+  return {
+    text: `${agingNamed(by, `(${agingGroups(scope, today, by, p)})`)} ${agingOrder(by, 'o')}`,
+    values: p.values,
+  };
+}
+
+/** One page of agingRows, cut before the names are joined, with the count of all. */
+export function agingPage(
+  scope: ReportScope,
+  today: string,
+  by: 'subscriber' | 'reseller',
+  limit: number,
+  offset: number,
+): Sql {
+  const p = new Params();
+  const groups = agingGroups(scope, today, by, p);
+  const page = `(select g.*, count(*) over () as report_total_rows from (${groups}) g
+                  ${agingOrder(by, 'g')} limit ${p.add(limit)} offset ${p.add(offset)})`;
+  return {
+    text: `${agingNamed(by, page, ', o.report_total_rows')} ${agingOrder(by, 'o')}`,
     values: p.values,
   };
 }
