@@ -21,6 +21,11 @@ export interface ReportQuery<Row> {
   columns: readonly string[];
   /** Pages of `limit` rows (reports whose rows can be many); otherwise every row at once. */
   page?: { page: number; limit: number };
+  /**
+   * The page's own statement, when cutting it from `text` would read every row: the page's rows,
+   * in order, each with `report_total_rows` (the count of all).
+   */
+  pageQuery?: (limit: number, offset: number) => { text: string; values: unknown[] };
   /** What JSON answers carry beside `data` (totals, the range): not part of the CSV. */
   extra?: () => Promise<Record<string, unknown>>;
 }
@@ -48,9 +53,11 @@ export async function answer<Row>(params: Format, meta: Meta, q: ReportQuery<Row
   const { page, limit } = q.page;
   const n = q.values.length;
   // The page and the count from one run of the query; a page past the end counts on its own.
+  const own = q.pageQuery?.(limit, (page - 1) * limit);
   const list = await pool.query<Row & { report_total_rows: string }>(
-    `select q.*, count(*) over () as report_total_rows from (${q.text}) q limit $${n + 1} offset $${n + 2}`,
-    [...q.values, limit, (page - 1) * limit],
+    own?.text ??
+      `select q.*, count(*) over () as report_total_rows from (${q.text}) q limit $${n + 1} offset $${n + 2}`,
+    own?.values ?? [...q.values, limit, (page - 1) * limit],
   );
   const total =
     list.rows.length > 0

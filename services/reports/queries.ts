@@ -6,6 +6,7 @@
  */
 import { rollupDays } from '../../shared/db/ledger-rollup';
 import { Params, scopeSql, type ReportScope } from './scope';
+import { usageCover } from './usage-cover';
 import type { DayRange, Grouping } from './periods';
 
 /** Revenue is what subscribers paid on invoices: the ledger's payment rows, every method (docs/reports.md). */
@@ -253,39 +254,69 @@ export function revenueTotals(scope: ReportScope, range: DayRange): Sql {
   };
 }
 
-/** Open balances in buckets of days past due, per subscriber or per reseller. */
-export function agingRows(scope: ReportScope, today: string, by: 'subscriber' | 'reseller'): Sql {
-  const p = new Params();
+/**
+ * Open balances in buckets of days past due per subscriber (or reseller) and currency, from the
+ * open invoices alone (invoices_open_idx, index-only); names are joined by the callers.
+ */
+function agingGroups(scope: ReportScope, today: string, by: 'subscriber' | 'reseller', p: Params): string {
   const t = p.add(today);
-  const bucket = (cond: string) => `coalesce(sum(o.balance) filter (where ${cond}), 0)`;
-  const who =
-    by === 'subscriber'
-      ? {
-          cols: 'o.subscriber_id, s.username, o.reseller_id, r.name as reseller',
-          join: 'join subscribers s on s.id = o.subscriber_id',
-        }
-      : { cols: 'o.reseller_id, r.name as reseller', join: '' };
-  return {
-    text: `select ${who.cols}, o.currency,
-             ${bucket('o.days <= 0')} as not_due, ${bucket('o.days between 1 and 30')} as d1_30,
-             ${bucket('o.days between 31 and 60')} as d31_60, ${bucket('o.days between 61 and 90')} as d61_90,
-             ${bucket('o.days > 90')} as over_90, sum(o.balance) as total, count(*) as invoices
+  const bucket = (cond: string) => `coalesce(sum(balance) filter (where ${cond}), 0)`;
+  const key = by === 'subscriber' ? 'subscriber_id, reseller_id' : 'reseller_id';
+  // A permanently removed subscriber's invoices stay; its row does not, and neither does it here.
+  const live = by === 'subscriber' ? 'and exists (select 1 from subscribers s where s.id = subscriber_id)' : '';
+  return `select ${key}, currency,
+             ${bucket('days <= 0')} as not_due, ${bucket('days between 1 and 30')} as d1_30,
+             ${bucket('days between 31 and 60')} as d31_60, ${bucket('days between 61 and 90')} as d61_90,
+             ${bucket('days > 90')} as over_90, sum(balance) as total, count(*) as invoices
         from (select subscriber_id, reseller_id, currency, total - paid_amount as balance, ${t}::date - due_date as days
                 from invoices
                where status in ('pending', 'partial', 'overdue') and total > paid_amount
-                 and ${scopeSql(scope, 'reseller_id', p)}) o
-        ${who.join}
-        join resellers r on r.id = o.reseller_id
-       group by ${who.cols.replace(' as reseller', '')}, o.currency
-       order by sum(o.balance) desc, ${by === 'subscriber' ? 'o.subscriber_id' : 'o.reseller_id'}, o.currency`,
+                 and ${scopeSql(scope, 'reseller_id', p)} ${live}) o
+       group by ${key}, currency`;
+}
+
+const agingOrder = (by: 'subscriber' | 'reseller', g: string) =>
+  `order by ${g}.total desc, ${by === 'subscriber' ? `${g}.subscriber_id` : `${g}.reseller_id`}, ${g}.currency`;
+
+function agingNamed(by: 'subscriber' | 'reseller', from: string, extra = ''): string {
+  const cols =
+    by === 'subscriber'
+      ? 'o.subscriber_id, s.username, o.reseller_id, r.name as reseller'
+      : 'o.reseller_id, r.name as reseller';
+  const join = by === 'subscriber' ? 'join subscribers s on s.id = o.subscriber_id' : '';
+  return `select ${cols}, o.currency, o.not_due, o.d1_30, o.d31_60, o.d61_90, o.over_90, o.total, o.invoices${extra}
+        from ${from} o ${join} join resellers r on r.id = o.reseller_id`;
+}
+
+/** Open balances in buckets of days past due, per subscriber or per reseller. */
+export function agingRows(scope: ReportScope, today: string, by: 'subscriber' | 'reseller'): Sql {
+  const p = new Params();
+  return {
+    text: `${agingNamed(by, `(${agingGroups(scope, today, by, p)})`)} ${agingOrder(by, 'o')}`,
     values: p.values,
   };
 }
 
-export function expiringRows(scope: ReportScope, range: DayRange, walletCurrency: string): Sql {
+/** One page of agingRows, cut before the names are joined, with the count of all. */
+export function agingPage(
+  scope: ReportScope,
+  today: string,
+  by: 'subscriber' | 'reseller',
+  limit: number,
+  offset: number,
+): Sql {
   const p = new Params();
+  const groups = agingGroups(scope, today, by, p);
+  const page = `(select g.*, count(*) over () as report_total_rows from (${groups}) g
+                  ${agingOrder(by, 'g')} limit ${p.add(limit)} offset ${p.add(offset)})`;
   return {
-    text: `select s.id, s.username, s.full_name, s.reseller_id, r.name as reseller, s.service_id, sp.name as plan,
+    text: `${agingNamed(by, page, ', o.report_total_rows')} ${agingOrder(by, 'o')}`,
+    values: p.values,
+  };
+}
+
+function expiringSelect(scope: ReportScope, range: DayRange, walletCurrency: string, p: Params): string {
+  return `select s.id, s.username, s.full_name, s.reseller_id, r.name as reseller, s.service_id, sp.name as plan,
              s.expiry_date::text as expiry_date, s.auto_renew, s.wallet_balance, sp.currency,
              x.price as renewal_price,
              (sp.currency = ${p.add(walletCurrency)} and s.wallet_balance >= x.price) as wallet_covers
@@ -295,28 +326,98 @@ export function expiringRows(scope: ReportScope, range: DayRange, walletCurrency
         cross join lateral (select case when s.override_price and s.price is not null then s.price else sp.price end as price) x
        where s.deleted_at is null and s.expiry_date >= ${p.add(range.from)}::date and s.expiry_date <= ${p.add(range.to)}::date
          and ${scopeSql(scope, 's.reseller_id', p)}
-       order by s.expiry_date, s.id`,
+       order by s.expiry_date, s.id`;
+}
+
+export function expiringRows(scope: ReportScope, range: DayRange, walletCurrency: string): Sql {
+  const p = new Params();
+  return { text: expiringSelect(scope, range, walletCurrency, p), values: p.values };
+}
+
+/**
+ * One page of expiringRows in index order (subscribers_live_expiry_idx) and the count of all from
+ * subscriber_counts (live subscribers per reseller and expiry day), instead of every row of the
+ * range counted and sorted.
+ */
+export function expiringPage(
+  scope: ReportScope,
+  range: DayRange,
+  walletCurrency: string,
+  limit: number,
+  offset: number,
+): Sql {
+  const p = new Params();
+  const rows = expiringSelect(scope, range, walletCurrency, p);
+  return {
+    text: `select q.*, (select coalesce(sum(n), 0) from subscriber_counts
+                         where kind = 'x' and day >= ${p.add(range.from)}::date and day <= ${p.add(range.to)}::date
+                           and ${scopeSql(scope, 'reseller_id', p)}) as report_total_rows
+        from (${rows} limit ${p.add(limit)} offset ${p.add(offset)}) q
+       order by q.expiry_date, q.id`,
     values: p.values,
   };
 }
 
-function usageSource(scope: ReportScope, range: DayRange, p: Params): string {
-  return `from daily_usage u
-          join subscribers s on s.id = u.subscriber_id
-          left join services sp on sp.id = s.service_id
-         where u.date >= ${p.add(range.from)}::date and u.date <= ${p.add(range.to)}::date
-           and ${scopeSql(scope, 's.reseller_id', p)}`;
+/**
+ * Bytes per subscriber of the scope over the range, from usage_monthly's whole months and
+ * daily_usage's days (usage-cover.ts); only subscribers with a daily row in the range.
+ */
+function usagePerSubscriber(scope: ReportScope, range: DayRange, p: Params): string {
+  const cover = usageCover(range);
+  const days = (r: DayRange) => `date >= ${p.add(r.from)}::date and date <= ${p.add(r.to)}::date`;
+  const parts = [
+    ...(cover.months.length > 0
+      ? [
+          `select subscriber_id, days, download_bytes, upload_bytes from usage_monthly
+            where month = any(${p.add(cover.months)}::date[])`,
+        ]
+      : []),
+    ...cover.plus.map(
+      (r) => `select subscriber_id, 1 as days, download_bytes, upload_bytes from daily_usage where ${days(r)}`,
+    ),
+    ...cover.minus.map(
+      (r) =>
+        `select subscriber_id, -1 as days, -download_bytes as download_bytes, -upload_bytes as upload_bytes
+           from daily_usage where ${days(r)}`,
+    ),
+  ];
+  const inScope =
+    scope.pathPattern === null
+      ? ''
+      : `where subscriber_id in (select id from subscribers where ${scopeSql(scope, 'reseller_id', p)})`;
+  return `select subscriber_id, sum(download_bytes) as download_bytes, sum(upload_bytes) as upload_bytes,
+                 sum(download_bytes + upload_bytes) as total_bytes
+            from (${parts.join(' union all ')}) x ${inScope}
+           group by subscriber_id having sum(days) > 0`;
 }
 
+const USAGE_COLUMNS = `u.subscriber_id, s.username, s.service_id, sp.name as plan, u.download_bytes, u.upload_bytes, u.total_bytes`;
+const USAGE_JOIN = `join subscribers s on s.id = u.subscriber_id left join services sp on sp.id = s.service_id`;
+
+/** Every subscriber of the scope with usage in the range, most bytes first. */
 export function usageRows(scope: ReportScope, range: DayRange): Sql {
   const p = new Params();
   return {
-    text: `select u.subscriber_id, s.username, s.service_id, sp.name as plan,
-             sum(u.download_bytes) as download_bytes, sum(u.upload_bytes) as upload_bytes,
-             sum(u.download_bytes + u.upload_bytes) as total_bytes
-        ${usageSource(scope, range, p)}
-       group by u.subscriber_id, s.username, s.service_id, sp.name
-       order by total_bytes desc, u.subscriber_id`,
+    text: `select ${USAGE_COLUMNS} from (${usagePerSubscriber(scope, range, p)}) u ${USAGE_JOIN}
+       order by u.total_bytes desc, u.subscriber_id`,
+    values: p.values,
+  };
+}
+
+/**
+ * One page of usageRows and the count of all: the page is cut from the sums before their
+ * subscribers are joined, so only its rows are looked up (daily_usage rows exist only for
+ * subscribers: a permanent removal deletes them too, so the join drops none).
+ */
+export function usagePage(scope: ReportScope, range: DayRange, limit: number, offset: number): Sql {
+  const p = new Params();
+  const per = usagePerSubscriber(scope, range, p);
+  return {
+    text: `select ${USAGE_COLUMNS}, u.report_total_rows
+        from (select x.*, count(*) over () as report_total_rows from (${per}) x
+               order by x.total_bytes desc, x.subscriber_id limit ${p.add(limit)} offset ${p.add(offset)}) u
+        ${USAGE_JOIN}
+       order by u.total_bytes desc, u.subscriber_id`,
     values: p.values,
   };
 }
@@ -324,10 +425,10 @@ export function usageRows(scope: ReportScope, range: DayRange): Sql {
 export function usagePerPlan(scope: ReportScope, range: DayRange): Sql {
   const p = new Params();
   return {
-    text: `select s.service_id, sp.name as plan, count(distinct u.subscriber_id) as subscribers,
+    text: `select s.service_id, sp.name as plan, count(*) as subscribers,
              sum(u.download_bytes) as download_bytes, sum(u.upload_bytes) as upload_bytes,
-             sum(u.download_bytes + u.upload_bytes) as total_bytes
-        ${usageSource(scope, range, p)}
+             sum(u.total_bytes) as total_bytes
+        from (${usagePerSubscriber(scope, range, p)}) u ${USAGE_JOIN}
        group by s.service_id, sp.name
        order by total_bytes desc, s.service_id`,
     values: p.values,

@@ -318,6 +318,10 @@ export const subscribers = pgTable(
     index('subscribers_live_online_created_idx')
       .on(t.createdAt, t.id, t.resellerId)
       .where(sql`${t.isOnline} and ${t.deletedAt} is null`),
+    // The dashboard's online count per access server and reseller, index-only where pages are all-visible.
+    index('subscribers_online_nas_idx')
+      .on(t.lastNasId, t.resellerId)
+      .where(sql`${t.isOnline} and ${t.deletedAt} is null`),
     index('subscribers_unblocked_expiry_idx')
       .on(t.expiryDate)
       .where(sql`${t.deletedAt} is null and ${t.blockedReason} is null`),
@@ -394,7 +398,26 @@ export const dailyUsage = pgTable(
     downloadBytes: bigint('download_bytes', { mode: 'number' }).notNull().default(0),
     uploadBytes: bigint('upload_bytes', { mode: 'number' }).notNull().default(0),
   },
-  (t) => [primaryKey({ columns: [t.subscriberId, t.date] })],
+  // By date: the usage report reads the days of a range's partial months (reports/usage-cover.ts).
+  (t) => [primaryKey({ columns: [t.subscriberId, t.date] }), index('daily_usage_date_idx').on(t.date)],
+);
+
+/**
+ * daily_usage summed per subscriber and UTC month (docs/reports.md, "Usage rollup"): the usage report
+ * reads a month's row instead of its days (a year is 13 rows per subscriber, not 365). `days` counts
+ * the daily rows summed, so a range knows who had usage in it. Kept by statement triggers on
+ * daily_usage in the writing transaction (migration 0053): exact at every instant.
+ */
+export const usageMonthly = pgTable(
+  'usage_monthly',
+  {
+    month: date('month').notNull(),
+    subscriberId: integer('subscriber_id').notNull(),
+    days: integer('days').notNull(),
+    downloadBytes: bigint('download_bytes', { mode: 'number' }).notNull(),
+    uploadBytes: bigint('upload_bytes', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.month, t.subscriberId] })],
 );
 
 export const bandwidthRules = pgTable(
@@ -453,6 +476,11 @@ export const invoices = pgTable(
     index('invoices_issue_date_idx').on(t.issueDate, t.id),
     // Commissions (migration 0008 adds INCLUDE (status, amount, commission_amount): index-only sums).
     index('invoices_commission_idx').on(t.resellerId, t.issueDate),
+    // The dashboard's open balances and the aging report, index-only (migration 0053 adds INCLUDE
+    // (subscriber_id, currency, total, paid_amount, status)): the open invoices without their heap.
+    index('invoices_open_idx')
+      .on(t.resellerId, t.dueDate)
+      .where(sql`${t.status} in ('pending', 'partial', 'overdue') and ${t.total} > ${t.paidAmount}`),
     // Migration 0036: no pending list, which every number search would read whole.
     index('invoices_number_trgm')
       .using('gin', sql`${t.invoiceNumber} gin_trgm_ops`)

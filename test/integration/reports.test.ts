@@ -372,6 +372,94 @@ describe('the other reports', () => {
     expect(mine.body.data.map((r: { subscriber_id: number }) => r.subscriber_id)).toEqual([subs.b]);
   });
 
+  it('usage: usage_monthly follows daily_usage, and any range equals sums over daily_usage', async () => {
+    // Days over three months and a year back, written as the usage rollup writes (insert, then
+    // insert ... on conflict do update), then corrected and deleted.
+    await t.pool.query(
+      `insert into daily_usage (subscriber_id, date, download_bytes, upload_bytes)
+       select s, $4::date - d, s * 100 + d, d from unnest(array[$1, $2, $3]::int[]) s, generate_series(1, 75, 4) d
+       on conflict (subscriber_id, date) do update
+          set download_bytes = daily_usage.download_bytes + excluded.download_bytes,
+              upload_bytes = daily_usage.upload_bytes + excluded.upload_bytes`,
+      [subs.a, subs.a1, subs.b, today],
+    );
+    await t.pool.query(
+      `insert into daily_usage as du (subscriber_id, date, download_bytes, upload_bytes)
+       values ($1, $2::date - 5, 7, 7), ($1, $2::date - 6, 8, 8)
+       on conflict (subscriber_id, date) do update set download_bytes = du.download_bytes + excluded.download_bytes`,
+      [subs.b, today],
+    );
+    await t.pool.query(`update daily_usage set upload_bytes = upload_bytes + 1 where subscriber_id = $1`, [subs.a]);
+    await t.pool.query(`delete from daily_usage where subscriber_id = $1 and date < $2::date - 60`, [subs.a1, today]);
+    const monthly = await t.pool.query(`select month::text, subscriber_id, days, download_bytes, upload_bytes
+                                          from usage_monthly where days <> 0 order by 1, 2`);
+    const direct = await t.pool.query(`select date_trunc('month', date)::date::text as month, subscriber_id,
+                                              count(*)::int as days, sum(download_bytes)::bigint as download_bytes,
+                                              sum(upload_bytes)::bigint as upload_bytes
+                                         from daily_usage group by 1, 2 order by 1, 2`);
+    expect(monthly.rows).toEqual(direct.rows);
+
+    const ranges = [
+      { from: addDays(today, -365), to: today },
+      { from: addDays(today, -30), to: today },
+      { from: addDays(today, -70), to: addDays(today, -9) },
+      { from: `${addDays(today, -40).slice(0, 7)}-01`, to: addDays(`${today.slice(0, 7)}-01`, -1) },
+      { from: addDays(today, -3), to: addDays(today, -1) },
+    ];
+    for (const range of ranges)
+      for (const [who, tok, path] of [
+        ['admin', admin, null],
+        ['reseller A', resA, await pathOf(A)],
+      ] as const) {
+        const res = await api.get(`/api/reports/usage?from=${range.from}&to=${range.to}&limit=2`, { token: tok });
+        expect(res.status).toBe(200);
+        const { rows } = await t.pool.query(
+          `select u.subscriber_id, sum(download_bytes)::bigint as d, sum(upload_bytes)::bigint as u
+             from daily_usage u join subscribers s on s.id = u.subscriber_id
+            where date between $1 and $2 and ($3::text is null or s.reseller_id in (select id from resellers where path like $3))
+            group by 1 order by sum(download_bytes + upload_bytes) desc, 1`,
+          [range.from, range.to, path],
+        );
+        const label = `${who} ${range.from}..${range.to}`;
+        expect({ label, total: res.body.pagination.total }).toEqual({ label, total: rows.length });
+        expect({
+          label,
+          page: res.body.data.map((r: { subscriber_id: number; download_bytes: number; upload_bytes: number }) => [
+            r.subscriber_id,
+            r.download_bytes,
+            r.upload_bytes,
+          ]),
+        }).toEqual({ label, page: rows.slice(0, 2).map((r) => [r.subscriber_id, Number(r.d), Number(r.u)]) });
+        const planBytes = res.body.plans.reduce((sum: number, p: { total_bytes: number }) => sum + p.total_bytes, 0);
+        expect({ label, planBytes }).toEqual({
+          label,
+          planBytes: rows.reduce((sum, r) => sum + Number(r.d) + Number(r.u), 0),
+        });
+      }
+  });
+
+  it('expiring: pages in expiry order, with the count of the whole range', async () => {
+    const range = `from=${addDays(today, -60)}&to=${addDays(today, 60)}`;
+    const first = await api.get(`/api/reports/expiring?${range}&limit=1`, { token: admin });
+    const second = await api.get(`/api/reports/expiring?${range}&limit=1&page=2`, { token: admin });
+    const expected = await t.pool.query<{ id: number }>(
+      `select id from subscribers where deleted_at is null and expiry_date between $1::date - 60 and $1::date + 60
+        order by expiry_date, id`,
+      [today],
+    );
+    expect(expected.rows.length).toBeGreaterThan(1);
+    expect(first.body.pagination.total).toBe(expected.rows.length);
+    expect([first.body.data[0].id, second.body.data[0].id]).toEqual(expected.rows.slice(0, 2).map((r) => r.id));
+    const mine = await api.get(`/api/reports/expiring?${range}&limit=1`, { token: resB });
+    expect(mine.body.pagination.total).toBe(
+      await one(
+        `select count(*) from subscribers where deleted_at is null and reseller_id = $2
+            and expiry_date between $1::date - 60 and $1::date + 60`,
+        [today, B],
+      ),
+    );
+  });
+
   it('cards: per batch sold, used and unused values', async () => {
     const made = await api.post('/api/cards/batches', { count: 3, value: 5 }, { token: admin });
     expect(made.status).toBe(201);

@@ -40,6 +40,7 @@ export async function agingReport(caller: Auth | undefined, p: AgingInput, meta:
       return out;
     },
     page: { page: p.page, limit: p.limit },
+    pageQuery: (limit, offset) => q.agingPage(scope, today, by, limit, offset),
     extra: async () => ({ as_of: today }),
   });
 }

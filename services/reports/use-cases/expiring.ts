@@ -71,6 +71,7 @@ export async function expiringReport(caller: Auth | undefined, p: ExpiringInput,
       wallet_covers: r.wallet_covers,
     }),
     page: { page: p.page, limit: p.limit },
+    pageQuery: (limit, offset) => q.expiringPage(scope, range, currency, limit, offset),
     extra: async () => ({ range }),
   });
 }

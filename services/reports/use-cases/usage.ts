@@ -39,6 +39,7 @@ export async function usageReport(caller: Auth | undefined, p: UsageInput, meta:
       total_bytes: Number(r.total_bytes),
     }),
     page: { page: p.page, limit: p.limit },
+    pageQuery: (limit, offset) => q.usagePage(scope, range, limit, offset),
     extra: async () => {
       const plans = q.usagePerPlan(scope, range);
       const { rows } = await readPool().query<Record<string, string | number | null>>(plans.text, plans.values);
