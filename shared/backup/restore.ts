@@ -1,20 +1,21 @@
 /**
  * Restores a backup into the database at `url`: refuses a database that holds anything unless
  * forced, checks the checksums before touching it, recreates the schema of the backup's migration
- * level, loads the rows (triggers and foreign-key checks off, as pg_restore's data section does),
- * sets the sequences, then migrates forward with the current code and reads the figures again.
+ * level, loads the rows (triggers and foreign-key checks off, as pg_restore's data section does)
+ * and builds the secondary indexes after them, sets the sequences, migrates forward with the
+ * current code, all in one transaction, then reads the figures again.
  */
 import fs from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { runMigrations } from '../db/database-setup';
+import { resolveUrl } from '../db/hosts';
 import { quoteColumns } from './backup';
 import { appTables, ledgerTotals, rowCounts } from './facts';
 import { readHeader, verifyData, type Header, type Manifest } from './file-format';
 import { openKey } from './key';
-import { migrationsUpTo } from './migration-level';
+import { applyMigrations, migrationsAround } from './migration-level';
 
 export class RestoreRefused extends Error {
   override name = 'RestoreRefused';
@@ -60,49 +61,86 @@ async function emptyOrCleared(client: pg.Client, force: boolean): Promise<void> 
   await client.query('create schema public');
 }
 
-async function loadRows(client: pg.Client, file: string, header: Header): Promise<void> {
-  await client.query('begin');
-  try {
-    // The rows are a snapshot already: no trigger may add to them, nor a foreign key order them.
-    await client.query('set local session_replication_role = replica');
-    const present = new Set(await appTables(client));
-    const missing = header.segments.filter((s) => !present.has(s.table)).map((s) => s.table);
-    if (missing.length > 0)
-      throw new Error(`the schema at the backup's migration level has no table ${missing.join(', ')}`);
-    // Rows the migrations seed are in the backup too.
-    if (present.size > 0) await client.query(`truncate ${[...present].map((t) => `public."${t}"`).join(', ')}`);
-    for (const s of header.segments) {
-      if (s.bytes === 0) continue;
-      await pipeline(
-        fs.createReadStream(file, { start: s.offset, end: s.offset + s.bytes - 1 }),
-        zlib.createGunzip(),
-        client.query(copyFrom(`copy public."${s.table}" (${quoteColumns(s.columns)}) from stdin`)),
-      );
-    }
-    for (const seq of header.sequences) {
-      await client.query(
-        seq.value === null ? `select setval($1::regclass, 1, false)` : `select setval($1::regclass, $2::bigint, true)`,
-        seq.value === null ? [`public."${seq.name}"`] : [`public."${seq.name}"`, seq.value],
-      );
-    }
-    await client.query('commit');
-  } catch (err) {
-    await client.query('rollback').catch(() => undefined);
-    throw err;
-  }
+interface SecondaryIndex {
+  name: string;
+  definition: string;
 }
 
+/**
+ * The indexes of the public tables that no constraint stands on (not a primary key, unique or
+ * exclusion constraint's, not one a foreign key references), nor the replica identity or a
+ * CLUSTER mark: built once after the rows are in, as pg_restore builds them, instead of updated
+ * row by row during the COPY.
+ */
+async function secondaryIndexes(client: pg.ClientBase): Promise<SecondaryIndex[]> {
+  const { rows } = await client.query<SecondaryIndex>(
+    `select quote_ident(ic.relname) as name, pg_get_indexdef(i.indexrelid) as definition
+       from pg_index i
+       join pg_class ic on ic.oid = i.indexrelid
+       join pg_class t on t.oid = i.indrelid
+       join pg_namespace n on n.oid = t.relnamespace
+      where n.nspname = 'public' and t.relkind = 'r' and not i.indisreplident and not i.indisclustered
+        and not exists (select 1 from pg_constraint c where c.conindid = i.indexrelid)
+      order by ic.relname`,
+  );
+  return rows;
+}
+
+async function loadRows(client: pg.ClientBase, file: string, header: Header): Promise<void> {
+  // The rows are a snapshot already: no trigger may add to them, nor a foreign key order them.
+  await client.query('set local session_replication_role = replica');
+  const present = new Set(await appTables(client));
+  const missing = header.segments.filter((s) => !present.has(s.table)).map((s) => s.table);
+  if (missing.length > 0)
+    throw new Error(`the schema at the backup's migration level has no table ${missing.join(', ')}`);
+  const indexes = await secondaryIndexes(client);
+  for (const index of indexes) await client.query(`drop index public.${index.name}`);
+  // Rows the migrations seed are in the backup too. Truncated in this transaction, the tables take
+  // COPY FREEZE: rows written frozen, no hint-bit rewrite of the whole ledger by its first reads.
+  if (present.size > 0) await client.query(`truncate ${[...present].map((t) => `public."${t}"`).join(', ')}`);
+  for (const s of header.segments) {
+    if (s.bytes === 0) continue;
+    await pipeline(
+      fs.createReadStream(file, { start: s.offset, end: s.offset + s.bytes - 1 }),
+      zlib.createGunzip(),
+      client.query(copyFrom(`copy public."${s.table}" (${quoteColumns(s.columns)}) from stdin with (freeze)`)),
+    );
+  }
+  for (const index of indexes) await client.query(index.definition);
+  for (const seq of header.sequences) {
+    await client.query(
+      seq.value === null ? `select setval($1::regclass, 1, false)` : `select setval($1::regclass, $2::bigint, true)`,
+      seq.value === null ? [`public."${seq.name}"`] : [`public."${seq.name}"`, seq.value],
+    );
+  }
+  await client.query('set local session_replication_role = origin');
+}
+
+/**
+ * One transaction from the empty target to the migrated copy: the schema at the backup's level,
+ * the rows, the indexes, the forward migrations. A restore that fails at any step leaves the
+ * target as it found it (empty), never a schema with half its rows.
+ */
 export async function restoreBackup(opts: RestoreOptions): Promise<RestoreResult> {
   const { header, key } = opts.inspected ?? (await inspectBackup(opts.file, opts.passphrase));
   const { manifest } = header;
-  const levelDir = migrationsUpTo(manifest.migration);
-  const client = new pg.Client({ connectionString: opts.url });
+  const migrations = migrationsAround(manifest.migration);
+  const client = new pg.Client({ connectionString: await resolveUrl(opts.url) });
   await client.connect();
   try {
-    await emptyOrCleared(client, opts.force ?? false);
-    await runMigrations(opts.url, levelDir);
-    await loadRows(client, opts.file, header);
-    await runMigrations(opts.url);
+    await client.query('begin');
+    try {
+      // The lock a starting server takes before it migrates (bootstrap.mjs): none migrates meanwhile.
+      await client.query('select pg_advisory_xact_lock(727274)');
+      await emptyOrCleared(client, opts.force ?? false);
+      await applyMigrations(client, migrations.upTo);
+      await loadRows(client, opts.file, header);
+      await applyMigrations(client, migrations.after);
+      await client.query('commit');
+    } catch (err) {
+      await client.query('rollback').catch(() => undefined);
+      throw err;
+    }
     await client.query('begin isolation level repeatable read read only');
     const present = new Set(await appTables(client));
     const restored = {
@@ -117,7 +155,6 @@ export async function restoreBackup(opts: RestoreOptions): Promise<RestoreResult
     return { manifest, restored, key };
   } finally {
     await client.end();
-    fs.rmSync(levelDir, { recursive: true, force: true });
   }
 }
 
