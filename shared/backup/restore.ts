@@ -11,6 +11,7 @@ import zlib from 'node:zlib';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { resolveUrl } from '../db/hosts';
+import { withIndexesAfter } from '../db/secondary-indexes';
 import { quoteColumns } from './backup';
 import { appTables, ledgerTotals, rowCounts } from './facts';
 import { readHeader, verifyData, type Header, type Manifest } from './file-format';
@@ -61,31 +62,6 @@ async function emptyOrCleared(client: pg.Client, force: boolean): Promise<void> 
   await client.query('create schema public');
 }
 
-interface SecondaryIndex {
-  name: string;
-  definition: string;
-}
-
-/**
- * The indexes of the public tables that no constraint stands on (not a primary key, unique or
- * exclusion constraint's, not one a foreign key references), nor the replica identity or a
- * CLUSTER mark: built once after the rows are in, as pg_restore builds them, instead of updated
- * row by row during the COPY.
- */
-async function secondaryIndexes(client: pg.ClientBase): Promise<SecondaryIndex[]> {
-  const { rows } = await client.query<SecondaryIndex>(
-    `select quote_ident(ic.relname) as name, pg_get_indexdef(i.indexrelid) as definition
-       from pg_index i
-       join pg_class ic on ic.oid = i.indexrelid
-       join pg_class t on t.oid = i.indrelid
-       join pg_namespace n on n.oid = t.relnamespace
-      where n.nspname = 'public' and t.relkind = 'r' and not i.indisreplident and not i.indisclustered
-        and not exists (select 1 from pg_constraint c where c.conindid = i.indexrelid)
-      order by ic.relname`,
-  );
-  return rows;
-}
-
 async function loadRows(client: pg.ClientBase, file: string, header: Header): Promise<void> {
   // The rows are a snapshot already: no trigger may add to them, nor a foreign key order them.
   await client.query('set local session_replication_role = replica');
@@ -93,20 +69,20 @@ async function loadRows(client: pg.ClientBase, file: string, header: Header): Pr
   const missing = header.segments.filter((s) => !present.has(s.table)).map((s) => s.table);
   if (missing.length > 0)
     throw new Error(`the schema at the backup's migration level has no table ${missing.join(', ')}`);
-  const indexes = await secondaryIndexes(client);
-  for (const index of indexes) await client.query(`drop index public.${index.name}`);
-  // Rows the migrations seed are in the backup too. Truncated in this transaction, the tables take
-  // COPY FREEZE: rows written frozen, no hint-bit rewrite of the whole ledger by its first reads.
-  if (present.size > 0) await client.query(`truncate ${[...present].map((t) => `public."${t}"`).join(', ')}`);
-  for (const s of header.segments) {
-    if (s.bytes === 0) continue;
-    await pipeline(
-      fs.createReadStream(file, { start: s.offset, end: s.offset + s.bytes - 1 }),
-      zlib.createGunzip(),
-      client.query(copyFrom(`copy public."${s.table}" (${quoteColumns(s.columns)}) from stdin with (freeze)`)),
-    );
-  }
-  for (const index of indexes) await client.query(index.definition);
+  // The indexes no constraint stands on are built once the rows are in (as pg_restore does).
+  await withIndexesAfter(client, undefined, async () => {
+    // Rows the migrations seed are in the backup too. Truncated in this transaction, the tables take
+    // COPY FREEZE: rows written frozen, no hint-bit rewrite of the whole ledger by its first reads.
+    if (present.size > 0) await client.query(`truncate ${[...present].map((t) => `public."${t}"`).join(', ')}`);
+    for (const s of header.segments) {
+      if (s.bytes === 0) continue;
+      await pipeline(
+        fs.createReadStream(file, { start: s.offset, end: s.offset + s.bytes - 1 }),
+        zlib.createGunzip(),
+        client.query(copyFrom(`copy public."${s.table}" (${quoteColumns(s.columns)}) from stdin with (freeze)`)),
+      );
+    }
+  });
   for (const seq of header.sequences) {
     await client.query(
       seq.value === null ? `select setval($1::regclass, 1, false)` : `select setval($1::regclass, $2::bigint, true)`,
