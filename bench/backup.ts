@@ -101,7 +101,11 @@ async function main(): Promise<void> {
     const refBackup = await step('pg_dump -Fc', async () => tool('pg_dump', ['-Fc', '-f', refFile, '-d', source]));
     let figures: ReturnType<typeof compareFigures> | undefined;
     const oursRestore = await step('npm run restore', async () => {
-      const restored = await restoreBackup({ url: withDb(server, names.ours), file: oursFile });
+      const restored = await restoreBackup({
+        url: withDb(server, names.ours),
+        file: oursFile,
+        progress: (line) => console.log(`    ${line}`),
+      });
       figures = compareFigures(restored.manifest, restored.restored);
     });
     if (!figures?.same) throw new Error(`restored figures differ from the manifest:\n${figures?.lines.join('\n')}`);

@@ -11,7 +11,7 @@ import zlib from 'node:zlib';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { resolveUrl } from '../db/hosts';
-import { withIndexesAfter } from '../db/secondary-indexes';
+import { createIndexes, dropSecondaryIndexes } from '../db/secondary-indexes';
 import { quoteColumns } from './backup';
 import { appTables, ledgerTotals, rowCounts } from './facts';
 import { readHeader, verifyData, type Header, type Manifest } from './file-format';
@@ -29,6 +29,8 @@ export interface RestoreOptions {
   force?: boolean;
   /** Opens the key a backup carries; without it the key is not returned. */
   passphrase?: string;
+  /** Told each step's time as it ends (a restore of gigabytes takes minutes: the operator sees where it is). */
+  progress?: (line: string) => void;
   /** inspectBackup's answer when the caller checked the file already (read once, not twice). */
   inspected?: { header: Header; key?: Buffer };
 }
@@ -62,7 +64,20 @@ async function emptyOrCleared(client: pg.Client, force: boolean): Promise<void> 
   await client.query('create schema public');
 }
 
-async function loadRows(client: pg.ClientBase, file: string, header: Header): Promise<void> {
+const INDEX_BUILD_MEMORY = '256MB';
+
+type Timed = <T>(what: string, run: () => Promise<T>) => Promise<T>;
+
+function timer(progress: ((line: string) => void) | undefined): Timed {
+  return async (what, run) => {
+    const began = process.hrtime.bigint();
+    const out = await run();
+    progress?.(`${what}: ${(Number(process.hrtime.bigint() - began) / 1e9).toFixed(1)} s`);
+    return out;
+  };
+}
+
+async function loadRows(client: pg.ClientBase, file: string, header: Header, timed: Timed): Promise<void> {
   // The rows are a snapshot already: no trigger may add to them, nor a foreign key order them.
   await client.query('set local session_replication_role = replica');
   const present = new Set(await appTables(client));
@@ -70,19 +85,28 @@ async function loadRows(client: pg.ClientBase, file: string, header: Header): Pr
   if (missing.length > 0)
     throw new Error(`the schema at the backup's migration level has no table ${missing.join(', ')}`);
   // The indexes no constraint stands on are built once the rows are in (as pg_restore does).
-  await withIndexesAfter(client, undefined, async () => {
-    // Rows the migrations seed are in the backup too. Truncated in this transaction, the tables take
-    // COPY FREEZE: rows written frozen, no hint-bit rewrite of the whole ledger by its first reads.
-    if (present.size > 0) await client.query(`truncate ${[...present].map((t) => `public."${t}"`).join(', ')}`);
-    for (const s of header.segments) {
-      if (s.bytes === 0) continue;
-      await pipeline(
+  const indexes = await dropSecondaryIndexes(client);
+  // Rows the migrations seed are in the backup too. Truncated in this transaction, the tables take
+  // COPY FREEZE: rows written frozen, no hint-bit rewrite of the whole ledger by its first reads.
+  if (present.size > 0) await client.query(`truncate ${[...present].map((t) => `public."${t}"`).join(', ')}`);
+  for (const s of header.segments) {
+    if (s.bytes === 0 || header.manifest.row_counts[s.table] === 0) continue;
+    await timed(`rows of ${s.table} (${header.manifest.row_counts[s.table] ?? '?'})`, () =>
+      pipeline(
         fs.createReadStream(file, { start: s.offset, end: s.offset + s.bytes - 1 }),
         zlib.createGunzip(),
         client.query(copyFrom(`copy public."${s.table}" (${quoteColumns(s.columns)}) from stdin with (freeze)`)),
-      );
-    }
-  });
+      ),
+    );
+  }
+  // Each index build sorts its table's keys: with PostgreSQL's default 64 MB a ledger index of
+  // millions of rows sorts on disk. More for this transaction only, never less than the server's.
+  await client.query(
+    `select set_config('maintenance_work_mem',
+                       greatest(pg_size_bytes(current_setting('maintenance_work_mem')), pg_size_bytes($1)) / 1024 || 'kB', true)`,
+    [INDEX_BUILD_MEMORY],
+  );
+  await timed(`indexes built after the rows (${indexes.length})`, () => createIndexes(client, indexes));
   for (const seq of header.sequences) {
     await client.query(
       seq.value === null ? `select setval($1::regclass, 1, false)` : `select setval($1::regclass, $2::bigint, true)`,
@@ -101,6 +125,7 @@ export async function restoreBackup(opts: RestoreOptions): Promise<RestoreResult
   const { header, key } = opts.inspected ?? (await inspectBackup(opts.file, opts.passphrase));
   const { manifest } = header;
   const migrations = migrationsAround(manifest.migration);
+  const timed = timer(opts.progress);
   const client = new pg.Client({ connectionString: await resolveUrl(opts.url) });
   await client.connect();
   try {
@@ -109,25 +134,30 @@ export async function restoreBackup(opts: RestoreOptions): Promise<RestoreResult
       // The lock a starting server takes before it migrates (bootstrap.mjs): none migrates meanwhile.
       await client.query('select pg_advisory_xact_lock(727274)');
       await emptyOrCleared(client, opts.force ?? false);
-      await applyMigrations(client, migrations.upTo);
-      await loadRows(client, opts.file, header);
-      await applyMigrations(client, migrations.after);
-      await client.query('commit');
+      await timed(`schema at the backup's level (${migrations.upTo.length} migrations)`, () =>
+        applyMigrations(client, migrations.upTo),
+      );
+      await loadRows(client, opts.file, header, timed);
+      await timed(`forward migrations (${migrations.after.length})`, () => applyMigrations(client, migrations.after));
+      await timed('commit', () => client.query('commit'));
     } catch (err) {
       await client.query('rollback').catch(() => undefined);
       throw err;
     }
-    await client.query('begin isolation level repeatable read read only');
-    const present = new Set(await appTables(client));
-    const restored = {
-      // A table a later migration dropped (0052 replaced two ledger rollups by one) has no count.
-      row_counts: await rowCounts(
-        client,
-        Object.keys(manifest.row_counts).filter((t) => present.has(t)),
-      ),
-      ledger: await ledgerTotals(client),
-    };
-    await client.query('commit');
+    const restored = await timed('figures read again', async () => {
+      await client.query('begin isolation level repeatable read read only');
+      const present = new Set(await appTables(client));
+      const figures = {
+        // A table a later migration dropped (0052 replaced two ledger rollups by one) has no count.
+        row_counts: await rowCounts(
+          client,
+          Object.keys(manifest.row_counts).filter((t) => present.has(t)),
+        ),
+        ledger: await ledgerTotals(client),
+      };
+      await client.query('commit');
+      return figures;
+    });
     return { manifest, restored, key };
   } finally {
     await client.end();

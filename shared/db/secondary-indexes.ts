@@ -31,15 +31,13 @@ export async function secondaryIndexes(client: ClientBase, tables?: string[]): P
   return rows;
 }
 
-/** Drops those indexes, runs `load`, and makes them again (in the caller's transaction, if any). */
-export async function withIndexesAfter<T>(
-  client: ClientBase,
-  tables: string[] | undefined,
-  load: () => Promise<T>,
-): Promise<T> {
+/** Drops those indexes; the caller loads its rows, then makes them again with createIndexes. */
+export async function dropSecondaryIndexes(client: ClientBase, tables?: string[]): Promise<SecondaryIndex[]> {
   const indexes = await secondaryIndexes(client, tables);
   for (const index of indexes) await client.query(`drop index public.${index.name}`);
-  const out = await load();
+  return indexes;
+}
+
+export async function createIndexes(client: ClientBase, indexes: SecondaryIndex[]): Promise<void> {
   for (const index of indexes) await client.query(index.definition);
-  return out;
 }
