@@ -5,24 +5,27 @@
  * postgresql-client for a Debian server). Needs DATABASE_URL: the embedded PostgreSQL ships no
  * pg_dump, so the reference cannot run there.
  *
+ * The base is seedBillingBase's (bench/seed-billing-base.ts, as bench:reports'): subscribers,
+ * ledger, invoices, sessions, usage, card batches.
+ *
  * Environment (all optional but DATABASE_URL):
  *   DATABASE_URL                 server; fresh databases are created on it and dropped after
- *   BENCH_BACKUP_SUBSCRIBERS     100000     BENCH_BACKUP_LEDGER  1000000 (transactions rows)
+ *   BENCH_BACKUP_SUBSCRIBERS     1000000    BENCH_BACKUP_LEDGER  10000000 (transactions rows; the issue's scale)
  *   PG_BIN                       folder of pg_dump/pg_restore (default: found on PATH)
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Client } from 'pg';
+import { Client, Pool } from 'pg';
 import { createBackup } from '../shared/backup/backup';
-import { restoreBackup } from '../shared/backup/restore';
+import { compareFigures, restoreBackup } from '../shared/backup/restore';
 import { intVar } from '../shared/config';
 import { runMigrations } from '../shared/db/database-setup';
-import { seedSubscriberBase } from './seed-subscribers';
+import { seedBillingBase } from './seed-billing-base';
 
-const SUBSCRIBERS = intVar(process.env, 'BENCH_BACKUP_SUBSCRIBERS', 100_000, 1);
-const LEDGER = intVar(process.env, 'BENCH_BACKUP_LEDGER', 1_000_000, 1);
+const SUBSCRIBERS = intVar(process.env, 'BENCH_BACKUP_SUBSCRIBERS', 1_000_000, 1000);
+const LEDGER = intVar(process.env, 'BENCH_BACKUP_LEDGER', 10_000_000, 1000);
 const KEY = Buffer.alloc(32, 7);
 const seconds = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e9;
 
@@ -64,17 +67,12 @@ async function main(): Promise<void> {
   try {
     await runMigrations(source);
     const seedStart = process.hrtime.bigint();
-    await admin(source, async (c) => {
-      await seedSubscriberBase(c, SUBSCRIBERS, 'bench-password');
-      await c.query(
-        `insert into transactions (type, amount, currency, subscriber_id, reseller_id, method, reference, created_at)
-         select case when g % 5 = 0 then 'renewal' else 'payment' end, 100 + g % 9900, 'USD', 1 + g % $2::int, 1, 'cash',
-                'ref-' || g, now() - make_interval(secs => g)
-           from generate_series(1, $1::int) g`,
-        [LEDGER, SUBSCRIBERS],
-      );
-      await c.query('vacuum analyze');
-    });
+    const pool = new Pool({ connectionString: source, max: 2 });
+    try {
+      await seedBillingBase(pool, SUBSCRIBERS, LEDGER);
+    } finally {
+      await pool.end();
+    }
     const version = await admin(
       source,
       async (c) => (await c.query('show server_version')).rows[0].server_version as string,
@@ -85,28 +83,39 @@ async function main(): Promise<void> {
     const sizeOf = async (url: string) =>
       admin(url, async (c) => Number((await c.query('select pg_database_size(current_database()) as b')).rows[0].b));
     console.log(`database size: ${((await sizeOf(source)) / 1e6).toFixed(1)} MB`);
-
+    // Each step timed and printed as it ends, with the load average: the machine is shared.
+    const step = async (label: string, run: () => Promise<unknown>): Promise<number> => {
+      const t = process.hrtime.bigint();
+      await run();
+      const s = seconds(t);
+      const load = os.loadavg().map((l) => l.toFixed(1));
+      console.log(`  ${label}: ${s.toFixed(1)} s (load average ${load.join(' ')})`);
+      return s;
+    };
     const oursFile = path.join(dir, 'ours.backup');
-    let t = process.hrtime.bigint();
-    await createBackup({ url: source, out: oursFile, key: KEY, keyLocation: 'bench' });
-    const oursBackup = seconds(t);
-    t = process.hrtime.bigint();
-    const restored = await restoreBackup({ url: withDb(server, names.ours), file: oursFile });
-    const oursRestore = seconds(t);
-    if (
-      restored.restored.ledger['transactions.payment.USD.amount'] !==
-      restored.manifest.ledger['transactions.payment.USD.amount']
-    ) {
-      throw new Error('restored ledger differs from the manifest');
-    }
-
     const refFile = path.join(dir, 'ref.dump');
-    t = process.hrtime.bigint();
-    tool('pg_dump', ['-Fc', '-f', refFile, '-d', source]);
-    const refBackup = seconds(t);
-    t = process.hrtime.bigint();
-    tool('pg_restore', ['--no-owner', '-d', withDb(server, names.ref), refFile]);
-    const refRestore = seconds(t);
+    // Backups side by side, then restores: each pair as close in time (and load) as can be.
+    const oursBackup = await step('npm run backup', () =>
+      createBackup({ url: source, out: oursFile, key: KEY, keyLocation: 'bench' }),
+    );
+    const refBackup = await step('pg_dump -Fc', async () => tool('pg_dump', ['-Fc', '-f', refFile, '-d', source]));
+    let figures: ReturnType<typeof compareFigures> | undefined;
+    const oursRestore = await step('npm run restore', async () => {
+      const restored = await restoreBackup({
+        url: withDb(server, names.ours),
+        file: oursFile,
+        progress: (line) => console.log(`    ${line}`),
+      });
+      figures = compareFigures(restored.manifest, restored.restored);
+    });
+    if (!figures?.same) throw new Error(`restored figures differ from the manifest:\n${figures?.lines.join('\n')}`);
+    const refRestore = await step('pg_restore', async () =>
+      tool('pg_restore', ['--no-owner', '-d', withDb(server, names.ref), refFile]),
+    );
+    const restoredMb = async (name: string) => ((await sizeOf(withDb(server, name))) / 1e6).toFixed(1);
+    console.log(
+      `restored database size: ours ${await restoredMb(names.ours)} MB, pg_restore's ${await restoredMb(names.ref)} MB`,
+    );
 
     const mb = (f: string) => (fs.statSync(f).size / 1e6).toFixed(1);
     console.log('');
@@ -118,7 +127,10 @@ async function main(): Promise<void> {
       `pg_dump -Fc/pg_restore  ${refBackup.toFixed(1).padStart(9)} ${mb(refFile).padStart(9)} ${refRestore.toFixed(1).padStart(11)}`,
     );
     console.log(
-      "\n(restore of npm run restore includes checking both checksums, replaying the migrations to the backup's level, and migrating forward; pg_restore rebuilds the schema from the dump)",
+      `ratio                   ${(oursBackup / refBackup).toFixed(2).padStart(8)}x ${(fs.statSync(oursFile).size / fs.statSync(refFile).size).toFixed(2).padStart(8)}x ${(oursRestore / refRestore).toFixed(2).padStart(10)}x`,
+    );
+    console.log(
+      "\n(npm run restore's time includes checking both checksums, the migrations to the backup's level and the figures read again; pg_restore rebuilds the schema from the dump)",
     );
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

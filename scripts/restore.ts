@@ -78,7 +78,14 @@ async function main(): Promise<number> {
   }
   let result;
   try {
-    result = await restoreBackup({ url, file, force: values.force, passphrase, inspected });
+    result = await restoreBackup({
+      url,
+      file,
+      force: values.force,
+      passphrase,
+      inspected,
+      progress: (line) => console.error(line),
+    });
   } finally {
     await stop?.();
   }

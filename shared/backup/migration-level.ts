@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { readMigrationFiles, type MigrationMeta } from 'drizzle-orm/migrator';
 import type { ClientBase } from 'pg';
 import { repoRoot } from '../paths';
 
@@ -54,18 +55,24 @@ export async function databaseLevel(client: ClientBase): Promise<MigrationLevel>
   return { count: rows[0].n, tag: entry?.tag ?? `unknown (${when})`, when };
 }
 
-/**
- * A temporary copy of the migrations folder whose journal stops at `level`; the caller removes it.
- * Throws when the level is not one of this code's (a backup made by a newer release).
- */
-export function migrationsUpTo(level: MigrationLevel): string {
-  const entries = journal();
+/** Where `level` is in this code's journal; throws when it is not one of its levels (a newer release's). */
+function levelIndex(entries: JournalEntry[], level: MigrationLevel): number {
   const cut = entries.findIndex((e) => e.when === level.when && e.tag === level.tag);
   if (cut < 0) {
     throw new Error(
       `the backup was made at migration ${level.tag}, which this code does not have: restore it with that release or a newer one`,
     );
   }
+  return cut;
+}
+
+/**
+ * A temporary copy of the migrations folder whose journal stops at `level`; the caller removes it.
+ * Throws when the level is not one of this code's (a backup made by a newer release).
+ */
+export function migrationsUpTo(level: MigrationLevel): string {
+  const entries = journal();
+  const cut = levelIndex(entries, level);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-migrations-'));
   fs.mkdirSync(path.join(dir, 'meta'));
   const kept = entries.slice(0, cut + 1);
@@ -73,4 +80,30 @@ export function migrationsUpTo(level: MigrationLevel): string {
   const full = JSON.parse(fs.readFileSync(path.join(migrationsDir(), 'meta', '_journal.json'), 'utf8')) as object;
   fs.writeFileSync(path.join(dir, 'meta', '_journal.json'), JSON.stringify({ ...full, entries: kept }));
   return dir;
+}
+
+/** This code's migrations split at `level`: those up to it and those after it. Throws as migrationsUpTo. */
+export function migrationsAround(level: MigrationLevel): { upTo: MigrationMeta[]; after: MigrationMeta[] } {
+  const cut = levelIndex(journal(), level);
+  const all = readMigrationFiles({ migrationsFolder: migrationsDir() });
+  return { upTo: all.slice(0, cut + 1), after: all.slice(cut + 1) };
+}
+
+/**
+ * Applies `migrations` on the caller's connection, inside the caller's transaction, and records
+ * them in drizzle's table as drizzle's migrator does (its own migrator commits a transaction of
+ * its own, which a restore that must leave an empty target untouched on failure cannot use).
+ */
+export async function applyMigrations(client: ClientBase, migrations: MigrationMeta[]): Promise<void> {
+  await client.query('create schema if not exists drizzle');
+  await client.query(
+    'create table if not exists drizzle.__drizzle_migrations (id serial primary key, hash text not null, created_at bigint)',
+  );
+  for (const m of migrations) {
+    for (const statement of m.sql) await client.query(statement);
+    await client.query('insert into drizzle.__drizzle_migrations (hash, created_at) values ($1, $2)', [
+      m.hash,
+      m.folderMillis,
+    ]);
+  }
 }

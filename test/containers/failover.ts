@@ -12,7 +12,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import path from 'node:path';
-import { Pool } from 'pg';
+import { Client, Pool } from 'pg';
 import { freePort } from '../../runtime/cluster';
 import { HostPicker, parseHostList, pickingClient } from '../../shared/db/hosts';
 import { repoRoot } from '../../shared/paths';
@@ -64,6 +64,58 @@ async function cluster(restPorts: number[]): Promise<Member[]> {
     if (r?.ok) return ((await r.json()) as { members: Member[] }).members;
   }
   return [];
+}
+
+/**
+ * Watches the surviving node from outside the units, from the kill on: when it leaves recovery
+ * (promoted), and when it first commits a transaction that has an id (`pg_current_xact_id()`:
+ * a commit record, which waits for a synchronous standby while one is named). Set against the
+ * units' first served write, these say which seconds are the database's and which the units'.
+ */
+async function watchSurvivor(port: number, until: () => boolean): Promise<{ promoted: number; writable: number }> {
+  const out = { promoted: 0, writable: 0 };
+  while (!out.writable && !until()) {
+    const c = new Client({
+      connectionString: `postgres://billing:billing@127.0.0.1:${port}/billing`,
+      connectionTimeoutMillis: 1000,
+    });
+    c.on('error', () => undefined);
+    try {
+      await c.connect();
+      const { rows } = await c.query<{ r: boolean }>('select pg_is_in_recovery() as r');
+      if (!rows[0].r) {
+        out.promoted ||= Date.now();
+        // A commit left waiting for a synchronous standby does not answer: given 1 s, then asked again.
+        const wrote = await Promise.race([
+          c.query('select pg_current_xact_id()').then(() => true),
+          new Promise<false>((r) => setTimeout(() => r(false), 1000)),
+        ]);
+        if (wrote) out.writable = Date.now();
+      }
+    } catch {
+      // not up, or refused: asked again
+    } finally {
+      void c.end().catch(() => undefined);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return out;
+}
+
+/** Failed attempts after the kill per 5 s, by what the client saw (status or error name). */
+function failureTimeline(failures: { at: number; what: string }[], from: number): string {
+  const buckets = new Map<number, Map<string, number>>();
+  for (const f of failures) {
+    if (f.at < from) continue;
+    const b = Math.floor((f.at - from) / 5000) * 5;
+    const m = buckets.get(b) ?? new Map<string, number>();
+    m.set(f.what, (m.get(f.what) ?? 0) + 1);
+    buckets.set(b, m);
+  }
+  return [...buckets.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([b, m]) => `${b}-${b + 5} s: ${[...m.entries()].map(([w, n]) => `${n} × ${w}`).join(', ')}`)
+    .join('; ');
 }
 
 async function post(base: string, token: string | undefined, p: string, body: unknown) {
@@ -187,9 +239,10 @@ async function main(): Promise<void> {
     // ---------------------------------------------------------------- 50 clients pay; the primary is killed
     const leader = members.find((m) => m.role === 'leader')!.name;
     const acknowledged: { invoice: number; transaction: number }[] = [];
-    const failures: string[] = [];
+    const failures: { at: number; what: string }[] = [];
     let killedAt = 0;
     let firstWriteAfterKill = 0;
+    let firstWriteSentAt = 0;
     let stopAt = Infinity;
     const pay = async (invoice: number) => {
       while (Date.now() < stopAt) {
@@ -200,13 +253,14 @@ async function main(): Promise<void> {
             acknowledged.push({ invoice, transaction: (r.body.data as { transaction_id: number }).transaction_id });
             if (killedAt && sent > killedAt && !firstWriteAfterKill) {
               firstWriteAfterKill = Date.now();
+              firstWriteSentAt = sent;
               stopAt = Date.now() + 10_000; // ten more seconds of payments on the new primary
             }
             continue;
           }
-          failures.push(String(r.status));
+          failures.push({ at: Date.now(), what: String(r.status) });
         } catch (err) {
-          failures.push((err as Error).name);
+          failures.push({ at: Date.now(), what: (err as Error).name });
         }
         await new Promise((r) => setTimeout(r, 200)); // a client retries after a failed payment
       }
@@ -220,6 +274,7 @@ async function main(): Promise<void> {
         const before = acknowledged.length;
         killedAt = Date.now();
         execFileSync('docker', ['kill', '-s', 'KILL', containerOf(leader)]);
+        const survivor = watchSurvivor(leader === 'pg-a' ? pgB : pgA, () => Date.now() >= stopAt);
         // When Patroni's new leader runs, apart from when the units serve again.
         const promoted = waitUntil(
           'a new leader running',
@@ -231,6 +286,7 @@ async function main(): Promise<void> {
         ).catch(() => 0);
         await Promise.all(clients);
         const promotedAt = await promoted;
+        const direct = await survivor;
         check(firstWriteAfterKill > 0, `no payment acknowledged within 180 s of the kill (${failures.length} failed)`);
         const m = await cluster([restA, restB]);
         const newLeader = m.find((x) => x.role === 'leader');
@@ -241,11 +297,17 @@ async function main(): Promise<void> {
           failed: failures.length,
           seconds: (firstWriteAfterKill - killedAt) / 1000,
           promoted: promotedAt ? (promotedAt - killedAt) / 1000 : NaN,
+          outOfRecovery: direct.promoted ? (direct.promoted - killedAt) / 1000 : NaN,
+          writable: direct.writable ? (direct.writable - killedAt) / 1000 : NaN,
+          firstSent: (firstWriteSentAt - killedAt) / 1000,
+          timeline: failureTimeline(failures, killedAt),
           newLeader: newLeader.name,
         };
       },
       (f) =>
-        `first served write ${f.seconds.toFixed(1)} s after the kill (new leader running after ${f.promoted.toFixed(1)} s); ${f.before} payments before, ${f.after} after, ${f.failed} failed attempts; ${f.newLeader} promoted`,
+        `first served write ${f.seconds.toFixed(1)} s after the kill (sent at ${f.firstSent.toFixed(1)} s; new leader running after ${f.promoted.toFixed(1)} s, ` +
+        `out of recovery after ${f.outOfRecovery.toFixed(1)} s, a direct commit after ${f.writable.toFixed(1)} s); ` +
+        `${f.before} payments before, ${f.after} after, ${f.failed} failed attempts (${f.timeline}); ${f.newLeader} promoted`,
     );
 
     await step(
@@ -291,7 +353,8 @@ async function main(): Promise<void> {
     );
     console.log(
       `\n[test:failover] failover: first served write ${figures.seconds.toFixed(1)} s after the primary was killed ` +
-        `(Patroni's new leader running after ${figures.promoted.toFixed(1)} s; ${figures.failed} failed attempts by ${CLIENTS} clients)`,
+        `(Patroni's new leader running after ${figures.promoted.toFixed(1)} s, out of recovery after ${figures.outOfRecovery.toFixed(1)} s, ` +
+        `its first direct commit after ${figures.writable.toFixed(1)} s; ${figures.failed} failed attempts by ${CLIENTS} clients)`,
     );
   } catch (err) {
     console.error(`[test:failover] FAILED: ${(err as Error).stack ?? err}`);

@@ -61,6 +61,17 @@ async function backup(file: string, env: Record<string, string> = {}): Promise<{
   return { manifest: JSON.parse(r.stdout) as Manifest, stderr: r.stderr };
 }
 
+/** Every index of the public schema as PostgreSQL states it (name, table, method, columns, options). */
+async function indexesOf(url: string): Promise<string[]> {
+  const c = new Client({ connectionString: url });
+  await c.connect();
+  const { rows } = await c.query<{ def: string }>(
+    `select indexdef as def from pg_indexes where schemaname = 'public' order by indexname`,
+  );
+  await c.end();
+  return rows.map((r) => r.def);
+}
+
 async function tablesOf(url: string): Promise<number> {
   const c = new Client({ connectionString: url });
   await c.connect();
@@ -104,6 +115,10 @@ describe('backup and restore', () => {
     expect(restored.ledger).toEqual(source.ledger);
     expect(restored.digest).toBe(source.digest);
     expect(restored.migrations).toBe(journal().length);
+    // The indexes built after the load are those the migrations made, options included.
+    const indexes = await indexesOf(t.databaseUrl);
+    expect(indexes.length).toBeGreaterThan(50);
+    expect(await indexesOf(target)).toEqual(indexes);
     expect(fs.readFileSync(keyOut, 'utf8')).toBe(TEST_ENCRYPTION_KEY);
     // Sequences go on after the restored ids: a new ledger row does not collide.
     const c = new Client({ connectionString: target });
@@ -165,6 +180,36 @@ describe('backup and restore', () => {
     expect(same.status).toBe(0);
     expect(same.stderr).not.toContain('!!!');
   }, 60_000);
+
+  test('a restore that fails after the target was touched leaves it as it was: empty, or what --force would have replaced', async () => {
+    // A table made by hand beside the migrations' is in the backup, and no migration makes it:
+    // the load fails after the schema is built.
+    const odd = await emptyDatabase();
+    migrate(odd);
+    const c = new Client({ connectionString: odd });
+    await c.connect();
+    await c.query(`create table made_by_hand (id int primary key)`);
+    await c.query(`insert into made_by_hand values (1), (2)`);
+    await c.query(`insert into resellers (name, path, currency, balance) values ('odd', '/1/', 'USD', 777)`);
+    await c.end();
+    const file = path.join(dir, 'odd.backup');
+    expect((await runCli('backup', ['--out', file, '--json'], { DATABASE_URL: odd })).status).toBe(0);
+
+    const target = await emptyDatabase();
+    const r = await runCli('restore', [file], { DATABASE_URL: target });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain("the schema at the backup's migration level has no table made_by_hand");
+    expect(await tablesOf(target)).toBe(0);
+
+    // Forced over a restored copy: the failure keeps the copy whole.
+    expect((await runCli('restore', [sealed()], { DATABASE_URL: target })).status).toBe(0);
+    const forced = await runCli('restore', [file, '--force'], { DATABASE_URL: target });
+    expect(forced.status).toBe(1);
+    const kept = await figures(target);
+    expect(kept.digest).toBe(source.digest);
+    expect(kept.ledger).toEqual(source.ledger);
+    expect(kept.migrations).toBe(journal().length);
+  }, 120_000);
 
   test('a backup made at an older migration level is restored at that level, then migrated forward', async () => {
     const entries = journal();
