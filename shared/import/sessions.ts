@@ -154,6 +154,34 @@ export async function importSessions(db: Db, reader: SessionReader, ctx: Session
   // Set while chunks find their sessions already here (a second run, the done part of a resumed
   // one): they are then looked up before the insert, which finds nothing left to do.
   let lookFirst = false;
+  const writeAndCount = async (take: ImportSession[], look: boolean) => {
+    const write = () => db.transaction((tx) => writeChunk(tx, take, now, look));
+    // Two chunks holding the same unique id in opposite orders (a source with duplicates) deadlock
+    // on radacct's unique index: PostgreSQL rolls one back whole, and it is written again.
+    let rows: ChunkRow[] = await prof('sessions:statement', () =>
+      write().catch((err: unknown) => (isDeadlock(err) ? write() : Promise.reject(err))),
+    );
+    const imported = rows.filter((r) => r.kind === 'imported');
+    const inserted = imported.reduce((n, r) => n + r.sessions, 0);
+    const found = rows.reduce((n, r) => n + (r.kind === 'unchanged' ? r.sessions : 0), 0);
+    lookFirst = found > 0 || inserted < take.length;
+    // Neither inserted nor found before the insert (a look-up was not made, or another writer got
+    // there in between): what our radacct now holds of the chunk, counted once more after the commit.
+    if (inserted + found < take.length) {
+      const held = await countChunk(db, take, false);
+      // The inserted ones are among them: they keep only their usernames (for the counters) here.
+      rows = [...imported.map((r) => ({ ...r, sessions: 0, octets: '0' })), ...held];
+      totals.unchanged += held.reduce((k, r) => k + r.sessions, 0) - inserted;
+    } else totals.unchanged += found;
+    totals.imported += inserted;
+    for (const r of rows) {
+      ours.add(r.month, r.sessions, BigInt(r.octets));
+      for (const u of r.users ?? []) withUsage.add(u);
+      for (const u of r.open_users ?? []) withOpen.add(u);
+    }
+  };
+  /** Chunks being written, at most WRITERS. */
+  const writing: Promise<void>[] = [];
   for await (const chunk of readAhead(reader.chunks(ctx.chunkSize ?? 20_000))) {
     const take: ImportSession[] = [];
     const uids = new Set<string>();
@@ -200,31 +228,14 @@ export async function importSessions(db: Db, reader: SessionReader, ctx: Session
       totals.imported += take.length - present.size;
       take.forEach((s, k) => present.has(k + 1) || ours.add(month(s.start), 1, octets(s)));
     } else {
-      const look: boolean = lookFirst;
-      let rows: ChunkRow[] = await prof('sessions:statement', () =>
-        db.transaction((tx) => writeChunk(tx, take, now, look)),
-      );
-      const imported = rows.filter((r) => r.kind === 'imported');
-      const inserted = imported.reduce((n, r) => n + r.sessions, 0);
-      const found = rows.reduce((n, r) => n + (r.kind === 'unchanged' ? r.sessions : 0), 0);
-      lookFirst = found > 0 || inserted < take.length;
-      // Neither inserted nor found before the insert (a look-up was not made, or another writer got
-      // there in between): what our radacct now holds of the chunk, counted once more after the commit.
-      if (inserted + found < take.length) {
-        const held = await countChunk(db, take, false);
-        // The inserted ones are among them: they keep only their usernames (for the counters) here.
-        rows = [...imported.map((r) => ({ ...r, sessions: 0, octets: '0' })), ...held];
-        totals.unchanged += held.reduce((k, r) => k + r.sessions, 0) - inserted;
-      } else totals.unchanged += found;
-      totals.imported += inserted;
-      for (const r of rows) {
-        ours.add(r.month, r.sessions, BigInt(r.octets));
-        for (const u of r.users ?? []) withUsage.add(u);
-        for (const u of r.open_users ?? []) withOpen.add(u);
-      }
+      const done = writeAndCount(take, lookFirst);
+      done.catch(() => undefined);
+      writing.push(done);
+      if (writing.length >= WRITERS) await writing.shift();
     }
     ctx.progress?.(`sessions read ${totals.read}: ${totals.imported} to import, ${totals.unchanged} already here`);
   }
+  for (const w of writing.splice(0)) await w;
   if (!ctx.dryRun && (withUsage.size || withOpen.size)) {
     await db.transaction((tx) => settleSubscribers(tx, [...withUsage], [...withOpen], ctx.today));
   }
@@ -246,6 +257,15 @@ export async function importSessions(db: Db, reader: SessionReader, ctx: Session
     reconciled: months.every((m) => m.difference.sessions === 0 && m.difference.octets === '0'),
   };
 }
+
+/**
+ * Chunks written at once, each in its own transaction on its own connection: the inserts into radacct's
+ * indexes and daily_usage are most of an import's work, and one PostgreSQL backend uses one core.
+ */
+const WRITERS = 2;
+
+const isDeadlock = (err: unknown) =>
+  [err, (err as { cause?: unknown })?.cause].some((e) => (e as { code?: string } | undefined)?.code === '40P01');
 
 /** The next chunk is read from the source while this one is written. */
 async function* readAhead<T>(source: AsyncIterable<T>): AsyncGenerator<T> {
@@ -414,6 +434,7 @@ const CHUNK_STATEMENT = `
     daily as (
       insert into daily_usage as d (subscriber_id, date, download_bytes, upload_bytes)
       select id, day, download, upload from per_day
+       order by id, day -- every chunk locks the rows in one order: chunks written at once cannot deadlock here
       on conflict (subscriber_id, date) do update
          set download_bytes = d.download_bytes + excluded.download_bytes,
              upload_bytes = d.upload_bytes + excluded.upload_bytes
