@@ -1,7 +1,8 @@
 /**
  * Accounting history of an import (docs/import.md, "Sessions"): the source's sessions go into
  * `radacct` as they were, closed ones as history and open ones as live sessions, in chunks of one
- * statement each (millions of rows never sit in memory). The insert triggers are skipped for the
+ * transaction each, two at a time (millions of rows never sit in memory; each chunk is copied into a
+ * staging table and moved on by one statement). The insert triggers are skipped for the
  * import's transactions (migration 0043); what they would have done row by row is done in sets
  * instead: each chunk adds its octets to `daily_usage` per subscriber and UTC day, open sessions
  * get their `usage_seen` row (later interims count from the imported totals), and at the end the
