@@ -1,7 +1,8 @@
 /**
  * Accounting history of an import (docs/import.md, "Sessions"): the source's sessions go into
  * `radacct` as they were, closed ones as history and open ones as live sessions, in chunks of one
- * statement each (millions of rows never sit in memory). The insert triggers are skipped for the
+ * transaction each, two at a time (millions of rows never sit in memory; each chunk is copied into a
+ * staging table and moved on by one statement). The insert triggers are skipped for the
  * import's transactions (migration 0043); what they would have done row by row is done in sets
  * instead: each chunk adds its octets to `daily_usage` per subscriber and UTC day, open sessions
  * get their `usage_seen` row (later interims count from the imported totals), and at the end the
@@ -10,7 +11,11 @@
  * the import, so the stale-session rule counts from the move, not from an interim heard before it.
  * Sessions are matched by `acctuniqueid`: a second run inserts nothing and finds each one there.
  */
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { sql } from 'drizzle-orm';
+import { from as copyFrom } from 'pg-copy-streams';
+import { clientOf } from '../billing/pg';
 import type { Db, Tx } from '../db/client';
 import { prof } from './profile';
 
@@ -97,19 +102,44 @@ export interface SessionContext {
   retainedFrom: number | null;
 }
 
-const month = (epoch: number | null) => (epoch === null ? 'unknown' : new Date(epoch * 1000).toISOString().slice(0, 7));
-const octets = (s: ImportSession) => BigInt(s.input) + BigInt(s.output);
+/** Month names by UTC day: a million sessions fall on a few hundred days. */
+const monthOfDay = new Map<number, string>();
+const month = (epoch: number | null) => {
+  if (epoch === null) return 'unknown';
+  const day = Math.floor(epoch / 86_400);
+  let m = monthOfDay.get(day);
+  if (m === undefined) {
+    m = new Date(epoch * 1000).toISOString().slice(0, 7);
+    if (monthOfDay.size < 100_000) monthOfDay.set(day, m);
+  }
+  return m;
+};
+/** A session's octets as a number while exact (nearly always), else as a bigint. */
+const octets = (s: ImportSession): number | bigint => {
+  const n = Number(s.input) + Number(s.output);
+  return Number.isSafeInteger(n) ? n : BigInt(s.input) + BigInt(s.output);
+};
 
+/** Sessions and octets per month; octets summed as numbers while exact, then carried into a bigint. */
 class Months {
-  readonly byMonth = new Map<string, MonthCount>();
-  add(m: string, sessions: number, o: bigint): void {
-    const c = this.byMonth.get(m) ?? { sessions: 0, octets: 0n };
+  private readonly byMonth = new Map<string, { sessions: number; small: number; big: bigint }>();
+  add(m: string, sessions: number, o: number | bigint): void {
+    let c = this.byMonth.get(m);
+    if (!c) this.byMonth.set(m, (c = { sessions: 0, small: 0, big: 0n }));
     c.sessions += sessions;
-    c.octets += o;
-    this.byMonth.set(m, c);
+    if (typeof o === 'bigint') c.big += o;
+    else if (Number.isSafeInteger(c.small + o)) c.small += o;
+    else {
+      c.big += BigInt(c.small) + BigInt(o);
+      c.small = 0;
+    }
+  }
+  months(): string[] {
+    return [...this.byMonth.keys()];
   }
   get(m: string): MonthCount {
-    return this.byMonth.get(m) ?? { sessions: 0, octets: 0n };
+    const c = this.byMonth.get(m);
+    return c ? { sessions: c.sessions, octets: c.big + BigInt(c.small) } : { sessions: 0, octets: 0n };
   }
 }
 
@@ -122,13 +152,45 @@ export async function importSessions(db: Db, reader: SessionReader, ctx: Session
   const withUsage = new Set<string>();
   const withOpen = new Set<string>();
   const now = Date.now() / 1000;
+  // Set while chunks find their sessions already here (a second run, the done part of a resumed
+  // one): they are then looked up before the insert, which finds nothing left to do.
+  let lookFirst = false;
+  const writeAndCount = async (take: ImportSession[], look: boolean) => {
+    const write = () => db.transaction((tx) => writeChunk(tx, take, now, look));
+    // Two chunks holding the same unique id in opposite orders (a source with duplicates) deadlock
+    // on radacct's unique index: PostgreSQL rolls one back whole, and it is written again.
+    let rows: ChunkRow[] = await prof('sessions:statement', () =>
+      write().catch((err: unknown) => (isDeadlock(err) ? write() : Promise.reject(err))),
+    );
+    const imported = rows.filter((r) => r.kind === 'imported');
+    const inserted = imported.reduce((n, r) => n + r.sessions, 0);
+    const found = rows.reduce((n, r) => n + (r.kind === 'unchanged' ? r.sessions : 0), 0);
+    lookFirst = found > 0 || inserted < take.length;
+    // Neither inserted nor found before the insert (a look-up was not made, or another writer got
+    // there in between): what our radacct now holds of the chunk, counted once more after the commit.
+    if (inserted + found < take.length) {
+      const held = await countChunk(db, take, false);
+      // The inserted ones are among them: they keep only their usernames (for the counters) here.
+      rows = [...imported.map((r) => ({ ...r, sessions: 0, octets: '0' })), ...held];
+      totals.unchanged += held.reduce((k, r) => k + r.sessions, 0) - inserted;
+    } else totals.unchanged += found;
+    totals.imported += inserted;
+    for (const r of rows) {
+      ours.add(r.month, r.sessions, BigInt(r.octets));
+      for (const u of r.users ?? []) withUsage.add(u);
+      for (const u of r.open_users ?? []) withOpen.add(u);
+    }
+  };
+  /** Chunks being written, at most WRITERS. */
+  const writing: Promise<void>[] = [];
   for await (const chunk of readAhead(reader.chunks(ctx.chunkSize ?? 20_000))) {
     const take: ImportSession[] = [];
     const uids = new Set<string>();
     for (const s of chunk) {
       totals.read++;
       const m = month(s.start);
-      source.add(m, 1, octets(s));
+      const o = octets(s);
+      source.add(m, 1, o);
       const reason = s.invalid
         ? s.invalid.split(': ')[0]
         : !s.uniqueId
@@ -147,7 +209,7 @@ export async function importSessions(db: Db, reader: SessionReader, ctx: Session
                 : null;
       if (reason) {
         totals.skipped++;
-        skipped.add(m, 1, octets(s));
+        skipped.add(m, 1, o);
         ctx.skip(s.username, reason);
         continue;
       }
@@ -155,32 +217,30 @@ export async function importSessions(db: Db, reader: SessionReader, ctx: Session
       take.push(s);
     }
     if (!take.length) continue;
-    const rows = await prof('sessions:statement', () =>
-      ctx.dryRun ? countChunk(db, take) : db.transaction((tx) => writeChunk(tx, take, now)),
-    );
-    const inserted = rows.reduce((n, r) => n + (r.kind === 'imported' ? r.sessions : 0), 0);
-    // Sessions already here (a second run, a resumed one): what our rows hold of them.
-    if (!ctx.dryRun && inserted < take.length) rows.push(...(await countChunk(db, take)));
-    for (const r of rows) {
-      ours.add(r.month, r.sessions, BigInt(r.octets));
-      if (r.kind === 'imported') totals.imported += r.sessions;
-      else totals.unchanged += r.sessions;
-      for (const u of r.users ?? []) withUsage.add(u);
-      for (const u of r.open_users ?? []) withOpen.add(u);
-    }
     if (ctx.dryRun) {
+      const there = await prof('sessions:statement', () => countChunk(db, take, true));
+      const present = new Set<number>();
+      for (const r of there) {
+        ours.add(r.month, r.sessions, BigInt(r.octets));
+        totals.unchanged += r.sessions;
+        for (const k of r.at ?? []) present.add(k);
+      }
       // What a real run would insert: every session taken that is not there yet.
-      const there = rows.reduce((n, r) => n + r.sessions, 0);
-      totals.imported += take.length - there;
-      const present = new Set(rows.flatMap((r) => r.uids ?? []));
-      for (const s of take) if (!present.has(s.uniqueId)) ours.add(month(s.start), 1, octets(s));
+      totals.imported += take.length - present.size;
+      take.forEach((s, k) => present.has(k + 1) || ours.add(month(s.start), 1, octets(s)));
+    } else {
+      const done = writeAndCount(take, lookFirst);
+      done.catch(() => undefined);
+      writing.push(done);
+      if (writing.length >= WRITERS) await writing.shift();
     }
     ctx.progress?.(`sessions read ${totals.read}: ${totals.imported} to import, ${totals.unchanged} already here`);
   }
+  for (const w of writing.splice(0)) await w;
   if (!ctx.dryRun && (withUsage.size || withOpen.size)) {
     await db.transaction((tx) => settleSubscribers(tx, [...withUsage], [...withOpen], ctx.today));
   }
-  const months = [...new Set([...source.byMonth.keys(), ...ours.byMonth.keys()])].sort().map((m) => {
+  const months = [...new Set([...source.months(), ...ours.months()])].sort().map((m) => {
     const s = source.get(m);
     const k = skipped.get(m);
     const o = ours.get(m);
@@ -198,6 +258,15 @@ export async function importSessions(db: Db, reader: SessionReader, ctx: Session
     reconciled: months.every((m) => m.difference.sessions === 0 && m.difference.octets === '0'),
   };
 }
+
+/**
+ * Chunks written at once, each in its own transaction on its own connection: the inserts into radacct's
+ * indexes and daily_usage are most of an import's work, and one PostgreSQL backend uses one core.
+ */
+const WRITERS = 2;
+
+const isDeadlock = (err: unknown) =>
+  [err, (err as { cause?: unknown })?.cause].some((e) => (e as { code?: string } | undefined)?.code === '40P01');
 
 /** The next chunk is read from the source while this one is written. */
 async function* readAhead<T>(source: AsyncIterable<T>): AsyncGenerator<T> {
@@ -226,69 +295,139 @@ type ChunkRow = {
   octets: string;
   users: string[] | null;
   open_users: string[] | null;
-  uids?: string[] | null;
+  /** countChunk's positions of the sessions found. */
+  at?: number[] | null;
 };
 
 const text = (xs: (string | null)[]) => sql.param(xs);
-const num = (xs: (number | null)[]) => sql.param(xs);
-const MONTH_OF = sql`coalesce(to_char(acctstarttime at time zone 'UTC', 'YYYY-MM'), 'unknown')`;
-const OCTETS_OF = sql`coalesce(acctinputoctets, 0) + coalesce(acctoutputoctets, 0)`;
+const MONTH_OF_TEXT = `coalesce(to_char(acctstarttime at time zone 'UTC', 'YYYY-MM'), 'unknown')`;
+const OCTETS_OF_TEXT = `coalesce(acctinputoctets, 0) + coalesce(acctoutputoctets, 0)`;
+const MONTH_OF = sql.raw(MONTH_OF_TEXT);
+const OCTETS_OF = sql.raw(OCTETS_OF_TEXT);
 
 /**
- * The sessions already in radacct, per month, with their ids (a dry run writes nothing). A join,
- * not `= any(...)`: the planner took that for a scan of the whole table.
+ * The sessions already in radacct, per month, and (`positions`, for a dry run's count of what it would
+ * insert) their 1-based places in `take`. A join, not `= any(...)`: the planner took that for a scan
+ * of the whole table.
  */
-async function countChunk(db: Db, take: ImportSession[]): Promise<ChunkRow[]> {
+async function countChunk(db: Db, take: ImportSession[], positions: boolean): Promise<ChunkRow[]> {
   const { rows } = await db.execute<ChunkRow>(sql`
     select 'unchanged' as kind, ${MONTH_OF} as month, count(*)::int as sessions, sum(${OCTETS_OF})::text as octets,
-           null as users, null as open_users, array_agg(acctuniqueid) as uids
-      from unnest(${text(take.map((s) => s.uniqueId))}::text[]) as u(uid) join radacct on acctuniqueid = u.uid
+           null as users, null as open_users, ${positions ? sql`array_agg(u.k::int)` : sql`null`} as at
+      from unnest(${text(take.map((s) => s.uniqueId))}::text[]) with ordinality as u(uid, k)
+      join radacct on acctuniqueid = u.uid
      group by 2`);
   return rows;
 }
 
+/** The staging table's columns, in COPY's order, with what of a session each holds. */
+const STAGED: [string, string, (s: ImportSession) => string | number | null][] = [
+  ['sid', 'text', (s) => s.sessionId],
+  ['uid', 'text', (s) => s.uniqueId],
+  ['username', 'text', (s) => s.username],
+  ['realm', 'text', (s) => s.realm],
+  ['nas', 'inet', (s) => s.nasIp],
+  ['port_id', 'text', (s) => s.nasPortId],
+  ['port_type', 'text', (s) => s.nasPortType],
+  ['start_s', 'float8', (s) => s.start],
+  ['update_s', 'float8', (s) => s.update],
+  ['stop_s', 'float8', (s) => s.stop],
+  ['intv', 'bigint', (s) => s.interval],
+  ['stime', 'bigint', (s) => s.sessionTime],
+  ['authentic', 'text', (s) => s.authentic],
+  ['ci_start', 'text', (s) => s.connectInfoStart],
+  ['ci_stop', 'text', (s) => s.connectInfoStop],
+  ['input', 'bigint', (s) => s.input],
+  ['output', 'bigint', (s) => s.output],
+  ['called', 'text', (s) => s.calledStationId],
+  ['calling', 'text', (s) => s.callingStationId],
+  ['cause', 'text', (s) => s.terminateCause],
+  ['service', 'text', (s) => s.serviceType],
+  ['proto', 'text', (s) => s.framedProtocol],
+  ['ip', 'inet', (s) => s.framedIp],
+  ['ip6', 'inet', (s) => s.framedIpv6Address],
+  ['ip6_prefix', 'inet', (s) => s.framedIpv6Prefix],
+  ['iface', 'text', (s) => s.framedInterfaceId],
+  ['delegated', 'inet', (s) => s.delegatedIpv6Prefix],
+  ['class', 'text', (s) => s.class],
+];
+
 /**
- * One chunk in one statement: the insert (a session already there is left alone), its octets into
- * daily_usage, open sessions' usage_seen rows, and per month what was inserted.
+ * Where a chunk is copied before it goes into radacct: a temporary table of this connection, emptied
+ * at each commit (so a pooled connection carries no rows from one chunk to the next).
  */
-async function writeChunk(tx: Tx, take: ImportSession[], now: number): Promise<ChunkRow[]> {
-  await tx.execute(sql`set local isp_billing.importing = 'on'`);
-  const col = <K extends keyof ImportSession>(k: K) => take.map((s) => s[k]);
-  const { rows } = await tx.execute<ChunkRow>(sql`
-    with v as (
-      select * from unnest(
-        ${text(col('sessionId'))}::text[], ${text(col('uniqueId'))}::text[], ${text(col('username'))}::text[],
-        ${text(col('realm'))}::text[], ${text(col('nasIp'))}::inet[], ${text(col('nasPortId'))}::text[],
-        ${text(col('nasPortType'))}::text[], ${num(col('start'))}::float8[], ${num(col('update'))}::float8[],
-        ${num(col('stop'))}::float8[], ${num(col('interval'))}::bigint[], ${num(col('sessionTime'))}::bigint[],
-        ${text(col('authentic'))}::text[], ${text(col('connectInfoStart'))}::text[],
-        ${text(col('connectInfoStop'))}::text[], ${text(col('input'))}::bigint[], ${text(col('output'))}::bigint[],
-        ${text(col('calledStationId'))}::text[], ${text(col('callingStationId'))}::text[],
-        ${text(col('terminateCause'))}::text[], ${text(col('serviceType'))}::text[],
-        ${text(col('framedProtocol'))}::text[], ${text(col('framedIp'))}::inet[],
-        ${text(col('framedIpv6Address'))}::inet[], ${text(col('framedIpv6Prefix'))}::inet[],
-        ${text(col('framedInterfaceId'))}::text[], ${text(col('delegatedIpv6Prefix'))}::inet[],
-        ${text(col('class'))}::text[])
-        as v(sid, uid, username, realm, nas, port_id, port_type, start_s, update_s, stop_s, intv, stime, authentic,
-             ci_start, ci_stop, input, output, called, calling, cause, service, proto, ip, ip6, ip6_prefix, iface,
-             delegated, class)
-    ),
-    ins as (
+const STAGING = `create temp table if not exists import_radacct (${STAGED.map(([c, t]) => `${c} ${t}`).join(', ')})
+  on commit delete rows`;
+
+/** COPY's text format: `\N` for null; backslash, tab, newline and carriage return escaped. */
+const copyField = (v: string | number | null) =>
+  v === null
+    ? '\\N'
+    : typeof v === 'number'
+      ? String(v)
+      : /[\\\t\n\r]/.test(v)
+        ? v.replace(/[\\\t\n\r]/g, escapeChar)
+        : v;
+const ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
+const escapeChar = (c: string) => ESCAPES[c];
+
+/** The chunk as COPY text, one line per session. */
+export function copyText(take: ImportSession[]): string {
+  const lines = new Array<string>(take.length);
+  for (let i = 0; i < take.length; i++) {
+    const s = take[i];
+    lines[i] = STAGED.map(([, , f]) => copyField(f(s))).join('\t');
+  }
+  return lines.join('\n') + '\n';
+}
+
+/**
+ * One chunk in one transaction: COPY into the staging table (PostgreSQL parses COPY's text about
+ * twice as fast as 28 array parameters, and no arrays are built here), then one statement: the
+ * insert (a session already there is left alone), its octets into daily_usage, open sessions'
+ * usage_seen rows, and per month what was inserted. The commit does not wait for the WAL flush: a
+ * chunk lost in a crash is not there for the next run, which imports it again (matched by
+ * acctuniqueid).
+ */
+async function writeChunk(tx: Tx, take: ImportSession[], now: number, lookFirst: boolean): Promise<ChunkRow[]> {
+  const client = clientOf(tx);
+  await client.query(`set local isp_billing.importing = 'on'; set local synchronous_commit = off; ${STAGING}`);
+  await pipeline(Readable.from([copyText(take)]), client.query(copyFrom('copy import_radacct from stdin')));
+  const found = lookFirst ? (await client.query<ChunkRow>(FOUND_STATEMENT)).rows : [];
+  const { rows } = await client.query<ChunkRow>(CHUNK_STATEMENT, [now]);
+  return [...found, ...rows];
+}
+
+/**
+ * The staged sessions already in radacct, counted per month and taken out of the staging table:
+ * one index look-up each, where the insert's conflict check and a count after it made two.
+ */
+const FOUND_STATEMENT = `
+    with here as (
+      delete from import_radacct s using radacct r where r.acctuniqueid = s.uid
+      returning r.acctstarttime, r.acctinputoctets, r.acctoutputoctets
+    )
+    select 'unchanged' as kind, ${MONTH_OF_TEXT} as month, count(*)::int as sessions, sum(${OCTETS_OF_TEXT})::text as octets,
+           null as users, null as open_users
+      from here group by 2`;
+
+const CHUNK_STATEMENT = `
+    with ins as (
       insert into radacct (acctsessionid, acctuniqueid, username, realm, nasipaddress, nasportid, nasporttype,
                            acctstarttime, acctupdatetime, acctstoptime, acctinterval, acctsessiontime, acctauthentic,
                            connectinfo_start, connectinfo_stop, acctinputoctets, acctoutputoctets, calledstationid,
                            callingstationid, acctterminatecause, servicetype, framedprotocol, framedipaddress,
                            framedipv6address, framedipv6prefix, framedinterfaceid, delegatedipv6prefix, class)
       select sid, uid, username, realm, nas, port_id, port_type, to_timestamp(start_s),
-             case when stop_s is null then to_timestamp(${now}::float8) else to_timestamp(update_s) end,
+             case when stop_s is null then to_timestamp($1::float8) else to_timestamp(update_s) end,
              to_timestamp(stop_s), intv, stime, authentic, ci_start, ci_stop, input, output, called, calling, cause,
              service, proto, ip, ip6, ip6_prefix, iface, delegated, class
-        from v
+        from import_radacct
       on conflict (acctuniqueid) do nothing
       returning radacctid, username, acctstarttime, acctstoptime, acctinputoctets, acctoutputoctets
     ),
     per_day as (
-      select s.id, (coalesce(i.acctstoptime, i.acctstarttime, to_timestamp(${now}::float8)) at time zone 'UTC')::date as day,
+      select s.id, (coalesce(i.acctstoptime, i.acctstarttime, to_timestamp($1::float8)) at time zone 'UTC')::date as day,
              sum(coalesce(i.acctoutputoctets, 0)) as download, sum(coalesce(i.acctinputoctets, 0)) as upload
         from ins i join subscribers s on s.username = i.username and s.deleted_at is null
        group by 1, 2
@@ -296,6 +435,7 @@ async function writeChunk(tx: Tx, take: ImportSession[], now: number): Promise<C
     daily as (
       insert into daily_usage as d (subscriber_id, date, download_bytes, upload_bytes)
       select id, day, download, upload from per_day
+       order by id, day -- every chunk locks the rows in one order: chunks written at once cannot deadlock here
       on conflict (subscriber_id, date) do update
          set download_bytes = d.download_bytes + excluded.download_bytes,
              upload_bytes = d.upload_bytes + excluded.upload_bytes
@@ -305,11 +445,9 @@ async function writeChunk(tx: Tx, take: ImportSession[], now: number): Promise<C
       select radacctid, coalesce(acctinputoctets, 0), coalesce(acctoutputoctets, 0) from ins where acctstoptime is null
       on conflict (radacctid) do nothing
     )
-    select 'imported' as kind, ${MONTH_OF} as month, count(*)::int as sessions, sum(${OCTETS_OF})::text as octets,
+    select 'imported' as kind, ${MONTH_OF_TEXT} as month, count(*)::int as sessions, sum(${OCTETS_OF_TEXT})::text as octets,
            array_agg(distinct username) as users, array_agg(distinct username) filter (where acctstoptime is null) as open_users
-      from ins group by 2`);
-  return rows;
-}
+      from ins group by 2`;
 
 /**
  * After the chunks: the counters of subscribers that got sessions, rebuilt from daily_usage (the

@@ -549,8 +549,10 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
       }
       try {
         const written = await prof('batch:total', () =>
-          db.transaction((tx) =>
-            prof('batch:statements', () =>
+          db.transaction(async (tx) => {
+            // A batch lost in a crash after its commit is not there for the next run, which writes it again.
+            await tx.execute(sql`set local synchronous_commit = off`);
+            return prof('batch:statements', () =>
               writeBatch(
                 tx,
                 {
@@ -564,8 +566,8 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
                 batch,
                 historyBy,
               ),
-            ),
-          ),
+            );
+          }),
         );
         after.balances += written.balances;
         after.payments += written.payments;

@@ -3,6 +3,7 @@
  * stored, plans from billing plans and groups, resellers from operators, Expiration, MAC, static
  * address, disabled users, billing history; dry run, second run, reconciliation.
  */
+import mysql from 'mysql2/promise';
 import { ntHash } from '../../shared/access/radius-rows';
 import { runImport, type ImportReport } from '../../shared/import';
 import { startTestApp, type TestApp } from '../helpers/app';
@@ -27,6 +28,15 @@ const dalo = (dryRun: boolean) =>
     today: '2026-01-15',
     connection: { allowPrivateTargets: true },
   });
+
+/** One month of the sessions' reconciliation: source, not imported and ours, as [sessions, octets]. */
+const month = (m: string, source: [number, string], skipped: [number, string], ours: [number, string]) => ({
+  month: m,
+  source: { sessions: source[0], octets: source[1] },
+  notImported: { sessions: skipped[0], octets: skipped[1] },
+  ours: { sessions: ours[0], octets: ours[1] },
+  difference: { sessions: 0, octets: '0' },
+});
 
 describe('import from daloRADIUS', () => {
   let dry: ImportReport;
@@ -111,13 +121,6 @@ describe('import from daloRADIUS', () => {
   });
 
   test('accounting history comes along: sessions, daily usage, the month counted, the open session live', async () => {
-    const month = (m: string, source: [number, string], skipped: [number, string], ours: [number, string]) => ({
-      month: m,
-      source: { sessions: source[0], octets: source[1] },
-      notImported: { sessions: skipped[0], octets: skipped[1] },
-      ours: { sessions: ours[0], octets: ours[1] },
-      difference: { sessions: 0, octets: '0' },
-    });
     expect(dry.entities.sessions).toEqual({ read: 7, imported: 5, unchanged: 0, skipped: 2, conflicting: 0 });
     expect(dry.sessions).toEqual({
       months: [
@@ -205,5 +208,32 @@ describe('import from daloRADIUS', () => {
     expect(again.money.reconciled).toBe(true);
     expect(again.entities.sessions).toMatchObject({ read: 7, imported: 0, unchanged: 5, skipped: 2 });
     expect(again.sessions).toEqual(dry.sessions);
+  });
+
+  test('a session added to the source since comes in beside those already here, counted once', async () => {
+    const conn = await mysql.createConnection({ uri: source.url });
+    try {
+      await conn.query(`insert into radacct (acctsessionid, acctuniqueid, username, nasipaddress, acctstarttime,
+                          acctupdatetime, acctstoptime, acctsessiontime, acctinputoctets, acctoutputoctets)
+                        values ('s9', 'a1000000000000000000000000000009', 'dalo.nt', '192.0.2.1', '2026-01-12 10:00:00',
+                          '2026-01-12 11:00:00', '2026-01-12 11:00:00', 3600, 70, 700)`);
+    } finally {
+      await conn.end();
+    }
+    const planned = await dalo(true);
+    expect(planned.entities.sessions).toMatchObject({ read: 8, imported: 1, unchanged: 5, skipped: 2 });
+    const after = await dalo(false);
+    expect(after.entities.sessions).toMatchObject({ read: 8, imported: 1, unchanged: 5, skipped: 2 });
+    const january = month('2026-01', [4, '34784'], [1, '14'], [3, '34770']);
+    expect(after.sessions).toEqual({ months: [...dry.sessions!.months.slice(0, 2), january], reconciled: true });
+    expect(planned.sessions).toEqual(after.sessions);
+    const usage = await t.pool.query(
+      `select d.download_bytes, d.upload_bytes from daily_usage d join subscribers s on s.id = d.subscriber_id
+        where s.username = 'dalo.nt' and d.date = '2026-01-12'`,
+    );
+    expect(usage.rows).toEqual([{ download_bytes: 700, upload_bytes: 70 }]);
+    const again = await dalo(false);
+    expect(again.entities.sessions).toMatchObject({ imported: 0, unchanged: 6 });
+    expect(again.sessions).toEqual(after.sessions);
   });
 });
