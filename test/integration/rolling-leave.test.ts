@@ -96,7 +96,9 @@ const b = billingNode(`${namespace}-b`);
 beforeAll(async () => {
   await Promise.all([caller.start(), a.start(), b.start()]);
   await waitFor('the caller knows pay on both nodes', () => {
-    const nodes = caller.registry.getServiceList({ onlyAvailable: true, skipInternal: true }) as { nodeID: string }[];
+    const nodes = caller.registry.getServiceList({ onlyAvailable: true, skipInternal: true }) as unknown as {
+      nodeID: string;
+    }[];
     return [a.nodeID, b.nodeID].every((id) => nodes.some((s) => s.nodeID === id));
   });
 });
