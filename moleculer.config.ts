@@ -1,5 +1,6 @@
 import os from 'node:os';
-import type { BrokerOptions, Errors, Middleware, ActionSchema, ServiceBroker } from 'moleculer';
+import { Readable } from 'node:stream';
+import type { ActionSchema, BrokerOptions, CallMiddlewareHandler, Errors, Middleware, ServiceBroker } from 'moleculer';
 import type { Config } from './shared/config';
 
 /**
@@ -23,6 +24,16 @@ export const FAULT_POLICY = {
   drainTimeoutMs: 10_000,
   /** Pause between reconnect attempts to NATS (nats.js adds up to 100 ms of jitter). */
   natsReconnectWaitMs: 250,
+  /**
+   * A node leaving tells the others it has no services, then keeps serving this long before it
+   * refuses requests and later unsubscribes (Moleculer's `registry.stopDelay`, 100 ms by default):
+   * a caller whose event loop is late in reading that notice still reaches a node that takes the
+   * request, instead of one that is gone (a request lost there is not safe to send again).
+   */
+  leaveNoticeMs: 2_000,
+  /** Sends again of a call that provably reached no handler (RedeliverUndelivered), and the first pause. */
+  redeliveries: 3,
+  redeliveryDelayMs: 100,
 } as const;
 
 /** What an action may declare beside `rest` and `http`: calling it twice has the effect of once. */
@@ -75,6 +86,72 @@ export const CancelPendingAnnouncement: Middleware = {
     (broker as unknown as { localServiceChanged: { cancel?: () => void } }).localServiceChanged.cancel?.();
   },
 };
+
+interface UndeliveredError {
+  name?: string;
+  data?: { action?: string; nodeID?: string };
+}
+
+/**
+ * Whether `err`, from a call of `action`, proves that no handler of that action ran: no endpoint
+ * here (the registry had none for an instant, between an old node's leave and a new one's INFO),
+ * or a node that refused it before making a context (Moleculer's transit answers a stopping node's
+ * requests with ServiceNotAvailableError, and one whose service has already stopped with that or
+ * ServiceNotFoundError). Those errors name the called action itself; a handler that failed on a
+ * nested call names the nested action, and its own work may be done. A RequestRejectedError (the
+ * node left with the call pending) or a timeout proves nothing: the call may have run.
+ */
+export function provablyUndelivered(err: unknown, action: string): boolean {
+  const e = err as UndeliveredError | undefined;
+  return (e?.name === 'ServiceNotAvailableError' || e?.name === 'ServiceNotFoundError') && e.data?.action === action;
+}
+
+/** An available endpoint of `action` on a node not in `refused`, if the registry knows one. */
+function otherNode(broker: ServiceBroker, action: string, refused: Set<string>): string | undefined {
+  // Moleculer's typings leave the registry's endpoint lists out.
+  const registry = broker.registry as unknown as {
+    getActionEndpoints(name: string): { endpoints: { id: string; isAvailable: boolean }[] } | undefined;
+  };
+  const list = registry.getActionEndpoints(action);
+  const candidates = (list?.endpoints ?? []).filter((ep) => ep.isAvailable && !refused.has(ep.id));
+  return candidates[Math.floor(Math.random() * candidates.length)]?.id;
+}
+
+/**
+ * A rolling upgrade loses no request (docs/operations.md, "Rolling upgrade"): a call that provably
+ * reached no handler (`provablyUndelivered`) is sent again, at once to another node that has the
+ * action, else after a pause (100, 200, 400 ms) for the registry to learn one; at most
+ * `redeliveries` times. Safe for payments: what is sent again never ran. A call the caller aimed at
+ * one node (`nodeID`) is left as it is, and so is a stream (it cannot be read twice).
+ */
+export function redeliverUndelivered(): Middleware {
+  // One per broker (brokerOptions makes one each time): the hook needs its broker's registry.
+  let broker: ServiceBroker | undefined;
+  return {
+    created(b: ServiceBroker) {
+      broker = b;
+    },
+    call(next: CallMiddlewareHandler): CallMiddlewareHandler {
+      return async (action, params, opts = {}) => {
+        if (opts.nodeID || params instanceof Readable) return next(action, params, opts);
+        const refused = new Set<string>();
+        let attemptOpts = opts;
+        for (let attempt = 0; ; attempt++) {
+          try {
+            return await next(action, params, attemptOpts);
+          } catch (err) {
+            if (attempt >= FAULT_POLICY.redeliveries || !provablyUndelivered(err, action)) throw err;
+            const from = (err as UndeliveredError).data?.nodeID;
+            if (from) refused.add(from);
+            const other = broker && otherNode(broker, action, refused);
+            attemptOpts = other ? { ...opts, nodeID: other } : opts;
+            if (!other) await new Promise((r) => setTimeout(r, FAULT_POLICY.redeliveryDelayMs * 2 ** attempt));
+          }
+        }
+      };
+    },
+  };
+}
 
 /** Errors that say the callee (a replica or the link to it) failed, not that the request was refused. */
 export function isTransportFailure(err: Errors.MoleculerError | Error): boolean {
@@ -137,7 +214,12 @@ export function brokerOptions(cfg: Config, overrides: Partial<BrokerOptions> = {
     },
     // broker.stop() waits for the requests in flight before stopping services (graceful drain).
     tracking: { enabled: true, shutdownTimeout: FAULT_POLICY.drainTimeoutMs },
-    middlewares: [DistinctActionSchemas, IdempotentRetry, CancelPendingAnnouncement],
+    // A node leaving keeps serving for leaveNoticeMs after its "no services" notice (moleculer's
+    // default, 100 ms, is less than a loaded caller's event loop may take to read it). Only with a
+    // transporter: one broker alone has no one to tell.
+    // (`stopDelay` is read by ServiceBroker.stop, left out of Moleculer's typings.)
+    registry: { stopDelay: cfg.transporter ? FAULT_POLICY.leaveNoticeMs : 0 } as BrokerOptions['registry'],
+    middlewares: [DistinctActionSchemas, IdempotentRetry, CancelPendingAnnouncement, redeliverUndelivered()],
     logger: { type: 'Console', options: { level: cfg.logLevel, formatter: 'json', colors: false } },
     metrics: false,
     tracing: false,

@@ -6,10 +6,8 @@ import { brokerOptions } from '../moleculer.config';
 import { nodeMetricsService } from './metrics-service';
 import { startOpsServer, type OpsServer } from './ops-server';
 import { schemasFor } from './units';
+import { scheduleEmbeddedBaseBackups, walArchiveDir } from './embedded-pitr';
 import { backupBeforeMigrations } from '../shared/backup/before-migrations';
-import { scheduleBaseBackups } from '../shared/backup/base-schedule';
-import { keyFingerprint } from '../shared/backup/key';
-import { backupOptionsFromEnv } from '../services/backups/options';
 import { resolveEncryptionKey, setConfig, type Config } from '../shared/config';
 import { closeDatabase, initDatabase } from '../shared/db/client';
 import { runMigrations, startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../shared/db/database-setup';
@@ -44,22 +42,6 @@ async function backupBeforeUpgrade(cfg: Config, url: string): Promise<void> {
   });
 }
 
-/** Embedded with BACKUP_DIR: base backups beside the WAL archive, for point-in-time recovery. */
-function baseBackups(embedded: EmbeddedPostgresHandle, cfg: Config, broker: ServiceBroker) {
-  const opts = backupOptionsFromEnv();
-  if (!opts.dir) return undefined;
-  return scheduleBaseBackups({
-    url: embedded.adminUrl,
-    clusterDir: embedded.clusterDir,
-    dataDir: path.resolve(cfg.dataDir),
-    backupDir: opts.dir,
-    intervalSeconds: opts.intervalSeconds,
-    keep: opts.keep,
-    keyFingerprint: cfg.encryptionKey ? keyFingerprint(cfg.encryptionKey) : null,
-    log: broker.getLogger('base-backup'),
-  });
-}
-
 export async function startApp(cfg: Config, opts: StartOptions = {}): Promise<App> {
   let embedded: EmbeddedPostgresHandle | undefined;
   let databaseUrl = cfg.databaseUrl;
@@ -67,7 +49,7 @@ export async function startApp(cfg: Config, opts: StartOptions = {}): Promise<Ap
     embedded = await startEmbeddedPostgres({
       dataDir: cfg.dataDir,
       port: cfg.embeddedPgPort,
-      walArchive: process.env.BACKUP_DIR ? path.resolve(process.env.BACKUP_DIR, 'wal') : undefined,
+      walArchive: walArchiveDir(process.env),
     });
     databaseUrl = embedded.url;
   }
@@ -85,7 +67,9 @@ export async function startApp(cfg: Config, opts: StartOptions = {}): Promise<Ap
     broker.createService(nodeMetricsService);
     await broker.start();
     const ops = await startOpsServer(broker, process.env.OPS_PORT ? Number(process.env.OPS_PORT) : undefined);
-    const stopBaseBackups = embedded ? baseBackups(embedded, finalCfg, broker) : undefined;
+    const stopBaseBackups = embedded
+      ? scheduleEmbeddedBaseBackups(embedded, finalCfg, process.env, broker.getLogger('base-backup'))
+      : undefined;
     const gateway = broker.getLocalService('gateway') as unknown as { server?: Server } | undefined;
     const address = gateway?.server?.address() as AddressInfo | null | undefined;
     return {

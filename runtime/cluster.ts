@@ -19,6 +19,7 @@ import { runMigrations, startEmbeddedPostgres, type EmbeddedPostgresHandle } fro
 import { repoRoot } from '../shared/paths';
 import { brokerOptions } from '../moleculer.config';
 import { UNIT_NAMES } from './units';
+import { scheduleEmbeddedBaseBackups, walArchiveDir } from './embedded-pitr';
 
 export interface ClusterProcess {
   /** Units this process runs, e.g. `billing+subscribers`. */
@@ -231,10 +232,15 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   let embedded: EmbeddedPostgresHandle | undefined;
   let databaseUrl = cfg.databaseUrl;
   if (!databaseUrl) {
-    embedded = await startEmbeddedPostgres({ dataDir: cfg.dataDir, port: cfg.embeddedPgPort });
+    embedded = await startEmbeddedPostgres({
+      dataDir: cfg.dataDir,
+      port: cfg.embeddedPgPort,
+      walArchive: walArchiveDir(env),
+    });
     databaseUrl = embedded.url;
   }
-  const encryptionKey = resolveEncryptionKey(cfg, !!embedded).toString('hex');
+  const key = resolveEncryptionKey(cfg, !!embedded);
+  const encryptionKey = key.toString('hex');
   if (options.migrate !== false) await runMigrations(databaseUrl);
 
   const tcp = cfg.transporter ? undefined : await tcpNodes(namespace, entries.length + SPARE_TCP_NODES + 1);
@@ -302,7 +308,18 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     launch(units, port);
   }
 
+  // The cluster owns the embedded server, so it takes its base backups, as `npm start` does.
+  const stopBaseBackups = embedded
+    ? scheduleEmbeddedBaseBackups(embedded, { dataDir: cfg.dataDir, encryptionKey: key }, env, {
+        info: (msg, extra) =>
+          output('cluster', JSON.stringify({ ts: Date.now(), level: 'info', mod: 'base-backup', msg, extra })),
+        error: (msg, extra) =>
+          output('cluster', JSON.stringify({ ts: Date.now(), level: 'error', mod: 'base-backup', msg, extra })),
+      })
+    : undefined;
+
   const stop = async (graceMs = 30_000): Promise<void> => {
+    await stopBaseBackups?.();
     await Promise.all(
       processes.map(async (p) => {
         if (p.child.exitCode !== null || p.child.signalCode !== null) return;

@@ -14,8 +14,9 @@ import { requireAdmin } from '../../shared/auth/policy';
 import { withTryLock } from '../../shared/db/try-lock';
 import type { Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
-import { adminErrors } from '../../shared/http/schemas';
+import { adminErrors, object } from '../../shared/http/schemas';
 import { backupOptionsFromEnv, type BackupScheduleOptions } from './options';
+import { baseBackupSchema, baseBackupsNewestFirst, walArchiveSchema, walArchiveSummary } from './pitr-listing';
 import { isBackupFile } from './retention';
 import { runScheduledBackup, type BackupDone } from './run-backup';
 
@@ -64,6 +65,19 @@ async function listFolder(dir: string): Promise<Listed[]> {
   return out;
 }
 
+const anObject = { type: 'object' } as const;
+const nullableObject = { type: ['object', 'null'] } as const;
+
+/** OpenAPI: the listing (a backup's manifest is the one `npm run backup -- --json` prints). */
+const listingData = object({
+  schedule: anObject,
+  last_success: nullableObject,
+  last_failure: nullableObject,
+  backups: { type: 'array', items: anObject },
+  base_backups: { type: 'array', items: baseBackupSchema },
+  wal_archive: { ...walArchiveSchema, type: ['object', 'null'] },
+});
+
 const schema: ServiceSchema<ServiceSettingSchema, BackupsThis> = {
   name: 'backups',
 
@@ -74,8 +88,9 @@ const schema: ServiceSchema<ServiceSettingSchema, BackupsThis> = {
         auth: 'jwt',
         access: 'admin',
         summary:
-          'The backups in BACKUP_DIR, newest first, each with its manifest (release, migration level, rows per table, ledger totals, checksum), the schedule and its last success and failure (docs/operations.md)',
+          'The backups in BACKUP_DIR, newest first, each with its manifest (release, migration level, rows per table, ledger totals, checksum), the schedule and its last success and failure; beside them the point-in-time recovery base backups (BACKUP_DIR/base, newest first, each its base.json) and the archived WAL, summed (docs/operations.md)',
         tag: 'backups',
+        data: listingData,
         errors: adminErrors,
       },
       async handler(this: BackupsThis, ctx: Ctx<Record<string, never>>): Promise<ActionResult> {
@@ -93,6 +108,8 @@ const schema: ServiceSchema<ServiceSettingSchema, BackupsThis> = {
             last_success: this.lastSuccess ?? null,
             last_failure: this.lastFailure ?? null,
             backups: dir ? await listFolder(dir) : [],
+            base_backups: dir ? baseBackupsNewestFirst(dir) : [],
+            wal_archive: dir ? walArchiveSummary(dir) : null,
           },
         };
       },

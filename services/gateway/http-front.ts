@@ -28,6 +28,17 @@ export type ErrorHandler = (req: IncomingMessage, res: ServerResponse, err: unkn
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
+/**
+ * How long an idle keep-alive connection stays open. Node's default, 5 s, is shorter than the
+ * clients' own: nginx keeps idle upstream connections 60 s, and undici (fetch) 4 s, but a loaded
+ * client's timer fires late. A client then sends its next request on a connection the gateway has
+ * just closed, and gets a socket error (undici's UND_ERR_SOCKET, `bench:upgrade` under load) for a
+ * request the gateway never read; a POST is not sent again by the client. Longer than the
+ * clients' timeouts, so they close first. Clients that read `Keep-Alive: timeout=65` keep theirs
+ * a little less than that.
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
 /** `a=1&a=2` gives an array, as a query-string parser would; the validator refuses it where a scalar is due. */
 export function parseQuery(search: string): Record<string, string | string[]> {
   // No prototype: a key named `__proto__` stays a key.
@@ -75,6 +86,7 @@ export class HttpFront {
       },
       (req, res) => this.run(req, res, 0),
     );
+    this.server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   }
 
   /** Replaces the routing table (the registry changed); requests in flight keep their match. */

@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { readHeader } from '../../shared/backup/file-format';
 import { codeLevel } from '../../shared/backup/migration-level';
+import type { BaseBackupInfo } from '../../shared/backup/wal-archive';
 import { db } from '../../shared/db/client';
 import { saveSettings } from '../../shared/settings';
 import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
@@ -53,6 +54,34 @@ interface Listing {
       encryption_key: { carried: boolean };
     } | null;
   }[];
+  base_backups: BaseBackupInfo[];
+  wal_archive: {
+    segments: number;
+    bytes: number;
+    newest_segment: string | null;
+    newest_archived_at: string | null;
+  } | null;
+}
+
+/** A base backup as takeBaseBackup leaves it (shared/backup/base-backup.ts): its folder and base.json. */
+function writeBase(backupDir: string, name: string, startWal: string): BaseBackupInfo {
+  const info: BaseBackupInfo = {
+    name,
+    system_identifier: '7400000000000000001',
+    timeline: 1,
+    start_lsn: '0/3000028',
+    stop_lsn: '0/3000120',
+    start_wal: startWal,
+    start_time: '2026-11-28T00:00:00.000Z',
+    stop_time: '2026-11-28T00:00:02.000Z',
+    server_version: '18.4',
+    app_version: '0.1.0',
+    bytes: 31_000_000,
+    key_fingerprint: 'abcdef0123456789',
+  };
+  fs.mkdirSync(path.join(backupDir, 'base', name), { recursive: true });
+  fs.writeFileSync(path.join(backupDir, 'base', name, 'base.json'), JSON.stringify(info));
+  return info;
 }
 
 describe('every interval, the newest BACKUP_KEEP kept', () => {
@@ -104,6 +133,61 @@ describe('every interval, the newest BACKUP_KEEP kept', () => {
     expect(reseller.status).toBe(403);
     expect((await api.get('/api/backups')).status).toBe(401);
   }, 90_000);
+
+  test('the point-in-time recovery base backups and the archived WAL are listed beside them', async () => {
+    const older = writeBase(dir(), 'base-20261128T000000Z', '000000010000000000000003');
+    const newer = writeBase(dir(), 'base-20261128T060000Z', '000000010000000000000009');
+    // Being copied (not renamed yet), and a folder without its base.json: neither is a base backup.
+    fs.mkdirSync(path.join(dir(), 'base', 'base-20261128T120000Z.partial'), { recursive: true });
+    fs.mkdirSync(path.join(dir(), 'base', 'base-20261128T130000Z'), { recursive: true });
+    fs.mkdirSync(path.join(dir(), 'wal'), { recursive: true });
+    for (const [name, size] of [
+      ['000000010000000000000009', 1000],
+      ['00000001000000000000000A', 500],
+      ['00000002.history', 40],
+      ['00000001000000000000000B.part', 70],
+    ] as const)
+      fs.writeFileSync(path.join(dir(), 'wal', name), Buffer.alloc(size));
+
+    const api = client(t.baseUrl);
+    const res = await api.get<{ data: Listing }>('/api/backups', { token: adminToken() });
+    expect(res.status).toBe(200);
+    expect(res.body.data.base_backups).toEqual([newer, older]);
+    expect(res.body.data.wal_archive).toEqual({
+      segments: 2,
+      bytes: 1500,
+      newest_segment: '00000001000000000000000A',
+      newest_archived_at: fs.statSync(path.join(dir(), 'wal', '00000001000000000000000A')).mtime.toISOString(),
+    });
+    // The backup files are listed as before: the base and WAL folders are not backups.
+    expect(res.body.data.backups.every((b) => b.file.endsWith('.backup'))).toBe(true);
+
+    const openapi = (await api.get<Record<string, unknown>>('/api/openapi.json')).body as {
+      paths: Record<string, { get: { responses: Record<string, { content: Record<string, { schema: unknown }> }> } }>;
+    };
+    const documented = JSON.stringify(openapi.paths['/api/backups'].get.responses['200']);
+    for (const field of ['base_backups', 'stop_time', 'start_wal', 'wal_archive', 'newest_archived_at'])
+      expect(documented).toContain(field);
+  });
+});
+
+describe('without BACKUP_DIR', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    for (const k of ENV_KEYS) delete process.env[k];
+    t = await startTestApp();
+  }, 60_000);
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  test('nothing is listed, base backups and WAL included', async () => {
+    const res = await client(t.baseUrl).get<{ data: Listing }>('/api/backups', { token: adminToken() });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ backups: [], base_backups: [], wal_archive: null });
+  });
 });
 
 describe('a failed backup', () => {

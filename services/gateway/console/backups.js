@@ -2,8 +2,11 @@
  * Backups (docs/operations.md, admins): the schedule of BACKUP_DIR, the last backup that worked and
  * the last that failed (with its error), and every backup in the folder, newest first, with its
  * manifest: when, size, release, migration level, rows, ledger totals, whether it carries the key.
- * A file whose manifest cannot be read is listed as failed, with the reason. Read-only: backups are
- * taken by the schedule or by `npm run backup`.
+ * A file whose manifest cannot be read is listed as failed, with the reason. Below them, what
+ * point-in-time recovery holds: the base backups in BACKUP_DIR/base, newest first (from when a
+ * recovery from each can stop, size, release, server, timeline, first WAL segment), and the
+ * archived WAL, summed. Read-only: backups are taken by the schedule, by `npm start` (base backups)
+ * or by `npm run backup`.
  */
 import { api } from './api.js';
 import { count } from './format.js';
@@ -51,6 +54,17 @@ addTexts({
     'Ledger totals': 'مجاميع دفتر الحسابات',
     'Checksum of the data': 'المجموع الاختباري للبيانات',
     'Taken in {s} s on server {version}': 'أُخذت في {s} ث على الخادم {version}',
+    'Point-in-time recovery': 'الاستعادة إلى لحظة محددة',
+    'Base backups': 'النسخ الأساسية',
+    'No base backup in the folder: the embedded server takes them (npm start or npm run start:cluster without DATABASE_URL).':
+      'لا توجد نسخة أساسية في المجلد: يأخذها الخادم المضمَّن (npm start أو npm run start:cluster بدون DATABASE_URL).',
+    'Archived WAL: {n} segments, {size}, the newest archived at {when}.':
+      'سجل WAL المؤرشف: {n} مقطعًا، {size}، آخرها أُرشف في {when}.',
+    'No WAL archived yet.': 'لم يُؤرشف أي سجل WAL بعد.',
+    'Recovers from': 'يستعيد من',
+    Server: 'الخادم',
+    Timeline: 'الخط الزمني',
+    'First WAL segment': 'أول مقطع WAL',
   },
 });
 
@@ -106,6 +120,30 @@ function Manifest({ backup }) {
   </details>`;
 }
 
+/** Point-in-time recovery: the base backups a recovery starts from and the WAL it replays. */
+function Recovery({ bases, wal }) {
+  return html`<h2>${t('Point-in-time recovery')}</h2>
+    <p>${
+      wal.segments
+        ? t('Archived WAL: {n} segments, {size}, the newest archived at {when}.', {
+            n: count(wal.segments),
+            size: bytes(wal.bytes),
+            when: dateTime(wal.newest_archived_at),
+          })
+        : t('No WAL archived yet.')
+    }</p>
+    <${Table} caption="Base backups" rows=${bases.map((b) => ({ ...b, id: b.name }))}
+      empty="No base backup in the folder: the embedded server takes them (npm start or npm run start:cluster without DATABASE_URL)." columns=${[
+        ['name', 'Name', (b) => html`<code>${b.name}</code>`],
+        ['from', 'Recovers from', (b) => dateTime(b.stop_time)],
+        ['bytes', 'Size', (b) => bytes(b.bytes)],
+        ['release', 'Release', (b) => html`<code>${b.app_version}</code>`],
+        ['server', 'Server', (b) => b.server_version],
+        ['timeline', 'Timeline', (b) => count(b.timeline)],
+        ['wal', 'First WAL segment', (b) => html`<code>${b.start_wal}</code>`],
+      ]} />`;
+}
+
 export function BackupsPage() {
   const listing = useLoad(() => api('GET', '/api/backups'), []);
   return html`<section>
@@ -138,6 +176,7 @@ export function BackupsPage() {
             b.manifest ? t('complete') : html`<span class="error">${t('failed:')} <code>${b.error}</code></span>`,
         ],
       ]} />
-      ${data.backups.filter((b) => b.manifest).map((b) => html`<${Manifest} key=${b.file} backup=${b} />`)}`}</${Loaded}>
+      ${data.backups.filter((b) => b.manifest).map((b) => html`<${Manifest} key=${b.file} backup=${b} />`)}
+      ${data.wal_archive && html`<${Recovery} bases=${data.base_backups} wal=${data.wal_archive} />`}`}</${Loaded}>
   </section>`;
 }

@@ -1,0 +1,159 @@
+/**
+ * Point-in-time recovery of `npm run start:cluster`'s embedded mode (docs/operations.md): the
+ * cluster's own PostgreSQL archives its WAL into BACKUP_DIR and the cluster takes the base backup,
+ * as `npm start` does (runtime/embedded-pitr.ts). The real `node dist/scripts/cluster.js` process;
+ * payments through its gateway before and after a moment T; `restore --pitr --to T` recovers the
+ * ledger as it was at T.
+ */
+import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { ledgerTotals } from '../../shared/backup/facts';
+import type { BaseBackupInfo } from '../../shared/backup/wal-archive';
+import { repoRoot } from '../../shared/paths';
+import { testEnv } from '../helpers/app';
+import { runCli } from '../helpers/backup';
+import { freePort, serverEnv, tempDirs } from '../helpers/server-process';
+import { suiteTransporter } from '../helpers/transporter';
+import { waitFor } from '../helpers/wait';
+import { ADMIN, login, seed } from './cluster-harness';
+
+jest.setTimeout(300_000);
+
+// Without TRANSPORTER the cluster joins its processes over Moleculer's loopback TCP.
+const suite = suiteTransporter({ transporter: '', name: "Moleculer's loopback TCP transporter" });
+const temp = tempDirs();
+const dataDir = temp.make();
+const backupDir = temp.make('billing-archive-');
+let output = '';
+let stopCluster: (() => Promise<number | string>) | undefined;
+
+afterAll(async () => {
+  await stopCluster?.();
+  temp.cleanup();
+});
+
+/** `npm run start:cluster` (its build done): resolves once it prints that it is ready. */
+async function startClusterProcess(env: NodeJS.ProcessEnv): Promise<void> {
+  const child = spawn(process.execPath, [path.join(repoRoot(), 'dist', 'scripts', 'cluster.js')], { env });
+  const exited = new Promise<number | string>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
+  );
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  stopCluster = () => {
+    stopCluster = undefined;
+    child.kill('SIGTERM');
+    return exited;
+  };
+  await waitFor(
+    'cluster ready',
+    () => {
+      if (child.exitCode !== null) throw new Error(`the cluster exited ${child.exitCode}:\n${output.slice(-3000)}`);
+      return output.includes('cluster ready');
+    },
+    180_000,
+    250,
+  );
+}
+
+async function pay(base: string, token: string, invoiceId: number, amount: number): Promise<number> {
+  const res = await fetch(`${base}/api/invoices/${invoiceId}/payment`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ amount, method: 'cash' }),
+  });
+  if (res.status !== 200) throw new Error(`payment answered ${res.status}: ${await res.text()}`);
+  return ((await res.json()) as { data: { payment: { id: number } } }).data.payment.id;
+}
+
+async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+it(`archives WAL and takes base backups of the cluster's embedded database, over ${suite.label}`, async () => {
+  const [port, pgPort] = [await freePort(), await freePort()];
+  await startClusterProcess(
+    serverEnv(
+      testEnv('', {
+        DATA_DIR: dataDir,
+        BACKUP_DIR: backupDir,
+        EMBEDDED_PG_PORT: String(pgPort),
+        PORT: String(port),
+        SERVICES: 'gateway,billing,subscribers',
+        TRANSPORTER: suite.transporter,
+        NAMESPACE: `cluster-pitr-${crypto.randomBytes(4).toString('hex')}`,
+        LOG_LEVEL: 'warn',
+        ADMIN_USERNAME: ADMIN.username,
+        ADMIN_PASSWORD: ADMIN.password,
+      }) as Record<string, string>,
+    ),
+  );
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const password = fs.readFileSync(path.join(dataDir, 'pg-password'), 'utf8').trim();
+  const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${pgPort}/billing`;
+  const systemId = await withClient(
+    url,
+    async (c) =>
+      (await c.query<{ id: string }>('select system_identifier::text as id from pg_control_system()')).rows[0].id,
+  );
+
+  // The cluster took a base backup of its database at start: WAL without a base recovers nothing.
+  const base = await waitFor(
+    'the base backup',
+    () => {
+      const dir = path.join(backupDir, 'base');
+      const name = fs.existsSync(dir) ? fs.readdirSync(dir).find((n) => /^base-\d{8}T\d{6}Z$/.test(n)) : undefined;
+      const file = name && path.join(dir, name, 'base.json');
+      return file && fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as BaseBackupInfo) : undefined;
+    },
+    120_000,
+    250,
+  );
+  expect(base.system_identifier).toBe(systemId);
+  expect(output).toContain('base backup written');
+
+  const token = await login(baseUrl);
+  const { invoiceId } = await seed(baseUrl, token, 'pitr');
+  for (let i = 0; i < 3; i++) await pay(baseUrl, token, invoiceId, 2 + i);
+  const atT = await withClient(url, (c) => ledgerTotals(c));
+  await new Promise((r) => setTimeout(r, 1500));
+  const target = new Date();
+  await new Promise((r) => setTimeout(r, 1500));
+  for (let i = 0; i < 2; i++) await pay(baseUrl, token, invoiceId, 10 + i);
+  const afterT = await withClient(url, (c) => ledgerTotals(c));
+  expect(afterT).not.toEqual(atT);
+
+  // The segment holding the last payments is archived (as archive_timeout would within a minute).
+  await withClient(url, async (c) => {
+    const { rows } = await c.query<{ wal: string }>('select pg_walfile_name(pg_switch_wal()) as wal');
+    await waitFor('the archiver', async () => {
+      const { rows: st } = await c.query<{ last: string | null }>(
+        'select last_archived_wal as last from pg_stat_archiver',
+      );
+      return !!st[0].last && st[0].last >= rows[0].wal;
+    });
+  });
+  expect(await stopCluster!()).toBe(0);
+  expect(fs.readdirSync(path.join(backupDir, 'wal')).some((n) => /^[0-9A-F]{24}$/.test(n))).toBe(true);
+
+  const restored = await runCli('restore', ['--pitr', '--to', target.toISOString()], {
+    DATA_DIR: temp.make(),
+    BACKUP_DIR: backupDir,
+  });
+  expect([restored.status, restored.stderr]).toEqual([
+    0,
+    expect.stringContaining(`recovered to ${target.toISOString()}`),
+  ]);
+  expect(restored.stderr).not.toContain('!!!');
+  // The ledger as it was at T, not as it was at the stop.
+  for (const [key, value] of Object.entries(atT)) expect(restored.stdout).toContain(`ledger ${key}: ${value}\n`);
+});
