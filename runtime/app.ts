@@ -1,4 +1,3 @@
-import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { ServiceBroker, type BrokerOptions } from 'moleculer';
@@ -7,7 +6,7 @@ import { nodeMetricsService } from './metrics-service';
 import { startOpsServer, type OpsServer } from './ops-server';
 import { schemasFor } from './units';
 import { scheduleEmbeddedBaseBackups, walArchiveDir } from './embedded-pitr';
-import { backupBeforeMigrations } from '../shared/backup/before-migrations';
+import { backupBeforeUpgrade } from './upgrade-backup';
 import { resolveEncryptionKey, setConfig, type Config } from '../shared/config';
 import { closeDatabase, initDatabase } from '../shared/db/client';
 import { runMigrations, startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../shared/db/database-setup';
@@ -28,20 +27,6 @@ export interface StartOptions {
   broker?: Partial<BrokerOptions>;
 }
 
-/** Embedded: a backup before pending migrations touch a database with data (shared/backup/before-migrations.ts). */
-async function backupBeforeUpgrade(cfg: Config, url: string): Promise<void> {
-  const keyFile = path.resolve(cfg.dataDir, 'encryption.key');
-  await backupBeforeMigrations({
-    url,
-    dir: process.env.BACKUP_DIR ? path.resolve(process.env.BACKUP_DIR) : path.resolve(cfg.dataDir, 'backups'),
-    key: cfg.encryptionKey!,
-    keyLocation: process.env.ENCRYPTION_KEY ? 'the ENCRYPTION_KEY environment variable' : keyFile,
-    passphrase: process.env.BACKUP_PASSPHRASE || undefined,
-    // Before the broker and its logger exist: a JSON line in their shape, as the embedded start's.
-    log: (msg) => console.log(JSON.stringify({ ts: Date.now(), level: 'info', mod: 'upgrade', msg })),
-  });
-}
-
 export async function startApp(cfg: Config, opts: StartOptions = {}): Promise<App> {
   let embedded: EmbeddedPostgresHandle | undefined;
   let databaseUrl = cfg.databaseUrl;
@@ -57,7 +42,14 @@ export async function startApp(cfg: Config, opts: StartOptions = {}): Promise<Ap
   let holdsDatabase = false;
   try {
     if (opts.migrate !== false) {
-      if (embedded && process.env.UPGRADE_BACKUP !== 'off') await backupBeforeUpgrade(finalCfg, databaseUrl);
+      if (embedded)
+        await backupBeforeUpgrade(
+          { dataDir: finalCfg.dataDir, encryptionKey: finalCfg.encryptionKey! },
+          databaseUrl,
+          process.env,
+          // Before the broker and its logger exist: a JSON line in their shape, as the embedded start's.
+          (msg) => console.log(JSON.stringify({ ts: Date.now(), level: 'info', mod: 'upgrade', msg })),
+        );
       await runMigrations(databaseUrl);
     }
     initDatabase(databaseUrl, undefined, finalCfg.databaseReadUrl);

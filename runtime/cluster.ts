@@ -20,6 +20,7 @@ import { repoRoot } from '../shared/paths';
 import { brokerOptions } from '../moleculer.config';
 import { UNIT_NAMES } from './units';
 import { scheduleEmbeddedBaseBackups, walArchiveDir } from './embedded-pitr';
+import { backupBeforeUpgrade } from './upgrade-backup';
 
 export interface ClusterProcess {
   /** Units this process runs, e.g. `billing+subscribers`. */
@@ -241,7 +242,13 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   }
   const key = resolveEncryptionKey(cfg, !!embedded);
   const encryptionKey = key.toString('hex');
-  if (options.migrate !== false) await runMigrations(databaseUrl);
+  if (options.migrate !== false) {
+    if (embedded)
+      await backupBeforeUpgrade({ dataDir: cfg.dataDir, encryptionKey: key }, databaseUrl, env, (msg) =>
+        output('cluster', msg),
+      );
+    await runMigrations(databaseUrl);
+  }
 
   const tcp = cfg.transporter ? undefined : await tcpNodes(namespace, entries.length + SPARE_TCP_NODES + 1);
   const transporter = cfg.transporter ?? tcp!.url;

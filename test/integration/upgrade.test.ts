@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
 import { backupBeforeMigrations } from '../../shared/backup/before-migrations';
+import { backupBeforeUpgrade } from '../../runtime/upgrade-backup';
 import { readHeader } from '../../shared/backup/file-format';
 import { journal, migrationsUpTo } from '../../shared/backup/migration-level';
 import { adminToken, client, startTestApp, TEST_ENCRYPTION_KEY } from '../helpers/app';
@@ -111,5 +112,26 @@ describe('the embedded start backs up before pending migrations', () => {
     await c.end();
     expect(await backupBeforeMigrations(opts(url))).toBeUndefined();
     expect(fs.readdirSync(dir)).toHaveLength(1);
+  }, 60_000);
+
+  test('both embedded starts (npm start, start:cluster): BACKUP_DIR, else DATA_DIR/backups; none with UPGRADE_BACKUP=off', async () => {
+    const { url } = await olderDatabase(true);
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'upgrade-data-'));
+    const backupDir = path.join(dataDir, 'elsewhere');
+    try {
+      const install = { dataDir, encryptionKey: Buffer.from(TEST_ENCRYPTION_KEY, 'hex') };
+      const said: string[] = [];
+      await backupBeforeUpgrade(install, url, { UPGRADE_BACKUP: 'off' }, (m) => said.push(m));
+      expect(fs.existsSync(path.join(dataDir, 'backups'))).toBe(false);
+      await backupBeforeUpgrade(install, url, {}, (m) => said.push(m));
+      expect(fs.readdirSync(path.join(dataDir, 'backups'))).toEqual([expect.stringMatching(/^before-.*\.backup$/)]);
+      await backupBeforeUpgrade(install, url, { BACKUP_DIR: backupDir }, (m) => said.push(m));
+      expect(fs.readdirSync(backupDir)).toEqual([expect.stringMatching(/^before-.*\.backup$/)]);
+      const { header } = await readHeader(path.join(backupDir, fs.readdirSync(backupDir)[0]));
+      expect(header.manifest.row_counts.managers).toBe(1);
+      expect(said.filter((m) => m.startsWith('backup before migrating written'))).toHaveLength(2);
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
   }, 60_000);
 });
