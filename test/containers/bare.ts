@@ -139,12 +139,15 @@ function freshContainer(bundleDir: string, role: string): string {
   return name;
 }
 
+// The bundle holds HEAD alone: git's hints about the default branch and a detached HEAD are noise here.
+const QUIET_GIT = ['-c', 'init.defaultBranch=main', '-c', 'advice.detachedHead=false'];
+
 /** `git clone` of HEAD by `user` into its home; returns the clone's directory. */
 async function cloneIn(container: string, user: string): Promise<string> {
   const home = user === 'root' ? '/root' : `/home/${user}`;
   const r = await exec(
     'docker',
-    ['exec', '-u', user, '-w', home, container, 'git', 'clone', '--quiet', BUNDLE, CLONE],
+    ['exec', '-u', user, '-w', home, container, 'git', ...QUIET_GIT, 'clone', '--quiet', BUNDLE, CLONE],
     `[${user}]`,
   );
   check(r.code === 0, `git clone as ${user} (exit ${r.code})`);
@@ -162,6 +165,24 @@ function jestSummary(output: string[]): { suites: string; tests: string; failed:
   return { suites: last('Test Suites:'), tests, failed: count('failed'), passed: count('passed') };
 }
 
+/** Containers a killed earlier run left (its process is gone: CI's timeout kills npm, not this script). */
+function removeLeftovers(): number {
+  const names = docker(['ps', '-a', '--filter', 'name=^isp-billing-bare-', '--format', '{{.Names}}'])
+    .split('\n')
+    .filter(Boolean);
+  const stale = names.filter((n) => {
+    const pid = Number(/^isp-billing-bare-(\d+)-/.exec(n)?.[1]);
+    try {
+      process.kill(pid, 0);
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  for (const n of stale) docker(['rm', '-f', n]);
+  return stale.length;
+}
+
 function removeContainers(): void {
   for (const name of containers.splice(0)) {
     try {
@@ -175,6 +196,8 @@ function removeContainers(): void {
 async function main(): Promise<void> {
   const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repoRoot(), encoding: 'utf8' }).trim();
   const { packages, command } = testPackages();
+  const leftovers = removeLeftovers();
+  if (leftovers > 0) process.stdout.write(`[test:bare] removed ${leftovers} container(s) of a killed earlier run\n`);
   const bundleDir = fs.mkdtempSync(path.join(os.tmpdir(), 'isp-billing-bundle-'));
   fs.chmodSync(bundleDir, 0o755);
   try {
