@@ -38,7 +38,14 @@ function check(cond: unknown, what: string): asserts cond {
 async function step<T>(name: string, fn: () => Promise<T>, outcome?: (v: T) => string): Promise<T> {
   const t = Date.now();
   process.stdout.write(`[test:bare] ${name} ...\n`);
-  const value = await fn();
+  let value: T;
+  try {
+    value = await fn();
+  } catch (err) {
+    // The failed step's seconds belong in the summary too (a slow failure is a figure).
+    steps.push({ step: name, seconds: (Date.now() - t) / 1000, outcome: 'FAILED' });
+    throw err;
+  }
   const seconds = (Date.now() - t) / 1000;
   const out = outcome ? outcome(value) : 'ok';
   steps.push({ step: name, seconds, outcome: out });
@@ -265,7 +272,8 @@ async function main(): Promise<void> {
   } finally {
     removeContainers();
     fs.rmSync(bundleDir, { recursive: true, force: true });
-    for (const s of steps) process.stdout.write(`[test:bare] step ${s.step}: ${s.seconds.toFixed(1)} s\n`);
+    for (const s of steps)
+      process.stdout.write(`[test:bare] step ${s.step}: ${s.seconds.toFixed(1)} s, ${s.outcome}\n`);
   }
 }
 
