@@ -13,6 +13,7 @@
 # With a registry, skip step 1: BASE=debian:trixie-slim deploy/images.sh (or build the targets
 # with plain `docker build`). Prints the seconds of each step and the image sizes.
 # Env: BASE (default: the debootstrap base), DEBIAN_MIRROR, IMAGES (targets to build, default all).
+# `deploy/images.sh --base-only` stops after step 1 (npm run test:bare builds its bare image on it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DOCKER_BUILDKIT=0 # the classic builder: no BuildKit frontend image to pull, works with docker.io 20.10
@@ -53,6 +54,8 @@ if [[ -z "$base" ]]; then
     echo "[images] base $base: debootstrap + import in $(secs "$t") s"
   fi
 fi
+
+[[ "${1:-}" == "--base-only" ]] && exit 0
 
 # ------------------------------------------------------------------ 2. the targets
 declare -A NAMES=([service]=isp-billing [pdf-renderer]=isp-billing-pdf [freeradius]=isp-billing-radius

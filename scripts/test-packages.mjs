@@ -1,6 +1,7 @@
 // The Debian packages the test suite drives (`npm test` runs this first, as its pretest): Chromium
 // for PDFs, poppler to read them back, fonts with Arabic glyphs, FreeRADIUS for interop, nginx for
-// deploy/nginx, MariaDB for the importer's daloRADIUS and phpnuxbill sources. Run as root on
+// deploy/nginx, MariaDB for the importer's daloRADIUS and phpnuxbill sources, nats-server for the
+// cluster-faults suite's private NATS. Run as root on
 // Debian or Ubuntu, the missing ones are installed with one apt-get; otherwise it stops at once
 // with the one command to run. Plain ESM so it runs before the build (`node scripts/test-packages.mjs`).
 import { spawnSync } from 'node:child_process';
@@ -17,6 +18,7 @@ export const TEST_PACKAGES = [
   'freeradius-utils',
   'nginx-light',
   'mariadb-server',
+  'nats-server',
 ];
 
 export function installCommand(packages) {

@@ -83,14 +83,7 @@ export async function createBatch(tx: Tx, b: NewBatch): Promise<{ batch: BatchRo
       createdBy: b.createdBy,
     })
     .returning();
-  const serials = pins.map((_, i) => serialOf(b.prefix, batch.id, i + 1));
-  for (let from = 0; from < b.count; from += CHUNK) {
-    const to = Math.min(b.count, from + CHUNK);
-    await tx.execute(sql`
-      insert into cards (batch_id, serial, pin_hash)
-      select ${batch.id}, s, h from unnest(${sql.param(serials.slice(from, to))}::text[],
-                                           ${sql.param(pins.slice(from, to).map(pinHash))}::text[]) as v(s, h)`);
-  }
+  // Before the cards: a short balance is refused (402) at once, not after hashing and writing them all.
   if (b.resellerId !== null && b.chargeMode === 'creation') {
     await chargeReseller(
       tx,
@@ -101,6 +94,14 @@ export async function createBatch(tx: Tx, b: NewBatch): Promise<{ batch: BatchRo
       `batch ${batch.id}`,
       b.createdBy,
     );
+  }
+  const serials = pins.map((_, i) => serialOf(b.prefix, batch.id, i + 1));
+  for (let from = 0; from < b.count; from += CHUNK) {
+    const to = Math.min(b.count, from + CHUNK);
+    await tx.execute(sql`
+      insert into cards (batch_id, serial, pin_hash)
+      select ${batch.id}, s, h from unnest(${sql.param(serials.slice(from, to))}::text[],
+                                           ${sql.param(pins.slice(from, to).map(pinHash))}::text[]) as v(s, h)`);
   }
   const worth = b.value !== null ? String(fromMinor(b.value, b.currency)) : `service ${b.serviceId}`;
   const lines = ['serial,pin,value,expires_at'];

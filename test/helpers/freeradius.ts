@@ -153,7 +153,9 @@ export async function startFreeradius(t: TestApp, secret: string, opts: RadiusOp
     const pairs: [string, string][] = [];
     for (const line of lines.slice(received + 1)) {
       const m = /^\s+([\w-]+(?::\d+)?) = "?(.*?)"?$/.exec(line);
-      if (m) {
+      // FreeRADIUS 3.2.5+ (Debian trixie; not bookworm's 3.2.1) signs every Access-Accept with a
+      // Message-Authenticator (the BlastRADIUS fix): the packet's checksum, not a reply of the policy.
+      if (m && m[1] !== 'Message-Authenticator') {
         parsed[m[1]] = m[2];
         pairs.push([m[1], m[2]]);
       }

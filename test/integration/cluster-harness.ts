@@ -131,6 +131,8 @@ function exited(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
+const NATS_SERVER = '/usr/sbin/nats-server';
+
 /** A nats-server of this test alone, on a free port, that the test may stop and start. */
 export async function privateNats(): Promise<Restartable> {
   const port = await freePort();
@@ -139,7 +141,9 @@ export async function privateNats(): Promise<Restartable> {
     url: `nats://127.0.0.1:${port}`,
     port,
     async start() {
-      child = spawn('/usr/sbin/nats-server', ['-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
+      if (!fs.existsSync(NATS_SERVER))
+        throw new Error(`${NATS_SERVER} is missing: apt-get install nats-server (npm test installs it as root)`);
+      child = spawn(NATS_SERVER, ['-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
       await waitFor(
         'nats-server listening',
         async () => {

@@ -269,6 +269,9 @@ describe('a subscriber on a phone', () => {
         username: me.username,
         nasipaddress: '127.0.0.1',
         acctstarttime: new Date(Date.now() - 3_600_000),
+        // Heard of just now, as a live session is: one silent for 2 interims + 1 minute is stale, and
+        // the usage run (every 30 s) closes it; on a loaded machine the test takes longer than that.
+        acctupdatetime: new Date(),
         framedipaddress: '100.64.7.10',
         callingstationid: 'AA:BB:CC:00:11:22',
       },

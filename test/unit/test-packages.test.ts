@@ -20,6 +20,7 @@ const ALL = [
   'freeradius-utils',
   'nginx-light',
   'mariadb-server',
+  'nats-server',
 ];
 
 interface Run {
