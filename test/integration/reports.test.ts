@@ -241,6 +241,7 @@ describe('GET /api/dashboard', () => {
       );
       await session('mv-5', user(subs.b), '26 hours', '20 hours');
       await session('mv-6', user(subs.a), '4 hours', '90 minutes');
+      await session('mv-7', user(subs.a), '4 days', '3 days');
       expect(await check()).toBeGreaterThanOrEqual(2 * 3600 - 1);
       // Interim-Updates raise the last packet; the counts stay.
       await t.pool.query(
@@ -249,13 +250,13 @@ describe('GET /api/dashboard', () => {
       const age = await check();
       expect(age).toBeGreaterThanOrEqual(599);
       expect(age).toBeLessThanOrEqual(601);
-      // Stops (one alone, two in one statement) and a closed session removed.
+      // Stops (one alone, two in one statement) and two closed sessions removed, one of days ago.
       await t.pool.query(`update radacct set acctstoptime = now() - interval '1 hour' where acctuniqueid = 'mv-1'`);
       await t.pool.query(
         `update radacct set acctstoptime = now() - interval '30 minutes', acctupdatetime = now() - interval '30 minutes'
           where acctuniqueid in ('mv-3', 'mv-4')`,
       );
-      await t.pool.query(`delete from radacct where acctuniqueid = 'mv-5'`);
+      await t.pool.query(`delete from radacct where acctuniqueid in ('mv-5', 'mv-7')`);
       await check();
       // A1's subscriber moves to B's tree, A's is deleted, then the rows are folded.
       await t.pool.query('update subscribers set reseller_id = $1 where id = $2', [B, subs.a1]);

@@ -39,8 +39,12 @@ BEGIN
       FROM new_rows r CROSS JOIN LATERAL session_hours_rows(r.acctstarttime, r.acctstoptime) c GROUP BY 1, 2;
   ELSIF TG_OP = 'DELETE' THEN
     INSERT INTO session_hours (reseller_id, hour, starts, stops)
+    -- A session stopped over two days ago counts only in hours no one reads (the fold drops them):
+    -- a retention purge of old sessions writes nothing here.
     SELECT session_reseller(r.username), c.hour, -sum(c.starts), -sum(c.stops)
-      FROM old_rows r CROSS JOIN LATERAL session_hours_rows(r.acctstarttime, r.acctstoptime) c GROUP BY 1, 2;
+      FROM old_rows r CROSS JOIN LATERAL session_hours_rows(r.acctstarttime, r.acctstoptime) c
+     WHERE r.acctstoptime IS NULL OR r.acctstoptime >= now() - interval '2 days'
+     GROUP BY 1, 2;
   ELSIF TG_OP = 'UPDATE' THEN
     INSERT INTO session_hours (reseller_id, hour, starts, stops)
     SELECT reseller_id, hour, sum(starts), sum(stops) FROM (
