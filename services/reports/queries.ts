@@ -109,18 +109,22 @@ export function cardFigures(scope: ReportScope, monthFrom: string): Sql {
   };
 }
 
-/** Each access server: the scope's subscribers online on it, and the age of its newest accounting packet. */
+/**
+ * Each access server: the scope's subscribers online on it, and the age of its newest accounting
+ * packet (nas_last_packet, kept by radacct's triggers), shown while it has an open session
+ * (radacct_open_nas_idx, one probe per server).
+ */
 export function nasFigures(scope: ReportScope): Sql {
   const p = new Params();
   return {
     text: `select n.id, n.shortname, n.nasname, coalesce(o.online, 0) as online,
-             floor(extract(epoch from now() - a.last))::bigint as last_packet_age_seconds
+             floor(extract(epoch from now() - l.last_packet))::bigint as last_packet_age_seconds
         from nas n
         left join (select last_nas_id, count(*) as online from subscribers
                     where is_online and deleted_at is null and ${scopeSql(scope, 'reseller_id', p)}
                     group by last_nas_id) o on o.last_nas_id = n.id
-        left join (select host(nasipaddress) as ip, max(coalesce(acctupdatetime, acctstarttime)) as last
-                     from radacct where acctstoptime is null group by 1) a on a.ip = n.nasname
+        left join nas_last_packet l on host(l.nasipaddress) = n.nasname
+         and exists (select 1 from radacct r where r.nasipaddress = l.nasipaddress and r.acctstoptime is null)
        order by n.id`,
     values: p.values,
   };
@@ -144,36 +148,26 @@ export function paymentsPerDay(scope: ReportScope, from: string, today: string, 
 }
 
 /**
- * Sessions open at some instant of each of the last 24 hours. Candidates are the open sessions and
- * those that started in the last 7 days (radacct_start_idx): a session closed today after running
- * for more than a week is left out (docs/reports.md). Materialised: inlined, the candidates were
- * fetched again from radacct for each hour. An open session counts from its start hour on (a running
- * sum of starts per hour), so only the few closed ones are matched against each hour.
+ * Sessions open at some instant of each of the last 24 hours (UTC hours), from session_hours: those
+ * open now, less those that started after the hour, plus those that stopped in it or after. Reads the
+ * open count ('-infinity') and the rows of the window per reseller, never the sessions.
  */
 export function onlinePerHour(scope: ReportScope): Sql {
   const p = new Params();
-  const join =
-    scope.pathPattern === null
-      ? ''
-      : `join subscribers s on s.username = r.username and s.deleted_at is null and ${scopeSql(scope, 's.reseller_id', p)}`;
   return {
     text: `with hours as (
-             select generate_series(date_trunc('hour', now()) - interval '23 hours', date_trunc('hour', now()), interval '1 hour') as h
-           ), sessions as materialized (
-             select r.acctstarttime, r.acctstoptime from radacct r ${join}
-              where r.acctstoptime is null
-                 or (r.acctstarttime >= now() - interval '7 days' and r.acctstoptime >= now() - interval '24 hours')
-           ), opened as (
-             select greatest(date_trunc('hour', acctstarttime), date_trunc('hour', now()) - interval '23 hours') as h,
-                    count(*) as n
-               from sessions where acctstoptime is null group by 1
-           ), closed as (
-             select h.h, count(*) as n from hours h join sessions s
-                 on s.acctstoptime is not null and s.acctstarttime < h.h + interval '1 hour' and s.acctstoptime >= h.h
-              group by h.h
+             select generate_series(date_trunc('hour', now(), 'UTC') - interval '23 hours', date_trunc('hour', now(), 'UTC'), interval '1 hour') as h
+           ), counts as (
+             select hour, sum(starts) as starts, sum(stops) as stops from session_hours
+              where (hour = '-infinity' or hour >= date_trunc('hour', now(), 'UTC') - interval '23 hours')
+                and ${scopeSql(scope, 'reseller_id', p)}
+              group by hour
            )
-           select h.h as hour, (coalesce(sum(o.n) over (order by h.h), 0) + coalesce(c.n, 0))::bigint as online
-             from hours h left join opened o on o.h = h.h left join closed c on c.h = h.h
+           select h.h as hour,
+                  (coalesce((select sum(starts) from counts where hour = '-infinity'), 0)
+                   - coalesce((select sum(starts) from counts where hour > '-infinity' and hour >= h.h + interval '1 hour'), 0)
+                   + coalesce((select sum(stops) from counts where hour >= h.h), 0))::bigint as online
+             from hours h
             order by h.h`,
     values: p.values,
   };

@@ -626,6 +626,36 @@ export const subscriberCounts = pgTable(
   ],
 );
 
+/**
+ * Accounting sessions counted per reseller and UTC hour for the dashboard's online per hour
+ * (docs/reports.md, "Sessions per hour"; migration 0054): `starts` at the hour a session started,
+ * `stops` at the hour it stopped, and at hour '-infinity' the open sessions (as `starts`). The
+ * reseller is the session's live subscriber's (0: none, or the operator's own). Triggers on radacct
+ * and subscribers append signed rows in the writing transaction; the reports service folds them.
+ */
+export const sessionHours = pgTable(
+  'session_hours',
+  {
+    resellerId: integer('reseller_id').notNull(),
+    hour: timestamp('hour', { withTimezone: true }).notNull(),
+    starts: bigint('starts', { mode: 'number' }).notNull(),
+    stops: bigint('stops', { mode: 'number' }).notNull(),
+    folded: boolean('folded').notNull().default(false),
+  },
+  (t) => [
+    index('session_hours_hour_idx').on(t.hour, t.resellerId),
+    index('session_hours_unfolded_idx')
+      .on(t.hour, t.resellerId)
+      .where(sql`not ${t.folded}`),
+  ],
+);
+
+/** The newest Start or Interim-Update time each access server sent (migration 0054), kept by radacct's triggers. */
+export const nasLastPacket = pgTable('nas_last_packet', {
+  nasipaddress: inet('nasipaddress').primaryKey(),
+  lastPacket: timestamp('last_packet', { withTimezone: true }).notNull(),
+});
+
 export const invoicePayments = pgTable(
   'invoice_payments',
   {

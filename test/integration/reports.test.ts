@@ -5,6 +5,7 @@
  */
 import { addDays, todayUtc } from '../../shared/billing/dates';
 import { foldLedgerRollup } from '../../shared/db/ledger-rollup';
+import { foldSessionHours } from '../../shared/db/session-hours';
 import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
 import { seedPlan, seedReseller, seedSubscriber } from './billing-fixtures';
 
@@ -175,6 +176,106 @@ describe('GET /api/dashboard', () => {
       expect(Math.max(...rows.map((r) => r.n))).toBeGreaterThanOrEqual(2);
     } finally {
       await t.pool.query(`delete from radacct where username = 'oph'`);
+    }
+  });
+
+  it('online per hour and the access servers follow sessions started, updated, stopped and moved, per scope', async () => {
+    const { rows: users } = await t.pool.query<{ id: number; username: string }>(
+      'select id, username from subscribers where id = any($1)',
+      [[subs.a, subs.a1, subs.b]],
+    );
+    const user = (id: number) => users.find((u) => u.id === id)!.username;
+    const nasIp = '192.0.2.77';
+    await t.pool.query(`insert into nas (nasname, shortname, secret) values ($1, 'tower-west', 's')`, [nasIp]);
+    const session = (id: string, username: string, start: string, stop: string | null) =>
+      t.pool.query(
+        `insert into radacct (acctsessionid, acctuniqueid, username, nasipaddress, acctstarttime, acctstoptime)
+         values ($1, $1, $2, $3, now() - $4::interval, now() - $5::interval)`,
+        [id, username, nasIp, start, stop],
+      );
+    // Online per hour by the definition, over radacct itself, for a tree (every session when null).
+    const direct = async (pathLike: string | null) =>
+      (
+        await t.pool.query<{ n: number }>(
+          `select count(r.acctstarttime)::int as n
+             from generate_series(date_trunc('hour', now(), 'UTC') - interval '23 hours', date_trunc('hour', now(), 'UTC'), interval '1 hour') h
+             left join (select r.* from radacct r
+                         where $1::text is null
+                            or exists (select 1 from subscribers s where s.username = r.username and s.deleted_at is null
+                                          and s.reseller_id in (select id from resellers where path like $1))) r
+               on r.acctstarttime < h + interval '1 hour' and (r.acctstoptime is null or r.acctstoptime >= h)
+            group by h order by h`,
+          [pathLike],
+        )
+      ).rows.map((r) => r.n);
+    const check = async () => {
+      for (const [tok, pathLike] of [
+        [admin, null],
+        [resA, await pathOf(A)],
+        [resA1, await pathOf(A1)],
+        [resB, await pathOf(B)],
+      ] as const) {
+        const d = (await api.get('/api/dashboard', { token: tok })).body.data;
+        expect(d.series.online_per_hour.map((x: { online: number }) => x.online)).toEqual(await direct(pathLike));
+      }
+      const nas = (await api.get('/api/dashboard', { token: admin })).body.data.nas.find(
+        (x: { ip_address: string }) => x.ip_address === nasIp,
+      );
+      const age = await one(
+        `select case when bool_or(acctstoptime is null)
+                     then floor(extract(epoch from now() - max(coalesce(acctupdatetime, acctstarttime)))) end
+           from radacct where nasipaddress = $1`,
+        [nasIp],
+      );
+      if (nas.last_packet_age_seconds === null) expect(age).toBe(0);
+      else expect(Math.abs(nas.last_packet_age_seconds - age)).toBeLessThanOrEqual(1);
+      return nas.last_packet_age_seconds as number | null;
+    };
+    try {
+      // Starts: one statement of several sessions of both trees and one of no subscriber, then one more.
+      await t.pool.query(
+        `insert into radacct (acctsessionid, acctuniqueid, username, nasipaddress, acctstarttime)
+         values ('mv-1', 'mv-1', $1, $4, now() - interval '30 hours'), ('mv-2', 'mv-2', $2, $4, now() - interval '5 hours'),
+                ('mv-3', 'mv-3', $3, $4, now() - interval '2 hours'), ('mv-4', 'mv-4', 'nobody-here', $4, now() - interval '3 hours')`,
+        [user(subs.a), user(subs.a1), user(subs.b), nasIp],
+      );
+      await session('mv-5', user(subs.b), '26 hours', '20 hours');
+      await session('mv-6', user(subs.a), '4 hours', '90 minutes');
+      await session('mv-7', user(subs.a), '4 days', '3 days');
+      expect(await check()).toBeGreaterThanOrEqual(2 * 3600 - 1);
+      // Interim-Updates raise the last packet; the counts stay.
+      await t.pool.query(
+        `update radacct set acctupdatetime = now() - interval '10 minutes', acctinputoctets = 100 where acctuniqueid = 'mv-2'`,
+      );
+      const age = await check();
+      expect(age).toBeGreaterThanOrEqual(599);
+      expect(age).toBeLessThanOrEqual(601);
+      // Stops (one alone, two in one statement) and two closed sessions removed, one of days ago.
+      await t.pool.query(`update radacct set acctstoptime = now() - interval '1 hour' where acctuniqueid = 'mv-1'`);
+      await t.pool.query(
+        `update radacct set acctstoptime = now() - interval '30 minutes', acctupdatetime = now() - interval '30 minutes'
+          where acctuniqueid in ('mv-3', 'mv-4')`,
+      );
+      await t.pool.query(`delete from radacct where acctuniqueid in ('mv-5', 'mv-7')`);
+      await check();
+      // A1's subscriber moves to B's tree, A's is deleted, then the rows are folded.
+      await t.pool.query('update subscribers set reseller_id = $1 where id = $2', [B, subs.a1]);
+      await t.pool.query('update subscribers set deleted_at = now() where id = $1', [subs.a]);
+      await check();
+      await t.pool.query('update subscribers set deleted_at = null where id = $1', [subs.a]);
+      await t.pool.query('update subscribers set reseller_id = $1 where id = $2', [A1, subs.a1]);
+      await check();
+      await foldSessionHours();
+      expect(await one('select count(*) from session_hours where not folded')).toBe(0);
+      await check();
+      // Every session of the server stopped: no age is shown.
+      await t.pool.query(`update radacct set acctstoptime = now() where nasipaddress = $1 and acctstoptime is null`, [
+        nasIp,
+      ]);
+      expect(await check()).toBeNull();
+    } finally {
+      await t.pool.query(`delete from radacct where nasipaddress = $1`, [nasIp]);
+      await t.pool.query(`delete from nas where nasname = $1`, [nasIp]);
     }
   });
 
