@@ -12,5 +12,7 @@ GRANT SELECT, INSERT, UPDATE ON radacct TO freeradius;
 GRANT INSERT ON usage_deltas TO freeradius;
 -- ... and moves the session's counted totals in usage_seen (migration 0037).
 GRANT SELECT, INSERT, DELETE ON usage_seen TO freeradius;
+-- ... and raises the access server's last packet time in nas_last_packet (migration 0054).
+GRANT SELECT, INSERT, UPDATE ON nas_last_packet TO freeradius;
 GRANT INSERT ON radpostauth TO freeradius;
 GRANT USAGE ON SEQUENCE radacct_radacctid_seq, radpostauth_id_seq TO freeradius;

@@ -31,7 +31,9 @@ CREATE FUNCTION "session_reseller"(p_username text) RETURNS integer LANGUAGE sql
   SELECT coalesce((SELECT reseller_id FROM subscribers WHERE username = p_username AND deleted_at IS NULL LIMIT 1), 0)
 $$;
 --> statement-breakpoint
-CREATE FUNCTION "session_hours_radacct"() RETURNS trigger LANGUAGE plpgsql AS $$
+-- SECURITY DEFINER: FreeRADIUS's role may neither read subscribers nor write session_hours
+-- (deploy/freeradius/grants.sql); this fires at a session's start and stop only, never on an interim.
+CREATE FUNCTION "session_hours_radacct"() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
 BEGIN
   IF TG_OP = 'INSERT' THEN
     INSERT INTO session_hours (reseller_id, hour, starts, stops)
@@ -157,6 +159,24 @@ BEGIN
   END IF;
   RETURN NULL;
 END $$;
+--> statement-breakpoint
+-- nas_last_packet_radacct fires on every Interim-Update, so it runs with FreeRADIUS's own rights (no
+-- SECURITY DEFINER, as migration 0032's usage_deltas): every role that may update radacct gets them
+-- here, and grants.sql has them too.
+DO $grant$
+DECLARE
+  role_name name;
+BEGIN
+  FOR role_name IN
+    SELECT DISTINCT a.grantee::regrole::text
+      FROM pg_class c, aclexplode(c.relacl) a
+     WHERE c.oid = 'radacct'::regclass AND a.privilege_type = 'UPDATE'
+       AND a.grantee <> 0 AND a.grantee <> c.relowner
+  LOOP
+    EXECUTE format('GRANT SELECT, INSERT, UPDATE ON nas_last_packet TO %s', role_name);
+  END LOOP;
+END
+$grant$;
 --> statement-breakpoint
 CREATE TRIGGER "nas_last_packet_insert" AFTER INSERT ON "radacct" REFERENCING NEW TABLE AS new_rows
   FOR EACH STATEMENT EXECUTE FUNCTION nas_last_packet_radacct();
