@@ -8,7 +8,7 @@ import { ntHash } from '../../shared/access/radius-rows';
 import { readSource, runImport, type ImportReport } from '../../shared/import';
 import { ImportInputError } from '../../shared/import/sources/csv';
 import { startTestApp, type TestApp } from '../helpers/app';
-import { rowCounts, withoutTiming } from './import-helpers';
+import { numberIndexWhole, rowCounts, withoutTiming } from './import-helpers';
 
 const FIXTURES = path.join(__dirname, '../fixtures/import');
 const TODAY = '2026-01-15';
@@ -58,6 +58,8 @@ describe('import from CSV', () => {
     expect(real.money.balances).toEqual({ source: 2001, notImported: 200, after: 1801, difference: 0 });
     // Payments: 15 + 10 + 15 + 9.99 + 1 + 45.50 + 15 + 15.
     expect(real.money.payments).toEqual({ source: 12649, notImported: 2599, after: 10050, difference: 0 });
+    // The batch wrote the number trigrams in bulk (fast update on for its insert only).
+    expect(await numberIndexWhole(t.pool, 'inv-')).toBe(5);
     expect(real.money.reconciled).toBe(true);
 
     const subs = await t.pool.query(

@@ -88,3 +88,35 @@ export async function mariadbFixture(folder: string): Promise<{ url: string; dro
     },
   };
 }
+
+/**
+ * The invoice number's trigram index after an import: back without GIN's fast update (migration
+ * 0036; a batch switches it on for its own insert only) and holding every invoice's number, read
+ * through that index alone. Returns how many invoices it found.
+ */
+export async function numberIndexWhole(pool: Pool, search: string): Promise<number> {
+  const trgm = await pool.query(`select reloptions from pg_class where relname = 'invoices_number_trgm'`);
+  expect(trgm.rows).toEqual([{ reloptions: ['fastupdate=off'] }]);
+  const client = await pool.connect();
+  try {
+    await client.query('begin');
+    await client.query('set local enable_seqscan = off; set local enable_indexscan = off');
+    const plan = await client.query(`explain select id from invoices where invoice_number ilike '%' || $1 || '%'`, [
+      search,
+    ]);
+    expect(plan.rows.map((r) => r['QUERY PLAN']).join('\n')).toContain('invoices_number_trgm');
+    const found = await client.query(
+      `select count(*)::int as n from invoices where invoice_number ilike '%' || $1 || '%'`,
+      [search],
+    );
+    await client.query('rollback');
+    const all = await pool.query(
+      `select count(*)::int as n from invoices where strpos(lower(invoice_number), lower($1)) > 0`,
+      [search],
+    );
+    expect(found.rows[0].n).toBe(all.rows[0].n);
+    return found.rows[0].n;
+  } finally {
+    client.release();
+  }
+}
