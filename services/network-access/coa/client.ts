@@ -68,12 +68,6 @@ const READS_PER_TURN = 32;
 /** Turns a timeout waits for the socket's buffer to drain: enough for every identifier's reply. */
 const MAX_DRAIN_TURNS = IDS_PER_SOCKET / READS_PER_TURN;
 /**
- * Sockets open() opens, over which requests are spread round-robin: a busy event loop (a turn of
- * 50 ms while a first bulk job compiles and writes its batches) reads READS_PER_TURN replies a turn
- * from one socket, and a NAS's 64 places then stay half empty behind replies left in the buffer.
- */
-const SPREAD_SOCKETS = 4;
-/**
  * A NAS still counts as answering this many timeouts, and at least ANSWERING_MIN_MS, after its last
  * reply: a busy event loop (a collection, a batch's lookups) reads replies late, and the gap between
  * two of them then passes a few timeouts of a LAN NAS without the NAS stalling.
@@ -192,8 +186,6 @@ export class CoaClient {
   /** Requests waiting for a free identifier when every socket is full. */
   private readonly idWaiters = new Fifo<() => void>();
   private opening: Promise<void> | undefined;
-  /** The socket the next request tries first. */
-  private nextSocket = 0;
   private closed = false;
 
   constructor(options: Partial<CoaClientOptions> = {}) {
@@ -276,12 +268,9 @@ export class CoaClient {
     return now - nas.lastReplyAt <= Math.max(ANSWERING_MIN_MS, ANSWERING_RTOS * nas.rtt.rtoMs());
   }
 
-  /**
-   * Opens SPREAD_SOCKETS sockets ahead of the first request (a job's first requests waited for the
-   * bind), for requests to be spread over; without it sockets open one at a time, as they fill.
-   */
+  /** Opens the first socket ahead of the first request (a job's first requests waited for its bind). */
   async open(): Promise<void> {
-    while (this.sockets.length < SPREAD_SOCKETS && !this.closed)
+    if (this.sockets.length === 0 && !this.closed)
       await (this.opening ??= this.openSocket().finally(() => (this.opening = undefined)));
   }
 
@@ -452,16 +441,11 @@ export class CoaClient {
 
   // ---------------------------------------------------------------- sockets and gates
 
-  /** An identifier on an open socket with room, if any, the sockets taken in turn. */
+  /** An identifier on an open socket with room, if any. */
   private freeIdentifier(init: Omit<Pending, 'id' | 'socket'>): Pending | undefined {
-    const n = this.sockets.length;
-    for (let i = 0; i < n; i++) {
-      const index = (this.nextSocket + i) % n;
-      const pending = this.sockets[index].allocate(init);
-      if (pending) {
-        this.nextSocket = (index + 1) % n;
-        return pending;
-      }
+    for (const s of this.sockets) {
+      const pending = s.allocate(init);
+      if (pending) return pending;
     }
     return undefined;
   }
