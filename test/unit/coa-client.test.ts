@@ -1,4 +1,5 @@
 import dgram from 'node:dgram';
+import { Worker } from 'node:worker_threads';
 import { CoaClient } from '../../services/network-access/coa/client';
 import { decodeRequest, encodeReply } from '../../services/network-access/coa/codec';
 import { settle, waitFor } from '../helpers/wait';
@@ -215,6 +216,49 @@ it('a request waiting on the initial timeout is re-armed once the first round tr
   expect(await silent.result).toEqual({ kind: 'timeout', attempts: 2 });
   // Measured on the fake clock: the initial 5 s never ran out.
   expect(performance.now() - started).toBeLessThan(5000);
+});
+
+/**
+ * A NAS in another thread, so that it answers while the test's event loop is blocked: Disconnect-ACK
+ * to every request, counting the replies sent in `workerData.sent` (a shared Int32Array).
+ */
+const THREAD_NAS = `
+const { parentPort, workerData } = require('node:worker_threads');
+const dgram = require('node:dgram');
+const crypto = require('node:crypto');
+const socket = dgram.createSocket('udp4');
+socket.on('message', (msg, from) => {
+  const reply = Buffer.alloc(20);
+  reply[0] = 41;
+  reply[1] = msg[1];
+  reply.writeUInt16BE(20, 2);
+  msg.copy(reply, 4, 4, 20);
+  crypto.createHash('md5').update(reply).update(workerData.secret).digest().copy(reply, 4);
+  socket.send(reply, from.port, from.address, () => Atomics.add(workerData.sent, 0, 1));
+});
+socket.bind(0, '127.0.0.1', () => parentPort.postMessage(socket.address().port));
+`;
+
+it('after a stall past the timeout, replies already in the socket buffer end their requests without a retransmission, beyond the 32 one turn of the loop reads', async () => {
+  const sent = new Int32Array(new SharedArrayBuffer(4));
+  const nasThread = new Worker(THREAD_NAS, { eval: true, workerData: { secret: SECRET, sent } });
+  try {
+    const port = await new Promise<number>((resolve) => nasThread.once('message', resolve));
+    client = new CoaClient({ rto: { initialMs: 100, minMs: 20, maxMs: 1000 } });
+    await client.open();
+    const target = { host: '127.0.0.1', port, secret: SECRET };
+    const started = performance.now();
+    const replies = Array.from({ length: 64 }, (_, i) => client.disconnect(target, session(`b${i}`)));
+    // Block this thread until the NAS has answered all 64 and every timeout is due: the replies
+    // wait in the socket buffer, and libuv reads 32 datagrams from a socket per turn.
+    while (Atomics.load(sent, 0) < 64 || performance.now() - started < 200)
+      Atomics.wait(sent, 0, Atomics.load(sent, 0), 10);
+    const results = await Promise.all(replies);
+    expect(results.map((r) => `${r.kind}/${r.attempts}`)).toEqual(Array(64).fill('ack/1'));
+    expect(client.stats).toMatchObject({ sent: 64, retransmitted: 0, dropped: 0 });
+  } finally {
+    await nasThread.terminate();
+  }
 });
 
 it('close() ends outstanding and queued requests with an error', async () => {

@@ -60,6 +60,14 @@ const IDS_PER_SOCKET = 256;
 const EMPTY = Buffer.alloc(0);
 const TIMER_TICK_MS = 5;
 /**
+ * libuv reads at most this many datagrams from one socket per turn of the event loop (uv__udp_io's
+ * count): after a stall longer than a timeout, with 64 replies waiting, one turn leaves half of them
+ * in the buffer.
+ */
+const READS_PER_TURN = 32;
+/** Turns a timeout waits for the socket's buffer to drain: enough for every identifier's reply. */
+const MAX_DRAIN_TURNS = IDS_PER_SOCKET / READS_PER_TURN;
+/**
  * A NAS still counts as answering this many timeouts, and at least ANSWERING_MIN_MS, after its last
  * reply: a busy event loop (a collection, a batch's lookups) reads replies late, and the gap between
  * two of them then passes a few timeouts of a LAN NAS without the NAS stalling.
@@ -133,6 +141,8 @@ interface NasState {
 class UdpSocket {
   readonly slots: (Pending | undefined)[] = new Array(IDS_PER_SOCKET);
   used = 0;
+  /** Datagrams read from this socket, of any kind: tells a timeout whether the buffer was drained. */
+  received = 0;
   private nextId = 0;
 
   constructor(readonly socket: dgram.Socket) {}
@@ -355,11 +365,23 @@ export class CoaClient {
 
   private onTimeout(p: Pending): void {
     p.timer = undefined;
-    // Timers run before I/O in the event loop: after a busy stretch the reply may be sitting in the
-    // socket buffer. Let the poll phase read it before retransmitting or giving up.
+    this.afterPendingReads(p, 0);
+  }
+
+  /**
+   * Timers run before I/O in the event loop: after a busy stretch the reply may be sitting in the
+   * socket buffer. Let the poll phase read it before retransmitting or giving up, and while a turn
+   * read as many datagrams from the socket as libuv reads in one, another turn, as more may wait.
+   * With one turn only, 64 replies waiting after a stall cost 32 needless retransmissions (the
+   * first bulk job after a start, issue 41, stalls like that while V8 compiles its hot paths).
+   */
+  private afterPendingReads(p: Pending, turns: number): void {
+    const before = p.socket.received;
     setImmediate(() => {
       if (p.socket.slots[p.id] !== p || p.timer) return;
-      if (p.attempts <= this.options.retransmits) this.transmit(p);
+      if (p.socket.received - before >= READS_PER_TURN && turns + 1 < MAX_DRAIN_TURNS)
+        this.afterPendingReads(p, turns + 1);
+      else if (p.attempts <= this.options.retransmits) this.transmit(p);
       else this.finish(p, { kind: 'timeout', attempts: p.attempts });
     });
   }
@@ -375,6 +397,7 @@ export class CoaClient {
   }
 
   private onMessage(socket: UdpSocket, msg: Buffer, from: dgram.RemoteInfo): void {
+    socket.received++;
     const p = msg.length >= 20 ? socket.slots[msg[1]] : undefined;
     const replyCode = REPLY_CODE_BY_NUMBER[msg[0]];
     const expected = p ? REPLY_CODES[p.code] : undefined;
