@@ -148,6 +148,17 @@ export async function openInvoices(
 }
 
 /** Temporary directories (mode 0755, so a root run's postgres user can enter them), removed by cleanup(). */
+/** A cash payment through the API; the payment's id (anything but 200 throws). */
+export async function payInvoice(base: string, token: string, invoiceId: number, amount: number): Promise<number> {
+  const res = await fetch(`${base}/api/invoices/${invoiceId}/payment`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ amount, method: 'cash' }),
+  });
+  if (res.status !== 200) throw new Error(`payment answered ${res.status}: ${await res.text()}`);
+  return ((await res.json()) as { data: { payment: { id: number } } }).data.payment.id;
+}
+
 export function tempDirs() {
   const dirs: string[] = [];
   return {

@@ -15,7 +15,7 @@ import type { BaseBackupInfo } from '../../shared/backup/wal-archive';
 import { repoRoot } from '../../shared/paths';
 import { testEnv } from '../helpers/app';
 import { runCli } from '../helpers/backup';
-import { freePort, serverEnv, tempDirs } from '../helpers/server-process';
+import { freePort, payInvoice, serverEnv, tempDirs } from '../helpers/server-process';
 import { suiteTransporter } from '../helpers/transporter';
 import { waitFor } from '../helpers/wait';
 import { ADMIN, login, seed } from './cluster-harness';
@@ -57,16 +57,6 @@ async function startClusterProcess(env: NodeJS.ProcessEnv): Promise<void> {
     180_000,
     250,
   );
-}
-
-async function pay(base: string, token: string, invoiceId: number, amount: number): Promise<number> {
-  const res = await fetch(`${base}/api/invoices/${invoiceId}/payment`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: JSON.stringify({ amount, method: 'cash' }),
-  });
-  if (res.status !== 200) throw new Error(`payment answered ${res.status}: ${await res.text()}`);
-  return ((await res.json()) as { data: { payment: { id: number } } }).data.payment.id;
 }
 
 async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
@@ -123,12 +113,12 @@ it(`archives WAL and takes base backups of the cluster's embedded database, over
 
   const token = await login(baseUrl);
   const { invoiceId } = await seed(baseUrl, token, 'pitr');
-  for (let i = 0; i < 3; i++) await pay(baseUrl, token, invoiceId, 2 + i);
+  for (let i = 0; i < 3; i++) await payInvoice(baseUrl, token, invoiceId, 2 + i);
   const atT = await withClient(url, (c) => ledgerTotals(c));
   await new Promise((r) => setTimeout(r, 1500));
   const target = new Date();
   await new Promise((r) => setTimeout(r, 1500));
-  for (let i = 0; i < 2; i++) await pay(baseUrl, token, invoiceId, 10 + i);
+  for (let i = 0; i < 2; i++) await payInvoice(baseUrl, token, invoiceId, 10 + i);
   const afterT = await withClient(url, (c) => ledgerTotals(c));
   expect(afterT).not.toEqual(atT);
 

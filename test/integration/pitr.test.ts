@@ -13,7 +13,15 @@ import { ledgerTotals } from '../../shared/backup/facts';
 import type { BaseBackupInfo } from '../../shared/backup/wal-archive';
 import { TEST_ENCRYPTION_KEY } from '../helpers/app';
 import { runCli } from '../helpers/backup';
-import { freePort, login, openInvoices, startServer, stopServer, tempDirs } from '../helpers/server-process';
+import {
+  freePort,
+  login,
+  openInvoices,
+  payInvoice,
+  startServer,
+  stopServer,
+  tempDirs,
+} from '../helpers/server-process';
 import { seedBillingSubscriber } from './billing-fixtures';
 
 jest.setTimeout(300_000);
@@ -35,16 +43,6 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T 
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 250));
   }
-}
-
-async function pay(base: string, token: string, invoiceId: number, amount: number): Promise<number> {
-  const res = await fetch(`${base}/api/invoices/${invoiceId}/payment`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: JSON.stringify({ amount, method: 'cash' }),
-  });
-  if (res.status !== 200) throw new Error(`payment answered ${res.status}: ${await res.text()}`);
-  return ((await res.json()) as { data: { payment: { id: number } } }).data.payment.id;
 }
 
 async function withPool<T>(url: string, fn: (pool: pg.Pool) => Promise<T>): Promise<T> {
@@ -82,7 +80,7 @@ it('recovers a new DATA_DIR to a moment: exactly the payments before it, the led
     );
     const token = await login(source.base);
     const invoiceIds = await openInvoices(source.base, token, subscriberId, 2);
-    for (let i = 0; i < 6; i++) before.push(await pay(source.base, token, invoiceIds[i % 2], 3 + i));
+    for (let i = 0; i < 6; i++) before.push(await payInvoice(source.base, token, invoiceIds[i % 2], 3 + i));
     // Nothing is written around T: the ledger read now is the ledger at T.
     atT = await withPool(url, async (pool) => {
       const client = await pool.connect();
@@ -95,7 +93,7 @@ it('recovers a new DATA_DIR to a moment: exactly the payments before it, the led
     await new Promise((r) => setTimeout(r, 1500));
     target = new Date();
     await new Promise((r) => setTimeout(r, 1500));
-    for (let i = 0; i < 5; i++) after.push(await pay(source.base, token, invoiceIds[i % 2], 7 + i));
+    for (let i = 0; i < 5; i++) after.push(await payInvoice(source.base, token, invoiceIds[i % 2], 7 + i));
 
     // The segment holding the last payments is archived (as archive_timeout would within a minute).
     await withPool(url, async (pool) => {
@@ -167,7 +165,7 @@ it('recovers a new DATA_DIR to a moment: exactly the payments before it, the led
       // The recovered installation goes on: a new payment after the recovered ones.
       const token = await login(copy.base);
       const { rows: inv } = await pool.query<{ id: number }>('select id from invoices order by id limit 1');
-      const next = await pay(copy.base, token, inv[0].id, 1);
+      const next = await payInvoice(copy.base, token, inv[0].id, 1);
       expect(next).toBeGreaterThan(Math.max(...before));
     });
   } finally {
