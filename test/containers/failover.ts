@@ -159,6 +159,10 @@ async function main(): Promise<void> {
     ADMIN_PASSWORD: ADMIN.password,
     EXPECTED_UNITS: UNITS.join(','),
     LOG_LEVEL: 'warn',
+    // The gateway limits requests per client address (300 a minute by default), and all 50 clients come
+    // from loopback: their retries during the outage spent the minute's budget, and the first write
+    // after the failover waited for the next one-minute window (429s), not for the database.
+    RATE_LIMIT_PER_MIN: '1000000',
     IMAGES: 'service postgres-ha nats',
   });
   const deploy = path.join(repoRoot(), 'deploy');
