@@ -31,6 +31,8 @@ export interface LiveSession {
   framedIpv6Address?: string | null;
   framedIpv6Prefix?: string | null;
   delegatedIpv6Prefix?: string | null;
+  /** radacct's callingstationid (the CPE's MAC on PPPoE); absent or null when accounting has none. */
+  callingStationId?: string | null;
   nasIp: string;
   /** null when the session's NAS address matches no registered access server. */
   nas: NasAccess | null;
@@ -65,6 +67,7 @@ interface SessionRow extends Record<string, unknown> {
   framed_ipv6_address: string | null;
   framed_ipv6_prefix: string | null;
   delegated_ipv6_prefix: string | null;
+  calling_station_id: string | null;
   nas_ip: string;
   nas_id: number | null;
   shortname: string | null;
@@ -98,8 +101,8 @@ export async function liveSessions(owners: SessionOwner[]): Promise<Map<string, 
     )
     select t.username as key, r.username, r.acctsessionid, host(r.framedipaddress) as framed_ip,
            host(r.framedipv6address) as framed_ipv6_address, text(r.framedipv6prefix) as framed_ipv6_prefix,
-           text(r.delegatedipv6prefix) as delegated_ipv6_prefix, host(r.nasipaddress) as nas_ip,
-           n.id as nas_id, n.shortname, n.secret, n.coa_port, n.api_port, n.api_username, n.api_password_enc,
+           text(r.delegatedipv6prefix) as delegated_ipv6_prefix, nullif(r.callingstationid, '') as calling_station_id,
+           host(r.nasipaddress) as nas_ip, n.id as nas_id, n.shortname, n.secret, n.coa_port, n.api_port, n.api_username, n.api_password_enc,
            n.vendor
       from t
       left join subscribers s on s.id = t.subscriber_id
@@ -122,6 +125,7 @@ export async function liveSessions(owners: SessionOwner[]): Promise<Map<string, 
       framedIpv6Address: r.framed_ipv6_address,
       framedIpv6Prefix: r.framed_ipv6_prefix,
       delegatedIpv6Prefix: r.delegated_ipv6_prefix,
+      callingStationId: r.calling_station_id,
       nasIp: r.nas_ip,
       nas:
         r.nas_id === null
@@ -159,6 +163,7 @@ export function routerKey(username: string, s: Omit<LiveSession, 'nas' | 'nasIp'
     ipv4: s.framedIp,
     framedIpv6Prefix: s.framedIpv6Prefix ?? null,
     delegatedIpv6Prefix: s.delegatedIpv6Prefix ?? null,
+    callerId: s.callingStationId ?? null,
   };
 }
 

@@ -19,7 +19,7 @@ import type { OutcomeRecord } from './outcomes';
 import { loadNas } from './reconcile';
 import { RouterOsError, type RouterOsClient } from './routeros/client';
 import type { SessionResult } from './router-actions';
-import { apiTarget } from './sessions';
+import { apiTarget, routerKey } from './sessions';
 
 const VERIFY_LOCK = 26_0002;
 /** How far back (outcome ids) the first check of a process looks. */
@@ -48,6 +48,7 @@ interface StillOpen extends Record<string, unknown> {
   framed_ip: string | null;
   framed_ipv6_prefix: string | null;
   delegated_ipv6_prefix: string | null;
+  calling_station_id: string | null;
 }
 
 export class DisconnectVerifier {
@@ -81,11 +82,13 @@ export class DisconnectVerifier {
     const { rows } = await db().execute<StillOpen>(sql`
       select o.id as outcome_id, o.subscriber_id, o.username, s as session, o.created_at as acked_at,
              r.username as acct_username, host(r.framedipaddress) as framed_ip,
-             text(r.framedipv6prefix) as framed_ipv6_prefix, text(r.delegatedipv6prefix) as delegated_ipv6_prefix
+             text(r.framedipv6prefix) as framed_ipv6_prefix, text(r.delegatedipv6prefix) as delegated_ipv6_prefix,
+             nullif(r.callingstationid, '') as calling_station_id
         from coa_outcomes o
         cross join lateral jsonb_array_elements(o.sessions) s
         cross join lateral (
-           select r.username, r.framedipaddress, r.framedipv6prefix, r.delegatedipv6prefix from radacct r
+           select r.username, r.framedipaddress, r.framedipv6prefix, r.delegatedipv6prefix, r.callingstationid
+             from radacct r
             where r.acctstoptime is null
               and r.acctsessionid = s->>'session_id'
               and r.nasipaddress = (s->>'nas_ip')::inet
@@ -113,12 +116,16 @@ export class DisconnectVerifier {
       result.detail = `${note}; no router API credentials to retry with`;
     } else {
       try {
-        const removed = await this.routeros.removePppSession(target, {
-          names: [r.username, r.acct_username ?? r.username],
-          ipv4: r.framed_ip,
-          framedIpv6Prefix: r.framed_ipv6_prefix,
-          delegatedIpv6Prefix: r.delegated_ipv6_prefix,
-        });
+        const removed = await this.routeros.removePppSession(
+          target,
+          routerKey(r.username, {
+            username: r.acct_username ?? r.username,
+            framedIp: r.framed_ip,
+            framedIpv6Prefix: r.framed_ipv6_prefix,
+            delegatedIpv6Prefix: r.delegated_ipv6_prefix,
+            callingStationId: r.calling_station_id,
+          }),
+        );
         result.outcome = removed > 0 ? 'kicked' : 'offline';
         result.detail =
           removed > 0

@@ -39,14 +39,14 @@ it("logs in and removes the subscriber's active PPP session by name", async () =
   const { sim, target } = await setup();
   sim.addSession({ name: 'ali@north', address: '10.0.0.9' });
   sim.addSession({ name: 'other', address: '10.0.0.10' });
-  expect(await client.removePppSession(target, 'ali@north')).toBe(1);
+  expect(await client.removePppSession(target, { names: ['ali@north'] })).toBe(1);
   expect([...sim.sessions.values()].map((s) => s.name)).toEqual(['other']);
   expect(sim.stats.commands).toEqual(['/login', '/ppp/active/print', '/ppp/active/remove']);
 });
 
 it.each([true, false])('no session on the router is 0 removed (RouterOS 7.18+ !empty: %s)', async (emptyReply) => {
   const { sim, target } = await setup({ emptyReply });
-  expect(await client.removePppSession(target, 'nobody')).toBe(0);
+  expect(await client.removePppSession(target, { names: ['nobody'] })).toBe(0);
   expect(await client.run(target, '/ppp/active/print')).toEqual([]);
   // The connection is still usable after !empty.
   sim.addSession({ name: 'late', address: '10.0.0.11' });
@@ -56,7 +56,9 @@ it.each([true, false])('no session on the router is 0 removed (RouterOS 7.18+ !e
 it('concurrent commands share one connection, at most maxConcurrentCommands outstanding', async () => {
   const { sim, target } = await setup({ latencyMs: 5 }, { maxConcurrentCommands: 4 });
   for (let i = 0; i < 40; i++) sim.addSession({ name: `u${i}`, address: `10.0.1.${i}` });
-  const removed = await Promise.all(Array.from({ length: 40 }, (_, i) => client.removePppSession(target, `u${i}`)));
+  const removed = await Promise.all(
+    Array.from({ length: 40 }, (_, i) => client.removePppSession(target, { names: [`u${i}`] })),
+  );
   expect(removed.every((n) => n === 1)).toBe(true);
   expect(sim.sessions.size).toBe(0);
   expect(sim.stats.connections).toBe(1);
@@ -100,7 +102,7 @@ it('a reply word the library does not know fails that command only', async () =>
   const err = await rejection(client.run(target, '/system/resource/print'));
   expect(err.kind).toBe('trap');
   sim.addSession({ name: 'a', address: '10.0.0.1' });
-  expect(await client.removePppSession(target, 'a')).toBe(1);
+  expect(await client.removePppSession(target, { names: ['a'] })).toBe(1);
 });
 
 it('a router that drops the connection fails the waiting command; the next command reconnects', async () => {
@@ -235,6 +237,32 @@ describe('IPv6-only sessions (no IPv4 address on the router)', () => {
     expect(await client.findPppSessions(target, { names: ['v4-new'], ipv4: '10.0.0.9' })).toEqual([
       { '.id': expect.any(String), name: 'v4-old' },
     ]);
+  });
+
+  it('an address now held by another CPE finds nothing: the pooled address passed on since accounting heard', async () => {
+    const { sim, target } = await setup({ emptyReply: true });
+    sim.addSession({ name: 'newcomer', address: '10.0.0.9', callerId: 'AA:BB:CC:00:00:02' });
+    sim.addSession({
+      name: 'newcomer6',
+      delegatedPrefix: '2001:db8:6600::/56',
+      ipv6Prefix: '2001:db8:6::/64',
+      callerId: 'AA:BB:CC:00:00:03',
+    });
+    const stale = { names: ['gone'], callerId: 'aa-bb-cc-00-00-01' };
+    expect(await client.removePppSession(target, { ...stale, ipv4: '10.0.0.9' })).toBe(0);
+    expect(
+      await client.removePppSession(target, {
+        ...stale,
+        delegatedIpv6Prefix: '2001:db8:6600::/56',
+        framedIpv6Prefix: '2001:db8:6::/64',
+      }),
+    ).toBe(0);
+    expect([...sim.sessions.values()].map((s) => s.name).sort()).toEqual(['newcomer', 'newcomer6']);
+    // The same CPE under a new name (a rename) is found, whatever the MAC's spelling.
+    expect(
+      await client.removePppSession(target, { names: ['renamed'], ipv4: '10.0.0.9', callerId: 'aabb.cc00.0002' }),
+    ).toBe(1);
+    expect([...sim.sessions.values()].map((s) => s.name)).toEqual(['newcomer6']);
   });
 
   it('reads the PPP name in an interface or a route gateway', () => {

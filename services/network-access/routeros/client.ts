@@ -82,6 +82,18 @@ export interface PppSessionKey {
   framedIpv6Prefix?: string | null;
   /** The session's delegated prefix (Delegated-IPv6-Prefix) as accounting recorded it. */
   delegatedIpv6Prefix?: string | null;
+  /**
+   * The Calling-Station-Id accounting recorded (the CPE's MAC on PPPoE): a session found by an
+   * address must show it as its `caller-id`, since a pooled address may have passed to another
+   * subscriber since accounting last heard of this one. Null: accounting had none, nothing to check.
+   */
+  callerId?: string | null;
+}
+
+/** A MAC or other caller id in one spelling: `aa-bb-cc...`, `AA:BB:CC...` and `aabb.cc...` are one. */
+function sameCaller(a: string | undefined, b: string): boolean {
+  const norm = (v: string) => v.toLowerCase().replace(/[^0-9a-z]/g, '');
+  return a !== undefined && norm(a) === norm(b);
 }
 
 export class RouterOsClient {
@@ -136,15 +148,21 @@ export class RouterOsClient {
    * only), its delegated prefix (a binding of the DHCPv6 server RouterOS creates on the session's
    * interface: binding -> server -> interface), its WAN prefix (the route RouterOS installs to the
    * session's interface). An interface names its PPP session: `<pppoe-NAME>`, `<l2tp-NAME>`...
+   * A session found by an address counts only when its `caller-id` is the key's `callerId`.
    */
   async findPppSessions(target: RouterOsTarget, key: PppSessionKey): Promise<Row[]> {
-    const byName = (name: string) => this.run(target, '/ppp/active/print', [`?name=${name}`, '=.proplist=.id,name']);
+    const print = async (query: string, byAddress: boolean) => {
+      const rows = await this.run(target, '/ppp/active/print', [query, '=.proplist=.id,name,caller-id']);
+      const callerId = key.callerId;
+      const held = byAddress && callerId ? rows.filter((r) => sameCaller(r['caller-id'], callerId)) : rows;
+      return held.map((r) => ({ '.id': r['.id'], name: r.name }));
+    };
     for (const name of new Set(key.names)) {
-      const rows = await byName(name);
+      const rows = await print(`?name=${name}`, false);
       if (rows.length) return rows;
     }
     if (key.ipv4) {
-      const rows = await this.run(target, '/ppp/active/print', [`?address=${key.ipv4}`, '=.proplist=.id,name']);
+      const rows = await print(`?address=${key.ipv4}`, true);
       if (rows.length) return rows;
     }
     const interfaces: string[] = [];
@@ -166,7 +184,7 @@ export class RouterOsClient {
       interfaces.push(...routes.map((r) => r.gateway));
     }
     for (const name of new Set(interfaces.map(pppNameOfInterface).filter((n): n is string => !!n))) {
-      const rows = await byName(name);
+      const rows = await print(`?name=${name}`, true);
       if (rows.length) return rows;
     }
     return [];
@@ -174,11 +192,10 @@ export class RouterOsClient {
 
   /**
    * Removes a subscriber's active PPP session(s) (`/ppp/active/remove`), found as `findPppSessions`
-   * says; a bare name is the session's name on the router. The number removed, 0 when the router
-   * has none.
+   * says. The number removed, 0 when the router has none.
    */
-  async removePppSession(target: RouterOsTarget, key: PppSessionKey | string): Promise<number> {
-    const rows = await this.findPppSessions(target, typeof key === 'string' ? { names: [key] } : key);
+  async removePppSession(target: RouterOsTarget, key: PppSessionKey): Promise<number> {
+    const rows = await this.findPppSessions(target, key);
     let removed = 0;
     for (const row of rows) {
       try {
