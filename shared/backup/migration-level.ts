@@ -1,10 +1,9 @@
 /**
  * The migration level of a database (drizzle's journal: how many migrations, the last one's tag and
- * time) and a migrations folder cut at a level, so a restore recreates exactly the schema its
+ * time) and this code's migrations cut at a level, so a restore recreates exactly the schema its
  * backup was taken at before loading the rows, then migrates forward with the current code.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { readMigrationFiles, type MigrationMeta } from 'drizzle-orm/migrator';
 import type { ClientBase } from 'pg';
@@ -67,22 +66,9 @@ function levelIndex(entries: JournalEntry[], level: MigrationLevel): number {
 }
 
 /**
- * A temporary copy of the migrations folder whose journal stops at `level`; the caller removes it.
- * Throws when the level is not one of this code's (a backup made by a newer release).
+ * This code's migrations split at `level`: those up to it and those after it. Throws when the level
+ * is not one of this code's (a backup made by a newer release).
  */
-export function migrationsUpTo(level: MigrationLevel): string {
-  const entries = journal();
-  const cut = levelIndex(entries, level);
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-migrations-'));
-  fs.mkdirSync(path.join(dir, 'meta'));
-  const kept = entries.slice(0, cut + 1);
-  for (const e of kept) fs.copyFileSync(path.join(migrationsDir(), `${e.tag}.sql`), path.join(dir, `${e.tag}.sql`));
-  const full = JSON.parse(fs.readFileSync(path.join(migrationsDir(), 'meta', '_journal.json'), 'utf8')) as object;
-  fs.writeFileSync(path.join(dir, 'meta', '_journal.json'), JSON.stringify({ ...full, entries: kept }));
-  return dir;
-}
-
-/** This code's migrations split at `level`: those up to it and those after it. Throws as migrationsUpTo. */
 export function migrationsAround(level: MigrationLevel): { upTo: MigrationMeta[]; after: MigrationMeta[] } {
   const cut = levelIndex(journal(), level);
   const all = readMigrationFiles({ migrationsFolder: migrationsDir() });

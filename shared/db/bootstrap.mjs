@@ -177,8 +177,8 @@ export function runningEmbeddedPostgres({ dataDir, database = 'billing' }) {
 }
 
 /**
- * Applies every migration not yet applied, in order; safe to run at every start. A restore passes
- * a folder holding only the migrations its backup was made at (shared/backup/migration-level.ts).
+ * Applies every migration not yet applied, in order; safe to run at every start. The upgrade tests
+ * pass a folder cut at an older release's migrations (test/helpers/backup.ts migrationsUpTo).
  */
 export async function runMigrations(databaseUrl, migrationsFolder = MIGRATIONS_DIR) {
   const client = new pg.Client({ connectionString: databaseUrl });

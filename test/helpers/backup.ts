@@ -1,10 +1,13 @@
 /** Helpers of the backup tests: the CLIs as an operator runs them, empty databases, figures read back. */
 import { spawn, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Client } from 'pg';
 import { appTables, ledgerTotals, rowCounts } from '../../shared/backup/facts';
+import { journal, migrationsAround, migrationsDir, type MigrationLevel } from '../../shared/backup/migration-level';
 import { repoRoot } from '../../shared/paths';
 import { TEST_ENCRYPTION_KEY, TEST_JWT_SECRET } from './app';
 
@@ -48,6 +51,20 @@ export async function emptyDatabase(): Promise<string> {
   const u = new URL(admin);
   u.pathname = `/${name}`;
   return u.toString();
+}
+
+/**
+ * A temporary copy of the migrations folder whose journal stops at `level` (an older release's
+ * schema); the caller removes it. Throws when the level is not one of this code's.
+ */
+export function migrationsUpTo(level: MigrationLevel): string {
+  const kept = journal().slice(0, migrationsAround(level).upTo.length);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'billing-migrations-'));
+  fs.mkdirSync(path.join(dir, 'meta'));
+  for (const e of kept) fs.copyFileSync(path.join(migrationsDir(), `${e.tag}.sql`), path.join(dir, `${e.tag}.sql`));
+  const full = JSON.parse(fs.readFileSync(path.join(migrationsDir(), 'meta', '_journal.json'), 'utf8')) as object;
+  fs.writeFileSync(path.join(dir, 'meta', '_journal.json'), JSON.stringify({ ...full, entries: kept }));
+  return dir;
 }
 
 /** Migrates `url` with the given migrations folder (bootstrap.mjs is ESM: run in a child). */

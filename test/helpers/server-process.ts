@@ -147,7 +147,6 @@ export async function openInvoices(
   return ids;
 }
 
-/** Temporary directories (mode 0755, so a root run's postgres user can enter them), removed by cleanup(). */
 /** A cash payment through the API; the payment's id (anything but 200 throws). */
 export async function payInvoice(base: string, token: string, invoiceId: number, amount: number): Promise<number> {
   const res = await fetch(`${base}/api/invoices/${invoiceId}/payment`, {
@@ -159,6 +158,7 @@ export async function payInvoice(base: string, token: string, invoiceId: number,
   return ((await res.json()) as { data: { payment: { id: number } } }).data.payment.id;
 }
 
+/** Temporary directories (mode 0755, so a root run's postgres user can enter them), removed by cleanup(). */
 export function tempDirs() {
   const dirs: string[] = [];
   return {

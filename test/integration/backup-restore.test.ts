@@ -9,9 +9,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
 import type { Manifest } from '../../shared/backup/file-format';
-import { codeLevel, journal, migrationsUpTo } from '../../shared/backup/migration-level';
+import { codeLevel, journal } from '../../shared/backup/migration-level';
 import { adminToken, client, startTestApp, TEST_ENCRYPTION_KEY, type TestApp } from '../helpers/app';
-import { emptyDatabase, figures, migrate, runCli, type Figures } from '../helpers/backup';
+import { emptyDatabase, figures, migrate, migrationsUpTo, runCli, type Figures } from '../helpers/backup';
 import { seedPlan, seedReseller, seedSubscriber } from './billing-fixtures';
 
 let t: TestApp;

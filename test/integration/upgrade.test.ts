@@ -11,9 +11,9 @@ import { Client } from 'pg';
 import { backupBeforeMigrations } from '../../shared/backup/before-migrations';
 import { backupBeforeUpgrade } from '../../runtime/upgrade-backup';
 import { readHeader } from '../../shared/backup/file-format';
-import { journal, migrationsUpTo } from '../../shared/backup/migration-level';
+import { journal } from '../../shared/backup/migration-level';
 import { adminToken, client, startTestApp, TEST_ENCRYPTION_KEY } from '../helpers/app';
-import { emptyDatabase, figures, migrate, runCli } from '../helpers/backup';
+import { emptyDatabase, figures, migrate, migrationsUpTo, runCli } from '../helpers/backup';
 
 const FIXTURES = path.join(__dirname, '../fixtures/upgrade');
 const fixtures = fs.readdirSync(FIXTURES).filter((f) => f.endsWith('.backup'));
