@@ -109,7 +109,7 @@ const schema: ServiceSchema<ServiceSettingSchema, BackupsThis> = {
             last_failure: this.lastFailure ?? null,
             backups: dir ? await listFolder(dir) : [],
             base_backups: dir ? baseBackupsNewestFirst(dir) : [],
-            wal_archive: dir ? walArchiveSummary(dir) : null,
+            wal_archive: dir ? await walArchiveSummary(dir) : null,
           },
         };
       },

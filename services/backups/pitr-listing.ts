@@ -3,7 +3,7 @@
  * the base backups (`base/base-<UTC time>/base.json`, newest first; one still being copied is a
  * `.partial` folder and is not listed) and the archived WAL that replays from them.
  */
-import fs from 'node:fs';
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import { listBaseBackups } from '../../shared/backup/base-backup';
 import type { BaseBackupInfo } from '../../shared/backup/wal-archive';
@@ -23,20 +23,23 @@ export function baseBackupsNewestFirst(backupDir: string): BaseBackupInfo[] {
   return listBaseBackups(backupDir).reverse();
 }
 
-export function walArchiveSummary(backupDir: string): WalArchiveSummary {
+/** Read without blocking: GET /api/backups runs in the gateway's process, and the archive can hold thousands of segments. */
+export async function walArchiveSummary(backupDir: string): Promise<WalArchiveSummary> {
   const dir = path.join(backupDir, 'wal');
-  const names = fs.existsSync(dir) ? fs.readdirSync(dir).filter((n) => SEGMENT.test(n)) : [];
+  const names = (await fs.readdir(dir).catch(() => [] as string[])).filter((n) => SEGMENT.test(n));
+  let segments = 0;
   let bytes = 0;
   let newest: { name: string; mtime: Date } | undefined;
   for (const name of names) {
-    // Retention may delete a segment between the listing and this look at it.
-    const stat = fs.statSync(path.join(dir, name), { throwIfNoEntry: false });
+    // Retention may delete a segment between the listing and this look at it: not counted.
+    const stat = await fs.stat(path.join(dir, name)).catch(() => undefined);
     if (!stat) continue;
+    segments++;
     bytes += stat.size;
     if (!newest || name > newest.name) newest = { name, mtime: stat.mtime };
   }
   return {
-    segments: names.length,
+    segments,
     bytes,
     newest_segment: newest?.name ?? null,
     newest_archived_at: newest?.mtime.toISOString() ?? null,

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { readHeader } from '../../shared/backup/file-format';
 import { codeLevel } from '../../shared/backup/migration-level';
 import type { BaseBackupInfo } from '../../shared/backup/wal-archive';
+import type { WalArchiveSummary } from '../../services/backups/pitr-listing';
 import { db } from '../../shared/db/client';
 import { saveSettings } from '../../shared/settings';
 import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
@@ -55,12 +56,7 @@ interface Listing {
     } | null;
   }[];
   base_backups: BaseBackupInfo[];
-  wal_archive: {
-    segments: number;
-    bytes: number;
-    newest_segment: string | null;
-    newest_archived_at: string | null;
-  } | null;
+  wal_archive: WalArchiveSummary | null;
 }
 
 /** A base backup as takeBaseBackup leaves it (shared/backup/base-backup.ts): its folder and base.json. */

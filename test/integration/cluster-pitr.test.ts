@@ -11,10 +11,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { ledgerTotals } from '../../shared/backup/facts';
-import type { BaseBackupInfo } from '../../shared/backup/wal-archive';
 import { repoRoot } from '../../shared/paths';
 import { testEnv } from '../helpers/app';
-import { runCli } from '../helpers/backup';
+import { archiveCurrentSegment, expectRecoveredTo, waitForBaseBackup } from '../helpers/pitr';
 import { freePort, payInvoice, serverEnv, tempDirs } from '../helpers/server-process';
 import { suiteTransporter } from '../helpers/transporter';
 import { waitFor } from '../helpers/wait';
@@ -97,17 +96,7 @@ it(`archives WAL and takes base backups of the cluster's embedded database, over
   );
 
   // The cluster took a base backup of its database at start: WAL without a base recovers nothing.
-  const base = await waitFor(
-    'the base backup',
-    () => {
-      const dir = path.join(backupDir, 'base');
-      const name = fs.existsSync(dir) ? fs.readdirSync(dir).find((n) => /^base-\d{8}T\d{6}Z$/.test(n)) : undefined;
-      const file = name && path.join(dir, name, 'base.json');
-      return file && fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as BaseBackupInfo) : undefined;
-    },
-    120_000,
-    250,
-  );
+  const base = await waitForBaseBackup(backupDir);
   expect(base.system_identifier).toBe(systemId);
   expect(output).toContain('base backup written');
 
@@ -122,28 +111,10 @@ it(`archives WAL and takes base backups of the cluster's embedded database, over
   const afterT = await withClient(url, (c) => ledgerTotals(c));
   expect(afterT).not.toEqual(atT);
 
-  // The segment holding the last payments is archived (as archive_timeout would within a minute).
-  await withClient(url, async (c) => {
-    const { rows } = await c.query<{ wal: string }>('select pg_walfile_name(pg_switch_wal()) as wal');
-    await waitFor('the archiver', async () => {
-      const { rows: st } = await c.query<{ last: string | null }>(
-        'select last_archived_wal as last from pg_stat_archiver',
-      );
-      return !!st[0].last && st[0].last >= rows[0].wal;
-    });
-  });
+  await withClient(url, archiveCurrentSegment);
   expect(await stopCluster!()).toBe(0);
   expect(fs.readdirSync(path.join(backupDir, 'wal')).some((n) => /^[0-9A-F]{24}$/.test(n))).toBe(true);
 
-  const restored = await runCli('restore', ['--pitr', '--to', target.toISOString()], {
-    DATA_DIR: temp.make(),
-    BACKUP_DIR: backupDir,
-  });
-  expect([restored.status, restored.stderr]).toEqual([
-    0,
-    expect.stringContaining(`recovered to ${target.toISOString()}`),
-  ]);
-  expect(restored.stderr).not.toContain('!!!');
   // The ledger as it was at T, not as it was at the stop.
-  for (const [key, value] of Object.entries(atT)) expect(restored.stdout).toContain(`ledger ${key}: ${value}\n`);
+  await expectRecoveredTo(backupDir, temp.make(), target, atT);
 });

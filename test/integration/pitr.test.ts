@@ -10,9 +10,9 @@ import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import * as schema from '../../shared/db/schema';
 import { ledgerTotals } from '../../shared/backup/facts';
-import type { BaseBackupInfo } from '../../shared/backup/wal-archive';
 import { TEST_ENCRYPTION_KEY } from '../helpers/app';
 import { runCli } from '../helpers/backup';
+import { archiveCurrentSegment, expectRecoveredTo, waitForBaseBackup } from '../helpers/pitr';
 import {
   freePort,
   login,
@@ -33,16 +33,6 @@ afterAll(() => temp.cleanup());
 function dbUrl(dataDir: string, pgPort: number): string {
   const password = fs.readFileSync(path.join(dataDir, 'pg-password'), 'utf8').trim();
   return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${pgPort}/billing`;
-}
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
 }
 
 async function withPool<T>(url: string, fn: (pool: pg.Pool) => Promise<T>): Promise<T> {
@@ -67,12 +57,7 @@ it('recovers a new DATA_DIR to a moment: exactly the payments before it, the led
   let target: Date;
   try {
     // The start takes a base backup on its own: archiving alone recovers nothing.
-    const base = await waitFor('the base backup', () => {
-      const dir = path.join(backupDir, 'base');
-      const name = fs.existsSync(dir) ? fs.readdirSync(dir).find((n) => /^base-\d{8}T\d{6}Z$/.test(n)) : undefined;
-      const file = name && path.join(dir, name, 'base.json');
-      return file && fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as BaseBackupInfo) : undefined;
-    });
+    const base = await waitForBaseBackup(backupDir);
     expect(fs.existsSync(path.join(backupDir, 'base', base.name, 'backup_label'))).toBe(true);
 
     const subscriberId = await withPool(url, (pool) =>
@@ -95,16 +80,7 @@ it('recovers a new DATA_DIR to a moment: exactly the payments before it, the led
     await new Promise((r) => setTimeout(r, 1500));
     for (let i = 0; i < 5; i++) after.push(await payInvoice(source.base, token, invoiceIds[i % 2], 7 + i));
 
-    // The segment holding the last payments is archived (as archive_timeout would within a minute).
-    await withPool(url, async (pool) => {
-      const { rows } = await pool.query<{ wal: string }>('select pg_walfile_name(pg_switch_wal()) as wal');
-      await waitFor('the archiver', async () => {
-        const { rows: st } = await pool.query<{ last: string | null }>(
-          'select last_archived_wal as last from pg_stat_archiver',
-        );
-        return st[0].last && st[0].last >= rows[0].wal ? true : undefined;
-      });
-    });
+    await withPool(url, archiveCurrentSegment);
   } finally {
     expect(await stopServer(source)).toBe(0);
   }
@@ -121,17 +97,8 @@ it('recovers a new DATA_DIR to a moment: exactly the payments before it, the led
   expect(tooEarly.stderr).toContain('no base backup had finished by 2000-01-01T00:00:00.000Z');
 
   const copyDir = temp.make();
-  const restored = await runCli('restore', ['--pitr', '--to', target.toISOString()], {
-    DATA_DIR: copyDir,
-    BACKUP_DIR: backupDir,
-  });
-  expect([restored.status, restored.stderr]).toEqual([
-    0,
-    expect.stringContaining(`recovered to ${target.toISOString()}`),
-  ]);
-  expect(restored.stderr).not.toContain('!!!');
+  const restored = await expectRecoveredTo(backupDir, copyDir, target, atT);
   expect(restored.stderr).toMatch(/recovery stopping before commit/);
-  for (const [key, value] of Object.entries(atT)) expect(restored.stdout).toContain(`ledger ${key}: ${value}\n`);
 
   // A DATA_DIR that holds a database is refused.
   const again = await runCli('restore', ['--pitr', '--to', target.toISOString()], {
