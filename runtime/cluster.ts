@@ -316,26 +316,28 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   }
 
   // The cluster owns the embedded server, so it takes its base backups, as `npm start` does.
+  const backupLine = (level: 'info' | 'error') => (msg: string, extra?: unknown) =>
+    output('cluster', JSON.stringify({ ts: Date.now(), level, mod: 'base-backup', msg, extra }));
   const stopBaseBackups = embedded
     ? scheduleEmbeddedBaseBackups(embedded, { dataDir: cfg.dataDir, encryptionKey: key }, env, {
-        info: (msg, extra) =>
-          output('cluster', JSON.stringify({ ts: Date.now(), level: 'info', mod: 'base-backup', msg, extra })),
-        error: (msg, extra) =>
-          output('cluster', JSON.stringify({ ts: Date.now(), level: 'error', mod: 'base-backup', msg, extra })),
+        info: backupLine('info'),
+        error: backupLine('error'),
       })
     : undefined;
 
   const stop = async (graceMs = 30_000): Promise<void> => {
-    await stopBaseBackups?.();
-    await Promise.all(
-      processes.map(async (p) => {
+    // A base backup in progress (half a minute at a few GB) and the processes stop side by side,
+    // so an orchestrator's grace period is not spent waiting on the copy first.
+    await Promise.all([
+      stopBaseBackups?.(),
+      ...processes.map(async (p) => {
         if (p.child.exitCode !== null || p.child.signalCode !== null) return;
         p.child.kill('SIGTERM');
         const timer = setTimeout(() => p.child.kill('SIGKILL'), graceMs);
         await p.exited;
         clearTimeout(timer);
       }),
-    );
+    ]);
     await observer.stop();
     if (embedded) await embedded.stop();
   };
