@@ -27,7 +27,7 @@ import { foldSubscriberCounts } from '../shared/db/subscriber-counts';
 import { addMonths } from '../services/reports/periods';
 import * as q from '../services/reports/queries';
 import type { ReportScope } from '../services/reports/scope';
-import { benchAdminToken, IN_PROCESS_SECRETS, percentile, scratchStore, startInProcessApp } from './load';
+import { benchAdminToken, IN_PROCESS_SECRETS, percentile, reusedStore, scratchStore, startInProcessApp } from './load';
 import { seedBillingBase } from './seed-billing-base';
 
 let SUBSCRIBERS = intVar(process.env, 'BENCH_REPORTS_SUBSCRIBERS', 1_000_000, 1000);
@@ -58,14 +58,6 @@ interface Case {
   label: string;
   path: string;
   raw: q.Sql[];
-}
-
-/** The kept database BENCH_REPORTS_REUSE names, on DATABASE_URL's server; never dropped. */
-function reusedStore(name: string): { env: { DATABASE_URL: string }; dispose(): Promise<void> } {
-  if (!process.env.DATABASE_URL) throw new Error('BENCH_REPORTS_REUSE needs DATABASE_URL (the server holding it)');
-  const url = new URL(process.env.DATABASE_URL);
-  url.pathname = `/${name}`;
-  return { env: { DATABASE_URL: url.toString() }, dispose: async () => undefined };
 }
 
 async function main(): Promise<void> {
