@@ -396,33 +396,28 @@ export function usageRows(scope: ReportScope, range: DayRange): Sql {
 }
 
 /**
- * One page of usageRows and the count of all: the page is cut from the sums before their
- * subscribers are joined, so only its rows are looked up (daily_usage rows exist only for
- * subscribers: a permanent removal deletes them too, so the join drops none).
+ * One page of usageRows, the count of all and the totals per plan (the subscriber's current one),
+ * from one pass over the range's sums (a pass per figure read the same rows two or three times).
+ * The page is cut from the sums before their subscribers are joined, so only its rows are looked up
+ * (daily_usage rows exist only for subscribers: a permanent removal deletes them too, so the join
+ * drops none). One row: `rows` and `plans` as JSON arrays, `total`.
  */
-export function usagePage(scope: ReportScope, range: DayRange, limit: number, offset: number): Sql {
+export function usageSummary(scope: ReportScope, range: DayRange, limit: number, offset: number): Sql {
   const p = new Params();
   const per = usagePerSubscriber(scope, range, p);
   return {
-    text: `select ${USAGE_COLUMNS}, u.report_total_rows
-        from (select x.*, count(*) over () as report_total_rows from (${per}) x
-               order by x.total_bytes desc, x.subscriber_id limit ${p.add(limit)} offset ${p.add(offset)}) u
-        ${USAGE_JOIN}
-       order by u.total_bytes desc, u.subscriber_id`,
-    values: p.values,
-  };
-}
-
-/** Totals per plan (the subscriber's current one) over the range, from usage rows only. */
-export function usagePerPlan(scope: ReportScope, range: DayRange): Sql {
-  const p = new Params();
-  return {
-    text: `select u.service_id, sp.name as plan, count(*) as subscribers,
-             sum(u.download_bytes) as download_bytes, sum(u.upload_bytes) as upload_bytes,
-             sum(u.total_bytes) as total_bytes
-        from (${usagePerSubscriber(scope, range, p)}) u left join services sp on sp.id = u.service_id
-       group by u.service_id, sp.name
-       order by total_bytes desc, u.service_id`,
+    text: `with per as materialized (${per})
+      select coalesce((select json_agg(r order by r.total_bytes desc, r.subscriber_id)
+                         from (select ${USAGE_COLUMNS}
+                                 from (select * from per order by total_bytes desc, subscriber_id
+                                        limit ${p.add(limit)} offset ${p.add(offset)}) u ${USAGE_JOIN}) r), '[]') as rows,
+             (select count(*) from per) as total,
+             coalesce((select json_agg(g order by g.total_bytes desc, g.service_id)
+                         from (select u.service_id, sp.name as plan, count(*) as subscribers,
+                                      sum(u.download_bytes) as download_bytes, sum(u.upload_bytes) as upload_bytes,
+                                      sum(u.total_bytes) as total_bytes
+                                 from per u left join services sp on sp.id = u.service_id
+                                group by u.service_id, sp.name) g), '[]') as plans`,
     values: p.values,
   };
 }
