@@ -16,6 +16,9 @@
  *   BENCH_SCALE          1 (multiplies the four sizes below; 0.1 is a tenth of each)
  *   BENCH_SUBSCRIBERS    1000000   BENCH_LEDGER_ROWS 10000000   BENCH_SESSIONS 100000
  *   BENCH_CSV_ROWS       1000000   BENCH_SAMPLES     40         BENCH_KEEP=1 keeps the database
+ *   BENCH_LEDGER_REUSE   a kept database on DATABASE_URL's server to time without seeding (bench:reports'
+ *                        BENCH_KEEP seed: 200 resellers, reseller 1's tree a tenth); its sizes are read
+ *                        from it, never dropped
  */
 import fs from 'node:fs';
 import { Client, Pool } from 'pg';
@@ -26,15 +29,18 @@ import { intVar } from '../shared/config';
 import { copyStatement } from '../shared/http/csv';
 import { exportStatement, pageStatement, totalsStatement, type Statement } from '../services/billing/ledger-query';
 import { liveCountStatement, livePageStatement } from '../services/network-access/session-list';
-import { benchAdminToken, benchEnv, forkApp, percentile, runBench, scratchStore, serveApp } from './load';
+import { benchAdminToken, benchEnv, forkApp, percentile, reusedStore, runBench, scratchStore, serveApp } from './load';
 import { ROLLUP_OF_LEDGER } from './ledger-rollup-seed';
 
 const SCALE = Number(process.env.BENCH_SCALE ?? '1');
+const REUSE = process.env.BENCH_LEDGER_REUSE;
 const sized = (name: string, full: number) => Math.max(100, Math.round(intVar(process.env, name, full, 1) * SCALE));
-const SUBSCRIBERS = sized('BENCH_SUBSCRIBERS', 1_000_000);
-const LEDGER_ROWS = sized('BENCH_LEDGER_ROWS', 10_000_000);
-const SESSIONS = Math.min(SUBSCRIBERS, sized('BENCH_SESSIONS', 100_000));
+let SUBSCRIBERS = sized('BENCH_SUBSCRIBERS', 1_000_000);
+let LEDGER_ROWS = sized('BENCH_LEDGER_ROWS', 10_000_000);
+let SESSIONS = Math.min(SUBSCRIBERS, sized('BENCH_SESSIONS', 100_000));
 const CSV_ROWS = Math.min(LEDGER_ROWS, sized('BENCH_CSV_ROWS', 1_000_000));
+/** The reseller's manager on a reused database (bench:reports' seed has none with subscribers.view); removed at the end. */
+const REUSE_MANAGER = 22;
 const SAMPLES = intVar(process.env, 'BENCH_SAMPLES', 40, 1);
 const RESELLERS = 50;
 const ENV: NodeJS.ProcessEnv = {
@@ -140,17 +146,32 @@ function rssMib(pid: number): number {
 }
 
 async function main(): Promise<void> {
-  console.log(`scale ${SCALE}: ${SUBSCRIBERS} subscribers, ${LEDGER_ROWS} ledger rows, ${SESSIONS} open sessions`);
-  const store = await scratchStore('ledger');
+  const store = REUSE ? reusedStore(REUSE) : await scratchStore('ledger');
   const server = await forkApp(__filename, { ...ENV, ...store.env });
   const pool = new Pool({ connectionString: server.databaseUrl, max: 4 });
   try {
-    await seed(server.databaseUrl);
+    let resellerManager = 101;
+    if (REUSE) {
+      const sizes = await pool.query<{ s: number; l: number; o: number }>(
+        `select (select count(*) from subscribers)::int as s, (select count(*) from transactions)::int as l,
+                (select count(*) from radacct where acctstoptime is null)::int as o`,
+      );
+      [SUBSCRIBERS, LEDGER_ROWS, SESSIONS] = [sizes.rows[0].s, sizes.rows[0].l, sizes.rows[0].o];
+      resellerManager = REUSE_MANAGER;
+      await pool.query(
+        `insert into managers (id, username, password_hash, role, reseller_id, permissions)
+         values ($1, 'bench-ledger-reseller', '!', 'reseller', 1, '["subscribers.view"]') on conflict (id) do nothing`,
+        [REUSE_MANAGER],
+      );
+    } else await seed(server.databaseUrl);
+    console.log(
+      `${REUSE ? `reusing ${REUSE}` : `scale ${SCALE}`}: ${SUBSCRIBERS} subscribers, ${LEDGER_ROWS} ledger rows, ${SESSIONS} open sessions`,
+    );
     const secret = ENV.JWT_SECRET ?? '';
     const tokens = {
       admin: await benchAdminToken(pool, secret),
       reseller: signToken(
-        { managerId: 101, role: 'reseller', resellerId: 1, permissions: ['subscribers.view'] },
+        { managerId: resellerManager, role: 'reseller', resellerId: 1, permissions: ['subscribers.view'] },
         secret,
         3600,
       ).token,
@@ -230,9 +251,13 @@ async function main(): Promise<void> {
       }
     }
 
-    // The newest rows of about CSV_ROWS: rows are spread evenly over 365 days.
-    const days = Math.max(1, Math.ceil((365 * CSV_ROWS) / LEDGER_ROWS));
-    const from = new Date(Date.now() - (days - 1) * 86_400_000).toISOString().slice(0, 10);
+    // The newest rows of about CSV_ROWS: the day of the CSV_ROWS-th newest row.
+    const from = (
+      await pool.query<{ day: string }>(
+        `select (created_at at time zone 'UTC')::date::text as day from transactions order by created_at desc offset $1 limit 1`,
+        [CSV_ROWS - 1],
+      )
+    ).rows[0].day;
     console.log(`\nCSV of the ledger from ${from} (admin) through the HTTP API`);
     const rss: number[] = [rssMib(server.child.pid!)];
     const sampler = setInterval(() => rss.push(rssMib(server.child.pid!)), 100);
@@ -272,6 +297,7 @@ async function main(): Promise<void> {
         `first tenth max ${Math.max(...rss.slice(0, tenth)).toFixed(0)}, last tenth max ${Math.max(...rss.slice(-tenth)).toFixed(0)}, end ${rss[rss.length - 1].toFixed(0)}`,
     );
   } finally {
+    if (REUSE) await pool.query('delete from managers where id = $1', [REUSE_MANAGER]);
     await pool.end();
     server.child.send('stop');
     await new Promise((resolve) => server.child.once('exit', resolve));

@@ -15,7 +15,8 @@
  * Seeding the full scale takes tens of minutes: BENCH_KEEP=1 (with DATABASE_URL) keeps the scratch
  * database, and BENCH_REPORTS_REUSE=<its name> times against it again without seeding (the app's
  * migrations still run on it, so a new one is measured on the same rows). Its sizes are read from it.
- * BENCH_REPORTS_SEED_ONLY=1 seeds (and, with BENCH_KEEP=1, keeps) without timing.
+ * BENCH_REPORTS_SEED_ONLY=1 seeds (and, with BENCH_KEEP=1, keeps) without timing; BENCH_REPORTS_ONLY=<text>
+ * times only the cases whose label holds it (`usage`).
  */
 import { Pool } from 'pg';
 import { signToken } from '../shared/auth/jwt';
@@ -27,12 +28,14 @@ import { foldSubscriberCounts } from '../shared/db/subscriber-counts';
 import { addMonths } from '../services/reports/periods';
 import * as q from '../services/reports/queries';
 import type { ReportScope } from '../services/reports/scope';
-import { benchAdminToken, IN_PROCESS_SECRETS, percentile, scratchStore, startInProcessApp } from './load';
+import { benchAdminToken, IN_PROCESS_SECRETS, percentile, reusedStore, scratchStore, startInProcessApp } from './load';
 import { seedBillingBase } from './seed-billing-base';
 
 let SUBSCRIBERS = intVar(process.env, 'BENCH_REPORTS_SUBSCRIBERS', 1_000_000, 1000);
 let LEDGER = intVar(process.env, 'BENCH_REPORTS_LEDGER', 10_000_000, 1000);
 const SAMPLES = intVar(process.env, 'BENCH_REPORTS_SAMPLES', 20, 1);
+/** Times only the cases whose label holds this text (`usage`, `dashboard`); all when unset. */
+const ONLY = process.env.BENCH_REPORTS_ONLY ?? '';
 const WARMUP = 3;
 
 const seconds = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e9;
@@ -58,14 +61,6 @@ interface Case {
   label: string;
   path: string;
   raw: q.Sql[];
-}
-
-/** The kept database BENCH_REPORTS_REUSE names, on DATABASE_URL's server; never dropped. */
-function reusedStore(name: string): { env: { DATABASE_URL: string }; dispose(): Promise<void> } {
-  if (!process.env.DATABASE_URL) throw new Error('BENCH_REPORTS_REUSE needs DATABASE_URL (the server holding it)');
-  const url = new URL(process.env.DATABASE_URL);
-  url.pathname = `/${name}`;
-  return { env: { DATABASE_URL: url.toString() }, dispose: async () => undefined };
 }
 
 async function main(): Promise<void> {
@@ -154,7 +149,7 @@ async function main(): Promise<void> {
           {
             label: `usage, ${span}`,
             path: `/api/reports/usage?${range}`,
-            raw: [q.usagePage(scope, r, 50, 0), q.usagePerPlan(scope, r)],
+            raw: [q.usageSummary(scope, r, 50, 0)],
           },
           {
             label: `reseller statement, ${span}`,
@@ -168,7 +163,7 @@ async function main(): Promise<void> {
 
     const rows: string[] = [];
     for (const [who, auth, scope] of callers) {
-      for (const c of cases(scope)) {
+      for (const c of cases(scope).filter((x) => x.label.includes(ONLY))) {
         const api = await time(async () => {
           const res = await fetch(app.baseUrl + c.path, { headers: { authorization: auth } });
           const text = await res.text();

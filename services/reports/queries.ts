@@ -7,7 +7,7 @@
 import { rollupDays } from '../../shared/db/ledger-rollup';
 import { Params, scopeSql, type ReportScope } from './scope';
 import { usageCover } from './usage-cover';
-import type { DayRange, Grouping } from './periods';
+import { monthStart, type DayRange, type Grouping } from './periods';
 
 /** Revenue is what subscribers paid on invoices: the ledger's payment rows, every method (docs/reports.md). */
 export const REVENUE_TYPE = 'invoice_payment';
@@ -353,35 +353,32 @@ export function expiringPage(
 }
 
 /**
- * Bytes per subscriber of the scope over the range, from usage_monthly's whole months and
- * daily_usage's days (usage-cover.ts); only subscribers with a daily row in the range.
+ * Bytes per subscriber of the scope over the range, with its plan, from usage_monthly's whole months
+ * and daily_usage's days (usage-cover.ts); only subscribers with a daily row in the range. The plan
+ * and the scope's reseller are usage_monthly's (the subscriber's current ones, migration 0055): a
+ * day's come from its month's row, which every daily row has, so no subscriber row is read.
  */
 function usagePerSubscriber(scope: ReportScope, range: DayRange, p: Params): string {
   const cover = usageCover(range);
-  const days = (r: DayRange) => `date >= ${p.add(r.from)}::date and date <= ${p.add(r.to)}::date`;
+  const inScope = scopeSql(scope, 'm.reseller_id', p);
+  const days = (r: DayRange, sign: '' | '-') =>
+    `select d.subscriber_id, m.service_id, ${sign}1 as days, ${sign}d.download_bytes as download_bytes,
+            ${sign}d.upload_bytes as upload_bytes
+       from daily_usage d join usage_monthly m on m.subscriber_id = d.subscriber_id and m.month = ${p.add(monthStart(r.from))}::date
+      where d.date >= ${p.add(r.from)}::date and d.date <= ${p.add(r.to)}::date and ${inScope}`;
   const parts = [
     ...(cover.months.length > 0
       ? [
-          `select subscriber_id, days, download_bytes, upload_bytes from usage_monthly
-            where month = any(${p.add(cover.months)}::date[])`,
+          `select m.subscriber_id, m.service_id, m.days, m.download_bytes, m.upload_bytes from usage_monthly m
+            where m.month = any(${p.add(cover.months)}::date[]) and ${inScope}`,
         ]
       : []),
-    ...cover.plus.map(
-      (r) => `select subscriber_id, 1 as days, download_bytes, upload_bytes from daily_usage where ${days(r)}`,
-    ),
-    ...cover.minus.map(
-      (r) =>
-        `select subscriber_id, -1 as days, -download_bytes as download_bytes, -upload_bytes as upload_bytes
-           from daily_usage where ${days(r)}`,
-    ),
+    ...cover.plus.map((r) => days(r, '')),
+    ...cover.minus.map((r) => days(r, '-')),
   ];
-  const inScope =
-    scope.pathPattern === null
-      ? ''
-      : `where subscriber_id in (select id from subscribers where ${scopeSql(scope, 'reseller_id', p)})`;
-  return `select subscriber_id, sum(download_bytes) as download_bytes, sum(upload_bytes) as upload_bytes,
-                 sum(download_bytes + upload_bytes) as total_bytes
-            from (${parts.join(' union all ')}) x ${inScope}
+  return `select subscriber_id, max(service_id) as service_id, sum(download_bytes) as download_bytes,
+                 sum(upload_bytes) as upload_bytes, sum(download_bytes + upload_bytes) as total_bytes
+            from (${parts.join(' union all ')}) x
            group by subscriber_id having sum(days) > 0`;
 }
 
@@ -399,32 +396,28 @@ export function usageRows(scope: ReportScope, range: DayRange): Sql {
 }
 
 /**
- * One page of usageRows and the count of all: the page is cut from the sums before their
- * subscribers are joined, so only its rows are looked up (daily_usage rows exist only for
- * subscribers: a permanent removal deletes them too, so the join drops none).
+ * One page of usageRows, the count of all and the totals per plan (the subscriber's current one),
+ * from one pass over the range's sums (a pass per figure read the same rows two or three times).
+ * The page is cut from the sums before their subscribers are joined, so only its rows are looked up
+ * (daily_usage rows exist only for subscribers: a permanent removal deletes them too, so the join
+ * drops none). One row: `rows` and `plans` as JSON arrays, `total`.
  */
-export function usagePage(scope: ReportScope, range: DayRange, limit: number, offset: number): Sql {
+export function usageSummary(scope: ReportScope, range: DayRange, limit: number, offset: number): Sql {
   const p = new Params();
   const per = usagePerSubscriber(scope, range, p);
   return {
-    text: `select ${USAGE_COLUMNS}, u.report_total_rows
-        from (select x.*, count(*) over () as report_total_rows from (${per}) x
-               order by x.total_bytes desc, x.subscriber_id limit ${p.add(limit)} offset ${p.add(offset)}) u
-        ${USAGE_JOIN}
-       order by u.total_bytes desc, u.subscriber_id`,
-    values: p.values,
-  };
-}
-
-export function usagePerPlan(scope: ReportScope, range: DayRange): Sql {
-  const p = new Params();
-  return {
-    text: `select s.service_id, sp.name as plan, count(*) as subscribers,
-             sum(u.download_bytes) as download_bytes, sum(u.upload_bytes) as upload_bytes,
-             sum(u.total_bytes) as total_bytes
-        from (${usagePerSubscriber(scope, range, p)}) u ${USAGE_JOIN}
-       group by s.service_id, sp.name
-       order by total_bytes desc, s.service_id`,
+    text: `with per as materialized (${per})
+      select coalesce((select json_agg(r order by r.total_bytes desc, r.subscriber_id)
+                         from (select ${USAGE_COLUMNS}
+                                 from (select * from per order by total_bytes desc, subscriber_id
+                                        limit ${p.add(limit)} offset ${p.add(offset)}) u ${USAGE_JOIN}) r), '[]') as rows,
+             (select count(*) from per) as total,
+             coalesce((select json_agg(g order by g.total_bytes desc, g.service_id)
+                         from (select u.service_id, sp.name as plan, count(*) as subscribers,
+                                      sum(u.download_bytes) as download_bytes, sum(u.upload_bytes) as upload_bytes,
+                                      sum(u.total_bytes) as total_bytes
+                                 from per u left join services sp on sp.id = u.service_id
+                                group by u.service_id, sp.name) g), '[]') as plans`,
     values: p.values,
   };
 }

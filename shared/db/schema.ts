@@ -406,7 +406,7 @@ export const dailyUsage = pgTable(
  * daily_usage summed per subscriber and UTC month (docs/reports.md, "Usage rollup"): the usage report
  * reads a month's row instead of its days (a year is 13 rows per subscriber, not 365). `days` counts
  * the daily rows summed, so a range knows who had usage in it. Kept by statement triggers on
- * daily_usage in the writing transaction (migration 0053): exact at every instant.
+ * daily_usage in the writing transaction (migrations 0053, 0055): exact at every instant.
  */
 export const usageMonthly = pgTable(
   'usage_monthly',
@@ -416,8 +416,18 @@ export const usageMonthly = pgTable(
     days: integer('days').notNull(),
     downloadBytes: bigint('download_bytes', { mode: 'number' }).notNull(),
     uploadBytes: bigint('upload_bytes', { mode: 'number' }).notNull(),
+    // The subscriber's plan and reseller now (migration 0055: set from subscribers when the row is
+    // written, moved by a trigger when the subscriber's change), so the report's totals per plan and
+    // a reseller's scope read this table alone, never a million subscriber rows.
+    serviceId: integer('service_id'),
+    resellerId: integer('reseller_id'),
   },
-  (t) => [primaryKey({ columns: [t.month, t.subscriberId] })],
+  (t) => [
+    primaryKey({ columns: [t.month, t.subscriberId] }),
+    index('usage_monthly_subscriber_idx').on(t.subscriberId),
+    // A reseller's tree: its rows of the range's months.
+    index('usage_monthly_reseller_idx').on(t.resellerId, t.month),
+  ],
 );
 
 export const bandwidthRules = pgTable(

@@ -539,6 +539,100 @@ describe('the other reports', () => {
       }
   });
 
+  it('usage: plans, pages and counts follow random days, plan changes and moves to other resellers', async () => {
+    // usage_monthly carries each subscriber's current plan and reseller (migration 0055): after every
+    // step the report equals the plain sums over daily_usage joined to subscribers as they are now.
+    const other = await seedPlan(t.db, { price: 100, name: 'Other' });
+    const { rows: before } = await t.pool.query<{ id: number; service_id: number; reseller_id: number }>(
+      'select id, service_id, reseller_id from subscribers where id = any($1) order by id',
+      [[subs.a, subs.a1, subs.b]],
+    );
+    const plans = [before[0].service_id, other.id];
+    const resellers = [A, A1, B];
+    let seed = 7;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const ranges = [
+      { from: addDays(today, -365), to: today },
+      { from: addDays(today, -30), to: today },
+      { from: addDays(today, -200), to: addDays(today, -20) },
+      { from: addDays(today, -45), to: addDays(today, -44) },
+    ];
+    for (let step = 0; step < 6; step++) {
+      const sub = before[rand(3)].id;
+      await t.pool.query(
+        `insert into daily_usage as du (subscriber_id, date, download_bytes, upload_bytes)
+         select $1, $2::date - d, $3 + d, d % 7 from generate_series(0, 380, 1 + $4) d
+         on conflict (subscriber_id, date) do update set download_bytes = du.download_bytes + excluded.download_bytes`,
+        [sub, today, rand(5000), rand(40)],
+      );
+      if (step % 2 === 1)
+        await t.pool.query('delete from daily_usage where subscriber_id = $1 and date = $2::date - 3', [sub, today]);
+      await t.pool.query('update subscribers set service_id = $2, reseller_id = $3 where id = $1', [
+        before[rand(3)].id,
+        plans[rand(2)],
+        resellers[rand(3)],
+      ]);
+      for (const range of ranges)
+        for (const [who, tok, path] of [
+          ['admin', admin, null],
+          ['reseller A', resA, await pathOf(A)],
+        ] as const) {
+          const label = `step ${step} ${who} ${range.from}..${range.to}`;
+          const { rows } = await t.pool.query<{ subscriber_id: number; service_id: number; total: string }>(
+            `select u.subscriber_id, s.service_id, sum(download_bytes + upload_bytes)::bigint as total
+               from daily_usage u join subscribers s on s.id = u.subscriber_id
+              where date between $1 and $2 and ($3::text is null or s.reseller_id in (select id from resellers where path like $3))
+              group by 1, 2 order by 3 desc, 1`,
+            [range.from, range.to, path],
+          );
+          const perPlan = new Map<number, { subscribers: number; total_bytes: number }>();
+          for (const r of rows) {
+            const p = perPlan.get(r.service_id) ?? { subscribers: 0, total_bytes: 0 };
+            perPlan.set(r.service_id, { subscribers: p.subscribers + 1, total_bytes: p.total_bytes + Number(r.total) });
+          }
+          for (const page of [1, 2]) {
+            const res = await api.get(`/api/reports/usage?from=${range.from}&to=${range.to}&limit=2&page=${page}`, {
+              token: tok,
+            });
+            expect(res.status).toBe(200);
+            expect({
+              label,
+              total: res.body.pagination.total,
+              page: res.body.data.map((r: { subscriber_id: number; total_bytes: number }) => [
+                r.subscriber_id,
+                r.total_bytes,
+              ]),
+              plans: Object.fromEntries(
+                res.body.plans.map((p: { service_id: number; subscribers: number; total_bytes: number }) => [
+                  p.service_id,
+                  { subscribers: p.subscribers, total_bytes: p.total_bytes },
+                ]),
+              ),
+            }).toEqual({
+              label,
+              total: rows.length,
+              page: rows.slice((page - 1) * 2, page * 2).map((r) => [r.subscriber_id, Number(r.total)]),
+              plans: Object.fromEntries(perPlan),
+            });
+          }
+        }
+    }
+    const { rows: stale } = await t.pool.query(
+      `select m.* from usage_monthly m join subscribers s on s.id = m.subscriber_id
+        where m.service_id is distinct from s.service_id or m.reseller_id is distinct from s.reseller_id`,
+    );
+    expect(stale).toEqual([]);
+    for (const s of before)
+      await t.pool.query('update subscribers set service_id = $2, reseller_id = $3 where id = $1', [
+        s.id,
+        s.service_id,
+        s.reseller_id,
+      ]);
+  });
+
   it('expiring: pages in expiry order, with the count of the whole range', async () => {
     const range = `from=${addDays(today, -60)}&to=${addDays(today, 60)}`;
     const first = await api.get(`/api/reports/expiring?${range}&limit=1`, { token: admin });

@@ -289,6 +289,40 @@ describe('GET /api/sessions', () => {
     expect((await api.get('/api/sessions', { token: noView })).status).toBe(403);
     expect((await api.get('/api/sessions')).status).toBe(401);
   });
+  it("counts a tree's sessions as its rows, through starts, stops and a session with no start time", async () => {
+    // A tree's unfiltered count reads session_hours' open count (session-list.ts): it must equal the rows.
+    const root = token('reseller', { resellerId: tree.root, permissions: ['subscribers.view'] });
+    const child = token('reseller', { resellerId: tree.child, permissions: ['subscribers.view'] });
+    const counts = async () => {
+      const [r, c, byId] = [
+        await list('', root),
+        await list('', child),
+        await list(`?reseller_id=${tree.child}`, root),
+      ];
+      return [r, c, byId].map((p) => ({ total: p.pagination.total, rows: p.data.length }));
+    };
+    expect(await counts()).toEqual([
+      { total: 3, rows: 3 },
+      { total: 1, rows: 1 },
+      { total: 1, rows: 1 },
+    ]);
+    await t.pool.query(
+      `insert into radacct (acctsessionid, acctuniqueid, username, nasipaddress, acctstarttime)
+       values ('count-1', 'count-1', 'bob@isp', '10.9.0.2', now()), ('count-2', 'count-2', 'bob@isp', '10.9.0.2', null)`,
+    );
+    expect(await counts()).toEqual([
+      { total: 5, rows: 5 },
+      { total: 3, rows: 3 },
+      { total: 3, rows: 3 },
+    ]);
+    await t.pool.query(`update radacct set acctstoptime = now() where acctuniqueid in ('count-1', 'count-2')`);
+    expect(await counts()).toEqual([
+      { total: 3, rows: 3 },
+      { total: 1, rows: 1 },
+      { total: 1, rows: 1 },
+    ]);
+    await t.pool.query(`delete from radacct where acctuniqueid in ('count-1', 'count-2')`);
+  });
 });
 
 describe('GET /api/subscribers/:id/sessions', () => {
