@@ -319,8 +319,9 @@ export const subscribers = pgTable(
       .on(t.createdAt, t.id, t.resellerId)
       .where(sql`${t.isOnline} and ${t.deletedAt} is null`),
     // The dashboard's online count per access server and reseller, index-only where pages are all-visible.
+    // Reseller first (migration 0055): a tree reads its own online subscribers, not every one.
     index('subscribers_online_nas_idx')
-      .on(t.lastNasId, t.resellerId)
+      .on(t.resellerId, t.lastNasId)
       .where(sql`${t.isOnline} and ${t.deletedAt} is null`),
     index('subscribers_unblocked_expiry_idx')
       .on(t.expiryDate)
@@ -588,6 +589,8 @@ export const ledgerRollup = pgTable(
     folded: boolean('folded').notNull().default(false),
   },
   (t) => [
+    // Migration 0055 adds INCLUDE (type, currency, method, n, incoming, outgoing): the dashboard's
+    // payments per day and ledger figures without the heap.
     index('ledger_rollup_day_idx').on(t.grain, t.day, t.resellerId),
     index('ledger_rollup_reseller_idx').on(t.resellerId, t.grain, t.day),
     index('ledger_rollup_unfolded_idx')
@@ -1201,6 +1204,10 @@ export const cards = pgTable(
     uniqueIndex('cards_serial_uq').on(t.serial),
     uniqueIndex('cards_pin_hash_uq').on(t.pinHash),
     index('cards_batch_idx').on(t.batchId, t.id),
+    // The dashboard's cards redeemed this month (migration 0055 adds INCLUDE (batch_id): index-only).
+    index('cards_used_idx')
+      .on(t.usedAt)
+      .where(sql`${t.usedAt} is not null`),
   ],
 );
 
