@@ -110,9 +110,9 @@ export function cardFigures(scope: ReportScope, monthFrom: string): Sql {
 }
 
 /**
- * Each access server: the scope's subscribers online on it, and the age of its newest accounting
- * packet (nas_last_packet, kept by radacct's triggers), shown while it has an open session
- * (radacct_open_nas_idx, one probe per server).
+ * Each access server: the scope's subscribers online on it (nas_online, a row per reseller and
+ * server), and the age of its newest accounting packet (nas_last_packet, kept by radacct's
+ * triggers), shown while it has an open session (radacct_open_nas_idx, one probe per server).
  */
 export function nasFigures(scope: ReportScope): Sql {
   const p = new Params();
@@ -120,9 +120,9 @@ export function nasFigures(scope: ReportScope): Sql {
     text: `select n.id, n.shortname, n.nasname, coalesce(o.online, 0) as online,
              floor(extract(epoch from now() - l.last_packet))::bigint as last_packet_age_seconds
         from nas n
-        left join (select last_nas_id, count(*) as online from subscribers
-                    where is_online and deleted_at is null and ${scopeSql(scope, 'reseller_id', p)}
-                    group by last_nas_id) o on o.last_nas_id = n.id
+        left join (select nas_id, sum(n) as online from nas_online
+                    where ${scopeSql(scope, 'reseller_id', p)}
+                    group by nas_id) o on o.nas_id = n.id
         left join nas_last_packet l on host(l.nasipaddress) = n.nasname
          and exists (select 1 from radacct r where r.nasipaddress = l.nasipaddress and r.acctstoptime is null)
        order by n.id`,

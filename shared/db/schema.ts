@@ -318,11 +318,6 @@ export const subscribers = pgTable(
     index('subscribers_live_online_created_idx')
       .on(t.createdAt, t.id, t.resellerId)
       .where(sql`${t.isOnline} and ${t.deletedAt} is null`),
-    // The dashboard's online count per access server and reseller, index-only where pages are all-visible.
-    // Reseller first (migration 0055): a tree reads its own online subscribers, not every one.
-    index('subscribers_online_nas_idx')
-      .on(t.resellerId, t.lastNasId)
-      .where(sql`${t.isOnline} and ${t.deletedAt} is null`),
     index('subscribers_unblocked_expiry_idx')
       .on(t.expiryDate)
       .where(sql`${t.deletedAt} is null and ${t.blockedReason} is null`),
@@ -649,6 +644,27 @@ export const sessionHours = pgTable(
     index('session_hours_hour_idx').on(t.hour, t.resellerId),
     index('session_hours_unfolded_idx')
       .on(t.hour, t.resellerId)
+      .where(sql`not ${t.folded}`),
+  ],
+);
+
+/**
+ * Live online subscribers counted per reseller and access server (`nas_id` their last_nas_id, 0 for
+ * none) for the dashboard's servers (docs/reports.md, "Online per access server"; migration 0055).
+ * Triggers on subscribers append signed rows in the writing transaction; the reports service folds them.
+ */
+export const nasOnline = pgTable(
+  'nas_online',
+  {
+    resellerId: integer('reseller_id').notNull(),
+    nasId: integer('nas_id').notNull(),
+    n: bigint('n', { mode: 'number' }).notNull(),
+    folded: boolean('folded').notNull().default(false),
+  },
+  (t) => [
+    index('nas_online_reseller_idx').on(t.resellerId, t.nasId),
+    index('nas_online_unfolded_idx')
+      .on(t.resellerId, t.nasId)
       .where(sql`not ${t.folded}`),
   ],
 );
