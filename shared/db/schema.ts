@@ -649,6 +649,15 @@ export const sessionHours = pgTable(
 );
 
 /**
+ * The ids of subscribers whose row is gone (a permanent removal; migration 0055), kept by triggers on
+ * subscribers: the aging report leaves their open invoices out with a lookup in this small table
+ * instead of one in subscribers per open invoice (docs/reports.md, "Aging").
+ */
+export const subscriberTombstones = pgTable('subscriber_tombstones', {
+  id: integer('id').primaryKey(),
+});
+
+/**
  * Live online subscribers counted per reseller and access server (`nas_id` their last_nas_id, 0 for
  * none) for the dashboard's servers (docs/reports.md, "Online per access server"; migration 0055).
  * Triggers on subscribers append signed rows in the writing transaction; the reports service folds them.

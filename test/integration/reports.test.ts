@@ -450,6 +450,37 @@ describe('the other reports', () => {
     expect((await api.get('/api/reports/aging?by=plan', { token: admin })).status).toBe(400);
   });
 
+  it("aging: a permanently removed subscriber's open invoices are left out, and back with its row", async () => {
+    const planId = await one('select service_id from subscribers where id = $1', [subs.b]);
+    const gone = (await seedSubscriber(t.db, { resellerId: B, serviceId: planId, expiryDate: addDays(today, 100) })).id;
+    await invoice(gone, 12.5);
+    const rowsOf = async () => {
+      const res = await api.get('/api/reports/aging?limit=500', { token: admin });
+      const data = res.body.data as { subscriber_id: number; total: number }[];
+      // The count of all rows comes from the grouping itself, before the names are joined.
+      expect(res.body.pagination.total).toBe(data.length);
+      return data;
+    };
+    expect((await rowsOf()).find((r) => r.subscriber_id === gone)).toMatchObject({ total: 12.5 });
+    await t.pool.query('create table aging_gone as select * from subscribers where id = $1', [gone]);
+    try {
+      expect((await api.del(`/api/subscribers/${gone}/permanent`, { token: admin })).status).toBe(200);
+      const after = await rowsOf();
+      expect(after.find((r) => r.subscriber_id === gone)).toBeUndefined();
+      expect(after.reduce((sum, r) => sum + cents(r.total), 0)).toBe(
+        await one(
+          `select sum(total - paid_amount) from invoices i where status in ('pending', 'partial', 'overdue')
+              and exists (select 1 from subscribers s where s.id = i.subscriber_id)`,
+        ),
+      );
+      // The same id inserted again (a restore) is counted again.
+      await t.pool.query('insert into subscribers select * from aging_gone');
+      expect((await rowsOf()).find((r) => r.subscriber_id === gone)).toMatchObject({ total: 12.5 });
+    } finally {
+      await t.pool.query('drop table aging_gone');
+    }
+  });
+
   it('expiring: the range, auto-renew and whether the wallet covers the renewal', async () => {
     const res = await api.get(`/api/reports/expiring?from=${today}&to=${addDays(today, 7)}`, { token: admin });
     expect(res.status).toBe(200);
