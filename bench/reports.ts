@@ -23,6 +23,7 @@ import { signToken } from '../shared/auth/jwt';
 import { addDays, todayUtc } from '../shared/billing/dates';
 import { intVar } from '../shared/config';
 import { foldLedgerRollup } from '../shared/db/ledger-rollup';
+import { foldNasOnline } from '../shared/db/nas-online';
 import { foldSessionHours } from '../shared/db/session-hours';
 import { foldSubscriberCounts } from '../shared/db/subscriber-counts';
 import { addMonths } from '../services/reports/periods';
@@ -84,11 +85,11 @@ async function main(): Promise<void> {
       );
     } else await seedBillingBase(pool, SUBSCRIBERS, LEDGER);
     const t0 = process.hrtime.bigint();
-    await Promise.all([foldLedgerRollup(), foldSubscriberCounts(), foldSessionHours()]);
+    await Promise.all([foldLedgerRollup(), foldSubscriberCounts(), foldSessionHours(), foldNasOnline()]);
     console.log(`  fold: ${seconds(t0).toFixed(1)} s`);
-    await pool.query('vacuum analyze ledger_rollup, subscriber_counts, session_hours, nas_last_packet');
+    await pool.query('vacuum analyze ledger_rollup, subscriber_counts, session_hours, nas_last_packet, nas_online');
     if (process.env.BENCH_REPORTS_SEED_ONLY === '1') return;
-    for (const table of ['ledger_rollup', 'subscriber_counts', 'session_hours']) {
+    for (const table of ['ledger_rollup', 'subscriber_counts', 'session_hours', 'nas_online']) {
       const { n } = (await pool.query<{ n: number }>(`select count(*)::int as n from ${table}`)).rows[0];
       console.log(`  ${table}: ${n.toLocaleString('en')} rows`);
     }

@@ -110,9 +110,9 @@ export function cardFigures(scope: ReportScope, monthFrom: string): Sql {
 }
 
 /**
- * Each access server: the scope's subscribers online on it, and the age of its newest accounting
- * packet (nas_last_packet, kept by radacct's triggers), shown while it has an open session
- * (radacct_open_nas_idx, one probe per server).
+ * Each access server: the scope's subscribers online on it (nas_online, a row per reseller and
+ * server), and the age of its newest accounting packet (nas_last_packet, kept by radacct's
+ * triggers), shown while it has an open session (radacct_open_nas_idx, one probe per server).
  */
 export function nasFigures(scope: ReportScope): Sql {
   const p = new Params();
@@ -120,9 +120,9 @@ export function nasFigures(scope: ReportScope): Sql {
     text: `select n.id, n.shortname, n.nasname, coalesce(o.online, 0) as online,
              floor(extract(epoch from now() - l.last_packet))::bigint as last_packet_age_seconds
         from nas n
-        left join (select last_nas_id, count(*) as online from subscribers
-                    where is_online and deleted_at is null and ${scopeSql(scope, 'reseller_id', p)}
-                    group by last_nas_id) o on o.last_nas_id = n.id
+        left join (select nas_id, sum(n) as online from nas_online
+                    where ${scopeSql(scope, 'reseller_id', p)}
+                    group by nas_id) o on o.nas_id = n.id
         left join nas_last_packet l on host(l.nasipaddress) = n.nasname
          and exists (select 1 from radacct r where r.nasipaddress = l.nasipaddress and r.acctstoptime is null)
        order by n.id`,
@@ -256,8 +256,10 @@ function agingGroups(scope: ReportScope, today: string, by: 'subscriber' | 'rese
   const t = p.add(today);
   const bucket = (cond: string) => `coalesce(sum(balance) filter (where ${cond}), 0)`;
   const key = by === 'subscriber' ? 'subscriber_id, reseller_id' : 'reseller_id';
-  // A permanently removed subscriber's invoices stay; its row does not, and neither does it here.
-  const live = by === 'subscriber' ? 'and exists (select 1 from subscribers s where s.id = subscriber_id)' : '';
+  // A permanently removed subscriber's invoices stay; its row does not, and neither does it here
+  // (subscriber_tombstones, a few ids, instead of a lookup in subscribers per open invoice).
+  const live =
+    by === 'subscriber' ? 'and not exists (select 1 from subscriber_tombstones d where d.id = subscriber_id)' : '';
   return `select ${key}, currency,
              ${bucket('days <= 0')} as not_due, ${bucket('days between 1 and 30')} as d1_30,
              ${bucket('days between 31 and 60')} as d31_60, ${bucket('days between 61 and 90')} as d61_90,

@@ -8,6 +8,7 @@ import { fail } from '../../shared/failures';
 import type { Ctx } from '../../shared/http/context';
 import type { HttpRoute } from '../../shared/http/route';
 import { foldLedgerRollup } from '../../shared/db/ledger-rollup';
+import { foldNasOnline } from '../../shared/db/nas-online';
 import { foldSessionHours } from '../../shared/db/session-hours';
 import { foldSubscriberCounts } from '../../shared/db/subscriber-counts';
 import {
@@ -169,10 +170,10 @@ const schema: ServiceSchema<ServiceSettingSchema, ReportsThis> = {
   },
 
   methods: {
-    /** Folds ledger_rollup, subscriber_counts and session_hours every FOLD_INTERVAL_MS, one run at a time. */
+    /** Folds ledger_rollup, subscriber_counts, session_hours and nas_online every FOLD_INTERVAL_MS, one run at a time. */
     scheduleFold(this: ReportsThis) {
       this.foldTimer = setTimeout(() => {
-        this.folding = Promise.all([foldLedgerRollup(), foldSubscriberCounts(), foldSessionHours()])
+        this.folding = Promise.all([foldLedgerRollup(), foldSubscriberCounts(), foldSessionHours(), foldNasOnline()])
           .then(
             () => undefined,
             (err: unknown) => this.logger.warn('folding the rollups failed', err),

@@ -318,10 +318,6 @@ export const subscribers = pgTable(
     index('subscribers_live_online_created_idx')
       .on(t.createdAt, t.id, t.resellerId)
       .where(sql`${t.isOnline} and ${t.deletedAt} is null`),
-    // The dashboard's online count per access server and reseller, index-only where pages are all-visible.
-    index('subscribers_online_nas_idx')
-      .on(t.lastNasId, t.resellerId)
-      .where(sql`${t.isOnline} and ${t.deletedAt} is null`),
     index('subscribers_unblocked_expiry_idx')
       .on(t.expiryDate)
       .where(sql`${t.deletedAt} is null and ${t.blockedReason} is null`),
@@ -598,6 +594,8 @@ export const ledgerRollup = pgTable(
     folded: boolean('folded').notNull().default(false),
   },
   (t) => [
+    // Migration 0056 adds INCLUDE (type, currency, method, n, incoming, outgoing): the dashboard's
+    // payments per day and ledger figures without the heap.
     index('ledger_rollup_day_idx').on(t.grain, t.day, t.resellerId),
     index('ledger_rollup_reseller_idx').on(t.resellerId, t.grain, t.day),
     index('ledger_rollup_unfolded_idx')
@@ -656,6 +654,36 @@ export const sessionHours = pgTable(
     index('session_hours_hour_idx').on(t.hour, t.resellerId),
     index('session_hours_unfolded_idx')
       .on(t.hour, t.resellerId)
+      .where(sql`not ${t.folded}`),
+  ],
+);
+
+/**
+ * The ids of subscribers whose row is gone (a permanent removal; migration 0056), kept by triggers on
+ * subscribers: the aging report leaves their open invoices out with a lookup in this small table
+ * instead of one in subscribers per open invoice (docs/reports.md, "Aging").
+ */
+export const subscriberTombstones = pgTable('subscriber_tombstones', {
+  id: integer('id').primaryKey(),
+});
+
+/**
+ * Live online subscribers counted per reseller and access server (`nas_id` their last_nas_id, 0 for
+ * none) for the dashboard's servers (docs/reports.md, "Online per access server"; migration 0056).
+ * Triggers on subscribers append signed rows in the writing transaction; the reports service folds them.
+ */
+export const nasOnline = pgTable(
+  'nas_online',
+  {
+    resellerId: integer('reseller_id').notNull(),
+    nasId: integer('nas_id').notNull(),
+    n: bigint('n', { mode: 'number' }).notNull(),
+    folded: boolean('folded').notNull().default(false),
+  },
+  (t) => [
+    index('nas_online_reseller_idx').on(t.resellerId, t.nasId),
+    index('nas_online_unfolded_idx')
+      .on(t.resellerId, t.nasId)
       .where(sql`not ${t.folded}`),
   ],
 );
@@ -1211,6 +1239,10 @@ export const cards = pgTable(
     uniqueIndex('cards_serial_uq').on(t.serial),
     uniqueIndex('cards_pin_hash_uq').on(t.pinHash),
     index('cards_batch_idx').on(t.batchId, t.id),
+    // The dashboard's cards redeemed this month (migration 0056 adds INCLUDE (batch_id): index-only).
+    index('cards_used_idx')
+      .on(t.usedAt)
+      .where(sql`${t.usedAt} is not null`),
   ],
 );
 

@@ -3,11 +3,13 @@
  * also serves the ledger's totals), the dashboard's counts from subscriber_counts. Under random
  * payments (every method), voids (consolidation), wallet top-ups, renewals, backdated ledger rows,
  * changes of the counted subscriber columns and folds, after every step they must equal sums over
- * the ledger and counts over the subscribers themselves, for the admin and for a reseller's tree.
+ * the ledger and counts over the subscribers themselves, for the admin and for a reseller's tree;
+ * after each run nas_online (the online subscribers per reseller and server) key by key.
  */
 import fc from 'fast-check';
 import { addDays, todayUtc } from '../../shared/billing/dates';
 import { foldLedgerRollup } from '../../shared/db/ledger-rollup';
+import { foldNasOnline } from '../../shared/db/nas-online';
 import { foldSubscriberCounts } from '../../shared/db/subscriber-counts';
 import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
 import { seedPlan, seedReseller, seedSubscriber } from './billing-fixtures';
@@ -141,6 +143,7 @@ async function run(step: Step): Promise<void> {
       // What sessions, blocks, status changes and the expiry sweep write: the counted columns.
       await t.pool.query(
         `update subscribers set is_online = not is_online, expiry_date = expiry_date - $2::int,
+           last_nas_id = nullif(abs($2::int) % 3, 0),
            status = case when status = 'active' then 'inactive' else 'active' end,
            blocked_reason = case when blocked_reason is null then 'expired' end
          where id = $1`,
@@ -149,7 +152,7 @@ async function run(step: Step): Promise<void> {
       return;
     }
     case 'fold':
-      await Promise.all([foldLedgerRollup(), foldSubscriberCounts()]);
+      await Promise.all([foldLedgerRollup(), foldSubscriberCounts(), foldNasOnline()]);
   }
 }
 
@@ -238,6 +241,16 @@ it('dashboard revenue and the revenue report equal the ledger after every step',
           );
           expect({ grain, rows }).toEqual({ grain, rows: [] });
         }
+        // The online subscribers per reseller and server (nas_online, kept by triggers) equal counts over subscribers.
+        const { rows: online } = await t.pool.query(
+          `select reseller_id, nas_id from (
+             select reseller_id, nas_id, n from nas_online
+             union all
+             select reseller_id, coalesce(last_nas_id, 0), -count(*) from subscribers
+              where is_online and deleted_at is null group by 1, 2) d
+           group by 1, 2 having sum(n) <> 0`,
+        );
+        expect(online).toEqual([]);
       },
     ),
     { numRuns: 12 },

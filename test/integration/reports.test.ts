@@ -5,6 +5,7 @@
  */
 import { addDays, todayUtc } from '../../shared/billing/dates';
 import { foldLedgerRollup } from '../../shared/db/ledger-rollup';
+import { foldNasOnline } from '../../shared/db/nas-online';
 import { foldSessionHours } from '../../shared/db/session-hours';
 import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
 import { seedPlan, seedReseller, seedSubscriber } from './billing-fixtures';
@@ -179,7 +180,7 @@ describe('GET /api/dashboard', () => {
     }
   });
 
-  it('online per hour and the access servers follow sessions started, updated, stopped and moved, per scope', async () => {
+  it('online per hour and the access servers (online, last packet) follow sessions started, updated, stopped and moved, per scope', async () => {
     const { rows: users } = await t.pool.query<{ id: number; username: string }>(
       'select id, username from subscribers where id = any($1)',
       [[subs.a, subs.a1, subs.b]],
@@ -208,6 +209,14 @@ describe('GET /api/dashboard', () => {
           [pathLike],
         )
       ).rows.map((r) => r.n);
+    // The tree's live subscribers online on the server, over subscribers itself.
+    const onlineOn = async (pathLike: string | null) =>
+      one(
+        `select count(*) from subscribers s join nas n on n.id = s.last_nas_id
+          where n.nasname = $1 and s.is_online and s.deleted_at is null
+            and ($2::text is null or s.reseller_id in (select id from resellers where path like $2))`,
+        [nasIp, pathLike],
+      );
     const check = async () => {
       for (const [tok, pathLike] of [
         [admin, null],
@@ -217,10 +226,13 @@ describe('GET /api/dashboard', () => {
       ] as const) {
         const d = (await api.get('/api/dashboard', { token: tok })).body.data;
         expect(d.series.online_per_hour.map((x: { online: number }) => x.online)).toEqual(await direct(pathLike));
+        const server = d.nas.find((x: { ip_address: string }) => x.ip_address === nasIp);
+        expect(server.online).toBe(await onlineOn(pathLike));
       }
       const nas = (await api.get('/api/dashboard', { token: admin })).body.data.nas.find(
         (x: { ip_address: string }) => x.ip_address === nasIp,
       );
+      expect(nas.online).toBe(await onlineOn(null));
       const age = await one(
         `select case when bool_or(acctstoptime is null)
                      then floor(extract(epoch from now() - max(coalesce(acctupdatetime, acctstarttime)))) end
@@ -243,6 +255,7 @@ describe('GET /api/dashboard', () => {
       await session('mv-6', user(subs.a), '4 hours', '90 minutes');
       await session('mv-7', user(subs.a), '4 days', '3 days');
       expect(await check()).toBeGreaterThanOrEqual(2 * 3600 - 1);
+      expect(await onlineOn(null)).toBe(3);
       // Interim-Updates raise the last packet; the counts stay.
       await t.pool.query(
         `update radacct set acctupdatetime = now() - interval '10 minutes', acctinputoctets = 100 where acctuniqueid = 'mv-2'`,
@@ -265,8 +278,9 @@ describe('GET /api/dashboard', () => {
       await t.pool.query('update subscribers set deleted_at = null where id = $1', [subs.a]);
       await t.pool.query('update subscribers set reseller_id = $1 where id = $2', [A1, subs.a1]);
       await check();
-      await foldSessionHours();
+      await Promise.all([foldSessionHours(), foldNasOnline()]);
       expect(await one('select count(*) from session_hours where not folded')).toBe(0);
+      expect(await one('select count(*) from nas_online where not folded')).toBe(0);
       await check();
       // Every session of the server stopped: no age is shown.
       await t.pool.query(`update radacct set acctstoptime = now() where nasipaddress = $1 and acctstoptime is null`, [
@@ -434,6 +448,37 @@ describe('the other reports', () => {
     const byReseller = await api.get('/api/reports/aging?by=reseller', { token: resA });
     expect(byReseller.body.data.map((r: { reseller_id: number }) => r.reseller_id).sort()).toEqual([A, A1].sort());
     expect((await api.get('/api/reports/aging?by=plan', { token: admin })).status).toBe(400);
+  });
+
+  it("aging: a permanently removed subscriber's open invoices are left out, and back with its row", async () => {
+    const planId = await one('select service_id from subscribers where id = $1', [subs.b]);
+    const gone = (await seedSubscriber(t.db, { resellerId: B, serviceId: planId, expiryDate: addDays(today, 100) })).id;
+    await invoice(gone, 12.5);
+    const rowsOf = async () => {
+      const res = await api.get('/api/reports/aging?limit=500', { token: admin });
+      const data = res.body.data as { subscriber_id: number; total: number }[];
+      // The count of all rows comes from the grouping itself, before the names are joined.
+      expect(res.body.pagination.total).toBe(data.length);
+      return data;
+    };
+    expect((await rowsOf()).find((r) => r.subscriber_id === gone)).toMatchObject({ total: 12.5 });
+    await t.pool.query('create table aging_gone as select * from subscribers where id = $1', [gone]);
+    try {
+      expect((await api.del(`/api/subscribers/${gone}/permanent`, { token: admin })).status).toBe(200);
+      const after = await rowsOf();
+      expect(after.find((r) => r.subscriber_id === gone)).toBeUndefined();
+      expect(after.reduce((sum, r) => sum + cents(r.total), 0)).toBe(
+        await one(
+          `select sum(total - paid_amount) from invoices i where status in ('pending', 'partial', 'overdue')
+              and exists (select 1 from subscribers s where s.id = i.subscriber_id)`,
+        ),
+      );
+      // The same id inserted again (a restore) is counted again.
+      await t.pool.query('insert into subscribers select * from aging_gone');
+      expect((await rowsOf()).find((r) => r.subscriber_id === gone)).toMatchObject({ total: 12.5 });
+    } finally {
+      await t.pool.query('drop table aging_gone');
+    }
   });
 
   it('expiring: the range, auto-renew and whether the wallet covers the renewal', async () => {
