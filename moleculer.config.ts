@@ -219,7 +219,13 @@ export function brokerOptions(cfg: Config, overrides: Partial<BrokerOptions> = {
     // transporter: one broker alone has no one to tell.
     // (`stopDelay` is read by ServiceBroker.stop, left out of Moleculer's typings.)
     registry: { stopDelay: cfg.transporter ? FAULT_POLICY.leaveNoticeMs : 0 } as BrokerOptions['registry'],
-    middlewares: [DistinctActionSchemas, IdempotentRetry, CancelPendingAnnouncement, redeliverUndelivered()],
+    // Sending again is for a node that leaves or has not joined yet: one broker alone has none.
+    middlewares: [
+      DistinctActionSchemas,
+      IdempotentRetry,
+      CancelPendingAnnouncement,
+      ...(cfg.transporter ? [redeliverUndelivered()] : []),
+    ],
     logger: { type: 'Console', options: { level: cfg.logLevel, formatter: 'json', colors: false } },
     metrics: false,
     tracing: false,
