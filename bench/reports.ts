@@ -27,7 +27,7 @@ import { foldSubscriberCounts } from '../shared/db/subscriber-counts';
 import { addMonths } from '../services/reports/periods';
 import * as q from '../services/reports/queries';
 import type { ReportScope } from '../services/reports/scope';
-import { benchAdminToken, IN_PROCESS_SECRETS, percentile, scratchStore, startInProcessApp } from './load';
+import { benchAdminToken, IN_PROCESS_SECRETS, percentile, reusedStore, scratchStore, startInProcessApp } from './load';
 import { seedBillingBase } from './seed-billing-base';
 
 let SUBSCRIBERS = intVar(process.env, 'BENCH_REPORTS_SUBSCRIBERS', 1_000_000, 1000);
@@ -60,17 +60,9 @@ interface Case {
   raw: q.Sql[];
 }
 
-/** The kept database BENCH_REPORTS_REUSE names, on DATABASE_URL's server; never dropped. */
-function reusedStore(name: string): { env: { DATABASE_URL: string }; dispose(): Promise<void> } {
-  if (!process.env.DATABASE_URL) throw new Error('BENCH_REPORTS_REUSE needs DATABASE_URL (the server holding it)');
-  const url = new URL(process.env.DATABASE_URL);
-  url.pathname = `/${name}`;
-  return { env: { DATABASE_URL: url.toString() }, dispose: async () => undefined };
-}
-
 async function main(): Promise<void> {
   const reuse = process.env.BENCH_REPORTS_REUSE;
-  const store = reuse ? reusedStore(reuse) : await scratchStore('reports');
+  const store = reuse ? reusedStore('BENCH_REPORTS_REUSE', reuse) : await scratchStore('reports');
   if (!reuse && process.env.BENCH_KEEP === '1') console.log(`keeping ${store.env.DATABASE_URL}`);
   process.env.LIFECYCLE_INTERVAL_SECONDS = '0';
   process.env.USAGE_INTERVAL_SECONDS = '0';
