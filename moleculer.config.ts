@@ -1,6 +1,14 @@
 import os from 'node:os';
 import { Readable } from 'node:stream';
-import type { ActionSchema, BrokerOptions, CallMiddlewareHandler, Errors, Middleware, ServiceBroker } from 'moleculer';
+import type {
+  ActionSchema,
+  BrokerOptions,
+  CallingOptions,
+  CallMiddlewareHandler,
+  Errors,
+  Middleware,
+  ServiceBroker,
+} from 'moleculer';
 import type { Config } from './shared/config';
 
 /**
@@ -122,7 +130,8 @@ function otherNode(broker: ServiceBroker, action: string, refused: Set<string>):
  * reached no handler (`provablyUndelivered`) is sent again, at once to another node that has the
  * action, else after a pause (100, 200, 400 ms) for the registry to learn one; at most
  * `redeliveries` times. Safe for payments: what is sent again never ran. A call the caller aimed at
- * one node (`nodeID`) is left as it is, and so is a stream (it cannot be read twice).
+ * one node (`nodeID`) is left as it is, and so is a stream (it cannot be read twice). Every call
+ * passes here: one that succeeds pays for a `catch` and nothing more.
  */
 export function redeliverUndelivered(): Middleware {
   // One per broker (brokerOptions makes one each time): the hook needs its broker's registry.
@@ -132,25 +141,36 @@ export function redeliverUndelivered(): Middleware {
       broker = b;
     },
     call(next: CallMiddlewareHandler): CallMiddlewareHandler {
-      return async (action, params, opts = {}) => {
+      return (action, params, opts = {}) => {
         if (opts.nodeID || params instanceof Readable) return next(action, params, opts);
-        const refused = new Set<string>();
-        let attemptOpts = opts;
-        for (let attempt = 0; ; attempt++) {
-          try {
-            return await next(action, params, attemptOpts);
-          } catch (err) {
-            if (attempt >= FAULT_POLICY.redeliveries || !provablyUndelivered(err, action)) throw err;
-            const from = (err as UndeliveredError).data?.nodeID;
-            if (from) refused.add(from);
-            const other = broker && otherNode(broker, action, refused);
-            attemptOpts = other ? { ...opts, nodeID: other } : opts;
-            if (!other) await new Promise((r) => setTimeout(r, FAULT_POLICY.redeliveryDelayMs * 2 ** attempt));
-          }
-        }
+        return next(action, params, opts).catch((err: unknown) => sendAgain(broker, next, err, action, params, opts));
       };
     },
   };
+}
+
+/** The sends after a first one that failed with `err`, while each provably reached no handler. */
+async function sendAgain(
+  broker: ServiceBroker | undefined,
+  next: CallMiddlewareHandler,
+  err: unknown,
+  action: string,
+  params: unknown,
+  opts: CallingOptions,
+): Promise<unknown> {
+  const refused = new Set<string>();
+  for (let attempt = 0; ; attempt++) {
+    if (attempt >= FAULT_POLICY.redeliveries || !provablyUndelivered(err, action)) throw err;
+    const from = (err as UndeliveredError).data?.nodeID;
+    if (from) refused.add(from);
+    const other = broker && otherNode(broker, action, refused);
+    if (!other) await new Promise((r) => setTimeout(r, FAULT_POLICY.redeliveryDelayMs * 2 ** attempt));
+    try {
+      return await next(action, params, other ? { ...opts, nodeID: other } : opts);
+    } catch (e) {
+      err = e;
+    }
+  }
 }
 
 /** Errors that say the callee (a replica or the link to it) failed, not that the request was refused. */
@@ -219,7 +239,13 @@ export function brokerOptions(cfg: Config, overrides: Partial<BrokerOptions> = {
     // transporter: one broker alone has no one to tell.
     // (`stopDelay` is read by ServiceBroker.stop, left out of Moleculer's typings.)
     registry: { stopDelay: cfg.transporter ? FAULT_POLICY.leaveNoticeMs : 0 } as BrokerOptions['registry'],
-    middlewares: [DistinctActionSchemas, IdempotentRetry, CancelPendingAnnouncement, redeliverUndelivered()],
+    // Sending again is for a node that leaves or has not joined yet: one broker alone has none.
+    middlewares: [
+      DistinctActionSchemas,
+      IdempotentRetry,
+      CancelPendingAnnouncement,
+      ...(cfg.transporter ? [redeliverUndelivered()] : []),
+    ],
     logger: { type: 'Console', options: { level: cfg.logLevel, formatter: 'json', colors: false } },
     metrics: false,
     tracing: false,

@@ -11,6 +11,9 @@
  * Environment (all optional but DATABASE_URL):
  *   DATABASE_URL                 server; fresh databases are created on it and dropped after
  *   BENCH_BACKUP_SUBSCRIBERS     1000000    BENCH_BACKUP_LEDGER  10000000 (transactions rows; the issue's scale)
+ *   BENCH_BACKUP_REUSE           the name of a kept database on that server (one seeded by
+ *                                bench:reports with BENCH_KEEP=1): backed up as it is, without
+ *                                seeding (tens of minutes at the issue's scale), and never dropped
  *   PG_BIN                       folder of pg_dump/pg_restore (default: found on PATH)
  */
 import { spawnSync } from 'node:child_process';
@@ -22,6 +25,7 @@ import { createBackup } from '../shared/backup/backup';
 import { compareFigures, restoreBackup } from '../shared/backup/restore';
 import { intVar } from '../shared/config';
 import { runMigrations } from '../shared/db/database-setup';
+import { reusedStore } from './load';
 import { seedBillingBase } from './seed-billing-base';
 
 const SUBSCRIBERS = intVar(process.env, 'BENCH_BACKUP_SUBSCRIBERS', 1_000_000, 1000);
@@ -57,28 +61,39 @@ async function main(): Promise<void> {
     throw new Error(
       'set DATABASE_URL: the reference pg_dump/pg_restore needs a server whose client tools are installed',
     );
+  const reuse = process.env.BENCH_BACKUP_REUSE;
   const stamp = `bench_backup_${Date.now().toString(36)}`;
-  const names = { source: `${stamp}_src`, ours: `${stamp}_ours`, ref: `${stamp}_ref` };
+  // Dropped after the run: the targets, and the source unless it is a kept one.
+  const names: Record<string, string> = {
+    ...(reuse ? {} : { source: `${stamp}_src` }),
+    ours: `${stamp}_ours`,
+    ref: `${stamp}_ref`,
+  };
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-backup-'));
   await admin(server, async (c) => {
     for (const n of Object.values(names)) await c.query(`create database "${n}"`);
   });
-  const source = withDb(server, names.source);
+  const source = reuse ? reusedStore('BENCH_BACKUP_REUSE', reuse).env.DATABASE_URL : withDb(server, names.source);
   try {
     await runMigrations(source);
     const seedStart = process.hrtime.bigint();
-    const pool = new Pool({ connectionString: source, max: 2 });
-    try {
-      await seedBillingBase(pool, SUBSCRIBERS, LEDGER);
-    } finally {
-      await pool.end();
+    if (!reuse) {
+      const pool = new Pool({ connectionString: source, max: 2 });
+      try {
+        await seedBillingBase(pool, SUBSCRIBERS, LEDGER);
+      } finally {
+        await pool.end();
+      }
     }
-    const version = await admin(
-      source,
-      async (c) => (await c.query('show server_version')).rows[0].server_version as string,
-    );
+    const { version, subscribers, ledger } = await admin(source, async (c) => {
+      const { rows } = await c.query<{ version: string; subscribers: number; ledger: number }>(
+        `select current_setting('server_version') as version, (select count(*) from subscribers)::int as subscribers,
+                (select count(*) from transactions)::int as ledger`,
+      );
+      return rows[0];
+    });
     console.log(
-      `seeded ${SUBSCRIBERS} subscribers and ${LEDGER} ledger rows in ${seconds(seedStart).toFixed(1)} s (PostgreSQL ${version}, ${os.cpus().length} cores)`,
+      `${reuse ? `reusing ${reuse}:` : 'seeded'} ${subscribers} subscribers and ${ledger} ledger rows${reuse ? '' : ` in ${seconds(seedStart).toFixed(1)} s`} (PostgreSQL ${version}, ${os.cpus().length} cores)`,
     );
     const sizeOf = async (url: string) =>
       admin(url, async (c) => Number((await c.query('select pg_database_size(current_database()) as b')).rows[0].b));

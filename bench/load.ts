@@ -196,6 +196,20 @@ export async function scratchStore(
   };
 }
 
+/**
+ * A kept database named by `variable` (BENCH_REPORTS_REUSE, ...), on DATABASE_URL's server: a base
+ * seeded once at the issue's scale serves several benches and runs; never dropped.
+ */
+export function reusedStore(
+  variable: string,
+  name: string,
+): { env: { DATABASE_URL: string }; dispose(): Promise<void> } {
+  if (!process.env.DATABASE_URL) throw new Error(`${variable} needs DATABASE_URL (the server holding it)`);
+  const url = new URL(process.env.DATABASE_URL);
+  url.pathname = `/${name}`;
+  return { env: { DATABASE_URL: url.toString() }, dispose: async () => undefined };
+}
+
 /** The middle of a list in any order (the upper middle of an even one); 0 for an empty one. */
 export function median(xs: number[]): number {
   return xs.length === 0 ? 0 : [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

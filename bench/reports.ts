@@ -66,7 +66,7 @@ interface Case {
 
 async function main(): Promise<void> {
   const reuse = process.env.BENCH_REPORTS_REUSE;
-  const store = reuse ? reusedStore(reuse) : await scratchStore('reports');
+  const store = reuse ? reusedStore('BENCH_REPORTS_REUSE', reuse) : await scratchStore('reports');
   if (!reuse && process.env.BENCH_KEEP === '1') console.log(`keeping ${store.env.DATABASE_URL}`);
   process.env.LIFECYCLE_INTERVAL_SECONDS = '0';
   process.env.USAGE_INTERVAL_SECONDS = '0';

@@ -12,8 +12,16 @@
  *
  * Environment (all optional):
  *   DATABASE_URL   a scratch database (build B migrates it; unset: an embedded PostgreSQL)
+ *   BENCH_UPGRADE_REUSE  the name of a kept database on DATABASE_URL's server, e.g. one seeded at
+ *                  the issue's scale by bench:reports (BENCH_KEEP=1): the clients' subscribers and
+ *                  invoices are added beside its rows, and build B's column is dropped again after
  *   TRANSPORTER    nats://127.0.0.1:4222
  *   BENCH_UPGRADE_CLIENTS 50    BENCH_UPGRADE_BASELINE 20 (seconds of load without the upgrade)
+ *   BENCH_UPGRADE_LOG  a file for the processes' log lines (a failed request's cause); unset: dropped
+ * The lifecycle and usage sweeps are off (unless set): on a big base their catch-up at each
+ * process start would be measured, not the API. PG_POOL_SIZE is 10 (unless set): six processes
+ * at the overlap of a replacement, each with its own pool, stay under PostgreSQL's 100
+ * connections (the default 20 each asked 120 of them when queries on a big base held them longer).
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -23,18 +31,17 @@ import { Client } from 'pg';
 import { intVar } from '../shared/config';
 import { repoRoot } from '../shared/paths';
 import { startCluster, type Cluster, type ClusterProcess } from '../runtime/cluster';
-import { benchEnv } from './load';
+import { benchAdminToken, benchEnv, reusedStore } from './load';
 import { scratchDataDir } from './scratch';
 
 const CLIENTS = intVar(process.env, 'BENCH_UPGRADE_CLIENTS', 50, 1);
 const BASELINE_S = intVar(process.env, 'BENCH_UPGRADE_BASELINE', 20, 1);
-const ADMIN = { username: 'bench-admin', password: 'bench-admin-pw' };
 const SETTLE_MS = 5000;
 const WARMUP_S = 10;
 const MIGRATION_TAG = '9000_upgrade_bench_channel';
 
 /** Build B: dist/ and shared/db copied and changed, everything else linked to this checkout. */
-function makeBuildB(): { entry: string; dispose(): void } {
+function makeBuildB(): { entry: string; migrationWhen: number; dispose(): void } {
   const root = repoRoot();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-upgrade-build-b-'));
   fs.chmodSync(dir, 0o755);
@@ -52,17 +59,19 @@ function makeBuildB(): { entry: string; dispose(): void } {
   const migrations = path.join(dir, 'shared', 'db', 'migrations');
   fs.writeFileSync(
     path.join(migrations, `${MIGRATION_TAG}.sql`),
-    'ALTER TABLE "invoice_payments" ADD COLUMN "channel" text;\n',
+    // IF NOT EXISTS: a reused database that a failed run left at build B's level.
+    'ALTER TABLE "invoice_payments" ADD COLUMN IF NOT EXISTS "channel" text;\n',
   );
   const journalFile = path.join(migrations, 'meta', '_journal.json');
   const journal = JSON.parse(fs.readFileSync(journalFile, 'utf8')) as {
     entries: { idx: number; version: string; when: number; tag: string; breakpoints: boolean }[];
   };
   const last = journal.entries[journal.entries.length - 1];
+  const migrationWhen = Date.now();
   journal.entries.push({
     idx: last.idx + 1,
     version: last.version,
-    when: Date.now(),
+    when: migrationWhen,
     tag: MIGRATION_TAG,
     breakpoints: true,
   });
@@ -75,6 +84,7 @@ function makeBuildB(): { entry: string; dispose(): void } {
   fs.writeFileSync(view, changed);
   return {
     entry: path.join(dir, 'dist', 'server.js'),
+    migrationWhen,
     dispose: () => fs.rmSync(dir, { recursive: true, force: true }),
   };
 }
@@ -95,10 +105,10 @@ interface Seeded {
   subscribers: number[];
 }
 
-async function seed(base: string): Promise<Seeded> {
-  const { token } = await api<{ token: string }>(base, 'POST', '/api/auth/login', undefined, ADMIN);
+/** The clients' plan, reseller, subscribers and invoices; names carry `run`, so a kept database takes them again. */
+async function seed(base: string, token: string, run: string): Promise<Seeded> {
   const plan = await api<{ id: number }>(base, 'POST', '/api/services', token, {
-    name: 'Upgrade bench',
+    name: `Upgrade bench ${run}`,
     price: 20,
     duration_days: 30,
   });
@@ -114,7 +124,7 @@ async function seed(base: string): Promise<Seeded> {
   const subscribers: number[] = [];
   for (let i = 0; i < CLIENTS; i++) {
     const sub = await api<{ id: number }>(base, 'POST', '/api/subscribers', token, {
-      username: `upgrade-${i}@isp`,
+      username: `upgrade-${run}-${i}@isp`,
       password: 'pw',
       service_id: plan.id,
       reseller_id: reseller.id,
@@ -197,8 +207,10 @@ async function rollingUpgrade(cluster: Cluster, entry: string, log: string[]): P
   await new Promise((r) => setTimeout(r, 2000));
 }
 
+/** Checked on the clients' invoices only: a reused base holds others. */
 async function lost(
   databaseUrl: string,
+  invoices: number[],
   acknowledged: number[],
 ): Promise<{ missing: number; extra: number; unbalanced: number }> {
   const db = new Client({ connectionString: databaseUrl });
@@ -207,10 +219,15 @@ async function lost(
     const found = await db.query<{ n: number }>('select count(*)::int as n from invoice_payments where id = any($1)', [
       acknowledged,
     ]);
-    const all = await db.query<{ n: number }>('select count(*)::int as n from invoice_payments');
+    const all = await db.query<{ n: number }>(
+      'select count(*)::int as n from invoice_payments where invoice_id = any($1)',
+      [invoices],
+    );
     const unbalanced = await db.query<{ n: number }>(
       `select count(*)::int as n from invoices i
-        where i.paid_amount <> coalesce((select sum(p.amount) from invoice_payments p where p.invoice_id = i.id), 0)`,
+        where i.id = any($1)
+          and i.paid_amount <> coalesce((select sum(p.amount) from invoice_payments p where p.invoice_id = i.id), 0)`,
+      [invoices],
     );
     return {
       missing: acknowledged.length - found.rows[0].n,
@@ -222,29 +239,76 @@ async function lost(
   }
 }
 
+function processLog(file: string | undefined): (units: string, line: string) => void {
+  if (!file) return () => undefined;
+  const out = fs.createWriteStream(file, { flags: 'a' });
+  return (units, line) => out.write(`[${units}] ${line}\n`);
+}
+
+/** What a reused base holds, counted (the figure is read beside it). */
+async function baseSize(databaseUrl: string, name: string): Promise<string> {
+  const db = new Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    const { rows } = await db.query<{ s: number; l: number; size: string }>(
+      `select (select count(*) from subscribers)::int as s, (select count(*) from transactions)::int as l,
+              pg_size_pretty(pg_database_size(current_database())) as size`,
+    );
+    return `reusing ${name}: ${rows[0].s.toLocaleString('en')} subscribers, ${rows[0].l.toLocaleString('en')} ledger rows, ${rows[0].size}`;
+  } finally {
+    await db.end();
+  }
+}
+
+/**
+ * A reused base goes back to this checkout's level: without build B's journal row (whose time is
+ * now) the migrator would skip any real migration dated before this run.
+ */
+async function backToBuildA(databaseUrl: string, migrationWhen: number): Promise<void> {
+  const db = new Client({ connectionString: databaseUrl });
+  await db.connect();
+  try {
+    await db.query('alter table invoice_payments drop column if exists channel');
+    await db.query('delete from drizzle.__drizzle_migrations where created_at = $1', [migrationWhen]);
+  } finally {
+    await db.end();
+  }
+}
+
 async function main(): Promise<number> {
   const transporter = process.env.TRANSPORTER || 'nats://127.0.0.1:4222';
+  const reuse = process.env.BENCH_UPGRADE_REUSE;
+  const databaseUrl = reuse
+    ? reusedStore('BENCH_UPGRADE_REUSE', reuse).env.DATABASE_URL
+    : process.env.DATABASE_URL || '';
   const scratch = scratchDataDir('upgrade');
   const build = makeBuildB();
+  const run = crypto.randomBytes(4).toString('hex');
+  const env = benchEnv();
   console.log(`bench:upgrade  ${CLIENTS} clients, ${os.cpus().length} cores, NATS ${transporter}`);
+  if (reuse) console.log(await baseSize(databaseUrl, reuse));
   const cluster = await startCluster({
     env: {
-      ...benchEnv(),
+      ...env,
       SERVICES: 'gateway,billing,billing,subscribers,subscribers',
       // Our own namespace: another cluster on the same NATS must not answer our requests.
-      NAMESPACE: `upgrade-bench-${crypto.randomBytes(4).toString('hex')}`,
+      NAMESPACE: `upgrade-bench-${run}`,
       TRANSPORTER: transporter,
-      DATABASE_URL: process.env.DATABASE_URL || '',
+      DATABASE_URL: databaseUrl,
       DATA_DIR: scratch.dir,
       PORT: '0',
       PUBLIC_RATE_LIMIT_PER_MIN: '1000000000',
-      ADMIN_USERNAME: ADMIN.username,
-      ADMIN_PASSWORD: ADMIN.password,
+      LIFECYCLE_INTERVAL_SECONDS: env.LIFECYCLE_INTERVAL_SECONDS ?? '0',
+      USAGE_INTERVAL_SECONDS: env.USAGE_INTERVAL_SECONDS ?? '0',
+      PG_POOL_SIZE: env.PG_POOL_SIZE ?? '10',
     },
-    output: () => undefined,
+    output: processLog(process.env.BENCH_UPGRADE_LOG),
   });
   try {
-    const seeded = await seed(cluster.baseUrl);
+    const admin = new Client({ connectionString: cluster.databaseUrl });
+    await admin.connect();
+    const token = await benchAdminToken(admin, env.JWT_SECRET!).finally(() => admin.end());
+    const seeded = await seed(cluster.baseUrl, token, run);
     // Warm-up, not counted: the first seconds of a fresh cluster (JIT, pools, plans) are slower.
     const warmup = await runLoad(cluster.baseUrl, seeded, new Promise((r) => setTimeout(r, WARMUP_S * 1000)));
     const baseline = await runLoad(cluster.baseUrl, seeded, new Promise((r) => setTimeout(r, BASELINE_S * 1000)));
@@ -264,7 +328,11 @@ async function main(): Promise<number> {
       seeded.token,
     );
     const fieldServed = view.payments.length > 0 && view.payments.every((p) => 'channel' in p);
-    const check = await lost(cluster.databaseUrl, [...warmup.payments, ...baseline.payments, ...during.payments]);
+    const check = await lost(cluster.databaseUrl, seeded.invoices, [
+      ...warmup.payments,
+      ...baseline.payments,
+      ...during.payments,
+    ]);
 
     const rate = (n: number, s: number) => (n / s).toFixed(1).padStart(7);
     console.log('');
@@ -291,6 +359,7 @@ async function main(): Promise<number> {
       fieldServed;
     return ok ? 0 : 1;
   } finally {
+    if (reuse) await backToBuildA(cluster.databaseUrl, build.migrationWhen);
     await cluster.stop();
     build.dispose();
     scratch.dispose();

@@ -237,9 +237,11 @@ export function createGatewayService(): ServiceSchema {
         return drain.drain(this.server, timeoutMs);
       },
       refreshRoutes(this: GatewayThis) {
+        // An action whose every node has left stays listed, without its definition: its route was
+        // learned and stays (503 until a node is back); reading it would throw and learn nothing.
         const actions = this.broker.registry
           .getActionList({ skipInternal: true, withEndpoints: false })
-          .map((item) => (item as unknown as { action: RegisteredAction }).action);
+          .flatMap((item) => (item as unknown as { action?: RegisteredAction }).action ?? []);
         if (!this.routeTable.learn(routesOf(actions, (msg) => this.logger.warn(msg)))) return;
         const served = this.routeTable.list();
         this.front.serve(served);

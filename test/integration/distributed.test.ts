@@ -5,7 +5,9 @@
  * Moleculer's in-process Fake transporter, and says so in its name (test/helpers/transporter.ts).
  */
 import crypto from 'node:crypto';
-import type { ServiceBroker } from 'moleculer';
+import { ServiceBroker, type ActionSchema } from 'moleculer';
+import { brokerOptions } from '../../moleculer.config';
+import type { Config } from '../../shared/config';
 import { routesOf, type RegisteredAction } from '../../services/gateway/route-registry';
 import { createTestDatabase, adminToken, client, startTestApp, type TestApp } from '../helpers/app';
 import { FAKE, suiteTransporter } from '../helpers/transporter';
@@ -94,5 +96,34 @@ describe(`over ${label}`, () => {
     expect(res.status).toBe(503);
     expect(res.body).toEqual({ success: false, message: 'service unavailable' });
     expect((await api.get('/api/no-such-route', { token: adminToken() })).status).toBe(404);
+  });
+
+  it('still learns a new route while a unit has no process left', async () => {
+    // network-access stopped above: its actions stay in the gateway's registry with no node.
+    const probe = new ServiceBroker({
+      ...brokerOptions({ transporter, logLevel: 'fatal' } as Config, { namespace, logger: false }),
+    });
+    probe.createService({
+      name: 'probe',
+      actions: {
+        hello: {
+          rest: 'GET /api/probe-after-leave',
+          http: { auth: 'public', access: 'none', summary: 'A route declared after a unit left', tag: 'test' },
+          handler: () => ({ hello: 'after the leave' }),
+        } as ActionSchema,
+      },
+    });
+    await probe.start();
+    try {
+      const api = client(gateway.baseUrl);
+      await waitFor(
+        'the gateway serving the new route',
+        async () => (await api.get('/api/probe-after-leave')).status === 200,
+        10_000,
+      );
+      expect((await api.get('/api/probe-after-leave')).body).toEqual({ success: true, hello: 'after the leave' });
+    } finally {
+      await probe.stop();
+    }
   });
 });
