@@ -146,7 +146,7 @@ function rssMib(pid: number): number {
 }
 
 async function main(): Promise<void> {
-  const store = REUSE ? reusedStore(REUSE) : await scratchStore('ledger');
+  const store = REUSE ? reusedStore('BENCH_LEDGER_REUSE', REUSE) : await scratchStore('ledger');
   const server = await forkApp(__filename, { ...ENV, ...store.env });
   const pool = new Pool({ connectionString: server.databaseUrl, max: 4 });
   try {

@@ -163,14 +163,6 @@ export async function runStatement(url: string, statement: string): Promise<void
   }
 }
 
-/** A kept database (BENCH_REPORTS_REUSE, BENCH_LEDGER_REUSE), on DATABASE_URL's server; never dropped. */
-export function reusedStore(name: string): { env: { DATABASE_URL: string }; dispose(): Promise<void> } {
-  if (!process.env.DATABASE_URL) throw new Error('reusing a database needs DATABASE_URL (the server holding it)');
-  const url = new URL(process.env.DATABASE_URL);
-  url.pathname = `/${name}`;
-  return { env: { DATABASE_URL: url.toString() }, dispose: async () => undefined };
-}
-
 /**
  * Where a bench keeps its data: a fresh database beside DATABASE_URL's (dropped afterwards unless
  * BENCH_KEEP=1), or, without DATABASE_URL, an embedded PostgreSQL in a temporary DATA_DIR (scratch.ts).
@@ -197,7 +189,7 @@ export async function scratchStore(
 }
 
 /**
- * A kept database named by `variable` (BENCH_REPORTS_REUSE, ...), on DATABASE_URL's server: a base
+ * A kept database named by `variable` (BENCH_REPORTS_REUSE, BENCH_LEDGER_REUSE...), on DATABASE_URL's server: a base
  * seeded once at the issue's scale serves several benches and runs; never dropped.
  */
 export function reusedStore(
