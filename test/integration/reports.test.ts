@@ -62,11 +62,18 @@ async function pathOf(id: number): Promise<string> {
   return `${rows[0].path}%`;
 }
 
+// The usage rollup and runs only on call (the usage service reads these from process.env): the
+// session tests leave octets in radacct, which a timer would fold into daily_usage beside the rows
+// the usage tests write themselves (a duplicate day, or more bytes than expected, as it happens).
+const savedUsage = {
+  USAGE_INTERVAL_SECONDS: process.env.USAGE_INTERVAL_SECONDS,
+  USAGE_ROLLUP_SECONDS: process.env.USAGE_ROLLUP_SECONDS,
+};
+
 beforeAll(async () => {
-  // The usage rollup's timer off: the session tests leave octets in radacct, which it would fold
-  // into daily_usage beside the rows the usage tests write themselves (a duplicate day, or bytes
-  // more than they expect, depending on when it fires).
-  t = await startTestApp({ env: { USAGE_INTERVAL_SECONDS: '0' } });
+  process.env.USAGE_INTERVAL_SECONDS = '0';
+  process.env.USAGE_ROLLUP_SECONDS = '0';
+  t = await startTestApp();
   api = client(t.baseUrl);
   A = (await seedReseller(t.db, { name: 'Alpha' })).id;
   A1 = (await seedReseller(t.db, { name: '=HYPERLINK("http://x")', parentId: A })).id;
@@ -103,7 +110,13 @@ beforeAll(async () => {
   await pay(old.id, 9.99, 'cash');
   await t.pool.query(`update transactions set created_at = now() - interval '35 days' where invoice_id = $1`, [old.id]);
 });
-afterAll(() => t.close());
+afterAll(async () => {
+  await t.close();
+  for (const [k, v] of Object.entries(savedUsage)) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
+});
 
 describe('GET /api/dashboard', () => {
   it('admin: every figure equals its sum over the ledger, invoices and subscribers', async () => {
