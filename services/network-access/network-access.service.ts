@@ -27,7 +27,7 @@ import {
   type DisconnectEvent,
   type RateLimitEvent,
 } from './event-consumer';
-import { OutcomeRecorder, writeOutcomes } from './outcomes';
+import { OutcomeRecorder, warmOutcomeWrites, writeOutcomes } from './outcomes';
 import { DisconnectVerifier } from './verify';
 import { reconcilableNas, reconcileNas } from './reconcile';
 import { RouterActions, type ActionResult as RouterResult } from './router-actions';
@@ -161,7 +161,7 @@ export const networkAccessService: ServiceSchema = {
     };
     await apply();
     // Ready before the first event rather than during it; a failure here only leaves that to the first job.
-    void Promise.all([clients.coa.open(), clients.consumer.warm()]).catch((err: unknown) =>
+    void Promise.all([clients.coa.open(), clients.consumer.warm(), warmOutcomeWrites()]).catch((err: unknown) =>
       this.logger.warn('warming the CoA path failed', err),
     );
     clients.settingsTimer = setInterval(

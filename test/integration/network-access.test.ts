@@ -9,6 +9,7 @@ import { coaOutcomes, dailyUsage, outbox, processedEvents, radacct } from '../..
 import { saveSettings } from '../../shared/settings';
 import type { CoaClient } from '../../services/network-access/coa/client';
 import { drainOutbox } from '../../services/network-access/relay.service';
+import { warmOutcomeWrites } from '../../services/network-access/outcomes';
 import { adminToken, client, startTestApp, type TestApp } from '../helpers/app';
 import { waitFor } from '../helpers/wait';
 import { NasSimulator, type SimAnswer } from '../sim/nas-simulator';
@@ -431,6 +432,27 @@ describe('outbox events', () => {
       coa.options.maxInFlightPerNas = 64;
       nasLatencyMs = 2;
     }
+  });
+
+  it("warming the outcome statement at start writes nothing and leaves the next job's outcomes whole", async () => {
+    const count = async () =>
+      (
+        await t.db.execute<{ outcomes: number; processed: number }>(
+          sql`select (select count(*)::int from coa_outcomes) as outcomes, (select count(*)::int from processed_events) as processed`,
+        )
+      ).rows[0];
+    const before = await count();
+    await warmOutcomeWrites();
+    expect(await count()).toEqual(before);
+    const id = await subscriber('warm@north');
+    await online('warm@north');
+    expect((await api.post(`/api/subscribers/${id}/deactivate`, {}, { token: adminToken() })).status).toBe(200);
+    const [row] = await t.db
+      .select()
+      .from(outbox)
+      .where(sql`${outbox.payload}->>'subscriber_id' = ${String(id)}`);
+    expect(await outcomeOfEvent(row.id)).toMatchObject({ username: 'warm@north', outcome: 'disconnected' });
+    expect(await t.db.select().from(processedEvents).where(eq(processedEvents.eventId, row.id))).toHaveLength(1);
   });
 
   it('the same event delivered twice is acted on once', async () => {
