@@ -25,7 +25,7 @@ import { createBackup } from '../shared/backup/backup';
 import { compareFigures, restoreBackup } from '../shared/backup/restore';
 import { intVar } from '../shared/config';
 import { runMigrations } from '../shared/db/database-setup';
-import { reusedStore } from './load';
+import { reusedStore, timedStep } from './load';
 import { seedBillingBase } from './seed-billing-base';
 
 const SUBSCRIBERS = intVar(process.env, 'BENCH_BACKUP_SUBSCRIBERS', 1_000_000, 1000);
@@ -98,15 +98,7 @@ async function main(): Promise<void> {
     const sizeOf = async (url: string) =>
       admin(url, async (c) => Number((await c.query('select pg_database_size(current_database()) as b')).rows[0].b));
     console.log(`database size: ${((await sizeOf(source)) / 1e6).toFixed(1)} MB`);
-    // Each step timed and printed as it ends, with the load average: the machine is shared.
-    const step = async (label: string, run: () => Promise<unknown>): Promise<number> => {
-      const t = process.hrtime.bigint();
-      await run();
-      const s = seconds(t);
-      const load = os.loadavg().map((l) => l.toFixed(1));
-      console.log(`  ${label}: ${s.toFixed(1)} s (load average ${load.join(' ')})`);
-      return s;
-    };
+    const step = async (label: string, run: () => Promise<unknown>) => (await timedStep(label, run)).seconds;
     const oursFile = path.join(dir, 'ours.backup');
     const refFile = path.join(dir, 'ref.dump');
     // Backups side by side, then restores: each pair as close in time (and load) as can be.

@@ -3,6 +3,7 @@
  * the app run in a child process (so the load generator does not share the server's event loop).
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import os from 'node:os';
 import { Client } from 'pg';
 import { signToken } from '../shared/auth/jwt';
 import { loadConfig } from '../shared/config';
@@ -211,4 +212,17 @@ export function median(xs: number[]): number {
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return 0;
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+/**
+ * Runs one step of a long bench and prints its label, seconds and the load average as it ends (the
+ * machine is shared: a figure means little without the load it was taken under).
+ */
+export async function timedStep<T>(label: string, run: () => Promise<T>): Promise<{ value: T; seconds: number }> {
+  const t0 = process.hrtime.bigint();
+  const value = await run();
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  const load = os.loadavg().map((l) => l.toFixed(1));
+  console.log(`  ${label}: ${seconds.toFixed(1)} s (load average ${load.join(' ')})`);
+  return { value, seconds };
 }

@@ -23,6 +23,7 @@ import { intVar } from '../shared/config';
 import { runMigrations, startEmbeddedPostgres } from '../shared/db/database-setup';
 import { scratchDataDir } from './scratch';
 import { seedBillingBase } from './seed-billing-base';
+import { timedStep } from './load';
 
 const SUBSCRIBERS = intVar(process.env, 'BENCH_PITR_SUBSCRIBERS', 1_000_000, 1000);
 const LEDGER = intVar(process.env, 'BENCH_PITR_LEDGER', 10_000_000, 1000);
@@ -30,16 +31,7 @@ const WRITES = intVar(process.env, 'BENCH_PITR_WRITES', 1_000_000, 1000);
 const AFTER_T = 1000;
 const CHUNK = 100_000;
 
-const seconds = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e9;
 const mb = (bytes: number) => `${(bytes / 1e6).toFixed(0)} MB`;
-
-async function step<T>(label: string, run: () => Promise<T>): Promise<T> {
-  const t0 = process.hrtime.bigint();
-  const out = await run();
-  const load = os.loadavg().map((l) => l.toFixed(1));
-  console.log(`  ${label}: ${seconds(t0).toFixed(1)} s (load average ${load.join(' ')})`);
-  return out;
-}
 
 function dirBytes(dir: string): number {
   let total = 0;
@@ -75,7 +67,7 @@ async function main(): Promise<void> {
     let target!: Date;
     let atT!: Record<string, string>;
     try {
-      await step('migrations', () => runMigrations(pg.url));
+      await timedStep('migrations', () => runMigrations(pg.url));
       const version = await (async () => {
         const c = new Client({ connectionString: pg.url });
         await c.connect();
@@ -86,7 +78,7 @@ async function main(): Promise<void> {
       console.log(`embedded PostgreSQL ${version}, ${os.cpus().length} cores`);
       const pool = new Pool({ connectionString: pg.url, max: 2 });
       try {
-        await step('seed', () => seedBillingBase(pool, SUBSCRIBERS, LEDGER));
+        await timedStep('seed', () => seedBillingBase(pool, SUBSCRIBERS, LEDGER));
       } finally {
         await pool.end();
       }
@@ -95,7 +87,7 @@ async function main(): Promise<void> {
       try {
         const size = Number((await c.query('select pg_database_size(current_database()) as b')).rows[0].b);
         console.log(`database size: ${mb(size)}`);
-        const base = await step('base backup', () =>
+        const { value: base } = await timedStep('base backup', () =>
           takeBaseBackup({
             url: pg.url,
             clusterDir: pg.clusterDir,
@@ -106,7 +98,7 @@ async function main(): Promise<void> {
           }),
         );
         console.log(`base backup: ${mb(base.info.bytes)}`);
-        await step(`${WRITES.toLocaleString('en')} ledger rows after the base`, async () => {
+        await timedStep(`${WRITES.toLocaleString('en')} ledger rows after the base`, async () => {
           for (let from = 1; from <= WRITES; from += CHUNK)
             await writeLedger(c, from, Math.min(CHUNK, WRITES - from + 1));
         });
@@ -122,7 +114,7 @@ async function main(): Promise<void> {
         await new Promise((r) => setTimeout(r, 1100));
         await writeLedger(c, WRITES + 1, AFTER_T);
         const segment = (await c.query<{ w: string }>('select pg_walfile_name(pg_switch_wal()) as w')).rows[0].w;
-        await step('last segment archived', async () => {
+        await timedStep('last segment archived', async () => {
           for (;;) {
             const { rows } = await c.query<{ last: string | null }>(
               'select last_archived_wal as last from pg_stat_archiver',
@@ -138,7 +130,7 @@ async function main(): Promise<void> {
       await pg.stop();
     }
     console.log(`WAL archive: ${mb(dirBytes(path.join(backup.dir, 'wal')))}`);
-    const result = await step('recovery to T (recoverToTime, what restore --pitr runs)', () =>
+    const { value: result } = await timedStep('recovery to T (recoverToTime, what restore --pitr runs)', () =>
       recoverToTime({ dataDir: recovered.dir, backupDir: backup.dir, target, force: false }),
     );
     console.log(`server: ${result.stoppedAt}`);

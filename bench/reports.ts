@@ -75,7 +75,6 @@ async function main(): Promise<void> {
   const pool = new Pool({ connectionString: app.databaseUrl, max: 8, options: '-c jit=off' });
   try {
     if (reuse) {
-      await pool.query(`delete from managers where id = 21`);
       const sizes = await pool.query<{ s: number; l: number }>(
         `select (select count(*) from subscribers)::int as s, (select count(*) from transactions)::int as l`,
       );
@@ -96,7 +95,8 @@ async function main(): Promise<void> {
 
     const adminAuth = `Bearer ${await benchAdminToken(pool, IN_PROCESS_SECRETS.JWT_SECRET)}`;
     await pool.query(
-      `insert into managers (id, username, password_hash, role, reseller_id) values (21, 'top', '!', 'reseller', 1)`,
+      `insert into managers (id, username, password_hash, role, reseller_id) values (21, 'top', '!', 'reseller', 1)
+       on conflict (id) do nothing`,
     );
     const resellerAuth = `Bearer ${signToken({ managerId: 21, role: 'reseller', resellerId: 1, permissions: [] }, IN_PROCESS_SECRETS.JWT_SECRET, 3600).token}`;
     const today = todayUtc();
