@@ -156,12 +156,7 @@ export async function importSessions(db: Db, reader: SessionReader, ctx: Session
   // one): they are then looked up before the insert, which finds nothing left to do.
   let lookFirst = false;
   const writeAndCount = async (take: ImportSession[], look: boolean) => {
-    const write = () => db.transaction((tx) => writeChunk(tx, take, now, look));
-    // Two chunks holding the same unique id in opposite orders (a source with duplicates) deadlock
-    // on radacct's unique index: PostgreSQL rolls one back whole, and it is written again.
-    let rows: ChunkRow[] = await prof('sessions:statement', () =>
-      write().catch((err: unknown) => (isDeadlock(err) ? write() : Promise.reject(err))),
-    );
+    let rows = await prof('sessions:statement', () => db.transaction((tx) => writeChunk(tx, take, now, look)));
     const imported = rows.filter((r) => r.kind === 'imported');
     const inserted = imported.reduce((n, r) => n + r.sessions, 0);
     const found = rows.reduce((n, r) => n + (r.kind === 'unchanged' ? r.sessions : 0), 0);
@@ -265,9 +260,6 @@ export async function importSessions(db: Db, reader: SessionReader, ctx: Session
  */
 const WRITERS = 2;
 
-const isDeadlock = (err: unknown) =>
-  [err, (err as { cause?: unknown })?.cause].some((e) => (e as { code?: string } | undefined)?.code === '40P01');
-
 /** The next chunk is read from the source while this one is written. */
 async function* readAhead<T>(source: AsyncIterable<T>): AsyncGenerator<T> {
   const it = source[Symbol.asyncIterator]();
@@ -300,10 +292,9 @@ type ChunkRow = {
 };
 
 const text = (xs: (string | null)[]) => sql.param(xs);
-const MONTH_OF_TEXT = `coalesce(to_char(acctstarttime at time zone 'UTC', 'YYYY-MM'), 'unknown')`;
-const OCTETS_OF_TEXT = `coalesce(acctinputoctets, 0) + coalesce(acctoutputoctets, 0)`;
-const MONTH_OF = sql.raw(MONTH_OF_TEXT);
-const OCTETS_OF = sql.raw(OCTETS_OF_TEXT);
+/** A ChunkRow's count of radacct rows, grouped by its first column (`group by 1`). */
+const PER_MONTH = `coalesce(to_char(acctstarttime at time zone 'UTC', 'YYYY-MM'), 'unknown') as month,
+       count(*)::int as sessions, sum(coalesce(acctinputoctets, 0) + coalesce(acctoutputoctets, 0))::text as octets`;
 
 /**
  * The sessions already in radacct, per month, and (`positions`, for a dry run's count of what it would
@@ -312,11 +303,11 @@ const OCTETS_OF = sql.raw(OCTETS_OF_TEXT);
  */
 async function countChunk(db: Db, take: ImportSession[], positions: boolean): Promise<ChunkRow[]> {
   const { rows } = await db.execute<ChunkRow>(sql`
-    select 'unchanged' as kind, ${MONTH_OF} as month, count(*)::int as sessions, sum(${OCTETS_OF})::text as octets,
-           null as users, null as open_users, ${positions ? sql`array_agg(u.k::int)` : sql`null`} as at
+    select ${sql.raw(PER_MONTH)}, 'unchanged' as kind, null as users, null as open_users,
+           ${positions ? sql`array_agg(u.k::int)` : sql`null`} as at
       from unnest(${text(take.map((s) => s.uniqueId))}::text[]) with ordinality as u(uid, k)
       join radacct on acctuniqueid = u.uid
-     group by 2`);
+     group by 1`);
   return rows;
 }
 
@@ -407,9 +398,7 @@ const FOUND_STATEMENT = `
       delete from import_radacct s using radacct r where r.acctuniqueid = s.uid
       returning r.acctstarttime, r.acctinputoctets, r.acctoutputoctets
     )
-    select 'unchanged' as kind, ${MONTH_OF_TEXT} as month, count(*)::int as sessions, sum(${OCTETS_OF_TEXT})::text as octets,
-           null as users, null as open_users
-      from here group by 2`;
+    select ${PER_MONTH}, 'unchanged' as kind, null as users, null as open_users from here group by 1`;
 
 const CHUNK_STATEMENT = `
     with ins as (
@@ -423,6 +412,7 @@ const CHUNK_STATEMENT = `
              to_timestamp(stop_s), intv, stime, authentic, ci_start, ci_stop, input, output, called, calling, cause,
              service, proto, ip, ip6, ip6_prefix, iface, delegated, class
         from import_radacct
+       order by uid -- as daily_usage below: chunks written at once wait for each other's ids, never in a circle
       on conflict (acctuniqueid) do nothing
       returning radacctid, username, acctstarttime, acctstoptime, acctinputoctets, acctoutputoctets
     ),
@@ -445,9 +435,9 @@ const CHUNK_STATEMENT = `
       select radacctid, coalesce(acctinputoctets, 0), coalesce(acctoutputoctets, 0) from ins where acctstoptime is null
       on conflict (radacctid) do nothing
     )
-    select 'imported' as kind, ${MONTH_OF_TEXT} as month, count(*)::int as sessions, sum(${OCTETS_OF_TEXT})::text as octets,
-           array_agg(distinct username) as users, array_agg(distinct username) filter (where acctstoptime is null) as open_users
-      from ins group by 2`;
+    select ${PER_MONTH}, 'imported' as kind, array_agg(distinct username) as users,
+           array_agg(distinct username) filter (where acctstoptime is null) as open_users
+      from ins group by 1`;
 
 /**
  * After the chunks: the counters of subscribers that got sessions, rebuilt from daily_usage (the
