@@ -1,3 +1,11 @@
+-- import_usage: an import's daily usage, moved into daily_usage at the end of the run (shared/db/schema.ts).
+CREATE TABLE "import_usage" (
+	"username" text NOT NULL,
+	"day" date NOT NULL,
+	"download_bytes" bigint NOT NULL,
+	"upload_bytes" bigint NOT NULL
+);
+--> statement-breakpoint
 -- session_hours (migration 0054): an inserted session stopped over two days ago counts only in hours
 -- no one reads (the fold drops them), as its delete already writes nothing. Such inserts come from
 -- an import of the accounting history (millions of sessions, docs/import.md): each looked up its
