@@ -13,6 +13,8 @@ function pgCode(err: unknown): string | undefined {
 export const isUniqueViolation = (err: unknown) => pgCode(err) === '23505';
 export const isExclusionViolation = (err: unknown) => pgCode(err) === '23P01';
 export const isSerializationFailure = (err: unknown) => pgCode(err) === '40001' || pgCode(err) === '40P01';
+/** `lock_timeout` ran out (55P03, lock_not_available). */
+export const isLockTimeout = (err: unknown) => pgCode(err) === '55P03';
 
 /** Runs a write; a unique-index violation becomes the failure `taken` (e.g. `usernameTaken`). */
 export async function conflictOnDuplicate<T>(taken: FixedFailure, write: () => Promise<T>): Promise<T> {

@@ -399,6 +399,19 @@ export const dailyUsage = pgTable(
 );
 
 /**
+ * An import's sessions' octets per username and UTC day (docs/import.md, "Sessions"), committed with
+ * the chunk of sessions they come from and moved into daily_usage in one sorted statement at the end
+ * of the run (or of the next run, if this one stopped): upserted chunk by chunk they were a third of
+ * the sessions' work. No index: rows are only appended, then all taken at once.
+ */
+export const importUsage = pgTable('import_usage', {
+  username: text('username').notNull(),
+  day: date('day').notNull(),
+  downloadBytes: bigint('download_bytes', { mode: 'number' }).notNull(),
+  uploadBytes: bigint('upload_bytes', { mode: 'number' }).notNull(),
+});
+
+/**
  * daily_usage summed per subscriber and UTC month (docs/reports.md, "Usage rollup"): the usage report
  * reads a month's row instead of its days (a year is 13 rows per subscriber, not 365). `days` counts
  * the daily rows summed, so a range knows who had usage in it. Kept by statement triggers on

@@ -4,10 +4,11 @@
  * transaction each, two at a time (millions of rows never sit in memory; each chunk is copied into a
  * staging table and moved on by one statement). The insert triggers are skipped for the
  * import's transactions (migration 0043); what they would have done row by row is done in sets
- * instead: each chunk adds its octets to `daily_usage` per subscriber and UTC day, open sessions
- * get their `usage_seen` row (later interims count from the imported totals), and at the end the
- * month's and the day's counters are rebuilt from `daily_usage` and the session state of
- * subscribers with open sessions is recomputed. An open session's last update is set to the time of
+ * instead: each chunk stages its octets per username and UTC day in `import_usage` (committed with
+ * the sessions), open sessions get their `usage_seen` row (later interims count from the imported
+ * totals), and at the end the staged usage goes into `daily_usage` in one sorted statement, the
+ * month's and the day's counters are rebuilt from it and the session state of subscribers with
+ * open sessions is recomputed. An open session's last update is set to the time of
  * the import, so the stale-session rule counts from the move, not from an interim heard before it.
  * Sessions are matched by `acctuniqueid`: a second run inserts nothing and finds each one there.
  */
@@ -149,19 +150,13 @@ export async function importSessions(db: Db, reader: SessionReader, ctx: Session
   const skipped = new Months();
   const ours = new Months();
   const totals = { read: 0, imported: 0, unchanged: 0, skipped: 0 };
-  const withUsage = new Set<string>();
   const withOpen = new Set<string>();
   const now = Date.now() / 1000;
   // Set while chunks find their sessions already here (a second run, the done part of a resumed
   // one): they are then looked up before the insert, which finds nothing left to do.
   let lookFirst = false;
   const writeAndCount = async (take: ImportSession[], look: boolean) => {
-    const write = () => db.transaction((tx) => writeChunk(tx, take, now, look));
-    // Two chunks holding the same unique id in opposite orders (a source with duplicates) deadlock
-    // on radacct's unique index: PostgreSQL rolls one back whole, and it is written again.
-    let rows: ChunkRow[] = await prof('sessions:statement', () =>
-      write().catch((err: unknown) => (isDeadlock(err) ? write() : Promise.reject(err))),
-    );
+    let rows = await prof('sessions:statement', () => db.transaction((tx) => writeChunk(tx, take, now, look)));
     const imported = rows.filter((r) => r.kind === 'imported');
     const inserted = imported.reduce((n, r) => n + r.sessions, 0);
     const found = rows.reduce((n, r) => n + (r.kind === 'unchanged' ? r.sessions : 0), 0);
@@ -170,75 +165,80 @@ export async function importSessions(db: Db, reader: SessionReader, ctx: Session
     // there in between): what our radacct now holds of the chunk, counted once more after the commit.
     if (inserted + found < take.length) {
       const held = await countChunk(db, take, false);
-      // The inserted ones are among them: they keep only their usernames (for the counters) here.
+      // The inserted ones are among them: they keep only their open sessions' usernames here.
       rows = [...imported.map((r) => ({ ...r, sessions: 0, octets: '0' })), ...held];
       totals.unchanged += held.reduce((k, r) => k + r.sessions, 0) - inserted;
     } else totals.unchanged += found;
     totals.imported += inserted;
     for (const r of rows) {
       ours.add(r.month, r.sessions, BigInt(r.octets));
-      for (const u of r.users ?? []) withUsage.add(u);
       for (const u of r.open_users ?? []) withOpen.add(u);
     }
   };
   /** Chunks being written, at most WRITERS. */
   const writing: Promise<void>[] = [];
-  for await (const chunk of readAhead(reader.chunks(ctx.chunkSize ?? 20_000))) {
-    const take: ImportSession[] = [];
-    const uids = new Set<string>();
-    for (const s of chunk) {
-      totals.read++;
-      const m = month(s.start);
-      const o = octets(s);
-      source.add(m, 1, o);
-      const reason = s.invalid
-        ? s.invalid.split(': ')[0]
-        : !s.uniqueId
-          ? 'no unique id'
-          : uids.has(s.uniqueId)
-            ? 'duplicate unique id in the source'
-            : ctx.retainedFrom !== null &&
-                s.stop !== null &&
-                s.stop < ctx.retainedFrom &&
-                (s.start ?? 0) < ctx.retainedFrom
-              ? 'ended before the accounting retention (accounting_retention_months)'
-              : !ctx.accepted.has(s.username)
-                ? ctx.listed.has(s.username)
-                  ? 'its subscriber is not imported'
-                  : 'unknown subscriber'
-                : null;
-      if (reason) {
-        totals.skipped++;
-        skipped.add(m, 1, o);
-        ctx.skip(s.username, reason);
-        continue;
+  try {
+    for await (const chunk of readAhead(reader.chunks(ctx.chunkSize ?? 20_000))) {
+      const take: ImportSession[] = [];
+      const uids = new Set<string>();
+      for (const s of chunk) {
+        totals.read++;
+        const m = month(s.start);
+        const o = octets(s);
+        source.add(m, 1, o);
+        const reason = s.invalid
+          ? s.invalid.split(': ')[0]
+          : !s.uniqueId
+            ? 'no unique id'
+            : uids.has(s.uniqueId)
+              ? 'duplicate unique id in the source'
+              : ctx.retainedFrom !== null &&
+                  s.stop !== null &&
+                  s.stop < ctx.retainedFrom &&
+                  (s.start ?? 0) < ctx.retainedFrom
+                ? 'ended before the accounting retention (accounting_retention_months)'
+                : !ctx.accepted.has(s.username)
+                  ? ctx.listed.has(s.username)
+                    ? 'its subscriber is not imported'
+                    : 'unknown subscriber'
+                  : null;
+        if (reason) {
+          totals.skipped++;
+          skipped.add(m, 1, o);
+          ctx.skip(s.username, reason);
+          continue;
+        }
+        uids.add(s.uniqueId);
+        take.push(s);
       }
-      uids.add(s.uniqueId);
-      take.push(s);
-    }
-    if (!take.length) continue;
-    if (ctx.dryRun) {
-      const there = await prof('sessions:statement', () => countChunk(db, take, true));
-      const present = new Set<number>();
-      for (const r of there) {
-        ours.add(r.month, r.sessions, BigInt(r.octets));
-        totals.unchanged += r.sessions;
-        for (const k of r.at ?? []) present.add(k);
+      if (!take.length) continue;
+      if (ctx.dryRun) {
+        const there = await prof('sessions:statement', () => countChunk(db, take, true));
+        const present = new Set<number>();
+        for (const r of there) {
+          ours.add(r.month, r.sessions, BigInt(r.octets));
+          totals.unchanged += r.sessions;
+          for (const k of r.at ?? []) present.add(k);
+        }
+        // What a real run would insert: every session taken that is not there yet.
+        totals.imported += take.length - present.size;
+        take.forEach((s, k) => present.has(k + 1) || ours.add(month(s.start), 1, octets(s)));
+      } else {
+        const done = writeAndCount(take, lookFirst);
+        done.catch(() => undefined);
+        writing.push(done);
+        if (writing.length >= WRITERS) await writing.shift();
       }
-      // What a real run would insert: every session taken that is not there yet.
-      totals.imported += take.length - present.size;
-      take.forEach((s, k) => present.has(k + 1) || ours.add(month(s.start), 1, octets(s)));
-    } else {
-      const done = writeAndCount(take, lookFirst);
-      done.catch(() => undefined);
-      writing.push(done);
-      if (writing.length >= WRITERS) await writing.shift();
+      ctx.progress?.(`sessions read ${totals.read}: ${totals.imported} to import, ${totals.unchanged} already here`);
     }
-    ctx.progress?.(`sessions read ${totals.read}: ${totals.imported} to import, ${totals.unchanged} already here`);
+  } finally {
+    // A failed read or write leaves the other chunk's write running: it ends (commits or rolls back)
+    // before the run reports the failure, so a next run finds what it committed.
+    await Promise.allSettled(writing);
   }
   for (const w of writing.splice(0)) await w;
-  if (!ctx.dryRun && (withUsage.size || withOpen.size)) {
-    await db.transaction((tx) => settleSubscribers(tx, [...withUsage], [...withOpen], ctx.today));
+  if (!ctx.dryRun) {
+    await prof('sessions:settle', () => db.transaction((tx) => settleSubscribers(tx, [...withOpen], ctx.today)));
   }
   const months = [...new Set([...source.months(), ...ours.months()])].sort().map((m) => {
     const s = source.get(m);
@@ -265,9 +265,6 @@ export async function importSessions(db: Db, reader: SessionReader, ctx: Session
  */
 const WRITERS = 2;
 
-const isDeadlock = (err: unknown) =>
-  [err, (err as { cause?: unknown })?.cause].some((e) => (e as { code?: string } | undefined)?.code === '40P01');
-
 /** The next chunk is read from the source while this one is written. */
 async function* readAhead<T>(source: AsyncIterable<T>): AsyncGenerator<T> {
   const it = source[Symbol.asyncIterator]();
@@ -293,17 +290,15 @@ type ChunkRow = {
   month: string;
   sessions: number;
   octets: string;
-  users: string[] | null;
   open_users: string[] | null;
   /** countChunk's positions of the sessions found. */
   at?: number[] | null;
 };
 
 const text = (xs: (string | null)[]) => sql.param(xs);
-const MONTH_OF_TEXT = `coalesce(to_char(acctstarttime at time zone 'UTC', 'YYYY-MM'), 'unknown')`;
-const OCTETS_OF_TEXT = `coalesce(acctinputoctets, 0) + coalesce(acctoutputoctets, 0)`;
-const MONTH_OF = sql.raw(MONTH_OF_TEXT);
-const OCTETS_OF = sql.raw(OCTETS_OF_TEXT);
+/** A ChunkRow's count of radacct rows, grouped by its first column (`group by 1`). */
+const PER_MONTH = `coalesce(to_char(acctstarttime at time zone 'UTC', 'YYYY-MM'), 'unknown') as month,
+       count(*)::int as sessions, sum(coalesce(acctinputoctets, 0) + coalesce(acctoutputoctets, 0))::text as octets`;
 
 /**
  * The sessions already in radacct, per month, and (`positions`, for a dry run's count of what it would
@@ -312,11 +307,11 @@ const OCTETS_OF = sql.raw(OCTETS_OF_TEXT);
  */
 async function countChunk(db: Db, take: ImportSession[], positions: boolean): Promise<ChunkRow[]> {
   const { rows } = await db.execute<ChunkRow>(sql`
-    select 'unchanged' as kind, ${MONTH_OF} as month, count(*)::int as sessions, sum(${OCTETS_OF})::text as octets,
-           null as users, null as open_users, ${positions ? sql`array_agg(u.k::int)` : sql`null`} as at
+    select ${sql.raw(PER_MONTH)}, 'unchanged' as kind, null as open_users,
+           ${positions ? sql`array_agg(u.k::int)` : sql`null`} as at
       from unnest(${text(take.map((s) => s.uniqueId))}::text[]) with ordinality as u(uid, k)
       join radacct on acctuniqueid = u.uid
-     group by 2`);
+     group by 1`);
   return rows;
 }
 
@@ -407,9 +402,7 @@ const FOUND_STATEMENT = `
       delete from import_radacct s using radacct r where r.acctuniqueid = s.uid
       returning r.acctstarttime, r.acctinputoctets, r.acctoutputoctets
     )
-    select 'unchanged' as kind, ${MONTH_OF_TEXT} as month, count(*)::int as sessions, sum(${OCTETS_OF_TEXT})::text as octets,
-           null as users, null as open_users
-      from here group by 2`;
+    select ${PER_MONTH}, 'unchanged' as kind, null as open_users from here group by 1`;
 
 const CHUNK_STATEMENT = `
     with ins as (
@@ -423,55 +416,70 @@ const CHUNK_STATEMENT = `
              to_timestamp(stop_s), intv, stime, authentic, ci_start, ci_stop, input, output, called, calling, cause,
              service, proto, ip, ip6, ip6_prefix, iface, delegated, class
         from import_radacct
+       order by uid -- chunks written at once wait for each other's ids, never in a circle
       on conflict (acctuniqueid) do nothing
       returning radacctid, username, acctstarttime, acctstoptime, acctinputoctets, acctoutputoctets
     ),
-    per_day as (
-      select s.id, (coalesce(i.acctstoptime, i.acctstarttime, to_timestamp($1::float8)) at time zone 'UTC')::date as day,
-             sum(coalesce(i.acctoutputoctets, 0)) as download, sum(coalesce(i.acctinputoctets, 0)) as upload
-        from ins i join subscribers s on s.username = i.username and s.deleted_at is null
-       group by 1, 2
-    ),
-    daily as (
-      insert into daily_usage as d (subscriber_id, date, download_bytes, upload_bytes)
-      select id, day, download, upload from per_day
-       order by id, day -- every chunk locks the rows in one order: chunks written at once cannot deadlock here
-      on conflict (subscriber_id, date) do update
-         set download_bytes = d.download_bytes + excluded.download_bytes,
-             upload_bytes = d.upload_bytes + excluded.upload_bytes
+    usage as (
+      insert into import_usage (username, day, download_bytes, upload_bytes)
+      select username, (coalesce(acctstoptime, acctstarttime, to_timestamp($1::float8)) at time zone 'UTC')::date,
+             sum(coalesce(acctoutputoctets, 0)), sum(coalesce(acctinputoctets, 0))
+        from ins group by 1, 2
     ),
     seen as (
       insert into usage_seen (radacctid, input, output)
       select radacctid, coalesce(acctinputoctets, 0), coalesce(acctoutputoctets, 0) from ins where acctstoptime is null
       on conflict (radacctid) do nothing
     )
-    select 'imported' as kind, ${MONTH_OF_TEXT} as month, count(*)::int as sessions, sum(${OCTETS_OF_TEXT})::text as octets,
-           array_agg(distinct username) as users, array_agg(distinct username) filter (where acctstoptime is null) as open_users
-      from ins group by 2`;
+    select ${PER_MONTH}, 'imported' as kind,
+           array_agg(distinct username) filter (where acctstoptime is null) as open_users
+      from ins group by 1`;
 
 /**
- * After the chunks: the counters of subscribers that got sessions, rebuilt from daily_usage (the
- * day's and the month's, as the usage rollup keeps them), a look for the FUP engine, and the session
- * state of those with open sessions (online, address, access server).
+ * After the chunks: the staged daily usage moved into daily_usage in one statement, in key order (the
+ * rows of a run stopped before this step as well: they were committed with their sessions); the
+ * counters of the subscribers it touched rebuilt from daily_usage (the day's and the month's, as the
+ * usage rollup keeps them), a look for the FUP engine; the session state of those with open sessions
+ * (online, address, access server). The staging table is locked first, so the move takes every row
+ * committed before it and another import's chunks wait for its commit.
  */
-async function settleSubscribers(tx: Tx, withUsage: string[], withOpen: string[], today?: string): Promise<void> {
+async function settleSubscribers(tx: Tx, withOpen: string[], today?: string): Promise<void> {
   const day = today ? sql`${today}::date` : sql`(now() at time zone 'UTC')::date`;
-  await tx.execute(sql`
-    with touched as (
-      select id from subscribers where username = any(${text(withUsage)}::text[]) and deleted_at is null
+  // The sort of every staged row (one per session and day at most): in memory rather than on disk.
+  await tx.execute(sql`set local work_mem = '64MB'`);
+  await tx.execute(sql`lock table import_usage in access exclusive mode`);
+  const { rows: touched } = await tx.execute<{ id: number }>(sql`
+    with per_day as (
+      select s.id, u.day, sum(u.download_bytes) as download, sum(u.upload_bytes) as upload
+        from import_usage u join subscribers s on s.username = u.username and s.deleted_at is null
+       group by 1, 2
     ),
-    counted as (
-      select t.id,
-             coalesce(sum(d.download_bytes + d.upload_bytes) filter (where d.date = ${day}), 0) as today_bytes,
-             coalesce(sum(d.download_bytes + d.upload_bytes), 0) as month_bytes
-        from touched t left join daily_usage d
-          on d.subscriber_id = t.id and d.date >= date_trunc('month', ${day})::date and d.date <= ${day}
-       group by t.id
-    ),
-    queued as (insert into fup_queue (subscriber_id) select id from touched on conflict do nothing)
-    update subscribers s
-       set daily_quota_used = c.today_bytes, monthly_quota_used = c.month_bytes, usage_day = ${day}
-      from counted c where s.id = c.id`);
+    written as (
+      insert into daily_usage as d (subscriber_id, date, download_bytes, upload_bytes)
+      select id, day, download, upload from per_day order by id, day
+      on conflict (subscriber_id, date) do update
+         set download_bytes = d.download_bytes + excluded.download_bytes,
+             upload_bytes = d.upload_bytes + excluded.upload_bytes
+      returning subscriber_id
+    )
+    select distinct subscriber_id as id from written`);
+  await tx.execute(sql`truncate import_usage`);
+  if (touched.length) {
+    await tx.execute(sql`
+      with touched as (select unnest(${sql.param(touched.map((r) => r.id))}::int[]) as id),
+      counted as (
+        select t.id,
+               coalesce(sum(d.download_bytes + d.upload_bytes) filter (where d.date = ${day}), 0) as today_bytes,
+               coalesce(sum(d.download_bytes + d.upload_bytes), 0) as month_bytes
+          from touched t left join daily_usage d
+            on d.subscriber_id = t.id and d.date >= date_trunc('month', ${day})::date and d.date <= ${day}
+         group by t.id
+      ),
+      queued as (insert into fup_queue (subscriber_id) select id from touched on conflict do nothing)
+      update subscribers s
+         set daily_quota_used = c.today_bytes, monthly_quota_used = c.month_bytes, usage_day = ${day}
+        from counted c where s.id = c.id`);
+  }
   if (withOpen.length) {
     await tx.execute(sql`select subscriber_session_refresh(u, null) from unnest(${text(withOpen)}::text[]) as u`);
   }

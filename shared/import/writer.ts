@@ -19,6 +19,7 @@ import { encrypt } from '../auth/secrets';
 import { formatInvoiceNumber } from '../billing/invoices';
 import { publicToken, publicTokenHash } from '../public-links';
 import type { Db, Tx } from '../db/client';
+import { isLockTimeout } from '../db/errors';
 import { resellers, services } from '../db/schema';
 import { addDays, isIPv4, normaliseMac, todayIso } from '../domain/subscriber';
 import { currencyExponent, fromMinor, parseDecimal } from '../money';
@@ -1004,13 +1005,13 @@ function invoiceColumns(
  * setting is put back: the flush inserts each distinct trigram once with all its rows, and the
  * commit leaves the index as 0036 wants it, with no pending list. The price: ALTER INDEX locks the
  * index exclusively until the batch commits, so other sessions' invoice statements wait for the rest
- * of the batch (its payments); see bulkTrigrams for when the batch does without.
+ * of the batch (its payments); see withBulkTrigrams for when the batch does without.
  */
 async function insertInvoices(tx: Tx, ctx: BatchContext, c: InvoiceColumns): Promise<void> {
   const p = sql.param;
-  const bulk = await bulkTrigrams(tx);
-  await prof('batch:invoices:insert', () =>
-    tx.execute(sql`
+  await withBulkTrigrams(tx, () =>
+    prof('batch:invoices:insert', () =>
+      tx.execute(sql`
     insert into invoices (id, invoice_number, subscriber_id, reseller_id, kind, amount, tax_rate, tax_amount, total,
                           paid_amount, status, currency, issue_date, due_date, paid_at, notes, commission_rate,
                           commission_amount, public_token_nonce, public_token_hash, search_text)
@@ -1023,13 +1024,8 @@ async function insertInvoices(tx: Tx, ctx: BatchContext, c: InvoiceColumns): Pro
         as v(id, num, sub, res, amount, paid, status, day, notes, nonce, hash)
       left join (select id, lower(username) || chr(1) || coalesce(lower(full_name), '') as who
                    from subscribers where id = any(${p([...new Set(c.subscribers)])}::int[])) s on s.id = v.sub`),
+    ),
   );
-  if (bulk) {
-    await prof('batch:invoices:trigrams', () =>
-      tx.execute(sql`select gin_clean_pending_list('invoices_number_trgm'::regclass)`),
-    );
-    await tx.execute(sql`alter index invoices_number_trgm set (fastupdate = off)`);
-  }
   await tx.execute(sql`
     insert into invoice_items (invoice_id, position, description, qty, unit_price, amount)
     select v.id, 0, v.description, 1, v.amount, v.amount
@@ -1040,14 +1036,16 @@ async function insertInvoices(tx: Tx, ctx: BatchContext, c: InvoiceColumns): Pro
 const TRGM_LOCK_WAIT = '200ms';
 
 /**
- * Switches GIN's fast update on for this transaction's insert, if the index's lock comes within
- * TRGM_LOCK_WAIT: it waits for every session that has touched invoices, and one of those may wait
- * for this batch's invoice counters (a consolidation reads invoices, then numbers one). Shorter than
- * deadlock_timeout, the wait gives way first; the batch then writes its trigrams row by row.
- * Once it holds the lock, no other session holds any on the index, so none holding what the batch
- * still needs can be waiting for it. Whether the setting changed: the caller flushes and puts it back.
+ * Runs `insert` with GIN's fast update on for the number index, if the index's lock comes within
+ * TRGM_LOCK_WAIT, then flushes the pending list and switches it off again; without the lock, `insert`
+ * writes its trigrams row by row. The lock waits for every session that has touched invoices, and
+ * one of those may wait for this batch's invoice counters (a consolidation reads invoices, then
+ * numbers one): shorter than deadlock_timeout, the wait gives way first. Once the batch holds the
+ * lock, no other session holds any on the index, so none holding what the batch still needs can be
+ * waiting for it.
  */
-async function bulkTrigrams(tx: Tx): Promise<boolean> {
+async function withBulkTrigrams(tx: Tx, insert: () => Promise<unknown>): Promise<void> {
+  let bulk = true;
   await tx.execute(sql`savepoint invoices_trgm`);
   try {
     const prior = await tx.execute<{ prior: string }>(
@@ -1056,12 +1054,16 @@ async function bulkTrigrams(tx: Tx): Promise<boolean> {
     await tx.execute(sql`alter index invoices_number_trgm set (fastupdate = on)`);
     await tx.execute(sql`select set_config('lock_timeout', ${prior.rows[0].prior}, true)`);
     await tx.execute(sql`release savepoint invoices_trgm`);
-    return true;
   } catch (err) {
-    if (![err, (err as { cause?: unknown })?.cause].some((e) => (e as { code?: string } | undefined)?.code === '55P03'))
-      throw err;
+    if (!isLockTimeout(err)) throw err;
     // Rolls the lock_timeout back as well.
     await tx.execute(sql`rollback to savepoint invoices_trgm`);
-    return false;
+    bulk = false;
   }
+  await insert();
+  if (!bulk) return;
+  await prof('batch:invoices:trigrams', () =>
+    tx.execute(sql`select gin_clean_pending_list('invoices_number_trgm'::regclass)`),
+  );
+  await tx.execute(sql`alter index invoices_number_trgm set (fastupdate = off)`);
 }

@@ -53,7 +53,7 @@ describe('import from daloRADIUS', () => {
 
   test('the real run imports what the dry run said, with passwords as stored', async () => {
     // A session that has read invoices holds a lock on each of their indexes until it ends: the
-    // batch cannot switch the number index's fast update on, and goes on without (bulkTrigrams).
+    // batch cannot switch the number index's fast update on, and goes on without (withBulkTrigrams).
     const reader = await t.pool.connect();
     let real: ImportReport;
     try {

@@ -26,6 +26,7 @@ const TABLES = [
   'daily_usage',
   'usage_seen',
   'fup_queue',
+  'import_usage',
 ];
 
 /** Row counts of every table an import writes, plus a digest of their contents. */
