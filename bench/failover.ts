@@ -29,7 +29,7 @@ function describe(name: string, f: FailoverFigures): string[] {
     `  first served write ${f.seconds.toFixed(1)} s after the kill (Patroni's new leader running after ${f.promoted.toFixed(1)} s, ` +
       `out of recovery after ${f.outOfRecovery.toFixed(1)} s, first direct commit after ${f.writable.toFixed(1)} s)`,
     `  payments: ${f.acknowledged} acknowledged (${f.before} before the kill), ${f.lost} lost, ${f.failed} failed attempts`,
-    `  replica lag before the kill: ${n(f.lagBytes)} bytes, replay_lag ${f.lagSeconds.toFixed(3)} s; ` +
+    `  replica lag before the kill: ${n(f.lagBytes)} bytes not replayed (${n(f.lagUnflushedBytes)} not flushed), replay_lag ${f.lagSeconds.toFixed(3)} s; ` +
       `load average at the kill ${f.loadAtKill.map((l) => l.toFixed(2)).join(' ')}`,
   ];
 }

@@ -65,6 +65,7 @@ export interface FailoverFigures {
   newLeader: string;
   /** The replica's lag behind the primary just before the kill, as the primary saw it. */
   lagBytes: number;
+  lagUnflushedBytes: number;
   lagSeconds: number;
   subscribers: number;
   ledgerRows: number;
@@ -190,18 +191,20 @@ async function post(base: string, token: string | undefined, p: string, body: un
 
 /**
  * The replica's lag as the primary sees it (pg_stat_replication; its LSN columns need a superuser):
- * bytes of WAL not yet replayed, and replay_lag (seconds; 0 when idle and caught up).
+ * bytes of WAL not yet replayed, of them not yet flushed (what a promotion could lose, were the
+ * replication asynchronous), and replay_lag (seconds; 0 when idle and caught up).
  */
-async function replicaLag(superuserUrl: string): Promise<{ bytes: number; seconds: number }> {
+async function replicaLag(superuserUrl: string): Promise<{ bytes: number; unflushed: number; seconds: number }> {
   const { rows } = await admin(superuserUrl, (c) =>
-    c.query<{ bytes: string; seconds: number }>(
+    c.query<{ bytes: string; unflushed: string; seconds: number }>(
       `select pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn) as bytes,
+              pg_wal_lsn_diff(pg_current_wal_lsn(), flush_lsn) as unflushed,
               coalesce(extract(epoch from replay_lag), 0)::float8 as seconds
          from pg_stat_replication where state = 'streaming'`,
     ),
   );
   check(rows.length === 1, `one streaming replica (${rows.length})`);
-  return { bytes: Number(rows[0].bytes), seconds: rows[0].seconds };
+  return { bytes: Number(rows[0].bytes), unflushed: Number(rows[0].unflushed), seconds: rows[0].seconds };
 }
 
 async function admin<T>(url: string, fn: (c: Client) => Promise<T>): Promise<T> {
@@ -492,6 +495,7 @@ export async function failoverDrill(options: DrillOptions): Promise<FailoverFigu
       acknowledged: acknowledgedCount,
       lost: 0,
       lagBytes: lag.bytes,
+      lagUnflushedBytes: lag.unflushed,
       lagSeconds: lag.seconds,
       subscribers: size.subscribers,
       ledgerRows: size.ledger,
