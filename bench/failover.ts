@@ -14,7 +14,8 @@
  *   FAILOVER_REFERENCE        1 (0: no small reference run)
  *   CONTAINERS_BUILD          1 (0: the images exist already)
  */
-import { failoverDrill, type FailoverFigures, type Step } from '../test/containers/failover-drill';
+import { failoverDrill, type FailoverFigures } from '../test/containers/failover-drill';
+import { printSteps, type Step } from '../test/containers/steps';
 import { seedFromEnv } from './failover-seed';
 
 const TAG = '[bench:failover]';
@@ -40,8 +41,7 @@ async function drill(name: string, build: boolean, full: boolean): Promise<Failo
   try {
     return await failoverDrill({ tag: `${TAG} ${name}:`, build, seed, steps });
   } finally {
-    console.log(`${TAG} ${name}: steps`);
-    for (const s of steps) console.log(`  ${s.seconds.toFixed(1).padStart(7)} s  ${s.step}: ${s.outcome}`);
+    printSteps(`${TAG} ${name}:`, steps);
   }
 }
 

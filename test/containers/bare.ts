@@ -22,6 +22,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pipeLines, run } from '../../scripts/containers';
 import { repoRoot } from '../../shared/paths';
+import { check, docker, printSteps, stepper, type Step } from './steps';
 
 const IMAGE = 'isp-billing-bare:local';
 const BASE = 'isp-billing-base:trixie';
@@ -29,33 +30,8 @@ const CLONE = 'isp-billing';
 const BUNDLE = '/src/head.bundle';
 const tag = `isp-billing-bare-${process.pid}-${crypto.randomBytes(2).toString('hex')}`;
 const containers: string[] = [];
-const steps: { step: string; seconds: number; outcome: string }[] = [];
-
-function check(cond: unknown, what: string): asserts cond {
-  if (!cond) throw new Error(`check failed: ${what}`);
-}
-
-async function step<T>(name: string, fn: () => Promise<T>, outcome?: (v: T) => string): Promise<T> {
-  const t = Date.now();
-  process.stdout.write(`[test:bare] ${name} ...\n`);
-  let value: T;
-  try {
-    value = await fn();
-  } catch (err) {
-    // The failed step's seconds belong in the summary too (a slow failure is a figure).
-    steps.push({ step: name, seconds: (Date.now() - t) / 1000, outcome: 'FAILED' });
-    throw err;
-  }
-  const seconds = (Date.now() - t) / 1000;
-  const out = outcome ? outcome(value) : 'ok';
-  steps.push({ step: name, seconds, outcome: out });
-  process.stdout.write(`[test:bare] ${name}: ${seconds.toFixed(1)} s, ${out}\n`);
-  return value;
-}
-
-function docker(args: string[]): string {
-  return execFileSync('docker', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
-}
+const steps: Step[] = [];
+const step = stepper('[test:bare]', steps);
 
 /** A command's exit code and output (stdout and stderr, in order), echoed with a prefix as it comes. */
 function exec(cmd: string, args: string[], prefix: string): Promise<{ code: number; output: string[] }> {
@@ -272,8 +248,7 @@ async function main(): Promise<void> {
   } finally {
     removeContainers();
     fs.rmSync(bundleDir, { recursive: true, force: true });
-    for (const s of steps)
-      process.stdout.write(`[test:bare] step ${s.step}: ${s.seconds.toFixed(1)} s, ${s.outcome}\n`);
+    printSteps('[test:bare]', steps);
   }
 }
 

@@ -19,16 +19,11 @@ import { freePort } from '../../runtime/cluster';
 import { HostPicker, parseHostList, pickingClient } from '../../shared/db/hosts';
 import { repoRoot } from '../../shared/paths';
 import { buildImages, composeCommand, run, stackEnv, waitForHealth } from '../../scripts/containers';
+import { check, stepper, waitUntil, type Step } from './steps';
 
 const CLIENTS = 50;
 const ADMIN = { username: 'ha-admin', password: 'ha-admin-pw' };
 const UNITS = ['gateway', 'billing', 'subscribers', 'network-access', 'notifier'];
-
-export interface Step {
-  step: string;
-  seconds: number;
-  outcome: string;
-}
 
 export interface Seed {
   label: string;
@@ -74,33 +69,6 @@ export interface FailoverFigures {
   catchUpSeconds: number;
   /** os.loadavg() at the kill. */
   loadAtKill: number[];
-}
-
-function check(cond: unknown, what: string): asserts cond {
-  if (!cond) throw new Error(`check failed: ${what}`);
-}
-
-function stepper(tag: string, steps: Step[]) {
-  return async <T>(name: string, fn: () => Promise<T>, outcome?: (v: T) => string): Promise<T> => {
-    const t = Date.now();
-    process.stdout.write(`${tag} ${name} ...\n`);
-    const value = await fn();
-    const seconds = (Date.now() - t) / 1000;
-    const out = outcome ? outcome(value) : 'ok';
-    steps.push({ step: name, seconds, outcome: out });
-    process.stdout.write(`${tag} ${name}: ${seconds.toFixed(1)} s, ${out}\n`);
-    return value;
-  };
-}
-
-async function waitUntil<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 120_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe().catch(() => undefined);
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
 }
 
 interface Member {

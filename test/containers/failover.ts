@@ -8,7 +8,8 @@
  * in to a loaded database, none by default.
  */
 import { seedFromEnv } from '../../bench/failover-seed';
-import { failoverDrill, type Step } from './failover-drill';
+import { failoverDrill } from './failover-drill';
+import { printSteps, type Step } from './steps';
 
 const TAG = '[test:failover]';
 
@@ -27,8 +28,7 @@ async function main(): Promise<void> {
     // failoverDrill printed the failure and the nodes' logs
     process.exitCode = 1;
   }
-  console.log(`${TAG} steps`);
-  for (const s of steps) console.log(`  ${s.seconds.toFixed(1).padStart(7)} s  ${s.step}: ${s.outcome}`);
+  printSteps(TAG, steps);
   console.log(`${TAG} ${process.exitCode ? 'FAILED' : 'passed'} in ${((Date.now() - total) / 1000).toFixed(0)} s`);
 }
 

@@ -13,56 +13,21 @@
  * live database (the payments before it there, the ones after it not). Prints the
  * seconds of each step and the image sizes; exits non-zero on any failure.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import { ServiceBroker } from 'moleculer';
 import { Pool } from 'pg';
 import { freePort } from '../../runtime/cluster';
 import { buildImages, startStack, waitForHealth, type Stack } from '../../scripts/containers';
 import { NasSimulator } from '../sim/nas-simulator';
+import { check, docker, printSteps, stepper, waitUntil, type Step } from './steps';
 
 const ADMIN = { username: 'stack-admin', password: 'stack-admin-pw' };
 const NAS_SECRET = 'stack-nas-secret';
-const steps: { step: string; seconds: number; outcome: string }[] = [];
+const steps: Step[] = [];
+const step = stepper('[test:containers]', steps);
 const log: string[] = [];
 let nasLatency = 2;
-
-function check(cond: unknown, what: string): asserts cond {
-  if (!cond) throw new Error(`check failed: ${what}`);
-}
-
-async function step<T>(name: string, fn: () => Promise<T>, outcome?: (v: T) => string): Promise<T> {
-  const t = Date.now();
-  process.stdout.write(`[test:containers] ${name} ...\n`);
-  const value = await fn();
-  const seconds = (Date.now() - t) / 1000;
-  const out = outcome ? outcome(value) : 'ok';
-  steps.push({ step: name, seconds, outcome: out });
-  process.stdout.write(`[test:containers] ${name}: ${seconds.toFixed(1)} s, ${out}\n`);
-  return value;
-}
-
-async function waitUntil<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe().catch(() => undefined);
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-function docker(args: string[]): string {
-  try {
-    return execFileSync('docker', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
-  } catch (err) {
-    // What the command printed is the reason (pgBackRest reports its errors on stdout).
-    const { stdout, stderr } = err as { stdout?: string; stderr?: string };
-    throw new Error(`docker ${args.join(' ')} failed:\n${[stderr, stdout].filter(Boolean).join('\n').trim()}`, {
-      cause: err,
-    });
-  }
-}
 
 function containersOf(project: string, service: string): string[] {
   return docker([
@@ -570,8 +535,7 @@ async function main(): Promise<void> {
   }
   console.log('\n[test:containers] images');
   for (const line of sizes) console.log(`  ${line}`);
-  console.log('[test:containers] steps');
-  for (const s of steps) console.log(`  ${s.seconds.toFixed(1).padStart(7)} s  ${s.step}: ${s.outcome}`);
+  printSteps('[test:containers]', steps);
   console.log(
     `[test:containers] ${process.exitCode ? 'FAILED' : 'passed'} in ${((Date.now() - total) / 1000).toFixed(0)} s`,
   );
