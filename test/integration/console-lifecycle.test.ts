@@ -75,6 +75,7 @@ describe('console: auto-renew, blocked access and notifications', () => {
 
   it('creates a subscriber with auto-renew, shows it, and turns it off in the edit form', async () => {
     await signIn();
+    await page.evaluate('location.hash = "#/subscribers"');
     await page.getByRole('link', { name: 'New subscriber' }).click();
     await page.getByLabel('Username').fill('ali@north');
     await page.getByLabel('Password').fill('pppoe-pass');

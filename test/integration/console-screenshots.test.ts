@@ -365,6 +365,7 @@ it('pictures every page the README shows, each reading names and the one format'
   await page.context().close();
   page = await openConsole(browser, t.baseUrl, pageProblems);
   await signInOn(page, 'karrada.desk', 'desk-pass-123', SIGN_IN.ar);
+  await page.evaluate('location.hash = "#/subscribers"');
   await page.getByRole('heading', { name: 'المشتركون' }).waitFor();
   await page.getByRole('link', { name: 'ahmed.kareem@karrada' }).waitFor();
   // The header names the desk user's reseller, not its number.

@@ -103,6 +103,9 @@ describe('operator console', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('alert').getByText('Sign-in refused: invalid username or password.').waitFor();
     await signIn('admin', ADMIN_PASSWORD);
+    // The console opens on the dashboard (issue 38: "the console's home page shows it").
+    await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+    expect(new URL(page.url()).hash).toBe('#/dashboard');
 
     await page.getByRole('link', { name: 'Plans' }).click();
     await dialogSubmit('New plan', { Name: 'Home 20M', Price: '20', 'Rate limit': '20M/20M' });
@@ -157,6 +160,8 @@ describe('operator console', () => {
 
   it('a reseller manager runs a subscriber through renewal, payments, quick-pay and the PDF', async () => {
     await signIn('north', 'north-pass-1');
+    await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+    await page.getByRole('link', { name: 'Subscribers', exact: true }).click();
     await page.getByRole('heading', { name: 'Subscribers' }).waitFor();
     await expect(page.getByRole('link', { name: 'Settings' }).count()).resolves.toBe(0);
 
@@ -356,6 +361,7 @@ describe('operator console', () => {
     });
     expect(viewer.status).toBe(201);
     await signIn('viewer', 'viewer-pass-1');
+    await page.evaluate('location.hash = "#/subscribers"');
     await page.getByRole('link', { name: 'bulk-099@north' }).waitFor();
     await expect(page.getByRole('link', { name: 'New subscriber' }).count()).resolves.toBe(0);
     await expect(page.locator('main input[type=checkbox]').count()).resolves.toBe(0);
@@ -408,6 +414,7 @@ describe('operator console', () => {
       200,
     );
     await signIn('north', 'north-pass-1', SIGN_IN.ar);
+    await page.evaluate('location.hash = "#/subscribers"');
     await page.getByRole('link', { name: 'bulk-099@north' }).waitFor();
     await expect(page.locator('html').getAttribute('dir')).resolves.toBe('rtl');
     await expect(page.locator('html').getAttribute('lang')).resolves.toBe('ar');

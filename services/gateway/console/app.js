@@ -27,9 +27,6 @@ import { ErrorMessage, Form, html, notify, StatusLine, useLoad } from './ui.js';
 function SignIn() {
   // Set when the password was right and two-factor sign-in asks for a code (docs/two-factor.md).
   const [challenge, setChallenge] = useState(null);
-  const signedIn = () => {
-    if (!location.hash || location.hash === '#/') location.hash = '#/subscribers';
-  };
   useEffect(() => {
     document.title = `${t('Sign in')} · ${t('ISP billing console')}`;
   }, []);
@@ -38,7 +35,7 @@ function SignIn() {
     ${session.notice && html`<p class="message" role="alert">${session.notice}</p>`}
     ${
       challenge
-        ? html`<${SecondStep} challenge=${challenge} onSignedIn=${signedIn} onBack=${() => setChallenge(null)} />`
+        ? html`<${SecondStep} challenge=${challenge} onBack=${() => setChallenge(null)} />`
         : html`
     <${Form} submitLabel="Sign in" fields=${[
       { name: 'username', label: 'Username', required: true },
@@ -46,8 +43,9 @@ function SignIn() {
     ]} onSubmit=${async (values) => {
       const res = await api('POST', '/api/auth/login', { body: values });
       if (res.data.two_factor_required) return setChallenge(res.data.challenge);
+      // The start page then opens on the first page the caller may see (Page): the dashboard for an
+      // admin or a reseller. A deep link the sign-in interrupted is kept.
       session.start(res.data.token);
-      signedIn();
     }} />`
     }
   </main>`;

@@ -22,6 +22,9 @@ export function useRoute() {
   useEffect(() => {
     const update = () => setRoute(currentRoute());
     addEventListener('hashchange', update);
+    // A redirect made while this component first rendered (the start page sending the caller to
+    // its first page) fired its hashchange before this listener existed.
+    update();
     return () => removeEventListener('hashchange', update);
   }, []);
   return route;

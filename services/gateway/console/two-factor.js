@@ -18,12 +18,11 @@ const CODE_FIELD = {
 };
 
 /** The sign-in page's second step: the login's challenge and a code; `onBack` starts over. */
-export function SecondStep({ challenge, onSignedIn, onBack }) {
+export function SecondStep({ challenge, onBack }) {
   return html`<p>${t('Enter the code from your authenticator app.')}</p>
     <${Form} submitLabel="Verify" fields=${[CODE_FIELD]} onSubmit=${async ({ code }) => {
       const res = await api('POST', '/api/auth/login/verify', { body: { challenge, code } });
       session.start(res.data.token);
-      onSignedIn();
     }} />
     <button type="button" class="link" onClick=${onBack}>${t('Back to sign in')}</button>`;
 }
