@@ -6,6 +6,7 @@
  */
 import { importSessions, type ImportSession, type SessionReader } from '../../shared/import/sessions';
 import { startTestApp, type TestApp } from '../helpers/app';
+import { importSession } from '../helpers/import-session';
 import { seedPlan, seedReseller } from './billing-fixtures';
 
 let t: TestApp;
@@ -18,36 +19,18 @@ afterAll(async () => {
 
 const START = Date.parse('2026-01-10T00:00:00Z') / 1000;
 
-const session = (k: number, username = 'dup'): ImportSession => ({
-  uniqueId: `${username}-${String(k).padStart(6, '0')}`,
-  sessionId: `s${k}`,
-  username,
-  realm: null,
-  nasIp: '192.0.2.1',
-  nasPortId: null,
-  nasPortType: null,
-  start: START + k,
-  update: START + k + 60,
-  stop: START + k + 60,
-  interval: null,
-  sessionTime: 60,
-  authentic: null,
-  connectInfoStart: null,
-  connectInfoStop: null,
-  input: String(k),
-  output: '2',
-  calledStationId: null,
-  callingStationId: null,
-  terminateCause: 'User-Request',
-  serviceType: null,
-  framedProtocol: null,
-  framedIp: null,
-  framedIpv6Address: null,
-  framedIpv6Prefix: null,
-  framedInterfaceId: null,
-  delegatedIpv6Prefix: null,
-  class: null,
-});
+const session = (k: number, username = 'dup'): ImportSession =>
+  importSession({
+    uniqueId: `${username}-${String(k).padStart(6, '0')}`,
+    sessionId: `s${k}`,
+    username,
+    start: START + k,
+    update: START + k + 60,
+    stop: START + k + 60,
+    input: String(k),
+    output: '2',
+    terminateCause: 'User-Request',
+  });
 
 test('chunks repeating each other’s ids in opposite orders are written at once, each id once', async () => {
   const PAIRS = 6;

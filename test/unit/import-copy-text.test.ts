@@ -2,39 +2,10 @@
  * The accounting history's chunks go to PostgreSQL as COPY text (shared/import/sessions.ts): every
  * value must come back as it was, whatever characters a NAS put in it.
  */
-import { copyText, type ImportSession } from '../../shared/import/sessions';
+import { copyText } from '../../shared/import/sessions';
+import { importSession } from '../helpers/import-session';
 
-const session = (over: Partial<ImportSession> = {}): ImportSession => ({
-  uniqueId: 'u1',
-  sessionId: 's1',
-  username: 'alice',
-  realm: null,
-  nasIp: '192.0.2.1',
-  nasPortId: null,
-  nasPortType: null,
-  start: 1700000000,
-  update: 1700000060.5,
-  stop: null,
-  interval: null,
-  sessionTime: 60,
-  authentic: null,
-  connectInfoStart: null,
-  connectInfoStop: null,
-  input: '12',
-  output: '9007199254740993',
-  calledStationId: null,
-  callingStationId: null,
-  terminateCause: null,
-  serviceType: null,
-  framedProtocol: null,
-  framedIp: null,
-  framedIpv6Address: null,
-  framedIpv6Prefix: null,
-  framedInterfaceId: null,
-  delegatedIpv6Prefix: null,
-  class: null,
-  ...over,
-});
+const session = importSession;
 
 /** COPY's reading of one line: fields split on tabs, `\N` null, escapes undone. */
 const parse = (line: string) =>
