@@ -6,10 +6,12 @@
  * import's transactions (migration 0043); what they would have done row by row is done in sets
  * instead: each chunk stages its octets per username and UTC day in `import_usage` (committed with
  * the sessions), open sessions get their `usage_seen` row (later interims count from the imported
- * totals), and at the end the staged usage goes into `daily_usage` in one sorted statement, the
- * month's and the day's counters are rebuilt from it and the session state of subscribers with
- * open sessions is recomputed. An open session's last update is set to the time of
- * the import, so the stale-session rule counts from the move, not from an interim heard before it.
+ * totals), and at the end the staged usage goes into `daily_usage` in two sorted statements (one per
+ * half of the usernames, at once), the month's and the day's counters are rebuilt from it and the
+ * session state of subscribers with open sessions is recomputed. A load large beside radacct drops
+ * its two random-order B-trees and builds them once after (prepareRadacct). An open session's last
+ * update is set to the time of the import, so the stale-session rule counts from the move, not from
+ * an interim heard before it.
  * Sessions are matched by `acctuniqueid`: a second run inserts nothing and finds each one there.
  */
 import { Readable } from 'node:stream';
@@ -250,9 +252,7 @@ export async function importSessions(db: Db, reader: SessionReader, ctx: Session
     }
     for (const w of writing.splice(0)) await w;
   };
-  const load = ctx.dryRun
-    ? undefined
-    : await prof('sessions:index-drop', () => prepareRadacct(db, reader));
+  const load = ctx.dryRun ? undefined : await prof('sessions:index-drop', () => prepareRadacct(db, reader));
   let failed = false;
   try {
     await writeAll();
