@@ -67,7 +67,7 @@ export interface ImportSession {
 /** The source's sessions in chunks, oldest first; reading starts when iterated. */
 export interface SessionReader {
   chunks(size: number): AsyncIterable<ImportSession[]>;
-  /** About how many sessions the source holds, without reading them (for the rule of bulkLoad). */
+  /** About how many sessions the source holds, without reading them (for dropsIndexes). */
   estimate?(): Promise<number>;
 }
 
@@ -555,8 +555,9 @@ async function settleAll(db: Db, withOpen: string[], today?: string): Promise<vo
   for (const h of halves) if (h.status === 'rejected') throw h.reason;
 }
 
+/** A power of two: a half is picked by the low bits of the username's hash. */
 const HALVES = 2;
-/** Whether a username is in half `$n` (its hash, as an SQL condition on `col`). */
+/** The SQL condition that the username in `col` belongs to half `n`. */
 const inHalf = (col: string, n: number) => `(hashtext(${col}) & ${HALVES - 1}) = ${n}`;
 
 /**
