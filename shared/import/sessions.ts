@@ -6,18 +6,28 @@
  * import's transactions (migration 0043); what they would have done row by row is done in sets
  * instead: each chunk stages its octets per username and UTC day in `import_usage` (committed with
  * the sessions), open sessions get their `usage_seen` row (later interims count from the imported
- * totals), and at the end the staged usage goes into `daily_usage` in one sorted statement, the
- * month's and the day's counters are rebuilt from it and the session state of subscribers with
- * open sessions is recomputed. An open session's last update is set to the time of
- * the import, so the stale-session rule counts from the move, not from an interim heard before it.
+ * totals), and at the end the staged usage goes into `daily_usage` in two sorted statements (one per
+ * half of the usernames, at once), the month's and the day's counters are rebuilt from it and the
+ * session state of subscribers with open sessions is recomputed. A load large beside radacct drops
+ * its two random-order B-trees and builds them once after (prepareRadacct). An open session's last
+ * update is set to the time of the import, so the stale-session rule counts from the move, not from
+ * an interim heard before it.
  * Sessions are matched by `acctuniqueid`: a second run inserts nothing and finds each one there.
  */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { sql } from 'drizzle-orm';
+import type { Pool, PoolClient } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { clientOf } from '../billing/pg';
 import type { Db, Tx } from '../db/client';
+import {
+  brokenRadacctIndexes,
+  buildRadacctIndexes,
+  dropRadacctIndexes,
+  tryLockRadacctIndexes,
+  unlockRadacctIndexes,
+} from '../db/radacct-indexes';
 import { prof } from './profile';
 
 /** One session as FreeRADIUS's radacct holds it; times as epoch seconds (UTC), octets as decimal text. */
@@ -57,6 +67,8 @@ export interface ImportSession {
 /** The source's sessions in chunks, oldest first; reading starts when iterated. */
 export interface SessionReader {
   chunks(size: number): AsyncIterable<ImportSession[]>;
+  /** About how many sessions the source holds, without reading them (for dropsIndexes). */
+  estimate?(): Promise<number>;
 }
 
 /** Sessions and octets of one month (UTC, of the session's start; `unknown` without a start). */
@@ -177,69 +189,85 @@ export async function importSessions(db: Db, reader: SessionReader, ctx: Session
   };
   /** Chunks being written, at most WRITERS. */
   const writing: Promise<void>[] = [];
-  try {
-    for await (const chunk of readAhead(reader.chunks(ctx.chunkSize ?? 20_000))) {
-      const take: ImportSession[] = [];
-      const uids = new Set<string>();
-      for (const s of chunk) {
-        totals.read++;
-        const m = month(s.start);
-        const o = octets(s);
-        source.add(m, 1, o);
-        const reason = s.invalid
-          ? s.invalid.split(': ')[0]
-          : !s.uniqueId
-            ? 'no unique id'
-            : uids.has(s.uniqueId)
-              ? 'duplicate unique id in the source'
-              : ctx.retainedFrom !== null &&
-                  s.stop !== null &&
-                  s.stop < ctx.retainedFrom &&
-                  (s.start ?? 0) < ctx.retainedFrom
-                ? 'ended before the accounting retention (accounting_retention_months)'
-                : !ctx.accepted.has(s.username)
-                  ? ctx.listed.has(s.username)
-                    ? 'its subscriber is not imported'
-                    : 'unknown subscriber'
-                  : null;
-        if (reason) {
-          totals.skipped++;
-          skipped.add(m, 1, o);
-          ctx.skip(s.username, reason);
-          continue;
+  /** Every chunk read, checked and written (or counted), at most WRITERS at once. */
+  const writeAll = async () => {
+    try {
+      for await (const chunk of readAhead(reader.chunks(ctx.chunkSize ?? 20_000))) {
+        const take: ImportSession[] = [];
+        const uids = new Set<string>();
+        for (const s of chunk) {
+          totals.read++;
+          const m = month(s.start);
+          const o = octets(s);
+          source.add(m, 1, o);
+          const reason = s.invalid
+            ? s.invalid.split(': ')[0]
+            : !s.uniqueId
+              ? 'no unique id'
+              : uids.has(s.uniqueId)
+                ? 'duplicate unique id in the source'
+                : ctx.retainedFrom !== null &&
+                    s.stop !== null &&
+                    s.stop < ctx.retainedFrom &&
+                    (s.start ?? 0) < ctx.retainedFrom
+                  ? 'ended before the accounting retention (accounting_retention_months)'
+                  : !ctx.accepted.has(s.username)
+                    ? ctx.listed.has(s.username)
+                      ? 'its subscriber is not imported'
+                      : 'unknown subscriber'
+                    : null;
+          if (reason) {
+            totals.skipped++;
+            skipped.add(m, 1, o);
+            ctx.skip(s.username, reason);
+            continue;
+          }
+          uids.add(s.uniqueId);
+          take.push(s);
         }
-        uids.add(s.uniqueId);
-        take.push(s);
-      }
-      if (!take.length) continue;
-      if (ctx.dryRun) {
-        const there = await prof('sessions:statement', () => countChunk(db, take, true));
-        const present = new Set<number>();
-        for (const r of there) {
-          ours.add(r.month, r.sessions, BigInt(r.octets));
-          totals.unchanged += r.sessions;
-          for (const k of r.at ?? []) present.add(k);
+        if (!take.length) continue;
+        if (ctx.dryRun) {
+          const there = await prof('sessions:statement', () => countChunk(db, take, true));
+          const present = new Set<number>();
+          for (const r of there) {
+            ours.add(r.month, r.sessions, BigInt(r.octets));
+            totals.unchanged += r.sessions;
+            for (const k of r.at ?? []) present.add(k);
+          }
+          // What a real run would insert: every session taken that is not there yet.
+          totals.imported += take.length - present.size;
+          take.forEach((s, k) => present.has(k + 1) || ours.add(month(s.start), 1, octets(s)));
+        } else {
+          const done = writeAndCount(take, lookFirst);
+          done.catch(() => undefined);
+          writing.push(done);
+          if (writing.length >= WRITERS) await writing.shift();
         }
-        // What a real run would insert: every session taken that is not there yet.
-        totals.imported += take.length - present.size;
-        take.forEach((s, k) => present.has(k + 1) || ours.add(month(s.start), 1, octets(s)));
-      } else {
-        const done = writeAndCount(take, lookFirst);
-        done.catch(() => undefined);
-        writing.push(done);
-        if (writing.length >= WRITERS) await writing.shift();
+        ctx.progress?.(`sessions read ${totals.read}: ${totals.imported} to import, ${totals.unchanged} already here`);
       }
-      ctx.progress?.(`sessions read ${totals.read}: ${totals.imported} to import, ${totals.unchanged} already here`);
+    } finally {
+      // A failed read or write leaves the other chunk's write running: it ends (commits or rolls back)
+      // before the run reports the failure, so a next run finds what it committed.
+      await Promise.allSettled(writing);
     }
+    for (const w of writing.splice(0)) await w;
+  };
+  const load = ctx.dryRun ? undefined : await prof('sessions:index-drop', () => prepareRadacct(db, reader));
+  let failed = false;
+  try {
+    await writeAll();
+  } catch (err) {
+    failed = true;
+    throw err;
   } finally {
-    // A failed read or write leaves the other chunk's write running: it ends (commits or rolls back)
-    // before the run reports the failure, so a next run finds what it committed.
-    await Promise.allSettled(writing);
+    // The indexes are built again whether the load ended or failed; a failure to build them is
+    // reported unless the load's own failure is (the next start or import repairs them).
+    if (load)
+      await prof('sessions:index-build', () => load.finish()).catch((err) =>
+        failed ? undefined : Promise.reject(err),
+      );
   }
-  for (const w of writing.splice(0)) await w;
-  if (!ctx.dryRun) {
-    await prof('sessions:settle', () => db.transaction((tx) => settleSubscribers(tx, [...withOpen], ctx.today)));
-  }
+  if (!ctx.dryRun) await prof('sessions:settle', () => settleAll(db, [...withOpen], ctx.today));
   const months = [...new Set([...source.months(), ...ours.months()])].sort().map((m) => {
     const s = source.get(m);
     const k = skipped.get(m);
@@ -257,6 +285,83 @@ export async function importSessions(db: Db, reader: SessionReader, ctx: Session
     months,
     reconciled: months.every((m) => m.difference.sessions === 0 && m.difference.octets === '0'),
   };
+}
+
+/**
+ * A load drops radacct's two random-order B-trees (radacct-indexes.ts) when it brings at least
+ * BULK_FROM sessions and over twice what radacct holds: building them after costs a sort of every row,
+ * writing them costs about half of each chunk's insert. Twice, not once: the source's count is an
+ * estimate (InnoDB's), and a second run, whose sessions are all here already, must not rebuild them
+ * for nothing.
+ */
+const BULK_FROM = 100_000;
+const dropsIndexes = (sessions: number, held: number) => sessions >= BULK_FROM && sessions > 2 * held;
+
+/**
+ * radacct's rows as the planner estimates them: the last ANALYZE's rows per page times its pages now
+ * (autovacuum may be off), or, never analyzed, its size over 250 bytes a row (more rows than it has:
+ * the rule errs on keeping the indexes).
+ */
+async function radacctRows(client: PoolClient): Promise<number> {
+  const { rows } = await client.query<{ n: number }>(`
+    select (case when c.reltuples > 0 and c.relpages > 0
+                 then c.reltuples / c.relpages * (pg_relation_size(c.oid) / current_setting('block_size')::int)
+                 else pg_relation_size(c.oid) / 250 end)::float8 as n
+      from pg_class c where c.oid = 'public.radacct'::regclass`);
+  return rows[0].n;
+}
+
+interface BulkLoad {
+  /** Builds the indexes again, frees the lock and the connection. */
+  finish(): Promise<void>;
+}
+
+/**
+ * Before the chunks, on a connection of its own: under radacct's index lock, the indexes are dropped
+ * for a bulk load (the connection keeps the lock until they are built again), or else those a
+ * stopped load left dropped or invalid are built again. Another import holding the lock is loading:
+ * its indexes are left to it.
+ */
+async function prepareRadacct(db: Db, reader: SessionReader): Promise<BulkLoad | undefined> {
+  const client = await poolOf(db).connect();
+  try {
+    if (!(await tryLockRadacctIndexes(client))) {
+      client.release();
+      return undefined;
+    }
+    const sessions = (await reader.estimate?.()) ?? 0;
+    if (!dropsIndexes(sessions, await radacctRows(client))) {
+      await buildRadacctIndexes(client, await brokenRadacctIndexes(client));
+      await unlockRadacctIndexes(client);
+      client.release();
+      return undefined;
+    }
+    await dropRadacctIndexes(client);
+  } catch (err) {
+    client.release(err as Error);
+    throw err;
+  }
+  return {
+    async finish() {
+      try {
+        await buildRadacctIndexes(client, await brokenRadacctIndexes(client));
+        await unlockRadacctIndexes(client);
+      } catch (err) {
+        // Ending the session frees the lock: the next start or import builds what is missing.
+        client.release(err as Error);
+        throw err;
+      }
+      client.release();
+    },
+  };
+}
+
+/** The pool behind `db`: the lock is held on one connection while the chunks take others. */
+function poolOf(db: Db): Pool {
+  const client = (db as unknown as { $client?: Pool }).$client;
+  if (!client || typeof client.connect !== 'function' || !('totalCount' in client))
+    throw new Error('the import needs a database on a pg Pool');
+  return client;
 }
 
 /**
@@ -436,22 +541,46 @@ const CHUNK_STATEMENT = `
       from ins group by 1`;
 
 /**
- * After the chunks: the staged daily usage moved into daily_usage in one statement, in key order (the
- * rows of a run stopped before this step as well: they were committed with their sessions); the
- * counters of the subscribers it touched rebuilt from daily_usage (the day's and the month's, as the
- * usage rollup keeps them), a look for the FUP engine; the session state of those with open sessions
- * (online, address, access server). The staging table is locked first, so the move takes every row
- * committed before it and another import's chunks wait for its commit.
+ * After the chunks: the staged daily usage moved into daily_usage, over HALVES connections at once
+ * (the move is most of the end's work, and one backend uses one core), each half a disjoint set of
+ * usernames (by hash) in a transaction of its own that moves and deletes its staged rows: a run
+ * stopped between the two leaves the other half's rows staged, which the next run moves. Rows
+ * committed by another import after a half's snapshot are not deleted by it, and stay for that
+ * import's own move.
  */
-async function settleSubscribers(tx: Tx, withOpen: string[], today?: string): Promise<void> {
+async function settleAll(db: Db, withOpen: string[], today?: string): Promise<void> {
+  const halves = await Promise.allSettled(
+    Array.from({ length: HALVES }, (_, half) => db.transaction((tx) => settleSubscribers(tx, half, withOpen, today))),
+  );
+  for (const h of halves) if (h.status === 'rejected') throw h.reason;
+}
+
+/** A power of two: a half is picked by the low bits of the username's hash. */
+const HALVES = 2;
+/** The SQL condition that the username in `col` belongs to half `n`. */
+const inHalf = (col: string, n: number) => `(hashtext(${col}) & ${HALVES - 1}) = ${n}`;
+
+/**
+ * One half's staged usage moved into daily_usage in one statement, in key order (the rows of a run
+ * stopped before this step as well: they were committed with their sessions, and subscribers
+ * sorted by id within each half upsert in the same order as any other writer); the counters of the
+ * subscribers it touched rebuilt from daily_usage (the day's and the month's, as the usage rollup
+ * keeps them), a look for the FUP engine; the session state of those with open sessions (online,
+ * address, access server). Staged rows of usernames without a subscriber are deleted with the rest.
+ */
+async function settleSubscribers(tx: Tx, half: number, withOpen: string[], today?: string): Promise<void> {
   const day = today ? sql`${today}::date` : sql`(now() at time zone 'UTC')::date`;
-  // The sort of every staged row (one per session and day at most): in memory rather than on disk.
+  // The aggregate of every staged row of the half (one per session and day at most): in memory
+  // rather than on disk.
   await tx.execute(sql`set local work_mem = '64MB'`);
-  await tx.execute(sql`lock table import_usage in access exclusive mode`);
   const { rows: touched } = await tx.execute<{ id: number }>(sql`
-    with per_day as (
-      select s.id, u.day, sum(u.download_bytes) as download, sum(u.upload_bytes) as upload
-        from import_usage u join subscribers s on s.username = u.username and s.deleted_at is null
+    with moved as (
+      delete from import_usage where ${sql.raw(inHalf('username', half))}
+      returning username, day, download_bytes, upload_bytes
+    ),
+    per_day as (
+      select s.id, m.day, sum(m.download_bytes) as download, sum(m.upload_bytes) as upload
+        from moved m join subscribers s on s.username = m.username and s.deleted_at is null
        group by 1, 2
     ),
     written as (
@@ -463,7 +592,6 @@ async function settleSubscribers(tx: Tx, withOpen: string[], today?: string): Pr
       returning subscriber_id
     )
     select distinct subscriber_id as id from written`);
-  await tx.execute(sql`truncate import_usage`);
   if (touched.length) {
     await tx.execute(sql`
       with touched as (select unnest(${sql.param(touched.map((r) => r.id))}::int[]) as id),
@@ -475,12 +603,13 @@ async function settleSubscribers(tx: Tx, withOpen: string[], today?: string): Pr
             on d.subscriber_id = t.id and d.date >= date_trunc('month', ${day})::date and d.date <= ${day}
          group by t.id
       ),
-      queued as (insert into fup_queue (subscriber_id) select id from touched on conflict do nothing)
+      queued as (insert into fup_queue (subscriber_id) select id from touched order by id on conflict do nothing)
       update subscribers s
          set daily_quota_used = c.today_bytes, monthly_quota_used = c.month_bytes, usage_day = ${day}
         from counted c where s.id = c.id`);
   }
   if (withOpen.length) {
-    await tx.execute(sql`select subscriber_session_refresh(u, null) from unnest(${text(withOpen)}::text[]) as u`);
+    await tx.execute(sql`select subscriber_session_refresh(u, null)
+      from unnest(${text(withOpen)}::text[]) as u where ${sql.raw(inHalf('u', half))}`);
   }
 }

@@ -2,8 +2,16 @@
  * The session writer (shared/import/sessions.ts): a source that repeats its unique ids across chunks
  * (two chunks are written at once, and each inserts its ids in one order, so two chunks holding the
  * same ids in opposite orders wait for each other instead of deadlocking), and a run stopped after
- * some chunks, whose staged daily usage the next run moves into daily_usage.
+ * some chunks, whose staged daily usage the next run moves into daily_usage; radacct's two B-trees
+ * dropped for a large load and built again after, and built again at a start after a load stopped
+ * in between.
  */
+import {
+  RADACCT_BULK_INDEXES,
+  repairRadacctIndexesAt,
+  tryLockRadacctIndexes,
+  unlockRadacctIndexes,
+} from '../../shared/db/radacct-indexes';
 import { importSessions, type ImportSession, type SessionReader } from '../../shared/import/sessions';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { importSession } from '../helpers/import-session';
@@ -118,4 +126,110 @@ test('a run stopped after some chunks leaves their usage staged; the next run mo
     [subs[0].id],
   );
   expect(again.rows).toEqual([{ down: 600 }]);
+});
+
+const indexState = async () =>
+  (
+    await t.pool.query<{ name: string; valid: boolean }>(
+      `select c.relname as name, i.indisvalid as valid from pg_index i join pg_class c on c.oid = i.indexrelid
+        where c.relname = any($1::text[]) order by 1`,
+      [RADACCT_BULK_INDEXES.map((i) => i.name)],
+    )
+  ).rows;
+const ALL_VALID = [
+  { name: 'radacct_start_idx', valid: true },
+  { name: 'radacct_username_start_idx', valid: true },
+];
+
+test('a load large beside radacct drops its two B-trees for the load and builds them again, valid, after; every half of the usage moved', async () => {
+  const plan = await seedPlan(t.db, { price: 1000 });
+  const reseller = await seedReseller(t.db, { name: 'Bulk load' });
+  const users = Array.from({ length: 8 }, (_, k) => `bulk${k}`);
+  const { rows: subs } = await t.pool.query<{ id: number; username: string }>(
+    `insert into subscribers (username, password_enc, service_id, reseller_id, expiry_date)
+     select u, 'x', $2, $3, '2099-01-01' from unnest($1::text[]) as u returning id, username`,
+    [users, plan.id, reseller.id],
+  );
+  const during: { name: string; valid: boolean }[][] = [];
+  const reader: SessionReader = {
+    // Claimed far larger than radacct: the rule drops the indexes.
+    estimate: async () => 1_000_000,
+    async *chunks() {
+      during.push(await indexState());
+      for (let c = 0; c < 4; c++) yield users.map((u, k) => session(c * 100 + k, u));
+    },
+  };
+  const totals = await importSessions(t.db, reader, {
+    dryRun: false,
+    accepted: new Set(users),
+    listed: new Set(users),
+    skip: () => undefined,
+    retainedFrom: null,
+    chunkSize: users.length,
+    today: '2026-01-20',
+  });
+  expect(totals).toMatchObject({ imported: 32, unchanged: 0, reconciled: true });
+  expect(during).toEqual([[]]);
+  expect(await indexState()).toEqual(ALL_VALID);
+  // The rebuilt index finds every imported row.
+  const c = await t.pool.connect();
+  try {
+    await c.query('set enable_seqscan = off');
+    const { rows } = await c.query(
+      `select count(*)::int as n from radacct where username = any($1::text[]) and acctstarttime >= to_timestamp($2)`,
+      [users, START],
+    );
+    expect(rows).toEqual([{ n: 32 }]);
+  } finally {
+    c.release();
+  }
+  // input = c * 100 + k, output 2 for each of the four sessions of user k.
+  const usage = await t.pool.query(
+    `select s.username, sum(d.download_bytes)::int as down, sum(d.upload_bytes)::int as up
+       from daily_usage d join subscribers s on s.id = d.subscriber_id
+      where d.subscriber_id = any($1::int[]) group by 1 order by 1`,
+    [subs.map((s) => s.id)],
+  );
+  expect(usage.rows).toEqual(users.map((u, k) => ({ username: u, down: 8, up: 600 + 4 * k })));
+  expect((await t.pool.query(`select count(*)::int as n from import_usage`)).rows).toEqual([{ n: 0 }]);
+});
+
+test('a start after a load stopped in between builds the missing and the invalid index again; not while a load holds them', async () => {
+  await t.pool.query('drop index radacct_start_idx');
+  // What a CREATE INDEX CONCURRENTLY that failed leaves behind.
+  await t.pool.query(
+    `update pg_index set indisvalid = false where indexrelid = 'radacct_username_start_idx'::regclass`,
+  );
+  const loading = await t.pool.connect();
+  try {
+    expect(await tryLockRadacctIndexes(loading)).toBe(true);
+    expect(await repairRadacctIndexesAt(t.databaseUrl)).toEqual([]);
+    expect(await indexState()).toEqual([{ name: 'radacct_username_start_idx', valid: false }]);
+    await unlockRadacctIndexes(loading);
+  } finally {
+    loading.release();
+  }
+  // What a start does after its migrations (database-setup.ts).
+  expect((await repairRadacctIndexesAt(t.databaseUrl)).sort()).toEqual([
+    'radacct_start_idx',
+    'radacct_username_start_idx',
+  ]);
+  expect(await indexState()).toEqual(ALL_VALID);
+});
+
+test('an import that does not drop them builds those missing before its load', async () => {
+  await t.pool.query('drop index radacct_username_start_idx');
+  const reader: SessionReader = {
+    async *chunks() {
+      yield [session(1, 'small')];
+    },
+  };
+  await importSessions(t.db, reader, {
+    dryRun: false,
+    accepted: new Set(['small']),
+    listed: new Set(['small']),
+    skip: () => undefined,
+    retainedFrom: null,
+  });
+  expect(await indexState()).toEqual(ALL_VALID);
 });

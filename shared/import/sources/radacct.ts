@@ -65,6 +65,18 @@ export async function radacctReader(url: string, access: SourceConnection): Prom
     ...Object.entries(NUMBER_COLUMNS).map(([as, c]) => pick(c, as)),
   ].join(', ');
   return {
+    // InnoDB's estimate from its statistics: instant, where count(*) reads the whole table.
+    async estimate() {
+      const c = await connectMysql(url, access);
+      try {
+        const [rows] = await c.query(
+          `select table_rows as n from information_schema.tables where table_schema = database() and table_name = 'radacct'`,
+        );
+        return Number((rows as { n: unknown }[])[0]?.n ?? 0);
+      } finally {
+        await c.end();
+      }
+    },
     async *chunks(size: number) {
       const c = await connectMysql(url, access);
       try {
