@@ -31,6 +31,7 @@
  *   BENCH_SEED_ONLY=1  seed the source, print its name and stop (the source is kept)
  *   BENCH_DRY=0        skip the dry runs
  *   BENCH_CSV=0        skip the CSV source (quicker while iterating)
+ *   BENCH_HEAP=default V8's default heap growth, not the bound `npm run import` sets (shared/import/heap.ts)
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -44,6 +45,7 @@ import * as schema from '../shared/db/schema';
 import { runMigrations } from '../shared/db/database-setup';
 import { repoRoot } from '../shared/paths';
 import { runImport, type ImportReport, type SourceName } from '../shared/import';
+import { boundHeapGrowth } from '../shared/import/heap';
 import { PROF } from '../shared/import/profile';
 import { backendCpu, cpuDelta } from './pg-cpu';
 
@@ -58,6 +60,7 @@ const CSV = process.env.BENCH_CSV !== '0';
 const SOURCE = process.env.BENCH_SOURCE;
 const SEED_ONLY = process.env.BENCH_SEED_ONLY === '1';
 const DRY = process.env.BENCH_DRY !== '0';
+const HEAP = process.env.BENCH_HEAP === 'default' ? 'default' : 'bound';
 const SCHEMA = path.join(repoRoot(), 'test/fixtures/import/daloradius/schema.sql');
 const RADACCT = path.join(repoRoot(), 'test/fixtures/import/radacct.sql');
 const suffix = crypto.randomBytes(3).toString('hex');
@@ -341,9 +344,11 @@ const ratio = (a: Timing, b: Timing) =>
 
 async function main(): Promise<void> {
   setConfig(loadConfig({ JWT_SECRET: 'bench', ENCRYPTION_KEY: crypto.randomBytes(32).toString('hex') }));
+  // Memory as `npm run import` gets it (scripts/import.ts), unless asked for V8's default.
+  if (HEAP === 'bound') boundHeapGrowth();
   const load = () => `load average ${os.loadavg()[0].toFixed(1)}`;
   console.log(
-    `bench:import: ${N} subscribers, ${N * H} history rows, ${SESSIONS} sessions (${OPEN} open); ${os.cpus().length} cores, ${load()}`,
+    `bench:import: ${N} subscribers, ${N * H} history rows, ${SESSIONS} sessions (${OPEN} open); ${os.cpus().length} cores, ${load()}, heap growth ${HEAP}`,
   );
   let t0 = process.hrtime.bigint();
   const mariadbUrl = SOURCE ? sourceUrl(SOURCE) : await seedMariadb();

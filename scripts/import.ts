@@ -12,6 +12,9 @@ import { loadConfig, resolveEncryptionKey, setConfig, type Config } from '../sha
 import { closeDatabase, initDatabase } from '../shared/db/client';
 import { runMigrations, runningEmbeddedPostgres, startEmbeddedPostgres } from '../shared/db/database-setup';
 import { formatReport, ImportInputError, runImport, SOURCES, type SourceName } from '../shared/import';
+import { boundHeapGrowth } from '../shared/import/heap';
+
+boundHeapGrowth();
 
 const USAGE =
   'usage: npm run import -- --from daloradius|phpnuxbill|csv --source <mysql-url-or-csv-file-or-folder> [--dry-run] [--json] [--columns their=ours,...] [--reseller <name>] [--batch <n>] [--issues-file <csv>]';

@@ -28,7 +28,7 @@ import { loadSettings } from '../settings';
 import { normaliseOptionalPhone } from '../phone';
 import { retentionCutoff } from '../access/retention-cutoff';
 import { prof } from './profile';
-import { importSessions } from './sessions';
+import { importSessions, type SessionReader, type SessionTotals } from './sessions';
 import {
   CLEARTEXT_ATTRIBUTES,
   passwordAttribute,
@@ -113,6 +113,8 @@ interface PlannedSubscriber {
   /** Set once written, or when already imported. */
   id?: number;
   resellerId?: number;
+  /** Written by this run (so on the plan `serviceId`). */
+  written?: boolean;
 }
 
 interface PlannedHistory {
@@ -504,7 +506,30 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
   }
 
   // ------------------------------------------------------------------ writes
-  if (!options.dryRun) {
+  const runSessions = (reader: SessionReader) => {
+    const skippedFor = new Set<string>();
+    return prof('sessions', () =>
+      importSessions(db, reader, {
+        dryRun: options.dryRun,
+        accepted: new Set(accepted.keys()),
+        listed: new Set([...counts.keys(), ...data.issues.filter((i) => i.entity === 'subscribers').map((i) => i.key)]),
+        // Once per username and reason: a skipped subscriber's 10,000 sessions are one issue.
+        skip: (username, reason) => {
+          const k = `${reason}\u0000${username}`;
+          if (skippedFor.has(k)) return;
+          skippedFor.add(k);
+          issues.push({ entity: 'sessions', key: username, outcome: 'skipped', reason });
+        },
+        today,
+        retainedFrom: epochOfDay(retentionCutoff(today, settings.accounting_retention_months)),
+        progress,
+      }),
+    );
+  };
+  let totals: SessionTotals | null = null;
+  if (options.dryRun) {
+    if (data.sessions) totals = await runSessions(data.sessions);
+  } else {
     const planIdByName = new Map<string, number>();
     const resellerIdByName = new Map(liveResellers);
     await db.transaction(async (tx) => {
@@ -540,74 +565,71 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
     progress(
       `plans and resellers written: ${newPlans.length} plans, ${newResellers.length} resellers, ${newLimits.length} service limits`,
     );
-    const batchSize = options.batchSize ?? 1000;
-    const work = [...planned, ...alreadyUnchanged.filter((p) => (historyBy.get(p.src.username) ?? []).length > 0)];
-    for (let i = 0; i < work.length; i += batchSize) {
-      const batch = work.slice(i, i + batchSize);
-      for (const p of batch) {
-        if (p.serviceId === 'new') p.serviceId = planIdByName.get(p.planName)!;
-        if (p.id === undefined) p.resellerId = resellerIdByName.get(p.resellerName)!;
-      }
-      try {
-        const written = await prof('batch:total', () =>
-          db.transaction(async (tx) => {
-            // A batch lost in a crash after its commit is not there for the next run, which writes it again.
-            await tx.execute(sql`set local synchronous_commit = off`);
-            return prof('batch:statements', () =>
-              writeBatch(
-                tx,
-                {
-                  source,
-                  currency,
-                  passwordMode,
-                  country: settings.default_country,
-                  today,
-                  managerId: options.managerId ?? null,
-                },
-                batch,
-                historyBy,
-              ),
-            );
-          }),
-        );
-        after.balances += written.balances;
-        after.payments += written.payments;
-      } catch (err) {
-        // eslint-disable-next-line preserve-caught-error -- the cause holds the statement's parameters: password rows
-        throw new Error(`batch of subscribers ${batch[0].src.username}..: ${safeMessage(err)}`);
-      }
-      progress(`subscribers ${Math.min(i + batchSize, work.length)} of ${work.length}`);
-      await options.onProgress?.(Math.min(i + batchSize, work.length), work.length);
-      // After batches 1, 2, 4, 8, ... and at the end: the tables have doubled since the planner last
-      // looked, and a batch's `id = any(...)` lookups turn into scans of the whole table when it
-      // believes them small (autovacuum's analyze comes later, if it runs at all).
-      const n = i / batchSize + 1;
-      const last = i + batchSize >= work.length;
-      if ((n & (n - 1)) === 0 || last) await prof('analyze', () => analyzeTables(db, last));
+    for (const p of planned) {
+      if (p.serviceId === 'new') p.serviceId = planIdByName.get(p.planName)!;
+      p.resellerId = resellerIdByName.get(p.resellerName)!;
     }
+    const ctx: BatchContext = {
+      source,
+      currency,
+      passwordMode,
+      country: settings.default_country,
+      today,
+      managerId: options.managerId ?? null,
+    };
+    const batchSize = options.batchSize ?? 1000;
+    const withHistory = [...planned, ...alreadyUnchanged].filter(
+      (p) => (historyBy.get(p.src.username) ?? []).length > 0,
+    );
+    // Progress counts subscribers written whole: a new one without history once its own batch is in.
+    const total = planned.length + alreadyUnchanged.filter((p) => historyBy.get(p.src.username)!.length > 0).length;
+    let done = 0;
+    const countWritten = async (n: number, what: string) => {
+      done += n;
+      progress(`${what}: ${done} of ${total} subscribers written`);
+      await options.onProgress?.(done, total);
+    };
+    // First the subscribers (with their FreeRADIUS rows and wallet credit), then their history. A
+    // run stopped in between is resumed as any other: a subscriber imported earlier gets the
+    // history not yet there.
+    await inBatches(db, planned, batchSize, true, async (batch) => {
+      const written = await prof('batch:subscribers:total', () =>
+        inBatchTransaction(db, batch, (tx) => writeSubscribers(tx, ctx, batch)),
+      );
+      after.balances += written;
+      await countWritten(batch.filter((p) => !historyBy.has(p.src.username)).length, 'subscribers');
+    });
+    // The sessions need only the subscribers (accepted and now all committed): they are written
+    // while the history goes in, on their own connections, so both cores work. A failure of either
+    // stops the other (the sessions at their next chunk, the history at its next batch) and the
+    // run reports the first one once both have ended.
+    let failed: unknown;
+    let sessionsFailed = false;
+    const sessionsRun = data.sessions ? runSessions(stoppedBy(data.sessions, () => failed)) : Promise.resolve(null);
+    sessionsRun.catch(() => {
+      sessionsFailed = true;
+    });
+    try {
+      await inBatches(db, withHistory, batchSize, false, async (batch) => {
+        if (sessionsFailed) return false;
+        const written = await prof('batch:history:total', () =>
+          inBatchTransaction(db, batch, (tx) => writeHistory(tx, ctx, batch, historyBy)),
+        );
+        after.payments += written;
+        await countWritten(batch.length, 'history');
+      });
+      if (total && !sessionsFailed) await prof('analyze', () => analyzeTables(db, 'written'));
+    } catch (err) {
+      failed = err;
+      await sessionsRun.catch(() => undefined);
+      throw err;
+    }
+    totals = await sessionsRun;
   }
 
   // ------------------------------------------------------------------ accounting sessions
   let sessions: ImportReport['sessions'] = null;
-  if (data.sessions) {
-    const skippedFor = new Set<string>();
-    const totals = await prof('sessions', () =>
-      importSessions(db, data.sessions!, {
-        dryRun: options.dryRun,
-        accepted: new Set(accepted.keys()),
-        listed: new Set([...counts.keys(), ...data.issues.filter((i) => i.entity === 'subscribers').map((i) => i.key)]),
-        // Once per username and reason: a skipped subscriber's 10,000 sessions are one issue.
-        skip: (username, reason) => {
-          const k = `${reason}\u0000${username}`;
-          if (skippedFor.has(k)) return;
-          skippedFor.add(k);
-          issues.push({ entity: 'sessions', key: username, outcome: 'skipped', reason });
-        },
-        today,
-        retainedFrom: epochOfDay(retentionCutoff(today, settings.accounting_retention_months)),
-        progress,
-      }),
-    );
+  if (totals) {
     entities.sessions = {
       ...emptyCounts(),
       read: totals.read,
@@ -743,13 +765,13 @@ async function ledgerTotals(
 
 /**
  * Statistics of the tables an import grows, for the planner (ANALYZE writes no row): during the run
- * those a batch looks rows up in; at the end also those only inserted into, which the next run reads
- * back (invoices, ledger, payments).
+ * those a batch looks rows up in; at the end those only written, which the next run reads back
+ * (audit rows, invoices, ledger, payments).
  */
-async function analyzeTables(db: Db, all: boolean): Promise<void> {
+async function analyzeTables(db: Db, which: 'looked-up' | 'written'): Promise<void> {
   await db.execute(
-    all
-      ? sql`analyze subscribers, radcheck, radusergroup, radreply, audit_log, invoices, invoice_payments, transactions`
+    which === 'written'
+      ? sql`analyze audit_log, invoices, invoice_payments, transactions`
       : sql`analyze subscribers, radcheck, radusergroup, radreply`,
   );
 }
@@ -784,113 +806,155 @@ function send<T>(query: PromiseLike<T>): Promise<T> {
   return p;
 }
 
-/** Ledger amounts: wallet credits (transactions) and payments (invoice_payments). */
-interface LedgerSums {
-  balances: number;
-  payments: number;
+/**
+ * Calls `write` for each batch of `items`; `write` returning false stops there. With `analyze`,
+ * the looked-up tables are analyzed after batches 1, 2, 4, 8, ... and after the last: they have
+ * doubled since the planner last looked, and a batch's `id = any(...)` lookups turn into scans of
+ * the whole table when it believes them small (autovacuum's analyze comes later, if it runs at all).
+ */
+async function inBatches<T>(
+  db: Db,
+  items: T[],
+  size: number,
+  analyze: boolean,
+  write: (batch: T[]) => Promise<boolean | void>,
+): Promise<void> {
+  for (let i = 0; i < items.length; i += size) {
+    if ((await write(items.slice(i, i + size))) === false) return;
+    const n = i / size + 1;
+    if (analyze && ((n & (n - 1)) === 0 || i + size >= items.length)) {
+      await prof('analyze', () => analyzeTables(db, 'looked-up'));
+    }
+  }
+}
+
+/** One batch's transaction; its error rethrown without the statement's parameters (password rows). */
+async function inBatchTransaction<T>(db: Db, batch: PlannedSubscriber[], write: (tx: Tx) => Promise<T>): Promise<T> {
+  try {
+    return await db.transaction(async (tx) => {
+      // A batch lost in a crash after its commit is not there for the next run, which writes it again.
+      await tx.execute(sql`set local synchronous_commit = off`);
+      return write(tx);
+    });
+  } catch (err) {
+    // eslint-disable-next-line preserve-caught-error -- the cause holds the statement's parameters: password rows
+    throw new Error(`batch of subscribers ${batch[0].src.username}..: ${safeMessage(err)}`);
+  }
+}
+
+/** The reader's chunks until `failure()` names an error, which the next chunk then throws. */
+function stoppedBy(reader: SessionReader, failure: () => unknown): SessionReader {
+  return {
+    async *chunks(size) {
+      for await (const chunk of reader.chunks(size)) {
+        if (failure()) throw new Error("stopped: the subscribers' history failed");
+        yield chunk;
+      }
+    },
+  };
 }
 
 /**
- * One batch in one transaction. While PostgreSQL executes the subscribers' insert, the JavaScript
- * work of the batch runs (password hashes, receipt link tokens, the invoices' column arrays); while it
- * executes the invoices' insert, the payments' statement is built. Returns the sums of the ledger
- * rows it wrote, as PostgreSQL returned them from the inserts.
+ * New subscribers in one transaction: their rows, FreeRADIUS rows, audit rows and wallet credits.
+ * While PostgreSQL executes the subscribers' insert, the password hashes are computed. Returns the
+ * sum of the wallet credits, as PostgreSQL returned it from the insert.
  */
-async function writeBatch(
+async function writeSubscribers(tx: Tx, ctx: BatchContext, fresh: PlannedSubscriber[]): Promise<number> {
+  const col = <T>(f: (p: PlannedSubscriber) => T) => sql.param(fresh.map(f));
+  const inserted = send(
+    tx.execute<{ id: number; username: string }>(sql`
+      insert into subscribers (username, password_enc, full_name, phone, address, notes, mac_address, static_ip,
+                               service_id, reseller_id, status, wallet_balance, expiry_date)
+      select * from unnest(${col((p) => p.src.username)}::text[],
+                           ${col((p) =>
+                             encrypt(
+                               CLEARTEXT_ATTRIBUTES.includes(passwordAttribute(p.src.password!.attribute)!)
+                                 ? p.src.password!.value
+                                 : '',
+                             ),
+                           )}::text[],
+                           ${col((p) => p.src.fullName)}::text[], ${col((p) => normaliseOptionalPhone(p.src.phone, ctx.country))}::text[],
+                           ${col((p) => p.src.address)}::text[], ${col((p) => p.src.notes)}::text[],
+                           ${col((p) => p.mac)}::text[], ${col((p) => p.staticIp)}::inet[],
+                           ${col((p) => p.serviceId as number)}::int[], ${col((p) => p.resellerId!)}::int[],
+                           ${col((p) => (p.src.active ? 'active' : 'inactive'))}::text[],
+                           ${col((p) => p.balance)}::bigint[], ${col((p) => p.expiry)}::date[])
+      returning id, username`),
+  );
+  const checks = await Promise.all(
+    fresh.map(async (p) => {
+      const attribute = passwordAttribute(p.src.password!.attribute)!;
+      return CLEARTEXT_ATTRIBUTES.includes(attribute)
+        ? passwordCheckRow(p.src.username, p.src.password!.value, ctx.passwordMode)
+        : { username: p.src.username, attribute, op: ':=', value: p.src.password!.value };
+    }),
+  );
+  const idOf = new Map((await prof('batch:subscribers', () => inserted)).rows.map((r) => [r.username, Number(r.id)]));
+  for (const p of fresh) {
+    p.id = idOf.get(p.src.username)!;
+    p.written = true;
+  }
+  await prof('batch:radcheck', () =>
+    tx.execute(sql`
+    insert into radcheck (username, attribute, op, value)
+    select * from unnest(${sql.param(checks.map((c) => c.username))}::text[], ${sql.param(checks.map((c) => c.attribute))}::text[],
+                         ${sql.param(checks.map((c) => c.op))}::text[], ${sql.param(checks.map((c) => c.value))}::text[])`),
+  );
+  await prof('batch:sync', () =>
+    syncAccessRows(
+      tx,
+      fresh.map((p) => p.id!),
+      ctx.today,
+    ),
+  );
+  await prof('batch:audit', () =>
+    tx.execute(sql`
+    insert into audit_log (manager_id, actor_type, action, entity, entity_id, reseller_id, details)
+    select ${ctx.managerId}::int, ${ctx.managerId === null ? 'system' : 'manager'}, 'import', 'subscriber', v.id,
+           s.reseller_id, jsonb_build_object('source', ${ctx.source}::text, 'key', v.username)
+      from unnest(${sql.param(fresh.map((p) => p.id!))}::int[], ${sql.param(fresh.map((p) => p.src.username))}::text[])
+        as v(id, username) join subscribers s on s.id = v.id`),
+  );
+  const credited = fresh.filter((p) => p.balance > 0);
+  if (!credited.length) return 0;
+  // service_id named: the ledger's per-row plan trigger (migration 0052) is skipped.
+  const sum = await tx.execute<{ total: string }>(sql`
+    with v as (
+      select * from unnest(${sql.param(credited.map((p) => p.id!))}::int[], ${sql.param(credited.map((p) => p.balance))}::bigint[])
+        as v(id, amount)
+    ), t as (
+      insert into transactions (type, amount, currency, subscriber_id, username, reseller_id, service_id, method, reference, notes)
+      select 'wallet_credit', v.amount, ${ctx.currency}, s.id, s.username, s.reseller_id, s.service_id, 'other',
+             ${`import:${ctx.source}:wallet:`} || s.username, 'imported balance'
+        from v join subscribers s on s.id = v.id
+      returning id, subscriber_id, amount
+    ), w as (
+      insert into wallet_entries (subscriber_id, amount, transaction_id, reason)
+      select subscriber_id, amount, id, 'imported balance' from t
+    )
+    select coalesce(sum(amount), 0)::text as total from t`);
+  return Number(sum.rows[0].total);
+}
+
+/**
+ * The history of a batch of subscribers (all of them in our tables) in one transaction: invoice ids
+ * and numbers, the invoices, their payments. While PostgreSQL executes the invoices' insert, the
+ * payments' statement is built. Returns the sum of the payments, as PostgreSQL returned it.
+ */
+async function writeHistory(
   tx: Tx,
   ctx: BatchContext,
   batch: PlannedSubscriber[],
   historyBy: Map<string, PlannedHistory[]>,
-): Promise<LedgerSums> {
-  const written: LedgerSums = { balances: 0, payments: 0 };
-  const fresh = batch.filter((p) => p.id === undefined);
+): Promise<number> {
   const rows = batch.flatMap((p) => (historyBy.get(p.src.username) ?? []).map((h) => ({ p, h })));
-  // Invoice ids and numbers depend on nothing else of the batch: taken first, so their link tokens
-  // can be computed while the subscribers go in.
-  const numbering = rows.length ? await prof('batch:allocate', () => allocateInvoices(tx, rows)) : undefined;
-  let invoice: InvoiceColumns | undefined;
-  if (fresh.length) {
-    const col = <T>(f: (p: PlannedSubscriber) => T) => sql.param(fresh.map(f));
-    const inserted = send(
-      tx.execute<{ id: number; username: string }>(sql`
-        insert into subscribers (username, password_enc, full_name, phone, address, notes, mac_address, static_ip,
-                                 service_id, reseller_id, status, wallet_balance, expiry_date)
-        select * from unnest(${col((p) => p.src.username)}::text[],
-                             ${col((p) =>
-                               encrypt(
-                                 CLEARTEXT_ATTRIBUTES.includes(passwordAttribute(p.src.password!.attribute)!)
-                                   ? p.src.password!.value
-                                   : '',
-                               ),
-                             )}::text[],
-                             ${col((p) => p.src.fullName)}::text[], ${col((p) => normaliseOptionalPhone(p.src.phone, ctx.country))}::text[],
-                             ${col((p) => p.src.address)}::text[], ${col((p) => p.src.notes)}::text[],
-                             ${col((p) => p.mac)}::text[], ${col((p) => p.staticIp)}::inet[],
-                             ${col((p) => p.serviceId as number)}::int[], ${col((p) => p.resellerId!)}::int[],
-                             ${col((p) => (p.src.active ? 'active' : 'inactive'))}::text[],
-                             ${col((p) => p.balance)}::bigint[], ${col((p) => p.expiry)}::date[])
-        returning id, username`),
-    );
-    const checks = await Promise.all(
-      fresh.map(async (p) => {
-        const attribute = passwordAttribute(p.src.password!.attribute)!;
-        return CLEARTEXT_ATTRIBUTES.includes(attribute)
-          ? passwordCheckRow(p.src.username, p.src.password!.value, ctx.passwordMode)
-          : { username: p.src.username, attribute, op: ':=', value: p.src.password!.value };
-      }),
-    );
-    if (numbering) invoice = invoiceColumns(ctx, rows, numbering.ids, numbering.numbers);
-    const idOf = new Map((await prof('batch:subscribers', () => inserted)).rows.map((r) => [r.username, Number(r.id)]));
-    for (const p of fresh) p.id = idOf.get(p.src.username)!;
-    await prof('batch:radcheck', () =>
-      tx.execute(sql`
-      insert into radcheck (username, attribute, op, value)
-      select * from unnest(${sql.param(checks.map((c) => c.username))}::text[], ${sql.param(checks.map((c) => c.attribute))}::text[],
-                           ${sql.param(checks.map((c) => c.op))}::text[], ${sql.param(checks.map((c) => c.value))}::text[])`),
-    );
-    await prof('batch:sync', () =>
-      syncAccessRows(
-        tx,
-        fresh.map((p) => p.id!),
-        ctx.today,
-      ),
-    );
-    await prof('batch:audit', () =>
-      tx.execute(sql`
-      insert into audit_log (manager_id, actor_type, action, entity, entity_id, reseller_id, details)
-      select ${ctx.managerId}::int, ${ctx.managerId === null ? 'system' : 'manager'}, 'import', 'subscriber', v.id,
-             s.reseller_id, jsonb_build_object('source', ${ctx.source}::text, 'key', v.username)
-        from unnest(${sql.param(fresh.map((p) => p.id!))}::int[], ${sql.param(fresh.map((p) => p.src.username))}::text[])
-          as v(id, username) join subscribers s on s.id = v.id`),
-    );
-    const credited = fresh.filter((p) => p.balance > 0);
-    if (credited.length) {
-      const sum = await tx.execute<{ total: string }>(sql`
-        with v as (
-          select * from unnest(${sql.param(credited.map((p) => p.id!))}::int[], ${sql.param(credited.map((p) => p.balance))}::bigint[])
-            as v(id, amount)
-        ), t as (
-          insert into transactions (type, amount, currency, subscriber_id, username, reseller_id, method, reference, notes)
-          select 'wallet_credit', v.amount, ${ctx.currency}, s.id, s.username, s.reseller_id, 'other',
-                 ${`import:${ctx.source}:wallet:`} || s.username, 'imported balance'
-            from v join subscribers s on s.id = v.id
-          returning id, subscriber_id, amount
-        ), w as (
-          insert into wallet_entries (subscriber_id, amount, transaction_id, reason)
-          select subscriber_id, amount, id, 'imported balance' from t
-        )
-        select coalesce(sum(amount), 0)::text as total from t`);
-      written.balances = Number(sum.rows[0].total);
-    }
-  }
-  if (!numbering) return written;
-  const { ids } = numbering;
-  invoice ??= invoiceColumns(ctx, rows, ids, numbering.numbers);
-  // The subscriber ids of new subscribers are known only now.
-  invoice.subscribers = rows.map(({ p }) => p.id!);
-  const invoices = send(insertInvoices(tx, ctx, invoice));
+  const { ids, numbers } = await prof('batch:allocate', () => allocateInvoices(tx, rows));
+  const invoices = send(insertInvoices(tx, ctx, invoiceColumns(ctx, rows, ids, numbers)));
   const paying = rows.map((r, k) => ({ ...r, invoiceId: ids[k] })).filter(({ h }) => h.paid > 0);
   const pay = <T>(f: (x: (typeof paying)[number]) => T) => sql.param(paying.map(f));
+  // A subscriber written by this run is on the plan it was written with: naming it skips the
+  // ledger's per-row plan trigger (migration 0052), which looks the subscriber up; one imported
+  // earlier may have changed plans since, so the trigger finds its plan as it does for any payment.
   const payments =
     paying.length === 0
       ? undefined
@@ -900,13 +964,15 @@ async function writeBatch(
                            ${pay((x) => paymentMethod(x.h.src.method))}::text[],
                            ${pay((x) => `import:${ctx.source}:${x.h.src.key}`)}::text[],
                            ${pay((x) => `${x.h.src.date}T12:00:00Z`)}::timestamptz[], ${pay((x) => x.p.id!)}::int[],
-                           ${pay((x) => x.p.src.username)}::text[], ${pay((x) => x.p.resellerId!)}::int[])
-        as v(invoice_id, amount, method, reference, paid_at, subscriber_id, username, reseller_id)
+                           ${pay((x) => x.p.src.username)}::text[], ${pay((x) => x.p.resellerId!)}::int[],
+                           ${pay((x) => (x.p.written ? (x.p.serviceId as number) : null))}::int[])
+        as v(invoice_id, amount, method, reference, paid_at, subscriber_id, username, reseller_id, service_id)
     ), t as (
       -- The invoice's own subscriber, reseller and currency (insertInvoices wrote them from the same rows).
-      insert into transactions (type, amount, currency, subscriber_id, username, reseller_id, invoice_id, method, reference, notes, created_at)
-      select 'invoice_payment', v.amount, ${ctx.currency}, v.subscriber_id, v.username, v.reseller_id, v.invoice_id, v.method,
-             v.reference, 'imported payment', v.paid_at
+      insert into transactions (type, amount, currency, subscriber_id, username, reseller_id, service_id, invoice_id,
+                                method, reference, notes, created_at)
+      select 'invoice_payment', v.amount, ${ctx.currency}, v.subscriber_id, v.username, v.reseller_id, v.service_id,
+             v.invoice_id, v.method, v.reference, 'imported payment', v.paid_at
         from v
       returning id, invoice_id, amount, method, reference, created_at
     ), p as (
@@ -916,11 +982,9 @@ async function writeBatch(
     )
     select coalesce(sum(amount), 0)::text as total from p`;
   await prof('batch:invoices', () => invoices);
-  if (payments) {
-    const sum = await prof('batch:payments', () => tx.execute<{ total: string }>(payments));
-    written.payments = Number(sum.rows[0].total);
-  }
-  return written;
+  if (!payments) return 0;
+  const sum = await prof('batch:payments', () => tx.execute<{ total: string }>(payments));
+  return Number(sum.rows[0].total);
 }
 
 /**
@@ -974,8 +1038,7 @@ function invoiceColumns(
   return {
     ids,
     numbers,
-    /** Filled in once the batch's new subscribers have their ids. */
-    subscribers: [] as number[],
+    subscribers: rows.map(({ p }) => p.id!),
     resellers: rows.map(({ p }) => p.resellerId!),
     amounts: rows.map(({ h }) => h.amount),
     paid: rows.map(({ h }) => h.paid),
