@@ -7,9 +7,10 @@ import type { Context, Service, ServiceSchema } from 'moleculer';
 import { fail } from '../../shared/failures';
 import { observeRender, setPdfQueue, type RenderOutcome } from '../../shared/metrics';
 import { PAPER_SIZES, isPaperSize } from '../../shared/paper';
-import { findChromium } from './chromium';
+import { PoolClosedError, QueueFullError, RenderTimeoutError } from './errors';
 import { rendererOptionsFromEnv, type RendererOptions } from './options';
-import { PoolClosedError, QueueFullError, RenderPool, RenderTimeoutError } from './pool';
+import { RendererThread } from './renderer-thread';
+import type { PoolStatus } from './worker-protocol';
 
 export interface RenderParams {
   html: string;
@@ -24,15 +25,14 @@ function chunked(bytes: Buffer): Readable {
   return Readable.from(parts, { objectMode: false });
 }
 
-function reportQueue(pool: RenderPool): void {
-  const { queued, idle, concurrency } = pool.status();
+function reportQueue({ queued, idle, concurrency }: PoolStatus): void {
   setPdfQueue(queued, concurrency - idle);
 }
 
 export function createPdfRendererService(
   overrides: Partial<RendererOptions> & { executablePath?: string } = {},
 ): ServiceSchema {
-  let pool: RenderPool | undefined;
+  let pool: RendererThread | undefined;
 
   return {
     name: 'pdf-renderer',
@@ -49,11 +49,8 @@ export function createPdfRendererService(
           const size = PAPER_SIZES[paper];
           const started = process.hrtime.bigint();
           let outcome: RenderOutcome = 'error';
-          const running = pool;
-          const render = running.render({ html, widthMm: size.width, heightMm: size.height });
-          reportQueue(running);
           try {
-            const pdf = chunked(await render);
+            const pdf = chunked(await pool.render({ html, widthMm: size.width, heightMm: size.height }));
             outcome = 'ok';
             return pdf;
           } catch (err) {
@@ -65,7 +62,6 @@ export function createPdfRendererService(
             throw err;
           } finally {
             observeRender(outcome, Number(process.hrtime.bigint() - started) / 1e9);
-            reportQueue(running);
           }
         },
       },
@@ -75,12 +71,10 @@ export function createPdfRendererService(
         handler: () => pool?.status() ?? null,
       },
     },
-    started(this: Service) {
-      const options = { ...rendererOptionsFromEnv(), ...overrides };
+    async started(this: Service) {
+      // The pool runs in a worker thread (renderer-thread.ts), which starts launching the browser.
       // Fails the start with a message naming the fix when no Chromium exists.
-      const executablePath = overrides.executablePath ?? findChromium();
-      pool = new RenderPool({ ...options, executablePath, logger: this.logger });
-      pool.warm();
+      pool = await RendererThread.start({ ...rendererOptionsFromEnv(), ...overrides }, this.logger, reportQueue);
     },
     async stopped() {
       const p = pool;

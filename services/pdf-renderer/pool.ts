@@ -11,7 +11,9 @@
  */
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { CHROMIUM_ARGS } from './chromium';
+import { PoolClosedError, QueueFullError, RenderTimeoutError } from './errors';
 import { browserPidsOf } from './processes';
+import type { PoolStatus, RenderJob } from './worker-protocol';
 
 export interface PoolOptions {
   executablePath: string;
@@ -19,34 +21,8 @@ export interface PoolOptions {
   maxQueue: number;
   timeoutMs: number;
   logger?: { info(...args: unknown[]): void; warn(...args: unknown[]): void };
-}
-
-export interface RenderJob {
-  html: string;
-  widthMm: number;
-  /** null: a receipt roll, the page is as long as the content. */
-  heightMm: number | null;
-}
-
-export class QueueFullError extends Error {
-  constructor() {
-    super('pdf renderer queue is full');
-    this.name = 'QueueFullError';
-  }
-}
-
-export class RenderTimeoutError extends Error {
-  constructor(ms: number) {
-    super(`pdf render exceeded ${ms} ms`);
-    this.name = 'RenderTimeoutError';
-  }
-}
-
-export class PoolClosedError extends Error {
-  constructor() {
-    super('pdf renderer is stopping');
-    this.name = 'PoolClosedError';
-  }
+  /** Called after anything `status()` reports has changed (the worker posts it to the main thread). */
+  onChange?: () => void;
 }
 
 interface Slot {
@@ -118,14 +94,7 @@ export class RenderPool {
     this.ensureBrowser().catch((err) => this.opts.logger?.warn('pdf-renderer: browser launch failed', err));
   }
 
-  status(): {
-    pid: number | undefined;
-    generation: number;
-    restarts: number;
-    concurrency: number;
-    idle: number;
-    queued: number;
-  } {
+  status(): PoolStatus {
     return {
       pid: this.browserPid,
       generation: this.generation,
@@ -149,6 +118,7 @@ export class RenderPool {
   async stop(): Promise<void> {
     this.closed = true;
     for (const w of this.waiters.splice(0)) w.reject(new PoolClosedError());
+    this.opts.onChange?.();
     await this.launching?.catch(() => undefined);
     const browser = this.browser;
     this.browser = undefined;
@@ -159,15 +129,21 @@ export class RenderPool {
 
   private acquire(): Promise<Slot> {
     const slot = this.free.pop();
-    if (slot) return Promise.resolve(slot);
+    if (slot) {
+      this.opts.onChange?.();
+      return Promise.resolve(slot);
+    }
     if (this.waiters.length >= this.opts.maxQueue) return Promise.reject(new QueueFullError());
-    return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
+    const waiting = new Promise<Slot>((resolve, reject) => this.waiters.push({ resolve, reject }));
+    this.opts.onChange?.();
+    return waiting;
   }
 
   private release(slot: Slot): void {
     const next = this.waiters.shift();
     if (next) next.resolve(slot);
     else this.free.push(slot);
+    this.opts.onChange?.();
   }
 
   // ------------------------------------------------------------------ rendering
@@ -282,6 +258,7 @@ export class RenderPool {
     this.opts.logger?.warn('pdf-renderer: browser is not answering, restarting it');
     this.browser = undefined;
     this.browserPid = undefined;
+    this.opts.onChange?.();
     // The successor starts at once, as after a crash, while the hung one has its grace to close:
     // the next render does not wait for both.
     if (!this.closed) this.warm();
@@ -314,10 +291,12 @@ export class RenderPool {
     this.generation++;
     this.browser = browser;
     this.browserPid = browserPidsOf(process.pid).find((pid) => !before.has(pid));
+    this.opts.onChange?.();
     browser.on('disconnected', () => {
       if (this.browser !== browser) return;
       this.browser = undefined;
       this.browserPid = undefined;
+      this.opts.onChange?.();
       if (this.closed) return;
       this.opts.logger?.warn('pdf-renderer: browser disconnected, relaunching');
       this.warm();

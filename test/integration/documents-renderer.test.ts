@@ -1,16 +1,22 @@
 /**
  * The pdf-renderer service on its own broker: a full queue answers 503, a killed browser is
- * replaced without failing the next render, and the PDF crosses a serialising transporter as a
- * stream of chunks below NATS's 1 MB message cap.
+ * replaced without failing the next render, the PDF crosses a serialising transporter as a
+ * stream of chunks below NATS's 1 MB message cap, and Playwright's promise hooks stay in the
+ * renderer's worker thread.
  */
+import { execFile } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Readable } from 'node:stream';
+import { promisify } from 'node:util';
 import { ServiceBroker } from 'moleculer';
 import { CancelPendingAnnouncement } from '../../moleculer.config';
 import { createPdfRendererService } from '../../services/pdf-renderer/pdf-renderer.service';
 import { ApiError } from '../../shared/errors';
+import { repoRoot } from '../../shared/paths';
 import { pdfText } from './documents-fixtures';
+
+const execFileAsync = promisify(execFile);
 
 async function readAll(stream: Readable): Promise<{ bytes: Buffer; chunks: number[] }> {
   const parts: Buffer[] = [];
@@ -87,6 +93,41 @@ describe('queue bound', () => {
     await expect(broker.call('pdf-renderer.render', { html: '<p>x</p>', paper: 'A11' })).rejects.toMatchObject({
       code: 400,
     });
+  });
+});
+
+describe("the renderer's thread", () => {
+  // Jest turns promise hooks on in its own process, so the main thread is looked at in a plain
+  // `node` running the build, as production does.
+  const script = `
+    const { executionAsyncId } = require('node:async_hooks');
+    const { ServiceBroker } = require('moleculer');
+    const { createPdfRendererService } = require('./dist/services/pdf-renderer/pdf-renderer.service.js');
+    // A promise reaction's async id: 0 unless async hooks track promises on this thread.
+    const reactionAsyncId = () => Promise.resolve().then(() => executionAsyncId());
+    (async () => {
+      const broker = new ServiceBroker({ logger: false, validator: false });
+      broker.createService(createPdfRendererService({ concurrency: 1 }));
+      await broker.start();
+      const before = await reactionAsyncId();
+      const parts = [];
+      for await (const part of await broker.call('pdf-renderer.render', { html: '<p>hooks</p>', paper: 'A6' })) parts.push(part);
+      const after = await reactionAsyncId();
+      const playwright = Object.keys(require.cache).filter((file) => file.includes('playwright-core'));
+      await broker.stop();
+      process.stdout.write(JSON.stringify({ before, after, playwright, pdf: Buffer.concat(parts).toString('base64') }));
+    })();`;
+
+  it('renders without loading Playwright or turning on promise hooks on the main thread, and stops cleanly', async () => {
+    const { stdout } = await execFileAsync(process.execPath, ['-e', script], { cwd: repoRoot(), timeout: 60_000 });
+    const seen = JSON.parse(stdout) as { before: number; after: number; playwright: string[]; pdf: string };
+    // Playwright runs every call inside AsyncLocalStorage.run, which turns them on for its thread.
+    expect({ before: seen.before, after: seen.after, playwright: seen.playwright }).toEqual({
+      before: 0,
+      after: 0,
+      playwright: [],
+    });
+    expect(await pdfText(Buffer.from(seen.pdf, 'base64'))).toContain('hooks');
   });
 });
 
