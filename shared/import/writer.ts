@@ -842,9 +842,13 @@ async function inBatchTransaction<T>(db: Db, batch: PlannedSubscriber[], write: 
   }
 }
 
-/** The reader's chunks until `failure()` names an error, which the next chunk then throws. */
-function stoppedBy(reader: SessionReader, failure: () => unknown): SessionReader {
+/**
+ * The reader's chunks until `failure()` names an error, which the next chunk then throws. Its
+ * estimate goes with it: importSessions drops radacct's indexes for a bulk load by it.
+ */
+export function stoppedBy(reader: SessionReader, failure: () => unknown): SessionReader {
   return {
+    estimate: reader.estimate?.bind(reader),
     async *chunks(size) {
       for await (const chunk of reader.chunks(size)) {
         if (failure()) throw new Error("stopped: the subscribers' history failed");
