@@ -238,7 +238,17 @@ describe('hung browser', () => {
   });
 
   it('a browser that stops answering with its page open is replaced after one render deadline', async () => {
-    await readAll(await broker.call<Readable, object>('pdf-renderer.render', { html: '<p>warm</p>', paper: 'A6' }));
+    // A render leaves its page open. On a loaded machine the first one on a fresh Chromium can miss
+    // the 3 s deadline itself (the pool then replaces that browser): it is not what this test is
+    // about, so it is tried again, on whichever browser is current, until one renders.
+    for (let attempt = 1; ; attempt++) {
+      const warm = await broker
+        .call<Readable, object>('pdf-renderer.render', { html: '<p>warm</p>', paper: 'A6' })
+        .then(readAll, (err: { code?: number }) => err);
+      if (!('code' in warm)) break;
+      expect(warm.code).toBe(504);
+      if (attempt === 5) throw new Error('no render within the deadline in 5 tries');
+    }
     await stopBrowserThenRender(await launched());
   });
 });

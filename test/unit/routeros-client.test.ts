@@ -17,7 +17,9 @@ async function setup(
   clientOptions: ConstructorParameters<typeof RouterOsClient>[0] = {},
 ) {
   sim = await new RouterOsSimulator({ ...CREDS, ...options }).start();
-  client = new RouterOsClient({ connectTimeoutMs: 1000, commandTimeoutMs: 1000, ...clientOptions });
+  // Generous: a loaded 2-core CI machine answered a simulator's command after more than 1 s (the
+  // timeout tests set their own).
+  client = new RouterOsClient({ connectTimeoutMs: 5000, commandTimeoutMs: 5000, ...clientOptions });
   return { sim, target: { host: '127.0.0.1', port: sim.port, ...CREDS } };
 }
 
