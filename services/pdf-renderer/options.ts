@@ -8,6 +8,8 @@ export interface RendererOptions {
   maxQueue: number;
   /** Deadline of one render, from page acquired to PDF bytes. */
   timeoutMs: number;
+  /** A page or browser that does not close within this is hung: the browser is killed. */
+  closeGraceMs: number;
 }
 
 export function rendererOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): RendererOptions {
@@ -15,5 +17,6 @@ export function rendererOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Re
     concurrency: intVar(env, 'PDF_CONCURRENCY', 4, 1),
     maxQueue: intVar(env, 'PDF_QUEUE_LIMIT', 64, 1),
     timeoutMs: intVar(env, 'PDF_RENDER_TIMEOUT_MS', 15_000, 1),
+    closeGraceMs: intVar(env, 'PDF_CLOSE_GRACE_MS', 3_000, 1),
   };
 }

@@ -20,6 +20,8 @@ export interface PoolOptions {
   concurrency: number;
   maxQueue: number;
   timeoutMs: number;
+  /** Closing a page or a browser that does not answer within this is treated as a hang. */
+  closeGraceMs: number;
   logger?: { info(...args: unknown[]): void; warn(...args: unknown[]): void };
   /** Called after anything `status()` reports has changed (the worker posts it to the main thread). */
   onChange?: () => void;
@@ -40,8 +42,6 @@ interface Attempt {
 }
 
 const PX_PER_MM = 96 / 25.4;
-/** Closing a page or a browser that does not answer within this is treated as a hang. */
-const CLOSE_GRACE_MS = 3000;
 /** A receipt's measured height gets this much slack so rounding never spills onto a second page. */
 const RECEIPT_SLACK_MM = 2;
 
@@ -240,7 +240,7 @@ export class RenderPool {
     try {
       await withTimeout(
         page.close({ runBeforeUnload: false }),
-        CLOSE_GRACE_MS,
+        this.opts.closeGraceMs,
         () => new Error('page close timed out'),
       );
     } catch {
@@ -308,7 +308,7 @@ export class RenderPool {
   /** Close politely; if the browser is hung, kill its process so it cannot linger. */
   private async closeBrowser(browser: Browser, pid: number | undefined): Promise<void> {
     try {
-      await withTimeout(browser.close(), CLOSE_GRACE_MS, () => new Error('browser close timed out'));
+      await withTimeout(browser.close(), this.opts.closeGraceMs, () => new Error('browser close timed out'));
     } catch {
       if (pid) {
         try {

@@ -158,15 +158,17 @@ describe('browser crash', () => {
 });
 
 describe('hung browser', () => {
-  // Long enough for a first render on a fresh Chromium on a loaded 2-core machine, and short enough
-  // that a render stuck on the hung browser meets its deadline before that browser's close grace
-  // (3 s after the restart) ends in a kill.
-  const DEADLINE_MS = 3_000;
+  // Long enough for a first render on a fresh Chromium on a loaded 2-core machine (3 s was not, in
+  // a bare-machine CI run's container), and the close grace long enough that a render stuck on the
+  // hung browser meets its deadline before that browser's grace (after the restart) ends in a kill.
+  const DEADLINE_MS = 8_000;
+  const GRACE_MS = 8_000;
+  const HUNG_TEST_MS = 120_000;
   let broker: ServiceBroker;
   const stopped: number[] = [];
   beforeEach(async () => {
     broker = new ServiceBroker({ logger: false, validator: false });
-    broker.createService(createPdfRendererService({ concurrency: 1, timeoutMs: DEADLINE_MS }));
+    broker.createService(createPdfRendererService({ concurrency: 1, timeoutMs: DEADLINE_MS, closeGraceMs: GRACE_MS }));
     await broker.start();
   });
   afterEach(async () => {
@@ -207,12 +209,12 @@ describe('hung browser', () => {
 
   it('a browser that stops answering before it opened a page is replaced after one render deadline', async () => {
     await stopBrowserThenRender(await launched());
-  });
+  }, HUNG_TEST_MS);
 
   it('renders timing out one after another on a hung browser restart it once, never its successor', async () => {
     await broker.stop();
     broker = new ServiceBroker({ logger: false, validator: false });
-    broker.createService(createPdfRendererService({ concurrency: 3, timeoutMs: DEADLINE_MS }));
+    broker.createService(createPdfRendererService({ concurrency: 3, timeoutMs: DEADLINE_MS, closeGraceMs: GRACE_MS }));
     await broker.start();
     const before = await launched();
     process.kill(before.pid!, 'SIGSTOP');
@@ -220,9 +222,10 @@ describe('hung browser', () => {
     const render = (text: string) =>
       broker.call<Readable, object>('pdf-renderer.render', { html: `<p>${text}</p>`, paper: 'A6' });
     const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
-    // Neither of the first two gets a page from the stopped browser. The first's deadline (3 s)
-    // restarts it and launches the next browser; the second's deadline (4.8 s) comes after that
-    // and must leave the new browser alone. The third is sent once the new browser is up.
+    // Neither of the first two gets a page from the stopped browser. The first's deadline (8 s)
+    // restarts it and launches the next browser; the second's deadline (12.8 s) comes after that,
+    // before the hung one's grace ends (16 s), and must leave the new browser alone. The third is
+    // sent once the new browser is up.
     const first = render('first').catch((e: unknown) => e);
     await pause(DEADLINE_MS * 0.6);
     const second = render('second').catch((e: unknown) => e);
@@ -235,11 +238,11 @@ describe('hung browser', () => {
     const status = await broker.call<Status>('pdf-renderer.status');
     expect(status.restarts).toBe(1);
     expect(status.generation).toBe(before.generation + 1);
-  });
+  }, HUNG_TEST_MS);
 
   it('a browser that stops answering with its page open is replaced after one render deadline', async () => {
     // A render leaves its page open. On a loaded machine the first one on a fresh Chromium can miss
-    // the 3 s deadline itself (the pool then replaces that browser): it is not what this test is
+    // the deadline itself (the pool then replaces that browser): it is not what this test is
     // about, so it is tried again, on whichever browser is current, until one renders.
     for (let attempt = 1; ; attempt++) {
       const warm = await broker
@@ -250,7 +253,7 @@ describe('hung browser', () => {
       if (attempt === 5) throw new Error('no render within the deadline in 5 tries');
     }
     await stopBrowserThenRender(await launched());
-  });
+  }, HUNG_TEST_MS);
 });
 
 describe('PDF across a transporter', () => {
