@@ -207,53 +207,67 @@ describe('hung browser', () => {
     expect(status.pid).not.toBe(before.pid);
   }
 
-  it('a browser that stops answering before it opened a page is replaced after one render deadline', async () => {
-    await stopBrowserThenRender(await launched());
-  }, HUNG_TEST_MS);
+  it(
+    'a browser that stops answering before it opened a page is replaced after one render deadline',
+    async () => {
+      await stopBrowserThenRender(await launched());
+    },
+    HUNG_TEST_MS,
+  );
 
-  it('renders timing out one after another on a hung browser restart it once, never its successor', async () => {
-    await broker.stop();
-    broker = new ServiceBroker({ logger: false, validator: false });
-    broker.createService(createPdfRendererService({ concurrency: 3, timeoutMs: DEADLINE_MS, closeGraceMs: GRACE_MS }));
-    await broker.start();
-    const before = await launched();
-    process.kill(before.pid!, 'SIGSTOP');
-    stopped.push(before.pid!);
-    const render = (text: string) =>
-      broker.call<Readable, object>('pdf-renderer.render', { html: `<p>${text}</p>`, paper: 'A6' });
-    const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
-    // Neither of the first two gets a page from the stopped browser. The first's deadline (8 s)
-    // restarts it and launches the next browser; the second's deadline (12.8 s) comes after that,
-    // before the hung one's grace ends (16 s), and must leave the new browser alone. The third is
-    // sent once the new browser is up.
-    const first = render('first').catch((e: unknown) => e);
-    await pause(DEADLINE_MS * 0.6);
-    const second = render('second').catch((e: unknown) => e);
-    expect(await first).toMatchObject({ code: 504 });
-    await launched(before.generation + 1);
-    const third = render('third');
-    expect(await second).toMatchObject({ code: 504 });
-    expect(await pdfText((await readAll(await third)).bytes)).toContain('third');
-    expect(await pdfText((await readAll(await render('after'))).bytes)).toContain('after');
-    const status = await broker.call<Status>('pdf-renderer.status');
-    expect(status.restarts).toBe(1);
-    expect(status.generation).toBe(before.generation + 1);
-  }, HUNG_TEST_MS);
+  it(
+    'renders timing out one after another on a hung browser restart it once, never its successor',
+    async () => {
+      await broker.stop();
+      broker = new ServiceBroker({ logger: false, validator: false });
+      broker.createService(
+        createPdfRendererService({ concurrency: 3, timeoutMs: DEADLINE_MS, closeGraceMs: GRACE_MS }),
+      );
+      await broker.start();
+      const before = await launched();
+      process.kill(before.pid!, 'SIGSTOP');
+      stopped.push(before.pid!);
+      const render = (text: string) =>
+        broker.call<Readable, object>('pdf-renderer.render', { html: `<p>${text}</p>`, paper: 'A6' });
+      const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+      // Neither of the first two gets a page from the stopped browser. The first's deadline (8 s)
+      // restarts it and launches the next browser; the second's deadline (12.8 s) comes after that,
+      // before the hung one's grace ends (16 s), and must leave the new browser alone. The third is
+      // sent once the new browser is up.
+      const first = render('first').catch((e: unknown) => e);
+      await pause(DEADLINE_MS * 0.6);
+      const second = render('second').catch((e: unknown) => e);
+      expect(await first).toMatchObject({ code: 504 });
+      await launched(before.generation + 1);
+      const third = render('third');
+      expect(await second).toMatchObject({ code: 504 });
+      expect(await pdfText((await readAll(await third)).bytes)).toContain('third');
+      expect(await pdfText((await readAll(await render('after'))).bytes)).toContain('after');
+      const status = await broker.call<Status>('pdf-renderer.status');
+      expect(status.restarts).toBe(1);
+      expect(status.generation).toBe(before.generation + 1);
+    },
+    HUNG_TEST_MS,
+  );
 
-  it('a browser that stops answering with its page open is replaced after one render deadline', async () => {
-    // A render leaves its page open. On a loaded machine the first one on a fresh Chromium can miss
-    // the deadline itself (the pool then replaces that browser): it is not what this test is
-    // about, so it is tried again, on whichever browser is current, until one renders.
-    for (let attempt = 1; ; attempt++) {
-      const warm = await broker
-        .call<Readable, object>('pdf-renderer.render', { html: '<p>warm</p>', paper: 'A6' })
-        .then(readAll, (err: { code?: number }) => err);
-      if (!('code' in warm)) break;
-      expect(warm.code).toBe(504);
-      if (attempt === 5) throw new Error('no render within the deadline in 5 tries');
-    }
-    await stopBrowserThenRender(await launched());
-  }, HUNG_TEST_MS);
+  it(
+    'a browser that stops answering with its page open is replaced after one render deadline',
+    async () => {
+      // A render leaves its page open. On a loaded machine the first one on a fresh Chromium can miss
+      // the deadline itself (the pool then replaces that browser): it is not what this test is
+      // about, so it is tried again, on whichever browser is current, until one renders.
+      for (let attempt = 1; ; attempt++) {
+        const warm = await broker
+          .call<Readable, object>('pdf-renderer.render', { html: '<p>warm</p>', paper: 'A6' })
+          .then(readAll, (err: { code?: number }) => err);
+        if (!('code' in warm)) break;
+        expect(warm.code).toBe(504);
+        if (attempt === 5) throw new Error('no render within the deadline in 5 tries');
+      }
+      await stopBrowserThenRender(await launched());
+    },
+    HUNG_TEST_MS,
+  );
 });
 
 describe('PDF across a transporter', () => {
