@@ -5,8 +5,9 @@
  * `imported from <source> #<id>` in its notes and its payment `import:<source>:<id>` as reference,
  * an imported balance's ledger row `import:<source>:wallet:<username>`; what is already there is
  * counted as unchanged and not written again. Plans and resellers are matched by name. The
- * subscribers go in batches, one transaction each (subscriber, FreeRADIUS rows, wallet, history),
- * so a run that stops half-way is resumed by running it again.
+ * subscribers go in batches, one transaction each (subscriber, FreeRADIUS rows, wallet), then the
+ * history in batches read from the source one at a time (a first pass plans the whole set without
+ * keeping it), so a run that stops half-way is resumed by running it again.
  *
  * Passwords never leave this module except into `password_enc` (encrypted) and radcheck: errors
  * of a batch are rethrown without the statement's parameters.
@@ -611,7 +612,7 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
     // First the subscribers (with their FreeRADIUS rows and wallet credit), then their history. A
     // run stopped in between is resumed as any other: a subscriber imported earlier gets the
     // history not yet there.
-    await inBatches(db, planned, batchSize, true, async (batch) => {
+    await inBatches(db, planned, batchSize, async (batch) => {
       const written = await prof('batch:subscribers:total', () =>
         inBatchTransaction(db, `subscribers ${batch[0].src.username}..`, (tx) => writeSubscribers(tx, ctx, batch)),
       );
@@ -883,22 +884,16 @@ function send<T>(query: PromiseLike<T>): Promise<T> {
 }
 
 /**
- * Calls `write` for each batch of `items`; `write` returning false stops there. With `analyze`,
- * the looked-up tables are analyzed after batches 1, 2, 4, 8, ... and after the last: they have
- * doubled since the planner last looked, and a batch's `id = any(...)` lookups turn into scans of
- * the whole table when it believes them small (autovacuum's analyze comes later, if it runs at all).
+ * Calls `write` for each batch of `items`, and analyzes the looked-up tables after batches 1, 2, 4,
+ * 8, ... and after the last: they have doubled since the planner last looked, and a batch's
+ * `id = any(...)` lookups turn into scans of the whole table when it believes them small
+ * (autovacuum's analyze comes later, if it runs at all).
  */
-async function inBatches<T>(
-  db: Db,
-  items: T[],
-  size: number,
-  analyze: boolean,
-  write: (batch: T[]) => Promise<boolean | void>,
-): Promise<void> {
+async function inBatches<T>(db: Db, items: T[], size: number, write: (batch: T[]) => Promise<void>): Promise<void> {
   for (let i = 0; i < items.length; i += size) {
-    if ((await write(items.slice(i, i + size))) === false) return;
+    await write(items.slice(i, i + size));
     const n = i / size + 1;
-    if (analyze && ((n & (n - 1)) === 0 || i + size >= items.length)) {
+    if ((n & (n - 1)) === 0 || i + size >= items.length) {
       await prof('analyze', () => analyzeTables(db, 'looked-up'));
     }
   }
