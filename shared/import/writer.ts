@@ -827,16 +827,20 @@ async function scanHistory(
 
 /**
  * Which of these rows' ids this source imported earlier for their subscriber: an invoice of that
- * subscriber whose notes begin `imported from <source> #<id>`, then end or go on after a space.
+ * subscriber whose notes begin `imported from <source> #<id>`, then end or go on after a space. Each
+ * subscriber's invoices are read once per batch, however many of its rows the batch holds.
  */
 async function importedKeys(db: Db, prefix: string, rows: HistoryRow[]): Promise<Set<string>> {
   if (!rows.length) return new Set();
+  const subscribers = [...new Set(rows.map((r) => r.p.id!))];
   const found = await db.execute<{ key: string }>(sql`
-    select v.key from unnest(${sql.param(rows.map((r) => r.p.id!))}::int[], ${sql.param(rows.map((r) => r.h.src.key))}::text[])
-      as v(sid, key)
-     where exists (select 1 from invoices i
-                    where i.subscriber_id = v.sid and starts_with(i.notes, ${prefix}::text)
-                      and split_part(substr(i.notes, ${prefix.length + 1}::int), ' ', 1) = v.key)`);
+    select v.key
+      from unnest(${sql.param(rows.map((r) => r.p.id!))}::int[], ${sql.param(rows.map((r) => r.h.src.key))}::text[])
+        as v(sid, key)
+      join (select subscriber_id, split_part(substr(notes, ${prefix.length + 1}::int), ' ', 1) as key
+              from invoices
+             where subscriber_id = any(${sql.param(subscribers)}::int[]) and starts_with(notes, ${prefix}::text)) d
+        on d.subscriber_id = v.sid and d.key = v.key`);
   return new Set(found.rows.map((r) => r.key));
 }
 
