@@ -639,7 +639,9 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
         }
         await countWritten(read, 'history');
       }
-      if (total && !sessionsFailed) await prof('analyze', () => analyzeTables(db, 'written'));
+      if ((planned.length || entities.history.imported) && !sessionsFailed) {
+        await prof('analyze', () => analyzeTables(db, 'written'));
+      }
     } catch (err) {
       failed = err;
       await sessionsRun.catch(() => undefined);
