@@ -1,8 +1,8 @@
 /**
  * POST /api/imports and GET /api/imports/:id (docs/import.md, "Through the API"): the import of
  * `npm run import` as a background job for admins. The job is a `bulk_jobs` row of action `import`
- * (no table of its own): `total` and `processed` count the subscribers to write and written,
- * `payload` holds the request (the source without its password), the phase, the final report or
+ * (no table of its own): `total` and `processed` count the subscribers to write and the source's
+ * history rows, and those written and gone through (shared/import/writer.ts), `payload` holds the request (the source without its password), the phase, the final report or
  * the error. Jobs run one at a time per installation (a session advisory lock: a second one waits,
  * `queued`), in the process that accepted them; one cut short by a stop is `running` for good and
  * is resumed by starting it again (the import is idempotent).

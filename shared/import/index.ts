@@ -40,8 +40,6 @@ export async function readSource(
 
 export async function runImport(db: Db, req: ImportRequest): Promise<ImportReport> {
   const data = await readSource(req);
-  req.progress?.(
-    `read ${data.subscribers.length} subscribers, ${data.plans.length} plans, ${data.history.length} history rows`,
-  );
+  req.progress?.(`read ${data.subscribers.length} subscribers, ${data.plans.length} plans`);
   return writeImport(db, data, req);
 }

@@ -72,6 +72,20 @@ export interface ImportHistory {
   reference: string | null;
 }
 
+/**
+ * The source's history rows in batches, read again on every iteration and in the same order each
+ * time: the writer reads them twice (a pass that plans the whole set, then one that writes it batch
+ * by batch), so the history is never held in memory whole (docs/import.md, "Sixth round").
+ */
+export interface HistoryReader {
+  batches(size: number): AsyncIterable<ImportHistory[]>;
+}
+
+/** A source without history. */
+export const NO_HISTORY: HistoryReader = {
+  async *batches() {},
+};
+
 /** A record the source could not turn into the model, reported as skipped with the reason. */
 export interface SourceIssue {
   entity: Entity;
@@ -84,7 +98,7 @@ export interface ImportData {
   plans: ImportPlan[];
   resellers: ImportReseller[];
   subscribers: ImportSubscriber[];
-  history: ImportHistory[];
+  history: HistoryReader;
   /** Accounting sessions, read in chunks while they are written (null: the source keeps none). */
   sessions: SessionReader | null;
   /** Rows read by entity (a source may read more than it turns into records). */

@@ -5,8 +5,9 @@
  * `imported from <source> #<id>` in its notes and its payment `import:<source>:<id>` as reference,
  * an imported balance's ledger row `import:<source>:wallet:<username>`; what is already there is
  * counted as unchanged and not written again. Plans and resellers are matched by name. The
- * subscribers go in batches, one transaction each (subscriber, FreeRADIUS rows, wallet, history),
- * so a run that stops half-way is resumed by running it again.
+ * subscribers go in batches, one transaction each (subscriber, FreeRADIUS rows, wallet), then the
+ * history in batches read from the source one at a time (a first pass plans the whole set without
+ * keeping it), so a run that stops half-way is resumed by running it again.
  *
  * Passwords never leave this module except into `password_enc` (encrypted) and radcheck: errors
  * of a batch are rethrown without the statement's parameters.
@@ -33,6 +34,7 @@ import {
   CLEARTEXT_ATTRIBUTES,
   passwordAttribute,
   type Entity,
+  type HistoryReader,
   type ImportData,
   type ImportHistory,
   type ImportSubscriber,
@@ -51,13 +53,15 @@ export interface WriteOptions {
   dryRun: boolean;
   /** Subscribers per transaction (default 1000). */
   batchSize?: number;
+  /** History rows per transaction and per reading of the source (default 10 x batchSize). */
+  historyBatchSize?: number;
   /** Reseller of subscribers the source names none for (default `Imported from <source>`). */
   defaultReseller?: string;
   /** The UTC date expiry is compared with (default today). */
   today?: string;
   /** Progress lines (never a password). */
   progress?: (message: string) => void;
-  /** Progress as counts: subscribers (with their history) written of those to write. */
+  /** Progress as counts: subscribers written, then history rows gone through, of both together. */
   onProgress?: (done: number, total: number) => void | Promise<void>;
   /** Where to write every issue (CSV) when there is any; the report keeps counts and examples. */
   issuesFile?: string;
@@ -123,6 +127,12 @@ interface PlannedHistory {
   paid: number;
 }
 
+/** A history row to write and its subscriber. */
+interface HistoryRow {
+  p: PlannedSubscriber;
+  h: PlannedHistory;
+}
+
 interface Existing {
   id: number;
   resellerId: number;
@@ -162,7 +172,6 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
   entities.plans.read = data.plans.length;
   entities.resellers.read = data.resellers.length;
   entities.subscribers.read = data.subscribers.length;
-  entities.history.read = data.history.length;
   for (const [entity, n] of Object.entries(data.read)) entities[entity as Entity].read = n ?? 0;
   for (const i of data.issues) issue(i.entity, i.key, 'skipped', i.reason);
   const money = (m: number) => String(fromMinor(m, currency));
@@ -419,91 +428,103 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
     }
   }
 
-  // ------------------------------------------------------------------ history
-  const historyBy = new Map<string, PlannedHistory[]>();
-  const seenKeys = new Set<string>();
-  for (const h of data.history) {
-    const amount = toMinorExact(h.amount, currency);
-    const paid = toMinorExact(h.paid, currency);
-    if (typeof paid === 'number') payments.source += paid;
-    const skip = (reason: string) => {
-      issue('history', h.key, 'skipped', reason);
-      if (typeof paid === 'number') payments.notImported += paid;
-    };
-    if (!h.key) {
-      skip('no id');
-      continue;
-    }
-    if (seenKeys.has(h.key)) {
-      skip('duplicate id in the source');
-      continue;
-    }
-    seenKeys.add(h.key);
-    if (typeof amount === 'string') {
-      skip(`amount ${amount}`);
-      continue;
-    }
-    if (typeof paid === 'string') {
-      skip(`paid ${paid}`);
-      continue;
-    }
-    if (amount < 0 || paid < 0) {
-      skip(`negative amount (refund) not imported: ${h.amount}`);
-      continue;
-    }
-    if (paid > amount) {
-      skip(`paid more than charged: ${h.paid} of ${h.amount}`);
-      continue;
-    }
-    if (!/^\d{4}-\d{2}-\d{2}$/.test(h.date)) {
-      skip(`no date: ${h.date}`);
-      continue;
-    }
-    if (!accepted.has(h.username)) {
-      skip(
-        counts.has(h.username) ? `its subscriber is not imported: ${h.username}` : `unknown subscriber: ${h.username}`,
-      );
-      continue;
-    }
-    const list = historyBy.get(h.username) ?? [];
-    list.push({ src: h, amount, paid });
-    historyBy.set(h.username, list);
-  }
-
-  // ------------------------------------------------------------------ what is already there
+  // ------------------------------------------------------------------ history, first pass
+  // The whole set is read once and not kept: its count, its paid total, the ids it holds twice and
+  // what the ledger already holds of it. The second pass (historyBatches) plans and writes it one
+  // batch at a time, so the memory does not grow with the history.
+  const historyBatchSize = options.historyBatchSize ?? 10 * (options.batchSize ?? 1000);
+  const scan = await prof('plan:history', () => scanHistory(db, data.history, source, currency, historyBatchSize));
+  entities.history.read = scan.read;
+  payments.source = scan.paid;
+  progress(`read ${scan.read} history rows`);
   const prefix = `imported from ${source} #`;
-  const alreadyUnchanged = [...accepted.values()].filter((p) => p.id !== undefined && historyBy.has(p.src.username));
-  const doneKeys = new Set<string>();
-  for (let i = 0; i < alreadyUnchanged.length; i += 5000) {
-    const ids = alreadyUnchanged.slice(i, i + 5000).map((p) => p.id!);
-    const rows = await prof('plan:doneKeys', () =>
-      db.execute<{ notes: string }>(sql`
-      select notes from invoices
-       where subscriber_id = any(${sql.param(ids)}::int[]) and notes like ${likePrefix(prefix)}`),
-    );
-    for (const r of rows.rows) doneKeys.add(keyOfNotes(r.notes, prefix));
-  }
-  for (const list of historyBy.values()) {
-    for (let i = list.length - 1; i >= 0; i--) {
-      if (doneKeys.has(list[i].src.key)) {
-        entities.history.unchanged++;
-        list.splice(i, 1);
+
+  /**
+   * The history's batches as they are to be written: each row checked as the plan checks it, those
+   * this source imported earlier left out (unchanged). Stops at the first pass's count: rows the
+   * source gained since are the next run's.
+   */
+  async function* historyBatches(): AsyncGenerator<{ rows: HistoryRow[]; read: number }> {
+    let pos = 0;
+    for await (const batch of data.history.batches(historyBatchSize)) {
+      const start = pos;
+      const rows: HistoryRow[] = [];
+      for (const h of batch) {
+        if (pos >= scan.read) break;
+        const at = pos++;
+        const amount = toMinorExact(h.amount, currency);
+        const paid = toMinorExact(h.paid, currency);
+        const skip = (reason: string) => {
+          issue('history', h.key, 'skipped', reason);
+          if (typeof paid === 'number') payments.notImported += paid;
+        };
+        if (!h.key) {
+          skip('no id');
+          continue;
+        }
+        const first = scan.firstOf.get(h.key);
+        if (first !== undefined && first !== at) {
+          skip('duplicate id in the source');
+          continue;
+        }
+        if (typeof amount === 'string') {
+          skip(`amount ${amount}`);
+          continue;
+        }
+        if (typeof paid === 'string') {
+          skip(`paid ${paid}`);
+          continue;
+        }
+        if (amount < 0 || paid < 0) {
+          skip(`negative amount (refund) not imported: ${h.amount}`);
+          continue;
+        }
+        if (paid > amount) {
+          skip(`paid more than charged: ${h.paid} of ${h.amount}`);
+          continue;
+        }
+        if (!/^\d{4}-\d{2}-\d{2}$/.test(h.date)) {
+          skip(`no date: ${h.date}`);
+          continue;
+        }
+        const p = accepted.get(h.username);
+        if (!p) {
+          skip(
+            counts.has(h.username)
+              ? `its subscriber is not imported: ${h.username}`
+              : `unknown subscriber: ${h.username}`,
+          );
+          continue;
+        }
+        rows.push({ p, h: { src: h, amount, paid } });
       }
+      // A subscriber imported earlier (an id, not written by this run) may hold some of these already.
+      const done = await prof('plan:doneKeys', () =>
+        importedKeys(
+          db,
+          prefix,
+          rows.filter((r) => r.p.id !== undefined && !r.p.written),
+        ),
+      );
+      const fresh = done.size ? rows.filter((r) => !done.has(r.h.src.key)) : rows;
+      entities.history.unchanged += rows.length - fresh.length;
+      entities.history.imported += fresh.length;
+      yield { rows: fresh, read: pos - start };
+      if (pos >= scan.read) return;
     }
-    entities.history.imported += list.length;
   }
 
   const usernames = [...counts.keys()];
-  const historyKeys = [...seenKeys];
-  // What the ledger holds from this source before the writes (read once: with a million history rows
-  // this join is seconds). A dry run adds what it would write; a real run adds the sums of the rows
+  // What the ledger holds from this source before the writes: the wallet credits read here, the
+  // payments by the first pass. A dry run adds what it would write; a real run the sums of the rows
   // its inserts wrote, as PostgreSQL returned them, batch by committed batch.
-  const [before] = await prof('ledger:before', () => ledgerTotals(db, source, usernames, historyKeys));
-  const after = { ...before };
-  if (options.dryRun) {
-    after.balances += planned.reduce((sum, p) => sum + p.balance, 0);
-    for (const list of historyBy.values()) for (const h of list) after.payments += h.paid;
-  }
+  const after = {
+    balances: await prof('ledger:before', () => walletCredits(db, source, usernames)),
+    payments: scan.paymentsBefore,
+  };
+  // The sessions report their issues while the history's second pass reports its own: theirs are
+  // listed after, as when the history was planned first.
+  const sessionIssues: Issue[] = [];
 
   // ------------------------------------------------------------------ writes
   const runSessions = (reader: SessionReader) => {
@@ -518,7 +539,7 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
           const k = `${reason}\u0000${username}`;
           if (skippedFor.has(k)) return;
           skippedFor.add(k);
-          issues.push({ entity: 'sessions', key: username, outcome: 'skipped', reason });
+          sessionIssues.push({ entity: 'sessions', key: username, outcome: 'skipped', reason });
         },
         today,
         retainedFrom: epochOfDay(retentionCutoff(today, settings.accounting_retention_months)),
@@ -528,6 +549,8 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
   };
   let totals: SessionTotals | null = null;
   if (options.dryRun) {
+    after.balances += planned.reduce((sum, p) => sum + p.balance, 0);
+    for await (const { rows } of historyBatches()) for (const r of rows) after.payments += r.h.paid;
     if (data.sessions) totals = await runSessions(data.sessions);
   } else {
     const planIdByName = new Map<string, number>();
@@ -578,26 +601,23 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
       managerId: options.managerId ?? null,
     };
     const batchSize = options.batchSize ?? 1000;
-    const withHistory = [...planned, ...alreadyUnchanged].filter(
-      (p) => (historyBy.get(p.src.username) ?? []).length > 0,
-    );
-    // Progress counts subscribers written whole: a new one without history once its own batch is in.
-    const total = planned.length + alreadyUnchanged.filter((p) => historyBy.get(p.src.username)!.length > 0).length;
+    // Progress counts the subscribers written, then the history rows gone through (written or not).
+    const total = planned.length + scan.read;
     let done = 0;
     const countWritten = async (n: number, what: string) => {
       done += n;
-      progress(`${what}: ${done} of ${total} subscribers written`);
+      progress(`${what}: ${done} of ${total} subscribers and history rows done`);
       await options.onProgress?.(done, total);
     };
     // First the subscribers (with their FreeRADIUS rows and wallet credit), then their history. A
     // run stopped in between is resumed as any other: a subscriber imported earlier gets the
     // history not yet there.
-    await inBatches(db, planned, batchSize, true, async (batch) => {
+    await inBatches(db, planned, batchSize, async (batch) => {
       const written = await prof('batch:subscribers:total', () =>
-        inBatchTransaction(db, batch, (tx) => writeSubscribers(tx, ctx, batch)),
+        inBatchTransaction(db, `subscribers ${batch[0].src.username}..`, (tx) => writeSubscribers(tx, ctx, batch)),
       );
       after.balances += written;
-      await countWritten(batch.filter((p) => !historyBy.has(p.src.username)).length, 'subscribers');
+      await countWritten(batch.length, 'subscribers');
     });
     // The sessions need only the subscribers (accepted and now all committed): they are written
     // while the history goes in, on their own connections, so both cores work. A failure of either
@@ -610,15 +630,18 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
       sessionsFailed = true;
     });
     try {
-      await inBatches(db, withHistory, batchSize, false, async (batch) => {
-        if (sessionsFailed) return false;
-        const written = await prof('batch:history:total', () =>
-          inBatchTransaction(db, batch, (tx) => writeHistory(tx, ctx, batch, historyBy)),
-        );
-        after.payments += written;
-        await countWritten(batch.length, 'history');
-      });
-      if (total && !sessionsFailed) await prof('analyze', () => analyzeTables(db, 'written'));
+      for await (const { rows, read } of historyBatches()) {
+        if (sessionsFailed) break;
+        if (rows.length) {
+          after.payments += await prof('batch:history:total', () =>
+            inBatchTransaction(db, `history rows #${rows[0].h.src.key}..`, (tx) => writeHistory(tx, ctx, rows)),
+          );
+        }
+        await countWritten(read, 'history');
+      }
+      if ((planned.length || entities.history.imported) && !sessionsFailed) {
+        await prof('analyze', () => analyzeTables(db, 'written'));
+      }
     } catch (err) {
       failed = err;
       await sessionsRun.catch(() => undefined);
@@ -640,6 +663,7 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
     sessions = { months: totals.months, reconciled: totals.reconciled };
   }
 
+  issues.push(...sessionIssues);
   balances.after = after.balances;
   payments.after = after.payments;
   balances.difference = balances.source - balances.notImported - balances.after;
@@ -696,14 +720,6 @@ async function writeServiceLimits(
       from added`);
 }
 
-const likePrefix = (prefix: string) => `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-
-function keyOfNotes(notes: string, prefix: string): string {
-  const rest = notes.slice(prefix.length);
-  const end = rest.indexOf(' ');
-  return end === -1 ? rest : rest.slice(0, end);
-}
-
 /** Live subscribers holding these usernames, whether this source imported them, and the balance it credited. */
 async function existingSubscribers(db: Db, source: string, usernames: string[]): Promise<Map<string, Existing>> {
   const out = new Map<string, Existing>();
@@ -735,32 +751,99 @@ async function existingSubscribers(db: Db, source: string, usernames: string[]):
   return out;
 }
 
+/** The wallet credits imports from `source` brought into our ledger for these usernames. */
+async function walletCredits(db: Db, source: string, usernames: string[]): Promise<number> {
+  const rows = await db.execute<{ total: string | null }>(sql`
+    select sum(t.amount)::text as total from transactions t
+      join unnest(${sql.param(usernames.map((u) => `import:${source}:wallet:${u}`))}::text[]) as r(ref)
+        on t.reference = r.ref
+     where t.type = 'wallet_credit'`);
+  return Number(rows.rows[0].total ?? 0);
+}
+
+interface HistoryScan {
+  read: number;
+  /** The sum of the paid amounts that are amounts, in minor units. */
+  paid: number;
+  /** Ids the source holds more than once -> the position of the first (the one imported). */
+  firstOf: Map<string, number>;
+  /** What our ledger holds of payments of these ids from this source, before the writes. */
+  paymentsBefore: number;
+}
+
 /**
- * What imports from `source` brought into our ledger for the records of this source: wallet credits
- * of its usernames and payments of its history ids (another file of the same kind is another set).
+ * The history's first pass: every row read once and let go. Its ids (with their positions) go into
+ * a temporary table, where PostgreSQL finds those held twice and joins them with the ledger's
+ * payments; the process keeps only the count, the paid total and the ids held twice.
  */
-async function ledgerTotals(
+async function scanHistory(
   db: Db,
+  reader: HistoryReader,
   source: string,
-  usernames: string[],
-  historyKeys: string[],
-): Promise<[{ balances: number; payments: number }]> {
-  // One hash join per total, in this backend alone and in memory: parallel workers would each build
-  // the hash of up to a million references (the planner expects ten), and at the default work_mem
-  // it spills to disk in batches.
-  const rows = await db.transaction(async (tx) => {
+  currency: string,
+  size: number,
+): Promise<HistoryScan> {
+  return db.transaction(async (tx) => {
+    await tx.execute(
+      sql`create temporary table import_history_keys (key text not null, pos int not null) on commit drop`,
+    );
+    let read = 0;
+    let paid = 0;
+    for await (const batch of reader.batches(size)) {
+      const keys: string[] = [];
+      const positions: number[] = [];
+      for (const h of batch) {
+        const p = toMinorExact(h.paid, currency);
+        if (typeof p === 'number') paid += p;
+        if (h.key) {
+          keys.push(h.key);
+          positions.push(read);
+        }
+        read++;
+      }
+      if (keys.length) {
+        await tx.execute(
+          sql`insert into import_history_keys select * from unnest(${sql.param(keys)}::text[], ${sql.param(positions)}::int[])`,
+        );
+      }
+    }
+    // One hash aggregate and one hash join, in this backend alone and in memory: parallel workers
+    // would each build the hash of up to a million ids, and at the default work_mem it spills to disk.
+    await tx.execute(sql`analyze import_history_keys`);
     await tx.execute(sql`set local max_parallel_workers_per_gather = 0`);
     await tx.execute(sql`set local work_mem = '128MB'`);
-    return tx.execute<{ balances: string | null; payments: string | null }>(sql`
-    select (select sum(t.amount) from transactions t
-              join unnest(${sql.param(usernames.map((u) => `import:${source}:wallet:${u}`))}::text[]) as r(ref)
-                on t.reference = r.ref
-             where t.type = 'wallet_credit') as balances,
-           (select sum(p.amount) from invoice_payments p
-              join unnest(${sql.param(historyKeys.map((k) => `import:${source}:${k}`))}::text[]) as r(ref)
-                on p.reference = r.ref) as payments`);
+    const twice = await tx.execute<{ key: string; first: number }>(
+      sql`select key, min(pos) as first from import_history_keys group by key having count(*) > 1`,
+    );
+    const before = await tx.execute<{ total: string | null }>(sql`
+      select sum(p.amount)::text as total from invoice_payments p
+        join (select distinct ${`import:${source}:`} || key as ref from import_history_keys) r on p.reference = r.ref`);
+    return {
+      read,
+      paid,
+      firstOf: new Map(twice.rows.map((r) => [r.key, Number(r.first)])),
+      paymentsBefore: Number(before.rows[0].total ?? 0),
+    };
   });
-  return [{ balances: Number(rows.rows[0].balances ?? 0), payments: Number(rows.rows[0].payments ?? 0) }];
+}
+
+/**
+ * Which of these rows' ids this source imported earlier for their subscriber: an invoice of that
+ * subscriber whose notes begin `imported from <source> #<id>`, then end or go on after a space. Each
+ * subscriber's invoices are read once per batch, however many of its rows the batch holds.
+ */
+async function importedKeys(db: Db, prefix: string, rows: HistoryRow[]): Promise<Set<string>> {
+  if (!rows.length) return new Set();
+  const subscribers = [...new Set(rows.map((r) => r.p.id!))];
+  const found = await db.execute<{ key: string }>(sql`
+    select v.key
+      from unnest(${sql.param(rows.map((r) => r.p.id!))}::int[], ${sql.param(rows.map((r) => r.h.src.key))}::text[])
+        as v(sid, key)
+      join (select subscriber_id, split_part(substr(notes, ${prefix.length + 1}::int), ' ', 1) as key
+              from invoices
+             where subscriber_id = any(${sql.param(subscribers)}::int[]) and starts_with(notes, ${prefix}::text)) d
+        on d.subscriber_id = v.sid and d.key = v.key`);
+  return new Set(found.rows.map((r) => r.key));
 }
 
 /**
@@ -807,29 +890,23 @@ function send<T>(query: PromiseLike<T>): Promise<T> {
 }
 
 /**
- * Calls `write` for each batch of `items`; `write` returning false stops there. With `analyze`,
- * the looked-up tables are analyzed after batches 1, 2, 4, 8, ... and after the last: they have
- * doubled since the planner last looked, and a batch's `id = any(...)` lookups turn into scans of
- * the whole table when it believes them small (autovacuum's analyze comes later, if it runs at all).
+ * Calls `write` for each batch of `items`, and analyzes the looked-up tables after batches 1, 2, 4,
+ * 8, ... and after the last: they have doubled since the planner last looked, and a batch's
+ * `id = any(...)` lookups turn into scans of the whole table when it believes them small
+ * (autovacuum's analyze comes later, if it runs at all).
  */
-async function inBatches<T>(
-  db: Db,
-  items: T[],
-  size: number,
-  analyze: boolean,
-  write: (batch: T[]) => Promise<boolean | void>,
-): Promise<void> {
+async function inBatches<T>(db: Db, items: T[], size: number, write: (batch: T[]) => Promise<void>): Promise<void> {
   for (let i = 0; i < items.length; i += size) {
-    if ((await write(items.slice(i, i + size))) === false) return;
+    await write(items.slice(i, i + size));
     const n = i / size + 1;
-    if (analyze && ((n & (n - 1)) === 0 || i + size >= items.length)) {
+    if ((n & (n - 1)) === 0 || i + size >= items.length) {
       await prof('analyze', () => analyzeTables(db, 'looked-up'));
     }
   }
 }
 
 /** One batch's transaction; its error rethrown without the statement's parameters (password rows). */
-async function inBatchTransaction<T>(db: Db, batch: PlannedSubscriber[], write: (tx: Tx) => Promise<T>): Promise<T> {
+async function inBatchTransaction<T>(db: Db, batch: string, write: (tx: Tx) => Promise<T>): Promise<T> {
   try {
     return await db.transaction(async (tx) => {
       // A batch lost in a crash after its commit is not there for the next run, which writes it again.
@@ -838,7 +915,7 @@ async function inBatchTransaction<T>(db: Db, batch: PlannedSubscriber[], write: 
     });
   } catch (err) {
     // eslint-disable-next-line preserve-caught-error -- the cause holds the statement's parameters: password rows
-    throw new Error(`batch of subscribers ${batch[0].src.username}..: ${safeMessage(err)}`);
+    throw new Error(`batch of ${batch}: ${safeMessage(err)}`);
   }
 }
 
@@ -945,13 +1022,7 @@ async function writeSubscribers(tx: Tx, ctx: BatchContext, fresh: PlannedSubscri
  * and numbers, the invoices, their payments. While PostgreSQL executes the invoices' insert, the
  * payments' statement is built. Returns the sum of the payments, as PostgreSQL returned it.
  */
-async function writeHistory(
-  tx: Tx,
-  ctx: BatchContext,
-  batch: PlannedSubscriber[],
-  historyBy: Map<string, PlannedHistory[]>,
-): Promise<number> {
-  const rows = batch.flatMap((p) => (historyBy.get(p.src.username) ?? []).map((h) => ({ p, h })));
+async function writeHistory(tx: Tx, ctx: BatchContext, rows: HistoryRow[]): Promise<number> {
   const { ids, numbers } = await prof('batch:allocate', () => allocateInvoices(tx, rows));
   const invoices = send(insertInvoices(tx, ctx, invoiceColumns(ctx, rows, ids, numbers)));
   const paying = rows.map((r, k) => ({ ...r, invoiceId: ids[k] })).filter(({ h }) => h.paid > 0);

@@ -238,11 +238,12 @@ describe('an import job', () => {
     expect(await rowCounts(t.pool)).toEqual(before);
   });
 
-  test('a server-side folder under IMPORT_DIR, real run: progress counts every subscriber, the report reconciles', async () => {
+  test('a server-side folder under IMPORT_DIR, real run: progress counts every subscriber and history row, the report reconciles', async () => {
     const res = await api.post('/api/imports', { from: 'csv', source: 'csv', batch_size: 2 }, { token: admin });
     expect(res.status).toBe(202);
     const job = await finished(res.body.data.id);
-    expect(job).toMatchObject({ status: 'done', source: 'csv', dry_run: false, total: 5, processed: 5 });
+    // 5 subscribers written, then the 8 rows of history.csv gone through (5 written, 3 skipped).
+    expect(job).toMatchObject({ status: 'done', source: 'csv', dry_run: false, total: 13, processed: 13 });
     expect(job.finished_at).toEqual(expect.any(String));
     expect(job.report.entities.subscribers).toMatchObject({ imported: 5 });
     expect(job.report.money.reconciled).toBe(true);

@@ -26,7 +26,7 @@ test('a run whose history fails keeps its subscribers; the next run writes the h
     begin raise exception 'invoices refused by the test'; end $$;
     create trigger import_resume_refuse before insert on invoices for each statement
       execute function import_resume_refuse()`);
-  await expect(csv()).rejects.toThrow(/batch of subscribers .*invoices refused by the test/);
+  await expect(csv()).rejects.toThrow(/batch of history rows #1\.\.: .*invoices refused by the test/);
   const first = await t.pool.query(
     `select (select count(*)::int from subscribers) as subscribers, (select count(*)::int from invoices) as invoices,
             (select count(*)::int from invoice_payments) as payments`,

@@ -13,8 +13,9 @@ import type { ImportSession, SessionReader } from '../sessions';
 import {
   parseSourceDate,
   text,
+  NO_HISTORY,
+  type HistoryReader,
   type ImportData,
-  type ImportHistory,
   type ImportPlan,
   type ImportSubscriber,
   type SourceIssue,
@@ -198,24 +199,8 @@ export function readCsvSource(source: string, columnMap?: string): ImportData {
       active: !['inactive', 'disabled', 'suspended', 'banned', '0', 'false', 'no'].includes(status),
     });
   }
-  const history: ImportHistory[] = [];
   const historyFile = path.join(dir, 'history.csv');
-  let historyRead = 0;
-  if (fs.existsSync(historyFile)) {
-    for (const r of readCsv(historyFile, 'history', map)) {
-      historyRead++;
-      history.push({
-        key: text(r.id) ?? '',
-        username: r.username ?? '',
-        date: parseSourceDate(r.date) ?? text(r.date) ?? '',
-        amount: text(r.amount) ?? '',
-        paid: text(r.paid) ?? text(r.amount) ?? '',
-        method: text(r.method),
-        description: text(r.description) ?? 'imported charge',
-        reference: text(r.reference),
-      });
-    }
-  }
+  const history = fs.existsSync(historyFile) ? csvHistory(historyFile, map) : NO_HISTORY;
   const resellerNames = [...new Set(subscribers.map((s) => s.reseller).filter((r): r is string => r !== null))];
   return {
     source: 'csv',
@@ -223,9 +208,51 @@ export function readCsvSource(source: string, columnMap?: string): ImportData {
     resellers: resellerNames.map((name) => ({ name })),
     subscribers,
     history,
-    read: { subscribers: subRows.length, history: historyRead },
+    read: { subscribers: subRows.length },
     issues,
     sessions: fs.existsSync(path.join(dir, 'sessions.csv')) ? csvSessions(path.join(dir, 'sessions.csv'), map) : null,
+  };
+}
+
+/** A CSV file's rows, streamed, in batches of `size`. */
+async function* csvBatches(file: string, map: Record<string, string>, size: number): AsyncIterable<Row[]> {
+  const parser = fs.createReadStream(file).pipe(
+    parseStream({
+      bom: true,
+      columns: (header: string[]) => header.map((h) => map[h.trim().toLowerCase()] ?? h.trim().toLowerCase()),
+      skip_empty_lines: true,
+      relax_column_count: true,
+    }),
+  );
+  let batch: Row[] = [];
+  for await (const r of parser as AsyncIterable<Row>) {
+    batch.push(r);
+    if (batch.length >= size) {
+      yield batch;
+      batch = [];
+    }
+  }
+  if (batch.length) yield batch;
+}
+
+/** `history.csv` beside subscribers.csv, streamed (its header checked now, before anything is written). */
+function csvHistory(file: string, map: Record<string, string>): HistoryReader {
+  readCsvHeader(file, 'history', map);
+  return {
+    async *batches(size: number) {
+      for await (const rows of csvBatches(file, map, size)) {
+        yield rows.map((r) => ({
+          key: text(r.id) ?? '',
+          username: r.username ?? '',
+          date: parseSourceDate(r.date) ?? text(r.date) ?? '',
+          amount: text(r.amount) ?? '',
+          paid: text(r.paid) ?? text(r.amount) ?? '',
+          method: text(r.method),
+          description: text(r.description) ?? 'imported charge',
+          reference: text(r.reference),
+        }));
+      }
+    },
   };
 }
 
@@ -260,23 +287,7 @@ function csvSessions(file: string, map: Record<string, string>): SessionReader {
       }
     },
     async *chunks(size: number) {
-      const parser = fs.createReadStream(file).pipe(
-        parseStream({
-          bom: true,
-          columns: (header: string[]) => header.map((h) => map[h.trim().toLowerCase()] ?? h.trim().toLowerCase()),
-          skip_empty_lines: true,
-          relax_column_count: true,
-        }),
-      );
-      let chunk: ImportSession[] = [];
-      for await (const r of parser as AsyncIterable<Row>) {
-        chunk.push(csvSession(r));
-        if (chunk.length >= size) {
-          yield chunk;
-          chunk = [];
-        }
-      }
-      if (chunk.length) yield chunk;
+      for await (const rows of csvBatches(file, map, size)) yield rows.map(csvSession);
     },
   };
 }

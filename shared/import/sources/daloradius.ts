@@ -6,7 +6,7 @@
  */
 import { parseSourceDate, passwordAttribute, text, type ImportData, type ImportPlan, type SourceIssue } from '../model';
 import { radacctReader } from './radacct';
-import { connectMysql, lastDayOf, rows, str, type SourceConnection } from './mysql';
+import { batchesById, connectMysql, lastDayOf, rows, str, type SourceConnection } from './mysql';
 
 export const DISABLED_GROUP = 'daloRADIUS-Disabled-Users';
 
@@ -53,11 +53,6 @@ export async function readDaloradius(url: string, access: SourceConnection = {})
     const plans = await rows(
       conn,
       'select id, planName, planCost, planRecurringPeriod, planGroup, planActive from billing_plans order by id',
-      true,
-    );
-    const history = await rows(
-      conn,
-      'select id, username, billAmount, billAction, paymentmethod, creationdate from billing_history order by id',
       true,
     );
     const operators = await rows(conn, 'select username from operators order by id', true);
@@ -176,21 +171,26 @@ export async function readDaloradius(url: string, access: SourceConnection = {})
       plans: planList,
       resellers: [...used].map((name) => ({ name: name! })),
       subscribers,
-      history: history.map((h) => ({
-        key: str(h.id),
-        username: str(h.username),
-        date: parseSourceDate(str(h.creationdate)) ?? '',
-        amount: text(h.billAmount) ?? '0',
-        paid: text(h.billAmount) ?? '0',
-        method: text(h.paymentmethod),
-        description: text(h.billAction) ?? 'daloRADIUS charge',
-        reference: null,
-      })),
+      history: batchesById(
+        url,
+        access,
+        'select id, username, billAmount, billAction, paymentmethod, creationdate from billing_history',
+        (h) => ({
+          key: str(h.id),
+          username: str(h.username),
+          date: parseSourceDate(str(h.creationdate)) ?? '',
+          amount: text(h.billAmount) ?? '0',
+          paid: text(h.billAmount) ?? '0',
+          method: text(h.paymentmethod),
+          description: text(h.billAction) ?? 'daloRADIUS charge',
+          reference: null,
+        }),
+        true,
+      ),
       read: {
         plans: planList.length,
         resellers: operators.length,
         subscribers: subscribers.length + issues.filter((i) => i.entity === 'subscribers').length,
-        history: history.length,
       },
       issues,
       sessions: await radacctReader(url, access),

@@ -83,6 +83,48 @@ export async function rows(conn: mysql.Connection, query: string, optional = fal
   }
 }
 
+/**
+ * The rows of `from` (a `select ... from <table>` whose table has an integer `id`) in batches by
+ * `id`, on a connection of its own per reading: each batch one indexed range of the primary key, so
+ * a reading costs the same whatever its position, and two readings see the same rows in the same order.
+ * A missing table, when `optional`, reads as none.
+ */
+export function batchesById<T>(
+  url: string,
+  access: SourceConnection,
+  from: string,
+  toRecord: (row: MysqlRow) => T,
+  optional = false,
+): { batches(size: number): AsyncIterable<T[]> } {
+  return {
+    async *batches(size: number) {
+      const conn = await connectMysql(url, access);
+      try {
+        let after: string | null = null;
+        for (;;) {
+          let result;
+          try {
+            [result] = await conn.query({
+              sql: `${from} ${after === null ? '' : 'where id > ?'} order by id limit ?`,
+              values: after === null ? [size] : [after, size],
+              rowsAsArray: false,
+            });
+          } catch (err) {
+            if (optional && (err as { code?: string }).code === 'ER_NO_SUCH_TABLE') return;
+            throw err;
+          }
+          const rows = result as MysqlRow[];
+          if (!rows.length) return;
+          after = str(rows[rows.length - 1].id);
+          yield rows.map(toRecord);
+        }
+      } finally {
+        await conn.end();
+      }
+    },
+  };
+}
+
 /** `2025-01-31 00:00:00` style end of access -> the last day paid (the day before, at midnight). */
 export function lastDayOf(date: string | null, time: string | null): string | null {
   if (!date) return null;

@@ -7,7 +7,7 @@
  */
 import { parseSourceDate, text, type ImportData, type ImportPlan, type SourceIssue } from '../model';
 import { radacctReader } from './radacct';
-import { connectMysql, lastDayOf, rows, str, type SourceConnection, type MysqlRow } from './mysql';
+import { batchesById, connectMysql, lastDayOf, rows, str, type SourceConnection, type MysqlRow } from './mysql';
 
 const UNIT_DAYS: Record<string, number> = { days: 1, day: 1, months: 30, month: 30, years: 365, year: 365 };
 
@@ -18,7 +18,6 @@ export async function readPhpnuxbill(url: string, access: SourceConnection = {})
     const customers = await rows(conn, 'select * from tbl_customers order by id');
     const plans = await rows(conn, 'select * from tbl_plans order by id');
     const recharges = await rows(conn, 'select * from tbl_user_recharges order by id');
-    const transactions = await rows(conn, 'select * from tbl_transactions order by id');
     const routers = await rows(conn, 'select id, name from tbl_routers order by id', true);
 
     const planList: ImportPlan[] = [];
@@ -88,7 +87,7 @@ export async function readPhpnuxbill(url: string, access: SourceConnection = {})
       plans: planList,
       resellers: [],
       subscribers,
-      history: transactions.map((t) => ({
+      history: batchesById(url, access, 'select * from tbl_transactions', (t) => ({
         key: str(t.id),
         username: str(t.username),
         date: parseSourceDate(str(t.recharged_on)) ?? '',
@@ -101,7 +100,6 @@ export async function readPhpnuxbill(url: string, access: SourceConnection = {})
       read: {
         plans: plans.length,
         subscribers: customers.length,
-        history: transactions.length,
         routers: routers.length,
       },
       issues,
