@@ -3,7 +3,6 @@ import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { CoaClient } from '../../services/network-access/coa/client';
 import { CoaClientThread } from '../../services/network-access/coa/client-thread';
-import { encodeAttributes } from '../../services/network-access/coa/codec';
 import type { CoaReply } from '../../services/network-access/coa/outcome';
 import { repoRoot } from '../../shared/paths';
 import { waitFor } from '../helpers/wait';
@@ -58,23 +57,6 @@ it('answers as the in-thread client does: ACK, NAK with its cause, 506 retried, 
   expect(thread.stats).toEqual(inThread.stats);
   expect(thread.stats).toMatchObject({ retransmitted: 1, busyRetries: 1 });
   expect(thread.rtoMs(target)).toBeLessThan(RTO.initialMs);
-});
-
-it("a CoA-Request with raw attributes (a vendor profile's rate) leaves byte for byte as from the in-thread client", async () => {
-  const target = await simulator({ latencyMs: 1 });
-  const change = {
-    userName: 'u1',
-    acctSessionId: 's1',
-    extra: encodeAttributes([{ attribute: 'Mikrotik-Rate-Limit', value: '2M/4M' }]),
-  };
-  const inThread = new CoaClient({ rto: RTO });
-  expect(await inThread.change(target, change)).toMatchObject({ kind: 'ack' });
-  await inThread.close();
-  thread = new CoaClientThread({ rto: RTO });
-  expect(await thread.change(target, change)).toMatchObject({ kind: 'ack' });
-  const [direct, viaWorker] = sim!.requests;
-  expect(viaWorker.attributes).toEqual(direct.attributes);
-  expect(viaWorker.attributes).toContainEqual(['Mikrotik-Rate-Limit', '2M/4M']);
 });
 
 it('settings changed on the main thread apply to the next requests in the worker', async () => {

@@ -6,7 +6,6 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { CoaClient, type CoaClientOptions, type CoaClientStats } from './client';
-import type { SessionAttributes } from './codec';
 import type { CoaReply } from './outcome';
 import type { FromWorker, NasSnapshot, ToWorker } from './thread-protocol';
 
@@ -34,15 +33,6 @@ function settle(id: number, reply: CoaReply): void {
   }
 }
 
-/** A Buffer crosses postMessage as a plain Uint8Array: the encoder's raw attributes need Buffers again. */
-function withBuffers(session: SessionAttributes): SessionAttributes {
-  if (!session.extra) return session;
-  return {
-    ...session,
-    extra: session.extra.map(([type, v]) => [type, Buffer.from(v.buffer, v.byteOffset, v.byteLength)] as const),
-  };
-}
-
 function snapshot(): NasSnapshot[] {
   const origin = performance.timeOrigin;
   return client.nasSnapshots().map((n) => ({ ...n, lastReplyAt: origin + n.lastReplyAt }));
@@ -54,7 +44,7 @@ port.on('message', (message: ToWorker) => {
       const { options } = message;
       Object.assign(client.options, options, { rto: { ...options.rto } });
       for (const r of message.requests)
-        client.request(r.target, r.code, withBuffers(r.session)).then((reply) => settle(r.id, reply));
+        client.request(r.target, r.code, r.session).then((reply) => settle(r.id, reply));
       break;
     }
     case 'open':
