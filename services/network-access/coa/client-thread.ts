@@ -72,10 +72,9 @@ export class CoaClientThread {
     nas.peak = Math.max(nas.peak, Math.min(nas.outstanding, this.options.maxInFlightPerNas));
     if (this.batch.length === 0) queueMicrotask(() => this.flush());
     this.batch.push({ id, target, code, session });
-    return new Promise<CoaReply>((done) => {
-      this.pending.set(id, { key, done });
-      this.holdAlive();
-    });
+    // Outstanding requests keep the process alive, as the in-thread client's timers did; an idle worker does not.
+    if (this.pending.size === 0) this.worker.ref();
+    return new Promise<CoaReply>((done) => this.pending.set(id, { key, done }));
   }
 
   inFlightPeaks(): Record<string, number> {
@@ -110,7 +109,6 @@ export class CoaClientThread {
     const id = this.nextId++;
     return new Promise<void>((resolve, reject) => {
       this.opening.set(id, { resolve, reject });
-      this.holdAlive();
       this.send({ type: 'open', id });
     });
   }
@@ -141,6 +139,7 @@ export class CoaClientThread {
   private spawn(): void {
     const worker = new Worker(coaWorkerEntry(), { workerData: this.options });
     this.worker = worker;
+    if (this.pending.size === 0) worker.unref();
     worker.on('message', (message: FromWorker) => this.receive(message));
     // An uncaught error ends the worker; 'exit' below answers its requests.
     worker.on('error', () => undefined);
@@ -153,8 +152,6 @@ export class CoaClientThread {
       for (const nas of this.nases.values()) nas.snapshot = undefined;
       this.spawn();
     });
-    // After the listeners: adding a 'message' listener refs the worker's port again.
-    this.holdAlive();
   }
 
   private receive(message: FromWorker): void {
@@ -166,19 +163,13 @@ export class CoaClientThread {
       this.stats.dropped += message.stats.dropped;
       this.stats.busyRetries += message.stats.busyRetries;
       for (const [id, reply] of message.replies) this.settle(id, reply);
+      if (this.pending.size === 0) this.worker.unref();
     } else if (message.type === 'opened') {
       const waiter = this.opening.get(message.id);
       this.opening.delete(message.id);
       if (message.error) waiter?.reject(new Error(message.error));
       else waiter?.resolve();
     }
-    this.holdAlive();
-  }
-
-  /** Requests under way keep the process alive, as the in-thread client's timers did; an idle worker does not. */
-  private holdAlive(): void {
-    if (this.pending.size + this.opening.size > 0) this.worker.ref();
-    else this.worker.unref();
   }
 
   private settle(id: number, reply: CoaReply): void {
