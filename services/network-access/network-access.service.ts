@@ -18,7 +18,7 @@ import type { ActionResult } from '../../shared/http/route';
 import { emptyBody, idParams, type IdPath } from '../../shared/http/schemas';
 import { loadSettings } from '../../shared/settings';
 import { bandwidthSeries } from './bandwidth';
-import { CoaClientThread } from './coa/client-thread';
+import { CoaClient } from './coa/client';
 import type { Outcome } from './coa/outcome';
 import {
   DISCONNECT_EVENT,
@@ -57,7 +57,7 @@ const PING_INTERVAL_MS = 500;
 const SETTINGS_REFRESH_MS = 30_000;
 
 interface Clients {
-  coa: CoaClientThread;
+  coa: CoaClient;
   routeros: RouterOsClient;
   actions: RouterActions;
   recorder: OutcomeRecorder;
@@ -128,7 +128,7 @@ export const networkAccessService: ServiceSchema = {
   name: 'networkAccess',
 
   created() {
-    const coa = new CoaClientThread({ bindAddress: process.env.COA_BIND_ADDRESS || undefined });
+    const coa = new CoaClient({ bindAddress: process.env.COA_BIND_ADDRESS || undefined });
     const routeros = new RouterOsClient();
     const actions = new RouterActions(coa, routeros);
     const recorder = new OutcomeRecorder((err) =>

@@ -7,7 +7,7 @@
  * this throws.
  */
 import { DEFAULT_VENDOR, PROFILES, type VendorProfile } from '../../shared/vendors/profiles';
-import type { CoaRequests } from './coa/client';
+import type { CoaClient } from './coa/client';
 import { encodeAttributes, type RawAttribute, type SessionAttributes } from './coa/codec';
 import {
   combineOutcomes,
@@ -65,7 +65,7 @@ export interface ActionResult {
 
 export class RouterActions {
   constructor(
-    private readonly coa: CoaRequests,
+    private readonly coa: CoaClient,
     private readonly routeros: RouterOsClient,
   ) {}
 

@@ -75,11 +75,6 @@ const MAX_DRAIN_TURNS = IDS_PER_SOCKET / READS_PER_TURN;
 const ANSWERING_RTOS = 4;
 const ANSWERING_MIN_MS = 1000;
 
-/** Whether a NAS whose last reply came `sinceReplyMs` ago still counts as answering (above). */
-export function answering(sinceReplyMs: number, rtoMs: number): boolean {
-  return sinceReplyMs <= Math.max(ANSWERING_MIN_MS, ANSWERING_RTOS * rtoMs);
-}
-
 interface Pending {
   socket: UdpSocket;
   id: number;
@@ -183,9 +178,6 @@ export interface CoaClientStats {
   busyRetries: number;
 }
 
-/** What the router actions ask of a CoA client: this class, or its worker thread's handle (client-thread.ts). */
-export type CoaRequests = Pick<CoaClient, 'disconnect' | 'change'>;
-
 export class CoaClient {
   readonly options: CoaClientOptions;
   readonly stats: CoaClientStats = { sent: 0, retransmitted: 0, dropped: 0, busyRetries: 0 };
@@ -273,23 +265,13 @@ export class CoaClient {
   }
 
   private answering(nas: NasState, now: number): boolean {
-    return answering(now - nas.lastReplyAt, nas.rtt.rtoMs());
+    return now - nas.lastReplyAt <= Math.max(ANSWERING_MIN_MS, ANSWERING_RTOS * nas.rtt.rtoMs());
   }
 
   /** Opens the first socket ahead of the first request (a job's first requests waited for its bind). */
   async open(): Promise<void> {
     if (this.sockets.length === 0 && !this.closed)
       await (this.opening ??= this.openSocket().finally(() => (this.opening = undefined)));
-  }
-
-  /** Each NAS's round trip and last reply (performance.now()), for the worker's posts to the main thread. */
-  nasSnapshots(): { key: string; smoothedMs: number; rtoMs: number; lastReplyAt: number }[] {
-    return [...this.nases].map(([key, n]) => ({
-      key,
-      smoothedMs: n.rtt.smoothedMs,
-      rtoMs: n.rtt.rtoMs(),
-      lastReplyAt: n.lastReplyAt,
-    }));
   }
 
   /** UDP sockets open (each carries up to 256 requests at once). */
