@@ -234,6 +234,8 @@ interface Timing {
   wall: number;
   /** This process's resident memory before the run and at its peak, MB. */
   rss: [number, number];
+  /** The peak in each tenth of the run, MB: flat memory reads the same from the second tenth on. */
+  tenths: number[];
   /** PostgreSQL backends' CPU seconds. */
   pg: number;
   /** This process's CPU seconds. */
@@ -241,8 +243,16 @@ interface Timing {
 }
 
 const cpuText = (t: Timing) =>
-  `(PostgreSQL CPU ${t.pg.toFixed(1)} s, ours ${t.node.toFixed(1)} s, memory ${t.rss[0]} -> peak ${t.rss[1]} MB)`;
+  `(PostgreSQL CPU ${t.pg.toFixed(1)} s, ours ${t.node.toFixed(1)} s, memory ${t.rss[0]} -> peak ${t.rss[1]} MB; ` +
+  `peak per tenth of the run ${t.tenths.join(' ')} MB)`;
 const rssMb = () => Math.round(process.memoryUsage.rss() / 1e6);
+
+function peaksPerTenth(samples: number[]): number[] {
+  const tenths = Array.from({ length: 10 }, (_, i) =>
+    samples.slice(Math.floor((i * samples.length) / 10), Math.floor(((i + 1) * samples.length) / 10)),
+  );
+  return tenths.filter((part) => part.length).map((part) => Math.max(...part));
+}
 
 /** Runs `f` on a pool of its own whose connections stay open until the end, so their CPU is counted. */
 async function measured<T>(pgUrl: string, f: (pool: Pool) => Promise<T>): Promise<[T, Timing]> {
@@ -252,7 +262,11 @@ async function measured<T>(pgUrl: string, f: (pool: Pool) => Promise<T>): Promis
     const before = await dbBackendCpu(db);
     const cpu0 = process.cpuUsage();
     const rss: [number, number] = [rssMb(), rssMb()];
-    const sampler = setInterval(() => (rss[1] = Math.max(rss[1], rssMb())), 100);
+    const samples: number[] = [];
+    const sampler = setInterval(() => {
+      samples.push(rssMb());
+      rss[1] = Math.max(rss[1], samples[samples.length - 1]);
+    }, 100);
     const t0 = process.hrtime.bigint();
     let result: T;
     try {
@@ -263,7 +277,7 @@ async function measured<T>(pgUrl: string, f: (pool: Pool) => Promise<T>): Promis
     const wall = seconds(t0);
     const cpu = process.cpuUsage(cpu0);
     const pg = cpuDelta(before, await dbBackendCpu(db));
-    return [result, { wall, rss, pg, node: (cpu.user + cpu.system) / 1e6 }];
+    return [result, { wall, rss, tenths: peaksPerTenth(samples), pg, node: (cpu.user + cpu.system) / 1e6 }];
   } finally {
     await pool.end();
   }
