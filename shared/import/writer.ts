@@ -451,52 +451,12 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
       const rows: HistoryRow[] = [];
       for (const h of batch) {
         if (pos >= scan.read) break;
-        const at = pos++;
-        const amount = toMinorExact(h.amount, currency);
-        const paid = toMinorExact(h.paid, currency);
-        const skip = (reason: string) => {
-          issue('history', h.key, 'skipped', reason);
-          if (typeof paid === 'number') payments.notImported += paid;
-        };
-        if (!h.key) {
-          skip('no id');
-          continue;
+        const verdict = historyVerdict(h, pos++, scan.firstOf, accepted, counts, currency);
+        if ('row' in verdict) rows.push(verdict.row);
+        else {
+          issue('history', h.key, 'skipped', verdict.skip);
+          if (typeof verdict.paid === 'number') payments.notImported += verdict.paid;
         }
-        const first = scan.firstOf.get(h.key);
-        if (first !== undefined && first !== at) {
-          skip('duplicate id in the source');
-          continue;
-        }
-        if (typeof amount === 'string') {
-          skip(`amount ${amount}`);
-          continue;
-        }
-        if (typeof paid === 'string') {
-          skip(`paid ${paid}`);
-          continue;
-        }
-        if (amount < 0 || paid < 0) {
-          skip(`negative amount (refund) not imported: ${h.amount}`);
-          continue;
-        }
-        if (paid > amount) {
-          skip(`paid more than charged: ${h.paid} of ${h.amount}`);
-          continue;
-        }
-        if (!/^\d{4}-\d{2}-\d{2}$/.test(h.date)) {
-          skip(`no date: ${h.date}`);
-          continue;
-        }
-        const p = accepted.get(h.username);
-        if (!p) {
-          skip(
-            counts.has(h.username)
-              ? `its subscriber is not imported: ${h.username}`
-              : `unknown subscriber: ${h.username}`,
-          );
-          continue;
-        }
-        rows.push({ p, h: { src: h, amount, paid } });
       }
       // A subscriber imported earlier (an id, not written by this run) may hold some of these already.
       const done = await prof('plan:doneKeys', () =>
@@ -718,6 +678,41 @@ async function writeServiceLimits(
            reseller_id, reseller_id,
            jsonb_build_object('service_id', service_id, 'max_subscribers', null, 'source', ${by.source}::text)
       from added`);
+}
+
+type HistoryVerdict = { row: HistoryRow } | { skip: string; paid: number | string };
+
+/**
+ * The plan's checks of one history row, in their order (no id, duplicate, amount, paid, date,
+ * subscriber): the row to write, or why it is skipped with what it says was paid. `at` is the row's
+ * position in the source; of an id held twice only the first position is imported.
+ */
+function historyVerdict(
+  h: ImportHistory,
+  at: number,
+  firstOf: Map<string, number>,
+  accepted: Map<string, PlannedSubscriber>,
+  counts: Map<string, number>,
+  currency: string,
+): HistoryVerdict {
+  const amount = toMinorExact(h.amount, currency);
+  const paid = toMinorExact(h.paid, currency);
+  const skip = (reason: string): HistoryVerdict => ({ skip: reason, paid });
+  if (!h.key) return skip('no id');
+  const first = firstOf.get(h.key);
+  if (first !== undefined && first !== at) return skip('duplicate id in the source');
+  if (typeof amount === 'string') return skip(`amount ${amount}`);
+  if (typeof paid === 'string') return skip(`paid ${paid}`);
+  if (amount < 0 || paid < 0) return skip(`negative amount (refund) not imported: ${h.amount}`);
+  if (paid > amount) return skip(`paid more than charged: ${h.paid} of ${h.amount}`);
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(h.date)) return skip(`no date: ${h.date}`);
+  const p = accepted.get(h.username);
+  if (!p) {
+    return skip(
+      counts.has(h.username) ? `its subscriber is not imported: ${h.username}` : `unknown subscriber: ${h.username}`,
+    );
+  }
+  return { row: { p, h: { src: h, amount, paid } } };
 }
 
 /** Live subscribers holding these usernames, whether this source imported them, and the balance it credited. */
