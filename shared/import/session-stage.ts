@@ -92,10 +92,7 @@ export class SessionStage {
     try {
       for (let k = 0; k < this.ranges; k++) {
         if (!parts[k].length) continue;
-        await pipeline(
-          Readable.from([copyText(parts[k])]),
-          client.query(copyFrom(`copy ${stageTable(k)} from stdin`)),
-        );
+        await pipeline(Readable.from([copyText(parts[k])]), client.query(copyFrom(`copy ${stageTable(k)} from stdin`)));
         this.staged[k] += parts[k].length;
       }
     } catch (err) {

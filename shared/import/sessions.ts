@@ -9,7 +9,8 @@
  * totals), and at the end the staged usage goes into `daily_usage` in two sorted statements (one per
  * half of the usernames, at once), the month's and the day's counters are rebuilt from it and the
  * session state of subscribers with open sessions is recomputed. A load large beside radacct drops
- * its two random-order B-trees and builds them once after (prepareRadacct). An open session's last
+ * its two random-order B-trees and builds them once after (prepareRadacct), and stages its sessions by
+ * range of unique id before it moves them, a range per transaction (session-stage.ts). An open session's last
  * update is set to the time of the import, so the stale-session rule counts from the move, not from
  * an interim heard before it.
  * Sessions are matched by `acctuniqueid`: a second run inserts nothing and finds each one there.
@@ -286,9 +287,7 @@ export async function importSessions(db: Db, reader: SessionReader, ctx: Session
             (look) => db.transaction((tx) => moveStaged(tx, table, now, look)),
             stage.staged[k],
             async (found) => [...found, ...(await countStaged(db, table))],
-          ).then(() =>
-            ctx.progress?.(`sessions moved: ${totals.imported} imported, ${totals.unchanged} already here`),
-          ),
+          ).then(() => ctx.progress?.(`sessions moved: ${totals.imported} imported, ${totals.unchanged} already here`)),
         );
       }
     } finally {
