@@ -9,7 +9,8 @@
  * totals), and at the end the staged usage goes into `daily_usage` in two sorted statements (one per
  * half of the usernames, at once), the month's and the day's counters are rebuilt from it and the
  * session state of subscribers with open sessions is recomputed. A load large beside radacct drops
- * its two random-order B-trees and builds them once after (prepareRadacct). An open session's last
+ * its two random-order B-trees and builds them once after (prepareRadacct), and stages its sessions by
+ * range of unique id before it moves them, a range per transaction (session-stage.ts). An open session's last
  * update is set to the time of the import, so the stale-session rule counts from the move, not from
  * an interim heard before it.
  * Sessions are matched by `acctuniqueid`: a second run inserts nothing and finds each one there.
@@ -29,6 +30,8 @@ import {
   unlockRadacctIndexes,
 } from '../db/radacct-indexes';
 import { prof } from './profile';
+import { copyText, STAGED_COLUMNS } from './session-copy';
+import { rangeCount, SessionStage, stageTable } from './session-stage';
 
 /** One session as FreeRADIUS's radacct holds it; times as epoch seconds (UTC), octets as decimal text. */
 export interface ImportSession {
@@ -167,30 +170,41 @@ export async function importSessions(db: Db, reader: SessionReader, ctx: Session
   // Set while chunks find their sessions already here (a second run, the done part of a resumed
   // one): they are then looked up before the insert, which finds nothing left to do.
   let lookFirst = false;
-  const writeAndCount = async (take: ImportSession[], look: boolean) => {
-    let rows = await prof('sessions:statement', () => db.transaction((tx) => writeChunk(tx, take, now, look)));
+  /**
+   * One staged set of `size` sessions moved into radacct by `move`, and counted. `recount` counts
+   * what radacct holds of the whole set, given the rows the move found before its insert.
+   */
+  const writeAndCount = async (
+    move: (look: boolean) => Promise<ChunkRow[]>,
+    size: number,
+    recount: (found: ChunkRow[]) => Promise<ChunkRow[]>,
+  ) => {
+    let rows = await prof('sessions:statement', () => move(lookFirst));
     const imported = rows.filter((r) => r.kind === 'imported');
+    const found = rows.filter((r) => r.kind === 'unchanged');
     const inserted = imported.reduce((n, r) => n + r.sessions, 0);
-    const found = rows.reduce((n, r) => n + (r.kind === 'unchanged' ? r.sessions : 0), 0);
-    lookFirst = found > 0 || inserted < take.length;
+    const foundCount = found.reduce((n, r) => n + r.sessions, 0);
+    lookFirst = foundCount > 0 || inserted < size;
     // Neither inserted nor found before the insert (a look-up was not made, or another writer got
-    // there in between): what our radacct now holds of the chunk, counted once more after the commit.
-    if (inserted + found < take.length) {
-      const held = await countChunk(db, take, false);
+    // there in between): what our radacct now holds of the rest, counted once more after the commit.
+    if (inserted + foundCount < size) {
+      const held = await recount(found);
       // The inserted ones are among them: they keep only their open sessions' usernames here.
       rows = [...imported.map((r) => ({ ...r, sessions: 0, octets: '0' })), ...held];
       totals.unchanged += held.reduce((k, r) => k + r.sessions, 0) - inserted;
-    } else totals.unchanged += found;
+    } else totals.unchanged += foundCount;
     totals.imported += inserted;
     for (const r of rows) {
       ours.add(r.month, r.sessions, BigInt(r.octets));
       for (const u of r.open_users ?? []) withOpen.add(u);
     }
   };
-  /** Chunks being written, at most WRITERS. */
-  const writing: Promise<void>[] = [];
-  /** Every chunk read, checked and written (or counted), at most WRITERS at once. */
-  const writeAll = async () => {
+  /**
+   * Every chunk read, checked and written (or counted, or staged for a bulk load), at most WRITERS
+   * at once.
+   */
+  const writeAll = async (stage: SessionStage | undefined) => {
+    const writing = inTurn();
     try {
       for await (const chunk of readAhead(reader.chunks(ctx.chunkSize ?? 20_000))) {
         const take: ImportSession[] = [];
@@ -237,29 +251,62 @@ export async function importSessions(db: Db, reader: SessionReader, ctx: Session
           // What a real run would insert: every session taken that is not there yet.
           totals.imported += take.length - present.size;
           take.forEach((s, k) => present.has(k + 1) || ours.add(month(s.start), 1, octets(s)));
+        } else if (stage) {
+          await writing.add(prof('sessions:stage', () => stage.add(take)));
         } else {
-          const done = writeAndCount(take, lookFirst);
-          done.catch(() => undefined);
-          writing.push(done);
-          if (writing.length >= WRITERS) await writing.shift();
+          await writing.add(
+            writeAndCount(
+              (look) => db.transaction((tx) => writeChunk(tx, take, now, look)),
+              take.length,
+              () => countChunk(db, take, false),
+            ),
+          );
         }
-        ctx.progress?.(`sessions read ${totals.read}: ${totals.imported} to import, ${totals.unchanged} already here`);
+        ctx.progress?.(
+          stage
+            ? `sessions read ${totals.read}: ${totals.read - totals.skipped} staged for the load`
+            : `sessions read ${totals.read}: ${totals.imported} to import, ${totals.unchanged} already here`,
+        );
       }
     } finally {
       // A failed read or write leaves the other chunk's write running: it ends (commits or rolls back)
       // before the run reports the failure, so a next run finds what it committed.
-      await Promise.allSettled(writing);
+      await writing.settle();
     }
-    for (const w of writing.splice(0)) await w;
+    await writing.end();
+  };
+  /** A bulk load's ranges moved into radacct, each in one transaction, at most WRITERS at once. */
+  const moveRanges = async (stage: SessionStage) => {
+    const moving = inTurn();
+    try {
+      for (let k = 0; k < stage.ranges; k++) {
+        if (!stage.staged[k]) continue;
+        const table = stageTable(k);
+        await moving.add(
+          writeAndCount(
+            (look) => db.transaction((tx) => moveStaged(tx, table, now, look)),
+            stage.staged[k],
+            async (found) => [...found, ...(await countStaged(db, table))],
+          ).then(() => ctx.progress?.(`sessions moved: ${totals.imported} imported, ${totals.unchanged} already here`)),
+        );
+      }
+    } finally {
+      await moving.settle();
+    }
+    await moving.end();
   };
   const load = ctx.dryRun ? undefined : await prof('sessions:index-drop', () => prepareRadacct(db, reader));
   let failed = false;
+  let stage: SessionStage | undefined;
   try {
-    await writeAll();
+    if (load) stage = await SessionStage.create(poolOf(db), rangeCount(load.sessions));
+    await writeAll(stage);
+    if (stage) await moveRanges(stage);
   } catch (err) {
     failed = true;
     throw err;
   } finally {
+    if (stage) await stage.drop().catch((err) => (failed ? undefined : Promise.reject(err)));
     // The indexes are built again whether the load ended or failed; a failure to build them is
     // reported unless the load's own failure is (the next start or import repairs them).
     if (load)
@@ -312,6 +359,8 @@ async function radacctRows(client: PoolClient): Promise<number> {
 }
 
 interface BulkLoad {
+  /** The source's sessions, about (its estimate). */
+  sessions: number;
   /** Builds the indexes again, frees the lock and the connection. */
   finish(): Promise<void>;
 }
@@ -324,12 +373,13 @@ interface BulkLoad {
  */
 async function prepareRadacct(db: Db, reader: SessionReader): Promise<BulkLoad | undefined> {
   const client = await poolOf(db).connect();
+  let sessions: number;
   try {
     if (!(await tryLockRadacctIndexes(client))) {
       client.release();
       return undefined;
     }
-    const sessions = (await reader.estimate?.()) ?? 0;
+    sessions = (await reader.estimate?.()) ?? 0;
     if (!dropsIndexes(sessions, await radacctRows(client))) {
       await buildRadacctIndexes(client, await brokenRadacctIndexes(client));
       await unlockRadacctIndexes(client);
@@ -342,6 +392,7 @@ async function prepareRadacct(db: Db, reader: SessionReader): Promise<BulkLoad |
     throw err;
   }
   return {
+    sessions,
     async finish() {
       try {
         await buildRadacctIndexes(client, await brokenRadacctIndexes(client));
@@ -369,6 +420,26 @@ function poolOf(db: Db): Pool {
  * indexes and daily_usage are most of an import's work, and one PostgreSQL backend uses one core.
  */
 const WRITERS = 2;
+
+/**
+ * Writes on at most WRITERS connections at once: `add` returns once fewer are under way; `settle`
+ * waits for every one to end (commit or roll back), `end` then reports the first failure.
+ */
+function inTurn() {
+  const running: Promise<void>[] = [];
+  return {
+    async add(work: Promise<void>): Promise<void> {
+      // Awaited by `add` or `end`; a failure meanwhile is not an unhandled rejection.
+      work.catch(() => undefined);
+      running.push(work);
+      if (running.length >= WRITERS) await running.shift();
+    },
+    settle: () => Promise.allSettled(running),
+    async end(): Promise<void> {
+      for (const w of running.splice(0)) await w;
+    },
+  };
+}
 
 /** The next chunk is read from the source while this one is written. */
 async function* readAhead<T>(source: AsyncIterable<T>): AsyncGenerator<T> {
@@ -420,67 +491,6 @@ async function countChunk(db: Db, take: ImportSession[], positions: boolean): Pr
   return rows;
 }
 
-/** The staging table's columns, in COPY's order, with what of a session each holds. */
-const STAGED: [string, string, (s: ImportSession) => string | number | null][] = [
-  ['sid', 'text', (s) => s.sessionId],
-  ['uid', 'text', (s) => s.uniqueId],
-  ['username', 'text', (s) => s.username],
-  ['realm', 'text', (s) => s.realm],
-  ['nas', 'inet', (s) => s.nasIp],
-  ['port_id', 'text', (s) => s.nasPortId],
-  ['port_type', 'text', (s) => s.nasPortType],
-  ['start_s', 'float8', (s) => s.start],
-  ['update_s', 'float8', (s) => s.update],
-  ['stop_s', 'float8', (s) => s.stop],
-  ['intv', 'bigint', (s) => s.interval],
-  ['stime', 'bigint', (s) => s.sessionTime],
-  ['authentic', 'text', (s) => s.authentic],
-  ['ci_start', 'text', (s) => s.connectInfoStart],
-  ['ci_stop', 'text', (s) => s.connectInfoStop],
-  ['input', 'bigint', (s) => s.input],
-  ['output', 'bigint', (s) => s.output],
-  ['called', 'text', (s) => s.calledStationId],
-  ['calling', 'text', (s) => s.callingStationId],
-  ['cause', 'text', (s) => s.terminateCause],
-  ['service', 'text', (s) => s.serviceType],
-  ['proto', 'text', (s) => s.framedProtocol],
-  ['ip', 'inet', (s) => s.framedIp],
-  ['ip6', 'inet', (s) => s.framedIpv6Address],
-  ['ip6_prefix', 'inet', (s) => s.framedIpv6Prefix],
-  ['iface', 'text', (s) => s.framedInterfaceId],
-  ['delegated', 'inet', (s) => s.delegatedIpv6Prefix],
-  ['class', 'text', (s) => s.class],
-];
-
-/**
- * Where a chunk is copied before it goes into radacct: a temporary table of this connection, emptied
- * at each commit (so a pooled connection carries no rows from one chunk to the next).
- */
-const STAGING = `create temp table if not exists import_radacct (${STAGED.map(([c, t]) => `${c} ${t}`).join(', ')})
-  on commit delete rows`;
-
-/** COPY's text format: `\N` for null; backslash, tab, newline and carriage return escaped. */
-const copyField = (v: string | number | null) =>
-  v === null
-    ? '\\N'
-    : typeof v === 'number'
-      ? String(v)
-      : /[\\\t\n\r]/.test(v)
-        ? v.replace(/[\\\t\n\r]/g, escapeChar)
-        : v;
-const ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
-const escapeChar = (c: string) => ESCAPES[c];
-
-/** The chunk as COPY text, one line per session. */
-export function copyText(take: ImportSession[]): string {
-  const lines = new Array<string>(take.length);
-  for (let i = 0; i < take.length; i++) {
-    const s = take[i];
-    lines[i] = STAGED.map(([, , f]) => copyField(f(s))).join('\t');
-  }
-  return lines.join('\n') + '\n';
-}
-
 /**
  * One chunk in one transaction: COPY into the staging table (PostgreSQL parses COPY's text about
  * twice as fast as 28 array parameters, and no arrays are built here), then one statement: the
@@ -491,25 +501,53 @@ export function copyText(take: ImportSession[]): string {
  */
 async function writeChunk(tx: Tx, take: ImportSession[], now: number, lookFirst: boolean): Promise<ChunkRow[]> {
   const client = clientOf(tx);
-  await client.query(`set local isp_billing.importing = 'on'; set local synchronous_commit = off; ${STAGING}`);
+  await client.query(STAGING);
   await pipeline(Readable.from([copyText(take)]), client.query(copyFrom('copy import_radacct from stdin')));
-  const found = lookFirst ? (await client.query<ChunkRow>(FOUND_STATEMENT)).rows : [];
-  const { rows } = await client.query<ChunkRow>(CHUNK_STATEMENT, [now]);
+  return moveStaged(tx, 'import_radacct', now, lookFirst);
+}
+
+/**
+ * Where a chunk is copied before it goes into radacct: a temporary table of this connection, emptied
+ * at each commit (so a pooled connection carries no rows from one chunk to the next).
+ */
+const STAGING = `create temp table if not exists import_radacct (${STAGED_COLUMNS}) on commit delete rows`;
+
+/**
+ * The sessions staged in `table` moved into radacct by one statement (and, with `lookFirst`, those
+ * already there taken out first). Its sort in memory: a bulk load's range holds up to about PER_RANGE
+ * sessions.
+ */
+async function moveStaged(tx: Tx, table: string, now: number, lookFirst: boolean): Promise<ChunkRow[]> {
+  const client = clientOf(tx);
+  await client.query(
+    `set local isp_billing.importing = 'on'; set local synchronous_commit = off; set local work_mem = '128MB'`,
+  );
+  const found = lookFirst ? (await client.query<ChunkRow>(foundStatement(table))).rows : [];
+  const { rows } = await client.query<ChunkRow>(chunkStatement(table), [now]);
   return [...found, ...rows];
+}
+
+/** What radacct holds of the sessions left in a staging table, per month (after a commit). */
+async function countStaged(db: Db, table: string): Promise<ChunkRow[]> {
+  const { rows } = await db.execute<ChunkRow>(
+    sql.raw(`select ${PER_MONTH}, 'unchanged' as kind, null as open_users
+               from ${table} s join radacct on acctuniqueid = s.uid group by 1`),
+  );
+  return rows;
 }
 
 /**
  * The staged sessions already in radacct, counted per month and taken out of the staging table:
  * one index look-up each, where the insert's conflict check and a count after it made two.
  */
-const FOUND_STATEMENT = `
+const foundStatement = (table: string) => `
     with here as (
-      delete from import_radacct s using radacct r where r.acctuniqueid = s.uid
+      delete from ${table} s using radacct r where r.acctuniqueid = s.uid
       returning r.acctstarttime, r.acctinputoctets, r.acctoutputoctets
     )
     select ${PER_MONTH}, 'unchanged' as kind, null as open_users from here group by 1`;
 
-const CHUNK_STATEMENT = `
+const chunkStatement = (table: string) => `
     with ins as (
       insert into radacct (acctsessionid, acctuniqueid, username, realm, nasipaddress, nasportid, nasporttype,
                            acctstarttime, acctupdatetime, acctstoptime, acctinterval, acctsessiontime, acctauthentic,
@@ -520,7 +558,7 @@ const CHUNK_STATEMENT = `
              case when stop_s is null then to_timestamp($1::float8) else to_timestamp(update_s) end,
              to_timestamp(stop_s), intv, stime, authentic, ci_start, ci_stop, input, output, called, calling, cause,
              service, proto, ip, ip6, ip6_prefix, iface, delegated, class
-        from import_radacct
+        from ${table}
        order by uid -- chunks written at once wait for each other's ids, never in a circle
       on conflict (acctuniqueid) do nothing
       returning radacctid, username, acctstarttime, acctstoptime, acctinputoctets, acctoutputoctets

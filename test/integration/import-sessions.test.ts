@@ -233,3 +233,100 @@ test('an import that does not drop them builds those missing before its load', a
   });
   expect(await indexState()).toEqual(ALL_VALID);
 });
+
+const stageTables = async () =>
+  (
+    await t.pool.query<{ n: number }>(
+      `select count(*)::int as n from pg_class where relname like 'import\\_radacct\\_stage\\_%'`,
+    )
+  ).rows[0].n;
+
+test('a bulk load stages its sessions by range of unique id: ids repeated across chunks go in once, the ranges are dropped after', async () => {
+  const during: number[] = [];
+  const PAIRS = 3;
+  const SIZE = 500;
+  const reader: SessionReader = {
+    estimate: async () => 3_000_000,
+    async *chunks() {
+      for (let p = 0; p < PAIRS; p++) {
+        const ids = Array.from({ length: SIZE }, (_, k) => session(p * SIZE + k, 'staged'));
+        yield ids;
+        during.push(await stageTables());
+        yield [...ids].reverse();
+      }
+    },
+  };
+  const totals = await importSessions(t.db, reader, {
+    dryRun: false,
+    accepted: new Set(['staged']),
+    listed: new Set(['staged']),
+    skip: () => undefined,
+    retainedFrom: null,
+  });
+  expect(totals).toMatchObject({
+    read: 2 * PAIRS * SIZE,
+    imported: PAIRS * SIZE,
+    unchanged: PAIRS * SIZE,
+    skipped: 0,
+    reconciled: true,
+  });
+  // 3,000,000 sessions: six ranges, there while the chunks are read, gone after.
+  expect(during).toEqual([6, 6, 6]);
+  expect(await stageTables()).toBe(0);
+  const { rows } = await t.pool.query(
+    `select count(*)::int as n, count(distinct acctuniqueid)::int as ids, sum(acctinputoctets)::int as input
+       from radacct where username = 'staged'`,
+  );
+  expect(rows).toEqual([{ n: PAIRS * SIZE, ids: PAIRS * SIZE, input: ((PAIRS * SIZE - 1) * PAIRS * SIZE) / 2 }]);
+  expect(await indexState()).toEqual(ALL_VALID);
+});
+
+test('a bulk load that fails while reading drops its ranges and builds the indexes; the next one writes every session once', async () => {
+  const plan = await seedPlan(t.db, { price: 1000 });
+  const reseller = await seedReseller(t.db, { name: 'Failed bulk load' });
+  const { rows: subs } = await t.pool.query<{ id: number }>(
+    `insert into subscribers (username, password_enc, service_id, reseller_id, expiry_date)
+     values ('bulkfail', 'x', $1, $2, '2099-01-01') returning id`,
+    [plan.id, reseller.id],
+  );
+  const all = Array.from({ length: 400 }, (_, k) => session(k * 600, 'bulkfail'));
+  const ctx = {
+    dryRun: false,
+    accepted: new Set(['bulkfail']),
+    listed: new Set(['bulkfail']),
+    skip: () => undefined,
+    retainedFrom: null,
+    today: '2026-01-20',
+  };
+  const failing: SessionReader = {
+    estimate: async () => 1_000_000,
+    async *chunks() {
+      yield all.slice(0, 200);
+      throw new Error('source gone');
+    },
+  };
+  await expect(importSessions(t.db, failing, ctx)).rejects.toThrow('source gone');
+  // Staged sessions never reached radacct: the failed load wrote none.
+  expect((await t.pool.query(`select count(*)::int as n from radacct where username = 'bulkfail'`)).rows).toEqual([
+    { n: 0 },
+  ]);
+  expect(await stageTables()).toBe(0);
+  expect(await indexState()).toEqual(ALL_VALID);
+
+  const whole: SessionReader = {
+    estimate: async () => 1_000_000,
+    async *chunks() {
+      yield all.slice(0, 200);
+      yield all.slice(200);
+    },
+  };
+  expect(await importSessions(t.db, whole, ctx)).toMatchObject({ imported: 400, unchanged: 0, reconciled: true });
+  // A second run (a bulk load again: radacct is small beside the estimate) finds every one of them.
+  expect(await importSessions(t.db, whole, ctx)).toMatchObject({ imported: 0, unchanged: 400, reconciled: true });
+  const usage = await t.pool.query(
+    `select sum(download_bytes)::int as down, sum(upload_bytes)::bigint::text as up from daily_usage where subscriber_id = $1`,
+    [subs[0].id],
+  );
+  // input = k * 600 (k 0..399), output 2: download is the output, each session counted once.
+  expect(usage.rows).toEqual([{ down: 800, up: String((600 * 399 * 400) / 2) }]);
+});

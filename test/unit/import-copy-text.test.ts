@@ -2,7 +2,7 @@
  * The accounting history's chunks go to PostgreSQL as COPY text (shared/import/sessions.ts): every
  * value must come back as it was, whatever characters a NAS put in it.
  */
-import { copyText } from '../../shared/import/sessions';
+import { copyText } from '../../shared/import/session-copy';
 import { importSession } from '../helpers/import-session';
 
 const session = importSession;
