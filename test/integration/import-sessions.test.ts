@@ -40,36 +40,56 @@ const session = (k: number, username = 'dup'): ImportSession =>
     terminateCause: 'User-Request',
   });
 
-test('chunks repeating each other’s ids in opposite orders are written at once, each id once', async () => {
-  const PAIRS = 6;
-  const SIZE = 2000;
-  const reader: SessionReader = {
-    async *chunks() {
-      for (let p = 0; p < PAIRS; p++) {
-        const ids = Array.from({ length: SIZE }, (_, k) => session(p * SIZE + k));
-        yield ids;
-        yield [...ids].reverse();
-      }
-    },
-  };
+/**
+ * A source of `pairs` pairs of chunks, the second of each repeating the first's ids in the opposite
+ * order (`between` runs between the two).
+ */
+const repeatingReader = (
+  username: string,
+  pairs: number,
+  size: number,
+  o: { estimate?: () => Promise<number>; between?: () => Promise<void> } = {},
+): SessionReader => ({
+  estimate: o.estimate,
+  async *chunks() {
+    for (let p = 0; p < pairs; p++) {
+      const ids = Array.from({ length: size }, (_, k) => session(p * size + k, username));
+      yield ids;
+      await o.between?.();
+      yield [...ids].reverse();
+    }
+  },
+});
+
+/** Imports every session of `reader` for one subscriber, then checks each id went in once. */
+async function importEachOnce(reader: SessionReader, username: string, pairs: number, size: number) {
   const totals = await importSessions(t.db, reader, {
     dryRun: false,
-    accepted: new Set(['dup']),
-    listed: new Set(['dup']),
+    accepted: new Set([username]),
+    listed: new Set([username]),
     skip: () => undefined,
     retainedFrom: null,
   });
   expect(totals).toMatchObject({
-    read: 2 * PAIRS * SIZE,
-    imported: PAIRS * SIZE,
-    unchanged: PAIRS * SIZE,
+    read: 2 * pairs * size,
+    imported: pairs * size,
+    unchanged: pairs * size,
     skipped: 0,
     reconciled: true,
   });
   const { rows } = await t.pool.query(
-    `select count(*)::int as n, count(distinct acctuniqueid)::int as ids from radacct where username = 'dup'`,
+    `select count(*)::int as n, count(distinct acctuniqueid)::int as ids, sum(acctinputoctets)::bigint::text as input
+       from radacct where username = $1`,
+    [username],
   );
-  expect(rows).toEqual([{ n: PAIRS * SIZE, ids: PAIRS * SIZE }]);
+  // input = k for session k.
+  expect(rows).toEqual([
+    { n: pairs * size, ids: pairs * size, input: String(((pairs * size - 1) * pairs * size) / 2) },
+  ]);
+}
+
+test('chunks repeating each other’s ids in opposite orders are written at once, each id once', async () => {
+  await importEachOnce(repeatingReader('dup', 6, 2000), 'dup', 6, 2000);
 });
 
 test('a run stopped after some chunks leaves their usage staged; the next run moves it into daily_usage once', async () => {
@@ -243,41 +263,16 @@ const stageTables = async () =>
 
 test('a bulk load stages its sessions by range of unique id: ids repeated across chunks go in once, the ranges are dropped after', async () => {
   const during: number[] = [];
-  const PAIRS = 3;
-  const SIZE = 500;
-  const reader: SessionReader = {
+  const reader = repeatingReader('staged', 3, 500, {
     estimate: async () => 3_000_000,
-    async *chunks() {
-      for (let p = 0; p < PAIRS; p++) {
-        const ids = Array.from({ length: SIZE }, (_, k) => session(p * SIZE + k, 'staged'));
-        yield ids;
-        during.push(await stageTables());
-        yield [...ids].reverse();
-      }
+    between: async () => {
+      during.push(await stageTables());
     },
-  };
-  const totals = await importSessions(t.db, reader, {
-    dryRun: false,
-    accepted: new Set(['staged']),
-    listed: new Set(['staged']),
-    skip: () => undefined,
-    retainedFrom: null,
   });
-  expect(totals).toMatchObject({
-    read: 2 * PAIRS * SIZE,
-    imported: PAIRS * SIZE,
-    unchanged: PAIRS * SIZE,
-    skipped: 0,
-    reconciled: true,
-  });
+  await importEachOnce(reader, 'staged', 3, 500);
   // 3,000,000 sessions: six ranges, there while the chunks are read, gone after.
   expect(during).toEqual([6, 6, 6]);
   expect(await stageTables()).toBe(0);
-  const { rows } = await t.pool.query(
-    `select count(*)::int as n, count(distinct acctuniqueid)::int as ids, sum(acctinputoctets)::int as input
-       from radacct where username = 'staged'`,
-  );
-  expect(rows).toEqual([{ n: PAIRS * SIZE, ids: PAIRS * SIZE, input: ((PAIRS * SIZE - 1) * PAIRS * SIZE) / 2 }]);
   expect(await indexState()).toEqual(ALL_VALID);
 });
 
