@@ -501,9 +501,9 @@ async function countChunk(db: Db, take: ImportSession[], positions: boolean): Pr
  */
 async function writeChunk(tx: Tx, take: ImportSession[], now: number, lookFirst: boolean): Promise<ChunkRow[]> {
   const client = clientOf(tx);
-  await client.query(STAGING);
+  await client.query(`${MOVE_SETTINGS}; ${STAGING}`);
   await pipeline(Readable.from([copyText(take)]), client.query(copyFrom('copy import_radacct from stdin')));
-  return moveStaged(tx, 'import_radacct', now, lookFirst);
+  return moveStatements(tx, 'import_radacct', now, lookFirst);
 }
 
 /**
@@ -513,15 +513,23 @@ async function writeChunk(tx: Tx, take: ImportSession[], now: number, lookFirst:
 const STAGING = `create temp table if not exists import_radacct (${STAGED_COLUMNS}) on commit delete rows`;
 
 /**
- * The sessions staged in `table` moved into radacct by one statement (and, with `lookFirst`, those
- * already there taken out first). Its sort in memory: a bulk load's range holds up to about PER_RANGE
- * sessions.
+ * The move's transaction settings: the radacct insert triggers skipped, no wait for the WAL flush, and
+ * the sort in memory (a bulk load's range holds up to about PER_RANGE sessions).
  */
+const MOVE_SETTINGS = `set local isp_billing.importing = 'on'; set local synchronous_commit = off; set local work_mem = '128MB'`;
+
+/** A bulk load's range `table` moved into radacct in the transaction `tx`. */
 async function moveStaged(tx: Tx, table: string, now: number, lookFirst: boolean): Promise<ChunkRow[]> {
+  await clientOf(tx).query(MOVE_SETTINGS);
+  return moveStatements(tx, table, now, lookFirst);
+}
+
+/**
+ * The sessions staged in `table` moved into radacct by one statement (and, with `lookFirst`, those
+ * already there taken out first), under MOVE_SETTINGS.
+ */
+async function moveStatements(tx: Tx, table: string, now: number, lookFirst: boolean): Promise<ChunkRow[]> {
   const client = clientOf(tx);
-  await client.query(
-    `set local isp_billing.importing = 'on'; set local synchronous_commit = off; set local work_mem = '128MB'`,
-  );
   const found = lookFirst ? (await client.query<ChunkRow>(foundStatement(table))).rows : [];
   const { rows } = await client.query<ChunkRow>(chunkStatement(table), [now]);
   return [...found, ...rows];
