@@ -2,6 +2,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { repoRoot } from '../paths';
 import { resolveUrl } from './hosts';
+import { repairDeferredIndexesAt } from './deferred-indexes';
 import { repairRadacctIndexesAt } from './radacct-indexes';
 
 export interface EmbeddedPostgresHandle {
@@ -58,13 +59,14 @@ export async function runningEmbeddedPostgres(opts: {
 
 /**
  * A multi-host DATABASE_URL migrates the server it resolves to now (hosts.ts): the primary with
- * read-write. Then radacct's indexes that an import stopped during its load left dropped are built
- * again (radacct-indexes.ts): every start and `npm run import` come through here.
+ * read-write. Then the indexes that an import stopped during its load left dropped are built again
+ * (radacct-indexes.ts, deferred-indexes.ts): every start and `npm run import` come through here.
  */
 export async function runMigrations(databaseUrl: string, migrationsFolder?: string): Promise<void> {
   const url = await resolveUrl(databaseUrl);
   await (await load()).runMigrations(url, migrationsFolder);
   await repairRadacctIndexesAt(url);
+  await repairDeferredIndexesAt(url);
 }
 
 /** DATA_DIR's empty cluster directory, placed as a start would, and the user who must own its files. */

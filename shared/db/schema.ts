@@ -412,6 +412,17 @@ export const importUsage = pgTable('import_usage', {
 });
 
 /**
+ * Indexes a bulk load dropped and has not built again yet, as pg_get_indexdef wrote them before the
+ * drop (shared/db/deferred-indexes.ts): the load builds them at its end, and a start after a load
+ * that died in between builds what is left here.
+ */
+export const deferredIndexes = pgTable('deferred_indexes', {
+  name: text('name').primaryKey(),
+  definition: text('definition').notNull(),
+  deferredAt: timestamp('deferred_at', { withTimezone: true }).notNull().defaultNow(),
+});
+
+/**
  * daily_usage summed per subscriber and UTC month (docs/reports.md, "Usage rollup"): the usage report
  * reads a month's row instead of its days (a year is 13 rows per subscriber, not 365). `days` counts
  * the daily rows summed, so a range knows who had usage in it. Kept by statement triggers on

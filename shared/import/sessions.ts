@@ -18,7 +18,6 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { sql } from 'drizzle-orm';
-import type { Pool, PoolClient } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { clientOf } from '../billing/pg';
 import type { Db, Tx } from '../db/client';
@@ -29,6 +28,7 @@ import {
   tryLockRadacctIndexes,
   unlockRadacctIndexes,
 } from '../db/radacct-indexes';
+import { estimatedRows, outweighs, poolOf } from './bulk-load';
 import { prof } from './profile';
 import { copyText, STAGED_COLUMNS } from './session-copy';
 import { rangeCount, SessionStage, stageTable } from './session-stage';
@@ -335,29 +335,9 @@ export async function importSessions(db: Db, reader: SessionReader, ctx: Session
 }
 
 /**
- * A load drops radacct's two random-order B-trees (radacct-indexes.ts) when it brings at least
- * BULK_FROM sessions and over twice what radacct holds: building them after costs a sort of every row,
- * writing them costs about half of each chunk's insert. Twice, not once: the source's count is an
- * estimate (InnoDB's), and a second run, whose sessions are all here already, must not rebuild them
- * for nothing.
+ * A load drops radacct's two random-order B-trees (radacct-indexes.ts) when its sessions outweigh
+ * what radacct holds (bulk-load.ts): writing them costs about half of each chunk's insert.
  */
-const BULK_FROM = 100_000;
-const dropsIndexes = (sessions: number, held: number) => sessions >= BULK_FROM && sessions > 2 * held;
-
-/**
- * radacct's rows as the planner estimates them: the last ANALYZE's rows per page times its pages now
- * (autovacuum may be off), or, never analyzed, its size over 250 bytes a row (more rows than it has:
- * the rule errs on keeping the indexes).
- */
-async function radacctRows(client: PoolClient): Promise<number> {
-  const { rows } = await client.query<{ n: number }>(`
-    select (case when c.reltuples > 0 and c.relpages > 0
-                 then c.reltuples / c.relpages * (pg_relation_size(c.oid) / current_setting('block_size')::int)
-                 else pg_relation_size(c.oid) / 250 end)::float8 as n
-      from pg_class c where c.oid = 'public.radacct'::regclass`);
-  return rows[0].n;
-}
-
 interface BulkLoad {
   /** The source's sessions, about (its estimate). */
   sessions: number;
@@ -380,7 +360,7 @@ async function prepareRadacct(db: Db, reader: SessionReader): Promise<BulkLoad |
       return undefined;
     }
     sessions = (await reader.estimate?.()) ?? 0;
-    if (!dropsIndexes(sessions, await radacctRows(client))) {
+    if (!outweighs(sessions, await estimatedRows(client, 'radacct'))) {
       await buildRadacctIndexes(client, await brokenRadacctIndexes(client));
       await unlockRadacctIndexes(client);
       client.release();
@@ -405,14 +385,6 @@ async function prepareRadacct(db: Db, reader: SessionReader): Promise<BulkLoad |
       client.release();
     },
   };
-}
-
-/** The pool behind `db`: the lock is held on one connection while the chunks take others. */
-function poolOf(db: Db): Pool {
-  const client = (db as unknown as { $client?: Pool }).$client;
-  if (!client || typeof client.connect !== 'function' || !('totalCount' in client))
-    throw new Error('the import needs a database on a pg Pool');
-  return client;
 }
 
 /**

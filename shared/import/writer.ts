@@ -28,6 +28,7 @@ import { writePlanGroupReply } from '../radius';
 import { loadSettings } from '../settings';
 import { normaliseOptionalPhone } from '../phone';
 import { retentionCutoff } from '../access/retention-cutoff';
+import { deferHistoryIndexes } from './bulk-load';
 import { prof } from './profile';
 import { importSessions, type SessionReader, type SessionTotals } from './sessions';
 import {
@@ -67,6 +68,11 @@ export interface WriteOptions {
   issuesFile?: string;
   /** The manager who started the import (POST /api/imports): the actor of its audit rows; none from the command line. */
   managerId?: number;
+  /**
+   * History rows from which the history tables' secondary indexes are left out during the load and
+   * built after it (bulk-load.ts; default BULK_FROM, 100,000).
+   */
+  bulkHistoryFrom?: number;
 }
 
 /** Decimal string -> minor units of `currency`; a reason when it is no amount or has sub-unit digits. */
@@ -559,6 +565,7 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
       country: settings.default_country,
       today,
       managerId: options.managerId ?? null,
+      numberTrigrams: true,
     };
     const batchSize = options.batchSize ?? 1000;
     // Progress counts the subscribers written, then the history rows gone through (written or not).
@@ -590,14 +597,24 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
       sessionsFailed = true;
     });
     try {
-      for await (const { rows, read } of historyBatches()) {
-        if (sessionsFailed) break;
-        if (rows.length) {
-          after.payments += await prof('batch:history:total', () =>
-            inBatchTransaction(db, `history rows #${rows[0].h.src.key}..`, (tx) => writeHistory(tx, ctx, rows)),
-          );
+      const deferred = await prof('history:index-drop', () =>
+        deferHistoryIndexes(db, scan.read, options.bulkHistoryFrom),
+      );
+      if (deferred) progress(`history: ${deferred.indexes.length} indexes left out during the load, built after it`);
+      ctx.numberTrigrams = !deferred?.indexes.includes(NUMBER_TRIGRAMS);
+      try {
+        for await (const { rows, read } of historyBatches()) {
+          if (sessionsFailed) break;
+          if (rows.length) {
+            after.payments += await prof('batch:history:total', () =>
+              inBatchTransaction(db, `history rows #${rows[0].h.src.key}..`, (tx) => writeHistory(tx, ctx, rows)),
+            );
+          }
+          await countWritten(read, 'history');
         }
-        await countWritten(read, 'history');
+      } finally {
+        // Built again whether the history went in whole or not: what it wrote is there either way.
+        if (deferred) await prof('history:index-build', () => deferred.finish());
       }
       if ((planned.length || entities.history.imported) && !sessionsFailed) {
         await prof('analyze', () => analyzeTables(db, 'written'));
@@ -870,6 +887,8 @@ interface BatchContext {
   country: string;
   today: string;
   managerId: number | null;
+  /** False while the number's trigram index is left out of the load (deferHistoryIndexes). */
+  numberTrigrams: boolean;
 }
 
 /**
@@ -1142,7 +1161,7 @@ function invoiceColumns(
  */
 async function insertInvoices(tx: Tx, ctx: BatchContext, c: InvoiceColumns): Promise<void> {
   const p = sql.param;
-  await withBulkTrigrams(tx, () =>
+  await withBulkTrigrams(tx, ctx.numberTrigrams, () =>
     prof('batch:invoices:insert', () =>
       tx.execute(sql`
     insert into invoices (id, invoice_number, subscriber_id, reseller_id, kind, amount, tax_rate, tax_amount, total,
@@ -1165,11 +1184,14 @@ async function insertInvoices(tx: Tx, ctx: BatchContext, c: InvoiceColumns): Pro
       from unnest(${p(c.ids)}::int[], ${p(c.descriptions)}::text[], ${p(c.amounts)}::bigint[]) as v(id, description, amount)`);
 }
 
+const NUMBER_TRIGRAMS = 'invoices_number_trgm';
+
 /** How long a batch waits for the number index's exclusive lock before it inserts without it. */
 const TRGM_LOCK_WAIT = '200ms';
 
 /**
- * Runs `insert` with GIN's fast update on for the number index, if the index's lock comes within
+ * Runs `insert` alone while the number index is left out of the load (`indexed` false). Otherwise
+ * runs it with GIN's fast update on for the number index, if the index's lock comes within
  * TRGM_LOCK_WAIT, then flushes the pending list and switches it off again; without the lock, `insert`
  * writes its trigrams row by row. The lock waits for every session that has touched invoices, and
  * one of those may wait for this batch's invoice counters (a consolidation reads invoices, then
@@ -1177,14 +1199,18 @@ const TRGM_LOCK_WAIT = '200ms';
  * lock, no other session holds any on the index, so none holding what the batch still needs can be
  * waiting for it.
  */
-async function withBulkTrigrams(tx: Tx, insert: () => Promise<unknown>): Promise<void> {
+async function withBulkTrigrams(tx: Tx, indexed: boolean, insert: () => Promise<unknown>): Promise<void> {
+  if (!indexed) {
+    await insert();
+    return;
+  }
   let bulk = true;
   await tx.execute(sql`savepoint invoices_trgm`);
   try {
     const prior = await tx.execute<{ prior: string }>(
       sql`select current_setting('lock_timeout') as prior, set_config('lock_timeout', ${TRGM_LOCK_WAIT}, true)`,
     );
-    await tx.execute(sql`alter index invoices_number_trgm set (fastupdate = on)`);
+    await tx.execute(sql`alter index ${sql.identifier(NUMBER_TRIGRAMS)} set (fastupdate = on)`);
     await tx.execute(sql`select set_config('lock_timeout', ${prior.rows[0].prior}, true)`);
     await tx.execute(sql`release savepoint invoices_trgm`);
   } catch (err) {
@@ -1196,7 +1222,7 @@ async function withBulkTrigrams(tx: Tx, insert: () => Promise<unknown>): Promise
   await insert();
   if (!bulk) return;
   await prof('batch:invoices:trigrams', () =>
-    tx.execute(sql`select gin_clean_pending_list('invoices_number_trgm'::regclass)`),
+    tx.execute(sql`select gin_clean_pending_list(${NUMBER_TRIGRAMS}::regclass)`),
   );
-  await tx.execute(sql`alter index invoices_number_trgm set (fastupdate = off)`);
+  await tx.execute(sql`alter index ${sql.identifier(NUMBER_TRIGRAMS)} set (fastupdate = off)`);
 }

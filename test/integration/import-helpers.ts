@@ -27,6 +27,7 @@ const TABLES = [
   'usage_seen',
   'fup_queue',
   'import_usage',
+  'deferred_indexes',
 ];
 
 /** Row counts of every table an import writes, plus a digest of their contents. */
