@@ -20,10 +20,11 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Client, Pool } from 'pg';
+import { Pool } from 'pg';
 import { createBackup } from '../shared/backup/backup';
 import { compareFigures, restoreBackup } from '../shared/backup/restore';
 import { intVar } from '../shared/config';
+import { withClientAt } from '../shared/db/client-at';
 import { runMigrations } from '../shared/db/database-setup';
 import { reusedStore, timedStep } from './load';
 import { seedBillingBase } from './seed-billing-base';
@@ -37,16 +38,6 @@ function withDb(url: string, name: string): string {
   const u = new URL(url);
   u.pathname = `/${name}`;
   return u.toString();
-}
-
-async function admin<T>(url: string, fn: (c: Client) => Promise<T>): Promise<T> {
-  const c = new Client({ connectionString: url });
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.end();
-  }
 }
 
 function tool(name: string, args: string[]): void {
@@ -70,7 +61,7 @@ async function main(): Promise<void> {
     ref: `${stamp}_ref`,
   };
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-backup-'));
-  await admin(server, async (c) => {
+  await withClientAt(server, async (c) => {
     for (const n of Object.values(names)) await c.query(`create database "${n}"`);
   });
   const source = reuse ? reusedStore('BENCH_BACKUP_REUSE', reuse).env.DATABASE_URL : withDb(server, names.source);
@@ -85,7 +76,7 @@ async function main(): Promise<void> {
         await pool.end();
       }
     }
-    const { version, subscribers, ledger } = await admin(source, async (c) => {
+    const { version, subscribers, ledger } = await withClientAt(source, async (c) => {
       const { rows } = await c.query<{ version: string; subscribers: number; ledger: number }>(
         `select current_setting('server_version') as version, (select count(*) from subscribers)::int as subscribers,
                 (select count(*) from transactions)::int as ledger`,
@@ -96,7 +87,9 @@ async function main(): Promise<void> {
       `${reuse ? `reusing ${reuse}:` : 'seeded'} ${subscribers} subscribers and ${ledger} ledger rows${reuse ? '' : ` in ${seconds(seedStart).toFixed(1)} s`} (PostgreSQL ${version}, ${os.cpus().length} cores)`,
     );
     const sizeOf = async (url: string) =>
-      admin(url, async (c) => Number((await c.query('select pg_database_size(current_database()) as b')).rows[0].b));
+      withClientAt(url, async (c) =>
+        Number((await c.query('select pg_database_size(current_database()) as b')).rows[0].b),
+      );
     console.log(`database size: ${((await sizeOf(source)) / 1e6).toFixed(1)} MB`);
     const step = async (label: string, run: () => Promise<unknown>) => (await timedStep(label, run)).seconds;
     const oursFile = path.join(dir, 'ours.backup');
@@ -141,7 +134,7 @@ async function main(): Promise<void> {
     );
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
-    await admin(server, async (c) => {
+    await withClientAt(server, async (c) => {
       for (const n of Object.values(names)) await c.query(`drop database if exists "${n}" with (force)`);
     });
   }

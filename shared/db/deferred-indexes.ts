@@ -9,7 +9,8 @@
  * Only indexes no constraint stands on and that check nothing (not unique): a load keeps every check.
  * Dropped and built CONCURRENTLY: the app goes on writing those tables meanwhile.
  */
-import { Client, type ClientBase } from 'pg';
+import type { ClientBase } from 'pg';
+import { withClientAt } from './client-at';
 import { secondaryIndexes } from './secondary-indexes';
 
 const LOCK = `hashtext('deferred_indexes')`;
@@ -81,12 +82,4 @@ export async function repairDeferredIndexes(client: ClientBase): Promise<string[
 }
 
 /** repairDeferredIndexes on a connection of its own to `url` (a start, after the migrations). */
-export async function repairDeferredIndexesAt(url: string): Promise<string[]> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await repairDeferredIndexes(client);
-  } finally {
-    await client.end();
-  }
-}
+export const repairDeferredIndexesAt = (url: string): Promise<string[]> => withClientAt(url, repairDeferredIndexes);

@@ -8,7 +8,8 @@
  * the start of every import. A load holds the advisory lock LOCK for as long as they are dropped, so
  * a repair meanwhile leaves them to it; the lock goes with its session when the process dies.
  */
-import { Client, type ClientBase } from 'pg';
+import type { ClientBase } from 'pg';
+import { withClientAt } from './client-at';
 
 export const RADACCT_BULK_INDEXES = [
   { name: 'radacct_username_start_idx', columns: 'username, acctstarttime' },
@@ -84,12 +85,4 @@ export async function repairRadacctIndexes(client: ClientBase): Promise<string[]
 }
 
 /** repairRadacctIndexes on a connection of its own to `url` (a start, after the migrations). */
-export async function repairRadacctIndexesAt(url: string): Promise<string[]> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await repairRadacctIndexes(client);
-  } finally {
-    await client.end();
-  }
-}
+export const repairRadacctIndexesAt = (url: string): Promise<string[]> => withClientAt(url, repairRadacctIndexes);
