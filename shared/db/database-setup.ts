@@ -2,8 +2,9 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { repoRoot } from '../paths';
 import { resolveUrl } from './hosts';
-import { repairDeferredIndexesAt } from './deferred-indexes';
-import { repairRadacctIndexesAt } from './radacct-indexes';
+import { withClientAt } from './client-at';
+import { repairDeferredIndexes } from './deferred-indexes';
+import { repairRadacctIndexes } from './radacct-indexes';
 
 export interface EmbeddedPostgresHandle {
   url: string;
@@ -65,8 +66,11 @@ export async function runningEmbeddedPostgres(opts: {
 export async function runMigrations(databaseUrl: string, migrationsFolder?: string): Promise<void> {
   const url = await resolveUrl(databaseUrl);
   await (await load()).runMigrations(url, migrationsFolder);
-  await repairRadacctIndexesAt(url);
-  await repairDeferredIndexesAt(url);
+  // Both on one connection of its own.
+  await withClientAt(url, async (client) => {
+    await repairRadacctIndexes(client);
+    await repairDeferredIndexes(client);
+  });
 }
 
 /** DATA_DIR's empty cluster directory, placed as a start would, and the user who must own its files. */

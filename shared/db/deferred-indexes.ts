@@ -10,7 +10,6 @@
  * Dropped and built CONCURRENTLY: the app goes on writing those tables meanwhile.
  */
 import type { ClientBase } from 'pg';
-import { withClientAt } from './client-at';
 import { secondaryIndexes } from './secondary-indexes';
 
 const LOCK = `hashtext('deferred_indexes')`;
@@ -80,6 +79,3 @@ export async function repairDeferredIndexes(client: ClientBase): Promise<string[
     await unlockDeferredIndexes(client);
   }
 }
-
-/** repairDeferredIndexes on a connection of its own to `url` (a start, after the migrations). */
-export const repairDeferredIndexesAt = (url: string): Promise<string[]> => withClientAt(url, repairDeferredIndexes);

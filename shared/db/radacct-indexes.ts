@@ -9,7 +9,6 @@
  * a repair meanwhile leaves them to it; the lock goes with its session when the process dies.
  */
 import type { ClientBase } from 'pg';
-import { withClientAt } from './client-at';
 
 export const RADACCT_BULK_INDEXES = [
   { name: 'radacct_username_start_idx', columns: 'username, acctstarttime' },
@@ -83,6 +82,3 @@ export async function repairRadacctIndexes(client: ClientBase): Promise<string[]
     await unlockRadacctIndexes(client);
   }
 }
-
-/** repairRadacctIndexes on a connection of its own to `url` (a start, after the migrations). */
-export const repairRadacctIndexesAt = (url: string): Promise<string[]> => withClientAt(url, repairRadacctIndexes);

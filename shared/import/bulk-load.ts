@@ -18,7 +18,7 @@ import {
  * rows are all here already, must not rebuild them for nothing.
  */
 export const BULK_FROM = 100_000;
-export const outweighs = (incoming: number, held: number) => incoming >= BULK_FROM && incoming > 2 * held;
+export const outweighs = (incoming: number, held: number, from = BULK_FROM) => incoming >= from && incoming > 2 * held;
 
 /**
  * A table's rows as the planner estimates them: the last ANALYZE's rows per page times its pages now
@@ -68,12 +68,13 @@ export async function deferHistoryIndexes(
   rows: number,
   bulkFrom = BULK_FROM,
 ): Promise<DeferredLoad | undefined> {
-  if (rows < bulkFrom) return undefined;
+  if (!outweighs(rows, 0, bulkFrom)) return undefined;
   const client = await poolOf(db).connect();
   let indexes: string[];
   try {
     const tables: string[] = [];
-    for (const table of HISTORY_TABLES) if (rows > 2 * (await estimatedRows(client, table))) tables.push(table);
+    for (const table of HISTORY_TABLES)
+      if (outweighs(rows, await estimatedRows(client, table), bulkFrom)) tables.push(table);
     if (!tables.length || !(await tryLockDeferredIndexes(client))) {
       client.release();
       return undefined;

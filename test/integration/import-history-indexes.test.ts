@@ -10,11 +10,12 @@ import { HISTORY_TABLES } from '../../shared/import/bulk-load';
 import { writeImport } from '../../shared/import/writer';
 import {
   deferIndexes,
-  repairDeferredIndexesAt,
+  repairDeferredIndexes,
   tryLockDeferredIndexes,
   unlockDeferredIndexes,
 } from '../../shared/db/deferred-indexes';
 import { secondaryIndexes } from '../../shared/db/secondary-indexes';
+import { withClientAt } from '../../shared/db/client-at';
 import { startTestApp, type TestApp } from '../helpers/app';
 
 const FIXTURES = path.join(__dirname, '../fixtures/import');
@@ -123,7 +124,7 @@ test('a start after a load that died in between builds what it recorded, invalid
       `update pg_index set indisvalid = false where indexrelid = 'invoice_payments_invoice_idx'::regclass`,
     );
     // The load is still running: a start leaves its indexes to it.
-    expect(await repairDeferredIndexesAt(t.databaseUrl)).toEqual([]);
+    expect(await withClientAt(t.databaseUrl, repairDeferredIndexes)).toEqual([]);
     expect(await recorded()).toEqual(['invoice_items_invoice_idx', 'invoice_payments_invoice_idx']);
     await unlockDeferredIndexes(load);
   } finally {
@@ -131,11 +132,11 @@ test('a start after a load that died in between builds what it recorded, invalid
     load.release(new Error('load stopped'));
   }
   // What a start does after its migrations (database-setup.ts).
-  expect(await repairDeferredIndexesAt(t.databaseUrl)).toEqual([
+  expect(await withClientAt(t.databaseUrl, repairDeferredIndexes)).toEqual([
     'invoice_items_invoice_idx',
     'invoice_payments_invoice_idx',
   ]);
   expect(await indexes()).toEqual(before);
   expect(await recorded()).toEqual([]);
-  expect(await repairDeferredIndexesAt(t.databaseUrl)).toEqual([]);
+  expect(await withClientAt(t.databaseUrl, repairDeferredIndexes)).toEqual([]);
 });

@@ -8,11 +8,12 @@
  */
 import {
   RADACCT_BULK_INDEXES,
-  repairRadacctIndexesAt,
+  repairRadacctIndexes,
   tryLockRadacctIndexes,
   unlockRadacctIndexes,
 } from '../../shared/db/radacct-indexes';
 import { importSessions, type ImportSession, type SessionReader } from '../../shared/import/sessions';
+import { withClientAt } from '../../shared/db/client-at';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { importSession } from '../helpers/import-session';
 import { seedPlan, seedReseller } from './billing-fixtures';
@@ -223,14 +224,14 @@ test('a start after a load stopped in between builds the missing and the invalid
   const loading = await t.pool.connect();
   try {
     expect(await tryLockRadacctIndexes(loading)).toBe(true);
-    expect(await repairRadacctIndexesAt(t.databaseUrl)).toEqual([]);
+    expect(await withClientAt(t.databaseUrl, repairRadacctIndexes)).toEqual([]);
     expect(await indexState()).toEqual([{ name: 'radacct_username_start_idx', valid: false }]);
     await unlockRadacctIndexes(loading);
   } finally {
     loading.release();
   }
   // What a start does after its migrations (database-setup.ts).
-  expect((await repairRadacctIndexesAt(t.databaseUrl)).sort()).toEqual([
+  expect((await withClientAt(t.databaseUrl, repairRadacctIndexes)).sort()).toEqual([
     'radacct_start_idx',
     'radacct_username_start_idx',
   ]);
