@@ -73,12 +73,20 @@ it('a delivery in flight when its process is killed arrives after the restart, o
   expect((await pool.query(`select count(*)::int as n from webhook_attempts`)).rows[0].n).toBe(0);
 
   rx.modes.set('/crash', 'ok');
+  // The lease above is the killed process's (1 s + 5 s). The restart's own attempt gets the usual
+  // timeout: on a loaded machine its first request (a cold fetch) can outlast 1 s, and a timed-out
+  // attempt would wait out the retry delay instead of proving the resend.
+  process.env.WEBHOOK_TIMEOUT_MS = '10000';
   restarted = await startTestApp({ databaseUrl });
   const delivered = await waitFor(
     'the delivery after the restart',
     async () => {
       const [d] = await restarted!.db.select().from(webhookDeliveries);
-      return d.status === 'succeeded' && d;
+      if (d.status !== 'succeeded') {
+        const { status, attempts, lastError, nextAttemptAt } = d;
+        throw new Error(`delivery ${JSON.stringify({ status, attempts, lastError, nextAttemptAt })}`);
+      }
+      return d;
     },
     30_000,
   );
