@@ -454,6 +454,7 @@ async function runMode(mode: Mode, vendor: string): Promise<void> {
         `  radclient -f -p 64, same ${COUNT} requests, same simulator: ${reference.toFixed(2)} s = ${(COUNT / reference).toFixed(0)} requests/s`,
       );
       console.log(`  radclient's requests per second: ${timeline(arrivals, radclientStart, 1000)}`);
+      console.log(`  radclient's per 100 ms: ${timeline(arrivals, radclientStart, 100)}`);
       console.log(
         `  radclient's last request at the NAS ${toLastRequest(arrivals, radclientStart).toFixed(2)} s after its start`,
       );
@@ -466,6 +467,7 @@ async function runMode(mode: Mode, vendor: string): Promise<void> {
     print('warm: the same job again', warm, nas, COUNT);
     console.log(`  last request at the NAS ${warmToLast.toFixed(2)} s after the bulk request`);
     console.log(`  requests reaching the NAS per second: ${timeline(arrivals, warm.startedAt, 1000)}`);
+    console.log(`  per 100 ms: ${timeline(arrivals, warm.startedAt, 100)}`);
     arrivals.length = 0;
     if (reference !== undefined)
       console.log(
