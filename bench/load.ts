@@ -4,7 +4,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
-import { Client } from 'pg';
+import { withClientAt } from '../shared/db/client-at';
 import { signToken } from '../shared/auth/jwt';
 import { loadConfig } from '../shared/config';
 import { startApp } from '../runtime/app';
@@ -155,13 +155,7 @@ export function startInProcessApp(
 
 /** One statement on its own connection, closed after (a server-wide command, a database created). */
 export async function runStatement(url: string, statement: string): Promise<void> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
+  await withClientAt(url, (client) => client.query(statement));
 }
 
 /**

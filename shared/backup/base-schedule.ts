@@ -3,7 +3,7 @@
  * one at start when the archive has none of this cluster younger than the interval (WAL alone
  * recovers nothing), then one every interval. One process owns an embedded cluster, so no lock.
  */
-import { Client } from 'pg';
+import { withClientAt } from '../db/client-at';
 import { listBaseBackups, takeBaseBackup, type BaseBackupOptions } from './base-backup';
 
 export interface BaseScheduleOptions extends BaseBackupOptions {
@@ -12,14 +12,11 @@ export interface BaseScheduleOptions extends BaseBackupOptions {
 }
 
 async function systemIdentifier(url: string): Promise<string> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<{ id: string }>('select system_identifier::text as id from pg_control_system()')).rows[0]
-      .id;
-  } finally {
-    await client.end();
-  }
+  return withClientAt(
+    url,
+    async (client) =>
+      (await client.query<{ id: string }>('select system_identifier::text as id from pg_control_system()')).rows[0].id,
+  );
 }
 
 /** Starts the schedule; the returned function stops it, waiting for a base backup under way. */

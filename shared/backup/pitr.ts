@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { Client } from 'pg';
+import { withClientAt } from '../db/client-at';
 import { prepareClusterDir, restoreCommand, startEmbeddedPostgres } from '../db/database-setup';
 import { listBaseBackups } from './base-backup';
 import { appTables, ledgerTotals, rowCounts } from './facts';
@@ -124,9 +124,7 @@ export async function recoverToTime(opts: RecoveryOptions): Promise<RecoveryResu
     await query(pg.adminUrl, 'alter system reset restore_command');
     await query(pg.adminUrl, 'alter system reset recovery_target_time');
     await query(pg.adminUrl, 'alter system reset recovery_target_action');
-    const client = new Client({ connectionString: pg.url });
-    await client.connect();
-    try {
+    return await withClientAt(pg.url, async (client) => {
       await client.query('begin isolation level repeatable read read only');
       const tables = await appTables(client);
       const rows = await rowCounts(client, tables);
@@ -140,20 +138,12 @@ export async function recoverToTime(opts: RecoveryOptions): Promise<RecoveryResu
         rows,
         ledger,
       };
-    } finally {
-      await client.end();
-    }
+    });
   } finally {
     await pg.stop();
   }
 }
 
 async function query<T extends object>(url: string, sql: string): Promise<T[]> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<T>(sql)).rows;
-  } finally {
-    await client.end();
-  }
+  return withClientAt(url, async (client) => (await client.query<T>(sql)).rows);
 }

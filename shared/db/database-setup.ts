@@ -66,7 +66,7 @@ export async function runningEmbeddedPostgres(opts: {
 export async function runMigrations(databaseUrl: string, migrationsFolder?: string): Promise<void> {
   const url = await resolveUrl(databaseUrl);
   await (await load()).runMigrations(url, migrationsFolder);
-  // Both on one connection of its own.
+  // One connection for both: a start opens no more than it needs.
   await withClientAt(url, async (client) => {
     await repairRadacctIndexes(client);
     await repairDeferredIndexes(client);
