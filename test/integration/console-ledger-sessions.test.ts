@@ -109,6 +109,8 @@ it('shows the ledger with its totals, filters it and downloads its CSV', async (
 
 it('lists the live session, refreshes, and disconnects a selection through the bulk action', async () => {
   await page.getByRole('link', { name: 'Live sessions' }).click();
+  // The sessions page first: until it renders, the ledger's own omar@isp row still matches.
+  await page.getByText('Refreshes every 10 seconds.').waitFor();
   const row = page.getByRole('row').filter({ hasText: 'omar@isp' });
   await row.waitFor();
   const text = await row.textContent();
@@ -116,7 +118,6 @@ it('lists the live session, refreshes, and disconnects a selection through the b
   expect(text).toContain('100.64.5.5');
   expect(text).toContain('AA:00:00:00:00:05');
   expect(text).toContain('2h 0m');
-  await page.getByText('Refreshes every 10 seconds.').waitFor();
   await axeScan(page, 'live sessions');
 
   await row.getByRole('checkbox').check();
