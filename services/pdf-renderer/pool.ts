@@ -191,7 +191,9 @@ export class RenderPool {
       await page.setViewportSize({ width: widthPx, height: 1 });
       if (slot.owner === attempt) slot.viewportWidth = widthPx;
     }
-    await page.setContent(job.html, { waitUntil: waitUntilFor(job.html), timeout: this.opts.timeoutMs });
+    // No timeout of its own: the render's deadline (renderOn) governs. With the same timeout here,
+    // Playwright's timer could fire first and its TimeoutError escaped the hung-browser handling.
+    await page.setContent(job.html, { waitUntil: waitUntilFor(job.html), timeout: 0 });
     let heightMm = job.heightMm;
     if (heightMm === null) {
       const px = Number(await page.evaluate('Math.ceil(document.documentElement.getBoundingClientRect().height)'));
