@@ -374,7 +374,7 @@ describe('Accounting', () => {
     // the row that evaluation holds (SKIP LOCKED), so wait for the outcome rather than for our run.
     expect((await api.post(`/api/subscribers/${s.id}/topup-data`, { gb: 5 }, { token: admin })).status).toBe(200);
     await runUsage();
-    await waitFor('the top-up lowering the level to 1', async () => (await detail(s.id)).data.fup_level === 1, 5_000);
+    await waitFor('the top-up lowering the level to 1', async () => (await detail(s.id)).data.fup_level === 1);
 
     // reset-fup: daily counter and level to 0 at once (monthly untouched), plan rate back by CoA.
     expect((await api.post(`/api/subscribers/${s.id}/reset-fup`, {}, { token: admin })).status).toBe(200);

@@ -245,18 +245,25 @@ describe('GET /api/dashboard', () => {
         const server = d.nas.find((x: { ip_address: string }) => x.ip_address === nasIp);
         expect(server.online).toBe(await onlineOn(pathLike));
       }
+      const sqlAge = () =>
+        one(
+          `select case when bool_or(acctstoptime is null)
+                       then floor(extract(epoch from now() - max(coalesce(acctupdatetime, acctstarttime)))) end
+             from radacct where nasipaddress = $1`,
+          [nasIp],
+        );
+      // Read before and after the dashboard: on a loaded machine a second can pass in between.
+      const before = await sqlAge();
       const nas = (await api.get('/api/dashboard', { token: admin })).body.data.nas.find(
         (x: { ip_address: string }) => x.ip_address === nasIp,
       );
+      const after = await sqlAge();
       expect(nas.online).toBe(await onlineOn(null));
-      const age = await one(
-        `select case when bool_or(acctstoptime is null)
-                     then floor(extract(epoch from now() - max(coalesce(acctupdatetime, acctstarttime)))) end
-           from radacct where nasipaddress = $1`,
-        [nasIp],
-      );
-      if (nas.last_packet_age_seconds === null) expect(age).toBe(0);
-      else expect(Math.abs(nas.last_packet_age_seconds - age)).toBeLessThanOrEqual(1);
+      if (nas.last_packet_age_seconds === null) expect(after).toBe(0);
+      else {
+        expect(nas.last_packet_age_seconds).toBeGreaterThanOrEqual(before);
+        expect(nas.last_packet_age_seconds).toBeLessThanOrEqual(after);
+      }
       return nas.last_packet_age_seconds as number | null;
     };
     try {
@@ -277,12 +284,14 @@ describe('GET /api/dashboard', () => {
       expect(await check()).toBeGreaterThanOrEqual(2 * 3600 - 1);
       expect(await onlineOn(null)).toBe(3);
       // Interim-Updates raise the last packet; the counts stay.
+      const updatedAt = Date.now();
       await t.pool.query(
         `update radacct set acctupdatetime = now() - interval '10 minutes', acctinputoctets = 100 where acctuniqueid = 'mv-2'`,
       );
       const age = await check();
       expect(age).toBeGreaterThanOrEqual(599);
-      expect(age).toBeLessThanOrEqual(601);
+      // check() itself takes a while on a loaded machine: the age grows by that much.
+      expect(age).toBeLessThanOrEqual(601 + Math.ceil((Date.now() - updatedAt) / 1000));
       // Stops (one alone, two in one statement) and two closed sessions removed, one of days ago.
       await t.pool.query(`update radacct set acctstoptime = now() - interval '1 hour' where acctuniqueid = 'mv-1'`);
       await t.pool.query(
