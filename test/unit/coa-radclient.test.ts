@@ -10,11 +10,21 @@ import { NasSimulator } from '../sim/nas-simulator';
 const RADCLIENT = process.env.RADCLIENT ?? '/usr/bin/radclient';
 const SECRET = 'interop-secret';
 
-function radclient(port: number, command: 'disconnect' | 'coa', attributes: string, secret = SECRET): Promise<string> {
+/**
+ * One try; the answer awaited `timeoutS`. The simulator answers on this jest worker, which a
+ * loaded CI run can keep from it for more than a second; the cases that expect no answer wait 1 s.
+ */
+function radclient(
+  port: number,
+  command: 'disconnect' | 'coa',
+  attributes: string,
+  secret = SECRET,
+  timeoutS = 10,
+): Promise<string> {
   return new Promise((resolve) => {
     const child = execFile(
       RADCLIENT,
-      ['-x', '-r', '1', '-t', '1', `127.0.0.1:${port}`, command, secret],
+      ['-x', '-r', '1', '-t', String(timeoutS), `127.0.0.1:${port}`, command, secret],
       (_err, stdout, stderr) => resolve(stdout + stderr),
     );
     child.stdin!.end(attributes);
@@ -61,7 +71,9 @@ it("reads Mikrotik-Rate-Limit from radclient's CoA-Request (vendor 14988, attrib
 
 it('drops a request signed with another secret, and a silent user gets no answer', async () => {
   const before = sim.stats.invalid;
-  expect(await radclient(sim.port, 'disconnect', 'User-Name = "x"\n', 'wrong-secret')).toMatch(/No reply from server/);
+  expect(await radclient(sim.port, 'disconnect', 'User-Name = "x"\n', 'wrong-secret', 1)).toMatch(
+    /No reply from server/,
+  );
   expect(sim.stats.invalid).toBeGreaterThan(before);
-  expect(await radclient(sim.port, 'disconnect', 'User-Name = "quiet"\n')).toMatch(/No reply from server/);
+  expect(await radclient(sim.port, 'disconnect', 'User-Name = "quiet"\n', SECRET, 1)).toMatch(/No reply from server/);
 });

@@ -243,7 +243,8 @@ function radclient(port: number, attributes: string): Promise<string> {
   return new Promise((resolve) => {
     const child = execFile(
       'radclient',
-      ['-x', '-r', '1', '-t', '2', `127.0.0.1:${port}`, 'coa', SECRET],
+      // The simulator answers on this jest worker, which a loaded CI run kept from it for over 2 s.
+      ['-x', '-r', '1', '-t', '10', `127.0.0.1:${port}`, 'coa', SECRET],
       (_err, stdout, stderr) => resolve(stdout + stderr),
     );
     child.stdin!.end(attributes);
