@@ -4,7 +4,8 @@
  * again with 10% of the requests unanswered (retransmits, then the RouterOS API fallback kick).
  * The app runs in a child process, so its CPU seconds are its own; the simulators run here.
  * With radclient installed, the same 5,000 Disconnect-Requests are sent by one `radclient -f -p 64`
- * against the same simulator, and the ratio is printed, with both timelines (requests per 100 ms).
+ * against the same simulator, and the ratio is printed, with both timelines (requests per 100 ms,
+ * and the requests the NAS held per 50 ms over the first 400).
  * One radclient pass before the app's first job warms the simulator (its time printed, not the reference).
  *
  * Environment (all optional):
@@ -99,6 +100,18 @@ function startChild(extra: NodeJS.ProcessEnv): Promise<Child> {
   });
 }
 
+/** Until the gateway knows every unit's routes (services/gateway/readiness.ts). */
+async function untilReady(baseUrl: string): Promise<void> {
+  for (const deadline = Date.now() + 60_000; ;) {
+    const ok = await fetch(`${baseUrl}/health`)
+      .then((r) => r.ok)
+      .catch(() => false);
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error('the gateway did not become ready in 60 s');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 /**
  * One process with `services` ('' = every unit), or with a transporter one process per unit, the
  * gateway last: each of the others applies the migrations in turn before the next starts.
@@ -106,6 +119,9 @@ function startChild(extra: NodeJS.ProcessEnv): Promise<Child> {
 async function startServer(extra: NodeJS.ProcessEnv, services: string, transporter?: string): Promise<Server> {
   if (!transporter) {
     const one = await startChild({ ...extra, SERVICES: services });
+    // Asked as in the other mode, and as an orchestrator would: the first bulk request found this
+    // process's fetch not yet loaded, 7.6 ms of the driver's own start counted as the app's.
+    await untilReady(one.baseUrl!);
     return { children: [one], coa: one.child, baseUrl: one.baseUrl!, databaseUrl: one.databaseUrl };
   }
   const namespace = `bench-coa-${process.pid}-${Date.now().toString(36)}`;
@@ -127,15 +143,7 @@ async function startServer(extra: NodeJS.ProcessEnv, services: string, transport
     throw err;
   }
   const gateway = children.find((c) => c.baseUrl)!;
-  // Ready once the gateway knows every unit's routes (services/gateway/readiness.ts).
-  for (const deadline = Date.now() + 60_000; ;) {
-    const ok = await fetch(`${gateway.baseUrl}/health`)
-      .then((r) => r.ok)
-      .catch(() => false);
-    if (ok) break;
-    if (Date.now() > deadline) throw new Error('the gateway did not become ready in 60 s');
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await untilReady(gateway.baseUrl!);
   const coa = children[services.split(',').indexOf('network-access')].child;
   return { children, coa, baseUrl: gateway.baseUrl!, databaseUrl: gateway.databaseUrl };
 }
@@ -323,6 +331,29 @@ function print(label: string, r: RunResult, nas: NasSimulator, count: number): v
 }
 
 /**
+ * Requests held by the NAS, on average, in each 50 ms of the first 400 after `t0`, and how much later
+ * than LATENCY_MS it answered them: a client that keeps the NAS full holds 64 there; fewer, with
+ * answers on time, is a client that did not send (issue 41, docs/network-access.md).
+ */
+function ramp(answers: [number, number][], t0: number): string {
+  const out: string[] = [];
+  for (let lo = t0; lo < t0 + 400; lo += 50) {
+    let held = 0;
+    let late = 0;
+    let arrived = 0;
+    for (const [at, answered] of answers) {
+      held += Math.max(0, Math.min(answered, lo + 50) - Math.max(at, lo));
+      if (at >= lo && at < lo + 50) {
+        arrived++;
+        late += answered - at - LATENCY_MS;
+      }
+    }
+    out.push(`${(held / 50).toFixed(0)}${arrived ? `/${(late / arrived).toFixed(1)}` : ''}`);
+  }
+  return out.join(' ');
+}
+
+/**
  * Requests reaching the NAS per bucket of `ms` from `t0` (first transmissions: the simulator answers
  * duplicates itself): where the window ran empty, or fell to a pacing floor. 64 in flight at 30 ms
  * is at most 213 per 100 ms.
@@ -398,6 +429,7 @@ async function runMode(mode: Mode, vendor: string): Promise<void> {
   // 10% of the users (every tenth) silent in the second run; the router API knows their sessions.
   let silent = false;
   const arrivals: number[] = [];
+  const answers: [number, number][] = [];
   let nas: NasSimulator | undefined;
   let ros: RouterOsSimulator | undefined;
   let server: Server | undefined;
@@ -412,6 +444,7 @@ async function runMode(mode: Mode, vendor: string): Promise<void> {
           ? 'silent'
           : 'ack';
       },
+      onAnswered: (at, answered) => answers.push([at, answered]),
     }).start();
     ros = await new RouterOsSimulator({ ...API, emptyReply: true }).start();
     server = await startServer(extra, mode.services, mode.transporter);
@@ -439,13 +472,16 @@ async function runMode(mode: Mode, vendor: string): Promise<void> {
       console.log(`  the NAS simulator warmed by one radclient pass (not the reference): ${nasWarmup.toFixed(2)} s`);
     nas.resetStats();
     arrivals.length = 0;
+    answers.length = 0;
     const first = await run(server, pool, nas, ids, token);
     const firstToLast = toLastRequest(arrivals, first.startedAt);
     print('the first bulk disconnect after start (all answered)', first, nas, COUNT);
     console.log(`  last request at the NAS ${firstToLast.toFixed(2)} s after the bulk request`);
     console.log(`  requests reaching the NAS per second: ${timeline(arrivals, first.startedAt, 1000)}`);
     console.log(`  per 100 ms: ${timeline(arrivals, first.startedAt, 100)}`);
+    console.log(`  held at the NAS per 50 ms, first 400 ms (/ ms answered late): ${ramp(answers, first.startedAt)}`);
     arrivals.length = 0;
+    answers.length = 0;
     const radclientStart = performance.now();
     const reference = await radclientReference(nas.port, COUNT);
     if (reference === undefined) console.log(`  radclient not found at ${RADCLIENT}: no reference run`);
@@ -455,6 +491,7 @@ async function runMode(mode: Mode, vendor: string): Promise<void> {
       );
       console.log(`  radclient's requests per second: ${timeline(arrivals, radclientStart, 1000)}`);
       console.log(`  radclient's per 100 ms: ${timeline(arrivals, radclientStart, 100)}`);
+      console.log(`  radclient's held at the NAS per 50 ms, first 400 ms: ${ramp(answers, radclientStart)}`);
       console.log(
         `  radclient's last request at the NAS ${toLastRequest(arrivals, radclientStart).toFixed(2)} s after its start`,
       );
@@ -462,13 +499,16 @@ async function runMode(mode: Mode, vendor: string): Promise<void> {
     const referenceToLast = toLastRequest(arrivals, radclientStart);
     nas.resetStats();
     arrivals.length = 0;
+    answers.length = 0;
     const warm = await run(server, pool, nas, ids, token);
     const warmToLast = toLastRequest(arrivals, warm.startedAt);
     print('warm: the same job again', warm, nas, COUNT);
     console.log(`  last request at the NAS ${warmToLast.toFixed(2)} s after the bulk request`);
     console.log(`  requests reaching the NAS per second: ${timeline(arrivals, warm.startedAt, 1000)}`);
     console.log(`  per 100 ms: ${timeline(arrivals, warm.startedAt, 100)}`);
+    console.log(`  held at the NAS per 50 ms, first 400 ms (/ ms answered late): ${ramp(answers, warm.startedAt)}`);
     arrivals.length = 0;
+    answers.length = 0;
     if (reference !== undefined)
       console.log(
         `\n  RATIO bulk path / radclient, to the last request at the NAS (the issue's measure): first job after start ${(firstToLast / referenceToLast).toFixed(2)} (headline), warm ${(warmToLast / referenceToLast).toFixed(2)}` +
@@ -479,6 +519,7 @@ async function runMode(mode: Mode, vendor: string): Promise<void> {
     silent = true;
     nas.resetStats();
     arrivals.length = 0;
+    answers.length = 0;
     for (let i = 0; i < COUNT; i += Math.round(100 / SILENT_PERCENT))
       ros.addSession({ name: username(i), address: `100.64.0.${i & 255}` });
     const lossy = await run(server, pool, nas, ids, token);

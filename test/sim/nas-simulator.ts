@@ -37,6 +37,8 @@ export interface NasSimulatorOptions {
   port?: number;
   latencyMs?: number | ((req: SimRequest) => number);
   answer?: (req: SimRequest) => SimAnswer;
+  /** Each answer as it leaves: when its request arrived and when it was answered (performance.now()). */
+  onAnswered?: (receivedAt: number, answeredAt: number) => void;
 }
 
 export interface NasSimulatorStats {
@@ -158,6 +160,7 @@ export class NasSimulator {
       this.stats.answered++;
       this.stats.lastAt = performance.now();
       this.stats.heldMs += this.stats.lastAt - receivedAt;
+      this.options.onAnswered?.(receivedAt, this.stats.lastAt);
       this.replies.set(key, reply);
       this.socket.send(reply, from.port, from.address);
     }, latency);
