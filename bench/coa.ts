@@ -19,6 +19,7 @@
  *   BENCH_COA_IN_FLIGHT 64 (coa_max_in_flight_per_nas)                  RADCLIENT /usr/bin/radclient
  *   BENCH_COA_CPU_PROF a folder: each app process writes its V8 CPU profile there when it stops
  *   BENCH_COA_NODE_ARGS node/V8 flags for every app process, space-separated (e.g. --trace-gc)
+ *   BENCH_COA_STARTS 1 (fresh app starts per mode and vendor; the last lines give each one's median)
  */
 import { execFile, fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -36,12 +37,20 @@ import { scratchDataDir } from './scratch';
 
 const env = (name: string, fallback: number, min = 1) => intVar(process.env, name, fallback, min);
 const COUNT = env('BENCH_COA', 5000);
+/** Fresh app starts per mode and vendor: the headline is one start's figure, and one host's starts spread by 0.05. */
+const STARTS = env('BENCH_COA_STARTS', 1);
 const LATENCY_MS = env('BENCH_COA_LATENCY_MS', 30, 0);
 const SILENT_PERCENT = env('BENCH_COA_SILENT_PERCENT', 10, 0);
 const IN_FLIGHT = env('BENCH_COA_IN_FLIGHT', 64);
 const RADCLIENT = process.env.RADCLIENT || '/usr/bin/radclient';
 const SECRET = 'bench-coa-secret';
 const API = { username: 'bench', password: 'bench-api-pass' };
+
+/** A start's two figures against radclient in the same run (the issue's measure). */
+interface Ratios {
+  first: number;
+  warm: number;
+}
 
 interface CoaStats {
   peaks: Record<string, number>;
@@ -421,7 +430,7 @@ function embeddedStore(): { env: NodeJS.ProcessEnv; dispose(): Promise<void> } {
 }
 
 /** One mode: its own app and database, the simulators of the driver. */
-async function runMode(mode: Mode, vendor: string): Promise<void> {
+async function runMode(mode: Mode, vendor: string): Promise<Ratios | undefined> {
   console.log(`
 === ${mode.label}, NAS vendor ${vendor} ===`);
   const store = mode.external ? await scratchStore('coa') : embeddedStore();
@@ -509,13 +518,17 @@ async function runMode(mode: Mode, vendor: string): Promise<void> {
     console.log(`  held at the NAS per 50 ms, first 400 ms (/ ms answered late): ${ramp(answers, warm.startedAt)}`);
     arrivals.length = 0;
     answers.length = 0;
-    if (reference !== undefined)
+    const ratios =
+      reference === undefined
+        ? undefined
+        : { first: firstToLast / referenceToLast, warm: warmToLast / referenceToLast };
+    if (ratios && reference !== undefined)
       console.log(
-        `\n  RATIO bulk path / radclient, to the last request at the NAS (the issue's measure): first job after start ${(firstToLast / referenceToLast).toFixed(2)} (headline), warm ${(warmToLast / referenceToLast).toFixed(2)}` +
+        `\n  RATIO bulk path / radclient, to the last request at the NAS (the issue's measure): first job after start ${ratios.first.toFixed(2)} (headline), warm ${ratios.warm.toFixed(2)}` +
           `\n  RATIO to every outcome written / radclient's exit: first job ${(first.seconds / reference).toFixed(2)}, warm ${(warm.seconds / reference).toFixed(2)}`,
       );
 
-    if (SILENT_PERCENT === 0) return;
+    if (SILENT_PERCENT === 0) return ratios;
     silent = true;
     nas.resetStats();
     arrivals.length = 0;
@@ -528,6 +541,7 @@ async function runMode(mode: Mode, vendor: string): Promise<void> {
     console.log(
       `  RouterOS API: ${ros.stats.connections} connection(s), ${ros.stats.commands.filter((c) => c === '/ppp/active/remove').length} sessions removed`,
     );
+    return ratios;
   } finally {
     // Everything started is stopped, whatever failed: an app that died at start used to leave the
     // simulators listening, and the bench hung instead of exiting.
@@ -571,7 +585,32 @@ async function main(): Promise<void> {
       external: true,
       transporter: process.env.TRANSPORTER || 'nats://127.0.0.1:4222',
     });
-  for (const vendor of vendors) for (const mode of modes) await runMode(mode, vendor);
+  const summary: string[] = [];
+  for (const vendor of vendors)
+    for (const mode of modes) {
+      const runs: Ratios[] = [];
+      for (let i = 0; i < STARTS; i++) {
+        const ratios = await runMode(mode, vendor);
+        if (ratios) runs.push(ratios);
+      }
+      if (runs.length) summary.push(`  ${mode.label}, ${vendor}: ${spread(runs)}`);
+    }
+  if (summary.length)
+    console.log(`\nRATIO to the last request at the NAS over ${STARTS} start(s) each:\n${summary.join('\n')}`);
+}
+
+/** Median and range of the first jobs' ratios over fresh starts (one host's runs spread by 0.05), and the warm median. */
+function spread(runs: Ratios[]): string {
+  const median = (xs: number[]) => {
+    const sorted = [...xs].sort((a, b) => a - b);
+    const mid = sorted.length >> 1;
+    return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  };
+  const firsts = runs.map((r) => r.first);
+  return (
+    `first job after start median ${median(firsts).toFixed(3)} (${Math.min(...firsts).toFixed(2)} to ` +
+    `${Math.max(...firsts).toFixed(2)}), warm median ${median(runs.map((r) => r.warm)).toFixed(3)}`
+  );
 }
 
 runBench(main, serve);
