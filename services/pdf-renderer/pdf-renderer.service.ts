@@ -32,7 +32,10 @@ function reportQueue({ queued, idle, concurrency }: PoolStatus): void {
 export function createPdfRendererService(
   overrides: Partial<RendererOptions> & { executablePath?: string } = {},
 ): ServiceSchema {
-  let pool: RendererThread | undefined;
+  // One schema serves every broker of the process (services/pdf-renderer/index.ts), so each
+  // service instance keeps its own thread: kept in the closure, a second broker's replaced the
+  // first's, which then outlived its broker's stop with its Chromium (tests start two apps).
+  const pools = new WeakMap<Service, RendererThread>();
 
   return {
     name: 'pdf-renderer',
@@ -41,8 +44,9 @@ export function createPdfRendererService(
         visibility: 'public',
         // Same HTML, same PDF: a caller whose replica died retries on another (moleculer.config.ts).
         idempotent: true,
-        async handler(ctx: Context<RenderParams>): Promise<Readable> {
+        async handler(this: Service, ctx: Context<RenderParams>): Promise<Readable> {
           const { html, paper } = ctx.params;
+          const pool = pools.get(this);
           if (typeof html !== 'string' || !html) throw fail('htmlMissing');
           if (!isPaperSize(paper)) throw fail('paperInvalid');
           if (!pool) throw fail('rendererNotRunning');
@@ -68,18 +72,23 @@ export function createPdfRendererService(
       /** Browser pid, generation and queue depth: for health checks and the crash-recovery test. */
       status: {
         visibility: 'public',
-        handler: () => pool?.status() ?? null,
+        handler(this: Service) {
+          return pools.get(this)?.status() ?? null;
+        },
       },
     },
     async started(this: Service) {
       // The pool runs in a worker thread (renderer-thread.ts), which starts launching the browser.
       // Fails the start with a message naming the fix when no Chromium exists.
-      pool = await RendererThread.start({ ...rendererOptionsFromEnv(), ...overrides }, this.logger, reportQueue);
+      pools.set(
+        this,
+        await RendererThread.start({ ...rendererOptionsFromEnv(), ...overrides }, this.logger, reportQueue),
+      );
     },
-    async stopped() {
-      const p = pool;
-      pool = undefined;
-      await p?.stop();
+    async stopped(this: Service) {
+      const pool = pools.get(this);
+      pools.delete(this);
+      await pool?.stop();
     },
   };
 }

@@ -14,6 +14,7 @@ import { CancelPendingAnnouncement } from '../../moleculer.config';
 import { createPdfRendererService } from '../../services/pdf-renderer/pdf-renderer.service';
 import { ApiError } from '../../shared/errors';
 import { repoRoot } from '../../shared/paths';
+import { waitFor } from '../helpers/wait';
 import { pdfText } from './documents-fixtures';
 
 const execFileAsync = promisify(execFile);
@@ -154,6 +155,51 @@ describe('browser crash', () => {
     expect(status.generation).toBe(before.generation + 1);
     expect(status.restarts).toBe(1);
     expect(status.pid).not.toBe(before.pid);
+  });
+});
+
+describe('one schema on two brokers (two apps in one process)', () => {
+  const running = new Set<ServiceBroker>();
+  afterAll(() => Promise.all([...running].map((b) => b.stop())));
+  const stop = async (broker: ServiceBroker) => {
+    running.delete(broker);
+    await broker.stop();
+  };
+
+  const alive = (pid: number): boolean => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  it("each broker's stop ends its own renderer's browser, not the other's", async () => {
+    const schema = createPdfRendererService({ concurrency: 1 });
+    const brokers: ServiceBroker[] = [];
+    for (let i = 0; i < 2; i++) {
+      const broker = new ServiceBroker({ logger: false, validator: false });
+      broker.createService(schema);
+      running.add(broker);
+      await broker.start();
+      brokers.push(broker);
+    }
+    const [first, second] = await Promise.all(
+      brokers.map((b) => waitFor('a browser pid', async () => (await b.call<Status>('pdf-renderer.status'))?.pid)),
+    );
+    expect(first).not.toBe(second);
+
+    await stop(brokers[0]);
+    await waitFor("the first broker's browser gone", () => !alive(first));
+    expect(alive(second)).toBe(true);
+    const after = await readAll(
+      await brokers[1].call<Readable, object>('pdf-renderer.render', { html: '<p>still serving</p>', paper: 'A6' }),
+    );
+    expect(await pdfText(after.bytes)).toContain('still serving');
+
+    await stop(brokers[1]);
+    await waitFor("the second broker's browser gone", () => !alive(second));
   });
 });
 
