@@ -32,7 +32,7 @@ import { intVar, loadConfig, parseEncryptionKey } from '../shared/config';
 import { startApp, type App } from '../runtime/app';
 import { NasSimulator } from '../test/sim/nas-simulator';
 import { RouterOsSimulator } from '../test/sim/routeros-simulator';
-import { benchEnv, runBench, scratchStore } from './load';
+import { benchEnv, median, runBench, scratchStore } from './load';
 import { scratchDataDir } from './scratch';
 
 const env = (name: string, fallback: number, min = 1) => intVar(process.env, name, fallback, min);
@@ -518,15 +518,14 @@ async function runMode(mode: Mode, vendor: string): Promise<Ratios | undefined> 
     console.log(`  held at the NAS per 50 ms, first 400 ms (/ ms answered late): ${ramp(answers, warm.startedAt)}`);
     arrivals.length = 0;
     answers.length = 0;
-    const ratios =
-      reference === undefined
-        ? undefined
-        : { first: firstToLast / referenceToLast, warm: warmToLast / referenceToLast };
-    if (ratios && reference !== undefined)
+    let ratios: Ratios | undefined;
+    if (reference !== undefined) {
+      ratios = { first: firstToLast / referenceToLast, warm: warmToLast / referenceToLast };
       console.log(
         `\n  RATIO bulk path / radclient, to the last request at the NAS (the issue's measure): first job after start ${ratios.first.toFixed(2)} (headline), warm ${ratios.warm.toFixed(2)}` +
           `\n  RATIO to every outcome written / radclient's exit: first job ${(first.seconds / reference).toFixed(2)}, warm ${(warm.seconds / reference).toFixed(2)}`,
       );
+    }
 
     if (SILENT_PERCENT === 0) return ratios;
     silent = true;
@@ -601,11 +600,6 @@ async function main(): Promise<void> {
 
 /** Median and range of the first jobs' ratios over fresh starts (one host's runs spread by 0.05), and the warm median. */
 function spread(runs: Ratios[]): string {
-  const median = (xs: number[]) => {
-    const sorted = [...xs].sort((a, b) => a - b);
-    const mid = sorted.length >> 1;
-    return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-  };
   const firsts = runs.map((r) => r.first);
   return (
     `first job after start median ${median(firsts).toFixed(3)} (${Math.min(...firsts).toFixed(2)} to ` +
