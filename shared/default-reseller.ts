@@ -15,14 +15,25 @@ import { loadSettings, saveSettings } from './settings';
 
 export const DEFAULT_RESELLER_NAME = 'Direct subscribers';
 
-/** The default reseller's id, created (under a lock, so two first creates make one) when missing. */
+/** The recorded default reseller's id, if it still exists. */
+async function recorded(tx: Tx): Promise<number | null> {
+  const { default_reseller_id: id } = await loadSettings(tx, ['default_reseller_id']);
+  if (id === null) return null;
+  const [found] = await tx.select({ id: resellers.id }).from(resellers).where(eq(resellers.id, id));
+  return found?.id ?? null;
+}
+
+/**
+ * The default reseller's id, created when missing. Only the creation takes the lock (so two first
+ * creates make one): held by every direct create until its commit, it made them one at a time.
+ */
 export async function defaultReseller(tx: Tx, auth: Auth): Promise<number> {
+  const existing = await recorded(tx);
+  if (existing !== null) return existing;
   await tx.execute(sql`select pg_advisory_xact_lock(hashtext('resellers.default'))`);
-  const { default_reseller_id: id, currency } = await loadSettings(tx, ['default_reseller_id', 'currency']);
-  if (id !== null) {
-    const [found] = await tx.select({ id: resellers.id }).from(resellers).where(eq(resellers.id, id));
-    if (found) return found.id;
-  }
+  const again = await recorded(tx);
+  if (again !== null) return again;
+  const { currency } = await loadSettings(tx, ['currency']);
   const [inserted] = await tx
     .insert(resellers)
     .values({ name: DEFAULT_RESELLER_NAME, parentId: null, path: '', currency })

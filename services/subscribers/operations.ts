@@ -401,13 +401,25 @@ export async function checkServiceLimits(
 ): Promise<{ ok: SubscriberRow[]; failed: Failed[] }> {
   const resellerIds = [...new Set(rows.map((r) => r.resellerId))].sort((a, b) => a - b);
   if (resellerIds.length === 0) return { ok: [], failed: [] };
+  // Shared, so a limit cannot change or go while this transaction counts against it; a capped one
+  // is also counted under its own lock, in id order, so two writers cannot both take its last
+  // place. An uncapped limit (the usual one) then lets writers through side by side.
   const limits = await tx
     .select()
     .from(resellerServiceLimits)
     .where(and(eq(resellerServiceLimits.serviceId, planId), inArray(resellerServiceLimits.resellerId, resellerIds)))
     .orderBy(asc(resellerServiceLimits.resellerId))
-    .for('update');
+    .for('share');
   const capped = limits.filter((l) => l.maxSubscribers !== null).map((l) => l.resellerId);
+  const cappedIds = limits
+    .filter((l) => l.maxSubscribers !== null)
+    .map((l) => l.id)
+    .sort((a, b) => a - b);
+  // unnest yields the array's order, so the locks are taken in id order.
+  if (cappedIds.length)
+    await tx.execute(
+      sql`select pg_advisory_xact_lock(hashtext('reseller_service_limits'), id) from unnest(${intArray(cappedIds)}) as id`,
+    );
   const counts = new Map<number, number>();
   if (capped.length) {
     const res = await tx.execute<{ reseller_id: number; n: number }>(sql`

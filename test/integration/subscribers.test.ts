@@ -17,6 +17,11 @@ import {
 } from '../../shared/db/schema';
 import { saveSettings } from '../../shared/settings';
 import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
+import type { Auth } from '../../shared/auth/claims';
+import type { Tx } from '../../shared/db/client';
+import { defaultReseller } from '../../shared/default-reseller';
+import { checkServiceLimits } from '../../services/subscribers/operations';
+import type { SubscriberRow } from '../../services/subscribers/subscriber-view';
 
 let t: TestApp;
 let api: ReturnType<typeof client>;
@@ -288,6 +293,106 @@ describe('create', () => {
       { token: token('user', { permissions: ['subscribers.view'] }) },
     );
     expect(res.status).toBe(403);
+  });
+
+  it("10 parallel creates for a capped limit's last 3 places: 3 created, 7 refused", async () => {
+    const capped = await mkReseller('capped', null);
+    await allow(capped, basic, 3);
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        api.post(
+          '/api/subscribers',
+          { username: `capped${i}@isp`, password: 'secret1', service_id: basic, reseller_id: capped },
+          { token: admin },
+        ),
+      ),
+    );
+    expect(results.map((r) => r.status).sort()).toEqual([201, 201, 201, 403, 403, 403, 403, 403, 403, 403]);
+    const [{ n }] = await t.db
+      .select({ n: sql<number>`count(*)::int` })
+      .from(subscribers)
+      .where(eq(subscribers.resellerId, capped));
+    expect(n).toBe(3);
+  });
+
+  describe('a create in progress holds back only what it must', () => {
+    const waitingOnLock = async () =>
+      (
+        await t.pool.query(
+          `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+        )
+      ).rows[0].n as number;
+
+    /** Runs `create` while `hold` keeps its transaction open: 'waited' once it queues behind a lock. */
+    async function alongside(hold: (tx: Tx) => Promise<unknown>, create: () => Promise<{ status: number }>) {
+      let release!: () => void;
+      let held!: () => void;
+      const isHeld = new Promise<void>((r) => (held = r));
+      const open = t.db.transaction(async (tx) => {
+        await hold(tx as unknown as Tx);
+        held();
+        await new Promise<void>((r) => (release = r));
+      });
+      await isHeld;
+      const created = create();
+      let outcome: 'created' | 'waited' | undefined;
+      void created.then(() => (outcome ??= 'created'));
+      while (!outcome) {
+        if ((await waitingOnLock()) > 0) outcome = 'waited';
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      release();
+      await open;
+      return { outcome, status: (await created).status };
+    }
+
+    it('creates under an uncapped limit pass each other', async () => {
+      const probe = { id: 0, resellerId: root, serviceId: 0 } as SubscriberRow;
+      const r = await alongside(
+        (tx) => checkServiceLimits(tx, [probe], basic),
+        () => mkSub().then(() => ({ status: 201 })),
+      );
+      expect(r).toEqual({ outcome: 'created', status: 201 });
+    });
+
+    it('creates under a capped limit wait for each other', async () => {
+      const capped = await mkReseller('capped-wait', null);
+      await allow(capped, basic, 10);
+      const probe = { id: 0, resellerId: capped, serviceId: 0 } as SubscriberRow;
+      const r = await alongside(
+        (tx) => checkServiceLimits(tx, [probe], basic),
+        () =>
+          api.post(
+            '/api/subscribers',
+            { username: 'capped-wait@isp', password: 'secret1', service_id: basic, reseller_id: capped },
+            { token: admin },
+          ),
+      );
+      expect(r).toEqual({ outcome: 'waited', status: 201 });
+    });
+
+    it('direct creates pass each other once the default reseller exists; its first creation is one at a time', async () => {
+      const direct = () =>
+        api.post(
+          '/api/subscribers',
+          { username: `direct${++seq}@isp`, password: 'secret1', service_id: basic },
+          { token: admin },
+        );
+      const auth = { managerId: 1, role: 'admin', resellerId: null, permissions: [] } as unknown as Auth;
+      const defaults = async () =>
+        t.db.select().from(resellers).where(eq(resellers.name, 'Direct subscribers')).orderBy(resellers.id);
+      const before = (await defaults()).length;
+      await saveSettings(t.db, { default_reseller_id: null });
+      expect(await alongside((tx) => defaultReseller(tx, auth), direct)).toEqual({ outcome: 'waited', status: 201 });
+      const made = await defaults();
+      expect(made).toHaveLength(before + 1);
+      expect(await alongside((tx) => defaultReseller(tx, auth), direct)).toEqual({ outcome: 'created', status: 201 });
+      const [last] = await t.db
+        .select()
+        .from(subscribers)
+        .where(eq(subscribers.username, `direct${seq}@isp`));
+      expect(last.resellerId).toBe(made[made.length - 1].id);
+    });
   });
 });
 
