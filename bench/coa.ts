@@ -131,7 +131,9 @@ async function untilReady(baseUrl: string): Promise<void> {
  */
 async function startServer(extra: NodeJS.ProcessEnv, services: string, transporter?: string): Promise<Server> {
   if (!transporter) {
-    const one = await startChild({ ...extra, SERVICES: services });
+    // No transporter, whatever the driver's environment says (TRANSPORTER there is the NATS mode's):
+    // with one, the one process waited for every unit of the installation and was never ready.
+    const one = await startChild({ ...extra, SERVICES: services, TRANSPORTER: '' });
     // Asked as in the other mode, and as an orchestrator would: the first bulk request found this
     // process's fetch not yet loaded, 7.6 ms of the driver's own start counted as the app's.
     await untilReady(one.baseUrl!);
