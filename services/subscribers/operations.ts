@@ -410,15 +410,13 @@ export async function checkServiceLimits(
     .where(and(eq(resellerServiceLimits.serviceId, planId), inArray(resellerServiceLimits.resellerId, resellerIds)))
     .orderBy(asc(resellerServiceLimits.resellerId))
     .for('share');
-  const capped = limits.filter((l) => l.maxSubscribers !== null).map((l) => l.resellerId);
-  const cappedIds = limits
-    .filter((l) => l.maxSubscribers !== null)
-    .map((l) => l.id)
-    .sort((a, b) => a - b);
+  const cappedLimits = limits.filter((l) => l.maxSubscribers !== null);
+  const capped = cappedLimits.map((l) => l.resellerId);
   // unnest yields the array's order, so the locks are taken in id order.
-  if (cappedIds.length)
+  if (cappedLimits.length)
     await tx.execute(
-      sql`select pg_advisory_xact_lock(hashtext('reseller_service_limits'), id) from unnest(${intArray(cappedIds)}) as id`,
+      sql`select pg_advisory_xact_lock(hashtext('reseller_service_limits'), id)
+            from unnest(${intArray(cappedLimits.map((l) => l.id).sort((a, b) => a - b))}) as id`,
     );
   const counts = new Map<number, number>();
   if (capped.length) {
