@@ -184,6 +184,12 @@ async function seed(): Promise<void> {
     headers: { authorization: `Bearer ${adminApi}` },
   });
   expect(printed.status).toBe(200);
+  // Read to its end: an unread body keeps fetch's connection, and with it this jest worker, alive.
+  expect(
+    Buffer.from(await printed.arrayBuffer())
+      .subarray(0, 5)
+      .toString(),
+  ).toBe('%PDF-');
   // Two cards redeemed by Karrada Shop's subscribers (i % 4 of 0 and 1), one suspended (reported lost).
   for (const [i, s] of made.slice(32, 34).entries())
     await call('POST', `/api/subscribers/${s.id}/redeem-card`, { pin: pins[i] });
