@@ -48,7 +48,7 @@ const RADCLIENT = process.env.RADCLIENT || '/usr/bin/radclient';
 const SECRET = 'bench-coa-secret';
 const API = { username: 'bench', password: 'bench-api-pass' };
 
-/** A start's two figures against radclient in the same run (the measure). */
+/** A start's figures against radclient in the same run (the measure). */
 interface Ratios {
   first: number;
   /** The same job as the first request after a restart on the same data. */
