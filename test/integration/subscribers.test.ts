@@ -336,7 +336,9 @@ describe('create', () => {
       await isHeld;
       const created = create();
       let outcome: 'created' | 'waited' | undefined;
-      void created.then(() => (outcome ??= 'created'));
+      // Settled either way: a failed create ends the wait, and `await created` below rethrows it.
+      const settled = () => (outcome ??= 'created');
+      void created.then(settled, settled);
       while (!outcome) {
         if ((await waitingOnLock()) > 0) outcome = 'waited';
         await new Promise((r) => setTimeout(r, 20));
