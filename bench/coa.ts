@@ -552,16 +552,21 @@ async function runMode(mode: Mode, vendor: string): Promise<Ratios | undefined> 
     const nasWarmup = await radclientReference(nas.port, COUNT);
     if (nasWarmup !== undefined)
       console.log(`  the NAS simulator warmed by one radclient pass (not the reference): ${nasWarmup.toFixed(2)} s`);
-    nas.resetStats();
-    arrivals.length = 0;
-    answers.length = 0;
-    const first = await run(server, pool, nas, ids, token);
-    const firstToLast = toLastRequest(arrivals, first.startedAt);
-    print('the first bulk disconnect after start (all answered)', first, nas, COUNT);
-    console.log(`  last request at the NAS ${firstToLast.toFixed(2)} s after the bulk request`);
-    console.log(`  requests reaching the NAS per second: ${timeline(arrivals, first.startedAt, 1000)}`);
-    console.log(`  per 100 ms: ${timeline(arrivals, first.startedAt, 100)}`);
-    console.log(`  held at the NAS per 50 ms, first 400 ms (/ ms answered late): ${ramp(answers, first.startedAt)}`);
+    // One job from a clean NAS count: its figures, its timelines and its time to the last request.
+    const timedJob = async (label: string, on: Server, db: Pool) => {
+      nas!.resetStats();
+      arrivals.length = 0;
+      answers.length = 0;
+      const r = await run(on, db, nas!, ids, token);
+      const toLast = toLastRequest(arrivals, r.startedAt);
+      print(label, r, nas!, COUNT);
+      console.log(`  last request at the NAS ${toLast.toFixed(2)} s after the bulk request`);
+      console.log(`  requests reaching the NAS per second: ${timeline(arrivals, r.startedAt, 1000)}`);
+      console.log(`  per 100 ms: ${timeline(arrivals, r.startedAt, 100)}`);
+      console.log(`  held at the NAS per 50 ms, first 400 ms (/ ms answered late): ${ramp(answers, r.startedAt)}`);
+      return { ...r, toLast };
+    };
+    const first = await timedJob('the first bulk disconnect after start (all answered)', server, pool);
     arrivals.length = 0;
     answers.length = 0;
     const radclientStart = performance.now();
@@ -579,18 +584,7 @@ async function runMode(mode: Mode, vendor: string): Promise<Ratios | undefined> 
       );
     }
     const referenceToLast = toLastRequest(arrivals, radclientStart);
-    nas.resetStats();
-    arrivals.length = 0;
-    answers.length = 0;
-    const warm = await run(server, pool, nas, ids, token);
-    const warmToLast = toLastRequest(arrivals, warm.startedAt);
-    print('warm: the same job again', warm, nas, COUNT);
-    console.log(`  last request at the NAS ${warmToLast.toFixed(2)} s after the bulk request`);
-    console.log(`  requests reaching the NAS per second: ${timeline(arrivals, warm.startedAt, 1000)}`);
-    console.log(`  per 100 ms: ${timeline(arrivals, warm.startedAt, 100)}`);
-    console.log(`  held at the NAS per 50 ms, first 400 ms (/ ms answered late): ${ramp(answers, warm.startedAt)}`);
-    arrivals.length = 0;
-    answers.length = 0;
+    const warm = await timedJob('warm: the same job again', server, pool);
 
     // A restart on the same data, and the same job as the first request it serves: colder than the
     // issue's run, where 5,000 creates came first.
@@ -598,23 +592,13 @@ async function runMode(mode: Mode, vendor: string): Promise<Ratios | undefined> 
     await stopServer(server);
     server = await startServer(extra, mode.services, mode.transporter);
     pool = new Pool({ connectionString: server.databaseUrl, max: 2 });
-    nas.resetStats();
-    const restarted = await run(server, pool, nas, ids, token);
-    const restartedToLast = toLastRequest(arrivals, restarted.startedAt);
-    print('after a restart: the same job, the first request the app serves', restarted, nas, COUNT);
-    console.log(`  last request at the NAS ${restartedToLast.toFixed(2)} s after the bulk request`);
-    console.log(`  per 100 ms: ${timeline(arrivals, restarted.startedAt, 100)}`);
-    console.log(
-      `  held at the NAS per 50 ms, first 400 ms (/ ms answered late): ${ramp(answers, restarted.startedAt)}`,
-    );
-    arrivals.length = 0;
-    answers.length = 0;
+    const restarted = await timedJob('after a restart: the same job, the first request the app serves', server, pool);
     let ratios: Ratios | undefined;
     if (reference !== undefined) {
       ratios = {
-        first: firstToLast / referenceToLast,
-        restarted: restartedToLast / referenceToLast,
-        warm: warmToLast / referenceToLast,
+        first: first.toLast / referenceToLast,
+        restarted: restarted.toLast / referenceToLast,
+        warm: warm.toLast / referenceToLast,
       };
       console.log(
         `\n  RATIO bulk path / radclient, to the last request at the NAS (the issue's measure): first job after start ${ratios.first.toFixed(2)} (headline), after a restart ${ratios.restarted.toFixed(2)}, warm ${ratios.warm.toFixed(2)}` +
