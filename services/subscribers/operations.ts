@@ -4,7 +4,7 @@
  * runs the same operation over batches, so both behave identically and a batch of thousands costs
  * a handful of statements rather than thousands of round trips.
  */
-import { and, asc, eq, getTableColumns, inArray, isNull, sql } from 'drizzle-orm';
+import { and, asc, getTableColumns, inArray, isNull, sql } from 'drizzle-orm';
 import type { Auth } from '../../shared/auth/claims';
 import { inScope, type Scope } from '../../shared/auth/policy';
 import type { Tx } from '../../shared/db/client';
@@ -383,70 +383,98 @@ export const setPrice: Operation<{ price: number; override_price: boolean }> = a
 };
 
 export const setReseller: Operation<{ reseller_id: number }> = async (env, rows, payload) => {
-  await env.tx
-    .update(subscribers)
-    .set({ resellerId: payload.reseller_id, updatedAt: sql`now()` })
-    .where(inArray(subscribers.id, idsOf(rows)));
-  return done();
+  // The new owner must sell each row's plan, within its cap, as a create for it would.
+  const { ok, failed } = await checkPlacements(
+    env.tx,
+    rows.map((row) => ({ row, resellerId: payload.reseller_id, serviceId: row.serviceId })),
+  );
+  if (ok.length)
+    await env.tx
+      .update(subscribers)
+      .set({ resellerId: payload.reseller_id, updatedAt: sql`now()` })
+      .where(inArray(subscribers.id, idsOf(ok)));
+  return done(failed);
 };
 
+/** A subscriber row bound for a reseller and a plan (either may be the one it has). */
+export interface Placement {
+  row: SubscriberRow;
+  resellerId: number;
+  serviceId: number;
+}
+
+/** Checks the owning resellers' service limits for `plan` when `rows` move onto it. */
+export function checkServiceLimits(tx: Tx, rows: SubscriberRow[], planId: number) {
+  return checkPlacements(
+    tx,
+    rows.map((row) => ({ row, resellerId: row.resellerId, serviceId: planId })),
+  );
+}
+
 /**
- * Checks the owning resellers' service limits for `plan` when `rows` move onto it (rows already on
- * it are not counted twice). Limit rows are locked so concurrent moves cannot overfill a cap.
+ * Checks each placement against its reseller's service limit for its plan: the reseller must have
+ * one (the default reseller sells every plan it has none for), and a capped one must have room (a
+ * row already under that reseller and plan is not counted twice).
  */
-export async function checkServiceLimits(
+export async function checkPlacements(
   tx: Tx,
-  rows: SubscriberRow[],
-  planId: number,
+  placements: Placement[],
 ): Promise<{ ok: SubscriberRow[]; failed: Failed[] }> {
-  const resellerIds = [...new Set(rows.map((r) => r.resellerId))].sort((a, b) => a - b);
-  if (resellerIds.length === 0) return { ok: [], failed: [] };
+  if (placements.length === 0) return { ok: [], failed: [] };
+  const pairKey = (resellerId: number, serviceId: number) => `${resellerId}:${serviceId}`;
+  const pairs = [...new Map(placements.map((p) => [pairKey(p.resellerId, p.serviceId), p])).values()];
   // Shared, so a limit cannot change or go while this transaction counts against it; a capped one
   // is also counted under its own lock, in id order, so two writers cannot both take its last
   // place. An uncapped limit (the usual one) then lets writers through side by side.
   const limits = await tx
     .select()
     .from(resellerServiceLimits)
-    .where(and(eq(resellerServiceLimits.serviceId, planId), inArray(resellerServiceLimits.resellerId, resellerIds)))
-    .orderBy(asc(resellerServiceLimits.resellerId))
+    .where(
+      sql`(${resellerServiceLimits.resellerId}, ${resellerServiceLimits.serviceId}) in (select * from unnest(${intArray(
+        pairs.map((p) => p.resellerId),
+      )}, ${intArray(pairs.map((p) => p.serviceId))}))`,
+    )
+    .orderBy(asc(resellerServiceLimits.id))
     .for('share');
-  const cappedLimits = limits.filter((l) => l.maxSubscribers !== null);
-  const capped = cappedLimits.map((l) => l.resellerId);
+  const capped = limits.filter((l) => l.maxSubscribers !== null);
   // unnest yields the array's order, so the locks are taken in id order.
-  if (cappedLimits.length)
+  if (capped.length)
     await tx.execute(
       sql`select pg_advisory_xact_lock(hashtext('reseller_service_limits'), id)
-            from unnest(${intArray(cappedLimits.map((l) => l.id).sort((a, b) => a - b))}) as id`,
+            from unnest(${intArray(capped.map((l) => l.id))}) as id`,
     );
-  const counts = new Map<number, number>();
+  const counts = new Map<string, number>();
   if (capped.length) {
-    const res = await tx.execute<{ reseller_id: number; n: number }>(sql`
-      select reseller_id, count(*)::int as n from subscribers
-       where service_id = ${planId} and deleted_at is null and reseller_id = any(${intArray(capped)})
-       group by reseller_id`);
-    for (const r of res.rows) counts.set(Number(r.reseller_id), Number(r.n));
+    const res = await tx.execute<{ reseller_id: number; service_id: number; n: number }>(sql`
+      select reseller_id, service_id, count(*)::int as n from subscribers
+       where deleted_at is null
+         and (reseller_id, service_id) in (select * from unnest(${intArray(capped.map((l) => l.resellerId))},
+                                                               ${intArray(capped.map((l) => l.serviceId))}))
+       group by reseller_id, service_id`);
+    for (const r of res.rows) counts.set(pairKey(Number(r.reseller_id), Number(r.service_id)), Number(r.n));
   }
-  const limitOf = new Map(limits.map((l) => [l.resellerId, l.maxSubscribers]));
-  // The default reseller (the operator's direct subscribers) sells every plan it has no limit row for.
+  const limitOf = new Map(limits.map((l) => [pairKey(l.resellerId, l.serviceId), l.maxSubscribers]));
   const unlimited =
-    limitOf.size < resellerIds.length ? (await loadSettings(tx, ['default_reseller_id'])).default_reseller_id : null;
+    limitOf.size < pairs.length ? (await loadSettings(tx, ['default_reseller_id'])).default_reseller_id : null;
   const ok: SubscriberRow[] = [];
   const failed: Failed[] = [];
-  for (const r of rows) {
-    if (!limitOf.has(r.resellerId) && r.resellerId !== unlimited) {
-      failed.push({ id: r.id, ...failure('noServiceLimit') });
+  for (const { row, resellerId, serviceId } of placements) {
+    const key = pairKey(resellerId, serviceId);
+    if (!limitOf.has(key) && resellerId !== unlimited) {
+      failed.push({ id: row.id, ...failure('noServiceLimit') });
       continue;
     }
-    const max = limitOf.get(r.resellerId);
-    const n = counts.get(r.resellerId) ?? 0;
-    if (max !== null && max !== undefined && r.serviceId !== planId) {
+    const max = limitOf.get(key);
+    const n = counts.get(key) ?? 0;
+    const alreadyThere = row.resellerId === resellerId && row.serviceId === serviceId;
+    if (max !== null && max !== undefined && !alreadyThere) {
       if (n >= max) {
-        failed.push({ id: r.id, ...failure('serviceLimitReached') });
+        failed.push({ id: row.id, ...failure('serviceLimitReached') });
         continue;
       }
-      counts.set(r.resellerId, n + 1);
+      counts.set(key, n + 1);
     }
-    ok.push(r);
+    ok.push(row);
   }
   return { ok, failed };
 }

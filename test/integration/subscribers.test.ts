@@ -1,5 +1,5 @@
 import { rollupUsage } from '../../shared/access/usage-rollup';
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import {
   auditLog,
   dailyUsage,
@@ -557,6 +557,29 @@ describe('update and delete', () => {
     expect((await api.put(`/api/subscribers/${s.id}`, { service_id: 9999 }, { token: admin })).body.message).toBe(
       'service_id not found',
     );
+  });
+
+  it("PUT reseller_id checks the new reseller's limit for the plan the subscriber ends on", async () => {
+    const seller = await mkReseller('seller', null);
+    await allow(seller, premium, 1);
+    const s = await mkSub();
+    const put = (body: Record<string, unknown>) => api.put(`/api/subscribers/${s.id}`, body, { token: admin });
+    // No limit for basic under the new reseller: refused, nothing changed.
+    const noLimit = await put({ reseller_id: seller });
+    expect([noLimit.status, noLimit.body.message]).toEqual([403, 'reseller has no service limit for this plan']);
+    expect(await rows.sub(s.id)).toMatchObject({ resellerId: root, serviceId: basic });
+    // Moving to premium at once: premium is the plan to check, under the new reseller (root's own
+    // premium limit is uncapped, so the old code passed a move that overfilled the new one).
+    const taker = await mkSub({ reseller_id: seller, service_id: premium });
+    const full = await put({ reseller_id: seller, service_id: premium });
+    expect([full.status, full.body.message]).toEqual([403, 'reseller service limit reached for this plan']);
+    expect(await rows.sub(s.id)).toMatchObject({ resellerId: root, serviceId: basic });
+    await api.del(`/api/subscribers/${taker.id}`, { token: admin });
+    const moved = await put({ reseller_id: seller, service_id: premium });
+    expect(moved.status).toBe(200);
+    expect(await rows.sub(s.id)).toMatchObject({ resellerId: seller, serviceId: premium });
+    // Already there: a later PUT naming the same pair is not counted against the full cap again.
+    expect((await put({ reseller_id: seller, service_id: premium, notes: 'kept' })).status).toBe(200);
   });
 
   it('PUT 404 / 403 / 400', async () => {
@@ -1189,6 +1212,35 @@ describe('bulk actions', () => {
       const r = await bulk({ ids: [a.id], action: 'set_static_ipv6', payload });
       expect([r.status, r.body.message]).toEqual([400, expect.stringContaining(field)]);
     }
+  });
+
+  it('set_reseller moves only the subscribers whose plan the new reseller sells, within its caps', async () => {
+    const target = await mkReseller('target', null);
+    await allow(target, premium, 2);
+    const onBasic = await mkSub();
+    const onPremium = [];
+    for (let i = 0; i < 3; i++) onPremium.push(await mkSub({ service_id: premium }));
+    const ids = [onBasic.id, ...onPremium.map((p) => p.id)];
+    const res = await bulk({ ids, action: 'set_reseller', payload: { reseller_id: target } });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toEqual({
+      succeeded: [onPremium[0].id, onPremium[1].id],
+      failed: [
+        { id: onBasic.id, reason: 'reseller has no service limit for this plan' },
+        { id: onPremium[2].id, reason: 'reseller service limit reached for this plan' },
+      ],
+    });
+    const owners = await t.db
+      .select({ id: subscribers.id, resellerId: subscribers.resellerId })
+      .from(subscribers)
+      .where(inArray(subscribers.id, ids))
+      .orderBy(subscribers.id);
+    expect(owners).toEqual([
+      { id: onBasic.id, resellerId: root },
+      { id: onPremium[0].id, resellerId: target },
+      { id: onPremium[1].id, resellerId: target },
+      { id: onPremium[2].id, resellerId: root },
+    ]);
   });
 
   it('set_reseller respects the tree; per-id permission failures; bad payloads are 400 naming the field', async () => {
