@@ -85,6 +85,14 @@ async function mkSub(extra: Record<string, unknown> = {}, tok = admin) {
   return res.body.data as { id: number; username: string; expiry_date: string };
 }
 
+/** Backends of this test's database waiting for a lock. */
+const waitingOnLock = async () =>
+  (
+    await t.pool.query(
+      `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+    )
+  ).rows[0].n as number;
+
 const rows = {
   check: (username: string) => t.db.select().from(radcheck).where(eq(radcheck.username, username)),
   reply: (username: string) => t.db.select().from(radreply).where(eq(radreply.username, username)),
@@ -316,13 +324,6 @@ describe('create', () => {
   });
 
   describe('a create in progress holds back only what it must', () => {
-    const waitingOnLock = async () =>
-      (
-        await t.pool.query(
-          `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
-        )
-      ).rows[0].n as number;
-
     /** Runs `create` while `hold` keeps its transaction open: 'waited' once it queues behind a lock. */
     async function alongside(hold: (tx: Tx) => Promise<unknown>, create: () => Promise<{ status: number }>) {
       let release!: () => void;
@@ -371,6 +372,16 @@ describe('create', () => {
           ),
       );
       expect(r).toEqual({ outcome: 'waited', status: 201 });
+    });
+
+    it('a renewal charging the reseller does not wait for a create under it', async () => {
+      const s = await mkSub();
+      // What a create's foreign-key check on subscribers.reseller_id holds until it commits.
+      const r = await alongside(
+        (tx) => tx.execute(sql`select 1 from resellers where id = ${root} for key share`),
+        () => api.post(`/api/subscribers/${s.id}/renew`, {}, { token: admin }),
+      );
+      expect(r).toEqual({ outcome: 'created', status: 200 });
     });
 
     it('direct creates pass each other once the default reseller exists; its first creation is one at a time', async () => {
@@ -578,8 +589,38 @@ describe('update and delete', () => {
     const moved = await put({ reseller_id: seller, service_id: premium });
     expect(moved.status).toBe(200);
     expect(await rows.sub(s.id)).toMatchObject({ resellerId: seller, serviceId: premium });
-    // Already there: a later PUT naming the same pair is not counted against the full cap again.
-    expect((await put({ reseller_id: seller, service_id: premium, notes: 'kept' })).status).toBe(200);
+  });
+
+  it('PUT reseller_id counts the subscriber as locked, not as read before the lock', async () => {
+    const seller = await mkReseller('seller-race', null);
+    await allow(seller, premium, 1);
+    await mkSub({ reseller_id: seller, service_id: premium });
+    const s = await mkSub();
+    // The PUT reads S on basic, then waits for S's lock while another writer moves S onto premium:
+    // S does not hold a premium place under the seller, so the seller's full cap refuses it.
+    let release!: () => void;
+    let held!: () => void;
+    const isHeld = new Promise<void>((r) => (held = r));
+    const writer = t.db.transaction(async (tx) => {
+      await tx.execute(sql`select id from subscribers where id = ${s.id} for update`);
+      held();
+      await new Promise<void>((r) => (release = r));
+      await tx.update(subscribers).set({ serviceId: premium }).where(eq(subscribers.id, s.id));
+    });
+    await isHeld;
+    const put = api.put(`/api/subscribers/${s.id}`, { reseller_id: seller, service_id: premium }, { token: admin });
+    let settled = false;
+    void put.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    while (!settled && (await waitingOnLock()) === 0) await new Promise((r) => setTimeout(r, 20));
+    expect(settled).toBe(false);
+    release();
+    await writer;
+    const res = await put;
+    expect([res.status, res.body.message]).toEqual([403, 'reseller service limit reached for this plan']);
+    expect(await rows.sub(s.id)).toMatchObject({ resellerId: root, serviceId: premium });
   });
 
   it('PUT 404 / 403 / 400', async () => {
@@ -1217,17 +1258,19 @@ describe('bulk actions', () => {
   it('set_reseller moves only the subscribers whose plan the new reseller sells, within its caps', async () => {
     const target = await mkReseller('target', null);
     await allow(target, premium, 2);
+    // One of the cap's two places is held by a subscriber named in the job: it is not counted again.
+    const already = await mkSub({ reseller_id: target, service_id: premium });
     const onBasic = await mkSub();
     const onPremium = [];
-    for (let i = 0; i < 3; i++) onPremium.push(await mkSub({ service_id: premium }));
-    const ids = [onBasic.id, ...onPremium.map((p) => p.id)];
+    for (let i = 0; i < 2; i++) onPremium.push(await mkSub({ service_id: premium }));
+    const ids = [already.id, onBasic.id, ...onPremium.map((p) => p.id)];
     const res = await bulk({ ids, action: 'set_reseller', payload: { reseller_id: target } });
     expect(res.status).toBe(200);
     expect(res.body.data).toEqual({
-      succeeded: [onPremium[0].id, onPremium[1].id],
+      succeeded: [already.id, onPremium[0].id],
       failed: [
         { id: onBasic.id, reason: 'reseller has no service limit for this plan' },
-        { id: onPremium[2].id, reason: 'reseller service limit reached for this plan' },
+        { id: onPremium[1].id, reason: 'reseller service limit reached for this plan' },
       ],
     });
     const owners = await t.db
@@ -1236,10 +1279,10 @@ describe('bulk actions', () => {
       .where(inArray(subscribers.id, ids))
       .orderBy(subscribers.id);
     expect(owners).toEqual([
+      { id: already.id, resellerId: target },
       { id: onBasic.id, resellerId: root },
       { id: onPremium[0].id, resellerId: target },
-      { id: onPremium[1].id, resellerId: target },
-      { id: onPremium[2].id, resellerId: root },
+      { id: onPremium[1].id, resellerId: root },
     ]);
   });
 

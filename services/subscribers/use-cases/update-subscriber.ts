@@ -87,15 +87,17 @@ export async function updateSubscriber(caller: Auth | undefined, p: UpdateSubscr
       const env = { tx, auth, today, settings };
       const before = locked.rows[0];
       let row = before;
-      // The reseller the row ends under must sell the plan it ends on: the new plan is checked
-      // against the new reseller, an unchanged plan here.
-      const owner = resellerId === undefined ? row : { ...row, resellerId };
+      // The reseller the row ends under must sell the plan it ends on, counted against the row as
+      // locked: `current` was read before the lock, and a plan changed since then is not a place
+      // the subscriber already holds under the new reseller.
+      if (resellerId !== undefined) {
+        const placed = await ops.checkPlacements(tx, [{ row, resellerId, serviceId: newPlan?.id ?? row.serviceId }]);
+        if (placed.failed.length) throw errorOf(placed.failed[0]);
+      }
       if (newPlan) {
+        const owner = resellerId === undefined ? row : { ...row, resellerId };
         const result = await ops.setService(env, [owner], { plan: newPlan, charge_difference: false });
         if (result.failed.length) throw errorOf(result.failed[0]);
-      } else if (resellerId !== undefined) {
-        const placed = await ops.checkPlacements(tx, [{ row, resellerId, serviceId: row.serviceId }]);
-        if (placed.failed.length) throw errorOf(placed.failed[0]);
       }
       const checked: Columns = {};
       if (mac !== undefined) checked.macAddress = mac;
