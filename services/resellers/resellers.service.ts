@@ -49,7 +49,8 @@ async function lockResellers(tx: Tx, ids: number[]): Promise<Map<number, Reselle
     .from(resellers)
     .where(inArray(resellers.id, sorted))
     .orderBy(asc(resellers.id))
-    .for('update');
+    // Not `for update`: rows that name a reseller (creates) need not wait for its balance.
+    .for('no key update');
   return new Map(rows.map((r) => [r.id, r]));
 }
 
