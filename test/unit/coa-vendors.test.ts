@@ -245,7 +245,12 @@ function radclient(port: number, attributes: string): Promise<string> {
       'radclient',
       // The simulator answers on this jest worker, which a loaded CI run kept from it for over 2 s.
       ['-x', '-r', '1', '-t', '10', `127.0.0.1:${port}`, 'coa', SECRET],
-      (_err, stdout, stderr) => resolve(stdout + stderr),
+      // How radclient ended is part of the output, so a failed match says whether it timed out,
+      // failed or was killed.
+      (err, stdout, stderr) =>
+        resolve(
+          `${stdout}${stderr}${err ? `\n[radclient ended: code ${err.code ?? '-'}, signal ${err.signal ?? '-'}]` : ''}`,
+        ),
     );
     child.stdin!.end(attributes);
   });
