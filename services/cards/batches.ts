@@ -46,8 +46,7 @@ export async function chargeReseller(
   createdBy: number | null,
 ): Promise<number | null> {
   if (amount <= 0) return null;
-  // Not `for update`: rows that name a reseller (creates) need not wait for its balance.
-  const [r] = await tx.select().from(resellers).where(eq(resellers.id, resellerId)).for('no key update');
+  const [r] = await tx.select().from(resellers).where(eq(resellers.id, resellerId)).for('update');
   if (!r) throw fail('referenceNotFound', 'reseller_id');
   if (r.currency !== currency) throw fail('resellerCurrencyMismatch', currency);
   if (r.balance < amount) throw fail('insufficientBalance');

@@ -49,8 +49,7 @@ async function lockResellers(tx: Tx, ids: number[]): Promise<Map<number, Reselle
     .from(resellers)
     .where(inArray(resellers.id, sorted))
     .orderBy(asc(resellers.id))
-    // Not `for update`: rows that name a reseller (creates) need not wait for its balance.
-    .for('no key update');
+    .for('update');
   return new Map(rows.map((r) => [r.id, r]));
 }
 

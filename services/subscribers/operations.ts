@@ -124,11 +124,6 @@ interface Charge {
  * Debits each owning reseller for its subscribers (reseller rows locked in id order after the
  * subscriber rows), one ledger row per charge. A reseller whose balance runs out fails the rest of
  * its charges: the ones in id order that still fit are made.
- *
- * `no key update`, the lock PostgreSQL's own update of the balance takes: it orders the balance's
- * writers but not the foreign-key checks of rows that name the reseller. `for update` made a
- * create under the reseller and a renewal charging it wait for each other, and deadlocked two PUTs
- * that each moved a subscriber to the same reseller (its key share) and then charged it a fee.
  */
 async function chargeResellers(
   env: OpEnv,
@@ -143,7 +138,7 @@ async function chargeResellers(
     .from(resellers)
     .where(inArray(resellers.id, ids))
     .orderBy(asc(resellers.id))
-    .for('no key update');
+    .for('update');
   const balance = new Map(locked.map((r) => [r.id, r.balance]));
   const currency = new Map(locked.map((r) => [r.id, r.currency]));
   const charged: Charge[] = [];

@@ -374,16 +374,6 @@ describe('create', () => {
       expect(r).toEqual({ outcome: 'waited', status: 201 });
     });
 
-    it('a renewal charging the reseller does not wait for a create under it', async () => {
-      const s = await mkSub();
-      // What a create's foreign-key check on subscribers.reseller_id holds until it commits.
-      const r = await alongside(
-        (tx) => tx.execute(sql`select 1 from resellers where id = ${root} for key share`),
-        () => api.post(`/api/subscribers/${s.id}/renew`, {}, { token: admin }),
-      );
-      expect(r).toEqual({ outcome: 'created', status: 200 });
-    });
-
     it('direct creates pass each other once the default reseller exists; its first creation is one at a time', async () => {
       const direct = () =>
         api.post(
