@@ -191,17 +191,19 @@ export const resellersService: ServiceSchema = {
       async handler(ctx: Ctx<IdPath & UpdateResellerInput>): Promise<ActionResult> {
         const current = await loadForAncestorWrite(authOf(ctx), ctx.params.id);
         const p = ctx.params;
-        if (p.currency && p.currency !== current.currency) {
-          if (!isCurrency(p.currency)) throw fail('currencyInvalid');
-          if (current.balance !== 0) throw fail('currencyChangeNeedsZeroBalance');
-        }
+        if (p.currency && p.currency !== current.currency && !isCurrency(p.currency)) throw fail('currencyInvalid');
         const row = await db().transaction(async (tx) => {
+          // The balance is read under the lock: a credit committed after the read above must stop a
+          // change of currency, or the ledger's amounts would be read in the new one.
+          const locked = (await lockResellers(tx, [current.id])).get(current.id)!;
+          if (p.currency && p.currency !== locked.currency && locked.balance !== 0)
+            throw fail('currencyChangeNeedsZeroBalance');
           const [updated] = await tx
             .update(resellers)
             .set({
-              name: p.name ?? current.name,
-              commissionRate: p.commission_rate === undefined ? current.commissionRate : String(p.commission_rate),
-              currency: p.currency ?? current.currency,
+              name: p.name ?? locked.name,
+              commissionRate: p.commission_rate === undefined ? locked.commissionRate : String(p.commission_rate),
+              currency: p.currency ?? locked.currency,
               updatedAt: sql`now()`,
             })
             .where(eq(resellers.id, current.id))
@@ -211,7 +213,7 @@ export const resellersService: ServiceSchema = {
             entity: 'reseller',
             entityId: updated.id,
             resellerId: updated.id,
-            details: changedFields(current, updated),
+            details: changedFields(locked, updated),
           });
           return updated;
         });
@@ -238,12 +240,13 @@ export const resellersService: ServiceSchema = {
         const auth = authOf(ctx);
         const target = await loadForAncestorWrite(auth, ctx.params.id);
         if (ctx.params.amount === 0) throw fail('amountZero');
-        const amount = moneyField(ctx.params.amount, target.currency, 'amount');
         // An ancestor reseller moves money between its own balance and the child's; an admin creates it.
         const source = auth.role === 'admin' ? null : auth.resellerId;
         const row = await db().transaction(async (tx) => {
           const locked = await lockResellers(tx, source === null ? [target.id] : [target.id, source]);
           const t = locked.get(target.id)!;
+          // In minor units of the currency as locked, the one the ledger row records.
+          const amount = moneyField(ctx.params.amount, t.currency, 'amount');
           if (t.balance + amount < 0) throw fail('insufficientBalance');
           if (source !== null) {
             const s = locked.get(source)!;

@@ -241,6 +241,78 @@ describe('access servers (FreeRADIUS nas table)', () => {
   });
 });
 
+describe("a reseller's balance and currency under concurrent writers", () => {
+  const waitingOnLock = async () =>
+    (
+      await t.pool.query(
+        `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+      )
+    ).rows[0].n as number;
+
+  /**
+   * Sends `request` while another transaction holds the reseller's row; once the request waits for
+   * it, that transaction writes `change` and commits first.
+   */
+  async function behindAWriter<R>(
+    id: number,
+    change: Partial<typeof resellers.$inferInsert>,
+    request: () => Promise<R>,
+  ): Promise<R> {
+    let release!: () => void;
+    let held!: () => void;
+    const isHeld = new Promise<void>((r) => (held = r));
+    const writer = t.db.transaction(async (tx) => {
+      await tx.select().from(resellers).where(eq(resellers.id, id)).for('update');
+      held();
+      await new Promise<void>((r) => (release = r));
+      await tx.update(resellers).set(change).where(eq(resellers.id, id));
+    });
+    await isHeld;
+    const pending = request();
+    let settled = false;
+    void pending.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    while (!settled && (await waitingOnLock()) === 0) await new Promise((r) => setTimeout(r, 20));
+    expect(settled).toBe(false);
+    release();
+    await writer;
+    return pending;
+  }
+
+  const reseller = async (id: number) => (await t.db.select().from(resellers).where(eq(resellers.id, id)))[0];
+
+  it('a change of currency read a zero balance before a credit committed: refused under the lock', async () => {
+    const id = (await api.post('/api/resellers', { name: 'Currency race', currency: 'USD' }, admin())).body.data.id;
+    const res = await behindAWriter(id, { balance: 10000 }, () =>
+      api.put(`/api/resellers/${id}`, { currency: 'EUR' }, admin()),
+    );
+    expect([res.status, res.body.message]).toEqual([400, 'currency can change only while the balance is 0']);
+    expect(await reseller(id)).toMatchObject({ currency: 'USD', balance: 10000 });
+  });
+
+  it('a credit is counted in the currency the reseller has under the lock, as its ledger row records', async () => {
+    const id = (await api.post('/api/resellers', { name: 'Amount race', currency: 'USD' }, admin())).body.data.id;
+    const res = await behindAWriter(id, { currency: 'JPY' }, () =>
+      api.post(`/api/resellers/${id}/balance`, { amount: 10 }, admin()),
+    );
+    expect(res.status).toBe(200);
+    expect(await reseller(id)).toMatchObject({ currency: 'JPY', balance: 10 });
+    const [entry] = await t.db.select().from(transactions).where(eq(transactions.id, res.body.data.transaction_id));
+    expect(entry).toMatchObject({ amount: 10, currency: 'JPY' });
+  });
+
+  it('a rename keeps a commission rate changed while it waited', async () => {
+    const id = (await api.post('/api/resellers', { name: 'Edit race', currency: 'USD' }, admin())).body.data.id;
+    const res = await behindAWriter(id, { commissionRate: '12.5' }, () =>
+      api.put(`/api/resellers/${id}`, { name: 'Edit race, renamed' }, admin()),
+    );
+    expect(res.status).toBe(200);
+    expect(await reseller(id)).toMatchObject({ name: 'Edit race, renamed', commissionRate: '12.50' });
+  });
+});
+
 describe('settings', () => {
   it('returns defaults, accepts typed changes and masks secrets', async () => {
     const before = await api.get('/api/settings', admin());
