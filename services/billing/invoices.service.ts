@@ -373,6 +373,7 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
           const r = await payFifo(tx, {
             subscriberId: p.subscriber_id,
             amount,
+            currency,
             method: p.method,
             reference: p.reference,
             notes: p.notes,

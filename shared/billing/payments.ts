@@ -5,7 +5,6 @@ import { invoices } from '../db/schema';
 import { allocateFifo } from '../domain/allocation';
 import { OPEN_STATUSES } from '../domain/invoice-state';
 import { fail } from '../failures';
-import { loadSettings } from '../settings';
 import { lockInvoice } from './invoices';
 import { recordPayment, type PaymentDetails } from './record-payment';
 import { lockSubscriber } from './subscribers';
@@ -35,8 +34,13 @@ export async function applyPayment(tx: Tx, input: PaymentInput): Promise<Payment
 
 export interface FifoInput {
   subscriberId: number;
-  /** Minor units of the system currency, > 0. */
+  /** Minor units of `currency`, > 0. */
   amount: number;
+  /**
+   * The system currency the caller converted `amount` with: the invoices paid and the wallet credit
+   * are in it, so a change of the setting committed meanwhile cannot pay them in another.
+   */
+  currency: string;
   method?: Exclude<PaymentMethod, 'wallet'>;
   reference?: string | null;
   notes?: string | null;
@@ -58,7 +62,7 @@ export interface FifoResult {
 export async function payFifo(tx: Tx, input: FifoInput): Promise<FifoResult> {
   if (!Number.isSafeInteger(input.amount) || input.amount <= 0) throw fail('amountNotPositive');
   const subscriber = await lockSubscriber(tx, input.subscriberId);
-  const { currency } = await loadSettings(tx, ['currency']);
+  const { currency } = input;
   const open = await tx
     .select()
     .from(invoices)

@@ -9,6 +9,7 @@ import {
   transactions,
   walletEntries,
 } from '../../shared/db/schema';
+import { saveSettings } from '../../shared/settings';
 import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
 import { seedPlan, seedReseller, seedSubscriber } from './billing-fixtures';
 
@@ -277,6 +278,51 @@ describe('POST /api/invoices/quick-pay/:subscriber_id', () => {
     // No open invoice at all: everything goes to the wallet.
     const all = await api.post(`/api/invoices/quick-pay/${s.id}`, { amount: 1 }, { token: admin });
     expect(all.body).toEqual({ success: true, applied: [], remaining: 1 });
+  });
+
+  it('pays in the currency its amount was read in, though the system currency changes before its lock', async () => {
+    const s = await subscriber();
+    const id = await invoice(s.id, 10);
+    // Another writer holds the subscriber's row while the system currency changes to JPY.
+    let release!: () => void;
+    let held!: () => void;
+    const isHeld = new Promise<void>((r) => (held = r));
+    const writer = t.db.transaction(async (tx) => {
+      await tx.select().from(subscribers).where(eq(subscribers.id, s.id)).for('update');
+      held();
+      await new Promise<void>((r) => (release = r));
+      await saveSettings(tx, { currency: 'JPY' });
+    });
+    await isHeld;
+    const pending = api.post(`/api/invoices/quick-pay/${s.id}`, { amount: 10 }, { token: admin });
+    try {
+      let settled = false;
+      void pending.then(
+        () => (settled = true),
+        () => (settled = true),
+      );
+      const waiting = async () =>
+        (
+          await t.pool.query(
+            `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+          )
+        ).rows[0].n as number;
+      while (!settled && (await waiting()) === 0) await new Promise((r) => setTimeout(r, 20));
+      expect(settled).toBe(false);
+      release();
+      await writer;
+      const res = await pending;
+      // 10.00 USD pays the 10.00 USD invoice; it is not 1,000 yen credited to the wallet.
+      expect(res.body).toEqual({ success: true, applied: [{ invoice_id: id, amount: 10 }], remaining: 0 });
+      expect(await row(id)).toMatchObject({ status: 'paid', paidAmount: 1000 });
+      const [sub] = await t.db.select().from(subscribers).where(eq(subscribers.id, s.id));
+      expect(sub.walletBalance).toBe(0);
+    } finally {
+      release?.();
+      await writer.catch(() => undefined);
+      await pending.catch(() => undefined);
+      await saveSettings(t.db, { currency: 'USD' });
+    }
   });
 
   it('404 unknown subscriber, 403 other tree or user, 400 bad amount or method; nothing written', async () => {
