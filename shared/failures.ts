@@ -39,6 +39,7 @@ export const FAILURES = {
   vendorGardenInvalid: { status: 400, message: (why: string) => `walled_garden_vendor_attributes: ${why}` },
   vendorAttributesInvalid: { status: 400, message: (why: string) => `vendor_attributes: ${why}` },
   currencyChangeNeedsZeroBalance: { status: 400, message: 'currency can change only while the balance is 0' },
+  planCurrencyNeedsPrice: { status: 400, message: 'price is required when currency changes' },
   transferCurrencyMismatch: { status: 400, message: 'a transfer needs both resellers in the same currency' },
   amountZero: { status: 400, message: 'amount must not be 0' },
   amountNotPositive: { status: 400, message: 'amount must be greater than 0' },

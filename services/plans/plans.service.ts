@@ -156,15 +156,26 @@ export const plansService: ServiceSchema = {
       },
       async handler(ctx: Ctx<PlanInput & IdPath>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
-        const current = await loadPlan(ctx.params.id);
+        await loadPlan(ctx.params.id);
         const p = ctx.params;
-        const currency = p.currency ?? current.currency;
-        if (!isCurrency(currency)) throw fail('currencyInvalid');
+        if (p.currency !== undefined && !isCurrency(p.currency)) throw fail('currencyInvalid');
         checkTiers(p.fup_tiers);
         const templates = vendorAttributes(p.vendor_attributes);
         const opt = <T>(v: T | undefined, fallback: T) => (v === undefined ? fallback : v);
         return conflictOnDuplicate('serviceNameTaken', async () => {
           const row = await db().transaction(async (tx) => {
+            // The fields the body leaves out are kept as they are under the lock, so a concurrent
+            // PUT's changes to them are not written back over.
+            const [current] = await tx
+              .select()
+              .from(services)
+              .where(and(eq(services.id, ctx.params.id), isNull(services.deletedAt)))
+              .for('update');
+            if (!current) throw fail('serviceNotFound');
+            const currency = p.currency ?? current.currency;
+            // A price is minor units of its currency: kept across a change of currency it would be
+            // read in the new one (10.00 USD as 1,000 yen).
+            if (currency !== current.currency && p.price === undefined) throw fail('planCurrencyNeedsPrice');
             const [updated] = await tx
               .update(services)
               .set({

@@ -1,6 +1,7 @@
 import { and, eq, ne } from 'drizzle-orm';
 import { PERMISSIONS } from '../../shared/auth/permissions';
-import { managers, nas, radgroupreply, resellers, settings, transactions } from '../../shared/db/schema';
+import { managers, nas, radgroupreply, resellers, services, settings, transactions } from '../../shared/db/schema';
+import type { Tx } from '../../shared/db/client';
 import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
 
 let t: TestApp;
@@ -15,6 +16,57 @@ beforeAll(async () => {
   api = client(t.baseUrl);
 });
 afterAll(() => t.close());
+
+const waitingOnLock = async () =>
+  (
+    await t.pool.query(
+      `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+    )
+  ).rows[0].n as number;
+
+/**
+ * Sends `request` while another transaction holds a row (`lock`); once the request waits for it,
+ * that transaction makes its own change (`change`) and commits first.
+ */
+async function behindAWriter<R>(
+  lock: (tx: Tx) => Promise<unknown>,
+  change: (tx: Tx) => Promise<unknown>,
+  request: () => Promise<R>,
+): Promise<R> {
+  let release!: () => void;
+  let held!: () => void;
+  const isHeld = new Promise<void>((r) => (held = r));
+  const writer = t.db.transaction(async (tx) => {
+    await lock(tx as unknown as Tx);
+    held();
+    await new Promise<void>((r) => (release = r));
+    await change(tx as unknown as Tx);
+  });
+  await isHeld;
+  const pending = request();
+  let settled = false;
+  void pending.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  while (!settled && (await waitingOnLock()) === 0) await new Promise((r) => setTimeout(r, 20));
+  expect(settled).toBe(false);
+  release();
+  await writer;
+  return pending;
+}
+
+/** behindAWriter for a reseller's row and a change of its columns. */
+const behindAResellerWriter = <R>(
+  id: number,
+  change: Partial<typeof resellers.$inferInsert>,
+  request: () => Promise<R>,
+) =>
+  behindAWriter(
+    (tx) => tx.select().from(resellers).where(eq(resellers.id, id)).for('update'),
+    (tx) => tx.update(resellers).set(change).where(eq(resellers.id, id)),
+    request,
+  );
 
 describe('reseller tree and scope', () => {
   let root: number, child: number, grandchild: number, sibling: number;
@@ -207,6 +259,38 @@ describe('plans', () => {
   });
 });
 
+describe('a plan under concurrent and currency changes', () => {
+  const plan = async (id: number) => (await t.db.select().from(services).where(eq(services.id, id)))[0];
+  const mkPlan = async (name: string) => {
+    const res = await api.post('/api/services', { name, price: 10, duration_days: 30, currency: 'USD' }, admin());
+    expect(res.status).toBe(201);
+    return res.body.data.id as number;
+  };
+
+  it('a change of currency needs the price in the new one', async () => {
+    const id = await mkPlan('Currency plan');
+    const bare = await api.put(`/api/services/${id}`, { currency: 'JPY' }, admin());
+    expect([bare.status, bare.body.message]).toEqual([400, 'price is required when currency changes']);
+    expect(await plan(id)).toMatchObject({ currency: 'USD', price: 1000 });
+    const priced = await api.put(`/api/services/${id}`, { currency: 'JPY', price: 1500 }, admin());
+    expect(priced.status).toBe(200);
+    expect(await plan(id)).toMatchObject({ currency: 'JPY', price: 1500 });
+    // The same currency again needs nothing more.
+    expect((await api.put(`/api/services/${id}`, { currency: 'JPY', name: 'Yen plan' }, admin())).status).toBe(200);
+  });
+
+  it('a PUT keeps the fields it leaves out as they are under the lock', async () => {
+    const id = await mkPlan('Edit race plan');
+    const res = await behindAWriter(
+      (tx) => tx.select().from(services).where(eq(services.id, id)).for('update'),
+      (tx) => tx.update(services).set({ durationDays: 45 }).where(eq(services.id, id)),
+      () => api.put(`/api/services/${id}`, { name: 'Edit race plan, renamed' }, admin()),
+    );
+    expect(res.status).toBe(200);
+    expect(await plan(id)).toMatchObject({ name: 'Edit race plan, renamed', durationDays: 45 });
+  });
+});
+
 describe('access servers (FreeRADIUS nas table)', () => {
   it('writes the nas row FreeRADIUS reads and never returns secrets', async () => {
     const res = await api.post(
@@ -242,50 +326,11 @@ describe('access servers (FreeRADIUS nas table)', () => {
 });
 
 describe("a reseller's balance and currency under concurrent writers", () => {
-  const waitingOnLock = async () =>
-    (
-      await t.pool.query(
-        `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
-      )
-    ).rows[0].n as number;
-
-  /**
-   * Sends `request` while another transaction holds the reseller's row; once the request waits for
-   * it, that transaction writes `change` and commits first.
-   */
-  async function behindAWriter<R>(
-    id: number,
-    change: Partial<typeof resellers.$inferInsert>,
-    request: () => Promise<R>,
-  ): Promise<R> {
-    let release!: () => void;
-    let held!: () => void;
-    const isHeld = new Promise<void>((r) => (held = r));
-    const writer = t.db.transaction(async (tx) => {
-      await tx.select().from(resellers).where(eq(resellers.id, id)).for('update');
-      held();
-      await new Promise<void>((r) => (release = r));
-      await tx.update(resellers).set(change).where(eq(resellers.id, id));
-    });
-    await isHeld;
-    const pending = request();
-    let settled = false;
-    void pending.then(
-      () => (settled = true),
-      () => (settled = true),
-    );
-    while (!settled && (await waitingOnLock()) === 0) await new Promise((r) => setTimeout(r, 20));
-    expect(settled).toBe(false);
-    release();
-    await writer;
-    return pending;
-  }
-
   const reseller = async (id: number) => (await t.db.select().from(resellers).where(eq(resellers.id, id)))[0];
 
   it('a change of currency read a zero balance before a credit committed: refused under the lock', async () => {
     const id = (await api.post('/api/resellers', { name: 'Currency race', currency: 'USD' }, admin())).body.data.id;
-    const res = await behindAWriter(id, { balance: 10000 }, () =>
+    const res = await behindAResellerWriter(id, { balance: 10000 }, () =>
       api.put(`/api/resellers/${id}`, { currency: 'EUR' }, admin()),
     );
     expect([res.status, res.body.message]).toEqual([400, 'currency can change only while the balance is 0']);
@@ -294,7 +339,7 @@ describe("a reseller's balance and currency under concurrent writers", () => {
 
   it('a credit is counted in the currency the reseller has under the lock, as its ledger row records', async () => {
     const id = (await api.post('/api/resellers', { name: 'Amount race', currency: 'USD' }, admin())).body.data.id;
-    const res = await behindAWriter(id, { currency: 'JPY' }, () =>
+    const res = await behindAResellerWriter(id, { currency: 'JPY' }, () =>
       api.post(`/api/resellers/${id}/balance`, { amount: 10 }, admin()),
     );
     expect(res.status).toBe(200);
@@ -305,7 +350,7 @@ describe("a reseller's balance and currency under concurrent writers", () => {
 
   it('a rename keeps a commission rate changed while it waited', async () => {
     const id = (await api.post('/api/resellers', { name: 'Edit race', currency: 'USD' }, admin())).body.data.id;
-    const res = await behindAWriter(id, { commissionRate: '12.5' }, () =>
+    const res = await behindAResellerWriter(id, { commissionRate: '12.5' }, () =>
       api.put(`/api/resellers/${id}`, { name: 'Edit race, renamed' }, admin()),
     );
     expect(res.status).toBe(200);
