@@ -11,6 +11,7 @@ import {
 } from '../../shared/db/schema';
 import { saveSettings } from '../../shared/settings';
 import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
+import { behindAWriter } from '../helpers/row-locks';
 import { seedPlan, seedReseller, seedSubscriber } from './billing-fixtures';
 
 let t: TestApp;
@@ -283,44 +284,20 @@ describe('POST /api/invoices/quick-pay/:subscriber_id', () => {
   it('pays in the currency its amount was read in, though the system currency changes before its lock', async () => {
     const s = await subscriber();
     const id = await invoice(s.id, 10);
-    // Another writer holds the subscriber's row while the system currency changes to JPY.
-    let release!: () => void;
-    let held!: () => void;
-    const isHeld = new Promise<void>((r) => (held = r));
-    const writer = t.db.transaction(async (tx) => {
-      await tx.select().from(subscribers).where(eq(subscribers.id, s.id)).for('update');
-      held();
-      await new Promise<void>((r) => (release = r));
-      await saveSettings(tx, { currency: 'JPY' });
-    });
-    await isHeld;
-    const pending = api.post(`/api/invoices/quick-pay/${s.id}`, { amount: 10 }, { token: admin });
     try {
-      let settled = false;
-      void pending.then(
-        () => (settled = true),
-        () => (settled = true),
+      // Another writer holds the subscriber's row and changes the system currency to JPY meanwhile.
+      const res = await behindAWriter(
+        t,
+        (tx) => tx.select().from(subscribers).where(eq(subscribers.id, s.id)).for('update'),
+        (tx) => saveSettings(tx, { currency: 'JPY' }),
+        () => api.post(`/api/invoices/quick-pay/${s.id}`, { amount: 10 }, { token: admin }),
       );
-      const waiting = async () =>
-        (
-          await t.pool.query(
-            `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
-          )
-        ).rows[0].n as number;
-      while (!settled && (await waiting()) === 0) await new Promise((r) => setTimeout(r, 20));
-      expect(settled).toBe(false);
-      release();
-      await writer;
-      const res = await pending;
       // 10.00 USD pays the 10.00 USD invoice; it is not 1,000 yen credited to the wallet.
       expect(res.body).toEqual({ success: true, applied: [{ invoice_id: id, amount: 10 }], remaining: 0 });
       expect(await row(id)).toMatchObject({ status: 'paid', paidAmount: 1000 });
       const [sub] = await t.db.select().from(subscribers).where(eq(subscribers.id, s.id));
       expect(sub.walletBalance).toBe(0);
     } finally {
-      release?.();
-      await writer.catch(() => undefined);
-      await pending.catch(() => undefined);
       await saveSettings(t.db, { currency: 'USD' });
     }
   });

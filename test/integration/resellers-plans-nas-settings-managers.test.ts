@@ -1,8 +1,8 @@
 import { and, eq, ne } from 'drizzle-orm';
 import { PERMISSIONS } from '../../shared/auth/permissions';
 import { managers, nas, radgroupreply, resellers, services, settings, transactions } from '../../shared/db/schema';
-import type { Tx } from '../../shared/db/client';
 import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
+import { behindAWriter } from '../helpers/row-locks';
 
 let t: TestApp;
 let api: ReturnType<typeof client>;
@@ -17,45 +17,6 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const waitingOnLock = async () =>
-  (
-    await t.pool.query(
-      `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
-    )
-  ).rows[0].n as number;
-
-/**
- * Sends `request` while another transaction holds a row (`lock`); once the request waits for it,
- * that transaction makes its own change (`change`) and commits first.
- */
-async function behindAWriter<R>(
-  lock: (tx: Tx) => Promise<unknown>,
-  change: (tx: Tx) => Promise<unknown>,
-  request: () => Promise<R>,
-): Promise<R> {
-  let release!: () => void;
-  let held!: () => void;
-  const isHeld = new Promise<void>((r) => (held = r));
-  const writer = t.db.transaction(async (tx) => {
-    await lock(tx as unknown as Tx);
-    held();
-    await new Promise<void>((r) => (release = r));
-    await change(tx as unknown as Tx);
-  });
-  await isHeld;
-  const pending = request();
-  let settled = false;
-  void pending.then(
-    () => (settled = true),
-    () => (settled = true),
-  );
-  while (!settled && (await waitingOnLock()) === 0) await new Promise((r) => setTimeout(r, 20));
-  expect(settled).toBe(false);
-  release();
-  await writer;
-  return pending;
-}
-
 /** behindAWriter for a reseller's row and a change of its columns. */
 const behindAResellerWriter = <R>(
   id: number,
@@ -63,6 +24,7 @@ const behindAResellerWriter = <R>(
   request: () => Promise<R>,
 ) =>
   behindAWriter(
+    t,
     (tx) => tx.select().from(resellers).where(eq(resellers.id, id)).for('update'),
     (tx) => tx.update(resellers).set(change).where(eq(resellers.id, id)),
     request,
@@ -282,6 +244,7 @@ describe('a plan under concurrent and currency changes', () => {
   it('a PUT keeps the fields it leaves out as they are under the lock', async () => {
     const id = await mkPlan('Edit race plan');
     const res = await behindAWriter(
+      t,
       (tx) => tx.select().from(services).where(eq(services.id, id)).for('update'),
       (tx) => tx.update(services).set({ durationDays: 45 }).where(eq(services.id, id)),
       () => api.put(`/api/services/${id}`, { name: 'Edit race plan, renamed' }, admin()),

@@ -17,6 +17,7 @@ import {
 } from '../../shared/db/schema';
 import { saveSettings } from '../../shared/settings';
 import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
+import { behindAWriter, waitingOnLock } from '../helpers/row-locks';
 import type { Auth } from '../../shared/auth/claims';
 import type { Tx } from '../../shared/db/client';
 import { defaultReseller } from '../../shared/default-reseller';
@@ -84,14 +85,6 @@ async function mkSub(extra: Record<string, unknown> = {}, tok = admin) {
   if (res.status !== 201) throw new Error(`create failed ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.data as { id: number; username: string; expiry_date: string };
 }
-
-/** Backends of this test's database waiting for a lock. */
-const waitingOnLock = async () =>
-  (
-    await t.pool.query(
-      `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
-    )
-  ).rows[0].n as number;
 
 const rows = {
   check: (username: string) => t.db.select().from(radcheck).where(eq(radcheck.username, username)),
@@ -341,7 +334,7 @@ describe('create', () => {
       const settled = () => (outcome ??= 'created');
       void created.then(settled, settled);
       while (!outcome) {
-        if ((await waitingOnLock()) > 0) outcome = 'waited';
+        if ((await waitingOnLock(t)) > 0) outcome = 'waited';
         await new Promise((r) => setTimeout(r, 20));
       }
       release();
@@ -588,27 +581,12 @@ describe('update and delete', () => {
     const s = await mkSub();
     // The PUT reads S on basic, then waits for S's lock while another writer moves S onto premium:
     // S does not hold a premium place under the seller, so the seller's full cap refuses it.
-    let release!: () => void;
-    let held!: () => void;
-    const isHeld = new Promise<void>((r) => (held = r));
-    const writer = t.db.transaction(async (tx) => {
-      await tx.execute(sql`select id from subscribers where id = ${s.id} for update`);
-      held();
-      await new Promise<void>((r) => (release = r));
-      await tx.update(subscribers).set({ serviceId: premium }).where(eq(subscribers.id, s.id));
-    });
-    await isHeld;
-    const put = api.put(`/api/subscribers/${s.id}`, { reseller_id: seller, service_id: premium }, { token: admin });
-    let settled = false;
-    void put.then(
-      () => (settled = true),
-      () => (settled = true),
+    const res = await behindAWriter(
+      t,
+      (tx) => tx.execute(sql`select id from subscribers where id = ${s.id} for update`),
+      (tx) => tx.update(subscribers).set({ serviceId: premium }).where(eq(subscribers.id, s.id)),
+      () => api.put(`/api/subscribers/${s.id}`, { reseller_id: seller, service_id: premium }, { token: admin }),
     );
-    while (!settled && (await waitingOnLock()) === 0) await new Promise((r) => setTimeout(r, 20));
-    expect(settled).toBe(false);
-    release();
-    await writer;
-    const res = await put;
     expect([res.status, res.body.message]).toEqual([403, 'reseller service limit reached for this plan']);
     expect(await rows.sub(s.id)).toMatchObject({ resellerId: root, serviceId: premium });
   });
