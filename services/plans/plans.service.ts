@@ -236,12 +236,20 @@ export const plansService: ServiceSchema = {
       async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
         const current = await loadPlan(ctx.params.id);
-        const [{ users }] = await db()
-          .select({ users: count() })
-          .from(subscribers)
-          .where(and(eq(subscribers.serviceId, current.id), isNull(subscribers.deletedAt)));
-        if (users > 0) throw fail('serviceInUse');
         await db().transaction(async (tx) => {
+          // Counted under the plan's lock, which every writer placing a subscriber on the plan holds
+          // shared until its commit (checkPlacements): none of theirs is left uncounted.
+          const [locked] = await tx
+            .select({ id: services.id })
+            .from(services)
+            .where(and(eq(services.id, current.id), isNull(services.deletedAt)))
+            .for('update');
+          if (!locked) throw fail('serviceNotFound');
+          const [{ users }] = await tx
+            .select({ users: count() })
+            .from(subscribers)
+            .where(and(eq(subscribers.serviceId, current.id), isNull(subscribers.deletedAt)));
+          if (users > 0) throw fail('serviceInUse');
           const [retired] = await tx
             .update(services)
             .set({ deletedAt: sql`now()` })

@@ -8,7 +8,7 @@ import { and, asc, getTableColumns, inArray, isNull, sql } from 'drizzle-orm';
 import type { Auth } from '../../shared/auth/claims';
 import { inScope, type Scope } from '../../shared/auth/policy';
 import type { Tx } from '../../shared/db/client';
-import { resellers, resellerServiceLimits, subscribers } from '../../shared/db/schema';
+import { resellers, resellerServiceLimits, services, subscribers } from '../../shared/db/schema';
 import { clamp, isValidUsername, PRICE_MAX, QUOTA_GB_MAX, renewalPrice } from '../../shared/domain/subscriber';
 import { writeFupMembership, queueRateLimit } from '../../shared/fup-rate';
 import { fromMinor, toMinor } from '../../shared/money';
@@ -396,6 +396,23 @@ export const setReseller: Operation<{ reseller_id: number }> = async (env, rows,
   return done(failed);
 };
 
+/**
+ * The ids among `planIds` of plans still live, each read `FOR SHARE` in id order: a plan cannot be
+ * retired (DELETE /api/services/:id counts its subscribers under `FOR UPDATE`) until the
+ * subscribers this transaction places on it are committed and counted.
+ */
+async function lockLivePlans(tx: Tx, planIds: number[]): Promise<Set<number>> {
+  const ids = [...new Set(planIds)].sort((a, b) => a - b);
+  if (ids.length === 0) return new Set();
+  const rows = await tx
+    .select({ id: services.id })
+    .from(services)
+    .where(and(inArray(services.id, ids), isNull(services.deletedAt)))
+    .orderBy(asc(services.id))
+    .for('share');
+  return new Set(rows.map((r) => r.id));
+}
+
 /** A subscriber row bound for a reseller and a plan (either may be the one it has). */
 export interface Placement {
   row: SubscriberRow;
@@ -414,13 +431,25 @@ export function checkServiceLimits(tx: Tx, rows: SubscriberRow[], planId: number
 /**
  * Checks each placement against its reseller's service limit for its plan: the reseller must have
  * one (the default reseller sells every plan it has none for), and a capped one must have room (a
- * row already under that reseller and plan is not counted twice).
+ * row already under that reseller and plan is not counted twice). A placement onto another plan
+ * also needs that plan live.
  */
 export async function checkPlacements(
   tx: Tx,
-  placements: Placement[],
+  requested: Placement[],
 ): Promise<{ ok: SubscriberRow[]; failed: Failed[] }> {
-  if (placements.length === 0) return { ok: [], failed: [] };
+  const failed: Failed[] = [];
+  const moves = requested.filter((p) => p.row.serviceId !== p.serviceId);
+  const live = await lockLivePlans(
+    tx,
+    moves.map((p) => p.serviceId),
+  );
+  const placements = requested.filter((p) => {
+    if (p.row.serviceId === p.serviceId || live.has(p.serviceId)) return true;
+    failed.push({ id: p.row.id, ...failure('referenceNotFound', 'service_id') });
+    return false;
+  });
+  if (placements.length === 0) return { ok: [], failed };
   const pairKey = (resellerId: number, serviceId: number) => `${resellerId}:${serviceId}`;
   const pairs = [...new Map(placements.map((p) => [pairKey(p.resellerId, p.serviceId), p])).values()];
   // Shared, so a limit cannot change or go while this transaction counts against it; a capped one
@@ -457,7 +486,6 @@ export async function checkPlacements(
   const unlimited =
     limitOf.size < pairs.length ? (await loadSettings(tx, ['default_reseller_id'])).default_reseller_id : null;
   const ok: SubscriberRow[] = [];
-  const failed: Failed[] = [];
   for (const { row, resellerId, serviceId } of placements) {
     const key = pairKey(resellerId, serviceId);
     if (!limitOf.has(key) && resellerId !== unlimited) {
@@ -476,7 +504,9 @@ export async function checkPlacements(
     }
     ok.push(row);
   }
-  return { ok, failed };
+  // In the order of the rows, as each failure was found in the one pass before.
+  const order = new Map(requested.map((p, i) => [p.row.id, i]));
+  return { ok, failed: failed.sort((a, b) => order.get(a.id)! - order.get(b.id)!) };
 }
 
 /**

@@ -1,6 +1,15 @@
-import { and, eq, ne } from 'drizzle-orm';
+import { and, eq, ne, sql } from 'drizzle-orm';
 import { PERMISSIONS } from '../../shared/auth/permissions';
-import { managers, nas, radgroupreply, resellers, services, settings, transactions } from '../../shared/db/schema';
+import {
+  managers,
+  nas,
+  radgroupreply,
+  resellers,
+  services,
+  settings,
+  subscribers,
+  transactions,
+} from '../../shared/db/schema';
 import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
 import { behindAWriter } from '../helpers/row-locks';
 
@@ -239,6 +248,46 @@ describe('a plan under concurrent and currency changes', () => {
     expect(await plan(id)).toMatchObject({ currency: 'JPY', price: 1500 });
     // The same currency again needs nothing more.
     expect((await api.put(`/api/services/${id}`, { currency: 'JPY', name: 'Yen plan' }, admin())).status).toBe(200);
+  });
+
+  it('a retirement counts the subscribers of a create in flight, and refuses', async () => {
+    const id = await mkPlan('Retire race plan');
+    const [owner] = await t.db
+      .insert(resellers)
+      .values({ name: 'Retire race', path: '/', currency: 'USD' })
+      .returning();
+    // The create holds the plan shared (as checkPlacements does) and commits its subscriber first.
+    const res = await behindAWriter(
+      t,
+      (tx) => tx.select().from(services).where(eq(services.id, id)).for('share'),
+      (tx) =>
+        tx.insert(subscribers).values({
+          username: 'retire-race@isp',
+          passwordEnc: 'x',
+          serviceId: id,
+          resellerId: owner.id,
+          expiryDate: '2099-01-01',
+        }),
+      () => api.del(`/api/services/${id}`, admin()),
+    );
+    expect([res.status, res.body.message]).toEqual([409, 'service is in use by subscribers']);
+    expect((await plan(id)).deletedAt).toBeNull();
+  });
+
+  it('a create waits for a retirement in flight, then finds the plan gone', async () => {
+    const id = await mkPlan('Retired under a create');
+    const res = await behindAWriter(
+      t,
+      (tx) => tx.select().from(services).where(eq(services.id, id)).for('update'),
+      (tx) =>
+        tx
+          .update(services)
+          .set({ deletedAt: sql`now()` })
+          .where(eq(services.id, id)),
+      () => api.post('/api/subscribers', { username: 'too-late@isp', password: 'secret1', service_id: id }, admin()),
+    );
+    expect([res.status, res.body.message]).toEqual([400, 'service_id not found']);
+    expect(await t.db.select().from(subscribers).where(eq(subscribers.username, 'too-late@isp'))).toEqual([]);
   });
 
   it('a PUT keeps the fields it leaves out as they are under the lock', async () => {
