@@ -221,6 +221,10 @@ export const FAILURES = {
   cardUsed: { status: 409, message: 'card already used' },
   cardSuspended: { status: 409, message: 'card is suspended' },
   cardExpired: { status: 409, message: 'card has expired' },
+  cardPlanCurrency: {
+    status: 409,
+    message: (plan: string, card: string) => `the card's plan is now priced in ${plan}; the card was issued in ${card}`,
+  },
   cardOtherTree: { status: 403, message: "card belongs to another reseller's tree" },
   cardSheetPrinted: {
     status: 409,

@@ -173,8 +173,9 @@ async function renewAfter(ctx: Ctx<unknown>, r: Redeemed, subscriberId: number, 
         );
       }
     }
+    // A plan card paid for its renewal; a money card's auto-renew is paid by the wallet, checked under the row lock.
     const res = await ctx.call<{ data: Record<string, unknown> }, { id: number }>(
-      'subscribers.renew',
+      r.kind === 'plan' ? 'subscribers.renew' : 'subscribers.renewFromWallet',
       { id: subscriberId },
       { meta: { auth } },
     );
@@ -512,7 +513,7 @@ export const cardsService: ServiceSchema = {
           400: FAILURES.cardPinInvalid.message,
           403: FAILURES.notAuthorized.message,
           404: FAILURES.subscriberNotFound.message,
-          409: `${FAILURES.cardUsed.message}; ${FAILURES.cardSuspended.message}; ${FAILURES.cardExpired.message}`,
+          409: `${FAILURES.cardUsed.message}; ${FAILURES.cardSuspended.message}; ${FAILURES.cardExpired.message}; ${FAILURES.cardPlanCurrency.message('<plan currency>', '<card currency>')}`,
           429: FAILURES.redeemLocked.message,
         },
       },

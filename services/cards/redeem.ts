@@ -20,6 +20,7 @@ import { db, type DbOrTx } from '../../shared/db/client';
 import { cardRedeemAttempts } from '../../shared/db/schema';
 import { creditWallet, settleFromWallet, todayUtc } from '../../shared/billing';
 import { ApiError } from '../../shared/errors';
+import { walletCoversRenewal } from '../../shared/domain/subscriber';
 import { fail, FAILURES } from '../../shared/failures';
 import { SETTING_DEFS } from '../../shared/settings';
 import { chargeReseller } from './batches';
@@ -138,20 +139,24 @@ export async function redeemCard(req: RedeemRequest): Promise<Redeemed> {
         reseller_id: number;
         auto_renew: boolean;
         expired: boolean;
-        price: number;
+        override_price: boolean;
+        own_price: string | null;
+        plan_price: string;
         plan_currency: string;
         currency: string;
+        default_tax_rate: string;
       }>(sql`
         select s.id, r.path, s.reseller_id, s.auto_renew, s.expiry_date < ${today}::date as expired,
-               case when s.override_price and s.price is not null then s.price else p.price end as price,
-               p.currency as plan_currency,
-               coalesce((select value #>> '{}' from settings where key = 'currency'), ${SETTING_DEFS.currency.default}) as currency
+               s.override_price, s.price as own_price, p.price as plan_price, p.currency as plan_currency,
+               coalesce((select value #>> '{}' from settings where key = 'currency'), ${SETTING_DEFS.currency.default}) as currency,
+               coalesce((select value #>> '{}' from settings where key = 'default_tax_rate'),
+                        ${String(SETTING_DEFS.default_tax_rate.default)}) as default_tax_rate
           from subscribers s join resellers r on r.id = s.reseller_id join services p on p.id = s.service_id
          where s.id = ${req.subscriberId} and s.deleted_at is null
          for update of s`);
       const sub = subs.rows[0];
       if (!sub) throw fail('subscriberNotFound');
-      // The setting `currency`, read in the statement above (its default from shared/settings.ts when unset).
+      // The settings `currency` and `default_tax_rate`, read in the statement above (defaults from shared/settings.ts when unset).
       if (card.reseller_path !== null && !sub.path.startsWith(card.reseller_path)) throw fail('cardOtherTree');
       const currency = sub.currency;
       let amount: number;
@@ -162,6 +167,9 @@ export async function redeemCard(req: RedeemRequest): Promise<Redeemed> {
           sql`select price, currency, name from services where id = ${card.service_id}`,
         );
         if (!plan.rows[0]) throw fail('serviceNotFound');
+        // The batch took its plan's currency when made; a plan repriced in another since cannot be paid with it.
+        if (plan.rows[0].currency !== card.currency)
+          throw fail('cardPlanCurrency', plan.rows[0].currency, card.currency);
         amount = Number(plan.rows[0].price);
         planName = plan.rows[0].name;
       }
@@ -216,7 +224,17 @@ export async function redeemCard(req: RedeemRequest): Promise<Redeemed> {
           : { paid: [], walletBalance: credit.walletBalance };
       const renew =
         kind === 'plan' ||
-        (sub.auto_renew && sub.expired && sub.plan_currency === currency && settled.walletBalance >= Number(sub.price));
+        (sub.auto_renew &&
+          sub.expired &&
+          walletCoversRenewal(
+            {
+              overridePrice: sub.override_price,
+              price: sub.own_price === null ? null : Number(sub.own_price),
+              walletBalance: settled.walletBalance,
+            },
+            { price: Number(sub.plan_price), currency: sub.plan_currency },
+            { currency, default_tax_rate: sub.default_tax_rate },
+          ));
       return {
         cardId: Number(card.id),
         serial: card.serial,

@@ -8,6 +8,7 @@ import { eq, sql } from 'drizzle-orm';
 import { db } from '../../shared/db/client';
 import { onlineCheckouts } from '../../shared/db/schema';
 import { isOpen } from '../../shared/domain/invoice-state';
+import { renewalCharge } from '../../shared/domain/subscriber';
 import { fail } from '../../shared/failures';
 import { config } from '../../shared/config';
 import { loadSettings, type Settings } from '../../shared/settings';
@@ -24,6 +25,7 @@ export const PAYMENT_SETTINGS = [
   'allow_private_targets',
   'payment_currencies',
   'operator_name',
+  'default_tax_rate',
 ] as const;
 
 export type CheckoutTarget = { purpose: 'invoice'; invoiceId: number } | { purpose: 'renewal'; subscriberId: number };
@@ -70,20 +72,31 @@ export async function payable(target: CheckoutTarget, s: Settings): Promise<Paya
       description: `Invoice ${inv.invoice_number}`,
     };
   }
-  const { rows } = await db().execute<{ reseller_id: number; price: number; currency: string; name: string }>(sql`
-    select s.reseller_id, case when s.override_price and s.price is not null then s.price else p.price end as price,
-           p.currency, p.name
+  const { rows } = await db().execute<{
+    reseller_id: number;
+    override_price: boolean;
+    own_price: string | null;
+    plan_price: string;
+    currency: string;
+    name: string;
+  }>(sql`
+    select s.reseller_id, s.override_price, s.price as own_price, p.price as plan_price, p.currency, p.name
       from subscribers s join services p on p.id = s.service_id
      where s.id = ${target.subscriberId} and s.deleted_at is null`);
   const sub = rows[0];
   if (!sub) throw fail('subscriberNotFound');
-  // The renewal is paid from the wallet, which holds the system currency.
-  if (Number(sub.price) <= 0 || sub.currency !== s.currency || !currencyAllowed(s, sub.currency)) return null;
+  // What the renewal invoice will ask (price and default tax), paid from the wallet, which holds the system currency.
+  const { total } = renewalCharge(
+    { overridePrice: sub.override_price, price: sub.own_price === null ? null : Number(sub.own_price) },
+    { price: Number(sub.plan_price) },
+    s.default_tax_rate,
+  );
+  if (total <= 0 || sub.currency !== s.currency || !currencyAllowed(s, sub.currency)) return null;
   return {
     subscriberId: target.subscriberId,
     resellerId: Number(sub.reseller_id),
     invoiceId: null,
-    amount: Number(sub.price),
+    amount: total,
     currency: sub.currency,
     description: `Renewal: ${sub.name}`,
   };

@@ -14,6 +14,7 @@ import { pageOf, type Ctx } from '../../shared/http/context';
 import { publicPageHeaders } from '../../shared/http/public-page';
 import type { ActionResult } from '../../shared/http/route';
 import { idParams, isoDate, object, paginationProperties, type IdPath, type Infer } from '../../shared/http/schemas';
+import { walletCoversRenewal } from '../../shared/domain/subscriber';
 import { fromMinor } from '../../shared/money';
 import { verifyPublicToken } from '../../shared/public-links';
 import { loadSettings } from '../../shared/settings';
@@ -48,18 +49,39 @@ type ReturnInput = Infer<typeof returnParams> & Infer<typeof returnQuery>;
 const receiptCheckoutQuery = object({ token: { type: 'string', minLength: 1, maxLength: 200 } }, ['token']);
 const providerParams = object({ provider: { type: 'string', minLength: 1, maxLength: 40 } }, ['provider']);
 
-/** The renewal an online payment pays for, or the auto-renew wallet money now covers, through the subscribers unit. */
+/** An auto-renew subscriber whose paid time has ended and whose wallet now pays the renewal whole. */
+async function autoRenewDue(subscriberId: number): Promise<boolean> {
+  const { rows } = await db().execute<{
+    due: boolean;
+    wallet: string;
+    override_price: boolean;
+    own_price: string | null;
+    plan_price: string;
+    currency: string;
+  }>(sql`
+    select s.auto_renew and s.status = 'active' and s.expiry_date < current_date as due, s.wallet_balance as wallet,
+           s.override_price, s.price as own_price, p.price as plan_price, p.currency
+      from subscribers s join services p on p.id = s.service_id where s.id = ${subscriberId}`);
+  const r = rows[0];
+  if (!r?.due) return false;
+  const sub = {
+    overridePrice: r.override_price,
+    price: r.own_price === null ? null : Number(r.own_price),
+    walletBalance: Number(r.wallet),
+  };
+  const settings = await loadSettings(db(), ['currency', 'default_tax_rate']);
+  return walletCoversRenewal(sub, { price: Number(r.plan_price), currency: r.currency }, settings);
+}
+
+/**
+ * The renewal an online payment pays for, or the auto-renew wallet money now covers, through the
+ * subscribers unit, from the wallet only: a wallet spent meanwhile renews nothing (402, logged).
+ */
 async function renewAfter(ctx: Ctx<unknown>, subscriberId: number, always: boolean): Promise<void> {
-  if (!always) {
-    const { rows } = await db().execute<{ due: boolean }>(sql`
-      select s.auto_renew and s.status = 'active' and s.expiry_date < current_date and s.wallet_balance >=
-             case when s.override_price and s.price is not null then s.price else p.price end as due
-        from subscribers s join services p on p.id = s.service_id where s.id = ${subscriberId}`);
-    if (!rows[0]?.due) return;
-  }
+  if (!always && !(await autoRenewDue(subscriberId))) return;
   const auth = systemAuth('online-payment');
   try {
-    await ctx.call('subscribers.renew', { id: subscriberId }, { meta: { auth } });
+    await ctx.call('subscribers.renewFromWallet', { id: subscriberId }, { meta: { auth } });
   } catch (err) {
     // The money is in the wallet; the next sweep (auto-renew) or an operator renews.
     ctx.service?.logger.warn(`online payment: renewal of subscriber ${subscriberId} failed: ${(err as Error).message}`);

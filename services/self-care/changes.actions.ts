@@ -47,7 +47,7 @@ export const changeActions: ServiceActionsSchema = {
       {
         body: object({}),
         errors: {
-          402: FAILURES.insufficientBalance.message,
+          402: `${FAILURES.walletShort.message}; ${FAILURES.insufficientBalance.message}`,
           409: `${FAILURES.renewedToday.message}; ${FAILURES.paymentsNotConfigured.message}`,
         },
       },
@@ -55,8 +55,7 @@ export const changeActions: ServiceActionsSchema = {
     async handler(ctx: Ctx): Promise<ActionResult> {
       const me = callerOf(ctx);
       const s = await requireSelfCare('self_care_renew', ['default_tax_rate', 'currency']);
-      const wallet = await renewalCovered(me.subscriberId, s);
-      if (!wallet.covers) {
+      if (!(await renewalCovered(me.subscriberId, s))) {
         const checkout = await asMe<{ id: number; url: string }>(
           ctx,
           'payments.checkout',
@@ -67,7 +66,7 @@ export const changeActions: ServiceActionsSchema = {
       }
       const done = await asMe<Data<{ expiry_date: string; invoice_id: number }>>(
         ctx,
-        'subscribers.renew',
+        'subscribers.renewFromWallet',
         { id: me.subscriberId },
         actorFor(ctx),
       );
@@ -134,7 +133,7 @@ export const changeActions: ServiceActionsSchema = {
         body: redeemBody,
         errors: {
           400: FAILURES.cardPinInvalid.message,
-          409: `${FAILURES.cardUsed.message}; ${FAILURES.cardSuspended.message}; ${FAILURES.cardExpired.message}`,
+          409: `${FAILURES.cardUsed.message}; ${FAILURES.cardSuspended.message}; ${FAILURES.cardExpired.message}; ${FAILURES.cardPlanCurrency.message('<plan currency>', '<card currency>')}`,
           429: FAILURES.redeemLocked.message,
         },
       },

@@ -5,48 +5,48 @@
  */
 import { sql } from 'drizzle-orm';
 import { db } from '../../shared/db/client';
-import { todayIso } from '../../shared/domain/subscriber';
+import { todayIso, walletCoversRenewal } from '../../shared/domain/subscriber';
 import { fail } from '../../shared/failures';
-import { fromMinor, toMinor } from '../../shared/money';
+import { fromMinor, percentOf, toMinor } from '../../shared/money';
 import type { Settings } from '../../shared/settings';
 
 const num = (v: unknown) => Number(v);
 
-/** Price plus the default tax (rounded half-up), as the invoice the renewal or top-up writes will ask. */
+/** Price plus the default tax (rounded half-up, as the invoice the top-up writes will ask). */
 export function withTax(priceMinor: number, taxRate: number): number {
-  return priceMinor + Math.round((priceMinor * taxRate) / 100);
-}
-
-export interface WalletCheck {
-  wallet: number;
-  due: number;
-  currency: string;
-  covers: boolean;
+  return priceMinor + percentOf(priceMinor, taxRate);
 }
 
 /**
- * Whether the wallet (system currency) pays the renewal invoice whole. Renewed today already is
- * 409 here, before any checkout: a payment for a renewal that cannot happen would only sit in the wallet.
+ * Whether the wallet (system currency) pays the renewal invoice whole (`walletCoversRenewal`), as
+ * read now: the renewal itself decides again under the row lock. Renewed today already is 409 here,
+ * before any checkout: a payment for a renewal that cannot happen would only sit in the wallet.
  */
 export async function renewalCovered(
   subscriberId: number,
   s: Pick<Settings, 'default_tax_rate' | 'currency'>,
-): Promise<WalletCheck> {
-  const { rows } = await db().execute<{ wallet: string; price: string; currency: string; renewed: boolean }>(sql`
-    select s.wallet_balance as wallet, p.currency, s.last_renewed_on is not distinct from ${todayIso()}::date as renewed,
-           case when s.override_price and s.price is not null then s.price else p.price end as price
+): Promise<boolean> {
+  const { rows } = await db().execute<{
+    wallet: string;
+    override_price: boolean;
+    own_price: string | null;
+    plan_price: string;
+    currency: string;
+    renewed: boolean;
+  }>(sql`
+    select s.wallet_balance as wallet, s.override_price, s.price as own_price, p.price as plan_price, p.currency,
+           s.last_renewed_on is not distinct from ${todayIso()}::date as renewed
       from subscribers s join services p on p.id = s.service_id
      where s.id = ${subscriberId} and s.deleted_at is null`);
   const r = rows[0];
   if (!r) throw fail('subscriberNotFound');
   if (r.renewed) throw fail('renewedToday');
-  const due = withTax(num(r.price), Number(s.default_tax_rate));
-  return {
-    wallet: num(r.wallet),
-    due,
-    currency: r.currency,
-    covers: r.currency === s.currency && num(r.wallet) >= due,
+  const sub = {
+    overridePrice: r.override_price,
+    price: r.own_price === null ? null : num(r.own_price),
+    walletBalance: num(r.wallet),
   };
+  return walletCoversRenewal(sub, { price: num(r.plan_price), currency: r.currency }, s);
 }
 
 export async function walletOf(subscriberId: number): Promise<number> {

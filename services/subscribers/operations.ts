@@ -9,7 +9,14 @@ import type { Auth } from '../../shared/auth/claims';
 import { inScope, type Scope } from '../../shared/auth/policy';
 import type { Tx } from '../../shared/db/client';
 import { resellers, resellerServiceLimits, services, subscribers } from '../../shared/db/schema';
-import { clamp, isValidUsername, PRICE_MAX, QUOTA_GB_MAX, renewalPrice } from '../../shared/domain/subscriber';
+import {
+  clamp,
+  isValidUsername,
+  PRICE_MAX,
+  QUOTA_GB_MAX,
+  renewalPrice,
+  walletCoversRenewal,
+} from '../../shared/domain/subscriber';
 import { writeFupMembership, queueRateLimit } from '../../shared/fup-rate';
 import { fromMinor, toMinor } from '../../shared/money';
 import { ApiError } from '../../shared/errors';
@@ -243,6 +250,26 @@ export const renew: Operation<unknown> = async (env, rows) => {
     });
   }
   return done(failed, extra);
+};
+
+/**
+ * A renewal the wallet pays whole (self-care, an online renewal payment, a money card's auto-renew):
+ * decided on the row locked here, so a wallet spent since the caller looked is 402 `wallet balance
+ * does not cover the price` and nothing is charged, instead of a renewal on credit.
+ */
+export const renewFromWallet: Operation<unknown> = async (env, rows, payload) => {
+  const plans = await plansById(
+    env.tx,
+    rows.map((r) => r.serviceId),
+  );
+  const failed: Failed[] = [];
+  const covered = rows.filter((r) => {
+    if (r.lastRenewedOn === env.today || walletCoversRenewal(r, plans.get(r.serviceId)!, env.settings)) return true;
+    failed.push({ id: r.id, ...failure('walletShort') });
+    return false;
+  });
+  const result = covered.length ? await renew(env, covered, payload) : done([], new Map());
+  return done([...failed, ...result.failed], result.extra);
 };
 
 export const disconnect: Operation<unknown, Pick<SubscriberRow, 'id' | 'username'>> = async (env, rows) => {

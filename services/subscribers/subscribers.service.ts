@@ -199,6 +199,16 @@ export const subscribersService: ServiceSchema = {
       'Charge the reseller, extend expiry by the plan duration, reset counters, create the renewal invoice, reconnect',
       { 402: FAILURES.insufficientBalance.message, 409: FAILURES.renewedToday.message },
     ),
+    /**
+     * A renewal only the wallet may pay (not routed): self-care's renew, an online renewal payment and
+     * a money card's auto-renew call it, as `renew` but 402 `wallet balance does not cover the price`.
+     */
+    renewFromWallet: {
+      visibility: 'public',
+      async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
+        return { data: await runSingle(ctx.meta.auth, 'subscribers.renew', ctx.params.id, ops.renewFromWallet, {}) };
+      },
+    },
     resetFup: simpleAction(
       'reset-fup',
       'subscribers.reset_fup',

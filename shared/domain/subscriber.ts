@@ -108,6 +108,21 @@ export function renewalCharge(
   return { price, taxAmount, total: price + taxAmount };
 }
 
+/**
+ * Whether the wallet pays a renewal's invoice whole: the wallet holds the system currency, which must
+ * be the plan's, and at least `renewalCharge`'s total. The rule of every renewal the wallet pays
+ * (self-care, an online renewal payment, a money card's or the sweep's auto-renew).
+ */
+export function walletCoversRenewal(
+  s: { overridePrice: boolean; price: number | null; walletBalance: number },
+  plan: { price: number; currency: string },
+  settings: { currency: string; default_tax_rate: number | string },
+): boolean {
+  return (
+    plan.currency === settings.currency && s.walletBalance >= renewalCharge(s, plan, settings.default_tax_rate).total
+  );
+}
+
 /** `%` and `_` of a search term matched literally in ILIKE. */
 export function likePattern(term: string): string {
   return `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

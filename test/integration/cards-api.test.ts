@@ -6,7 +6,15 @@
  * manager lifting the lockout.
  */
 import { and, count, eq } from 'drizzle-orm';
-import { cardBatches, cardRedeemAttempts, cards, resellers, subscribers, transactions } from '../../shared/db/schema';
+import {
+  cardBatches,
+  cardRedeemAttempts,
+  cards,
+  invoices,
+  resellers,
+  subscribers,
+  transactions,
+} from '../../shared/db/schema';
 import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
 
 let t: TestApp;
@@ -287,6 +295,58 @@ describe('redeem', () => {
     const after = await row(sub.id);
     expect(after.expiryDate > today()).toBe(true);
     expect(after.walletBalance).toBe(0);
+  });
+
+  it('a money card renews only when the wallet pays the renewal invoice whole, default tax included', async () => {
+    expect((await api.put('/api/settings', { default_tax_rate: 10 }, { token: admin })).status).toBe(200);
+    try {
+      const sub = await mkSub(north, { auto_renew: true });
+      await t.db
+        .update(subscribers)
+        .set({ expiryDate: daysFromToday(-1) })
+        .where(eq(subscribers.id, sub.id));
+      const { cards: made } = await mkBatch({ count: 2, value: 10 });
+      const first = await api.post(`/api/subscribers/${sub.id}/redeem-card`, { pin: made[0].pin }, { token: admin });
+      expect(first.status).toBe(200);
+      // 10.00 covers the price, not the 11.00 the renewal invoice asks: no renewal on credit.
+      expect(first.body.data.renewal).toBeNull();
+      expect(await row(sub.id)).toMatchObject({ expiryDate: daysFromToday(-1), walletBalance: 1000 });
+      const second = await api.post(`/api/subscribers/${sub.id}/redeem-card`, { pin: made[1].pin }, { token: admin });
+      expect(second.body.data.renewal).toMatchObject({ renewed: true });
+      const after = await row(sub.id);
+      expect(after.expiryDate > today()).toBe(true);
+      expect(after.walletBalance).toBe(900);
+      const renewals = await t.db
+        .select()
+        .from(invoices)
+        .where(and(eq(invoices.subscriberId, sub.id), eq(invoices.kind, 'renewal')));
+      expect(renewals).toMatchObject([{ status: 'paid', total: 1100, paidAmount: 1100 }]);
+    } finally {
+      await api.put('/api/settings', { default_tax_rate: 0 }, { token: admin });
+    }
+  });
+
+  it('a plan card whose plan was repriced in another currency since is refused (409) and stays unused (active)', async () => {
+    const p = await api.post(
+      '/api/services',
+      { name: 'repriced', price: 10, duration_days: 30, currency: 'USD' },
+      { token: admin },
+    );
+    const { batch, cards: made } = await mkBatch({ count: 1, service_id: p.body.data.id });
+    expect(batch.currency).toBe('USD');
+    expect(
+      (await api.put(`/api/services/${p.body.data.id}`, { currency: 'JPY', price: 1500 }, { token: admin })).status,
+    ).toBe(200);
+    const sub = await mkSub();
+    const res = await api.post(`/api/subscribers/${sub.id}/redeem-card`, { pin: made[0].pin }, { token: admin });
+    expect([res.status, res.body.message]).toEqual([
+      409,
+      "the card's plan is now priced in JPY; the card was issued in USD",
+    ]);
+    const [card] = await t.db.select().from(cards).where(eq(cards.batchId, batch.id));
+    expect(card.status).toBe('active');
+    expect((await row(sub.id)).walletBalance).toBe(0);
+    expect(await t.db.select().from(transactions).where(eq(transactions.subscriberId, sub.id))).toEqual([]);
   });
 
   it('50 concurrent redemptions of one PIN: exactly one succeeds, one ledger row', async () => {

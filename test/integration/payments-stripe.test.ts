@@ -393,6 +393,53 @@ describe('what was paid (issue 43, finding 1)', () => {
     expect(listed.body.data.map((r: { id: number }) => r.id)).toContain(id);
   });
 
+  it('a renewal checkout asks what the renewal invoice will (price and default tax), and paid so renews with the invoice paid whole', async () => {
+    expect((await api.put('/api/settings', { default_tax_rate: 10 }, { token: admin })).status).toBe(200);
+    try {
+      const sub = await mkSub();
+      const before = await subRow(sub.id);
+      const { id } = await t.app.broker.call<{ id: number; url: string }, { purpose: 'renewal'; subscriberId: number }>(
+        'payments.checkout',
+        { purpose: 'renewal', subscriberId: sub.id },
+      );
+      const c = await checkoutById(id);
+      expect(c).toMatchObject({ purpose: 'renewal', amount: 1100, currency: 'USD' });
+      expect(outcomeOf(await deliver(stripe.complete(c.providerSessionId!)))).toBe('paid');
+      const after = await subRow(sub.id);
+      expect(after.expiryDate > before.expiryDate).toBe(true);
+      expect(after.walletBalance).toBe(0);
+      const renewals = await t.db
+        .select()
+        .from(invoices)
+        .where(and(eq(invoices.subscriberId, sub.id), eq(invoices.kind, 'renewal')));
+      expect(renewals).toMatchObject([{ status: 'paid', total: 1100, paidAmount: 1100 }]);
+    } finally {
+      await api.put('/api/settings', { default_tax_rate: 0 }, { token: admin });
+    }
+  });
+
+  it('a renewal paid in full after its price rose renews nothing: the money waits in the wallet, no invoice owed', async () => {
+    const sub = await mkSub();
+    const before = await subRow(sub.id);
+    const { id } = await t.app.broker.call<{ id: number; url: string }, { purpose: 'renewal'; subscriberId: number }>(
+      'payments.checkout',
+      { purpose: 'renewal', subscriberId: sub.id },
+    );
+    const c = await checkoutById(id);
+    expect(c.amount).toBe(1000);
+    await t.db.update(subscribers).set({ overridePrice: true, price: 1200 }).where(eq(subscribers.id, sub.id));
+    expect(outcomeOf(await deliver(stripe.complete(c.providerSessionId!)))).toBe('paid');
+    const after = await subRow(sub.id);
+    expect(after.expiryDate).toBe(before.expiryDate);
+    expect(after.walletBalance).toBe(1000);
+    expect(
+      await t.db
+        .select()
+        .from(invoices)
+        .where(and(eq(invoices.subscriberId, sub.id), eq(invoices.kind, 'renewal'))),
+    ).toEqual([]);
+  });
+
   it('an invoice checkout paid short books what arrived as a partial payment and leaves the rest owed', async () => {
     const sub = await mkSub();
     const inv = await mkInvoice(sub.id, 20);

@@ -2,7 +2,8 @@
  * Self-care writes (issue 40, docs/self-care.md): renew, data top-up, card, plan change and
  * password, each through the operators' action with the subscriber as audit actor.
  */
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
+import { behindAWriter } from '../helpers/row-locks';
 import { decrypt } from '../../shared/auth/secrets';
 import { auditLog, invoices, onlineCheckouts, radcheck, subscribers } from '../../shared/db/schema';
 import { StripeDouble } from '../sim/stripe-double';
@@ -74,6 +75,48 @@ describe('renew', () => {
     expect(res.body.data.renewed).toBe(false);
     const [c] = await w.t.db.select().from(onlineCheckouts).where(eq(onlineCheckouts.subscriberId, sub.id));
     expect(c).toMatchObject({ purpose: 'renewal', amount: 1000, url: res.body.data.url });
+  });
+});
+
+describe('renew decides on the wallet under the row lock', () => {
+  it('a wallet spent while the renewal waited for the row is 402 and renews nothing (no renewal on credit)', async () => {
+    const sub = await w.mkSub();
+    await fund(sub.id, 10);
+    const before = await row(sub.id);
+    const tok = await w.signIn(sub.username, sub.password);
+    const res = await behindAWriter(
+      w.t,
+      (tx) => tx.execute(sql`select id from subscribers where id = ${sub.id} for update`),
+      (tx) => tx.execute(sql`update subscribers set wallet_balance = 0 where id = ${sub.id}`),
+      () => w.api.post('/api/my/renew', {}, { token: tok }),
+    );
+    expect([res.status, res.body.message]).toEqual([402, 'wallet balance does not cover the price']);
+    expect(await row(sub.id)).toMatchObject({ expiryDate: before.expiryDate, lastRenewedOn: null, walletBalance: 0 });
+    expect(await w.t.db.select().from(invoices).where(eq(invoices.subscriberId, sub.id))).toEqual([]);
+  });
+
+  it('with a default tax, a wallet holding the price alone gets a checkout for price and tax', async () => {
+    const sub = await w.mkSub();
+    await fund(sub.id, 10);
+    await w.setSettings({
+      default_tax_rate: 10,
+      payment_provider: 'stripe',
+      stripe_secret_key: 'sk_test_sc_actions',
+      stripe_webhook_secret: 'whsec_sc_actions',
+      stripe_api_base_url: stripe.baseUrl,
+      allow_private_targets: true,
+    });
+    try {
+      const tok = await w.signIn(sub.username, sub.password);
+      const res = await w.api.post('/api/my/renew', {}, { token: tok });
+      expect(res.status).toBe(200);
+      expect(res.body.data.renewed).toBe(false);
+      const [c] = await w.t.db.select().from(onlineCheckouts).where(eq(onlineCheckouts.subscriberId, sub.id));
+      expect(c).toMatchObject({ purpose: 'renewal', amount: 1100 });
+      expect((await row(sub.id)).walletBalance).toBe(1000);
+    } finally {
+      await w.setSettings({ default_tax_rate: 0 });
+    }
   });
 });
 
