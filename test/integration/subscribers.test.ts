@@ -591,6 +591,52 @@ describe('update and delete', () => {
     expect(await rows.sub(s.id)).toMatchObject({ resellerId: root, serviceId: premium });
   });
 
+  it('PUT decides on the row as locked: a plan moved meanwhile is moved back to the one sent', async () => {
+    const s = await mkSub();
+    const res = await behindAWriter(
+      t,
+      (tx) => tx.execute(sql`select id from subscribers where id = ${s.id} for update`),
+      (tx) => tx.update(subscribers).set({ serviceId: premium }).where(eq(subscribers.id, s.id)),
+      () => api.put(`/api/subscribers/${s.id}`, { service_id: basic, full_name: 'Form' }, { token: admin }),
+    );
+    expect(res.status).toBe(200);
+    expect(res.body.data.service_id).toBe(basic);
+    expect(await rows.sub(s.id)).toMatchObject({ serviceId: basic, fullName: 'Form' });
+  });
+
+  it('PUT without change_service: a form naming the plan moved away meanwhile is 403, nothing written', async () => {
+    const s = await mkSub();
+    const editor = token('user', { permissions: ALL.filter((p) => p !== 'subscribers.change_service') });
+    const res = await behindAWriter(
+      t,
+      (tx) => tx.execute(sql`select id from subscribers where id = ${s.id} for update`),
+      (tx) => tx.update(subscribers).set({ serviceId: premium }).where(eq(subscribers.id, s.id)),
+      () => api.put(`/api/subscribers/${s.id}`, { service_id: basic, full_name: 'Form' }, { token: editor }),
+    );
+    expect([res.status, res.body.message]).toEqual([403, 'permission subscribers.change_service required']);
+    expect(await rows.sub(s.id)).toMatchObject({ serviceId: premium, fullName: null });
+  });
+
+  it('PUT price is read in the currency of the plan as locked, not the plan read before the lock', async () => {
+    const yen = await api.post(
+      '/api/services',
+      { name: 'yen-race', price: 1500, duration_days: 30, currency: 'JPY' },
+      { token: admin },
+    );
+    expect(yen.status).toBe(201);
+    const s = await mkSub();
+    const res = await behindAWriter(
+      t,
+      (tx) => tx.execute(sql`select id from subscribers where id = ${s.id} for update`),
+      (tx) => tx.update(subscribers).set({ serviceId: yen.body.data.id }).where(eq(subscribers.id, s.id)),
+      () => api.put(`/api/subscribers/${s.id}`, { price: 15, override_price: true }, { token: admin }),
+    );
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ price: 15, currency: 'JPY' });
+    // 15 yen, not 15.00 read as USD cents (1,500 yen).
+    expect((await rows.sub(s.id)).price).toBe(15);
+  });
+
   it('PUT 404 / 403 / 400', async () => {
     expect((await api.put('/api/subscribers/999999', { notes: 'x' }, { token: admin })).status).toBe(404);
     const other = await mkSub({ reseller_id: sibling });

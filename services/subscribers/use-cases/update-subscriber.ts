@@ -8,7 +8,7 @@ import { changedFields, recordAudit } from '../../../shared/audit';
 import type { Auth } from '../../../shared/auth/claims';
 import { recordInScope, requirePermission, scopeFor, targetReseller } from '../../../shared/auth/policy';
 import { encrypt } from '../../../shared/auth/secrets';
-import { db } from '../../../shared/db/client';
+import { db, type Tx } from '../../../shared/db/client';
 import { subscribers } from '../../../shared/db/schema';
 import { todayIso } from '../../../shared/domain/subscriber';
 import type { IdPath } from '../../../shared/http/schemas';
@@ -53,12 +53,31 @@ function columnChanges(p: UpdateSubscriberInput, checked: Columns, country: stri
   return set;
 }
 
+/**
+ * What the body changes against `row` (plan, price in the plan's currency, reseller), and the
+ * permissions those changes need. Called on the row locked in the transaction: a plan, price or
+ * reseller changed by another request since the pre-lock read is compared as it now is.
+ */
+async function governedChanges(tx: Tx, auth: Auth, p: UpdateSubscriberInput, row: SubscriberRow) {
+  const currency = (await plansById(tx, [row.serviceId])).get(row.serviceId)!.currency;
+  for (const permission of permissionsToUpdate(p, row, currency)) requirePermission(auth, permission);
+  if (p.username !== undefined && p.username !== row.username) checkUsername(p.username);
+  const newPlan =
+    p.service_id !== undefined && p.service_id !== row.serviceId ? await livePlan(tx, p.service_id) : undefined;
+  const price = p.price == null ? p.price : moneyField(p.price, newPlan?.currency ?? currency, 'price');
+  const resellerId =
+    p.reseller_id !== undefined && p.reseller_id !== row.resellerId
+      ? await targetReseller(tx, auth, p.reseller_id)
+      : undefined;
+  return { newPlan, price, resellerId };
+}
+
 export async function updateSubscriber(caller: Auth | undefined, p: UpdateSubscriberInput & IdPath) {
   const auth = requirePermission(caller, 'subscribers.edit');
   const current = await recordInScope(db(), auth, 'write', await loadRow(p.id), 'subscriberNotFound');
+  // 403 before any 400 for a caller without a governed field's permission; decided again under the lock.
   const currentCurrency = (await plansById(db(), [current.serviceId])).get(current.serviceId)!.currency;
   for (const permission of permissionsToUpdate(p, current, currentCurrency)) requirePermission(auth, permission);
-  if (p.username !== undefined && p.username !== current.username) checkUsername(p.username);
   const mac = macOrBadRequest(p.mac_address);
   const staticIp = ipOrBadRequest(p.static_ip);
   const prefixes: [Ipv6Field, 'ipv6Prefix' | 'delegatedIpv6Prefix', string | null | undefined][] = [
@@ -69,13 +88,6 @@ export async function updateSubscriber(caller: Auth | undefined, p: UpdateSubscr
       ipv6PrefixOrBadRequest('delegated_ipv6_prefix', p.delegated_ipv6_prefix),
     ],
   ];
-  const newPlan =
-    p.service_id !== undefined && p.service_id !== current.serviceId ? await livePlan(db(), p.service_id) : undefined;
-  const price = p.price == null ? p.price : moneyField(p.price, newPlan?.currency ?? currentCurrency, 'price');
-  const resellerId =
-    p.reseller_id !== undefined && p.reseller_id !== current.resellerId
-      ? await targetReseller(db(), auth, p.reseller_id)
-      : undefined;
   const settings = await loadSettings(db());
   const today = todayIso();
   const scope = await scopeFor(db(), auth, 'write');
@@ -87,9 +99,8 @@ export async function updateSubscriber(caller: Auth | undefined, p: UpdateSubscr
       const env = { tx, auth, today, settings };
       const before = locked.rows[0];
       let row = before;
-      // The reseller the row ends under must sell the plan it ends on, counted against the row as
-      // locked: `current` was read before the lock, and a plan changed since then is not a place
-      // the subscriber already holds under the new reseller.
+      const { newPlan, price, resellerId } = await governedChanges(tx, auth, p, row);
+      // The reseller the row ends under must sell the plan it ends on, counted against the locked row.
       if (resellerId !== undefined) {
         const placed = await ops.checkPlacements(tx, [{ row, resellerId, serviceId: newPlan?.id ?? row.serviceId }]);
         if (placed.failed.length) throw errorOf(placed.failed[0]);
