@@ -17,7 +17,7 @@ import {
 } from '../../shared/db/schema';
 import { saveSettings } from '../../shared/settings';
 import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
-import { behindAWriter, waitingOnLock } from '../helpers/row-locks';
+import { behindAWriter, whileHeld } from '../helpers/row-locks';
 import type { Auth } from '../../shared/auth/claims';
 import type { Tx } from '../../shared/db/client';
 import { defaultReseller } from '../../shared/default-reseller';
@@ -319,27 +319,8 @@ describe('create', () => {
   describe('a create in progress holds back only what it must', () => {
     /** Runs `create` while `hold` keeps its transaction open: 'waited' once it queues behind a lock. */
     async function alongside(hold: (tx: Tx) => Promise<unknown>, create: () => Promise<{ status: number }>) {
-      let release!: () => void;
-      let held!: () => void;
-      const isHeld = new Promise<void>((r) => (held = r));
-      const open = t.db.transaction(async (tx) => {
-        await hold(tx as unknown as Tx);
-        held();
-        await new Promise<void>((r) => (release = r));
-      });
-      await isHeld;
-      const created = create();
-      let outcome: 'created' | 'waited' | undefined;
-      // Settled either way: a failed create ends the wait, and `await created` below rethrows it.
-      const settled = () => (outcome ??= 'created');
-      void created.then(settled, settled);
-      while (!outcome) {
-        if ((await waitingOnLock(t)) > 0) outcome = 'waited';
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      release();
-      await open;
-      return { outcome, status: (await created).status };
+      const { outcome, result } = await whileHeld(t, hold, create);
+      return { outcome: outcome === 'waited' ? 'waited' : 'created', status: result.status };
     }
 
     it('creates under an uncapped limit pass each other', async () => {

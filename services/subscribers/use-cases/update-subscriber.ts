@@ -100,9 +100,10 @@ export async function updateSubscriber(caller: Auth | undefined, p: UpdateSubscr
       const before = locked.rows[0];
       let row = before;
       const { newPlan, price, resellerId } = await governedChanges(tx, auth, p, row);
-      // The reseller the row ends under must sell the plan it ends on, counted against the locked row.
-      if (resellerId !== undefined) {
-        const placed = await ops.checkPlacements(tx, [{ row, resellerId, serviceId: newPlan?.id ?? row.serviceId }]);
+      // The reseller the row ends under must sell the plan it ends on, counted against the locked row
+      // (with a new plan, setService checks that very placement).
+      if (resellerId !== undefined && !newPlan) {
+        const placed = await ops.checkPlacements(tx, [{ row, resellerId, serviceId: row.serviceId }]);
         if (placed.failed.length) throw errorOf(placed.failed[0]);
       }
       if (newPlan) {
