@@ -59,7 +59,7 @@ describe('account', () => {
       id: me.id,
       username: me.username,
       full_name: 'Me Myself',
-      plan: { id: w.plan, name: 'home', price: 10, currency: 'USD', duration_days: 30 },
+      plan: { id: w.plan, name: 'home', price: 10, renewal_total: 10, currency: 'USD', duration_days: 30 },
       expiry_date: daysFromToday(12),
       days_left: 12,
       blocked_reason: null,

@@ -108,6 +108,8 @@ describe('renew decides on the wallet under the row lock', () => {
     });
     try {
       const tok = await w.signIn(sub.username, sub.password);
+      const account = await w.api.get('/api/my/account', { token: tok });
+      expect(account.body.data.plan).toMatchObject({ price: 10, renewal_total: 11, currency: 'USD' });
       const res = await w.api.post('/api/my/renew', {}, { token: tok });
       expect(res.status).toBe(200);
       expect(res.body.data.renewed).toBe(false);

@@ -68,7 +68,7 @@ function Renew({ a, onDone }) {
   const [dialog, ask] = useConfirm();
   const [error, setError] = useState(null);
   async function renew() {
-    const price = money(a.plan.price, a.plan.currency);
+    const price = money(a.plan.renewal_total, a.plan.currency);
     const yes = await ask({
       title: t('Renew now'),
       text: `${t('Renew {plan} for {price}?', { plan: a.plan.name, price })} ${t('Paid from your wallet when it covers the price; otherwise you pay online.')}`,
