@@ -40,6 +40,11 @@ export const FAILURES = {
   vendorAttributesInvalid: { status: 400, message: (why: string) => `vendor_attributes: ${why}` },
   currencyChangeNeedsZeroBalance: { status: 400, message: 'currency can change only while the balance is 0' },
   planCurrencyNeedsPrice: { status: 400, message: 'price is required when currency changes' },
+  planCurrencyOwnPrices: {
+    status: 409,
+    message: (currency: string) =>
+      `subscribers on this plan have their own price in ${currency}: change or clear those prices first`,
+  },
   transferCurrencyMismatch: { status: 400, message: 'a transfer needs both resellers in the same currency' },
   amountZero: { status: 400, message: 'amount must not be 0' },
   amountNotPositive: { status: 400, message: 'amount must be greater than 0' },
@@ -48,6 +53,11 @@ export const FAILURES = {
   walletCurrencyMismatch: {
     status: 400,
     message: (wallet: string, invoice: string) => `the wallet holds ${wallet}; this invoice is in ${invoice}`,
+  },
+  serviceChangeRefundCurrency: {
+    status: 409,
+    message: (refund: string, wallet: string) =>
+      `the plan change refunds ${refund}, but the wallet holds ${wallet}: change it without charge_difference`,
   },
   planCurrencyMismatch: {
     status: 400,

@@ -152,7 +152,11 @@ export const plansService: ServiceSchema = {
         tag: 'plans',
         params: idParams(),
         body: planUpdateBody,
-        errors: { ...adminErrors, 404: FAILURES.serviceNotFound.message, 409: FAILURES.serviceNameTaken.message },
+        errors: {
+          ...adminErrors,
+          404: FAILURES.serviceNotFound.message,
+          409: `${FAILURES.serviceNameTaken.message}; ${FAILURES.planCurrencyOwnPrices.message('<currency>')}`,
+        },
       },
       async handler(ctx: Ctx<PlanInput & IdPath>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
@@ -176,6 +180,21 @@ export const plansService: ServiceSchema = {
             // A price is minor units of its currency: kept across a change of currency it would be
             // read in the new one (10.00 USD as 1,000 yen).
             if (currency !== current.currency && p.price === undefined) throw fail('planCurrencyNeedsPrice');
+            // So is a subscriber's own price on the plan. Counted under the plan's lock, which a
+            // subscriber PUT setting a price holds shared (update-subscriber.ts).
+            if (currency !== current.currency) {
+              const [{ own }] = await tx
+                .select({ own: count() })
+                .from(subscribers)
+                .where(
+                  and(
+                    eq(subscribers.serviceId, current.id),
+                    sql`${subscribers.price} is not null`,
+                    isNull(subscribers.deletedAt),
+                  ),
+                );
+              if (own > 0) throw fail('planCurrencyOwnPrices', current.currency);
+            }
             const [updated] = await tx
               .update(services)
               .set({

@@ -549,15 +549,19 @@ export const setService: Operation<{ plan: PlanRow; charge_difference?: boolean 
   for (const r of ok.filter((row) => row.serviceId !== plan.id)) {
     if (payload.charge_difference) {
       try {
-        quotes.set(
-          r.id,
-          await quoteServiceChange(env.tx, {
-            subscriberId: r.id,
-            newServiceId: plan.id,
-            today: env.today,
-            serviceField: 'service_id',
-          }),
-        );
+        const quote = await quoteServiceChange(env.tx, {
+          subscriberId: r.id,
+          newServiceId: plan.id,
+          today: env.today,
+          serviceField: 'service_id',
+        });
+        // A refund goes to the wallet, which holds the system currency: minor units of another
+        // would be spent as its own (250,000 VND as 2,500.00 USD).
+        if (quote.netAmountDue < 0 && quote.currency !== env.settings.currency) {
+          failed.push({ id: r.id, ...failure('serviceChangeRefundCurrency', quote.currency, env.settings.currency) });
+          continue;
+        }
+        quotes.set(r.id, quote);
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;
         failed.push({ id: r.id, status: err.code, message: err.message });

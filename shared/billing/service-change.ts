@@ -11,6 +11,7 @@ import { todayUtc } from './dates';
 import { createInvoice } from './invoices';
 import type { InvoiceRecord } from './types';
 import { creditWallet, type WalletCreditResult } from './wallet';
+import { settleFromWallet } from './wallet-settle';
 
 export interface ServiceChangeQuote extends Proration {
   subscriberId: number;
@@ -82,7 +83,10 @@ export interface ServiceChangeSettlement {
   walletCredit: WalletCreditResult | null;
 }
 
-/** charge_difference: an invoice for the net due, or a wallet credit for a net refund, or nothing. */
+/**
+ * charge_difference: an invoice for the net due, or a wallet credit for a net refund (the caller
+ * has checked it is in the wallet's currency) that pays open invoices first, or nothing.
+ */
 export async function settleServiceChange(
   tx: Tx,
   quote: ServiceChangeQuote,
@@ -109,6 +113,12 @@ export async function settleServiceChange(
       reason: 'service change credit',
       notes: description,
       createdBy: opts.createdBy,
+    });
+    // The credit pays what is still owed first, oldest first, as a money card's does: the unused
+    // days of a plan whose invoice is unpaid (an upgrade, then straight back) are not money to spend.
+    await settleFromWallet(tx, quote.subscriberId, {
+      walletBalance: walletCredit.walletBalance,
+      currency: quote.currency,
     });
     return { invoice: null, walletCredit };
   }

@@ -250,6 +250,62 @@ describe('a plan under concurrent and currency changes', () => {
     expect((await api.put(`/api/services/${id}`, { currency: 'JPY', name: 'Yen plan' }, admin())).status).toBe(200);
   });
 
+  it('a change of currency is 409 while a subscriber on the plan has its own price (kept in the old one)', async () => {
+    const id = await mkPlan('Own price plan');
+    const [owner] = await t.db
+      .insert(resellers)
+      .values({ name: 'Own price owner', path: '/', currency: 'USD' })
+      .returning();
+    const [sub] = await t.db
+      .insert(subscribers)
+      .values({
+        username: 'own-price@isp',
+        passwordEnc: 'x',
+        serviceId: id,
+        resellerId: owner.id,
+        expiryDate: '2099-01-01',
+        overridePrice: true,
+        price: 1500,
+      })
+      .returning();
+    const res = await api.put(`/api/services/${id}`, { currency: 'JPY', price: 1500 }, admin());
+    expect([res.status, res.body.message]).toEqual([
+      409,
+      'subscribers on this plan have their own price in USD: change or clear those prices first',
+    ]);
+    expect(await plan(id)).toMatchObject({ currency: 'USD', price: 1000 });
+    await t.db.update(subscribers).set({ overridePrice: false, price: null }).where(eq(subscribers.id, sub.id));
+    expect((await api.put(`/api/services/${id}`, { currency: 'JPY', price: 1500 }, admin())).status).toBe(200);
+  });
+
+  it("a subscriber's price sent while its plan changes currency is read in the currency the plan ends with", async () => {
+    const id = await mkPlan('Repriced under a PUT');
+    const [owner] = await t.db
+      .insert(resellers)
+      .values({ name: 'Repriced owner', path: '/', currency: 'USD' })
+      .returning();
+    const [sub] = await t.db
+      .insert(subscribers)
+      .values({
+        username: 'repriced@isp',
+        passwordEnc: 'x',
+        serviceId: id,
+        resellerId: owner.id,
+        expiryDate: '2099-01-01',
+      })
+      .returning();
+    const res = await behindAWriter(
+      t,
+      (tx) => tx.select().from(services).where(eq(services.id, id)).for('update'),
+      (tx) => tx.update(services).set({ currency: 'JPY', price: 1500 }).where(eq(services.id, id)),
+      () => api.put(`/api/subscribers/${sub.id}`, { price: 20, override_price: true }, admin()),
+    );
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ price: 20, currency: 'JPY' });
+    const [after] = await t.db.select().from(subscribers).where(eq(subscribers.id, sub.id));
+    expect(after.price).toBe(20);
+  });
+
   it('a retirement counts the subscribers of a create in flight, and refuses', async () => {
     const id = await mkPlan('Retire race plan');
     const [owner] = await t.db

@@ -848,13 +848,38 @@ describe('single actions', () => {
       { service_id: basic, charge_difference: true },
       { token: admin },
     );
-    expect(back.body.data.wallet_balance).toBe(10);
+    // The 10.00 refund pays the upgrade's unpaid invoice first: up and straight back makes no money.
+    expect(back.body.data.wallet_balance).toBe(0);
+    const [paidBack] = await t.db.select().from(invoices).where(eq(invoices.id, res.body.data.invoice_id));
+    expect(paidBack).toMatchObject({ status: 'paid', paidAmount: 1000 });
     expect(
       (await api.post(`/api/subscribers/${s.id}/change-service`, { service_id: 9999 }, { token: admin })).body.message,
     ).toBe('service_id not found');
     expect((await api.get(`/api/subscribers/${s.id}/calculate-change-service-price`, { token: admin })).status).toBe(
       400,
     );
+  });
+
+  it('change-service: a refund in a currency the wallet does not hold is 409 and nothing changes', async () => {
+    const yenPlan = async (name: string, price: number) => {
+      const p = await api.post('/api/services', { name, price, duration_days: 30, currency: 'JPY' }, { token: admin });
+      expect(p.status).toBe(201);
+      await allow(root, p.body.data.id);
+      return p.body.data.id as number;
+    };
+    const big = await yenPlan('yen-big', 3000);
+    const small = await yenPlan('yen-small', 1000);
+    const s = await mkSub({ service_id: big, expiry_date: plusDays(15) });
+    const res = await api.post(
+      `/api/subscribers/${s.id}/change-service`,
+      { service_id: small, charge_difference: true },
+      { token: admin },
+    );
+    expect([res.status, res.body.message]).toEqual([
+      409,
+      'the plan change refunds JPY, but the wallet holds USD: change it without charge_difference',
+    ]);
+    expect(await rows.sub(s.id)).toMatchObject({ serviceId: big, walletBalance: 0 });
   });
 
   it('each action is 403 for a user lacking its permission, and 404 for an unknown id', async () => {

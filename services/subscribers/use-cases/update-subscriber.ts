@@ -9,7 +9,7 @@ import type { Auth } from '../../../shared/auth/claims';
 import { recordInScope, requirePermission, scopeFor, targetReseller } from '../../../shared/auth/policy';
 import { encrypt } from '../../../shared/auth/secrets';
 import { db, type Tx } from '../../../shared/db/client';
-import { subscribers } from '../../../shared/db/schema';
+import { services, subscribers } from '../../../shared/db/schema';
 import { todayIso } from '../../../shared/domain/subscriber';
 import type { IdPath } from '../../../shared/http/schemas';
 import { loadSettings } from '../../../shared/settings';
@@ -59,11 +59,17 @@ function columnChanges(p: UpdateSubscriberInput, checked: Columns, country: stri
  * reseller changed by another request since the pre-lock read is compared as it now is.
  */
 async function governedChanges(tx: Tx, auth: Auth, p: UpdateSubscriberInput, row: SubscriberRow) {
-  const currency = (await plansById(tx, [row.serviceId])).get(row.serviceId)!.currency;
+  // The plans held shared: a plan's change of currency, which refuses one while own prices are on
+  // the plan, waits for this PUT, so the price is read in the currency the plan keeps.
+  const [{ currency }] = await tx
+    .select({ currency: services.currency })
+    .from(services)
+    .where(eq(services.id, row.serviceId))
+    .for('share');
   for (const permission of permissionsToUpdate(p, row, currency)) requirePermission(auth, permission);
   if (p.username !== undefined && p.username !== row.username) checkUsername(p.username);
   const newPlan =
-    p.service_id !== undefined && p.service_id !== row.serviceId ? await livePlan(tx, p.service_id) : undefined;
+    p.service_id !== undefined && p.service_id !== row.serviceId ? await livePlan(tx, p.service_id, 'share') : undefined;
   const price = p.price == null ? p.price : moneyField(p.price, newPlan?.currency ?? currency, 'price');
   const resellerId =
     p.reseller_id !== undefined && p.reseller_id !== row.resellerId
