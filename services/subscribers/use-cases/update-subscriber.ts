@@ -69,7 +69,9 @@ async function governedChanges(tx: Tx, auth: Auth, p: UpdateSubscriberInput, row
   for (const permission of permissionsToUpdate(p, row, currency)) requirePermission(auth, permission);
   if (p.username !== undefined && p.username !== row.username) checkUsername(p.username);
   const newPlan =
-    p.service_id !== undefined && p.service_id !== row.serviceId ? await livePlan(tx, p.service_id, 'share') : undefined;
+    p.service_id !== undefined && p.service_id !== row.serviceId
+      ? await livePlan(tx, p.service_id, 'share')
+      : undefined;
   const price = p.price == null ? p.price : moneyField(p.price, newPlan?.currency ?? currency, 'price');
   const resellerId =
     p.reseller_id !== undefined && p.reseller_id !== row.resellerId
