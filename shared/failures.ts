@@ -40,6 +40,11 @@ export const FAILURES = {
   vendorAttributesInvalid: { status: 400, message: (why: string) => `vendor_attributes: ${why}` },
   currencyChangeNeedsZeroBalance: { status: 400, message: 'currency can change only while the balance is 0' },
   planCurrencyNeedsPrice: { status: 400, message: 'price is required when currency changes' },
+  currencyChangeNeedsEmptyWallets: {
+    status: 409,
+    message: (currency: string) =>
+      `wallets hold money in ${currency}: the currency can change only while every wallet is 0`,
+  },
   planCurrencyOwnPrices: {
     status: 409,
     message: (currency: string) =>

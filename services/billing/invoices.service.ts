@@ -4,7 +4,7 @@
  * subscribers unit uses too; reads are prepared statements in queries.ts.
  */
 import type { Service, ServiceSchema, ServiceSettingSchema } from 'moleculer';
-import { eq } from 'drizzle-orm';
+import { and, eq, isNull } from 'drizzle-orm';
 import { changedFields, recordAudit } from '../../shared/audit';
 import {
   recordInScope,
@@ -24,7 +24,7 @@ import {
   voidUnpaidInvoice,
 } from '../../shared/billing';
 import { db } from '../../shared/db/client';
-import { invoices } from '../../shared/db/schema';
+import { invoices, subscribers } from '../../shared/db/schema';
 import { FAILURES, fail, failure } from '../../shared/failures';
 import { authOf, pageOf, type Ctx } from '../../shared/http/context';
 import { rawJsonEnvelope, type ActionResult } from '../../shared/http/route';
@@ -175,7 +175,7 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
       async handler(ctx: Ctx<CreateInvoiceInput>): Promise<ActionResult> {
         const auth = requireInvoicePermission(ctx.meta.auth, 'invoices.create');
         const p = ctx.params;
-        const subscriber = await recordInScope(
+        await recordInScope(
           db(),
           auth,
           'write',
@@ -186,9 +186,17 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         if (!isCurrency(currency)) throw fail('currencyInvalid');
         const items = itemsInMinor(p.items, currency);
         return idempotentWrite(ctx, 201, async (tx) => {
+          // The reseller billed (and paid its commission) is the subscriber's as locked: a transfer or
+          // a delete committed since the check above is not billed to the old one.
+          const [locked] = await tx
+            .select({ resellerId: subscribers.resellerId })
+            .from(subscribers)
+            .where(and(eq(subscribers.id, p.subscriber_id), isNull(subscribers.deletedAt)))
+            .for('update');
+          await recordInScope(tx, auth, 'write', locked, failure('referenceNotFound', 'subscriber_id'));
           const { invoice } = await createInvoice(tx, {
             subscriberId: p.subscriber_id,
-            resellerId: subscriber.resellerId,
+            resellerId: locked.resellerId,
             items,
             taxRate: p.tax_rate,
             dueDate: p.due_date,

@@ -1,10 +1,10 @@
 import type { ServiceSchema } from 'moleculer';
 import { requireAdmin } from '../../shared/auth/policy';
 import { db } from '../../shared/db/client';
-import { fail } from '../../shared/failures';
+import { FAILURES, fail } from '../../shared/failures';
 import type { Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { isCurrency } from '../../shared/money';
 import { isCountry } from '../../shared/phone';
 import { resellers } from '../../shared/db/schema';
@@ -101,7 +101,7 @@ export const settingsService: ServiceSchema = {
         summary: 'Change any subset of the settings; unknown keys or wrong types are 400',
         tag: 'settings',
         body: settingsUpdateSchema,
-        errors: adminErrors,
+        errors: { ...adminErrors, 409: FAILURES.currencyChangeNeedsEmptyWallets.message('<currency>') },
       },
       async handler(ctx: Ctx<Partial<Record<SettingKey, unknown>>>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
@@ -136,6 +136,12 @@ export const settingsService: ServiceSchema = {
         await guardOutgoing(changes);
         const view = await db().transaction(async (tx) => {
           const before = publicView(await loadSettings(tx));
+          // A wallet holds minor units of the system currency and no currency of its own: 10.00 USD
+          // left in one would read as 1,000 yen after the change.
+          if (typeof changes.currency === 'string' && changes.currency !== before.currency) {
+            const { rows } = await tx.execute(sql`select 1 from subscribers where wallet_balance <> 0 limit 1`);
+            if (rows.length) throw fail('currencyChangeNeedsEmptyWallets', String(before.currency));
+          }
           await saveSettings(tx, changes);
           // Secrets appear as whether they are set (publicView), never as values.
           const after = publicView(await loadSettings(tx));

@@ -281,6 +281,24 @@ describe('POST /api/invoices/quick-pay/:subscriber_id', () => {
     expect(all.body).toEqual({ success: true, applied: [], remaining: 1 });
   });
 
+  it('an invoice is billed to the reseller the subscriber has under its lock, not before a transfer', async () => {
+    const s = await subscriber(A.id);
+    // A transfer to B holds the subscriber's row and commits while the create waits for it.
+    const res = await behindAWriter(
+      t,
+      (tx) => tx.select().from(subscribers).where(eq(subscribers.id, s.id)).for('update'),
+      (tx) => tx.update(subscribers).set({ resellerId: B.id }).where(eq(subscribers.id, s.id)),
+      () =>
+        api.post(
+          '/api/invoices',
+          { subscriber_id: s.id, items: [{ description: 'router', qty: 1, unit_price: 25 }], tax_rate: 0 },
+          { token: admin },
+        ),
+    );
+    expect(res.status).toBe(201);
+    expect(await row(res.body.data.id)).toMatchObject({ subscriberId: s.id, resellerId: B.id, total: 2500 });
+  });
+
   it('pays in the currency its amount was read in, though the system currency changes before its lock', async () => {
     const s = await subscriber();
     const id = await invoice(s.id, 10);

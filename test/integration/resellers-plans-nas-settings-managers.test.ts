@@ -475,6 +475,33 @@ describe('settings', () => {
     expect(await t.db.select().from(settings)).toEqual(before);
   });
 
+  it('the system currency changes only while every wallet is 0 (409 otherwise, nothing changed)', async () => {
+    const [owner] = await t.db.insert(resellers).values({ name: 'Wallets', path: '/', currency: 'USD' }).returning();
+    const [plan] = await t.db.select().from(services).limit(1);
+    const [sub] = await t.db
+      .insert(subscribers)
+      .values({
+        username: 'wallet-holder@isp',
+        passwordEnc: 'x',
+        serviceId: plan.id,
+        resellerId: owner.id,
+        expiryDate: '2099-01-01',
+        walletBalance: 1000,
+      })
+      .returning();
+    const res = await api.put('/api/settings', { currency: 'JPY' }, admin());
+    expect([res.status, res.body.message]).toEqual([
+      409,
+      'wallets hold money in USD: the currency can change only while every wallet is 0',
+    ]);
+    expect((await api.get('/api/settings', admin())).body.data.currency).toBe('USD');
+    await t.db.update(subscribers).set({ walletBalance: 0 }).where(eq(subscribers.id, sub.id));
+    const emptied = await t.db.select().from(subscribers).where(ne(subscribers.walletBalance, 0));
+    expect(emptied).toEqual([]);
+    expect((await api.put('/api/settings', { currency: 'JPY' }, admin())).status).toBe(200);
+    expect((await api.put('/api/settings', { currency: 'USD' }, admin())).status).toBe(200);
+  });
+
   it('is admin only', async () => {
     expect((await api.get('/api/settings', asReseller(1))).status).toBe(403);
     expect(
