@@ -1,5 +1,5 @@
 /** Payment entry points: one invoice (POST /payment) and FIFO over a subscriber's open invoices. */
-import { and, asc, eq, inArray } from 'drizzle-orm';
+import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import type { Tx } from '../db/client';
 import { invoices } from '../db/schema';
 import { allocateFifo } from '../domain/allocation';
@@ -10,6 +10,7 @@ import { recordPayment, type PaymentDetails } from './record-payment';
 import { lockSubscriber } from './subscribers';
 import type { PaymentMethod, PaymentResult } from './types';
 import { restoreIfSuspended } from './restore';
+import { todayUtc } from './dates';
 import { creditWallet, payFromWallet } from './wallet';
 
 export interface PaymentInput extends PaymentDetails {
@@ -26,6 +27,14 @@ export async function applyPayment(tx: Tx, input: PaymentInput): Promise<Payment
     // exact: true either applies the whole amount or throws.
     return result as PaymentResult;
   }
+  // A payment on an invoice past due may restore its subscriber (an update of the subscriber's
+  // row): that row is locked before the invoice, in the order every other payment path takes, so a
+  // quick-pay or a card redemption of the same subscriber cannot deadlock with this payment.
+  const head = await tx.execute<{ subscriber_id: number | null; past_due: boolean }>(
+    sql`select subscriber_id, due_date < ${todayUtc()}::date as past_due from invoices where id = ${input.invoiceId}`,
+  );
+  const subscriberId = head.rows[0]?.past_due ? head.rows[0].subscriber_id : null;
+  if (subscriberId !== null) await tx.execute(sql`select 1 from subscribers where id = ${subscriberId} for update`);
   const invoice = await lockInvoice(tx, input.invoiceId);
   const result = await recordPayment(tx, invoice, input);
   await restoreIfSuspended(tx, invoice.subscriberId, [invoice.dueDate]);

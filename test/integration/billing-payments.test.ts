@@ -281,6 +281,25 @@ describe('POST /api/invoices/quick-pay/:subscriber_id', () => {
     expect(all.body).toEqual({ success: true, applied: [], remaining: 1 });
   });
 
+  it('a payment restoring an overdue suspension takes the subscriber before the invoice (no deadlock with quick-pay)', async () => {
+    const s = await subscriber();
+    const id = await invoice(s.id, 10);
+    await t.db.update(invoices).set({ dueDate: '2020-01-01', status: 'overdue' }).where(eq(invoices.id, id));
+    await t.db.update(subscribers).set({ blockedReason: 'overdue' }).where(eq(subscribers.id, s.id));
+    // A quick-pay's order: the subscriber's row, then its invoices. The payment waits for the
+    // first; before, it held the invoice and waited for the subscriber, and the two deadlocked.
+    const res = await behindAWriter(
+      t,
+      (tx) => tx.select().from(subscribers).where(eq(subscribers.id, s.id)).for('update'),
+      (tx) => tx.select().from(invoices).where(eq(invoices.id, id)).for('update'),
+      () => api.post(`/api/invoices/${id}/payment`, { amount: 10 }, { token: admin }),
+    );
+    expect(res.status).toBe(200);
+    expect(await row(id)).toMatchObject({ status: 'paid', paidAmount: 1000 });
+    const [after] = await t.db.select().from(subscribers).where(eq(subscribers.id, s.id));
+    expect(after.blockedReason).toBeNull();
+  });
+
   it('an invoice is billed to the reseller the subscriber has under its lock, not before a transfer', async () => {
     const s = await subscriber(A.id);
     // A transfer to B holds the subscriber's row and commits while the create waits for it.
