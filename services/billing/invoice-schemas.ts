@@ -82,6 +82,7 @@ export const commissionsQuery = object({
   from: isoDate,
   to: isoDate,
   status: { type: 'string', enum: [...INVOICE_STATUSES] },
+  currency: { type: 'string', minLength: 3, maxLength: 3 },
 });
 export const prorateBody = object({ subscriber_id: idSchema, new_service_id: idSchema }, [
   'subscriber_id',

@@ -74,9 +74,9 @@ export interface CommissionRow {
 
 export async function commissionRows(
   scope: Scope,
-  f: { resellerId?: number; from?: string; to?: string; statuses?: string[] },
+  f: { currency: string; resellerId?: number; from?: string; to?: string; statuses?: string[] },
 ): Promise<CommissionRow[]> {
-  const conds: SQL[] = [sql`i.status <> 'void'`];
+  const conds: SQL[] = [sql`i.status <> 'void'`, sql`i.currency = ${f.currency}`];
   if (scope.kind !== 'all') conds.push(inScope(scope, sql`i.reseller_id`));
   if (f.resellerId) conds.push(sql`i.reseller_id = ${f.resellerId}`);
   if (f.from) conds.push(sql`i.issue_date >= ${f.from}`);

@@ -504,7 +504,7 @@ export const invoices = pgTable(
     index('invoices_reseller_idx').on(t.resellerId, t.id),
     index('invoices_status_idx').on(t.status, t.id),
     index('invoices_issue_date_idx').on(t.issueDate, t.id),
-    // Commissions (migration 0008 adds INCLUDE (status, amount, commission_amount): index-only sums).
+    // Commissions (migration 0059 adds INCLUDE (status, amount, commission_amount, currency): index-only sums).
     index('invoices_commission_idx').on(t.resellerId, t.issueDate),
     // The dashboard's open balances and the aging report, index-only (migration 0053 adds INCLUDE
     // (subscriber_id, currency, total, paid_amount, status)): the open invoices without their heap.

@@ -81,6 +81,7 @@ describe('GET /api/invoices/commissions', () => {
         total_commission: 13,
         total_invoiced: 130,
         rate: 10,
+        currency: 'USD',
         rows: [
           { month: '2025-01', invoiced: 100, commission: 10 },
           { month: '2025-02', invoiced: 30, commission: 3 },
@@ -104,6 +105,26 @@ describe('GET /api/invoices/commissions', () => {
     expect((await api.get(`/api/invoices/commissions?reseller_id=${A.id}`, { token: resB })).status).toBe(403);
     expect((await api.get('/api/invoices/commissions?reseller_id=99999', { token: admin })).status).toBe(400);
     expect((await api.get('/api/invoices/commissions?from=2025-02-31', { token: admin })).status).toBe(400);
+  });
+
+  it("sums one currency: the reseller's own by default, another when asked, never both added up", async () => {
+    const s = await seedSubscriber(t.db, { resellerId: A.id, serviceId: plan.id });
+    const yen = await invoice(s.id, 2000, { currency: 'JPY', tax_rate: 0 });
+    await api.post(`/api/invoices/${yen}/payment`, { amount: 2000 }, { token: admin });
+    await t.db.update(invoices).set({ issueDate: '2025-02-10' }).where(eq(invoices.id, yen));
+    const usd = await api.get(`/api/invoices/commissions?reseller_id=${A.id}`, { token: admin });
+    expect(usd.body.data).toMatchObject({ total_commission: 13, total_invoiced: 130, currency: 'USD' });
+    const jpy = await api.get(`/api/invoices/commissions?reseller_id=${A.id}&currency=JPY`, { token: admin });
+    expect(jpy.body.data).toEqual({
+      total_commission: 200,
+      total_invoiced: 2000,
+      rate: 10,
+      currency: 'JPY',
+      rows: [{ month: '2025-02', invoiced: 2000, commission: 200 }],
+    });
+    const bad = await api.get('/api/invoices/commissions?currency=XYZ', { token: admin });
+    expect([bad.status, bad.body.message]).toEqual([400, 'currency must be an ISO 4217 code']);
+    await t.db.update(invoices).set({ status: 'void' }).where(eq(invoices.id, yen));
   });
 
   it('commission_basis invoiced counts every non-void invoice; admin without reseller gets the effective rate', async () => {

@@ -67,11 +67,11 @@ function Commissions({ reseller }) {
       { name: 'to', label: 'To', type: 'date', value: range.to, required: true },
     ]} />
     <${Loaded} state=${state}>${(res) => html`
-      <p>Rate ${res.data.rate}%: ${money(res.data.total_commission, reseller.currency)} commission on ${money(res.data.total_invoiced, reseller.currency)} invoiced.</p>
+      <p>Rate ${res.data.rate}%: ${money(res.data.total_commission, res.data.currency)} commission on ${money(res.data.total_invoiced, res.data.currency)} invoiced.</p>
       <${Table} rows=${res.data.rows} empty="No invoices in this period." columns=${[
         ['month', 'Month'],
-        ['invoiced', 'Invoiced', (r) => money(r.invoiced, reseller.currency)],
-        ['commission', 'Commission', (r) => money(r.commission, reseller.currency)],
+        ['invoiced', 'Invoiced', (r) => money(r.invoiced, res.data.currency)],
+        ['commission', 'Commission', (r) => money(r.commission, res.data.currency)],
       ]} />`}</${Loaded}>
   </section>`;
 }
