@@ -5,7 +5,7 @@
  * lockout lifted by a manager.
  */
 import { Readable } from 'node:stream';
-import { and, count, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, isNull, sql, type SQL } from 'drizzle-orm';
 import type { ServiceSchema } from 'moleculer';
 import { changedFields, recordAudit } from '../../shared/audit';
 import { systemAuth, type Auth } from '../../shared/auth/claims';
@@ -255,19 +255,22 @@ export const cardsService: ServiceSchema = {
         const resellerId =
           p.reseller_id === undefined && auth.role === 'admin' ? null : await targetReseller(db(), auth, p.reseller_id);
         const s = await loadSettings(db(), ['currency', 'cards_reseller_charge']);
-        let value: number | null = null;
-        let unitPrice: number;
-        let currency = s.currency;
-        if (p.value !== undefined) {
-          value = moneyField(p.value, currency, 'value');
-          unitPrice = value;
-        } else {
-          const [plan] = await db().select().from(services).where(eq(services.id, p.service_id!));
-          if (!plan || plan.deletedAt) throw fail('referenceNotFound', 'service_id');
-          unitPrice = plan.price;
-          currency = plan.currency;
-        }
+        const value = p.value === undefined ? null : moneyField(p.value, s.currency, 'value');
         const { batch, csv } = await db().transaction(async (tx) => {
+          let unitPrice = value ?? 0;
+          let currency = s.currency;
+          if (value === null) {
+            // A plan card's price and currency, held until the batch commits: a plan repriced in
+            // another currency meanwhile would have the reseller pay for cards no redemption takes.
+            const [plan] = await tx
+              .select()
+              .from(services)
+              .where(and(eq(services.id, p.service_id!), isNull(services.deletedAt)))
+              .for('share');
+            if (!plan) throw fail('referenceNotFound', 'service_id');
+            unitPrice = plan.price;
+            currency = plan.currency;
+          }
           const made = await createBatch(tx, {
             count: p.count,
             value,

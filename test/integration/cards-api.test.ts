@@ -12,9 +12,11 @@ import {
   cards,
   invoices,
   resellers,
+  services,
   subscribers,
   transactions,
 } from '../../shared/db/schema';
+import { behindAWriter } from '../helpers/row-locks';
 import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
 
 let t: TestApp;
@@ -347,6 +349,29 @@ describe('redeem', () => {
     expect(card.status).toBe('active');
     expect((await row(sub.id)).walletBalance).toBe(0);
     expect(await t.db.select().from(transactions).where(eq(transactions.subscriberId, sub.id))).toEqual([]);
+  });
+
+  it('a plan-card batch is priced by its plan as held in its transaction, not before a currency change', async () => {
+    const p = await api.post(
+      '/api/services',
+      { name: 'repriced-batch', price: 10, duration_days: 30, currency: 'USD' },
+      { token: admin },
+    );
+    const [before] = await t.db.select().from(resellers).where(eq(resellers.id, north));
+    // A plan PUT holding the plan's row commits a change to JPY while the batch waits for it.
+    const res = await behindAWriter(
+      t,
+      (tx) => tx.select().from(services).where(eq(services.id, p.body.data.id)).for('update'),
+      (tx) => tx.update(services).set({ currency: 'JPY', price: 1500 }).where(eq(services.id, p.body.data.id)),
+      () =>
+        api.post('/api/cards/batches', { count: 3, service_id: p.body.data.id, reseller_id: north }, { token: admin }),
+    );
+    // The USD reseller cannot buy JPY cards: refused, nothing charged (before: 30.00 USD for cards
+    // no redemption would take).
+    expect([res.status, res.body.message]).toEqual([409, 'reseller balance is not in JPY']);
+    const [after] = await t.db.select().from(resellers).where(eq(resellers.id, north));
+    expect(after.balance).toBe(before.balance);
+    expect(await t.db.select().from(cardBatches).where(eq(cardBatches.serviceId, p.body.data.id))).toEqual([]);
   });
 
   it('50 concurrent redemptions of one PIN: exactly one succeeds, one ledger row', async () => {
