@@ -64,6 +64,11 @@ export const FAILURES = {
     message: (refund: string, wallet: string) =>
       `the plan change refunds ${refund}, but the wallet holds ${wallet}: change it without charge_difference`,
   },
+  ownPriceCurrency: {
+    status: 409,
+    message: (current: string, next: string) =>
+      `the subscriber's own price is in ${current}: clear or change it to move to a plan in ${next}`,
+  },
   planCurrencyMismatch: {
     status: 400,
     message: (field: string, next: string, current: string) =>

@@ -546,7 +546,18 @@ export const setService: Operation<{ plan: PlanRow; charge_difference?: boolean 
   const { ok, failed } = await checkServiceLimits(env.tx, rows, plan.id);
   const quotes = new Map<number, ServiceChangeQuote>();
   const moving: SubscriberRow[] = [];
+  const current = await plansById(
+    env.tx,
+    ok.map((r) => r.serviceId),
+  );
   for (const r of ok.filter((row) => row.serviceId !== plan.id)) {
+    // A stored price is minor units of its plan's currency: on a plan in another it would be read
+    // in that one (15.00 USD as 1,500 yen).
+    const from = current.get(r.serviceId)?.currency;
+    if (r.price !== null && from !== undefined && from !== plan.currency) {
+      failed.push({ id: r.id, ...failure('ownPriceCurrency', from, plan.currency) });
+      continue;
+    }
     if (payload.charge_difference) {
       try {
         const quote = await quoteServiceChange(env.tx, {

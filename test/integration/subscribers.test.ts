@@ -882,6 +882,35 @@ describe('single actions', () => {
     expect(await rows.sub(s.id)).toMatchObject({ serviceId: big, walletBalance: 0 });
   });
 
+  it('a move to a plan in another currency is 409 while the subscriber has its own price; a PUT sending a new one moves', async () => {
+    const p = await api.post(
+      '/api/services',
+      { name: 'yen-own', price: 1500, duration_days: 30, currency: 'JPY' },
+      { token: admin },
+    );
+    expect(p.status).toBe(201);
+    await allow(root, p.body.data.id);
+    const s = await mkSub({ override_price: true, price: 15 });
+    const moved = await api.post(
+      `/api/subscribers/${s.id}/change-service`,
+      { service_id: p.body.data.id },
+      { token: admin },
+    );
+    expect([moved.status, moved.body.message]).toEqual([
+      409,
+      "the subscriber's own price is in USD: clear or change it to move to a plan in JPY",
+    ]);
+    expect(await rows.sub(s.id)).toMatchObject({ serviceId: basic, price: 1500 });
+    const put = await api.put(
+      `/api/subscribers/${s.id}`,
+      { service_id: p.body.data.id, price: 2000 },
+      { token: admin },
+    );
+    expect(put.status).toBe(200);
+    expect(put.body.data).toMatchObject({ price: 2000, currency: 'JPY' });
+    expect(await rows.sub(s.id)).toMatchObject({ serviceId: p.body.data.id, price: 2000 });
+  });
+
   it('each action is 403 for a user lacking its permission, and 404 for an unknown id', async () => {
     const s = await mkSub();
     const user = token('user', { permissions: ['subscribers.view'] });

@@ -115,7 +115,12 @@ export async function updateSubscriber(caller: Auth | undefined, p: UpdateSubscr
         if (placed.failed.length) throw errorOf(placed.failed[0]);
       }
       if (newPlan) {
-        const owner = resellerId === undefined ? row : { ...row, resellerId };
+        // A price sent with the new plan replaces the stored one, which then holds no old currency.
+        const owner = {
+          ...row,
+          resellerId: resellerId ?? row.resellerId,
+          price: price === undefined ? row.price : null,
+        };
         const result = await ops.setService(env, [owner], { plan: newPlan, charge_difference: false });
         if (result.failed.length) throw errorOf(result.failed[0]);
       }
