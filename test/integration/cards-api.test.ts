@@ -10,13 +10,13 @@ import {
   cardBatches,
   cardRedeemAttempts,
   cards,
-  invoices,
   resellers,
   services,
   subscribers,
   transactions,
 } from '../../shared/db/schema';
 import { behindAWriter } from '../helpers/row-locks';
+import { renewalInvoices, withDefaultTax } from '../helpers/renewals';
 import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
 
 let t: TestApp;
@@ -300,8 +300,7 @@ describe('redeem', () => {
   });
 
   it('a money card renews only when the wallet pays the renewal invoice whole, default tax included', async () => {
-    expect((await api.put('/api/settings', { default_tax_rate: 10 }, { token: admin })).status).toBe(200);
-    try {
+    await withDefaultTax(api, 10, async () => {
       const sub = await mkSub(north, { auto_renew: true });
       await t.db
         .update(subscribers)
@@ -318,14 +317,8 @@ describe('redeem', () => {
       const after = await row(sub.id);
       expect(after.expiryDate > today()).toBe(true);
       expect(after.walletBalance).toBe(900);
-      const renewals = await t.db
-        .select()
-        .from(invoices)
-        .where(and(eq(invoices.subscriberId, sub.id), eq(invoices.kind, 'renewal')));
-      expect(renewals).toMatchObject([{ status: 'paid', total: 1100, paidAmount: 1100 }]);
-    } finally {
-      await api.put('/api/settings', { default_tax_rate: 0 }, { token: admin });
-    }
+      expect(await renewalInvoices(t, sub.id)).toMatchObject([{ status: 'paid', total: 1100, paidAmount: 1100 }]);
+    });
   });
 
   it('a plan card whose plan was repriced in another currency since is refused (409) and stays unused (active)', async () => {

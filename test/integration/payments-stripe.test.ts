@@ -22,6 +22,7 @@ import {
 import { publicUrl } from '../../shared/public-links';
 import { adminToken, client, http, startTestApp, token, type TestApp } from '../helpers/app';
 import { StripeDouble, type StripeEvent } from '../sim/stripe-double';
+import { renewalInvoices, withDefaultTax } from '../helpers/renewals';
 
 const SECRET_KEY = 'sk_test_double_0123456789';
 const WEBHOOK_SECRET = 'whsec_test_double_secret';
@@ -86,6 +87,15 @@ const checkoutById = async (id: number) =>
   (await t.db.select().from(onlineCheckouts).where(eq(onlineCheckouts.id, id)))[0];
 
 /** Where the provider sends the payer back: the checkout's success URL as this server gave it. */
+/** A renewal checkout for the subscriber, as self-care and the portal make one, and its row. */
+async function renewalCheckout(subscriberId: number) {
+  const { id } = await t.app.broker.call<{ id: number; url: string }, { purpose: 'renewal'; subscriberId: number }>(
+    'payments.checkout',
+    { purpose: 'renewal', subscriberId },
+  );
+  return checkoutById(id);
+}
+
 const returnPath = (c: { providerSessionId: string | null }) =>
   new URL(stripe.sessions.get(c.providerSessionId!)!.success_url).pathname;
 
@@ -371,11 +381,8 @@ describe('what was paid (issue 43, finding 1)', () => {
     const sub = await mkSub();
     const before = await subRow(sub.id);
     const invoicesBefore = (await t.db.select().from(invoices).where(eq(invoices.subscriberId, sub.id))).length;
-    const { id } = await t.app.broker.call<{ id: number; url: string }, { purpose: 'renewal'; subscriberId: number }>(
-      'payments.checkout',
-      { purpose: 'renewal', subscriberId: sub.id },
-    );
-    const c = await checkoutById(id);
+    const c = await renewalCheckout(sub.id);
+    const { id } = c;
     expect(c).toMatchObject({ purpose: 'renewal', amount: 1000, currency: 'USD', status: 'open' });
     const res = await deliver(stripe.complete(c.providerSessionId!, { amount: 1 }));
     expect(res.status).toBe(200);
@@ -394,50 +401,30 @@ describe('what was paid (issue 43, finding 1)', () => {
   });
 
   it('a renewal checkout asks what the renewal invoice will (price and default tax), and paid so renews with the invoice paid whole', async () => {
-    expect((await api.put('/api/settings', { default_tax_rate: 10 }, { token: admin })).status).toBe(200);
-    try {
+    await withDefaultTax(api, 10, async () => {
       const sub = await mkSub();
       const before = await subRow(sub.id);
-      const { id } = await t.app.broker.call<{ id: number; url: string }, { purpose: 'renewal'; subscriberId: number }>(
-        'payments.checkout',
-        { purpose: 'renewal', subscriberId: sub.id },
-      );
-      const c = await checkoutById(id);
+      const c = await renewalCheckout(sub.id);
       expect(c).toMatchObject({ purpose: 'renewal', amount: 1100, currency: 'USD' });
       expect(outcomeOf(await deliver(stripe.complete(c.providerSessionId!)))).toBe('paid');
       const after = await subRow(sub.id);
       expect(after.expiryDate > before.expiryDate).toBe(true);
       expect(after.walletBalance).toBe(0);
-      const renewals = await t.db
-        .select()
-        .from(invoices)
-        .where(and(eq(invoices.subscriberId, sub.id), eq(invoices.kind, 'renewal')));
-      expect(renewals).toMatchObject([{ status: 'paid', total: 1100, paidAmount: 1100 }]);
-    } finally {
-      await api.put('/api/settings', { default_tax_rate: 0 }, { token: admin });
-    }
+      expect(await renewalInvoices(t, sub.id)).toMatchObject([{ status: 'paid', total: 1100, paidAmount: 1100 }]);
+    });
   });
 
   it('a renewal paid in full after its price rose renews nothing: the money waits in the wallet, no invoice owed', async () => {
     const sub = await mkSub();
     const before = await subRow(sub.id);
-    const { id } = await t.app.broker.call<{ id: number; url: string }, { purpose: 'renewal'; subscriberId: number }>(
-      'payments.checkout',
-      { purpose: 'renewal', subscriberId: sub.id },
-    );
-    const c = await checkoutById(id);
+    const c = await renewalCheckout(sub.id);
     expect(c.amount).toBe(1000);
     await t.db.update(subscribers).set({ overridePrice: true, price: 1200 }).where(eq(subscribers.id, sub.id));
     expect(outcomeOf(await deliver(stripe.complete(c.providerSessionId!)))).toBe('paid');
     const after = await subRow(sub.id);
     expect(after.expiryDate).toBe(before.expiryDate);
     expect(after.walletBalance).toBe(1000);
-    expect(
-      await t.db
-        .select()
-        .from(invoices)
-        .where(and(eq(invoices.subscriberId, sub.id), eq(invoices.kind, 'renewal'))),
-    ).toEqual([]);
+    expect(await renewalInvoices(t, sub.id)).toEqual([]);
   });
 
   it('an invoice checkout paid short books what arrived as a partial payment and leaves the rest owed', async () => {

@@ -230,6 +230,26 @@ describe('plans', () => {
   });
 });
 
+/** A subscriber written straight to the database, under a reseller of its own (USD). */
+async function seededSubscriber(name: string, serviceId: number, extra: Partial<typeof subscribers.$inferInsert> = {}) {
+  const [owner] = await t.db
+    .insert(resellers)
+    .values({ name: `${name} owner`, path: '/', currency: 'USD' })
+    .returning();
+  const [sub] = await t.db
+    .insert(subscribers)
+    .values({
+      username: `${name}@isp`,
+      passwordEnc: 'x',
+      serviceId,
+      resellerId: owner.id,
+      expiryDate: '2099-01-01',
+      ...extra,
+    })
+    .returning();
+  return sub;
+}
+
 describe('a plan under concurrent and currency changes', () => {
   const plan = async (id: number) => (await t.db.select().from(services).where(eq(services.id, id)))[0];
   const mkPlan = async (name: string) => {
@@ -252,22 +272,7 @@ describe('a plan under concurrent and currency changes', () => {
 
   it('a change of currency is 409 while a subscriber on the plan has its own price (kept in the old one)', async () => {
     const id = await mkPlan('Own price plan');
-    const [owner] = await t.db
-      .insert(resellers)
-      .values({ name: 'Own price owner', path: '/', currency: 'USD' })
-      .returning();
-    const [sub] = await t.db
-      .insert(subscribers)
-      .values({
-        username: 'own-price@isp',
-        passwordEnc: 'x',
-        serviceId: id,
-        resellerId: owner.id,
-        expiryDate: '2099-01-01',
-        overridePrice: true,
-        price: 1500,
-      })
-      .returning();
+    const sub = await seededSubscriber('own-price', id, { overridePrice: true, price: 1500 });
     const res = await api.put(`/api/services/${id}`, { currency: 'JPY', price: 1500 }, admin());
     expect([res.status, res.body.message]).toEqual([
       409,
@@ -280,20 +285,7 @@ describe('a plan under concurrent and currency changes', () => {
 
   it("a subscriber's price sent while its plan changes currency is read in the currency the plan ends with", async () => {
     const id = await mkPlan('Repriced under a PUT');
-    const [owner] = await t.db
-      .insert(resellers)
-      .values({ name: 'Repriced owner', path: '/', currency: 'USD' })
-      .returning();
-    const [sub] = await t.db
-      .insert(subscribers)
-      .values({
-        username: 'repriced@isp',
-        passwordEnc: 'x',
-        serviceId: id,
-        resellerId: owner.id,
-        expiryDate: '2099-01-01',
-      })
-      .returning();
+    const sub = await seededSubscriber('repriced', id);
     const res = await behindAWriter(
       t,
       (tx) => tx.select().from(services).where(eq(services.id, id)).for('update'),
@@ -476,19 +468,8 @@ describe('settings', () => {
   });
 
   it('the system currency changes only while every wallet is 0 (409 otherwise, nothing changed)', async () => {
-    const [owner] = await t.db.insert(resellers).values({ name: 'Wallets', path: '/', currency: 'USD' }).returning();
     const [plan] = await t.db.select().from(services).limit(1);
-    const [sub] = await t.db
-      .insert(subscribers)
-      .values({
-        username: 'wallet-holder@isp',
-        passwordEnc: 'x',
-        serviceId: plan.id,
-        resellerId: owner.id,
-        expiryDate: '2099-01-01',
-        walletBalance: 1000,
-      })
-      .returning();
+    const sub = await seededSubscriber('wallet-holder', plan.id, { walletBalance: 1000 });
     const res = await api.put('/api/settings', { currency: 'JPY' }, admin());
     expect([res.status, res.body.message]).toEqual([
       409,
