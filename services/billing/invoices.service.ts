@@ -458,7 +458,7 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         summary: 'Monthly commission breakdown of a reseller',
         tag: TAG,
         query: commissionsQuery,
-        errors: { 403: "reseller_id outside the caller's tree" },
+        errors: { 400: FAILURES.currencyInvalid.message, 403: "reseller_id outside the caller's tree" },
       },
       async handler(ctx: Ctx<CommissionsInput>): Promise<ActionResult> {
         return { data: await commissionReport(ctx.meta.auth, ctx.params) };

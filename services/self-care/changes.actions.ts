@@ -184,7 +184,13 @@ export const changeActions: ServiceActionsSchema = {
     rest: 'POST /api/my/change-plan',
     http: mine(
       'Move to a self-service plan: the prorated net due is invoiced (or credited to the wallet), as the preview showed',
-      { body: planBody, errors: { 403: FAILURES.planNotSelfService.message } },
+      {
+        body: planBody,
+        errors: {
+          403: FAILURES.planNotSelfService.message,
+          409: `${FAILURES.ownPriceCurrency.message('<currency>', '<currency>')}; ${FAILURES.serviceChangeRefundCurrency.message('<currency>', '<currency>')}`,
+        },
+      },
     ),
     async handler(ctx: Ctx<Infer<typeof planBody>>): Promise<ActionResult> {
       const me = callerOf(ctx);

@@ -139,7 +139,9 @@ export const settingsService: ServiceSchema = {
           // A wallet holds minor units of the system currency and no currency of its own: 10.00 USD
           // left in one would read as 1,000 yen after the change.
           if (typeof changes.currency === 'string' && changes.currency !== before.currency) {
-            const { rows } = await tx.execute(sql`select 1 from subscribers where wallet_balance <> 0 limit 1`);
+            const { rows } = await tx.execute(
+              sql`select 1 from subscribers where wallet_balance <> 0 and deleted_at is null limit 1`,
+            );
             if (rows.length) throw fail('currencyChangeNeedsEmptyWallets', String(before.currency));
           }
           await saveSettings(tx, changes);

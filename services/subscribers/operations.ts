@@ -383,7 +383,7 @@ export function setQuota(column: 'daily' | 'monthly'): Operation<{ gb: number },
 
 export const setPrice: Operation<{ price: number; override_price: boolean }> = async (env, rows, payload) => {
   const price = clamp(payload.price, 0, PRICE_MAX);
-  const plans = await plansById(
+  const plans = await plansHeld(
     env.tx,
     rows.map((r) => r.serviceId),
   );
@@ -438,6 +438,18 @@ async function lockLivePlans(tx: Tx, planIds: number[]): Promise<Set<number>> {
     .orderBy(asc(services.id))
     .for('share');
   return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * Plans by id (retired ones too), each held `FOR SHARE` in id order until commit: a plan's change
+ * of currency, which counts the prices stored on it under its own lock, waits for a writer that
+ * reads a price's currency here.
+ */
+async function plansHeld(tx: Tx, planIds: number[]): Promise<Map<number, PlanRow>> {
+  const ids = [...new Set(planIds)].sort((a, b) => a - b);
+  if (ids.length === 0) return new Map();
+  const rows = await tx.select().from(services).where(inArray(services.id, ids)).orderBy(asc(services.id)).for('share');
+  return new Map(rows.map((r) => [r.id, r]));
 }
 
 /** A subscriber row bound for a reseller and a plan (either may be the one it has). */
@@ -546,16 +558,15 @@ export const setService: Operation<{ plan: PlanRow; charge_difference?: boolean 
   const { ok, failed } = await checkServiceLimits(env.tx, rows, plan.id);
   const quotes = new Map<number, ServiceChangeQuote>();
   const moving: SubscriberRow[] = [];
-  const current = await plansById(
-    env.tx,
-    ok.map((r) => r.serviceId),
-  );
+  // The currencies as held now: `plan` may have been read before the transaction.
+  const held = await plansHeld(env.tx, [plan.id, ...ok.map((r) => r.serviceId)]);
+  const to = held.get(plan.id)?.currency ?? plan.currency;
   for (const r of ok.filter((row) => row.serviceId !== plan.id)) {
     // A stored price is minor units of its plan's currency: on a plan in another it would be read
     // in that one (15.00 USD as 1,500 yen).
-    const from = current.get(r.serviceId)?.currency;
-    if (r.price !== null && from !== undefined && from !== plan.currency) {
-      failed.push({ id: r.id, ...failure('ownPriceCurrency', from, plan.currency) });
+    const from = held.get(r.serviceId)?.currency;
+    if (r.price !== null && from !== undefined && from !== to) {
+      failed.push({ id: r.id, ...failure('ownPriceCurrency', from, to) });
       continue;
     }
     if (payload.charge_difference) {

@@ -154,7 +154,7 @@ export const subscribersService: ServiceSchema = {
           400: 'service_id not found, or a field is invalid',
           403: `${FAILURES.permissionRequired.message('<name>')}, or ${FAILURES.notAuthorized.message}`,
           404: FAILURES.subscriberNotFound.message,
-          409: 'username already exists, or static_ip already used',
+          409: `username already exists, or static_ip already used; ${FAILURES.ownPriceCurrency.message('<currency>', '<currency>')}`,
         },
       },
       async handler(ctx: Ctx<UpdateSubscriberInput & IdPath>): Promise<ActionResult> {
@@ -302,6 +302,7 @@ export const subscribersService: ServiceSchema = {
           400: 'service_id not found',
           403: 'not authorized, or reseller has no service limit for this plan',
           404: FAILURES.subscriberNotFound.message,
+          409: `${FAILURES.ownPriceCurrency.message('<currency>', '<currency>')}; ${FAILURES.serviceChangeRefundCurrency.message('<currency>', '<currency>')}`,
         },
       },
       async handler(ctx: Ctx<IdPath & Infer<typeof changeServiceBody>>): Promise<ActionResult> {

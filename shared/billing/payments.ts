@@ -10,7 +10,6 @@ import { recordPayment, type PaymentDetails } from './record-payment';
 import { lockSubscriber } from './subscribers';
 import type { PaymentMethod, PaymentResult } from './types';
 import { restoreIfSuspended } from './restore';
-import { todayUtc } from './dates';
 import { creditWallet, payFromWallet } from './wallet';
 
 export interface PaymentInput extends PaymentDetails {
@@ -29,11 +28,12 @@ export async function applyPayment(tx: Tx, input: PaymentInput): Promise<Payment
   }
   // A payment on an invoice past due may restore its subscriber (an update of the subscriber's
   // row): that row is locked before the invoice, in the order every other payment path takes, so a
-  // quick-pay or a card redemption of the same subscriber cannot deadlock with this payment.
-  const head = await tx.execute<{ subscriber_id: number | null; past_due: boolean }>(
-    sql`select subscriber_id, due_date < ${todayUtc()}::date as past_due from invoices where id = ${input.invoiceId}`,
+  // quick-pay or a card redemption of the same subscriber cannot deadlock with this payment. Always,
+  // not only when the due date read here has passed: a PUT may move it before the invoice's lock.
+  const head = await tx.execute<{ subscriber_id: number | null }>(
+    sql`select subscriber_id from invoices where id = ${input.invoiceId}`,
   );
-  const subscriberId = head.rows[0]?.past_due ? head.rows[0].subscriber_id : null;
+  const subscriberId = head.rows[0]?.subscriber_id ?? null;
   if (subscriberId !== null) await tx.execute(sql`select 1 from subscribers where id = ${subscriberId} for update`);
   const invoice = await lockInvoice(tx, input.invoiceId);
   const result = await recordPayment(tx, invoice, input);

@@ -119,6 +119,7 @@ export async function settleServiceChange(
     await settleFromWallet(tx, quote.subscriberId, {
       walletBalance: walletCredit.walletBalance,
       currency: quote.currency,
+      upTo: -quote.netAmountDue,
     });
     return { invoice: null, walletCredit };
   }

@@ -19,16 +19,18 @@ export interface WalletSettlement {
 
 /**
  * `known`: what the caller read under the subscriber's row lock, which it holds: the wallet balance
- * and the system currency.
+ * and the system currency; `upTo`, when set, the most that may be spent (a refund pays with itself,
+ * not with what the wallet held before it).
  */
 export async function settleFromWallet(
   tx: Tx,
   subscriberId: number,
-  known: { walletBalance: number; currency: string },
+  known: { walletBalance: number; currency: string; upTo?: number },
 ): Promise<WalletSettlement> {
   let wallet = known.walletBalance;
+  let budget = Math.min(wallet, known.upTo ?? wallet);
   const paid: WalletSettlement['paid'] = [];
-  if (wallet <= 0) return { paid, walletBalance: wallet };
+  if (budget <= 0) return { paid, walletBalance: wallet };
   const { currency } = known;
   const open = await tx.execute<{ id: number }>(sql`
     select id from invoices
@@ -36,11 +38,12 @@ export async function settleFromWallet(
        and status = any(${sql.param([...OPEN_STATUSES])}::text[])
      order by issue_date, id`);
   for (const row of open.rows) {
-    if (wallet <= 0) break;
-    const r = await payFromWallet(tx, { invoiceId: Number(row.id) });
+    if (budget <= 0) break;
+    const r = await payFromWallet(tx, { invoiceId: Number(row.id), amount: budget, skipVoid: true });
     if (r.applied > 0) {
       paid.push({ invoiceId: Number(row.id), amount: r.applied });
       wallet -= r.applied;
+      budget -= r.applied;
     }
   }
   return { paid, walletBalance: wallet };

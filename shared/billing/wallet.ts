@@ -76,6 +76,8 @@ export interface WalletPaymentInput {
   amount?: number;
   /** With `amount`: refuse (400) rather than pay less when the wallet holds less. */
   exact?: boolean;
+  /** A void invoice pays nothing instead of 409 (a settlement over invoices read before their locks). */
+  skipVoid?: boolean;
   reference?: string | null;
   notes?: string | null;
   paidAt?: Date;
@@ -98,7 +100,10 @@ export async function payFromWallet(tx: Tx, input: WalletPaymentInput): Promise<
   if (!head) throw fail('invoiceNotFound');
   const subscriber = await lockSubscriber(tx, head.subscriber_id);
   const invoice = await lockInvoice(tx, input.invoiceId);
-  if (invoice.status === 'void') throw fail('invoiceVoid');
+  if (invoice.status === 'void') {
+    if (input.skipVoid) return { applied: 0, invoice: null, payment: null, transactionId: null };
+    throw fail('invoiceVoid');
+  }
   const { currency } = await loadSettings(tx, ['currency']);
   const balance = invoice.total - invoice.paidAmount;
   const wanted = input.amount ?? balance;

@@ -11,6 +11,7 @@ import {
   radreply,
   radusergroup,
   resellers,
+  services,
   subscribers,
   transactions,
   walletEntries,
@@ -314,6 +315,36 @@ describe('create', () => {
       .from(subscribers)
       .where(eq(subscribers.resellerId, capped));
     expect(n).toBe(3);
+  });
+
+  it("a create's price is read in the currency its plan has under the lock, not before a change", async () => {
+    const p = await api.post(
+      '/api/services',
+      { name: 'yen-soon', price: 10, duration_days: 30, currency: 'USD' },
+      { token: admin },
+    );
+    await allow(root, p.body.data.id);
+    const res = await behindAWriter(
+      t,
+      (tx) => tx.select().from(services).where(eq(services.id, p.body.data.id)).for('update'),
+      (tx) => tx.update(services).set({ currency: 'JPY', price: 1500 }).where(eq(services.id, p.body.data.id)),
+      () =>
+        api.post(
+          '/api/subscribers',
+          {
+            username: 'yen-soon@isp',
+            password: 'secret1',
+            service_id: p.body.data.id,
+            reseller_id: root,
+            price: 15,
+            override_price: true,
+          },
+          { token: admin },
+        ),
+    );
+    expect(res.status).toBe(201);
+    expect(res.body.data).toMatchObject({ price: 15, currency: 'JPY' });
+    expect((await rows.sub(res.body.data.id)).price).toBe(15);
   });
 
   describe('a create in progress holds back only what it must', () => {
@@ -911,6 +942,48 @@ describe('single actions', () => {
     expect(await rows.sub(s.id)).toMatchObject({ serviceId: p.body.data.id, price: 2000 });
   });
 
+  it('change-service reads the new plan as held in its transaction: a currency change committed meanwhile is seen', async () => {
+    const p = await api.post(
+      '/api/services',
+      { name: 'turns-yen', price: 10, duration_days: 30, currency: 'USD' },
+      { token: admin },
+    );
+    await allow(root, p.body.data.id);
+    const s = await mkSub({ override_price: true, price: 15 });
+    const res = await behindAWriter(
+      t,
+      (tx) => tx.select().from(services).where(eq(services.id, p.body.data.id)).for('update'),
+      (tx) => tx.update(services).set({ currency: 'JPY', price: 1500 }).where(eq(services.id, p.body.data.id)),
+      () => api.post(`/api/subscribers/${s.id}/change-service`, { service_id: p.body.data.id }, { token: admin }),
+    );
+    expect([res.status, res.body.message]).toEqual([
+      409,
+      "the subscriber's own price is in USD: clear or change it to move to a plan in JPY",
+    ]);
+    expect(await rows.sub(s.id)).toMatchObject({ serviceId: basic, price: 1500 });
+  });
+
+  it('a plan-change refund pays open invoices with itself only, not with what the wallet held before', async () => {
+    const s = await mkSub({ service_id: premium, expiry_date: plusDays(15) });
+    await api.post(`/api/subscribers/${s.id}/add-balance`, { amount: 50 }, { token: admin });
+    const inv = await api.post(
+      '/api/invoices',
+      { subscriber_id: s.id, items: [{ description: 'router', qty: 1, unit_price: 30 }], tax_rate: 0 },
+      { token: admin },
+    );
+    expect(inv.status).toBe(201);
+    // premium 30.00 -> basic 10.00 with 15 of 30 days left: 10.00 back.
+    const res = await api.post(
+      `/api/subscribers/${s.id}/change-service`,
+      { service_id: basic, charge_difference: true },
+      { token: admin },
+    );
+    expect(res.status).toBe(200);
+    expect(await rows.sub(s.id)).toMatchObject({ serviceId: basic, walletBalance: 5000 });
+    const [router] = await t.db.select().from(invoices).where(eq(invoices.id, inv.body.data.id));
+    expect(router).toMatchObject({ status: 'partial', paidAmount: 1000 });
+  });
+
   it('each action is 403 for a user lacking its permission, and 404 for an unknown id', async () => {
     const s = await mkSub();
     const user = token('user', { permissions: ['subscribers.view'] });
@@ -1218,6 +1291,24 @@ describe('bulk actions', () => {
     const plain = await mkSub({ username: 'plainname' });
     const ren = await bulk({ ids: [plain.id], action: 'rename', payload: { old_realm: 'isp', new_realm: 'x' } });
     expect(ren.body.data.failed).toEqual([{ id: plain.id, reason: 'username is not in realm isp' }]);
+  });
+
+  it('set_service to a plan in another currency: a subscriber with its own price fails alone, the others move', async () => {
+    const p = await api.post(
+      '/api/services',
+      { name: 'yen-bulk', price: 1500, duration_days: 30, currency: 'JPY' },
+      { token: admin },
+    );
+    await allow(root, p.body.data.id);
+    const [own, plain] = [await mkSub({ override_price: true, price: 15 }), await mkSub()];
+    const res = await bulk({ ids: [own.id, plain.id], action: 'set_service', payload: { service_id: p.body.data.id } });
+    expect(res.body.data).toEqual({
+      succeeded: [plain.id],
+      failed: [
+        { id: own.id, reason: "the subscriber's own price is in USD: clear or change it to move to a plan in JPY" },
+      ],
+    });
+    expect(await rows.sub(own.id)).toMatchObject({ serviceId: basic, price: 1500 });
   });
 
   it('set_static_ipv6: one prefix, one subscriber, normalised; a pool of ours serves each until it runs out; a replaced prefix goes back', async () => {

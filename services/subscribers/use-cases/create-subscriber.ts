@@ -24,7 +24,7 @@ import { assignPlanPrefixes } from '../../../shared/access/ipv6-pools';
 import { syncAccessRows, writePasswordRow } from '../../../shared/access/radius-rows';
 import type { CreateSubscriberInput } from '../subscriber-schemas';
 import { livePlan } from '../subscriber-rows';
-import { subscriberView, type SubscriberRow } from '../subscriber-view';
+import { plansById, subscriberView, type SubscriberRow } from '../subscriber-view';
 
 export async function createSubscriber(caller: Auth | undefined, p: CreateSubscriberInput) {
   const auth = requirePermission(caller, 'subscribers.create');
@@ -34,12 +34,12 @@ export async function createSubscriber(caller: Auth | undefined, p: CreateSubscr
   const ipv6Prefix = ipv6PrefixOrBadRequest('ipv6_prefix', p.ipv6_prefix);
   const delegatedIpv6Prefix = ipv6PrefixOrBadRequest('delegated_ipv6_prefix', p.delegated_ipv6_prefix);
   const plan = await livePlan(db(), p.service_id);
-  const price = p.price == null ? p.price : moneyField(p.price, plan.currency, 'price');
   // A caller without a reseller (admin, operator staff) that names none: the default reseller.
   const direct = p.reseller_id === undefined && auth.resellerId === null;
   const named = direct ? undefined : await targetReseller(db(), auth, p.reseller_id);
   const settings = await loadSettings(db());
   const today = todayIso();
+  let currency = plan.currency;
   try {
     const row = await db().transaction(async (tx) => {
       const resellerId = named ?? (await defaultReseller(tx, auth));
@@ -51,6 +51,10 @@ export async function createSubscriber(caller: Auth | undefined, p: CreateSubscr
       const probe = { id: 0, resellerId, serviceId: 0 } as SubscriberRow;
       const limits = await ops.checkServiceLimits(tx, [probe], plan.id);
       if (limits.failed.length) throw errorOf(limits.failed[0]);
+      // In the currency the plan has under the lock the limits check holds (FOR SHARE): a change of
+      // its currency committed since the read above is not missed.
+      if (p.price != null) currency = (await plansById(tx, [plan.id])).get(plan.id)!.currency;
+      const price = p.price == null ? p.price : moneyField(p.price, currency, 'price');
       if (staticIp) await assertAddressFree(tx, staticIp);
       if (ipv6Prefix) await assertPrefixFree(tx, 'ipv6_prefix', ipv6Prefix);
       if (delegatedIpv6Prefix) await assertPrefixFree(tx, 'delegated_ipv6_prefix', delegatedIpv6Prefix);
@@ -98,7 +102,7 @@ export async function createSubscriber(caller: Auth | undefined, p: CreateSubscr
       // A past expiry_date makes a blocked subscriber from the start: the answer says so.
       return change ? { ...inserted, blockedReason: change.blockedReason } : inserted;
     });
-    return subscriberView(row, plan.currency);
+    return subscriberView(row, currency);
   } catch (err) {
     return uniqueConflict(err);
   }
