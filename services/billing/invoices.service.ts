@@ -175,7 +175,7 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
       async handler(ctx: Ctx<CreateInvoiceInput>): Promise<ActionResult> {
         const auth = requireInvoicePermission(ctx.meta.auth, 'invoices.create');
         const p = ctx.params;
-        await recordInScope(
+        const subscriber = await recordInScope(
           db(),
           auth,
           'write',
@@ -193,7 +193,9 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
             .from(subscribers)
             .where(and(eq(subscribers.id, p.subscriber_id), isNull(subscribers.deletedAt)))
             .for('update');
-          await recordInScope(tx, auth, 'write', locked, failure('referenceNotFound', 'subscriber_id'));
+          // The scope is checked again only when the reseller changed since (the common case costs no query).
+          if (locked?.resellerId !== subscriber.resellerId)
+            await recordInScope(tx, auth, 'write', locked, failure('referenceNotFound', 'subscriber_id'));
           const { invoice } = await createInvoice(tx, {
             subscriberId: p.subscriber_id,
             resellerId: locked.resellerId,

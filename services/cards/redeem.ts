@@ -18,7 +18,14 @@ import { recordAudit } from '../../shared/audit';
 import type { Auth } from '../../shared/auth/claims';
 import { db, type DbOrTx } from '../../shared/db/client';
 import { cardRedeemAttempts } from '../../shared/db/schema';
-import { creditWallet, settleFromWallet, todayUtc } from '../../shared/billing';
+import {
+  creditWallet,
+  RENEWAL_COLUMNS,
+  renewalParties,
+  settleFromWallet,
+  todayUtc,
+  type RenewalColumns,
+} from '../../shared/billing';
 import { ApiError } from '../../shared/errors';
 import { walletCoversRenewal } from '../../shared/domain/subscriber';
 import { fail, FAILURES } from '../../shared/failures';
@@ -133,21 +140,18 @@ export async function redeemCard(req: RedeemRequest): Promise<Redeemed> {
       if (card.status === 'suspended' || card.batch_status === 'suspended') throw fail('cardSuspended');
       const today = todayUtc();
       if (card.expires_at !== null && card.expires_at < today) throw fail('cardExpired');
-      const subs = await tx.execute<{
-        id: number;
-        path: string;
-        reseller_id: number;
-        auto_renew: boolean;
-        expired: boolean;
-        override_price: boolean;
-        own_price: string | null;
-        plan_price: string;
-        plan_currency: string;
-        currency: string;
-        default_tax_rate: string;
-      }>(sql`
-        select s.id, r.path, s.reseller_id, s.auto_renew, s.expiry_date < ${today}::date as expired,
-               s.override_price, s.price as own_price, p.price as plan_price, p.currency as plan_currency,
+      const subs = await tx.execute<
+        RenewalColumns & {
+          id: number;
+          path: string;
+          reseller_id: number;
+          auto_renew: boolean;
+          expired: boolean;
+          currency: string;
+          default_tax_rate: string;
+        }
+      >(sql`
+        select s.id, r.path, s.reseller_id, s.auto_renew, s.expiry_date < ${today}::date as expired, ${RENEWAL_COLUMNS},
                coalesce((select value #>> '{}' from settings where key = 'currency'), ${SETTING_DEFS.currency.default}) as currency,
                coalesce((select value #>> '{}' from settings where key = 'default_tax_rate'),
                         ${String(SETTING_DEFS.default_tax_rate.default)}) as default_tax_rate
@@ -222,19 +226,15 @@ export async function redeemCard(req: RedeemRequest): Promise<Redeemed> {
         kind === 'money'
           ? await settleFromWallet(tx, req.subscriberId, { walletBalance: credit.walletBalance, currency })
           : { paid: [], walletBalance: credit.walletBalance };
+      const parties = renewalParties(sub);
       const renew =
         kind === 'plan' ||
         (sub.auto_renew &&
           sub.expired &&
-          walletCoversRenewal(
-            {
-              overridePrice: sub.override_price,
-              price: sub.own_price === null ? null : Number(sub.own_price),
-              walletBalance: settled.walletBalance,
-            },
-            { price: Number(sub.plan_price), currency: sub.plan_currency },
-            { currency, default_tax_rate: sub.default_tax_rate },
-          ));
+          walletCoversRenewal({ ...parties.subscriber, walletBalance: settled.walletBalance }, parties.plan, {
+            currency,
+            default_tax_rate: sub.default_tax_rate,
+          }));
       return {
         cardId: Number(card.id),
         serial: card.serial,

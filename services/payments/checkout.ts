@@ -5,6 +5,7 @@
  */
 import crypto from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
+import { RENEWAL_COLUMNS, renewalParties, type RenewalColumns } from '../../shared/billing';
 import { db } from '../../shared/db/client';
 import { onlineCheckouts } from '../../shared/db/schema';
 import { isOpen } from '../../shared/domain/invoice-state';
@@ -72,32 +73,22 @@ export async function payable(target: CheckoutTarget, s: Settings): Promise<Paya
       description: `Invoice ${inv.invoice_number}`,
     };
   }
-  const { rows } = await db().execute<{
-    reseller_id: number;
-    override_price: boolean;
-    own_price: string | null;
-    plan_price: string;
-    currency: string;
-    name: string;
-  }>(sql`
-    select s.reseller_id, s.override_price, s.price as own_price, p.price as plan_price, p.currency, p.name
+  const { rows } = await db().execute<RenewalColumns & { reseller_id: number; name: string }>(sql`
+    select s.reseller_id, p.name, ${RENEWAL_COLUMNS}
       from subscribers s join services p on p.id = s.service_id
      where s.id = ${target.subscriberId} and s.deleted_at is null`);
   const sub = rows[0];
   if (!sub) throw fail('subscriberNotFound');
+  const { subscriber, plan } = renewalParties(sub);
   // What the renewal invoice will ask (price and default tax), paid from the wallet, which holds the system currency.
-  const { total } = renewalCharge(
-    { overridePrice: sub.override_price, price: sub.own_price === null ? null : Number(sub.own_price) },
-    { price: Number(sub.plan_price) },
-    s.default_tax_rate,
-  );
-  if (total <= 0 || sub.currency !== s.currency || !currencyAllowed(s, sub.currency)) return null;
+  const { total } = renewalCharge(subscriber, plan, s.default_tax_rate);
+  if (total <= 0 || plan.currency !== s.currency || !currencyAllowed(s, plan.currency)) return null;
   return {
     subscriberId: target.subscriberId,
     resellerId: Number(sub.reseller_id),
     invoiceId: null,
     amount: total,
-    currency: sub.currency,
+    currency: plan.currency,
     description: `Renewal: ${sub.name}`,
   };
 }

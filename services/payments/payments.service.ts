@@ -7,6 +7,7 @@ import { and, desc, eq, gte, lt, sql, type SQL } from 'drizzle-orm';
 import type { ServiceSchema } from 'moleculer';
 import { systemAuth } from '../../shared/auth/claims';
 import { inScope, requireAdmin, requireAdminOrReseller, scopeFor } from '../../shared/auth/policy';
+import { RENEWAL_COLUMNS, renewalParties, type RenewalColumns } from '../../shared/billing';
 import { db } from '../../shared/db/client';
 import { invoices, onlineCheckouts, paymentEvents } from '../../shared/db/schema';
 import { fail, FAILURES } from '../../shared/failures';
@@ -51,26 +52,13 @@ const providerParams = object({ provider: { type: 'string', minLength: 1, maxLen
 
 /** An auto-renew subscriber whose paid time has ended and whose wallet now pays the renewal whole. */
 async function autoRenewDue(subscriberId: number): Promise<boolean> {
-  const { rows } = await db().execute<{
-    due: boolean;
-    wallet: string;
-    override_price: boolean;
-    own_price: string | null;
-    plan_price: string;
-    currency: string;
-  }>(sql`
-    select s.auto_renew and s.status = 'active' and s.expiry_date < current_date as due, s.wallet_balance as wallet,
-           s.override_price, s.price as own_price, p.price as plan_price, p.currency
+  const { rows } = await db().execute<RenewalColumns & { due: boolean }>(sql`
+    select s.auto_renew and s.status = 'active' and s.expiry_date < current_date as due, ${RENEWAL_COLUMNS}
       from subscribers s join services p on p.id = s.service_id where s.id = ${subscriberId}`);
   const r = rows[0];
   if (!r?.due) return false;
-  const sub = {
-    overridePrice: r.override_price,
-    price: r.own_price === null ? null : Number(r.own_price),
-    walletBalance: Number(r.wallet),
-  };
-  const settings = await loadSettings(db(), ['currency', 'default_tax_rate']);
-  return walletCoversRenewal(sub, { price: Number(r.plan_price), currency: r.currency }, settings);
+  const { subscriber, plan } = renewalParties(r);
+  return walletCoversRenewal(subscriber, plan, await loadSettings(db(), ['currency', 'default_tax_rate']));
 }
 
 /**

@@ -4,6 +4,7 @@
  * Bound to the signed-in subscriber's id like the reads.
  */
 import { sql } from 'drizzle-orm';
+import { RENEWAL_COLUMNS, renewalParties, type RenewalColumns } from '../../shared/billing';
 import { db } from '../../shared/db/client';
 import { todayIso, walletCoversRenewal } from '../../shared/domain/subscriber';
 import { fail } from '../../shared/failures';
@@ -12,7 +13,7 @@ import type { Settings } from '../../shared/settings';
 
 const num = (v: unknown) => Number(v);
 
-/** Price plus the default tax (rounded half-up, as the invoice the top-up writes will ask). */
+/** Price plus the default tax, rounded half-up: what a renewal's or a top-up's invoice asks. */
 export function withTax(priceMinor: number, taxRate: number): number {
   return priceMinor + percentOf(priceMinor, taxRate);
 }
@@ -26,27 +27,15 @@ export async function renewalCovered(
   subscriberId: number,
   s: Pick<Settings, 'default_tax_rate' | 'currency'>,
 ): Promise<boolean> {
-  const { rows } = await db().execute<{
-    wallet: string;
-    override_price: boolean;
-    own_price: string | null;
-    plan_price: string;
-    currency: string;
-    renewed: boolean;
-  }>(sql`
-    select s.wallet_balance as wallet, s.override_price, s.price as own_price, p.price as plan_price, p.currency,
-           s.last_renewed_on is not distinct from ${todayIso()}::date as renewed
+  const { rows } = await db().execute<RenewalColumns & { renewed: boolean }>(sql`
+    select ${RENEWAL_COLUMNS}, s.last_renewed_on is not distinct from ${todayIso()}::date as renewed
       from subscribers s join services p on p.id = s.service_id
      where s.id = ${subscriberId} and s.deleted_at is null`);
   const r = rows[0];
   if (!r) throw fail('subscriberNotFound');
   if (r.renewed) throw fail('renewedToday');
-  const sub = {
-    overridePrice: r.override_price,
-    price: r.own_price === null ? null : num(r.own_price),
-    walletBalance: num(r.wallet),
-  };
-  return walletCoversRenewal(sub, { price: num(r.plan_price), currency: r.currency }, s);
+  const { subscriber, plan } = renewalParties(r);
+  return walletCoversRenewal(subscriber, plan, s);
 }
 
 export async function walletOf(subscriberId: number): Promise<number> {

@@ -8,7 +8,8 @@ import { db, pgPool } from '../../shared/db/client';
 import type { BlockedReason } from '../../shared/domain/access';
 import { addDays, todayIso } from '../../shared/domain/subscriber';
 import { fail } from '../../shared/failures';
-import { fromMinor, percentOf } from '../../shared/money';
+import { fromMinor } from '../../shared/money';
+import { withTax } from './changes';
 import { cachedSettings } from '../../shared/settings';
 
 const GB = 1024 ** 3;
@@ -80,10 +81,7 @@ export async function account(subscriberId: number) {
       name: r.plan_name,
       price: fromMinor(num(r.renewal_price), r.plan_currency),
       // What a renewal's invoice asks (the price plus the default tax): the wallet must hold it.
-      renewal_total: fromMinor(
-        num(r.renewal_price) + percentOf(num(r.renewal_price), s.default_tax_rate),
-        r.plan_currency,
-      ),
+      renewal_total: fromMinor(withTax(num(r.renewal_price), s.default_tax_rate), r.plan_currency),
       currency: r.plan_currency,
       duration_days: num(r.duration_days),
     },

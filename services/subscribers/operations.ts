@@ -181,12 +181,19 @@ async function chargeResellers(
 
 // ------------------------------------------------------------------ operations
 
-export const renew: Operation<unknown> = async (env, rows) => {
-  const failed: Failed[] = [];
-  const plans = await plansById(
-    env.tx,
-    rows.map((r) => r.serviceId),
+export const renew: Operation<unknown> = async (env, rows) =>
+  renewOnPlans(
+    env,
+    rows,
+    await plansById(
+      env.tx,
+      rows.map((r) => r.serviceId),
+    ),
   );
+
+/** `renew` over rows whose plans the caller has read. */
+async function renewOnPlans(env: OpEnv, rows: SubscriberRow[], plans: Map<number, PlanRow>): Promise<OpResult> {
+  const failed: Failed[] = [];
   const charges: Charge[] = [];
   for (const r of rows) {
     if (r.lastRenewedOn === env.today) failed.push({ id: r.id, ...failure('renewedToday') });
@@ -250,14 +257,14 @@ export const renew: Operation<unknown> = async (env, rows) => {
     });
   }
   return done(failed, extra);
-};
+}
 
 /**
  * A renewal the wallet pays whole (self-care, an online renewal payment, a money card's auto-renew):
  * decided on the row locked here, so a wallet spent since the caller looked is 402 `wallet balance
  * does not cover the price` and nothing is charged, instead of a renewal on credit.
  */
-export const renewFromWallet: Operation<unknown> = async (env, rows, payload) => {
+export const renewFromWallet: Operation<unknown> = async (env, rows) => {
   const plans = await plansById(
     env.tx,
     rows.map((r) => r.serviceId),
@@ -268,7 +275,7 @@ export const renewFromWallet: Operation<unknown> = async (env, rows, payload) =>
     failed.push({ id: r.id, ...failure('walletShort') });
     return false;
   });
-  const result = covered.length ? await renew(env, covered, payload) : done([], new Map());
+  const result = covered.length ? await renewOnPlans(env, covered, plans) : done();
   return done([...failed, ...result.failed], result.extra);
 };
 
@@ -424,28 +431,11 @@ export const setReseller: Operation<{ reseller_id: number }> = async (env, rows,
 };
 
 /**
- * The ids among `planIds` of plans still live, each read `FOR SHARE` in id order: a plan cannot be
- * retired (DELETE /api/services/:id counts its subscribers under `FOR UPDATE`) until the
- * subscribers this transaction places on it are committed and counted.
+ * Plans by id (retired ones too), each held `FOR SHARE` in id order until commit. A plan's change
+ * of currency counts the prices stored on it under its own lock (`FOR UPDATE`), and its retirement
+ * the subscribers on it: both wait for a writer that read a currency or placed a subscriber here.
  */
-async function lockLivePlans(tx: Tx, planIds: number[]): Promise<Set<number>> {
-  const ids = [...new Set(planIds)].sort((a, b) => a - b);
-  if (ids.length === 0) return new Set();
-  const rows = await tx
-    .select({ id: services.id })
-    .from(services)
-    .where(and(inArray(services.id, ids), isNull(services.deletedAt)))
-    .orderBy(asc(services.id))
-    .for('share');
-  return new Set(rows.map((r) => r.id));
-}
-
-/**
- * Plans by id (retired ones too), each held `FOR SHARE` in id order until commit: a plan's change
- * of currency, which counts the prices stored on it under its own lock, waits for a writer that
- * reads a price's currency here.
- */
-async function plansHeld(tx: Tx, planIds: number[]): Promise<Map<number, PlanRow>> {
+export async function plansHeld(tx: Tx, planIds: number[]): Promise<Map<number, PlanRow>> {
   const ids = [...new Set(planIds)].sort((a, b) => a - b);
   if (ids.length === 0) return new Map();
   const rows = await tx.select().from(services).where(inArray(services.id, ids)).orderBy(asc(services.id)).for('share');
@@ -479,12 +469,12 @@ export async function checkPlacements(
 ): Promise<{ ok: SubscriberRow[]; failed: Failed[] }> {
   const failed: Failed[] = [];
   const moves = requested.filter((p) => p.row.serviceId !== p.serviceId);
-  const live = await lockLivePlans(
+  const held = await plansHeld(
     tx,
     moves.map((p) => p.serviceId),
   );
   const placements = requested.filter((p) => {
-    if (p.row.serviceId === p.serviceId || live.has(p.serviceId)) return true;
+    if (p.row.serviceId === p.serviceId || held.get(p.serviceId)?.deletedAt === null) return true;
     failed.push({ id: p.row.id, ...failure('referenceNotFound', 'service_id') });
     return false;
   });

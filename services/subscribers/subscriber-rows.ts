@@ -15,16 +15,12 @@ export async function loadRow(id: number, live = true): Promise<SubscriberRow | 
   return row;
 }
 
-/**
- * A plan a subscriber may move to: it exists and is not retired (400 otherwise, as a body field).
- * `share` holds it so until commit: it is neither retired nor repriced in another currency meanwhile.
- */
-export async function livePlan(db_: DbOrTx, id: number, lock?: 'share'): Promise<PlanRow> {
-  const query = db_
+/** A plan a subscriber may move to: it exists and is not retired (400 otherwise, as a body field). */
+export async function livePlan(db_: DbOrTx, id: number): Promise<PlanRow> {
+  const [plan] = await db_
     .select()
     .from(services)
     .where(and(eq(services.id, id), isNull(services.deletedAt)));
-  const [plan] = lock ? await query.for(lock) : await query;
   if (!plan) throw fail('referenceNotFound', 'service_id');
   return plan;
 }

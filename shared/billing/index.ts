@@ -42,4 +42,5 @@ export {
   type WalletPaymentResult,
 } from './wallet';
 export { settleFromWallet, type WalletSettlement } from './wallet-settle';
+export { RENEWAL_COLUMNS, renewalParties, type RenewalColumns } from './renewal-terms';
 export { payNewInvoicesFromWallets, type WalletDraw } from './wallet-batch';

@@ -44,6 +44,16 @@ async function mkSub(resellerId = north, extra: Record<string, unknown> = {}) {
   return res.body.data as { id: number; username: string };
 }
 
+/** An auto-renew subscriber whose paid time ended yesterday. */
+async function lapsedAutoRenew() {
+  const sub = await mkSub(north, { auto_renew: true });
+  await t.db
+    .update(subscribers)
+    .set({ expiryDate: daysFromToday(-1) })
+    .where(eq(subscribers.id, sub.id));
+  return sub;
+}
+
 function parseCsv(csv: string) {
   const [head, ...lines] = csv.trim().split('\n');
   expect(head).toBe('serial,pin,value,expires_at');
@@ -285,11 +295,7 @@ describe('redeem', () => {
   });
 
   it('a money card for an expired auto-renew subscriber whose wallet now covers the price renews it', async () => {
-    const sub = await mkSub(north, { auto_renew: true });
-    await t.db
-      .update(subscribers)
-      .set({ expiryDate: daysFromToday(-1) })
-      .where(eq(subscribers.id, sub.id));
+    const sub = await lapsedAutoRenew();
     const { cards: made } = await mkBatch({ count: 1, value: 10 });
     const res = await api.post(`/api/subscribers/${sub.id}/redeem-card`, { pin: made[0].pin }, { token: admin });
     expect(res.status).toBe(200);
@@ -301,11 +307,7 @@ describe('redeem', () => {
 
   it('a money card renews only when the wallet pays the renewal invoice whole, default tax included', async () => {
     await withDefaultTax(api, 10, async () => {
-      const sub = await mkSub(north, { auto_renew: true });
-      await t.db
-        .update(subscribers)
-        .set({ expiryDate: daysFromToday(-1) })
-        .where(eq(subscribers.id, sub.id));
+      const sub = await lapsedAutoRenew();
       const { cards: made } = await mkBatch({ count: 2, value: 10 });
       const first = await api.post(`/api/subscribers/${sub.id}/redeem-card`, { pin: made[0].pin }, { token: admin });
       expect(first.status).toBe(200);

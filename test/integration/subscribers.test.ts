@@ -75,6 +75,14 @@ async function allow(resellerId: number, serviceId: number, max: number | null =
   expect(res.status).toBe(200);
 }
 
+/** A 30-day plan that reseller `root` sells, uncapped. */
+async function rootPlan(name: string, price: number, currency: string): Promise<number> {
+  const res = await api.post('/api/services', { name, price, duration_days: 30, currency }, { token: admin });
+  expect(res.status).toBe(201);
+  await allow(root, res.body.data.id);
+  return res.body.data.id as number;
+}
+
 let seq = 0;
 async function mkSub(extra: Record<string, unknown> = {}, tok = admin) {
   seq += 1;
@@ -318,23 +326,18 @@ describe('create', () => {
   });
 
   it("a create's price is read in the currency its plan has under the lock, not before a change", async () => {
-    const p = await api.post(
-      '/api/services',
-      { name: 'yen-soon', price: 10, duration_days: 30, currency: 'USD' },
-      { token: admin },
-    );
-    await allow(root, p.body.data.id);
+    const planId = await rootPlan('yen-soon', 10, 'USD');
     const res = await behindAWriter(
       t,
-      (tx) => tx.select().from(services).where(eq(services.id, p.body.data.id)).for('update'),
-      (tx) => tx.update(services).set({ currency: 'JPY', price: 1500 }).where(eq(services.id, p.body.data.id)),
+      (tx) => tx.select().from(services).where(eq(services.id, planId)).for('update'),
+      (tx) => tx.update(services).set({ currency: 'JPY', price: 1500 }).where(eq(services.id, planId)),
       () =>
         api.post(
           '/api/subscribers',
           {
             username: 'yen-soon@isp',
             password: 'secret1',
-            service_id: p.body.data.id,
+            service_id: planId,
             reseller_id: root,
             price: 15,
             override_price: true,
@@ -630,17 +633,12 @@ describe('update and delete', () => {
   });
 
   it('PUT price is read in the currency of the plan as locked, not the plan read before the lock', async () => {
-    const yen = await api.post(
-      '/api/services',
-      { name: 'yen-race', price: 1500, duration_days: 30, currency: 'JPY' },
-      { token: admin },
-    );
-    expect(yen.status).toBe(201);
+    const yen = await rootPlan('yen-race', 1500, 'JPY');
     const s = await mkSub();
     const res = await behindAWriter(
       t,
       (tx) => tx.execute(sql`select id from subscribers where id = ${s.id} for update`),
-      (tx) => tx.update(subscribers).set({ serviceId: yen.body.data.id }).where(eq(subscribers.id, s.id)),
+      (tx) => tx.update(subscribers).set({ serviceId: yen }).where(eq(subscribers.id, s.id)),
       () => api.put(`/api/subscribers/${s.id}`, { price: 15, override_price: true }, { token: admin }),
     );
     expect(res.status).toBe(200);
@@ -892,14 +890,8 @@ describe('single actions', () => {
   });
 
   it('change-service: a refund in a currency the wallet does not hold is 409 and nothing changes', async () => {
-    const yenPlan = async (name: string, price: number) => {
-      const p = await api.post('/api/services', { name, price, duration_days: 30, currency: 'JPY' }, { token: admin });
-      expect(p.status).toBe(201);
-      await allow(root, p.body.data.id);
-      return p.body.data.id as number;
-    };
-    const big = await yenPlan('yen-big', 3000);
-    const small = await yenPlan('yen-small', 1000);
+    const big = await rootPlan('yen-big', 3000, 'JPY');
+    const small = await rootPlan('yen-small', 1000, 'JPY');
     const s = await mkSub({ service_id: big, expiry_date: plusDays(15) });
     const res = await api.post(
       `/api/subscribers/${s.id}/change-service`,
@@ -914,47 +906,28 @@ describe('single actions', () => {
   });
 
   it('a move to a plan in another currency is 409 while the subscriber has its own price; a PUT sending a new one moves', async () => {
-    const p = await api.post(
-      '/api/services',
-      { name: 'yen-own', price: 1500, duration_days: 30, currency: 'JPY' },
-      { token: admin },
-    );
-    expect(p.status).toBe(201);
-    await allow(root, p.body.data.id);
+    const planId = await rootPlan('yen-own', 1500, 'JPY');
     const s = await mkSub({ override_price: true, price: 15 });
-    const moved = await api.post(
-      `/api/subscribers/${s.id}/change-service`,
-      { service_id: p.body.data.id },
-      { token: admin },
-    );
+    const moved = await api.post(`/api/subscribers/${s.id}/change-service`, { service_id: planId }, { token: admin });
     expect([moved.status, moved.body.message]).toEqual([
       409,
       "the subscriber's own price is in USD: clear or change it to move to a plan in JPY",
     ]);
     expect(await rows.sub(s.id)).toMatchObject({ serviceId: basic, price: 1500 });
-    const put = await api.put(
-      `/api/subscribers/${s.id}`,
-      { service_id: p.body.data.id, price: 2000 },
-      { token: admin },
-    );
+    const put = await api.put(`/api/subscribers/${s.id}`, { service_id: planId, price: 2000 }, { token: admin });
     expect(put.status).toBe(200);
     expect(put.body.data).toMatchObject({ price: 2000, currency: 'JPY' });
-    expect(await rows.sub(s.id)).toMatchObject({ serviceId: p.body.data.id, price: 2000 });
+    expect(await rows.sub(s.id)).toMatchObject({ serviceId: planId, price: 2000 });
   });
 
   it('change-service reads the new plan as held in its transaction: a currency change committed meanwhile is seen', async () => {
-    const p = await api.post(
-      '/api/services',
-      { name: 'turns-yen', price: 10, duration_days: 30, currency: 'USD' },
-      { token: admin },
-    );
-    await allow(root, p.body.data.id);
+    const planId = await rootPlan('turns-yen', 10, 'USD');
     const s = await mkSub({ override_price: true, price: 15 });
     const res = await behindAWriter(
       t,
-      (tx) => tx.select().from(services).where(eq(services.id, p.body.data.id)).for('update'),
-      (tx) => tx.update(services).set({ currency: 'JPY', price: 1500 }).where(eq(services.id, p.body.data.id)),
-      () => api.post(`/api/subscribers/${s.id}/change-service`, { service_id: p.body.data.id }, { token: admin }),
+      (tx) => tx.select().from(services).where(eq(services.id, planId)).for('update'),
+      (tx) => tx.update(services).set({ currency: 'JPY', price: 1500 }).where(eq(services.id, planId)),
+      () => api.post(`/api/subscribers/${s.id}/change-service`, { service_id: planId }, { token: admin }),
     );
     expect([res.status, res.body.message]).toEqual([
       409,
@@ -1294,14 +1267,9 @@ describe('bulk actions', () => {
   });
 
   it('set_service to a plan in another currency: a subscriber with its own price fails alone, the others move', async () => {
-    const p = await api.post(
-      '/api/services',
-      { name: 'yen-bulk', price: 1500, duration_days: 30, currency: 'JPY' },
-      { token: admin },
-    );
-    await allow(root, p.body.data.id);
+    const planId = await rootPlan('yen-bulk', 1500, 'JPY');
     const [own, plain] = [await mkSub({ override_price: true, price: 15 }), await mkSub()];
-    const res = await bulk({ ids: [own.id, plain.id], action: 'set_service', payload: { service_id: p.body.data.id } });
+    const res = await bulk({ ids: [own.id, plain.id], action: 'set_service', payload: { service_id: planId } });
     expect(res.body.data).toEqual({
       succeeded: [plain.id],
       failed: [

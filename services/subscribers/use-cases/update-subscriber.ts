@@ -9,7 +9,7 @@ import type { Auth } from '../../../shared/auth/claims';
 import { recordInScope, requirePermission, scopeFor, targetReseller } from '../../../shared/auth/policy';
 import { encrypt } from '../../../shared/auth/secrets';
 import { db, type Tx } from '../../../shared/db/client';
-import { services, subscribers } from '../../../shared/db/schema';
+import { subscribers } from '../../../shared/db/schema';
 import { todayIso } from '../../../shared/domain/subscriber';
 import type { IdPath } from '../../../shared/http/schemas';
 import { loadSettings } from '../../../shared/settings';
@@ -27,9 +27,9 @@ import { assignPlanPrefixes, releasePrefix } from '../../../shared/access/ipv6-p
 import { queueDisconnect } from '../../../shared/access/outbox';
 import { kickChanged, syncAccessRows, writePasswordRow } from '../../../shared/access/radius-rows';
 import type { UpdateSubscriberInput } from '../subscriber-schemas';
-import { livePlan, loadRow, viewOf } from '../subscriber-rows';
+import { loadRow, viewOf } from '../subscriber-rows';
 import { plansById, type SubscriberRow } from '../subscriber-view';
-import { errorOf, failure } from '../../../shared/failures';
+import { errorOf, fail, failure } from '../../../shared/failures';
 import { moneyField } from '../../../shared/money';
 import { normaliseOptionalPhone } from '../../../shared/phone';
 
@@ -61,17 +61,13 @@ function columnChanges(p: UpdateSubscriberInput, checked: Columns, country: stri
 async function governedChanges(tx: Tx, auth: Auth, p: UpdateSubscriberInput, row: SubscriberRow) {
   // The plans held shared: a plan's change of currency, which refuses one while own prices are on
   // the plan, waits for this PUT, so the price is read in the currency the plan keeps.
-  const [{ currency }] = await tx
-    .select({ currency: services.currency })
-    .from(services)
-    .where(eq(services.id, row.serviceId))
-    .for('share');
+  const moving = p.service_id !== undefined && p.service_id !== row.serviceId ? p.service_id : undefined;
+  const held = await ops.plansHeld(tx, moving === undefined ? [row.serviceId] : [row.serviceId, moving]);
+  const { currency } = held.get(row.serviceId)!;
   for (const permission of permissionsToUpdate(p, row, currency)) requirePermission(auth, permission);
   if (p.username !== undefined && p.username !== row.username) checkUsername(p.username);
-  const newPlan =
-    p.service_id !== undefined && p.service_id !== row.serviceId
-      ? await livePlan(tx, p.service_id, 'share')
-      : undefined;
+  const newPlan = moving === undefined ? undefined : held.get(moving);
+  if (moving !== undefined && (!newPlan || newPlan.deletedAt)) throw fail('referenceNotFound', 'service_id');
   const price = p.price == null ? p.price : moneyField(p.price, newPlan?.currency ?? currency, 'price');
   const resellerId =
     p.reseller_id !== undefined && p.reseller_id !== row.resellerId
