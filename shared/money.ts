@@ -143,3 +143,8 @@ export function percentOf(minor: number, ratePercent: number | string): number {
   const { digits, scale } = parseDecimal(ratePercent);
   return Number(divRoundHalfUp(BigInt(minor) * digits, 100n * 10n ** BigInt(scale)));
 }
+
+/** amount plus its tax at rate%, rounded half-up as an invoice's own arithmetic does. */
+export function withTax(minor: number, ratePercent: number | string): number {
+  return minor + percentOf(minor, ratePercent);
+}

@@ -8,15 +8,10 @@ import { RENEWAL_COLUMNS, renewalParties, type RenewalColumns } from '../../shar
 import { db } from '../../shared/db/client';
 import { todayIso, walletCoversRenewal } from '../../shared/domain/subscriber';
 import { fail } from '../../shared/failures';
-import { fromMinor, percentOf, toMinor } from '../../shared/money';
+import { fromMinor, toMinor } from '../../shared/money';
 import type { Settings } from '../../shared/settings';
 
 const num = (v: unknown) => Number(v);
-
-/** Price plus the default tax, rounded half-up: what a renewal's or a top-up's invoice asks. */
-export function withTax(priceMinor: number, taxRate: number): number {
-  return priceMinor + percentOf(priceMinor, taxRate);
-}
 
 /**
  * Whether the wallet (system currency) pays the renewal invoice whole (`walletCoversRenewal`), as

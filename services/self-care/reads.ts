@@ -8,8 +8,7 @@ import { db, pgPool } from '../../shared/db/client';
 import type { BlockedReason } from '../../shared/domain/access';
 import { addDays, todayIso } from '../../shared/domain/subscriber';
 import { fail } from '../../shared/failures';
-import { fromMinor } from '../../shared/money';
-import { withTax } from './changes';
+import { fromMinor, withTax } from '../../shared/money';
 import { cachedSettings } from '../../shared/settings';
 
 const GB = 1024 ** 3;

@@ -598,6 +598,7 @@ export const setService: Operation<{ plan: PlanRow; charge_difference?: boolean 
       net_amount_due: fromMinor(quote.netAmountDue, quote.currency),
       invoice_id: settled.invoice?.invoice.id ?? null,
       wallet_transaction_id: settled.walletCredit?.transactionId ?? null,
+      wallet_credited: fromMinor(settled.walletCredit?.refund ?? 0, quote.currency),
     });
   }
   return done(failed, extra);

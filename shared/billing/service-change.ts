@@ -7,6 +7,8 @@ import type { DbOrTx, Tx } from '../db/client';
 import { services, subscribers } from '../db/schema';
 import { prorate, type Proration } from '../domain/proration';
 import { fail } from '../failures';
+import { withTax } from '../money';
+import { loadSettings } from '../settings';
 import { todayUtc } from './dates';
 import { createInvoice } from './invoices';
 import type { InvoiceRecord } from './types';
@@ -79,13 +81,14 @@ export async function quoteServiceChange(
 export interface ServiceChangeSettlement {
   /** Set when the subscriber owes money: one pending invoice for the net amount due. */
   invoice: InvoiceRecord | null;
-  /** Set when the subscriber is owed money: the wallet credit. */
-  walletCredit: WalletCreditResult | null;
+  /** Set when the subscriber is owed money: the wallet credit, of `refund` minor units (the net refund and its tax). */
+  walletCredit: (WalletCreditResult & { refund: number }) | null;
 }
 
 /**
- * charge_difference: an invoice for the net due, or a wallet credit for a net refund (the caller
- * has checked it is in the wallet's currency) that pays open invoices first, or nothing.
+ * charge_difference: an invoice for the net due (its tax on top), or a wallet credit for a net
+ * refund with the same tax (the caller has checked it is in the wallet's currency) that pays open
+ * invoices first, or nothing.
  */
 export async function settleServiceChange(
   tx: Tx,
@@ -106,9 +109,13 @@ export async function settleServiceChange(
     return { invoice, walletCredit: null };
   }
   if (quote.netAmountDue < 0) {
+    // The unused days were paid with their tax, as an upgrade's invoice charges it: the refund
+    // returns it at the same rate, so an upgrade and straight back leaves no tax owed.
+    const taxRate = opts.taxRate ?? (await loadSettings(tx, ['default_tax_rate'])).default_tax_rate;
+    const refund = withTax(-quote.netAmountDue, taxRate);
     const walletCredit = await creditWallet(tx, {
       subscriberId: quote.subscriberId,
-      amount: -quote.netAmountDue,
+      amount: refund,
       currency: quote.currency,
       reason: 'service change credit',
       notes: description,
@@ -119,9 +126,9 @@ export async function settleServiceChange(
     await settleFromWallet(tx, quote.subscriberId, {
       walletBalance: walletCredit.walletBalance,
       currency: quote.currency,
-      upTo: -quote.netAmountDue,
+      upTo: refund,
     });
-    return { invoice: null, walletCredit };
+    return { invoice: null, walletCredit: { ...walletCredit, refund } };
   }
   return { invoice: null, walletCredit: null };
 }

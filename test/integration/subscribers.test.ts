@@ -19,6 +19,7 @@ import {
 import { saveSettings } from '../../shared/settings';
 import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
 import { behindAWriter, whileHeld } from '../helpers/row-locks';
+import { withDefaultTax } from '../helpers/renewals';
 import type { Auth } from '../../shared/auth/claims';
 import type { Tx } from '../../shared/db/client';
 import { defaultReseller } from '../../shared/default-reseller';
@@ -887,6 +888,33 @@ describe('single actions', () => {
     expect((await api.get(`/api/subscribers/${s.id}/calculate-change-service-price`, { token: admin })).status).toBe(
       400,
     );
+  });
+
+  it('change-service with a default tax: the refund returns the tax the upgrade charged, up and back owes nothing', async () => {
+    await withDefaultTax(api, 10, async () => {
+      const s = await mkSub({ expiry_date: plusDays(15) });
+      const up = await api.post(
+        `/api/subscribers/${s.id}/change-service`,
+        { service_id: premium, charge_difference: true },
+        { token: admin },
+      );
+      expect(up.body.data).toMatchObject({ net_amount_due: 10, wallet_credited: 0 });
+      const [upgrade] = await t.db.select().from(invoices).where(eq(invoices.id, up.body.data.invoice_id));
+      expect(upgrade).toMatchObject({ amount: 1000, taxAmount: 100, total: 1100 });
+      const back = await api.post(
+        `/api/subscribers/${s.id}/change-service`,
+        { service_id: basic, charge_difference: true },
+        { token: admin },
+      );
+      expect(back.body.data).toMatchObject({ net_amount_due: -10, wallet_credited: 11, wallet_balance: 0 });
+      const [paid] = await t.db.select().from(invoices).where(eq(invoices.id, upgrade.id));
+      expect(paid).toMatchObject({ status: 'paid', paidAmount: 1100 });
+      const [credit] = await t.db
+        .select()
+        .from(walletEntries)
+        .where(eq(walletEntries.transactionId, back.body.data.wallet_transaction_id));
+      expect(credit).toMatchObject({ amount: 1100 });
+    });
   });
 
   it('change-service: a refund in a currency the wallet does not hold is 409 and nothing changes', async () => {
