@@ -233,6 +233,8 @@ async function renewOnPlans(env: OpEnv, rows: SubscriberRow[], plans: Map<number
           },
         ],
         currency: plan.currency,
+        // The rate the caller decided with (the sweep's and renewFromWallet's wallet rule).
+        taxRate: env.settings.default_tax_rate,
         kind: 'renewal' as const,
         createdBy: env.auth.managerId,
       };
@@ -269,13 +271,16 @@ export const renewFromWallet: Operation<unknown> = async (env, rows) => {
     env.tx,
     rows.map((r) => r.serviceId),
   );
+  // The tax and currency as of the lock, for the rule and the invoice alike: read before it, a rate
+  // raised meanwhile passed the rule at the old one and left the new tax owed.
+  const settings = { ...env.settings, ...(await loadSettings(env.tx, ['currency', 'default_tax_rate'])) };
   const failed: Failed[] = [];
   const covered = rows.filter((r) => {
-    if (r.lastRenewedOn === env.today || walletCoversRenewal(r, plans.get(r.serviceId)!, env.settings)) return true;
+    if (r.lastRenewedOn === env.today || walletCoversRenewal(r, plans.get(r.serviceId)!, settings)) return true;
     failed.push({ id: r.id, ...failure('walletShort') });
     return false;
   });
-  const result = covered.length ? await renewOnPlans(env, covered, plans) : done();
+  const result = covered.length ? await renewOnPlans({ ...env, settings }, covered, plans) : done();
   return done([...failed, ...result.failed], result.extra);
 };
 

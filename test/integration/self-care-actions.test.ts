@@ -95,6 +95,28 @@ describe('renew decides on the wallet under the row lock', () => {
     expect(await w.t.db.select().from(invoices).where(eq(invoices.subscriberId, sub.id))).toEqual([]);
   });
 
+  it('a tax rate raised while the renewal waited for the row is the one it decides with: 402, nothing owed', async () => {
+    const sub = await w.mkSub();
+    await fund(sub.id, 10);
+    const before = await row(sub.id);
+    const tok = await w.signIn(sub.username, sub.password);
+    try {
+      const res = await behindAWriter(
+        w.t,
+        (tx) => tx.execute(sql`select id from subscribers where id = ${sub.id} for update`),
+        (tx) =>
+          tx.execute(sql`insert into settings (key, value) values ('default_tax_rate', '10'::jsonb)
+                         on conflict (key) do update set value = excluded.value`),
+        () => w.api.post('/api/my/renew', {}, { token: tok }),
+      );
+      expect([res.status, res.body.message]).toEqual([402, 'wallet balance does not cover the price']);
+      expect(await row(sub.id)).toMatchObject({ expiryDate: before.expiryDate, walletBalance: 1000 });
+      expect(await w.t.db.select().from(invoices).where(eq(invoices.subscriberId, sub.id))).toEqual([]);
+    } finally {
+      await w.setSettings({ default_tax_rate: 0 });
+    }
+  });
+
   it('with a default tax, a wallet holding the price alone gets a checkout for price and tax', async () => {
     const sub = await w.mkSub();
     await fund(sub.id, 10);
