@@ -49,6 +49,7 @@ interface GatewayThis extends Service {
   loadRevocations(): Promise<void>;
   refreshRoutes(): void;
   sendError(req: RoutedRequest, res: ServerResponse, err: unknown): void;
+  streamBody(req: RoutedRequest, res: ServerResponse, body: Readable): void;
   drainHttp(timeoutMs: number): Promise<number>;
 }
 
@@ -362,8 +363,7 @@ export function createGatewayService(): ServiceSchema {
           if (produces === 'json' && def.csv && result instanceof Readable) {
             // The route's CSV answer (`http.csv`): the action named its type and file.
             res.statusCode = status;
-            result.on('error', (err) => this.sendError(req, res, err));
-            result.pipe(res);
+            this.streamBody(req, res, result);
             return;
           }
           if (produces === 'json' && isRawJson(result)) {
@@ -378,8 +378,7 @@ export function createGatewayService(): ServiceSchema {
           // An action serving files (the console's assets) names its own type.
           if (!res.hasHeader('Content-Type')) res.setHeader('Content-Type', CONTENT_TYPES[produces]);
           if (result instanceof Readable) {
-            result.on('error', (err) => this.sendError(req, res, err));
-            result.pipe(res);
+            this.streamBody(req, res, result);
           } else {
             res.end(Buffer.isBuffer(result) ? result : String(result));
           }
@@ -394,6 +393,19 @@ export function createGatewayService(): ServiceSchema {
       },
 
       /** Every failure leaves as the API's envelope; a response already under way is cut. */
+      /**
+       * Pipes an action's stream to the client. A client gone before the end ends the stream too:
+       * `pipe` alone leaves it paused for good, and an export's database connection with it (about
+       * twenty cancelled downloads emptied the pool and hung every request).
+       */
+      streamBody(this: GatewayThis, req: RoutedRequest, res: ServerResponse, body: Readable) {
+        body.on('error', (err) => this.sendError(req, res, err));
+        res.on('close', () => {
+          if (!res.writableFinished) body.destroy();
+        });
+        body.pipe(res);
+      },
+
       sendError(this: GatewayThis, req: RoutedRequest, res: ServerResponse, err: unknown) {
         const { status, message } = toHttpError(err);
         // A 5xx the API chose (503 while starting or with a unit away, 504 at a deadline) is one line;

@@ -45,12 +45,23 @@ export async function answer<Row>(params: Format, meta: Meta, q: ReportQuery<Row
   }
   // Reports tolerate a second of replica lag (DATABASE_READ_URL).
   const pool = readPool();
+  // Awaited together with the page: a rejection left pending while the page query ran (or failed)
+  // was unhandled, and Node ends the process on one.
   const extra = q.extra ? q.extra() : Promise.resolve({});
   if (!q.page) {
-    const { rows } = await pool.query<Row & object>(q.text, q.values);
-    return { data: rows.map(q.view), ...(await extra) };
+    const [{ rows }, more] = await Promise.all([pool.query<Row & object>(q.text, q.values), extra]);
+    return { data: rows.map(q.view), ...more };
   }
-  const { page, limit } = q.page;
+  const [paged, more] = await Promise.all([pageOf(pool, q, q.page), extra]);
+  return { ...paged, ...more };
+}
+
+/** One page of the report's rows and the count of all of them. */
+async function pageOf<Row>(
+  pool: ReturnType<typeof readPool>,
+  q: ReportQuery<Row>,
+  { page, limit }: { page: number; limit: number },
+): Promise<ActionResult> {
   const n = q.values.length;
   // The page and the count from one run of the query; a page past the end counts on its own.
   const own = q.pageQuery?.(limit, (page - 1) * limit);
@@ -66,6 +77,5 @@ export async function answer<Row>(params: Format, meta: Meta, q: ReportQuery<Row
   return {
     data: list.rows.map(({ report_total_rows: _, ...row }) => q.view(row as unknown as Row)),
     pagination: { page, limit, total },
-    ...(await extra),
   };
 }
