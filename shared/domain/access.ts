@@ -90,6 +90,31 @@ const GARDEN_ATTRIBUTES = new Set(
 );
 
 /**
+ * A subscriber's own addresses, written from its row: in a group's rows (a plan's template, the
+ * garden) one value would go to everybody in the group and override each one's own.
+ */
+const SUBSCRIBER_ADDRESS_ATTRIBUTES = new Set(
+  ['Framed-IP-Address', 'Framed-IPv6-Address', 'Framed-IPv6-Prefix', 'Delegated-IPv6-Prefix'].map((a) =>
+    a.toLowerCase(),
+  ),
+);
+
+/**
+ * Why a pair an operator wrote cannot go into the group rows FreeRADIUS reads, or null. rlm_sql
+ * expands a value wrapped whole in backticks (and strips a whole in quotes, which may then be one),
+ * so such a value would run whatever it names at every login; `%{` is refused with them so that no
+ * value of ours is ever an expansion.
+ */
+export function groupPairProblem(attribute: string, value: string): string | null {
+  if (SUBSCRIBER_ADDRESS_ATTRIBUTES.has(attribute.toLowerCase()))
+    return `${attribute} is each subscriber's own: set it on the subscriber, not for a group`;
+  const wrapped = value.length > 1 && /^["'`]/.test(value) && value[0] === value[value.length - 1];
+  if (wrapped || value.includes('`') || value.includes('%{'))
+    return `${attribute}: ${JSON.stringify(value)} would be expanded by FreeRADIUS (a backtick, %{ or a value wrapped in quotes)`;
+  return null;
+}
+
+/**
  * Parses the walled garden's reply attributes, one `Attribute op value` a line (blank lines
  * skipped). Throws naming the first bad line, so a setting that FreeRADIUS could not use is a 400.
  */
@@ -102,6 +127,8 @@ export function parseRadiusPairs(text: string): RadiusPair[] {
     if (!m) throw new Error(`line ${i + 1} is not a RADIUS pair (Attribute := "value"): ${line.trim().slice(0, 80)}`);
     if (!GARDEN_ATTRIBUTES.has(m[1].toLowerCase())) throw new Error(`line ${i + 1}: unknown attribute ${m[1]}`);
     const value = m[3] !== undefined ? m[3].replace(/\\(.)/g, '$1') : m[4];
+    const problem = groupPairProblem(m[1], value);
+    if (problem) throw new Error(`line ${i + 1}: ${problem}`);
     pairs.push({ attribute: m[1], op: m[2], value });
   }
   return pairs;

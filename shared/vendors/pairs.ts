@@ -6,6 +6,7 @@
  * written.
  */
 import { isIPv4, isIPv6 } from 'node:net';
+import { groupPairProblem } from '../domain/access';
 import { attributeNamed, type AttributeDef } from './dictionary';
 
 export interface ReplyPair {
@@ -53,7 +54,8 @@ export function valueProblem(def: AttributeDef, value: string, tag?: number): st
 
 /**
  * Parses a template, one `Attribute op value` a line (blank lines skipped; a tag as `Name:1`).
- * Throws an Error whose message names the line and the attribute at fault.
+ * Throws an Error whose message names the line and the attribute at fault; a subscriber's own
+ * address or a value FreeRADIUS would expand is refused too (groupPairProblem).
  */
 export function parseTemplate(text: string): ReplyPair[] {
   const pairs: ReplyPair[] = [];
@@ -65,7 +67,7 @@ export function parseTemplate(text: string): ReplyPair[] {
     if (!def) throw new Error(`line ${i + 1}: unknown attribute ${m[1]}`);
     const tag = m[2] === undefined ? undefined : Number(m[2]);
     const value = m[4] !== undefined ? m[4].replace(/\\(.)/g, '$1') : m[5];
-    const problem = valueProblem(def, value, tag);
+    const problem = valueProblem(def, value, tag) ?? groupPairProblem(def.name, value);
     if (problem) throw new Error(`line ${i + 1}: ${problem}`);
     pairs.push({ attribute: tag === undefined ? def.name : `${def.name}:${tag}`, op: m[3], value });
   }

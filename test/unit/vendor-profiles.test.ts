@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ATTRIBUTES } from '../../shared/vendors/dictionary';
+import { parseRadiusPairs } from '../../shared/domain/access';
 import { parseTemplate } from '../../shared/vendors/pairs';
 import { checkVendorTemplates, PROFILES, planPairs, tierPairs, VENDORS } from '../../shared/vendors/profiles';
 import { parseRate } from '../../shared/vendors/rate';
@@ -119,6 +120,23 @@ test('a template names the line and attribute at fault: unknown attribute, bad v
     'cisco: line 1: unknown attribute Bogus',
   );
   expect(() => checkVendorTemplates({ ericsson: 'Filter-Id = "a"' })).toThrow(/unknown vendor ericsson/);
+});
+
+test("a template holds no FreeRADIUS expansion and no subscriber's own address", () => {
+  expect(() => parseTemplate('Filter-Id := "`%{sql:select secret from nas}`"')).toThrow(
+    'line 1: Filter-Id: "`%{sql:select secret from nas}`" would be expanded by FreeRADIUS (a backtick, %{ or a value wrapped in quotes)',
+  );
+  expect(() => parseTemplate('Filter-Id := "a`b"')).toThrow(/would be expanded/);
+  expect(() => parseTemplate('Filter-Id := "x%{User-Name}"')).toThrow(/would be expanded/);
+  expect(() => parseTemplate(`Filter-Id := "'quoted'"`)).toThrow(/would be expanded/);
+  expect(() => parseTemplate('Filter-Id := "\\"quoted\\""')).toThrow(/would be expanded/);
+  expect(() => parseTemplate('Framed-IP-Address := 10.0.0.9')).toThrow(
+    "line 1: Framed-IP-Address is each subscriber's own: set it on the subscriber, not for a group",
+  );
+  expect(() => parseTemplate('Delegated-IPv6-Prefix := 2001:db8::/56')).toThrow(/each subscriber's own/);
+  expect(() => parseRadiusPairs('Framed-IPv6-Prefix := "2001:db8::/64"')).toThrow(/each subscriber's own/);
+  expect(() => parseRadiusPairs('Filter-Id := "`id`"')).toThrow('line 1: Filter-Id: "`id`" would be expanded');
+  expect(parseTemplate("Filter-Id := \"it's 50%\"")).toEqual([{ attribute: 'Filter-Id', op: ':=', value: "it's 50%" }]);
 });
 
 test("an imported plan's rate that the profiles cannot read reaches no other vendor, and breaks nothing", () => {
