@@ -112,7 +112,9 @@ export function cardFigures(scope: ReportScope, monthFrom: string): Sql {
 /**
  * Each access server: the scope's subscribers online on it (nas_online, a row per reseller and
  * server), and the age of its newest accounting packet (nas_last_packet, kept by radacct's
- * triggers), shown while it has an open session (radacct_open_nas_idx, one probe per server).
+ * triggers), shown while it has an open session (radacct_open_nas_idx, one probe per server). A
+ * reseller's tree sees only the servers its subscribers are online on: the list of servers is
+ * the admin's (GET /api/nas).
  */
 export function nasFigures(scope: ReportScope): Sql {
   const p = new Params();
@@ -125,6 +127,7 @@ export function nasFigures(scope: ReportScope): Sql {
                     group by nas_id) o on o.nas_id = n.id
         left join nas_last_packet l on host(l.nasipaddress) = n.nasname
          and exists (select 1 from radacct r where r.nasipaddress = l.nasipaddress and r.acctstoptime is null)
+       where ${scope.pathPattern === null ? 'true' : 'o.online > 0'}
        order by n.id`,
     values: p.values,
   };

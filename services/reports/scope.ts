@@ -16,9 +16,17 @@ export interface ReportScope {
   rootId: number | null;
 }
 
-export async function reportScope(caller: Auth | undefined, resellerId: number | undefined): Promise<ReportScope> {
+/**
+ * `access` is the policy's: `read` (subscribers, their money, their resellers: widened by
+ * `subscribers.view_all`) or `tree-read` (card batches: the caller's own tree whatever it holds).
+ */
+export async function reportScope(
+  caller: Auth | undefined,
+  resellerId: number | undefined,
+  access: 'read' | 'tree-read' = 'read',
+): Promise<ReportScope> {
   const auth = requireAdminOrReseller(caller);
-  const scope = await scopeFor(db(), auth, 'read');
+  const scope = await scopeFor(db(), auth, access);
   if (resellerId === undefined) {
     return scope.kind === 'all'
       ? { pathPattern: null, rootId: null }

@@ -243,7 +243,10 @@ describe('GET /api/dashboard', () => {
         const d = (await api.get('/api/dashboard', { token: tok })).body.data;
         expect(d.series.online_per_hour.map((x: { online: number }) => x.online)).toEqual(await direct(pathLike));
         const server = d.nas.find((x: { ip_address: string }) => x.ip_address === nasIp);
-        expect(server.online).toBe(await onlineOn(pathLike));
+        const online = await onlineOn(pathLike);
+        // A reseller's tree sees a server only while its subscribers are online on it; the admin every one.
+        if (pathLike !== null && online === 0) expect(server).toBeUndefined();
+        else expect(server.online).toBe(online);
       }
       const sqlAge = () =>
         one(
@@ -753,6 +756,14 @@ describe('the other reports', () => {
     expect((await api.get('/api/reports/cards', { token: resA })).body.data).toEqual([]);
     const d = (await api.get('/api/dashboard', { token: admin })).body.data.cards;
     expect(d).toMatchObject({ sold: 15, redeemed: 5 });
+    // view_all widens subscriber data to every tree, not card batches (shared/auth/policy.ts).
+    const viewAll = token('reseller', { managerId: 43, resellerId: A, permissions: ['subscribers.view_all'] });
+    expect((await api.get('/api/reports/cards', { token: viewAll })).body.data).toEqual([]);
+    expect((await api.get(`/api/reports/cards?reseller_id=${B}`, { token: viewAll })).status).toBe(403);
+    expect((await api.get('/api/dashboard', { token: viewAll })).body.data.cards).toMatchObject({ sold: 0, redeemed: 0 });
+    const otherTree = await api.get(`/api/dashboard?reseller_id=${B}`, { token: viewAll });
+    expect(otherTree.status).toBe(200);
+    expect(otherTree.body.data.cards).toMatchObject({ sold: 0, redeemed: 0 });
     const csv = await api.get('/api/reports/cards?format=csv', { token: admin });
     expect(csv.text.split('\r\n')[0]).toContain('batch_id,reseller_id');
   });

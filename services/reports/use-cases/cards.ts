@@ -26,7 +26,8 @@ interface BatchRow {
 }
 
 export async function cardsReport(caller: Auth | undefined, p: CardsReportInput, meta: Meta) {
-  const scope = await reportScope(caller, p.reseller_id);
+  // Card batches are not subscriber data: view_all does not widen them (shared/auth/policy.ts).
+  const scope = await reportScope(caller, p.reseller_id, 'tree-read');
   // Without from/to: every batch.
   const range = p.from || p.to ? rangeOf(p, { from: '0001-01-01', to: '9999-12-30' }) : null;
   if (typeof range === 'string') throw fail('invalidRequest', range);

@@ -5,13 +5,14 @@
 import type { Auth } from '../../../shared/auth/claims';
 import { addDays, todayUtc } from '../../../shared/billing/dates';
 import { readPool } from '../../../shared/db/client';
+import { ApiError } from '../../../shared/errors';
 import { fromMinor } from '../../../shared/money';
 import { loadSettings } from '../../../shared/settings';
 import { db } from '../../../shared/db/client';
 import * as q from '../queries';
 import { addMonths, dashboardPeriods } from '../periods';
 import type { DashboardInput } from '../schemas';
-import { reportScope } from '../scope';
+import { reportScope, type ReportScope } from '../scope';
 
 type Row = Record<string, string | number | boolean | null>;
 
@@ -70,10 +71,24 @@ function byCurrency(rows: Row[]): Map<string, Row[]> {
   return out;
 }
 
+/**
+ * The card figures' scope: card batches stay in the caller's own tree (`tree-read`) where
+ * `view_all` widens the rest; none when the dashboard is of a tree outside it.
+ */
+async function cardsScope(caller: Auth | undefined, resellerId: number | undefined): Promise<ReportScope | null> {
+  try {
+    return await reportScope(caller, resellerId, 'tree-read');
+  } catch (err) {
+    if (err instanceof ApiError && err.code === 403) return null;
+    throw err;
+  }
+}
+
 export async function dashboard(caller: Auth | undefined, p: DashboardInput, now = new Date()) {
   // Independent: one round trip before the figures' statements, not two.
-  const [scope, { currency }] = await Promise.all([
+  const [scope, cardScope, { currency }] = await Promise.all([
     reportScope(caller, p.reseller_id),
+    cardsScope(caller, p.reseller_id),
     loadSettings(db(), ['currency']),
   ]);
   const today = todayUtc(now);
@@ -82,7 +97,7 @@ export async function dashboard(caller: Auth | undefined, p: DashboardInput, now
     run(q.subscriberCounts(scope, today)),
     run(q.ledgerFigures(scope, today, monthFrom, lastMonthFrom)),
     run(q.invoiceFigures(scope, today)),
-    run(q.cardFigures(scope, monthFrom)),
+    cardScope ? run(q.cardFigures(cardScope, monthFrom)) : Promise.resolve([]),
     run(q.nasFigures(scope)),
     run(q.paymentsPerDay(scope, addDays(today, -29), today, currency)),
     run(q.onlinePerHour(scope)),
