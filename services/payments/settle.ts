@@ -12,7 +12,7 @@
  * session, amount and note stay on its payment_events row for the operator.
  */
 import { sql } from 'drizzle-orm';
-import { applyPayment, creditWallet, lockSubscriber } from '../../shared/billing';
+import { applyPayment, creditWallet, lockSubscriberEvenDeleted } from '../../shared/billing';
 import { db, type Tx } from '../../shared/db/client';
 import { isOpen } from '../../shared/domain/invoice-state';
 import { fail } from '../../shared/failures';
@@ -77,8 +77,14 @@ export async function settleEvent(provider: string, e: ProviderEvent): Promise<S
           : `the session is not the one of checkout ${e.checkoutId}, which it names: nothing booked`;
       return settled({ outcome: 'unmatched', checkoutId: null, note, ...nothingBooked });
     }
-    // Lock order of every billing write: the subscriber, then the checkout, then its invoice.
-    const subscriber = await lockSubscriber(tx, Number(head.rows[0].subscriber_id));
+    // Lock order of every billing write: the subscriber, then the checkout, then its invoice. A
+    // deleted account's money is booked all the same: refused, it rolled back the event's row and
+    // answered 404 to every redelivery, and the payment was recorded nowhere.
+    const subscriber = await lockSubscriberEvenDeleted(tx, Number(head.rows[0].subscriber_id));
+    if (!subscriber) {
+      const note = `checkout ${head.rows[0].id}'s subscriber was removed for good: nothing booked, refund it at the provider`;
+      return settled({ outcome: 'unmatched', checkoutId: null, note, ...nothingBooked });
+    }
     const locked = await tx.execute<CheckoutLocked>(sql`
       select id, purpose, invoice_id, subscriber_id, amount, currency, status from online_checkouts
        where id = ${head.rows[0].id} for update`);
@@ -132,13 +138,15 @@ export async function settleEvent(provider: string, e: ProviderEvent): Promise<S
       toWallet = amount - applied;
       if (toWallet > 0)
         notes.push(
-          `${fromMinor(toWallet, currency)} ${currency} no longer fitted invoice ${i?.invoice_number ?? c.invoice_id} (paid meanwhile): credited to the wallet`,
+          `${fromMinor(toWallet, currency)} ${currency} no longer fitted invoice ${i?.invoice_number ?? c.invoice_id} (paid meanwhile)`,
         );
     } else if (verdict.kind === 'short') {
       notes.push('no renewal: the money waits in the wallet');
     }
+    let unbooked = false;
     if (toWallet > 0) {
       if (currency === walletCurrency) {
+        if (c.purpose === 'invoice') notes.push('credited to the wallet');
         await creditWallet(tx, {
           subscriberId: subscriber.id,
           amount: toWallet,
@@ -149,21 +157,26 @@ export async function settleEvent(provider: string, e: ProviderEvent): Promise<S
           notes: notes.join('; ') || null,
         });
       } else {
+        unbooked = true;
         notes.push(
           `${fromMinor(toWallet, currency)} ${currency} received but not booked: the wallet holds ${walletCurrency}`,
         );
       }
     }
-    const outcome = verdict.kind === 'short' ? 'underpaid' : 'paid';
+    if (subscriber.deleted) notes.push('the subscriber is deleted: no renewal');
+    // Money received and booked nowhere is a mismatch the operator settles by hand, not `paid`.
+    const outcome = unbooked ? 'mismatch' : verdict.kind === 'short' ? 'underpaid' : 'paid';
+    const credited = unbooked ? 0 : toWallet;
     const note = notes.join('; ') || null;
-    await close(outcome, applied, toWallet, note);
+    await close(outcome, applied, credited, note);
+    const renews = c.purpose === 'renewal' && verdict.kind === 'full' && !unbooked && !subscriber.deleted;
     return settled({
       outcome,
       checkoutId: c.id,
       note,
-      subscriberId: subscriber.id,
-      renewSubscriberId: c.purpose === 'renewal' && verdict.kind === 'full' ? subscriber.id : null,
-      walletAmount: toWallet,
+      subscriberId: subscriber.deleted ? null : subscriber.id,
+      renewSubscriberId: renews ? subscriber.id : null,
+      walletAmount: credited,
     });
   });
 }

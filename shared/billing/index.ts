@@ -31,7 +31,7 @@ export {
   type ServiceChangeQuote,
   type ServiceChangeSettlement,
 } from './service-change';
-export { lockSubscriber, type LockedSubscriber } from './subscribers';
+export { lockSubscriber, lockSubscriberEvenDeleted, type LockedSubscriber } from './subscribers';
 export * from './types';
 export {
   creditWallet,

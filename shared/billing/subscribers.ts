@@ -1,4 +1,4 @@
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { Tx } from '../db/client';
 import { subscribers } from '../db/schema';
 import { fail } from '../failures';
@@ -15,16 +15,34 @@ export interface LockedSubscriber {
  * invoices by ascending id, so quick-pay, consolidation and wallet payments cannot deadlock.
  */
 export async function lockSubscriber(tx: Tx, id: number): Promise<LockedSubscriber> {
+  const row = await lockSubscriberRow(tx, id, false);
+  if (!row) throw fail('subscriberNotFound');
+  return row;
+}
+
+/**
+ * The subscriber's row locked, deleted or not (`deleted` in the answer); undefined when it was
+ * removed for good. For money that arrives whatever happened to the account since (an online
+ * payment): it is booked, not refused.
+ */
+export async function lockSubscriberEvenDeleted(
+  tx: Tx,
+  id: number,
+): Promise<(LockedSubscriber & { deleted: boolean }) | undefined> {
+  return lockSubscriberRow(tx, id, true);
+}
+
+async function lockSubscriberRow(tx: Tx, id: number, evenDeleted: boolean) {
   const [row] = await tx
     .select({
       id: subscribers.id,
       resellerId: subscribers.resellerId,
       username: subscribers.username,
       walletBalance: subscribers.walletBalance,
+      deleted: sql<boolean>`${subscribers.deletedAt} is not null`,
     })
     .from(subscribers)
-    .where(and(eq(subscribers.id, id), isNull(subscribers.deletedAt)))
+    .where(evenDeleted ? eq(subscribers.id, id) : and(eq(subscribers.id, id), isNull(subscribers.deletedAt)))
     .for('update');
-  if (!row) throw fail('subscriberNotFound');
   return row;
 }

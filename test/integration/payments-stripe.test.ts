@@ -345,6 +345,52 @@ describe('webhook', () => {
     expect(credit).toMatchObject([{ amount: 1000, method: 'card' }]);
   });
 
+  it("a deleted subscriber's payment is booked, not refused; one removed for good is listed unmatched", async () => {
+    const sub = await mkSub();
+    const inv = await mkInvoice(sub.id, 15);
+    await payButton(inv);
+    const c = await checkoutOf(inv.id);
+    expect((await api.del(`/api/subscribers/${sub.id}`, { token: admin })).status).toBe(200);
+    const res = await deliver(stripe.complete(c.providerSessionId!));
+    expect([res.status, outcomeOf(res)]).toEqual([200, 'paid']);
+    expect(await invRow(inv.id)).toMatchObject({ status: 'paid', paidAmount: 1500 });
+    expect((await checkoutById(c.id)).note).toContain('the subscriber is deleted');
+
+    const gone = await mkSub();
+    const goneInv = await mkInvoice(gone.id, 9);
+    await payButton(goneInv);
+    const goneCheckout = await checkoutOf(goneInv.id);
+    expect((await api.del(`/api/subscribers/${gone.id}/permanent`, { token: admin })).status).toBe(200);
+    const event = stripe.complete(goneCheckout.providerSessionId!);
+    const again = await deliver(event);
+    expect([again.status, outcomeOf(again)]).toEqual([200, 'unmatched']);
+    const [row] = await t.db.select().from(paymentEvents).where(eq(paymentEvents.eventId, event.id));
+    expect(row).toMatchObject({ outcome: 'unmatched' });
+    expect(row.note).toContain('removed for good');
+  });
+
+  it('money that fits no invoice and not the wallet is a mismatch, not paid', async () => {
+    const sub = await mkSub();
+    const res = await api.post(
+      '/api/invoices',
+      { subscriber_id: sub.id, currency: 'EUR', items: [{ description: 'service', qty: 1, unit_price: 7 }] },
+      { token: admin },
+    );
+    expect(res.status).toBe(201);
+    const row = await invRow(res.body.data.id);
+    const inv = { id: row.id, token: new URL(publicUrl(row.id, row.publicTokenNonce!)).searchParams.get('token')! };
+    await payButton(inv);
+    const c = await checkoutOf(inv.id);
+    expect((await api.post(`/api/invoices/${inv.id}/payment`, { amount: 7 }, { token: admin })).status).toBe(200);
+    const paid = await deliver(stripe.complete(c.providerSessionId!));
+    expect([paid.status, outcomeOf(paid)]).toEqual([200, 'mismatch']);
+    const after = await checkoutById(c.id);
+    expect(after).toMatchObject({ status: 'mismatch', appliedAmount: 0, walletAmount: 0 });
+    expect(after.note).toContain('7 EUR received but not booked: the wallet holds USD');
+    expect(after.note).not.toContain('credited');
+    expect((await subRow(sub.id)).walletBalance).toBe(0);
+  });
+
   it('an overdue-suspended subscriber is restored by the payment', async () => {
     const sub = await mkSub();
     const inv = await mkInvoice(sub.id, 9);
