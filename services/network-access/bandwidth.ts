@@ -8,6 +8,7 @@
  * Download is what the NAS sent to the subscriber (Acct-Output-Octets), upload what it received.
  */
 import { sql } from 'drizzle-orm';
+import type { NameHolder } from '../../shared/access/session-owner';
 import { db } from '../../shared/db/client';
 
 export const SESSION_LIMIT = 20;
@@ -45,7 +46,9 @@ export interface BandwidthSeries {
 
 const ISO = `'YYYY-MM-DD"T"HH24:MI:SS"Z"'`;
 
-export async function bandwidthSeries(subscriberId: number, username: string): Promise<BandwidthSeries> {
+export async function bandwidthSeries(subscriberId: number, holder: NameHolder): Promise<BandwidthSeries> {
+  // An earlier holder's sessions under the name are not this subscriber's (shared/access/session-owner.ts).
+  const own = sql`(${holder.usernameSince}::timestamptz is null or acctstarttime >= ${holder.usernameSince})`;
   const [hours, days, sessions] = await Promise.all([
     db().execute<HourPoint & Record<string, unknown>>(sql`
       with hours as (
@@ -54,7 +57,7 @@ export async function bandwidthSeries(subscriberId: number, username: string): P
         select acctstarttime as t0, greatest(coalesce(acctstoptime, acctupdatetime, acctstarttime), acctstarttime) as t1,
                coalesce(acctoutputoctets, 0) as dl, coalesce(acctinputoctets, 0) as ul
           from radacct
-         where username = ${username} and acctstarttime is not null
+         where username = ${holder.username} and acctstarttime is not null and ${own}
            and coalesce(acctstoptime, acctupdatetime, acctstarttime) >= date_trunc('hour', now()) - interval '23 hours'
       ), shares as (
         select hours.h, s.dl, s.ul,
@@ -87,7 +90,7 @@ export async function bandwidthSeries(subscriberId: number, username: string): P
              coalesce(acctsessiontime, extract(epoch from coalesce(acctstoptime, acctupdatetime, acctstarttime) - acctstarttime))::bigint as duration_seconds,
              coalesce(acctoutputoctets, 0) as download_bytes, coalesce(acctinputoctets, 0) as upload_bytes,
              host(framedipaddress) as ip_address, host(nasipaddress) as nas_ip, acctterminatecause as terminate_cause
-        from radacct where username = ${username}
+        from radacct where username = ${holder.username} and ${own}
        order by acctstarttime desc nulls last, radacctid desc
        limit ${SESSION_LIMIT}`),
   ]);

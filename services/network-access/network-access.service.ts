@@ -80,7 +80,12 @@ const RECONCILE_LOCK = 26_0001;
 async function subscriberFor(ctx: Ctx<IdPath>, permission: Permission, access: Access) {
   const auth = requirePermission(ctx.meta.auth, permission);
   const [row] = await db()
-    .select({ id: subscribers.id, username: subscribers.username, resellerId: subscribers.resellerId })
+    .select({
+      id: subscribers.id,
+      username: subscribers.username,
+      usernameSince: subscribers.usernameSince,
+      resellerId: subscribers.resellerId,
+    })
     .from(subscribers)
     .where(and(eq(subscribers.id, ctx.params.id), isNull(subscribers.deletedAt)));
   return recordInScope(db(), auth, access, row, 'subscriberNotFound');
@@ -405,7 +410,7 @@ export const networkAccessService: ServiceSchema = {
       async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
         const sub = await subscriberFor(ctx, 'subscribers.view_graph', 'read');
         return {
-          data: { subscriber_id: sub.id, username: sub.username, ...(await bandwidthSeries(sub.id, sub.username)) },
+          data: { subscriber_id: sub.id, username: sub.username, ...(await bandwidthSeries(sub.id, sub)) },
         };
       },
     },

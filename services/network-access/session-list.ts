@@ -4,6 +4,7 @@
  * access server (`nas` row by address). A page reads the online set in the sort's order and joins
  * names to the page only; the count joins subscribers only when a filter or the scope needs them.
  */
+import { ownSessionSql, type NameHolder } from '../../shared/access/session-owner';
 import type { Scope } from '../../shared/auth/policy';
 import { scopePathPattern } from '../../shared/auth/policy';
 import type { SessionSort } from './session-schemas';
@@ -69,7 +70,8 @@ export interface Statement {
   values: unknown[];
 }
 
-const SUBSCRIBER_JOIN = 'left join subscribers s on s.username = r.username and s.deleted_at is null';
+/** The session's subscriber: the live holder of its name, when it held the name as the session started. */
+const SUBSCRIBER_JOIN = `left join subscribers s on s.username = r.username and s.deleted_at is null and ${ownSessionSql('r', 's')}`;
 const NAS_JOIN = 'left join nas n on n.nasname = host(r.nasipaddress)';
 
 /** The fields both lists show; `at` is the moment durations and ages run to (now, or the stop). */
@@ -123,7 +125,8 @@ function liveConditions(scope: Scope, f: LiveFilter, p: Params): { conds: string
   }
   if (f.stale !== undefined)
     conds.push(
-      `${f.stale ? '' : 'not '}(${LAST_PACKET} < now() - make_interval(secs => ${p.add(f.staleAfterSeconds)}))`,
+      // A session with no start or update time is not stale, as its row says (coalesce), not neither.
+      `${f.stale ? '' : 'not '}coalesce(${LAST_PACKET} < now() - make_interval(secs => ${p.add(f.staleAfterSeconds)}), false)`,
     );
   return { conds, needsSubscriber };
 }
@@ -181,9 +184,16 @@ export function liveCountStatement(scope: Scope, f: LiveFilter): Statement {
   };
 }
 
-/** One username's closed sessions (radacct_username_start_idx). */
+/** The closed sessions under a holder's name that are its own (radacct_username_start_idx). */
+function closedOf(holder: NameHolder, p: Params): string {
+  const since = p.add(holder.usernameSince);
+  return `r.username = ${p.add(holder.username)} and r.acctstoptime is not null
+    and (${since}::timestamptz is null or r.acctstarttime >= ${since})`;
+}
+
+/** One subscriber's closed sessions. */
 export function closedPageStatement(
-  username: string,
+  holder: NameHolder,
   sort: SessionSort,
   order: 'asc' | 'desc',
   limit: number,
@@ -192,14 +202,12 @@ export function closedPageStatement(
   const p = new Params();
   const text = `select ${columns('r.acctstoptime', CLOSED_DURATION)}, r.acctstoptime as stopped_at, r.acctterminatecause as terminate_cause
     from radacct r ${SUBSCRIBER_JOIN} ${NAS_JOIN}
-    where r.username = ${p.add(username)} and r.acctstoptime is not null
+    where ${closedOf(holder, p)}
     ${orderBy(sort, order, true)} limit ${p.add(limit)} offset ${p.add(offset)}`;
   return { text, values: p.values };
 }
 
-export function closedCountStatement(username: string): Statement {
-  return {
-    text: 'select count(*) as n from radacct r where r.username = $1 and r.acctstoptime is not null',
-    values: [username],
-  };
+export function closedCountStatement(holder: NameHolder): Statement {
+  const p = new Params();
+  return { text: `select count(*) as n from radacct r where ${closedOf(holder, p)}`, values: p.values };
 }

@@ -120,6 +120,8 @@ const quotaBytes = (gb: string | null, extra = 0) => (gb === null ? null : Math.
 const SESSION_COLUMNS = `acctstarttime, acctstoptime, host(framedipaddress) as framedipaddress, callingstationid,
   acctinputoctets, acctoutputoctets, acctterminatecause`;
 const USERNAME = `(select username from subscribers where id = $1 and deleted_at is null)`;
+/** Sessions under the name before this are an earlier holder's (shared/access/session-owner.ts). */
+const SINCE = `(select username_since from subscribers where id = $1)`;
 
 type SessionRow = {
   acctstarttime: string | null;
@@ -158,9 +160,11 @@ export async function usage(subscriberId: number) {
       'last_sessions',
       `select * from (
          (select ${SESSION_COLUMNS} from radacct
-           where username = ${USERNAME} and acctstarttime is not null order by acctstarttime desc limit 11)
+           where username = ${USERNAME} and acctstarttime is not null
+             and (${SINCE} is null or acctstarttime >= ${SINCE}) order by acctstarttime desc limit 11)
          union all
-         (select ${SESSION_COLUMNS} from radacct where username = ${USERNAME} and acctstarttime is null limit 11)
+         (select ${SESSION_COLUMNS} from radacct
+           where username = ${USERNAME} and acctstarttime is null and ${SINCE} is null limit 11)
        ) last order by acctstarttime desc nulls last limit 11`,
       [subscriberId],
     ),

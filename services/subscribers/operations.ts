@@ -33,6 +33,7 @@ import { queueDisconnect } from '../../shared/access/outbox';
 import { assignFromPool, releasePrefix } from '../../shared/access/ipv6-pools';
 import type { Ipv6Field } from './field-checks';
 import { kickChanged, removeAccessRows, renameAccessRows, syncAccessRows } from '../../shared/access/radius-rows';
+import { nameTakenSince } from '../../shared/access/session-owner';
 import { plansById, type PlanRow, type SubscriberRow } from './subscriber-view';
 
 /** One id that an operation did not apply, with the failure a single request would answer. */
@@ -775,8 +776,10 @@ export function rename(newName: (row: SubscriberRow) => string | null, skip: Fai
       failed.push(...res.failed);
     }
     if (free.length === 0) return done(failed);
+    // Sessions already under the new name are an earlier holder's: from now on the name's are its.
     await env.tx.execute(sql`
-      update subscribers s set username = v.new_name, updated_at = now()
+      update subscribers s set username = v.new_name, updated_at = now(),
+             username_since = coalesce(${nameTakenSince(sql`v.new_name`)}, s.username_since)
         from unnest(${intArray(free.map((w) => w.row.id))}, ${sql.param(free.map((w) => w.to))}::text[]) as v(id, new_name)
        where s.id = v.id`);
     // The fee rows were written under the old name; renameAccessRows moves them with the rest.

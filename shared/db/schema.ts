@@ -290,6 +290,13 @@ export const subscribers = pgTable(
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     deletedAt: timestamp('deleted_at', { withTimezone: true }),
+    /**
+     * Accounting is kept by username, and a deleted subscriber's name can be taken again: sessions
+     * under the name that started before this instant are an earlier holder's, never shown as this
+     * one's (null: every session under the name is its own). Set when the name is taken while
+     * radacct holds sessions under it (migration 0060).
+     */
+    usernameSince: timestamp('username_since', { withTimezone: true }),
   },
   (t) => [
     uniqueIndex('subscribers_username_live_uq')

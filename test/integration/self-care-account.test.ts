@@ -205,6 +205,37 @@ describe('usage', () => {
   });
 });
 
+describe('a username taken again', () => {
+  it("shows none of the earlier holder's sessions, open or closed", async () => {
+    const earlier = await w.mkSub();
+    await w.t.db.insert(radacct).values([
+      {
+        acctsessionid: 'x1',
+        acctuniqueid: `reuse-${earlier.id}-1`,
+        username: earlier.username,
+        nasipaddress: '192.0.2.1',
+        acctstarttime: new Date(Date.now() - 86_400_000),
+        acctstoptime: new Date(),
+        framedipaddress: '10.3.0.1',
+      },
+      {
+        acctsessionid: 'x2',
+        acctuniqueid: `reuse-${earlier.id}-2`,
+        username: earlier.username,
+        nasipaddress: '192.0.2.1',
+        acctstarttime: new Date(Date.now() - 3_600_000),
+        framedipaddress: '10.3.0.2',
+      },
+    ]);
+    expect((await w.api.del(`/api/subscribers/${earlier.id}`, { token: admin })).status).toBe(200);
+    const now = await w.mkSub({ username: earlier.username });
+    const res = await w.api.get('/api/my/usage', { token: await w.signIn(now.username, now.password) });
+    expect(res.status).toBe(200);
+    expect(res.body.data.session).toMatchObject({ online: false, ip_address: null });
+    expect(res.body.data.last_sessions).toEqual([]);
+  });
+});
+
 describe('invoices', () => {
   it('lists and reads mine; another subscriber’s is not found by id, PDF or payment', async () => {
     const list = await w.api.get('/api/my/invoices', { token: tok });

@@ -365,3 +365,64 @@ describe('GET /api/subscribers/:id/sessions', () => {
     expect((await api.get(`/api/subscribers/${ids['alice@isp']}/sessions`, { token: noView })).status).toBe(403);
   });
 });
+
+describe('a username taken again', () => {
+  it("shows the new holder none of the earlier holder's sessions, live list, history or graph", async () => {
+    const mk = async (username: string) => {
+      const res = await api.post(
+        '/api/subscribers',
+        { username, password: 'secret1', service_id: plans.a, reseller_id: tree.root },
+        { token: admin },
+      );
+      expect([res.status, res.body.message]).toEqual([201, undefined]);
+      return res.body.data.id as number;
+    };
+    const limit = await api.post(
+      `/api/resellers/${tree.root}/service-limits`,
+      { service_id: plans.a, max_subscribers: null },
+      { token: admin },
+    );
+    expect(limit.status).toBe(200);
+    const at = { nasIp: '10.9.0.1', ip: '100.64.5.1', mac: 'AA:BB:CC:00:05:01', bytesIn: 1, bytesOut: 2 };
+    const before = await mk('again@isp');
+    await session({ ...at, username: 'again@isp', startedMin: 300, updatedMin: 200, stoppedMin: 200 });
+    await session({ ...at, username: 'again@isp', startedMin: 90, updatedMin: 1 });
+    expect((await api.get<Page>(`/api/subscribers/${before}/sessions`, { token: admin })).body.data).toHaveLength(1);
+    expect((await api.del(`/api/subscribers/${before}`, { token: admin })).status).toBe(200);
+
+    const now = await mk('again@isp');
+    const history = await api.get<Page>(`/api/subscribers/${now}/sessions`, { token: admin });
+    expect([history.body.data, history.body.pagination.total]).toEqual([[], 0]);
+    const live = await list('?search=again%40isp');
+    expect(live.data.map((s) => [s.username, s.subscriber_id])).toEqual([['again@isp', null]]);
+    const graph = await api.get(`/api/subscribers/${now}/bandwidth`, { token: admin });
+    expect(graph.body.data.sessions).toEqual([]);
+
+    // Its own sessions, from its creation on, are its.
+    await t.pool.query(
+      `insert into radacct (acctsessionid, acctuniqueid, username, nasipaddress, acctstarttime, acctstoptime, acctterminatecause)
+       values ('own-1', 'again-own-1', 'again@isp', '10.9.0.1', now(), now(), 'User-Request')`,
+    );
+    const own = await api.get<Page>(`/api/subscribers/${now}/sessions`, { token: admin });
+    expect(own.body.data.map((s) => s.subscriber_id)).toEqual([now]);
+
+    // Renamed onto a name with sessions under it: those stay out too.
+    await session({ ...at, username: 'recycled@isp', startedMin: 50, updatedMin: 40, stoppedMin: 40 });
+    const renamed = await mk('fresh-name@isp');
+    const res = await api.post(
+      `/api/subscribers/${renamed}/rename`,
+      { new_username: 'recycled@isp' },
+      { token: admin },
+    );
+    expect(res.status).toBe(200);
+    expect((await api.get<Page>(`/api/subscribers/${renamed}/sessions`, { token: admin })).body.data).toEqual([]);
+  });
+
+  it('a session with no start or update time is not stale, and the stale filter says so', async () => {
+    await t.pool.query(
+      `insert into radacct (acctsessionid, acctuniqueid, username, nasipaddress) values ('nostamp', 'nostamp-1', 'nostamp@isp', '10.9.0.1')`,
+    );
+    expect(names(await list('?search=nostamp&stale=false'))).toEqual(['nostamp@isp']);
+    expect(names(await list('?search=nostamp&stale=true'))).toEqual([]);
+  });
+});

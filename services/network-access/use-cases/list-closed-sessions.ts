@@ -20,13 +20,18 @@ export async function listClosedSessions(
 ): Promise<ActionResult> {
   const auth = requirePermission(caller, 'subscribers.view');
   const [row] = await db()
-    .select({ id: subscribers.id, username: subscribers.username, resellerId: subscribers.resellerId })
+    .select({
+      id: subscribers.id,
+      username: subscribers.username,
+      usernameSince: subscribers.usernameSince,
+      resellerId: subscribers.resellerId,
+    })
     .from(subscribers)
     .where(and(eq(subscribers.id, p.id), isNull(subscribers.deletedAt)));
   const sub = await recordInScope(db(), auth, 'read', row, 'subscriberNotFound');
   const { page, limit, offset } = pageOf(p);
-  const rows = closedPageStatement(sub.username, p.sort ?? 'started_at', p.order ?? 'desc', limit, offset);
-  const count = closedCountStatement(sub.username);
+  const rows = closedPageStatement(sub, p.sort ?? 'started_at', p.order ?? 'desc', limit, offset);
+  const count = closedCountStatement(sub);
   const [pageRows, counted] = await Promise.all([
     pgPool().query<SessionRow>(rows.text, rows.values),
     pgPool().query<{ n: string }>(count.text, count.values),

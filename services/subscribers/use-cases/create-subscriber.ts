@@ -22,6 +22,7 @@ import { checkUsername, ipOrBadRequest, ipv6PrefixOrBadRequest, macOrBadRequest 
 import * as ops from '../operations';
 import { assignPlanPrefixes } from '../../../shared/access/ipv6-pools';
 import { syncAccessRows, writePasswordRow } from '../../../shared/access/radius-rows';
+import { nameTakenSince } from '../../../shared/access/session-owner';
 import type { CreateSubscriberInput } from '../subscriber-schemas';
 import { livePlan } from '../subscriber-rows';
 import { plansById, subscriberView, type SubscriberRow } from '../subscriber-view';
@@ -81,6 +82,7 @@ export async function createSubscriber(caller: Auth | undefined, p: CreateSubscr
           overridePrice: p.override_price ?? false,
           autoRenew: p.auto_renew ?? false,
           expiryDate: p.expiry_date ?? addDays(today, plan.durationDays),
+          usernameSince: nameTakenSince(p.username),
         })
         .returning();
       // A plan whose IPv6 pools are ours hands out the prefixes the body did not give.
