@@ -288,6 +288,10 @@ export const FAILURES = {
   signInCodeRejected: { status: 401, message: 'invalid or expired code' },
   currentPasswordWrong: { status: 400, message: 'current_password is incorrect' },
   planNotSelfService: { status: 403, message: 'this plan is not offered for self-service' },
+  ownPriceNoSelfService: {
+    status: 409,
+    message: 'your price is set by your provider: ask them to change your plan',
+  },
   topupNotOffered: { status: 400, message: 'gb is not one of the data top-ups offered' },
   walletShort: { status: 402, message: 'wallet balance does not cover the price' },
 

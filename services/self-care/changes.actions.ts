@@ -165,7 +165,7 @@ export const changeActions: ServiceActionsSchema = {
     rest: 'GET /api/my/change-plan',
     http: mine('What moving to a self-service plan would cost now: the prorated quote, nothing changed', {
       query: planQuery,
-      errors: { 403: FAILURES.planNotSelfService.message },
+      errors: { 403: FAILURES.planNotSelfService.message, 409: FAILURES.ownPriceNoSelfService.message },
     }),
     async handler(ctx: Ctx<Infer<typeof planQuery>>): Promise<ActionResult> {
       const me = callerOf(ctx);
@@ -188,7 +188,7 @@ export const changeActions: ServiceActionsSchema = {
         body: planBody,
         errors: {
           403: FAILURES.planNotSelfService.message,
-          409: `${FAILURES.ownPriceCurrency.message('<currency>', '<currency>')}; ${FAILURES.serviceChangeRefundCurrency.message('<currency>', '<currency>')}`,
+          409: `${FAILURES.ownPriceNoSelfService.message}; ${FAILURES.ownPriceCurrency.message('<currency>', '<currency>')}; ${FAILURES.serviceChangeRefundCurrency.message('<currency>', '<currency>')}`,
         },
       },
     ),

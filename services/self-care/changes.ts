@@ -95,9 +95,20 @@ export async function selfServicePlans(subscriberId: number): Promise<SelfServic
   }));
 }
 
-/** A plan the subscriber may move to: live, self-service, not the current one (403 otherwise). */
+/**
+ * A plan the subscriber may move to: live, self-service, not the current one (403 otherwise); and
+ * no price of its own set by the operator (409): the move keeps it, so a discount given on one plan
+ * would renew the plan chosen here at that price.
+ */
 export async function requireSelfServicePlan(subscriberId: number, planId: number): Promise<SelfServicePlan> {
-  const plan = (await selfServicePlans(subscriberId)).find((p) => p.id === planId && !p.current);
+  const [plans, own] = await Promise.all([
+    selfServicePlans(subscriberId),
+    db().execute(
+      sql`select 1 from subscribers where id = ${subscriberId} and override_price and price is not null`,
+    ),
+  ]);
+  const plan = plans.find((p) => p.id === planId && !p.current);
   if (!plan) throw fail('planNotSelfService');
+  if (own.rows.length > 0) throw fail('ownPriceNoSelfService');
   return plan;
 }

@@ -234,6 +234,19 @@ describe('plan change', () => {
     const bills = await w.t.db.select().from(invoices).where(eq(invoices.subscriberId, sub.id));
     expect(bills.map((b) => b.amount)).toEqual([Math.round(due * 100)]);
     expect(await audits('subscriber.change_service', sub.id)).toMatchObject([{ actorType: 'subscriber' }]);
+
+    // A price of its own set by the operator stays with a move: the subscriber cannot take it to another plan.
+    const discounted = await w.mkSub({ override_price: true, price: 5 });
+    const own = await w.signIn(discounted.username, discounted.password);
+    for (const res of [
+      await w.api.get(`/api/my/change-plan?service_id=${fast}`, { token: own }),
+      await w.api.post('/api/my/change-plan', { service_id: fast }, { token: own }),
+    ])
+      expect([res.status, res.body.message]).toEqual([
+        409,
+        'your price is set by your provider: ask them to change your plan',
+      ]);
+    expect(await row(discounted.id)).toMatchObject({ serviceId: w.plan, price: 500 });
   });
 });
 
