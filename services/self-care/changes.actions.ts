@@ -48,14 +48,16 @@ export const changeActions: ServiceActionsSchema = {
         body: object({}),
         errors: {
           402: `${FAILURES.walletShort.message}; ${FAILURES.insufficientBalance.message}`,
-          409: `${FAILURES.renewedToday.message}; ${FAILURES.paymentsNotConfigured.message}`,
+          409: `${FAILURES.renewedToday.message}; ${FAILURES.paymentsNotConfigured.message}; ${FAILURES.nothingToPay.message}`,
         },
       },
     ),
     async handler(ctx: Ctx): Promise<ActionResult> {
       const me = callerOf(ctx);
-      const s = await requireSelfCare('self_care_renew', ['default_tax_rate', 'currency']);
+      const s = await requireSelfCare('self_care_renew', ['default_tax_rate', 'currency', 'self_care_payments']);
       if (!(await renewalCovered(me.subscriberId, s))) {
+        // With online payment turned off the wallet is all there is.
+        if (!s.self_care_payments) throw fail('walletShort');
         const checkout = await asMe<{ id: number; url: string }>(
           ctx,
           'payments.checkout',

@@ -75,6 +75,17 @@ describe('renew', () => {
     expect(res.body.data.renewed).toBe(false);
     const [c] = await w.t.db.select().from(onlineCheckouts).where(eq(onlineCheckouts.subscriberId, sub.id));
     expect(c).toMatchObject({ purpose: 'renewal', amount: 1000, url: res.body.data.url });
+
+    // Online payment turned off in self-care: no checkout, the wallet is all there is.
+    const other = await w.mkSub();
+    await w.setSettings({ self_care_payments: false });
+    try {
+      const off = await w.api.post('/api/my/renew', {}, { token: await w.signIn(other.username, other.password) });
+      expect([off.status, off.body.message]).toEqual([402, 'wallet balance does not cover the price']);
+      expect(await w.t.db.select().from(onlineCheckouts).where(eq(onlineCheckouts.subscriberId, other.id))).toEqual([]);
+    } finally {
+      await w.setSettings({ self_care_payments: true });
+    }
   });
 });
 
