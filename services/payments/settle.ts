@@ -12,7 +12,7 @@
  * session, amount and note stay on its payment_events row for the operator.
  */
 import { sql } from 'drizzle-orm';
-import { applyPayment, creditWallet, lockSubscriberEvenDeleted } from '../../shared/billing';
+import { applyPayment, creditWallet, lockSubscriberEvenDeleted, settleFromWallet } from '../../shared/billing';
 import { db, type Tx } from '../../shared/db/client';
 import { isOpen } from '../../shared/domain/invoice-state';
 import { fail } from '../../shared/failures';
@@ -147,7 +147,7 @@ export async function settleEvent(provider: string, e: ProviderEvent): Promise<S
     if (toWallet > 0) {
       if (currency === walletCurrency) {
         if (c.purpose === 'invoice') notes.push('credited to the wallet');
-        await creditWallet(tx, {
+        const credit = await creditWallet(tx, {
           subscriberId: subscriber.id,
           amount: toWallet,
           currency,
@@ -156,6 +156,19 @@ export async function settleEvent(provider: string, e: ProviderEvent): Promise<S
           reference,
           notes: notes.join('; ') || null,
         });
+        // Money paid for an invoice pays what is still owed (its invoice consolidated into another
+        // while the payer was away, say), oldest first, rather than waiting while that goes overdue.
+        if (c.purpose === 'invoice') {
+          const { paid } = await settleFromWallet(tx, subscriber.id, {
+            walletBalance: credit.walletBalance,
+            currency,
+            upTo: toWallet,
+          });
+          if (paid.length)
+            notes.push(
+              `which paid ${paid.map((x) => `invoice ${x.invoiceId} ${fromMinor(x.amount, currency)}`).join(', ')}`,
+            );
+        }
       } else {
         unbooked = true;
         notes.push(

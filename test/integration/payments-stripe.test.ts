@@ -345,6 +345,20 @@ describe('webhook', () => {
     expect(credit).toMatchObject([{ amount: 1000, method: 'card' }]);
   });
 
+  it('money that no longer fits its invoice pays what is still owed, oldest first, with itself only', async () => {
+    const sub = await mkSub();
+    const inv = await mkInvoice(sub.id, 15);
+    await payButton(inv);
+    const c = await checkoutOf(inv.id);
+    const owed = await mkInvoice(sub.id, 5);
+    expect((await api.post(`/api/invoices/${inv.id}/payment`, { amount: 15 }, { token: admin })).status).toBe(200);
+    const res = await deliver(stripe.complete(c.providerSessionId!));
+    expect([res.status, outcomeOf(res)]).toEqual([200, 'paid']);
+    expect(await invRow(owed.id)).toMatchObject({ status: 'paid', paidAmount: 500 });
+    expect((await subRow(sub.id)).walletBalance).toBe(1000);
+    expect((await checkoutById(c.id)).note).toContain(`which paid invoice ${owed.id} 5`);
+  });
+
   it("a deleted subscriber's payment is booked, not refused; one removed for good is listed unmatched", async () => {
     const sub = await mkSub();
     const inv = await mkInvoice(sub.id, 15);
