@@ -10,11 +10,10 @@ import { FAILURES, fail } from '../../shared/failures';
 import type { Ctx } from '../../shared/http/context';
 import { isRawJson, type ActionResult } from '../../shared/http/route';
 import { idSchema, object, subscriberPassword, type Infer } from '../../shared/http/schemas';
-import { fromMinor, withTax } from '../../shared/money';
 import { account } from './reads';
 import { mine } from './account.actions';
 import { actorFor, callerOf } from './caller';
-import { renewalCovered, requireSelfServicePlan, selfServicePlans, topupOffer, walletOf } from './changes';
+import { renewalCovered, requireSelfServicePlan, selfServicePlans, topupOffer } from './changes';
 import { auditFailure, passwordMatches, signInLimits, tokenFor } from './sign-in';
 import { requireSelfCare } from './switches';
 import { db } from '../../shared/db/client';
@@ -98,32 +97,15 @@ export const changeActions: ServiceActionsSchema = {
       const me = callerOf(ctx);
       const s = await requireSelfCare('self_care_topup', ['self_care_data_topups', 'currency', 'default_tax_rate']);
       const offer = topupOffer(s, ctx.params.gb);
-      if ((await walletOf(me.subscriberId)) < withTax(offer.priceMinor, Number(s.default_tax_rate)))
-        throw fail('walletShort');
-      const auth = actorFor(ctx);
-      const invoice = await asMe<Data<{ id: number; total: number }>>(
+      // One transaction under the subscriber's lock: the wallet checked, the invoice made and paid,
+      // the quota added (three calls before: a purchase racing another failed half-way).
+      const bought = await asMe<Data<{ invoice_id: number }>>(
         ctx,
-        'billing.create',
-        {
-          subscriber_id: me.subscriberId,
-          currency: s.currency,
-          items: [
-            { description: `Data top-up: ${offer.gb} GB`, qty: 1, unit_price: fromMinor(offer.priceMinor, s.currency) },
-          ],
-        },
-        auth,
+        'subscribers.buyTopupFromWallet',
+        { id: me.subscriberId, gb: offer.gb, price_minor: offer.priceMinor },
+        actorFor(ctx),
       );
-      if (invoice.data.total > 0) {
-        try {
-          await asMe(ctx, 'billing.pay', { id: invoice.data.id, amount: invoice.data.total, method: 'wallet' }, auth);
-        } catch (err) {
-          // The wallet was spent meanwhile: no data without the money, and no unpaid invoice left behind.
-          await asMe(ctx, 'billing.remove', { id: invoice.data.id }, auth).catch(() => undefined);
-          throw err;
-        }
-      }
-      await asMe(ctx, 'subscribers.topupData', { id: me.subscriberId, gb: offer.gb }, auth);
-      return { data: { gb: offer.gb, invoice_id: invoice.data.id, account: await account(me.subscriberId) } };
+      return { data: { gb: offer.gb, invoice_id: bought.data.invoice_id, account: await account(me.subscriberId) } };
     },
   },
 

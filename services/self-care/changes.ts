@@ -33,14 +33,6 @@ export async function renewalCovered(
   return walletCoversRenewal(subscriber, plan, s);
 }
 
-export async function walletOf(subscriberId: number): Promise<number> {
-  const { rows } = await db().execute<{ wallet: string }>(
-    sql`select wallet_balance as wallet from subscribers where id = ${subscriberId} and deleted_at is null`,
-  );
-  if (!rows[0]) throw fail('subscriberNotFound');
-  return num(rows[0].wallet);
-}
-
 /** The operator's offer for `gb`, priced in minor units of the system currency. */
 export function topupOffer(
   s: Pick<Settings, 'self_care_data_topups' | 'currency'>,

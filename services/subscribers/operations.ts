@@ -11,6 +11,7 @@ import type { Tx } from '../../shared/db/client';
 import { resellers, resellerServiceLimits, services, subscribers } from '../../shared/db/schema';
 import {
   clamp,
+  GB_BYTES,
   isValidUsername,
   PRICE_MAX,
   QUOTA_GB_MAX,
@@ -18,11 +19,13 @@ import {
   walletCoversRenewal,
 } from '../../shared/domain/subscriber';
 import { writeFupMembership, queueRateLimit } from '../../shared/fup-rate';
-import { fromMinor, toMinor } from '../../shared/money';
+import { fromMinor, toMinor, withTax } from '../../shared/money';
 import { ApiError } from '../../shared/errors';
 import { failure, type Failure } from '../../shared/failures';
 import {
+  createInvoice,
   createInvoices,
+  payFromWallet,
   payNewInvoicesFromWallets,
   quoteServiceChange,
   settleServiceChange,
@@ -283,6 +286,49 @@ export const renewFromWallet: Operation<unknown> = async (env, rows) => {
   });
   const result = covered.length ? await renewOnPlans({ ...env, settings }, covered, plans) : done();
   return done([...failed, ...result.failed], result.extra);
+};
+
+/** Extra GB on top of the monthly quota; the FUP engine lowers the level at its next pass. */
+export const topupData: Operation<{ gb: number }> = async (env, rows, payload) => {
+  const bytes = Math.round(payload.gb * GB_BYTES);
+  await env.tx
+    .update(subscribers)
+    .set({ extraQuotaBytes: sql`${subscribers.extraQuotaBytes} + ${bytes}`, fupPending: true, updatedAt: sql`now()` })
+    .where(inArray(subscribers.id, idsOf(rows)));
+  return done([], new Map(rows.map((r) => [r.id, { added_bytes: bytes }])));
+};
+
+/**
+ * A data top-up the wallet pays (self-care, not routed): the invoice (price plus the default tax),
+ * its payment from the wallet and the extra quota in one transaction, decided on the locked row:
+ * 402 `wallet balance does not cover the price` and nothing written when it does not cover it.
+ */
+export const buyTopupFromWallet: Operation<{ gb: number; priceMinor: number }> = async (env, rows, payload) => {
+  const s = await loadSettings(env.tx, ['currency', 'default_tax_rate']);
+  const short = rows.filter((r) => r.walletBalance < withTax(payload.priceMinor, s.default_tax_rate));
+  if (short.length) return done(short.map((r) => ({ id: r.id, ...failure('walletShort') })));
+  const extra = new Map<number, Record<string, unknown>>();
+  for (const r of rows) {
+    const { invoice } = await createInvoice(env.tx, {
+      subscriberId: r.id,
+      resellerId: r.resellerId,
+      items: [{ description: `Data top-up: ${payload.gb} GB`, qty: 1, unitPrice: payload.priceMinor }],
+      currency: s.currency,
+      taxRate: s.default_tax_rate,
+      createdBy: env.auth.managerId,
+    });
+    if (invoice.total > 0)
+      await payFromWallet(env.tx, {
+        invoiceId: invoice.id,
+        amount: invoice.total,
+        exact: true,
+        createdBy: env.auth.managerId,
+      });
+    extra.set(r.id, { invoice_id: invoice.id });
+  }
+  const added = await topupData(env, rows, payload);
+  for (const [id, more] of added.extra) extra.set(id, { ...extra.get(id), ...more });
+  return done([], extra);
 };
 
 export const disconnect: Operation<unknown, Pick<SubscriberRow, 'id' | 'username'>> = async (env, rows) => {

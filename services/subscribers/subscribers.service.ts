@@ -10,7 +10,7 @@ import { decrypt } from '../../shared/auth/secrets';
 import { db } from '../../shared/db/client';
 import { dailyUsage, nas, resellers, services, subscribers } from '../../shared/db/schema';
 import { creditWallet, quoteServiceChange } from '../../shared/billing';
-import { addDays, GB_BYTES, todayIso } from '../../shared/domain/subscriber';
+import { addDays, todayIso } from '../../shared/domain/subscriber';
 import type { Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
 import { fromMinor, moneyField } from '../../shared/money';
@@ -378,21 +378,20 @@ export const subscribersService: ServiceSchema = {
         errors: { 403: FAILURES.notAuthorized.message, 404: FAILURES.subscriberNotFound.message },
       },
       async handler(ctx: Ctx<IdPath & Infer<typeof topupBody>>): Promise<ActionResult> {
-        const bytes = Math.round(ctx.params.gb * GB_BYTES);
-        const topup: ops.Operation<unknown> = async (env, rows) => {
-          await env.tx
-            .update(subscribers)
-            .set({
-              extraQuotaBytes: sql`${subscribers.extraQuotaBytes} + ${bytes}`,
-              fupPending: true,
-              updatedAt: sql`now()`,
-            })
-            .where(eq(subscribers.id, rows[0].id));
-          return { failed: [], extra: new Map([[rows[0].id, { added_bytes: bytes }]]) };
-        };
         const auth = await authorizeSingle(ctx.meta.auth, 'subscribers.refill_quota', ctx.params.id);
-        const data = await runAuthorized(auth, ctx.params.id, topup, { gb: ctx.params.gb }, 'topup_data');
+        const data = await runAuthorized(auth, ctx.params.id, ops.topupData, { gb: ctx.params.gb }, 'topup_data');
         // The FUP engine lowers the level now rather than at its next tick (a quota block ends).
+        ctx.emit('usage.pending');
+        return { data };
+      },
+    },
+    /** A data top-up only the wallet may pay (not routed): self-care's, in one transaction (operations.ts). */
+    buyTopupFromWallet: {
+      visibility: 'public',
+      async handler(ctx: Ctx<IdPath & { gb: number; price_minor: number }>): Promise<ActionResult> {
+        const auth = await authorizeSingle(ctx.meta.auth, 'subscribers.refill_quota', ctx.params.id);
+        const payload = { gb: ctx.params.gb, priceMinor: ctx.params.price_minor };
+        const data = await runAuthorized(auth, ctx.params.id, ops.buyTopupFromWallet, payload, 'topup_data');
         ctx.emit('usage.pending');
         return { data };
       },

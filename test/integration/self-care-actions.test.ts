@@ -178,6 +178,21 @@ describe('data top-up', () => {
     expect(inv).toMatchObject({ status: 'paid', total: 300, subscriberId: sub.id });
     expect(await audits('subscriber.topup_data', sub.id)).toMatchObject([{ actorType: 'subscriber' }]);
   });
+
+  it('two bought at once from a wallet that pays one: one is added and paid, the other 402 with nothing left behind', async () => {
+    const sub = await w.mkSub();
+    const tok = await w.signIn(sub.username, sub.password);
+    await w.setSettings({ self_care_data_topups: [{ gb: 5, price: 3 }] });
+    await fund(sub.id, 4);
+    const both = await Promise.all([1, 2].map(() => w.api.post('/api/my/topup-data', { gb: 5 }, { token: tok })));
+    expect(both.map((r) => [r.status, r.body.message]).sort()).toEqual([
+      [200, undefined],
+      [402, 'wallet balance does not cover the price'],
+    ]);
+    expect(await row(sub.id)).toMatchObject({ extraQuotaBytes: 5 * GB, walletBalance: 100 });
+    const bills = await w.t.db.select().from(invoices).where(eq(invoices.subscriberId, sub.id));
+    expect(bills.map((b) => [b.status, b.total])).toEqual([['paid', 300]]);
+  });
 });
 
 describe('recharge card', () => {
