@@ -22,8 +22,6 @@ export type PrefixKind = keyof typeof PREFIX_KINDS;
 
 /** A split wider than this is refused: 2^32 prefixes is more than any operator hands out from one pool. */
 const MAX_SPLIT_BITS = 32;
-/** Prefixes tried past the first free index when some overlap a prefix an operator typed in by hand. */
-const MAX_SKIPS = 256;
 
 export interface Ipv6PoolView {
   name: string;
@@ -108,7 +106,12 @@ export async function assignPlanPrefixes(tx: Tx, subscriberId: number): Promise<
   return out;
 }
 
-/** The lowest free prefix of `pool` written as the subscriber's (locked by the caller) `kind`; 409 when none is free. */
+/**
+ * The lowest free prefix of `pool` written as the subscriber's (locked by the caller) `kind`; 409
+ * when none is free. Free means held by no assignment and overlapping no live subscriber's prefix
+ * typed in by hand. Such a prefix is passed over to its end in one step, so however many of the
+ * pool's prefixes it covers, it costs one look and never makes the walk give up early.
+ */
 export async function assignFromPool(tx: Tx, subscriberId: number, pool: string, kind: PrefixKind): Promise<string> {
   const {
     rows: [p],
@@ -117,32 +120,50 @@ export async function assignFromPool(tx: Tx, subscriberId: number, pool: string,
   );
   const parent = parseIpv6Prefix(p.prefix)!;
   const size = prefixCount(parent.length, p.prefix_length);
-  // The lowest index that no assignment holds: 0, or the first one after a held index whose
-  // successor is free (an index-only walk of the primary key).
+  let index = await firstUnassigned(tx, pool, 0n);
+  while (index < size) {
+    const prefix = formatIpv6Prefix(prefixAt(parent, p.prefix_length, index));
+    const last = await lastAddressOverlapping(tx, kind, prefix);
+    if (last === null) {
+      await tx.execute(sql`
+        insert into ipv6_pool_assignments (pool_name, index, prefix, subscriber_id)
+        values (${pool}, ${String(index)}::bigint, ${prefix}::cidr, ${subscriberId})`);
+      const column = sql.identifier(PREFIX_KINDS[kind].column);
+      await tx.execute(sql`update subscribers set ${column} = ${prefix}::cidr where id = ${subscriberId}`);
+      return prefix;
+    }
+    const pastHeld = ((last - parent.network) >> BigInt(128 - p.prefix_length)) + 1n;
+    index = await firstUnassigned(tx, pool, pastHeld);
+  }
+  throw fail('ipv6PoolExhausted', pool);
+}
+
+/**
+ * The lowest index from `from` on that no assignment holds: `from`, or the end of the run of held
+ * indices it starts (an index-only walk of the primary key).
+ */
+async function firstUnassigned(tx: Tx, pool: string, from: bigint): Promise<bigint> {
   const {
     rows: [first],
   } = await tx.execute<{ index: string }>(sql`
-    select case when not exists (select 1 from ipv6_pool_assignments where pool_name = ${pool} and index = 0) then 0
+    select case when not exists (select 1 from ipv6_pool_assignments where pool_name = ${pool} and index = ${String(from)}::bigint)
+                then ${String(from)}::bigint
            else (select a.index + 1 from ipv6_pool_assignments a
-                  where a.pool_name = ${pool}
+                  where a.pool_name = ${pool} and a.index >= ${String(from)}::bigint
                     and not exists (select 1 from ipv6_pool_assignments b where b.pool_name = a.pool_name and b.index = a.index + 1)
                   order by a.index limit 1) end::text as index`);
+  return BigInt(first.index);
+}
+
+/** The last address of the live subscribers' `kind` prefixes that overlap `prefix`, or null when none does. */
+async function lastAddressOverlapping(tx: Tx, kind: PrefixKind, prefix: string): Promise<bigint | null> {
   const column = sql.identifier(PREFIX_KINDS[kind].column);
-  for (let index = BigInt(first.index), tries = 0; index < size && tries <= MAX_SKIPS; index++, tries++) {
-    const prefix = formatIpv6Prefix(prefixAt(parent, p.prefix_length, index));
-    const { rows: taken } = await tx.execute(sql`
-      select 1 from ipv6_pool_assignments where pool_name = ${pool} and index = ${String(index)}::bigint
-      union all
-      select 1 from subscribers where deleted_at is null and ${column} && ${prefix}::cidr
-      limit 1`);
-    if (taken.length) continue;
-    await tx.execute(sql`
-      insert into ipv6_pool_assignments (pool_name, index, prefix, subscriber_id)
-      values (${pool}, ${String(index)}::bigint, ${prefix}::cidr, ${subscriberId})`);
-    await tx.execute(sql`update subscribers set ${column} = ${prefix}::cidr where id = ${subscriberId}`);
-    return prefix;
-  }
-  throw fail('ipv6PoolExhausted', pool);
+  const {
+    rows: [held],
+  } = await tx.execute<{ last: string | null }>(sql`
+    select host(max(broadcast(${column}))) as last from subscribers
+     where deleted_at is null and ${column} && ${prefix}::cidr`);
+  return held.last === null ? null : parseIpv6Prefix(held.last)!.network;
 }
 
 /** A prefix the subscriber no longer holds (changed or cleared by hand) goes back to its pool. */

@@ -227,6 +227,31 @@ describe('IPv6 pools kept by the billing', () => {
     expect(rows[0]).toEqual({ n: 16, d: 16 });
   }, 60_000);
 
+  it("skip a prefix typed in by hand to its end, however many of the pool's prefixes it covers", async () => {
+    await t.pool.query(`insert into ipv6_pools (name, prefix, prefix_length) values ('skip', '2001:db8:500::/44', 56)`);
+    const skipping = await plan('v6-skip', { delegated_ipv6_pool: 'skip' });
+    // A /48 over the pool's first 256 /56s, then a /56 over the next one.
+    await mkSub({ delegated_ipv6_prefix: '2001:db8:500::/48' });
+    await mkSub({ delegated_ipv6_prefix: '2001:db8:501::/56' });
+    const a = await mkSub({}, skipping);
+    expect(a.delegated_ipv6_prefix).toBe('2001:db8:501:100::/56');
+    await mkSub({ delegated_ipv6_prefix: '2001:db8:501:200::/56' });
+    const b = await mkSub({}, skipping);
+    const c = await mkSub({}, skipping);
+    expect([b.delegated_ipv6_prefix, c.delegated_ipv6_prefix]).toEqual([
+      '2001:db8:501:300::/56',
+      '2001:db8:501:400::/56',
+    ]);
+    const { rows } = await t.pool.query(
+      `select index::int, subscriber_id from ipv6_pool_assignments where pool_name = 'skip' order by index`,
+    );
+    expect(rows).toEqual([
+      { index: 257, subscriber_id: a.id },
+      { index: 259, subscriber_id: b.id },
+      { index: 260, subscriber_id: c.id },
+    ]);
+  });
+
   it('keep a prefix through a soft delete and release it at the permanent one', async () => {
     await t.pool.query(`insert into ipv6_pools (name, prefix, prefix_length) values ('one', '2001:db8:400::/64', 64)`);
     const single = await plan('v6-one', { delegated_ipv6_pool: 'one' });
