@@ -30,7 +30,7 @@ import {
 } from '../../shared/billing';
 import { loadSettings, type Settings } from '../../shared/settings';
 import { queueDisconnect } from '../../shared/access/outbox';
-import { assignFromPool, releasePrefix } from '../../shared/access/ipv6-pools';
+import { assignFromPool, releaseAllPrefixes, releasePrefix } from '../../shared/access/ipv6-pools';
 import type { Ipv6Field } from './field-checks';
 import { kickChanged, removeAccessRows, renameAccessRows, syncAccessRows } from '../../shared/access/radius-rows';
 import { plansById, type PlanRow, type SubscriberRow } from './subscriber-view';
@@ -332,6 +332,7 @@ export const softDelete: Operation<unknown, Pick<SubscriberRow, 'id' | 'username
     .update(subscribers)
     .set({ deletedAt: sql`now()`, updatedAt: sql`now()` })
     .where(inArray(subscribers.id, idsOf(rows)));
+  await releaseAllPrefixes(env.tx, idsOf(rows));
   await removeAccessRows(
     env.tx,
     rows.map((r) => r.username),

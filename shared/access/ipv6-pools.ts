@@ -173,3 +173,13 @@ export async function releasePrefix(tx: Tx, subscriberId: number, prefix: string
     sql`delete from ipv6_pool_assignments where subscriber_id = ${subscriberId} and prefix = ${prefix}::cidr`,
   );
 }
+
+/**
+ * A deleted subscriber's prefixes go back to their pools at once, as its username and static
+ * address do: nothing restores a soft-deleted subscriber, so keeping them only drained the pool.
+ */
+export async function releaseAllPrefixes(tx: Tx, subscriberIds: number[]): Promise<void> {
+  await tx.execute(
+    sql`delete from ipv6_pool_assignments where subscriber_id = any(${sql.param(subscriberIds)}::int[])`,
+  );
+}

@@ -252,18 +252,27 @@ describe('IPv6 pools kept by the billing', () => {
     ]);
   });
 
-  it('keep a prefix through a soft delete and release it at the permanent one', async () => {
+  it('take a prefix back when its holder is deleted, one at a time or in bulk', async () => {
     await t.pool.query(`insert into ipv6_pools (name, prefix, prefix_length) values ('one', '2001:db8:400::/64', 64)`);
     const single = await plan('v6-one', { delegated_ipv6_pool: 'one' });
+    const held = async () =>
+      (await t.pool.query(`select subscriber_id from ipv6_pool_assignments where pool_name = 'one'`)).rows;
     const s = await mkSub({}, single);
     expect(s.delegated_ipv6_prefix).toBe('2001:db8:400::/64');
-    expect((await api.del(`/api/subscribers/${s.id}`, { token: admin })).status).toBe(200);
     expect((await create({}, single)).status).toBe(409);
+    expect((await api.del(`/api/subscribers/${s.id}`, { token: admin })).status).toBe(200);
+    expect(await held()).toEqual([]);
+    const next = await mkSub({}, single);
+    expect(next.delegated_ipv6_prefix).toBe('2001:db8:400::/64');
+    const bulk = await api.post('/api/subscribers/bulk-action', { ids: [next.id], action: 'delete' }, { token: admin });
+    expect(bulk.body.data).toEqual({ succeeded: [next.id], failed: [] });
+    expect(await held()).toEqual([]);
+    const last = await mkSub({}, single);
+    expect(last.delegated_ipv6_prefix).toBe('2001:db8:400::/64');
+    expect(await held()).toEqual([{ subscriber_id: last.id }]);
     expect((await api.del('/api/ipv6-pools/one', { token: admin })).status).toBe(409);
-    expect((await api.del(`/api/subscribers/${s.id}/permanent`, { token: admin })).status).toBe(200);
-    const next = await create({}, single);
-    expect(next.status).toBe(201);
-    expect(next.body.data.delegated_ipv6_prefix).toBe('2001:db8:400::/64');
+    expect((await api.del(`/api/subscribers/${last.id}/permanent`, { token: admin })).status).toBe(200);
+    expect(await held()).toEqual([]);
   });
 });
 
