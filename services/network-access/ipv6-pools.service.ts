@@ -52,7 +52,10 @@ export const ipv6PoolsService: ServiceSchema = {
         tag: 'nas',
         success: 201,
         body: poolBody,
-        errors: { ...adminErrors, 409: FAILURES.ipv6PoolTaken.message('<name>') },
+        errors: {
+          ...adminErrors,
+          409: `${FAILURES.ipv6PoolTaken.message('<name>')}; ${FAILURES.ipv6PoolNamedForBoth.message('<plan>', '<name>')}`,
+        },
       },
       async handler(ctx: Ctx<Infer<typeof poolBody>>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);

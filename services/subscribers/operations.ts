@@ -675,7 +675,7 @@ export const setStaticIp: Operation<{ ip?: string; pool_name?: string }> = async
  * Sets each row's `ipv6_prefix` or `delegated_ipv6_prefix` (the twin of setStaticIp): one prefix
  * (normalised by prepare) to the first row, the others refused as holding it would overlap; or the
  * lowest free prefix of a pool the billing keeps to each row. A prefix replaced goes back to its
- * pool; a row its pool cannot serve keeps the prefix it had.
+ * pool (assignFromPool); a row its pool cannot serve keeps the prefix it had.
  */
 export const setStaticIpv6: Operation<{ field: Ipv6Field; prefix?: string; pool_name?: string }> = async (
   env,
@@ -706,14 +706,16 @@ export const setStaticIpv6: Operation<{ field: Ipv6Field; prefix?: string; pool_
   } else {
     const kind = field === 'ipv6_prefix' ? 'framed' : 'delegated';
     for (const row of rows) {
+      let drawn: string;
       try {
-        await assignFromPool(env.tx, row.id, payload.pool_name!, kind);
+        drawn = await assignFromPool(env.tx, row.id, payload.pool_name!, kind);
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;
         failed.push({ id: row.id, status: err.code, message: err.message });
         continue;
       }
-      await releasePrefix(env.tx, row.id, row[key]);
+      // Its own prefix of the pool drawn again: nothing changed, the session stays.
+      if (drawn === row[key]) continue;
       await env.tx.execute(sql`update subscribers set updated_at = now() where id = ${row.id}`);
       changed.push(row);
     }

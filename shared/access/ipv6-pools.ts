@@ -43,12 +43,14 @@ export function checkPoolShape(prefixText: string, prefixLength: number): Ipv6Pr
 }
 
 export async function createPool(
-  tx: DbOrTx,
+  tx: Tx,
   name: string,
   prefixText: string,
   prefixLength: number,
 ): Promise<Ipv6PoolView> {
   const parent = checkPoolShape(prefixText, prefixLength);
+  await lockPoolNames(tx);
+  await checkPlansNaming(tx, name);
   try {
     await tx.execute(sql`
       insert into ipv6_pools (name, prefix, prefix_length) values (${name}, ${formatIpv6Prefix(parent)}::cidr, ${prefixLength})`);
@@ -63,6 +65,37 @@ export async function createPool(
     size: String(prefixCount(parent.length, prefixLength)),
     used: 0,
   };
+}
+
+/**
+ * Serialises the writes that decide whether a name is one of our pools (a pool's create, a plan's
+ * pool names): each checks the other's rows, so neither commits past a check the other could not see.
+ */
+async function lockPoolNames(tx: Tx): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtext('ipv6_pools.name'))`);
+}
+
+/** The plans that name `name` already: as it becomes a pool of ours, it must be one they can use. */
+async function checkPlansNaming(tx: Tx, name: string): Promise<void> {
+  const { rows } = await tx.execute<{ plan: string; framed: string | null; delegated: string | null }>(sql`
+    select name as plan, framed_ipv6_pool as framed, delegated_ipv6_pool as delegated from services
+     where deleted_at is null and ${name} in (framed_ipv6_pool, delegated_ipv6_pool) order by id`);
+  const both = rows.find((r) => r.framed === r.delegated);
+  if (both) throw fail('ipv6PoolNamedForBoth', both.plan, name);
+}
+
+/**
+ * The IPv6 pool names a plan is saved with, checked against our pools: one of ours gives a
+ * subscriber one prefix (ipv6_pool_assignments_holder_uq), so a plan cannot name it for both kinds
+ * (every subscriber's create on it would fail). Names the NAS keeps are the router's business.
+ */
+export async function checkPlanPools(tx: Tx, framed: string | null, delegated: string | null): Promise<void> {
+  if (!framed && !delegated) return;
+  await lockPoolNames(tx);
+  const { rows } = await tx.execute<{ name: string }>(
+    sql`select name from ipv6_pools where name in (${framed}, ${delegated})`,
+  );
+  if (framed === delegated && rows.length) throw fail('ipv6PoolBothKinds', rows[0].name);
 }
 
 export async function listPools(db: DbOrTx): Promise<Ipv6PoolView[]> {
@@ -107,8 +140,9 @@ export async function assignPlanPrefixes(tx: Tx, subscriberId: number): Promise<
 }
 
 /**
- * The lowest free prefix of `pool` written as the subscriber's (locked by the caller) `kind`; 409
- * when none is free. Free means held by no assignment and overlapping no live subscriber's prefix
+ * The lowest free prefix of `pool` written as the subscriber's (locked by the caller) `kind`, the
+ * prefix it replaces going back to its pool; 409 when none is free, the subscriber's prefixes as
+ * they were. Free means held by no assignment and overlapping no other live subscriber's prefix
  * typed in by hand. Such a prefix is passed over to its end in one step, so however many of the
  * pool's prefixes it covers, it costs one look and never makes the walk give up early.
  */
@@ -118,13 +152,16 @@ export async function assignFromPool(tx: Tx, subscriberId: number, pool: string,
   } = await tx.execute<{ prefix: string; prefix_length: number }>(
     sql`select prefix::text as prefix, prefix_length from ipv6_pools where name = ${pool} for update`,
   );
+  const current = await heldPrefix(tx, subscriberId, kind);
+  await releaseOwnFromPool(tx, subscriberId, pool, kind, current);
   const parent = parseIpv6Prefix(p.prefix)!;
   const size = prefixCount(parent.length, p.prefix_length);
   let index = await firstUnassigned(tx, pool, 0n);
   while (index < size) {
     const prefix = formatIpv6Prefix(prefixAt(parent, p.prefix_length, index));
-    const last = await lastAddressOverlapping(tx, kind, prefix);
+    const last = await lastAddressOverlapping(tx, kind, prefix, subscriberId);
     if (last === null) {
+      await releasePrefix(tx, subscriberId, current);
       await tx.execute(sql`
         insert into ipv6_pool_assignments (pool_name, index, prefix, subscriber_id)
         values (${pool}, ${String(index)}::bigint, ${prefix}::cidr, ${subscriberId})`);
@@ -136,6 +173,37 @@ export async function assignFromPool(tx: Tx, subscriberId: number, pool: string,
     index = await firstUnassigned(tx, pool, pastHeld);
   }
   throw fail('ipv6PoolExhausted', pool);
+}
+
+async function heldPrefix(tx: Tx, subscriberId: number, kind: PrefixKind): Promise<string | null> {
+  const column = sql.identifier(PREFIX_KINDS[kind].column);
+  const { rows } = await tx.execute<{ prefix: string | null }>(
+    sql`select ${column}::text as prefix from subscribers where id = ${subscriberId}`,
+  );
+  return rows[0].prefix;
+}
+
+/**
+ * A subscriber holds one prefix of a pool (ipv6_pool_assignments_holder_uq). Drawing again the
+ * `kind` it holds from `pool`, that one goes back first, so the draw cannot run short of it (its
+ * own prefix is free for it); one of the other kind from `pool` is 409.
+ */
+async function releaseOwnFromPool(
+  tx: Tx,
+  subscriberId: number,
+  pool: string,
+  kind: PrefixKind,
+  current: string | null,
+): Promise<void> {
+  const { rows } = await tx.execute<{ prefix: string }>(
+    sql`select prefix::text as prefix from ipv6_pool_assignments where pool_name = ${pool} and subscriber_id = ${subscriberId}`,
+  );
+  if (!rows.length) return;
+  if (rows[0].prefix !== current) {
+    const other = kind === 'framed' ? 'delegated' : 'framed';
+    throw fail('ipv6PoolHeldForOtherField', pool, PREFIX_KINDS[other].column);
+  }
+  await releasePrefix(tx, subscriberId, current);
 }
 
 /**
@@ -155,14 +223,22 @@ async function firstUnassigned(tx: Tx, pool: string, from: bigint): Promise<bigi
   return BigInt(first.index);
 }
 
-/** The last address of the live subscribers' `kind` prefixes that overlap `prefix`, or null when none does. */
-async function lastAddressOverlapping(tx: Tx, kind: PrefixKind, prefix: string): Promise<bigint | null> {
+/**
+ * The last address of the other live subscribers' `kind` prefixes that overlap `prefix`, or null
+ * when none does (the subscriber's own is the one being replaced).
+ */
+async function lastAddressOverlapping(
+  tx: Tx,
+  kind: PrefixKind,
+  prefix: string,
+  subscriberId: number,
+): Promise<bigint | null> {
   const column = sql.identifier(PREFIX_KINDS[kind].column);
   const {
     rows: [held],
   } = await tx.execute<{ last: string | null }>(sql`
     select host(max(broadcast(${column}))) as last from subscribers
-     where deleted_at is null and ${column} && ${prefix}::cidr`);
+     where deleted_at is null and ${column} && ${prefix}::cidr and id <> ${subscriberId}`);
   return held.last === null ? null : parseIpv6Prefix(held.last)!.network;
 }
 

@@ -53,6 +53,14 @@ async function plan(name: string, extra: Record<string, unknown> = {}) {
   ).toBe(200);
   return id;
 }
+const bulk = (body: unknown) => api.post('/api/subscribers/bulk-action', body, { token: admin });
+const assignments = async (pool: string) =>
+  (
+    await t.pool.query<{ index: number; subscriber_id: number }>(
+      `select index::int, subscriber_id from ipv6_pool_assignments where pool_name = $1 order by index`,
+      [pool],
+    )
+  ).rows;
 const replyRows = async (username: string) =>
   (
     await t.pool.query<{ attribute: string; value: string }>(
@@ -242,10 +250,7 @@ describe('IPv6 pools kept by the billing', () => {
       '2001:db8:501:300::/56',
       '2001:db8:501:400::/56',
     ]);
-    const { rows } = await t.pool.query(
-      `select index::int, subscriber_id from ipv6_pool_assignments where pool_name = 'skip' order by index`,
-    );
-    expect(rows).toEqual([
+    expect(await assignments('skip')).toEqual([
       { index: 257, subscriber_id: a.id },
       { index: 259, subscriber_id: b.id },
       { index: 260, subscriber_id: c.id },
@@ -255,24 +260,101 @@ describe('IPv6 pools kept by the billing', () => {
   it('take a prefix back when its holder is deleted, one at a time or in bulk', async () => {
     await t.pool.query(`insert into ipv6_pools (name, prefix, prefix_length) values ('one', '2001:db8:400::/64', 64)`);
     const single = await plan('v6-one', { delegated_ipv6_pool: 'one' });
-    const held = async () =>
-      (await t.pool.query(`select subscriber_id from ipv6_pool_assignments where pool_name = 'one'`)).rows;
     const s = await mkSub({}, single);
     expect(s.delegated_ipv6_prefix).toBe('2001:db8:400::/64');
     expect((await create({}, single)).status).toBe(409);
     expect((await api.del(`/api/subscribers/${s.id}`, { token: admin })).status).toBe(200);
-    expect(await held()).toEqual([]);
+    expect(await assignments('one')).toEqual([]);
     const next = await mkSub({}, single);
     expect(next.delegated_ipv6_prefix).toBe('2001:db8:400::/64');
-    const bulk = await api.post('/api/subscribers/bulk-action', { ids: [next.id], action: 'delete' }, { token: admin });
-    expect(bulk.body.data).toEqual({ succeeded: [next.id], failed: [] });
-    expect(await held()).toEqual([]);
+    expect((await bulk({ ids: [next.id], action: 'delete' })).body.data).toEqual({ succeeded: [next.id], failed: [] });
+    expect(await assignments('one')).toEqual([]);
     const last = await mkSub({}, single);
     expect(last.delegated_ipv6_prefix).toBe('2001:db8:400::/64');
-    expect(await held()).toEqual([{ subscriber_id: last.id }]);
+    expect(await assignments('one')).toEqual([{ index: 0, subscriber_id: last.id }]);
     expect((await api.del('/api/ipv6-pools/one', { token: admin })).status).toBe(409);
     expect((await api.del(`/api/subscribers/${last.id}/permanent`, { token: admin })).status).toBe(200);
-    expect(await held()).toEqual([]);
+    expect(await assignments('one')).toEqual([]);
+  });
+
+  it('serve a holder drawing again from its own pool (bulk set_static_ipv6): its prefix goes back first', async () => {
+    await t.pool.query(
+      `insert into ipv6_pools (name, prefix, prefix_length) values ('redraw', '2001:db8:600::/62', 64)`,
+    );
+    const redraw = await plan('v6-redraw', { delegated_ipv6_pool: 'redraw' });
+    const [a, b, c] = [await mkSub({}, redraw), await mkSub({}, redraw), await mkSub({}, redraw)];
+    expect(c.delegated_ipv6_prefix).toBe('2001:db8:600:2::/64');
+    expect((await api.del(`/api/subscribers/${a.id}`, { token: admin })).status).toBe(200);
+    const draw = (ids: number[]) =>
+      bulk({ ids, action: 'set_static_ipv6', payload: { field: 'delegated_ipv6_prefix', pool_name: 'redraw' } });
+    const res = await draw([b.id, c.id]);
+    expect([res.status, res.body.data]).toEqual([200, { succeeded: [b.id, c.id], failed: [] }]);
+    expect(await assignments('redraw')).toEqual([
+      { index: 0, subscriber_id: b.id },
+      { index: 1, subscriber_id: c.id },
+    ]);
+    const prefixOf = async (id: number) =>
+      (await t.pool.query(`select delegated_ipv6_prefix::text as p from subscribers where id = $1`, [id])).rows[0].p;
+    expect([await prefixOf(b.id), await prefixOf(c.id)]).toEqual(['2001:db8:600::/64', '2001:db8:600:1::/64']);
+    // Drawn again when its own is the lowest free: kept as it is, and the session left alone.
+    const disconnects = async () =>
+      (await t.pool.query(`select 1 from outbox where payload->>'subscriber_id' = $1`, [String(b.id)])).rows.length;
+    const before = await disconnects();
+    expect((await draw([b.id])).body.data).toEqual({ succeeded: [b.id], failed: [] });
+    expect(await prefixOf(b.id)).toBe('2001:db8:600::/64');
+    expect(await assignments('redraw')).toEqual([
+      { index: 0, subscriber_id: b.id },
+      { index: 1, subscriber_id: c.id },
+    ]);
+    expect(await disconnects()).toBe(before);
+  });
+
+  it('give a subscriber one prefix each: no plan names one for both kinds, and a draw of the other kind is refused', async () => {
+    await t.pool.query(`insert into ipv6_pools (name, prefix, prefix_length) values ('both', '2001:db8:700::/60', 64)`);
+    const body = { price: 10, duration_days: 30, currency: 'USD' };
+    const twice = await api.post(
+      '/api/services',
+      { name: 'v6-both', ...body, framed_ipv6_pool: 'both', delegated_ipv6_pool: 'both' },
+      { token: admin },
+    );
+    expect([twice.status, twice.body.message]).toEqual([
+      400,
+      'delegated_ipv6_pool must name another pool than framed_ipv6_pool: IPv6 pool both gives a subscriber one prefix',
+    ]);
+    const wan = await plan('v6-both-wan', { framed_ipv6_pool: 'both' });
+    const put = await api.put(`/api/services/${wan}`, { delegated_ipv6_pool: 'both' }, { token: admin });
+    expect([put.status, put.body.message]).toEqual([400, twice.body.message]);
+    // Names the NAS keeps may be one for both; a pool of ours cannot then take that name.
+    await plan('v6-both-nas', { framed_ipv6_pool: 'nas-both', delegated_ipv6_pool: 'nas-both' });
+    const pool = await api.post(
+      '/api/ipv6-pools',
+      { name: 'nas-both', prefix: '2001:db8:710::/60', prefix_length: 64 },
+      { token: admin },
+    );
+    expect([pool.status, pool.body.message]).toEqual([
+      409,
+      'plan v6-both-nas names IPv6 pool nas-both as both framed_ipv6_pool and delegated_ipv6_pool',
+    ]);
+    const s = await mkSub({}, wan);
+    expect(s.ipv6_prefix).toBe('2001:db8:700::/64');
+    const res = await bulk({
+      ids: [s.id],
+      action: 'set_static_ipv6',
+      payload: { field: 'delegated_ipv6_prefix', pool_name: 'both' },
+    });
+    expect(res.body.data).toEqual({
+      succeeded: [],
+      failed: [{ id: s.id, reason: 'IPv6 pool both already gives this subscriber its ipv6_prefix' }],
+    });
+    expect(await assignments('both')).toEqual([{ index: 0, subscriber_id: s.id }]);
+    // A plan saved so before this rule: a create says why it fails, not "username already exists".
+    await t.pool.query(`update services set delegated_ipv6_pool = 'both' where id = $1`, [wan]);
+    const refused = await create({}, wan);
+    expect([refused.status, refused.body.message]).toEqual([
+      409,
+      'IPv6 pool both already gives this subscriber its ipv6_prefix',
+    ]);
+    expect(await assignments('both')).toEqual([{ index: 0, subscriber_id: s.id }]);
   });
 });
 
