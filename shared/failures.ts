@@ -91,6 +91,16 @@ export const FAILURES = {
       `${field} must be an IPv6 prefix such as 2001:db8:1::/${range.split('-')[0]} (length ${range}, host bits zero)`,
   },
   ipv6PoolInvalid: { status: 400, message: (why: string) => why },
+  ipv6PoolLengthUnfit: {
+    status: 400,
+    message: (pool: string, length: number | string, field: string, column: string, range: string) =>
+      `${field}: IPv6 pool ${pool} hands out /${length} prefixes; ${column} takes /${range}`,
+  },
+  ipv6PoolLengthUnfitForPlan: {
+    status: 400,
+    message: (length: number | string, plan: string, field: string, column: string, range: string) =>
+      `prefix_length /${length} does not fit plan ${plan}'s ${field}: ${column} takes /${range}`,
+  },
   ipv6PoolBothKinds: {
     status: 400,
     message: (pool: string) =>

@@ -54,6 +54,7 @@ export const ipv6PoolsService: ServiceSchema = {
         body: poolBody,
         errors: {
           ...adminErrors,
+          400: `a field is invalid; ${FAILURES.ipv6PoolLengthUnfitForPlan.message('<length>', '<plan>', '<field>', '<column>', '<lengths>')}`,
           409: `${FAILURES.ipv6PoolTaken.message('<name>')}; ${FAILURES.ipv6PoolNamedForBoth.message('<plan>', '<name>')}`,
         },
       },

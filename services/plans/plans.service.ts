@@ -19,6 +19,9 @@ import { planCreateBody, planUpdateBody, type NewPlanInput, type PlanInput } fro
 
 type PlanRow = typeof services.$inferSelect;
 
+/** The 400s of a plan's create and update: a field invalid, or an IPv6 pool of ours it cannot use. */
+const PLAN_POOL_ERRORS = `a field is invalid; ${FAILURES.ipv6PoolLengthUnfit.message('<name>', '<length>', '<field>', '<column>', '<lengths>')}; ${FAILURES.ipv6PoolBothKinds.message('<name>')}`;
+
 function checkTiers(tiers: FupTier[] | undefined): void {
   if (!tiers) return;
   const levels = tiers.map((t) => t.level);
@@ -62,7 +65,7 @@ export const plansService: ServiceSchema = {
         body: planCreateBody,
         errors: {
           ...adminErrors,
-          400: `a field is invalid; ${FAILURES.ipv6PoolBothKinds.message('<name>')}`,
+          400: PLAN_POOL_ERRORS,
           409: FAILURES.serviceNameTaken.message,
         },
       },
@@ -160,7 +163,7 @@ export const plansService: ServiceSchema = {
         body: planUpdateBody,
         errors: {
           ...adminErrors,
-          400: `a field is invalid; ${FAILURES.ipv6PoolBothKinds.message('<name>')}`,
+          400: PLAN_POOL_ERRORS,
           404: FAILURES.serviceNotFound.message,
           409: `${FAILURES.serviceNameTaken.message}; ${FAILURES.planCurrencyOwnPrices.message('<currency>')}`,
         },

@@ -13,12 +13,29 @@ import { isExclusionViolation, isUniqueViolation } from '../db/errors';
 import { fail } from '../failures';
 import { formatIpv6Prefix, parseIpv6Prefix, prefixAt, prefixCount, type Ipv6Prefix } from '../net/ipv6-prefix';
 
+/** Prefix lengths each subscriber field takes: the WAN side may be one address (/128), the LAN side /48 to /64. */
+export const IPV6_LENGTHS = { ipv6_prefix: [48, 128], delegated_ipv6_prefix: [48, 64] } as const;
+
 /** Which subscriber column a pool fills, and the plan column that names the pool. */
 export const PREFIX_KINDS = {
   framed: { column: 'ipv6_prefix', planColumn: 'framed_ipv6_pool' },
   delegated: { column: 'delegated_ipv6_prefix', planColumn: 'delegated_ipv6_pool' },
 } as const;
 export type PrefixKind = keyof typeof PREFIX_KINDS;
+
+/** Whether a pool's prefixes fit the subscriber field `kind` fills: as one typed in there would. */
+function lengthFits(kind: PrefixKind, prefixLength: number): boolean {
+  const [min, max] = IPV6_LENGTHS[PREFIX_KINDS[kind].column];
+  return prefixLength >= min && prefixLength <= max;
+}
+
+/** The plan field naming a `kind` pool, the subscriber field it fills and that field's lengths: a refusal's words. */
+const fieldsOf = (kind: PrefixKind) =>
+  [
+    PREFIX_KINDS[kind].planColumn,
+    PREFIX_KINDS[kind].column,
+    IPV6_LENGTHS[PREFIX_KINDS[kind].column].join(' to /'),
+  ] as const;
 
 /** A split wider than this is refused: 2^32 prefixes is more than any operator hands out from one pool. */
 const MAX_SPLIT_BITS = 32;
@@ -50,7 +67,7 @@ export async function createPool(
 ): Promise<Ipv6PoolView> {
   const parent = checkPoolShape(prefixText, prefixLength);
   await lockPoolNames(tx);
-  await checkPlansNaming(tx, name);
+  await checkPlansNaming(tx, name, prefixLength);
   try {
     await tx.execute(sql`
       insert into ipv6_pools (name, prefix, prefix_length) values (${name}, ${formatIpv6Prefix(parent)}::cidr, ${prefixLength})`);
@@ -76,26 +93,42 @@ async function lockPoolNames(tx: Tx): Promise<void> {
 }
 
 /** The plans that name `name` already: as it becomes a pool of ours, it must be one they can use. */
-async function checkPlansNaming(tx: Tx, name: string): Promise<void> {
+async function checkPlansNaming(tx: Tx, name: string, prefixLength: number): Promise<void> {
   const { rows } = await tx.execute<{ plan: string; framed: string | null; delegated: string | null }>(sql`
     select name as plan, framed_ipv6_pool as framed, delegated_ipv6_pool as delegated from services
      where deleted_at is null and ${name} in (framed_ipv6_pool, delegated_ipv6_pool) order by id`);
   const both = rows.find((r) => r.framed === r.delegated);
   if (both) throw fail('ipv6PoolNamedForBoth', both.plan, name);
+  for (const row of rows) {
+    const kind = row.framed === name ? 'framed' : 'delegated';
+    if (!lengthFits(kind, prefixLength))
+      throw fail('ipv6PoolLengthUnfitForPlan', prefixLength, row.plan, ...fieldsOf(kind));
+  }
 }
 
 /**
  * The IPv6 pool names a plan is saved with, checked against our pools: one of ours gives a
  * subscriber one prefix (ipv6_pool_assignments_holder_uq), so a plan cannot name it for both kinds
- * (every subscriber's create on it would fail). Names the NAS keeps are the router's business.
+ * (every subscriber's create on it would fail), and its prefixes must be of a length the field it
+ * fills takes. Names the NAS keeps are the router's business.
  */
 export async function checkPlanPools(tx: Tx, framed: string | null, delegated: string | null): Promise<void> {
   if (!framed && !delegated) return;
   await lockPoolNames(tx);
-  const { rows } = await tx.execute<{ name: string }>(
-    sql`select name from ipv6_pools where name in (${framed}, ${delegated})`,
+  const { rows } = await tx.execute<{ name: string; prefix_length: number }>(
+    sql`select name, prefix_length from ipv6_pools where name in (${framed}, ${delegated})`,
   );
-  if (framed === delegated && rows.length) throw fail('ipv6PoolBothKinds', rows[0].name);
+  const ours = new Map(rows.map((r) => [r.name, r.prefix_length]));
+  if (framed === delegated && ours.has(framed!)) throw fail('ipv6PoolBothKinds', framed!);
+  const named = [
+    ['framed', framed],
+    ['delegated', delegated],
+  ] as const;
+  for (const [kind, name] of named) {
+    const length = name === null ? undefined : ours.get(name);
+    if (name && length !== undefined && !lengthFits(kind, length))
+      throw fail('ipv6PoolLengthUnfit', name, length, ...fieldsOf(kind));
+  }
 }
 
 export async function listPools(db: DbOrTx): Promise<Ipv6PoolView[]> {

@@ -356,6 +356,44 @@ describe('IPv6 pools kept by the billing', () => {
     ]);
     expect(await assignments('both')).toEqual([{ index: 0, subscriber_id: s.id }]);
   });
+
+  it('serve a plan only prefixes its field takes: /48 to /64 delegated, /48 to /128 WAN', async () => {
+    const pool = (name: string, prefix: string, prefix_length: number) =>
+      api.post('/api/ipv6-pools', { name, prefix, prefix_length }, { token: admin });
+    expect((await pool('wide', '2001:db8:800::/40', 44)).status).toBe(201);
+    expect((await pool('hosts', '2001:db8:900::/120', 128)).status).toBe(201);
+    const body = { price: 10, duration_days: 30, currency: 'USD' };
+    const refusals: [Record<string, string>, string][] = [
+      [
+        { delegated_ipv6_pool: 'wide' },
+        'delegated_ipv6_pool: IPv6 pool wide hands out /44 prefixes; delegated_ipv6_prefix takes /48 to /64',
+      ],
+      [
+        { framed_ipv6_pool: 'wide' },
+        'framed_ipv6_pool: IPv6 pool wide hands out /44 prefixes; ipv6_prefix takes /48 to /128',
+      ],
+      [
+        { delegated_ipv6_pool: 'hosts' },
+        'delegated_ipv6_pool: IPv6 pool hosts hands out /128 prefixes; delegated_ipv6_prefix takes /48 to /64',
+      ],
+    ];
+    for (const [pools, message] of refusals) {
+      const res = await api.post('/api/services', { name: 'v6-unfit', ...body, ...pools }, { token: admin });
+      expect([res.status, res.body.message]).toEqual([400, message]);
+    }
+    const hosts = await plan('v6-hosts', { framed_ipv6_pool: 'hosts' });
+    expect((await mkSub({}, hosts)).ipv6_prefix).toBe('2001:db8:900::/128');
+    const put = await api.put(`/api/services/${hosts}`, { delegated_ipv6_pool: 'wide' }, { token: admin });
+    expect([put.status, put.body.message]).toEqual([400, refusals[0][1]]);
+    // A name a plan gives already: the pool created under it must hand out what that field takes.
+    await plan('v6-later', { delegated_ipv6_pool: 'later-pd' });
+    const unfit = await pool('later-pd', '2001:db8:a00::/48', 72);
+    expect([unfit.status, unfit.body.message]).toEqual([
+      400,
+      "prefix_length /72 does not fit plan v6-later's delegated_ipv6_pool: delegated_ipv6_prefix takes /48 to /64",
+    ]);
+    expect((await pool('later-pd', '2001:db8:a00::/48', 56)).status).toBe(201);
+  });
 });
 
 describe('Access-Accept through the stock FreeRADIUS', () => {
