@@ -30,7 +30,14 @@ import {
 } from '../../shared/billing';
 import { loadSettings, type Settings } from '../../shared/settings';
 import { queueDisconnect } from '../../shared/access/outbox';
-import { assignFromPool, releaseAllPrefixes, releasePrefix } from '../../shared/access/ipv6-pools';
+import {
+  assignFromPool,
+  assignFromPools,
+  ourPoolsOf,
+  releaseAllPrefixes,
+  releasePrefix,
+  type PoolsByKind,
+} from '../../shared/access/ipv6-pools';
 import type { Ipv6Field } from './field-checks';
 import { kickChanged, removeAccessRows, renameAccessRows, syncAccessRows } from '../../shared/access/radius-rows';
 import { plansById, type PlanRow, type SubscriberRow } from './subscriber-view';
@@ -545,11 +552,32 @@ export async function checkPlacements(
 }
 
 /**
+ * A row moving onto a plan whose pools are ours gets a prefix from each, for the kinds it holds
+ * none of; a pool that cannot serve it is the row's failure, the row left as it was.
+ */
+async function givePlanPrefixes(tx: Tx, row: SubscriberRow, pools: PoolsByKind): Promise<Failed | undefined> {
+  try {
+    await assignFromPools(tx, row.id, {
+      framed: row.ipv6Prefix === null ? pools.framed : undefined,
+      delegated: row.delegatedIpv6Prefix === null ? pools.delegated : undefined,
+    });
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    return { id: row.id, status: err.code, message: err.message };
+  }
+}
+
+/**
  * Moves rows onto `plan`. With charge_difference each move is priced by the billing unit's quote
  * (taken before the move, from the current plan) and settled after it: an invoice for the net due
- * or a wallet credit for a net refund.
+ * or a wallet credit for a net refund. A moved row without a prefix of a kind the plan's pool of
+ * ours gives is handed one, unless `prefixesByCaller` (a PUT assigns after the body's own prefixes).
  */
-export const setService: Operation<{ plan: PlanRow; charge_difference?: boolean }> = async (env, rows, payload) => {
+export const setService: Operation<{ plan: PlanRow; charge_difference?: boolean; prefixesByCaller?: boolean }> = async (
+  env,
+  rows,
+  payload,
+) => {
   const { plan } = payload;
   const { ok, failed } = await checkServiceLimits(env.tx, rows, plan.id);
   const quotes = new Map<number, ServiceChangeQuote>();
@@ -557,6 +585,7 @@ export const setService: Operation<{ plan: PlanRow; charge_difference?: boolean 
   // The currencies as held now: `plan` may have been read before the transaction.
   const held = await plansHeld(env.tx, [plan.id, ...ok.map((r) => r.serviceId)]);
   const to = held.get(plan.id)?.currency ?? plan.currency;
+  const pools = payload.prefixesByCaller ? {} : await ourPoolsOf(env.tx, plan.id);
   for (const r of ok.filter((row) => row.serviceId !== plan.id)) {
     // A stored price is minor units of its plan's currency: on a plan in another it would be read
     // in that one (15.00 USD as 1,500 yen).
@@ -565,27 +594,33 @@ export const setService: Operation<{ plan: PlanRow; charge_difference?: boolean 
       failed.push({ id: r.id, ...failure('ownPriceCurrency', from, to) });
       continue;
     }
+    let quote: ServiceChangeQuote | undefined;
     if (payload.charge_difference) {
       try {
-        const quote = await quoteServiceChange(env.tx, {
+        quote = await quoteServiceChange(env.tx, {
           subscriberId: r.id,
           newServiceId: plan.id,
           today: env.today,
           serviceField: 'service_id',
         });
-        // A refund goes to the wallet, which holds the system currency: minor units of another
-        // would be spent as its own (250,000 VND as 2,500.00 USD).
-        if (quote.netAmountDue < 0 && quote.currency !== env.settings.currency) {
-          failed.push({ id: r.id, ...failure('serviceChangeRefundCurrency', quote.currency, env.settings.currency) });
-          continue;
-        }
-        quotes.set(r.id, quote);
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;
         failed.push({ id: r.id, status: err.code, message: err.message });
         continue;
       }
+      // A refund goes to the wallet, which holds the system currency: minor units of another
+      // would be spent as its own (250,000 VND as 2,500.00 USD).
+      if (quote.netAmountDue < 0 && quote.currency !== env.settings.currency) {
+        failed.push({ id: r.id, ...failure('serviceChangeRefundCurrency', quote.currency, env.settings.currency) });
+        continue;
+      }
     }
+    const unserved = await givePlanPrefixes(env.tx, r, pools);
+    if (unserved) {
+      failed.push(unserved);
+      continue;
+    }
+    if (quote) quotes.set(r.id, quote);
     moving.push(r);
   }
   if (moving.length === 0) return done(failed);

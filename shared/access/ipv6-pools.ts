@@ -10,7 +10,7 @@
 import { sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../db/client';
 import { isExclusionViolation, isUniqueViolation } from '../db/errors';
-import { fail } from '../failures';
+import { FAILURES, fail } from '../failures';
 import { formatIpv6Prefix, parseIpv6Prefix, prefixAt, prefixCount, type Ipv6Prefix } from '../net/ipv6-prefix';
 
 /** Prefix lengths each subscriber field takes: the WAN side may be one address (/128), the LAN side /48 to /64. */
@@ -152,11 +152,28 @@ export async function deletePool(tx: Tx, name: string): Promise<void> {
   await tx.execute(sql`delete from ipv6_pools where name = ${name}`);
 }
 
+/** The 409s of a pool of ours that cannot serve a subscriber, for the error lists of the routes that assign. */
+export const IPV6_POOL_CONFLICTS = `${FAILURES.ipv6PoolExhausted.message('<pool>')}; ${FAILURES.ipv6PoolHeldForOtherField.message('<pool>', '<field>')}`;
+
+/** Pools of ours by the kind of prefix they give. */
+export type PoolsByKind = Partial<Record<PrefixKind, string>>;
+
+/** The pools of ours a plan names, by kind: a name the NAS keeps is none of ours and left out. */
+export async function ourPoolsOf(tx: DbOrTx, planId: number): Promise<PoolsByKind> {
+  const { rows } = await tx.execute<{ framed: string | null; delegated: string | null }>(sql`
+    select fp.name as framed, dp.name as delegated
+      from services p
+      left join ipv6_pools fp on fp.name = p.framed_ipv6_pool
+      left join ipv6_pools dp on dp.name = p.delegated_ipv6_pool
+     where p.id = ${planId}`);
+  return { framed: rows[0]?.framed ?? undefined, delegated: rows[0]?.delegated ?? undefined };
+}
+
 /**
  * Gives the subscriber (locked by the caller) a prefix from each pool of ours its plan names, for
  * each kind where it holds none. Returns what was assigned.
  */
-export async function assignPlanPrefixes(tx: Tx, subscriberId: number): Promise<Partial<Record<PrefixKind, string>>> {
+export async function assignPlanPrefixes(tx: Tx, subscriberId: number): Promise<PoolsByKind> {
   const { rows } = await tx.execute<{ framed: string | null; delegated: string | null }>(sql`
     select case when s.ipv6_prefix is null then fp.name end as framed,
            case when s.delegated_ipv6_prefix is null then dp.name end as delegated
@@ -164,12 +181,33 @@ export async function assignPlanPrefixes(tx: Tx, subscriberId: number): Promise<
       left join ipv6_pools fp on fp.name = p.framed_ipv6_pool
       left join ipv6_pools dp on dp.name = p.delegated_ipv6_pool
      where s.id = ${subscriberId} and s.deleted_at is null`);
-  const out: Partial<Record<PrefixKind, string>> = {};
-  for (const kind of ['framed', 'delegated'] as const) {
-    const pool = rows[0]?.[kind];
-    if (pool) out[kind] = await assignFromPool(tx, subscriberId, pool, kind);
+  return assignFromPools(tx, subscriberId, {
+    framed: rows[0]?.framed ?? undefined,
+    delegated: rows[0]?.delegated ?? undefined,
+  });
+}
+
+/**
+ * A prefix from each of `pools` written as the subscriber's (locked by the caller) own, for kinds
+ * it holds none of. When one cannot be served (409), those written before it go back, so a caller
+ * that carries on (a bulk batch) leaves the subscriber as it was. Returns what was assigned.
+ */
+export async function assignFromPools(tx: Tx, subscriberId: number, pools: PoolsByKind): Promise<PoolsByKind> {
+  const given: PoolsByKind = {};
+  try {
+    for (const kind of ['framed', 'delegated'] as const) {
+      const pool = pools[kind];
+      if (pool) given[kind] = await assignFromPool(tx, subscriberId, pool, kind);
+    }
+  } catch (err) {
+    for (const [kind, prefix] of Object.entries(given) as [PrefixKind, string][]) {
+      await releasePrefix(tx, subscriberId, prefix);
+      const column = sql.identifier(PREFIX_KINDS[kind].column);
+      await tx.execute(sql`update subscribers set ${column} = null where id = ${subscriberId}`);
+    }
+    throw err;
   }
-  return out;
+  return given;
 }
 
 /**

@@ -394,6 +394,55 @@ describe('IPv6 pools kept by the billing', () => {
     ]);
     expect((await pool('later-pd', '2001:db8:a00::/48', 56)).status).toBe(201);
   });
+
+  it('hand a subscriber moved onto the plan its prefixes: change-service, or per id in bulk set_service', async () => {
+    await t.pool.query(`insert into ipv6_pools (name, prefix, prefix_length) values
+      ('mv-wan', '2001:db8:b00::/62', 64), ('mv-pd', '2001:db8:c00::/55', 56)`);
+    const moving = await plan('v6-move', { framed_ipv6_pool: 'mv-wan', delegated_ipv6_pool: 'mv-pd' });
+    const row = async (id: number) =>
+      (
+        await t.pool.query(
+          `select service_id, ipv6_prefix::text as wan, delegated_ipv6_prefix::text as pd from subscribers where id = $1`,
+          [id],
+        )
+      ).rows[0];
+    const one = await mkSub();
+    const moved = await api.post(`/api/subscribers/${one.id}/change-service`, { service_id: moving }, { token: admin });
+    expect(moved.status).toBe(200);
+    expect(await row(one.id)).toEqual({ service_id: moving, wan: '2001:db8:b00::/64', pd: '2001:db8:c00::/56' });
+    expect(await replyRows(one.username)).toEqual([
+      'Delegated-IPv6-Prefix=2001:db8:c00::/56',
+      'Framed-IPv6-Prefix=2001:db8:b00::/64',
+    ]);
+    // One /56 left: b takes it, c finds none and stays as it was (the /64 it was given goes back),
+    // and d, with a delegated prefix of its own, needs only a /64.
+    const [b, c] = [await mkSub(), await mkSub()];
+    const d = await mkSub({ delegated_ipv6_prefix: '2001:db8:d00::/56' });
+    const res = await bulk({ ids: [b.id, c.id, d.id], action: 'set_service', payload: { service_id: moving } });
+    expect(res.body.data).toEqual({
+      succeeded: [b.id, d.id],
+      failed: [{ id: c.id, reason: 'IPv6 pool mv-pd has no free prefix' }],
+    });
+    expect(await row(b.id)).toEqual({ service_id: moving, wan: '2001:db8:b00:1::/64', pd: '2001:db8:c00:100::/56' });
+    expect(await row(c.id)).toEqual({ service_id: plain, wan: null, pd: null });
+    expect(await row(d.id)).toEqual({ service_id: moving, wan: '2001:db8:b00:2::/64', pd: '2001:db8:d00::/56' });
+    expect(await assignments('mv-wan')).toEqual([
+      { index: 0, subscriber_id: one.id },
+      { index: 1, subscriber_id: b.id },
+      { index: 2, subscriber_id: d.id },
+    ]);
+    const single = await api.post(`/api/subscribers/${c.id}/change-service`, { service_id: moving }, { token: admin });
+    expect([single.status, single.body.message]).toEqual([409, 'IPv6 pool mv-pd has no free prefix']);
+    expect(await row(c.id)).toEqual({ service_id: plain, wan: null, pd: null });
+    // A PUT moving it with a delegated prefix of its own needs only the /64.
+    const put = await api.put(
+      `/api/subscribers/${c.id}`,
+      { service_id: moving, delegated_ipv6_prefix: '2001:db8:e00::/56' },
+      { token: admin },
+    );
+    expect(put.status).toBe(200);
+    expect(await row(c.id)).toEqual({ service_id: moving, wan: '2001:db8:b00:3::/64', pd: '2001:db8:e00::/56' });
+  });
 });
 
 describe('Access-Accept through the stock FreeRADIUS', () => {
