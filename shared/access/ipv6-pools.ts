@@ -7,10 +7,12 @@
  * locked for each assignment, so concurrent ones queue and never hand out one prefix twice; the
  * subscribers' exclusion constraints (migration 0045) refuse an overlap whatever the path.
  */
-import { sql } from 'drizzle-orm';
+import { and, eq, isNull, or, sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../db/client';
 import { isExclusionViolation, isUniqueViolation } from '../db/errors';
+import { services } from '../db/schema';
 import { FAILURES, fail } from '../failures';
+import { writePlanGroupReply } from '../radius';
 import { formatIpv6Prefix, parseIpv6Prefix, prefixAt, prefixCount, type Ipv6Prefix } from '../net/ipv6-prefix';
 
 /** Prefix lengths each subscriber field takes: the WAN side may be one address (/128), the LAN side /48 to /64. */
@@ -75,6 +77,7 @@ export async function createPool(
     if (isUniqueViolation(err) || isExclusionViolation(err)) throw fail('ipv6PoolTaken', name);
     throw err;
   }
+  await rewritePlansNaming(tx, name);
   return {
     name,
     prefix: formatIpv6Prefix(parent),
@@ -85,8 +88,9 @@ export async function createPool(
 }
 
 /**
- * Serialises the writes that decide whether a name is one of our pools (a pool's create, a plan's
- * pool names): each checks the other's rows, so neither commits past a check the other could not see.
+ * Serialises the writes that decide whether a name is one of our pools and what the plans' RADIUS
+ * rows say of it (a pool's create and delete, a plan's create and update): each reads the other's
+ * rows, so none commits past a check or a rewrite the other could not see.
  */
 async function lockPoolNames(tx: Tx): Promise<void> {
   await tx.execute(sql`select pg_advisory_xact_lock(hashtext('ipv6_pools.name'))`);
@@ -110,11 +114,13 @@ async function checkPlansNaming(tx: Tx, name: string, prefixLength: number): Pro
  * The IPv6 pool names a plan is saved with, checked against our pools: one of ours gives a
  * subscriber one prefix (ipv6_pool_assignments_holder_uq), so a plan cannot name it for both kinds
  * (every subscriber's create on it would fail), and its prefixes must be of a length the field it
- * fills takes. Names the NAS keeps are the router's business.
+ * fills takes. Names the NAS keeps are the router's business. Every plan write takes the names'
+ * lock here, before its RADIUS rows, so a pool's create or delete rewriting them reads the plan as
+ * committed after it.
  */
 export async function checkPlanPools(tx: Tx, framed: string | null, delegated: string | null): Promise<void> {
-  if (!framed && !delegated) return;
   await lockPoolNames(tx);
+  if (!framed && !delegated) return;
   const { rows } = await tx.execute<{ name: string; prefix_length: number }>(
     sql`select name, prefix_length from ipv6_pools where name in (${framed}, ${delegated})`,
   );
@@ -144,12 +150,28 @@ export async function listPools(db: DbOrTx): Promise<Ipv6PoolView[]> {
 
 /** A pool with prefixes still held is kept: its holders' prefixes would lose their guard against reuse. */
 export async function deletePool(tx: Tx, name: string): Promise<void> {
+  await lockPoolNames(tx);
   const { rows } = await tx.execute<{ used: number }>(sql`
     select (select count(*)::int from ipv6_pool_assignments where pool_name = p.name) as used
       from ipv6_pools p where p.name = ${name} for update`);
   if (!rows.length) throw fail('ipv6PoolNotFound');
   if (rows[0].used > 0) throw fail('ipv6PoolInUse', name);
   await tx.execute(sql`delete from ipv6_pools where name = ${name}`);
+  await rewritePlansNaming(tx, name);
+}
+
+/**
+ * The RADIUS groups of the plans naming `name`, rewritten as it becomes or stops being a pool of
+ * ours: the pool name leaves or rejoins their replies (radius.ts, nasPoolsOnly).
+ */
+async function rewritePlansNaming(tx: Tx, name: string): Promise<void> {
+  const plans = await tx
+    .select()
+    .from(services)
+    .where(
+      and(isNull(services.deletedAt), or(eq(services.framedIpv6Pool, name), eq(services.delegatedIpv6Pool, name))),
+    );
+  for (const plan of plans) await writePlanGroupReply(tx, plan.id, plan);
 }
 
 /** The 409s of a pool of ours that cannot serve a subscriber, for the error lists of the routes that assign. */

@@ -443,6 +443,33 @@ describe('IPv6 pools kept by the billing', () => {
     expect(put.status).toBe(200);
     expect(await row(c.id)).toEqual({ service_id: moving, wan: '2001:db8:b00:3::/64', pd: '2001:db8:e00::/56' });
   });
+
+  it("are named in no plan's replies: the router has no such pool, their subscribers get a prefix instead", async () => {
+    const poolRows = async (planId: number) =>
+      (
+        await t.pool.query<{ groupname: string; attribute: string; value: string }>(
+          `select groupname, attribute, value from radgroupreply
+            where (groupname = $1 or groupname like $2) and attribute like '%IPv6%' order by groupname, attribute`,
+          [`plan_${planId}`, `plan\\_${planId}@%`],
+        )
+      ).rows.map((r) => `${r.groupname} ${r.attribute}=${r.value}`);
+    expect(await poolRows(ourPools)).toEqual([]);
+    // A name the NAS keeps until a pool of ours takes it, and again once that pool is gone.
+    const later = await plan('v6-ours-later', { framed_ipv6_pool: 'wan6', delegated_ipv6_pool: 'ours-later' });
+    const asNasPools = await poolRows(later);
+    expect(asNasPools).toContain(`plan_${later} Mikrotik-Delegated-IPv6-Pool=ours-later`);
+    expect(asNasPools).toContain(`plan_${later}@cisco Delegated-IPv6-Prefix-Pool=ours-later`);
+    const created = await api.post(
+      '/api/ipv6-pools',
+      { name: 'ours-later', prefix: '2001:db8:f000::/48', prefix_length: 56 },
+      { token: admin },
+    );
+    expect(created.status).toBe(201);
+    expect(await poolRows(later)).toEqual(asNasPools.filter((r) => !r.endsWith('=ours-later')));
+    expect((await poolRows(later)).length).toBeGreaterThan(0);
+    expect((await api.del('/api/ipv6-pools/ours-later', { token: admin })).status).toBe(200);
+    expect(await poolRows(later)).toEqual(asNasPools);
+  });
 });
 
 describe('Access-Accept through the stock FreeRADIUS', () => {
@@ -472,6 +499,25 @@ describe('Access-Accept through the stock FreeRADIUS', () => {
     expect(b.attrs['Delegated-IPv6-Prefix']).toBe('2001:db8:6700::/56');
     expect(b.attrs['Mikrotik-Delegated-IPv6-Pool']).toBeUndefined();
     expect(b.attrs['Framed-IPv6-Pool']).toBe('wan6');
+  });
+
+  it('names no pool of ours to a subscriber still without a prefix from it, and gives the one drawn later', async () => {
+    const soon = await plan('v6-ours-soon', { delegated_ipv6_pool: 'pd-soon' });
+    const s = await mkSub({}, soon);
+    expect((await radius.login(s.username, s.password)).attrs['Mikrotik-Delegated-IPv6-Pool']).toBe('pd-soon');
+    const pool = { name: 'pd-soon', prefix: '2001:db8:f100::/48', prefix_length: 56 };
+    expect((await api.post('/api/ipv6-pools', pool, { token: admin })).status).toBe(201);
+    const before = await radius.login(s.username, s.password);
+    expect(before.code).toBe('Access-Accept');
+    expect(Object.keys(before.attrs).filter((a) => a.includes('IPv6'))).toEqual([]);
+    const drawn = await bulk({
+      ids: [s.id],
+      action: 'set_static_ipv6',
+      payload: { field: 'delegated_ipv6_prefix', pool_name: 'pd-soon' },
+    });
+    expect(drawn.body.data).toEqual({ succeeded: [s.id], failed: [] });
+    const after = await radius.login(s.username, s.password);
+    expect(after.attrs['Delegated-IPv6-Prefix']).toBe('2001:db8:f100::/56');
   });
 
   it('gives a prefix handed out from a pool of ours', async () => {
