@@ -1,7 +1,7 @@
 /**
  * GET/POST /api/ipv6-pools and DELETE /api/ipv6-pools/:name (admin): the IPv6 pools the billing
  * keeps and hands out from (shared/access/ipv6-pools.ts). A plan names one in `framed_ipv6_pool` or
- * `delegated_ipv6_pool`; docs/network-access.md, "IPv6".
+ * `delegated_ipv6_pool`; docs/ipv6.md, "Pools".
  */
 import type { ServiceSchema } from 'moleculer';
 import { recordAudit } from '../../shared/audit';

@@ -1,5 +1,5 @@
 /**
- * IPv6 pools kept by us (docs/network-access.md, "IPv6"): a parent prefix split into prefixes of
+ * IPv6 pools kept by us (docs/ipv6.md, "Pools"): a parent prefix split into prefixes of
  * one length, each handed to one subscriber at a time. A plan names the pool of its subscribers'
  * WAN prefixes (`framed_ipv6_pool`) and of their delegated LAN prefixes (`delegated_ipv6_pool`);
  * when the name is one of ours, a subscriber without a prefix gets the lowest free one, written as

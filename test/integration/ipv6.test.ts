@@ -1,5 +1,5 @@
 /**
- * Dual-stack subscribers (issue 41, docs/network-access.md "IPv6"): IPv6 prefixes on the subscriber,
+ * Dual-stack subscribers (issue 41, docs/ipv6.md): IPv6 prefixes on the subscriber,
  * validated, normalised and never overlapping among live subscribers; IPv6 pools the billing keeps
  * and hands out from, concurrently, never twice; plan pool names for the NAS's own pools; and the
  * Access-Accept of the stock FreeRADIUS carrying both families.
