@@ -91,6 +91,21 @@ export const FAILURES = {
       `${field} must be an IPv6 prefix such as 2001:db8:1::/${range.split('-')[0]} (length ${range}, host bits zero)`,
   },
   ipv6PoolInvalid: { status: 400, message: (why: string) => why },
+  ipv6PoolLengthUnfit: {
+    status: 400,
+    message: (pool: string, length: number | string, field: string, column: string, range: string) =>
+      `${field}: IPv6 pool ${pool} hands out /${length} prefixes; ${column} takes /${range}`,
+  },
+  ipv6PoolLengthUnfitForPlan: {
+    status: 400,
+    message: (length: number | string, plan: string, field: string, column: string, range: string) =>
+      `prefix_length /${length} does not fit plan ${plan}'s ${field}: ${column} takes /${range}`,
+  },
+  ipv6PoolBothKinds: {
+    status: 400,
+    message: (pool: string) =>
+      `delegated_ipv6_pool must name another pool than framed_ipv6_pool: IPv6 pool ${pool} gives a subscriber one prefix`,
+  },
   startTimeMissing: { status: 400, message: 'start_time is required with end_time' },
   endTimeMissing: { status: 400, message: 'end_time is required with start_time' },
   timesEqual: { status: 400, message: 'end_time must differ from start_time' },
@@ -192,6 +207,15 @@ export const FAILURES = {
   ipv6PoolExhausted: { status: 409, message: (pool: string) => `IPv6 pool ${pool} has no free prefix` },
   ipv6PoolTaken: { status: 409, message: (pool: string) => `IPv6 pool ${pool} already exists or overlaps another` },
   ipv6PoolInUse: { status: 409, message: (pool: string) => `IPv6 pool ${pool} has assigned prefixes` },
+  ipv6PoolHeldForOtherField: {
+    status: 409,
+    message: (pool: string, field: string) => `IPv6 pool ${pool} already gives this subscriber its ${field}`,
+  },
+  ipv6PoolNamedForBoth: {
+    status: 409,
+    message: (plan: string, pool: string) =>
+      `plan ${plan} names IPv6 pool ${pool} as both framed_ipv6_pool and delegated_ipv6_pool`,
+  },
   renewedToday: { status: 409, message: 'already renewed today' },
   resellerCurrencyMismatch: { status: 409, message: (currency: string) => `reseller balance is not in ${currency}` },
   serviceInUse: { status: 409, message: 'service is in use by subscribers' },

@@ -2,9 +2,9 @@
  * Names shared with FreeRADIUS: each plan is a RADIUS group whose reply attributes carry the
  * plan's pool and rate limit, so changing a plan changes every subscriber on it at next login.
  */
-import { eq, like, or, sql } from 'drizzle-orm';
+import { eq, inArray, like, or, sql } from 'drizzle-orm';
 import type { DbOrTx } from './db/client';
-import { radgroupreply, type FupTier } from './db/schema';
+import { ipv6Pools, radgroupreply, type FupTier } from './db/schema';
 import { planPairs, PROFILES, SUFFIXED_VENDORS, tierPairs, vendorGroup, type Vendor } from './vendors/profiles';
 
 export const planGroup = (serviceId: number) => `plan_${serviceId}`;
@@ -51,7 +51,8 @@ export interface PlanReply {
  * The NAS's own IPv6 pools: Framed-IPv6-Pool (RFC 3162) for the WAN prefix, and for the delegated
  * one the vendor's attribute (Mikrotik-Delegated-IPv6-Pool, ERX-IPv6-Delegated-Pool-Name,
  * Alc-Delegated-IPv6-Pool) or RFC 6911's Delegated-IPv6-Prefix-Pool. A subscriber with a prefix of
- * its own gets no pool name (deploy/freeradius/policy.conf, ipv6_prefix_over_pool).
+ * its own gets no pool name (deploy/freeradius/policy.conf, ipv6_prefix_over_pool). `plan` has
+ * been through nasPoolsOnly.
  */
 function ipv6PoolRows(groupname: string, vendor: Vendor, plan: PlanReply) {
   return [
@@ -65,6 +66,24 @@ function ipv6PoolRows(groupname: string, vendor: Vendor, plan: PlanReply) {
 }
 
 /**
+ * The plan's IPv6 pool names that the NAS keeps: a name of one of our pools (ipv6_pools) is left
+ * out. Its subscribers get a prefix of their own from it (shared/access/ipv6-pools.ts); the router
+ * has no pool by that name, and if it had one, a subscriber left without a prefix would be handed
+ * one from the very range we assign from. Pool creates and deletes rewrite the plans naming them.
+ */
+async function nasPoolsOnly(tx: DbOrTx, plan: PlanReply): Promise<PlanReply> {
+  const names = [plan.framedIpv6Pool, plan.delegatedIpv6Pool].filter((n): n is string => !!n);
+  if (names.length === 0) return plan;
+  const ours = new Set(
+    (await tx.select({ name: ipv6Pools.name }).from(ipv6Pools).where(inArray(ipv6Pools.name, names))).map(
+      (r) => r.name,
+    ),
+  );
+  const nasPool = (name: string | null | undefined) => (name && !ours.has(name) ? name : null);
+  return { ...plan, framedIpv6Pool: nasPool(plan.framedIpv6Pool), delegatedIpv6Pool: nasPool(plan.delegatedIpv6Pool) };
+}
+
+/**
  * Group replies use `=` (add only when absent): FreeRADIUS applies the user's radreply first, so
  * a subscriber's own rate limit or static address wins over the plan's defaults. A fair-use tier's
  * group uses `:=`: a throttled subscriber gets the tier's rate whatever else applies.
@@ -73,7 +92,8 @@ function ipv6PoolRows(groupname: string, vendor: Vendor, plan: PlanReply) {
  * other vendor has its own copy, `<group>@<vendor>`, with its profile's attributes
  * (writeVendorGroupReply), which FreeRADIUS reads for a NAS of that vendor (deploy/freeradius).
  */
-export async function writePlanGroupReply(tx: DbOrTx, serviceId: number, plan: PlanReply): Promise<void> {
+export async function writePlanGroupReply(tx: DbOrTx, serviceId: number, saved: PlanReply): Promise<void> {
+  const plan = await nasPoolsOnly(tx, saved);
   const group = planGroup(serviceId);
   await tx
     .delete(radgroupreply)
@@ -93,7 +113,7 @@ export async function writePlanGroupReply(tx: DbOrTx, serviceId: number, plan: P
     ]),
   ].filter((r) => r !== undefined);
   if (rows.length) await tx.insert(radgroupreply).values(rows);
-  await writeVendorGroupReply(tx, serviceId, plan);
+  await writeVendorRows(tx, serviceId, plan);
 }
 
 /** The rows of a plan's groups for a NAS of `vendor` (not MikroTik: its groups are the plain ones). */
@@ -117,6 +137,10 @@ export function vendorGroupRows(serviceId: number, vendor: Vendor, plan: PlanRep
 
 /** Rewrites a plan's groups of every vendor but MikroTik (`plan_<id>@<vendor>`, `plan_<id>_fup<n>@<vendor>`). */
 export async function writeVendorGroupReply(tx: DbOrTx, serviceId: number, plan: PlanReply): Promise<void> {
+  await writeVendorRows(tx, serviceId, await nasPoolsOnly(tx, plan));
+}
+
+async function writeVendorRows(tx: DbOrTx, serviceId: number, plan: PlanReply): Promise<void> {
   await tx
     .delete(radgroupreply)
     .where(

@@ -1,7 +1,7 @@
 /**
  * GET/POST /api/ipv6-pools and DELETE /api/ipv6-pools/:name (admin): the IPv6 pools the billing
  * keeps and hands out from (shared/access/ipv6-pools.ts). A plan names one in `framed_ipv6_pool` or
- * `delegated_ipv6_pool`; docs/network-access.md, "IPv6".
+ * `delegated_ipv6_pool`; docs/ipv6.md, "Pools".
  */
 import type { ServiceSchema } from 'moleculer';
 import { recordAudit } from '../../shared/audit';
@@ -52,7 +52,11 @@ export const ipv6PoolsService: ServiceSchema = {
         tag: 'nas',
         success: 201,
         body: poolBody,
-        errors: { ...adminErrors, 409: FAILURES.ipv6PoolTaken.message('<name>') },
+        errors: {
+          ...adminErrors,
+          400: `a field is invalid; ${FAILURES.ipv6PoolLengthUnfitForPlan.message('<length>', '<plan>', '<field>', '<column>', '<lengths>')}`,
+          409: `${FAILURES.ipv6PoolTaken.message('<name>')}; ${FAILURES.ipv6PoolNamedForBoth.message('<plan>', '<name>')}`,
+        },
       },
       async handler(ctx: Ctx<Infer<typeof poolBody>>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);

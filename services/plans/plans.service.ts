@@ -10,6 +10,7 @@ import { authOf, pageOf, type Ctx } from '../../shared/http/context';
 import type { ActionResult } from '../../shared/http/route';
 import { isCurrency, moneyField } from '../../shared/money';
 import { syncPlanMacRows, writePlanGroupReply } from '../../shared/radius';
+import { checkPlanPools } from '../../shared/access/ipv6-pools';
 import { checkVendorTemplates } from '../../shared/vendors/profiles';
 import { loadSettings } from '../../shared/settings';
 import { planView } from '../../shared/views';
@@ -17,6 +18,9 @@ import { adminErrors, idParams, pageQuery, type IdPath, type PageQuery } from '.
 import { planCreateBody, planUpdateBody, type NewPlanInput, type PlanInput } from './schemas';
 
 type PlanRow = typeof services.$inferSelect;
+
+/** The 400s of a plan's create and update: a field invalid, or an IPv6 pool of ours it cannot use. */
+const PLAN_POOL_ERRORS = `a field is invalid; ${FAILURES.ipv6PoolLengthUnfit.message('<name>', '<length>', '<field>', '<column>', '<lengths>')}; ${FAILURES.ipv6PoolBothKinds.message('<name>')}`;
 
 function checkTiers(tiers: FupTier[] | undefined): void {
   if (!tiers) return;
@@ -59,7 +63,11 @@ export const plansService: ServiceSchema = {
         tag: 'plans',
         success: 201,
         body: planCreateBody,
-        errors: { ...adminErrors, 409: FAILURES.serviceNameTaken.message },
+        errors: {
+          ...adminErrors,
+          400: PLAN_POOL_ERRORS,
+          409: FAILURES.serviceNameTaken.message,
+        },
       },
       async handler(ctx: Ctx<NewPlanInput>): Promise<ActionResult> {
         requireAdmin(ctx.meta.auth);
@@ -70,6 +78,7 @@ export const plansService: ServiceSchema = {
         const templates = vendorAttributes(p.vendor_attributes);
         return conflictOnDuplicate('serviceNameTaken', async () => {
           const row = await db().transaction(async (tx) => {
+            await checkPlanPools(tx, p.framed_ipv6_pool || null, p.delegated_ipv6_pool || null);
             const [inserted] = await tx
               .insert(services)
               .values({
@@ -154,6 +163,7 @@ export const plansService: ServiceSchema = {
         body: planUpdateBody,
         errors: {
           ...adminErrors,
+          400: PLAN_POOL_ERRORS,
           404: FAILURES.serviceNotFound.message,
           409: `${FAILURES.serviceNameTaken.message}; ${FAILURES.planCurrencyOwnPrices.message('<currency>')}`,
         },
@@ -195,6 +205,11 @@ export const plansService: ServiceSchema = {
                 );
               if (own > 0) throw fail('planCurrencyOwnPrices', current.currency);
             }
+            const framedIpv6Pool =
+              p.framed_ipv6_pool === undefined ? current.framedIpv6Pool : p.framed_ipv6_pool || null;
+            const delegatedIpv6Pool =
+              p.delegated_ipv6_pool === undefined ? current.delegatedIpv6Pool : p.delegated_ipv6_pool || null;
+            await checkPlanPools(tx, framedIpv6Pool, delegatedIpv6Pool);
             const [updated] = await tx
               .update(services)
               .set({
@@ -217,9 +232,8 @@ export const plansService: ServiceSchema = {
                 rateLimit: opt(p.rate_limit, current.rateLimit),
                 fupTiers: p.fup_tiers ?? current.fupTiers,
                 poolName: p.pool_name === undefined ? current.poolName : p.pool_name || null,
-                framedIpv6Pool: p.framed_ipv6_pool === undefined ? current.framedIpv6Pool : p.framed_ipv6_pool || null,
-                delegatedIpv6Pool:
-                  p.delegated_ipv6_pool === undefined ? current.delegatedIpv6Pool : p.delegated_ipv6_pool || null,
+                framedIpv6Pool,
+                delegatedIpv6Pool,
                 macBinding: p.mac_binding ?? current.macBinding,
                 vendorAttributes: templates ?? current.vendorAttributes,
                 selfService: p.self_service ?? current.selfService,

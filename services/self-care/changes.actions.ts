@@ -7,6 +7,7 @@
 import type { Context, ServiceActionsSchema } from 'moleculer';
 import type { Auth } from '../../shared/auth/claims';
 import { FAILURES, fail } from '../../shared/failures';
+import { IPV6_POOL_CONFLICTS } from '../../shared/access/ipv6-pools';
 import type { Ctx } from '../../shared/http/context';
 import { isRawJson, type ActionResult } from '../../shared/http/route';
 import { idSchema, object, subscriberPassword, type Infer } from '../../shared/http/schemas';
@@ -172,7 +173,7 @@ export const changeActions: ServiceActionsSchema = {
         body: planBody,
         errors: {
           403: FAILURES.planNotSelfService.message,
-          409: `${FAILURES.ownPriceNoSelfService.message}; ${FAILURES.ownPriceCurrency.message('<currency>', '<currency>')}; ${FAILURES.serviceChangeRefundCurrency.message('<currency>', '<currency>')}`,
+          409: `${FAILURES.ownPriceNoSelfService.message}; ${FAILURES.ownPriceCurrency.message('<currency>', '<currency>')}; ${FAILURES.serviceChangeRefundCurrency.message('<currency>', '<currency>')}; ${IPV6_POOL_CONFLICTS}`,
         },
       },
     ),

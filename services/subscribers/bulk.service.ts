@@ -73,7 +73,7 @@ const AUDITED: Record<BulkAction, readonly SubscriberField[]> = {
   disable: ['status', 'blockedReason'],
   reset_fup: ['dailyQuotaUsed', 'fupLevel', 'blockedReason'],
   delete: ['deletedAt'],
-  set_service: ['serviceId', 'staticIp', 'walletBalance', 'blockedReason'],
+  set_service: ['serviceId', 'staticIp', 'ipv6Prefix', 'delegatedIpv6Prefix', 'walletBalance', 'blockedReason'],
   set_reseller: ['resellerId'],
   set_static_ip: ['staticIp'],
   set_static_ipv6: ['ipv6Prefix', 'delegatedIpv6Prefix'],

@@ -1,7 +1,8 @@
 /** The 409s of create and update: a static address or IPv6 prefix already held, a username already taken. */
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../../shared/db/client';
-import { isExclusionViolation, isUniqueViolation } from '../../shared/db/errors';
+import { isExclusionViolation, isUniqueViolation, violatedConstraint } from '../../shared/db/errors';
+import type { ApiError } from '../../shared/errors';
 import { fail } from '../../shared/failures';
 import type { Ipv6Field } from './field-checks';
 import type { SubscriberRow } from './subscriber-view';
@@ -30,16 +31,21 @@ export async function assertPrefixFree(tx: Tx, field: Ipv6Field, prefix: string,
   if (res.rows.length) throw fail('ipv6PrefixUsed', field, res.rows[0].held);
 }
 
-/** A unique index that a concurrent writer won becomes the same 409 as the checks before it. */
+/** The 409 of each subscriber index or constraint a concurrent writer may win. */
+const CONFLICTS: Record<string, () => ApiError> = {
+  subscribers_username_live_uq: () => fail('usernameTaken'),
+  subscribers_static_ip_live_uq: () => fail('staticIpUsed'),
+  subscribers_ipv6_prefix_no_overlap: () => fail('ipv6PrefixUsed', 'ipv6_prefix', 'a prefix'),
+  subscribers_delegated_ipv6_prefix_no_overlap: () => fail('ipv6PrefixUsed', 'delegated_ipv6_prefix', 'a prefix'),
+};
+
+/**
+ * A unique index or exclusion constraint that a concurrent writer won becomes the same 409 as the
+ * checks before it. Any other violation is rethrown as it is: named by its constraint, an index of
+ * another table (a pool's holders) is never answered as a username taken.
+ */
 export function uniqueConflict(err: unknown): never {
-  if (isExclusionViolation(err)) {
-    const text = JSON.stringify(err, Object.getOwnPropertyNames(err)) + String((err as { cause?: unknown }).cause);
-    const field = text.includes('delegated_ipv6_prefix') ? 'delegated_ipv6_prefix' : 'ipv6_prefix';
-    throw fail('ipv6PrefixUsed', field, 'a prefix');
-  }
-  if (isUniqueViolation(err)) {
-    const text = JSON.stringify(err, Object.getOwnPropertyNames(err)) + String((err as { cause?: unknown }).cause);
-    throw fail(text.includes('static_ip') ? 'staticIpUsed' : 'usernameTaken');
-  }
-  throw err;
+  const violation = isUniqueViolation(err) || isExclusionViolation(err);
+  const conflict = violation ? CONFLICTS[violatedConstraint(err) ?? ''] : undefined;
+  throw conflict ? conflict() : err;
 }

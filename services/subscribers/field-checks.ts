@@ -4,6 +4,7 @@
  */
 import { isIPv4, isValidUsername, normaliseMac } from '../../shared/domain/subscriber';
 import { fail } from '../../shared/failures';
+import { IPV6_LENGTHS } from '../../shared/access/ipv6-pools';
 import { formatIpv6Prefix, parseIpv6Prefix } from '../../shared/net/ipv6-prefix';
 
 export function checkUsername(username: string, field = 'username'): void {
@@ -23,8 +24,6 @@ export function ipOrBadRequest(ip: string | null | undefined): string | null | u
   return ip;
 }
 
-/** Prefix lengths each IPv6 field takes: the WAN side may be one address (/128), the LAN side /48 to /64. */
-const IPV6_LENGTHS = { ipv6_prefix: [48, 128], delegated_ipv6_prefix: [48, 64] } as const;
 export type Ipv6Field = keyof typeof IPV6_LENGTHS;
 
 /** The canonical text of an IPv6 prefix field (`''` clears it), or a 400 that shows a valid one. */

@@ -33,7 +33,14 @@ import {
 } from '../../shared/billing';
 import { loadSettings, type Settings } from '../../shared/settings';
 import { queueDisconnect } from '../../shared/access/outbox';
-import { assignFromPool, releasePrefix } from '../../shared/access/ipv6-pools';
+import {
+  assignFromPool,
+  assignFromPools,
+  ourPoolsOf,
+  releaseAllPrefixes,
+  releasePrefix,
+  type PoolsByKind,
+} from '../../shared/access/ipv6-pools';
 import type { Ipv6Field } from './field-checks';
 import { kickChanged, removeAccessRows, renameAccessRows, syncAccessRows } from '../../shared/access/radius-rows';
 import { nameTakenSince } from '../../shared/access/session-owner';
@@ -379,6 +386,7 @@ export const softDelete: Operation<unknown, Pick<SubscriberRow, 'id' | 'username
     .update(subscribers)
     .set({ deletedAt: sql`now()`, updatedAt: sql`now()` })
     .where(inArray(subscribers.id, idsOf(rows)));
+  await releaseAllPrefixes(env.tx, idsOf(rows));
   await removeAccessRows(
     env.tx,
     rows.map((r) => r.username),
@@ -591,11 +599,32 @@ export async function checkPlacements(
 }
 
 /**
+ * A row moving onto a plan whose pools are ours gets a prefix from each, for the kinds it holds
+ * none of; a pool that cannot serve it is the row's failure, the row left as it was.
+ */
+async function givePlanPrefixes(tx: Tx, row: SubscriberRow, pools: PoolsByKind): Promise<Failed | undefined> {
+  try {
+    await assignFromPools(tx, row.id, {
+      framed: row.ipv6Prefix === null ? pools.framed : undefined,
+      delegated: row.delegatedIpv6Prefix === null ? pools.delegated : undefined,
+    });
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    return { id: row.id, status: err.code, message: err.message };
+  }
+}
+
+/**
  * Moves rows onto `plan`. With charge_difference each move is priced by the billing unit's quote
  * (taken before the move, from the current plan) and settled after it: an invoice for the net due
- * or a wallet credit for a net refund.
+ * or a wallet credit for a net refund. A moved row without a prefix of a kind the plan's pool of
+ * ours gives is handed one, unless `prefixesByCaller` (a PUT assigns after the body's own prefixes).
  */
-export const setService: Operation<{ plan: PlanRow; charge_difference?: boolean }> = async (env, rows, payload) => {
+export const setService: Operation<{ plan: PlanRow; charge_difference?: boolean; prefixesByCaller?: boolean }> = async (
+  env,
+  rows,
+  payload,
+) => {
   const { plan } = payload;
   const { ok, failed } = await checkServiceLimits(env.tx, rows, plan.id);
   const quotes = new Map<number, ServiceChangeQuote>();
@@ -603,6 +632,7 @@ export const setService: Operation<{ plan: PlanRow; charge_difference?: boolean 
   // The currencies as held now: `plan` may have been read before the transaction.
   const held = await plansHeld(env.tx, [plan.id, ...ok.map((r) => r.serviceId)]);
   const to = held.get(plan.id)?.currency ?? plan.currency;
+  const pools = payload.prefixesByCaller ? {} : await ourPoolsOf(env.tx, plan.id);
   for (const r of ok.filter((row) => row.serviceId !== plan.id)) {
     // A stored price is minor units of its plan's currency: on a plan in another it would be read
     // in that one (15.00 USD as 1,500 yen).
@@ -611,27 +641,33 @@ export const setService: Operation<{ plan: PlanRow; charge_difference?: boolean 
       failed.push({ id: r.id, ...failure('ownPriceCurrency', from, to) });
       continue;
     }
+    let quote: ServiceChangeQuote | undefined;
     if (payload.charge_difference) {
       try {
-        const quote = await quoteServiceChange(env.tx, {
+        quote = await quoteServiceChange(env.tx, {
           subscriberId: r.id,
           newServiceId: plan.id,
           today: env.today,
           serviceField: 'service_id',
         });
-        // A refund goes to the wallet, which holds the system currency: minor units of another
-        // would be spent as its own (250,000 VND as 2,500.00 USD).
-        if (quote.netAmountDue < 0 && quote.currency !== env.settings.currency) {
-          failed.push({ id: r.id, ...failure('serviceChangeRefundCurrency', quote.currency, env.settings.currency) });
-          continue;
-        }
-        quotes.set(r.id, quote);
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;
         failed.push({ id: r.id, status: err.code, message: err.message });
         continue;
       }
+      // A refund goes to the wallet, which holds the system currency: minor units of another
+      // would be spent as its own (250,000 VND as 2,500.00 USD).
+      if (quote.netAmountDue < 0 && quote.currency !== env.settings.currency) {
+        failed.push({ id: r.id, ...failure('serviceChangeRefundCurrency', quote.currency, env.settings.currency) });
+        continue;
+      }
     }
+    const unserved = await givePlanPrefixes(env.tx, r, pools);
+    if (unserved) {
+      failed.push(unserved);
+      continue;
+    }
+    if (quote) quotes.set(r.id, quote);
     moving.push(r);
   }
   if (moving.length === 0) return done(failed);
@@ -721,7 +757,7 @@ export const setStaticIp: Operation<{ ip?: string; pool_name?: string }> = async
  * Sets each row's `ipv6_prefix` or `delegated_ipv6_prefix` (the twin of setStaticIp): one prefix
  * (normalised by prepare) to the first row, the others refused as holding it would overlap; or the
  * lowest free prefix of a pool the billing keeps to each row. A prefix replaced goes back to its
- * pool; a row its pool cannot serve keeps the prefix it had.
+ * pool (assignFromPool); a row its pool cannot serve keeps the prefix it had.
  */
 export const setStaticIpv6: Operation<{ field: Ipv6Field; prefix?: string; pool_name?: string }> = async (
   env,
@@ -752,14 +788,16 @@ export const setStaticIpv6: Operation<{ field: Ipv6Field; prefix?: string; pool_
   } else {
     const kind = field === 'ipv6_prefix' ? 'framed' : 'delegated';
     for (const row of rows) {
+      let drawn: string;
       try {
-        await assignFromPool(env.tx, row.id, payload.pool_name!, kind);
+        drawn = await assignFromPool(env.tx, row.id, payload.pool_name!, kind);
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;
         failed.push({ id: row.id, status: err.code, message: err.message });
         continue;
       }
-      await releasePrefix(env.tx, row.id, row[key]);
+      // Its own prefix of the pool drawn again: nothing changed, the session stays.
+      if (drawn === row[key]) continue;
       await env.tx.execute(sql`update subscribers set updated_at = now() where id = ${row.id}`);
       changed.push(row);
     }

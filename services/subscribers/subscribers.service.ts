@@ -18,6 +18,7 @@ import { loadSettings } from '../../shared/settings';
 import * as ops from './operations';
 import { planView, resellerView } from '../../shared/views';
 import { kickChanged, syncAccessRows } from '../../shared/access/radius-rows';
+import { IPV6_POOL_CONFLICTS } from '../../shared/access/ipv6-pools';
 import { listSubscribers, type ListParams } from './subscriber-list';
 import { plansById, renewalView, subscriberView } from './subscriber-view';
 import {
@@ -132,7 +133,7 @@ export const subscribersService: ServiceSchema = {
         errors: {
           400: 'service_id not found, or a field is invalid',
           403: FAILURES.noServiceLimit.message,
-          409: 'username already exists, or static_ip already used',
+          409: `username already exists, or static_ip already used; ${IPV6_POOL_CONFLICTS}`,
         },
       },
       async handler(ctx: Ctx<CreateSubscriberInput>): Promise<ActionResult> {
@@ -154,7 +155,7 @@ export const subscribersService: ServiceSchema = {
           400: 'service_id not found, or a field is invalid',
           403: `${FAILURES.permissionRequired.message('<name>')}, or ${FAILURES.notAuthorized.message}`,
           404: FAILURES.subscriberNotFound.message,
-          409: `username already exists, or static_ip already used; ${FAILURES.ownPriceCurrency.message('<currency>', '<currency>')}`,
+          409: `username already exists, or static_ip already used; ${FAILURES.ownPriceCurrency.message('<currency>', '<currency>')}; ${IPV6_POOL_CONFLICTS}`,
         },
       },
       async handler(ctx: Ctx<UpdateSubscriberInput & IdPath>): Promise<ActionResult> {
@@ -302,7 +303,7 @@ export const subscribersService: ServiceSchema = {
           400: 'service_id not found',
           403: 'not authorized, or reseller has no service limit for this plan',
           404: FAILURES.subscriberNotFound.message,
-          409: `${FAILURES.ownPriceCurrency.message('<currency>', '<currency>')}; ${FAILURES.serviceChangeRefundCurrency.message('<currency>', '<currency>')}`,
+          409: `${FAILURES.ownPriceCurrency.message('<currency>', '<currency>')}; ${FAILURES.serviceChangeRefundCurrency.message('<currency>', '<currency>')}; ${IPV6_POOL_CONFLICTS}`,
         },
       },
       async handler(ctx: Ctx<IdPath & Infer<typeof changeServiceBody>>): Promise<ActionResult> {

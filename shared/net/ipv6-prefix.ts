@@ -1,5 +1,5 @@
 /**
- * IPv6 prefixes of subscribers and pools (docs/network-access.md, "IPv6"): parsed to a 128-bit
+ * IPv6 prefixes of subscribers and pools (docs/ipv6.md): parsed to a 128-bit
  * integer, checked, and written back in one canonical text (RFC 5952: lower case, the longest run
  * of zero groups as `::`), so the same prefix typed two ways is one value in the database.
  */

@@ -1,5 +1,5 @@
 /**
- * Dual-stack subscribers (issue 41, docs/network-access.md "IPv6"): IPv6 prefixes on the subscriber,
+ * Dual-stack subscribers (issue 41, docs/ipv6.md): IPv6 prefixes on the subscriber,
  * validated, normalised and never overlapping among live subscribers; IPv6 pools the billing keeps
  * and hands out from, concurrently, never twice; plan pool names for the NAS's own pools; and the
  * Access-Accept of the stock FreeRADIUS carrying both families.
@@ -53,6 +53,14 @@ async function plan(name: string, extra: Record<string, unknown> = {}) {
   ).toBe(200);
   return id;
 }
+const bulk = (body: unknown) => api.post('/api/subscribers/bulk-action', body, { token: admin });
+const assignments = async (pool: string) =>
+  (
+    await t.pool.query<{ index: number; subscriber_id: number }>(
+      `select index::int, subscriber_id from ipv6_pool_assignments where pool_name = $1 order by index`,
+      [pool],
+    )
+  ).rows;
 const replyRows = async (username: string) =>
   (
     await t.pool.query<{ attribute: string; value: string }>(
@@ -227,18 +235,240 @@ describe('IPv6 pools kept by the billing', () => {
     expect(rows[0]).toEqual({ n: 16, d: 16 });
   }, 60_000);
 
-  it('keep a prefix through a soft delete and release it at the permanent one', async () => {
+  it("skip a prefix typed in by hand to its end, however many of the pool's prefixes it covers", async () => {
+    await t.pool.query(`insert into ipv6_pools (name, prefix, prefix_length) values ('skip', '2001:db8:500::/44', 56)`);
+    const skipping = await plan('v6-skip', { delegated_ipv6_pool: 'skip' });
+    // A /48 over the pool's first 256 /56s, then a /56 over the next one.
+    await mkSub({ delegated_ipv6_prefix: '2001:db8:500::/48' });
+    await mkSub({ delegated_ipv6_prefix: '2001:db8:501::/56' });
+    const a = await mkSub({}, skipping);
+    expect(a.delegated_ipv6_prefix).toBe('2001:db8:501:100::/56');
+    await mkSub({ delegated_ipv6_prefix: '2001:db8:501:200::/56' });
+    const b = await mkSub({}, skipping);
+    const c = await mkSub({}, skipping);
+    expect([b.delegated_ipv6_prefix, c.delegated_ipv6_prefix]).toEqual([
+      '2001:db8:501:300::/56',
+      '2001:db8:501:400::/56',
+    ]);
+    expect(await assignments('skip')).toEqual([
+      { index: 257, subscriber_id: a.id },
+      { index: 259, subscriber_id: b.id },
+      { index: 260, subscriber_id: c.id },
+    ]);
+  });
+
+  it('take a prefix back when its holder is deleted, one at a time or in bulk', async () => {
     await t.pool.query(`insert into ipv6_pools (name, prefix, prefix_length) values ('one', '2001:db8:400::/64', 64)`);
     const single = await plan('v6-one', { delegated_ipv6_pool: 'one' });
     const s = await mkSub({}, single);
     expect(s.delegated_ipv6_prefix).toBe('2001:db8:400::/64');
-    expect((await api.del(`/api/subscribers/${s.id}`, { token: admin })).status).toBe(200);
     expect((await create({}, single)).status).toBe(409);
+    expect((await api.del(`/api/subscribers/${s.id}`, { token: admin })).status).toBe(200);
+    expect(await assignments('one')).toEqual([]);
+    const next = await mkSub({}, single);
+    expect(next.delegated_ipv6_prefix).toBe('2001:db8:400::/64');
+    expect((await bulk({ ids: [next.id], action: 'delete' })).body.data).toEqual({ succeeded: [next.id], failed: [] });
+    expect(await assignments('one')).toEqual([]);
+    const last = await mkSub({}, single);
+    expect(last.delegated_ipv6_prefix).toBe('2001:db8:400::/64');
+    expect(await assignments('one')).toEqual([{ index: 0, subscriber_id: last.id }]);
     expect((await api.del('/api/ipv6-pools/one', { token: admin })).status).toBe(409);
-    expect((await api.del(`/api/subscribers/${s.id}/permanent`, { token: admin })).status).toBe(200);
-    const next = await create({}, single);
-    expect(next.status).toBe(201);
-    expect(next.body.data.delegated_ipv6_prefix).toBe('2001:db8:400::/64');
+    expect((await api.del(`/api/subscribers/${last.id}/permanent`, { token: admin })).status).toBe(200);
+    expect(await assignments('one')).toEqual([]);
+  });
+
+  it('serve a holder drawing again from its own pool (bulk set_static_ipv6): its prefix goes back first', async () => {
+    await t.pool.query(
+      `insert into ipv6_pools (name, prefix, prefix_length) values ('redraw', '2001:db8:600::/62', 64)`,
+    );
+    const redraw = await plan('v6-redraw', { delegated_ipv6_pool: 'redraw' });
+    const [a, b, c] = [await mkSub({}, redraw), await mkSub({}, redraw), await mkSub({}, redraw)];
+    expect(c.delegated_ipv6_prefix).toBe('2001:db8:600:2::/64');
+    expect((await api.del(`/api/subscribers/${a.id}`, { token: admin })).status).toBe(200);
+    const draw = (ids: number[]) =>
+      bulk({ ids, action: 'set_static_ipv6', payload: { field: 'delegated_ipv6_prefix', pool_name: 'redraw' } });
+    const res = await draw([b.id, c.id]);
+    expect([res.status, res.body.data]).toEqual([200, { succeeded: [b.id, c.id], failed: [] }]);
+    expect(await assignments('redraw')).toEqual([
+      { index: 0, subscriber_id: b.id },
+      { index: 1, subscriber_id: c.id },
+    ]);
+    const prefixOf = async (id: number) =>
+      (await t.pool.query(`select delegated_ipv6_prefix::text as p from subscribers where id = $1`, [id])).rows[0].p;
+    expect([await prefixOf(b.id), await prefixOf(c.id)]).toEqual(['2001:db8:600::/64', '2001:db8:600:1::/64']);
+    // Drawn again when its own is the lowest free: kept as it is, and the session left alone.
+    const disconnects = async () =>
+      (await t.pool.query(`select 1 from outbox where payload->>'subscriber_id' = $1`, [String(b.id)])).rows.length;
+    const before = await disconnects();
+    expect((await draw([b.id])).body.data).toEqual({ succeeded: [b.id], failed: [] });
+    expect(await prefixOf(b.id)).toBe('2001:db8:600::/64');
+    expect(await assignments('redraw')).toEqual([
+      { index: 0, subscriber_id: b.id },
+      { index: 1, subscriber_id: c.id },
+    ]);
+    expect(await disconnects()).toBe(before);
+  });
+
+  it('give a subscriber one prefix each: no plan names one for both kinds, and a draw of the other kind is refused', async () => {
+    await t.pool.query(`insert into ipv6_pools (name, prefix, prefix_length) values ('both', '2001:db8:700::/60', 64)`);
+    const body = { price: 10, duration_days: 30, currency: 'USD' };
+    const twice = await api.post(
+      '/api/services',
+      { name: 'v6-both', ...body, framed_ipv6_pool: 'both', delegated_ipv6_pool: 'both' },
+      { token: admin },
+    );
+    expect([twice.status, twice.body.message]).toEqual([
+      400,
+      'delegated_ipv6_pool must name another pool than framed_ipv6_pool: IPv6 pool both gives a subscriber one prefix',
+    ]);
+    const wan = await plan('v6-both-wan', { framed_ipv6_pool: 'both' });
+    const put = await api.put(`/api/services/${wan}`, { delegated_ipv6_pool: 'both' }, { token: admin });
+    expect([put.status, put.body.message]).toEqual([400, twice.body.message]);
+    // Names the NAS keeps may be one for both; a pool of ours cannot then take that name.
+    await plan('v6-both-nas', { framed_ipv6_pool: 'nas-both', delegated_ipv6_pool: 'nas-both' });
+    const pool = await api.post(
+      '/api/ipv6-pools',
+      { name: 'nas-both', prefix: '2001:db8:710::/60', prefix_length: 64 },
+      { token: admin },
+    );
+    expect([pool.status, pool.body.message]).toEqual([
+      409,
+      'plan v6-both-nas names IPv6 pool nas-both as both framed_ipv6_pool and delegated_ipv6_pool',
+    ]);
+    const s = await mkSub({}, wan);
+    expect(s.ipv6_prefix).toBe('2001:db8:700::/64');
+    const res = await bulk({
+      ids: [s.id],
+      action: 'set_static_ipv6',
+      payload: { field: 'delegated_ipv6_prefix', pool_name: 'both' },
+    });
+    expect(res.body.data).toEqual({
+      succeeded: [],
+      failed: [{ id: s.id, reason: 'IPv6 pool both already gives this subscriber its ipv6_prefix' }],
+    });
+    expect(await assignments('both')).toEqual([{ index: 0, subscriber_id: s.id }]);
+    // A plan saved so before this rule: a create says why it fails, not "username already exists".
+    await t.pool.query(`update services set delegated_ipv6_pool = 'both' where id = $1`, [wan]);
+    const refused = await create({}, wan);
+    expect([refused.status, refused.body.message]).toEqual([
+      409,
+      'IPv6 pool both already gives this subscriber its ipv6_prefix',
+    ]);
+    expect(await assignments('both')).toEqual([{ index: 0, subscriber_id: s.id }]);
+  });
+
+  it('serve a plan only prefixes its field takes: /48 to /64 delegated, /48 to /128 WAN', async () => {
+    const pool = (name: string, prefix: string, prefix_length: number) =>
+      api.post('/api/ipv6-pools', { name, prefix, prefix_length }, { token: admin });
+    expect((await pool('wide', '2001:db8:800::/40', 44)).status).toBe(201);
+    expect((await pool('hosts', '2001:db8:900::/120', 128)).status).toBe(201);
+    const body = { price: 10, duration_days: 30, currency: 'USD' };
+    const refusals: [Record<string, string>, string][] = [
+      [
+        { delegated_ipv6_pool: 'wide' },
+        'delegated_ipv6_pool: IPv6 pool wide hands out /44 prefixes; delegated_ipv6_prefix takes /48 to /64',
+      ],
+      [
+        { framed_ipv6_pool: 'wide' },
+        'framed_ipv6_pool: IPv6 pool wide hands out /44 prefixes; ipv6_prefix takes /48 to /128',
+      ],
+      [
+        { delegated_ipv6_pool: 'hosts' },
+        'delegated_ipv6_pool: IPv6 pool hosts hands out /128 prefixes; delegated_ipv6_prefix takes /48 to /64',
+      ],
+    ];
+    for (const [pools, message] of refusals) {
+      const res = await api.post('/api/services', { name: 'v6-unfit', ...body, ...pools }, { token: admin });
+      expect([res.status, res.body.message]).toEqual([400, message]);
+    }
+    const hosts = await plan('v6-hosts', { framed_ipv6_pool: 'hosts' });
+    expect((await mkSub({}, hosts)).ipv6_prefix).toBe('2001:db8:900::/128');
+    const put = await api.put(`/api/services/${hosts}`, { delegated_ipv6_pool: 'wide' }, { token: admin });
+    expect([put.status, put.body.message]).toEqual([400, refusals[0][1]]);
+    // A name a plan gives already: the pool created under it must hand out what that field takes.
+    await plan('v6-later', { delegated_ipv6_pool: 'later-pd' });
+    const unfit = await pool('later-pd', '2001:db8:a00::/48', 72);
+    expect([unfit.status, unfit.body.message]).toEqual([
+      400,
+      "prefix_length /72 does not fit plan v6-later's delegated_ipv6_pool: delegated_ipv6_prefix takes /48 to /64",
+    ]);
+    expect((await pool('later-pd', '2001:db8:a00::/48', 56)).status).toBe(201);
+  });
+
+  it('hand a subscriber moved onto the plan its prefixes: change-service, or per id in bulk set_service', async () => {
+    await t.pool.query(`insert into ipv6_pools (name, prefix, prefix_length) values
+      ('mv-wan', '2001:db8:b00::/62', 64), ('mv-pd', '2001:db8:c00::/55', 56)`);
+    const moving = await plan('v6-move', { framed_ipv6_pool: 'mv-wan', delegated_ipv6_pool: 'mv-pd' });
+    const row = async (id: number) =>
+      (
+        await t.pool.query(
+          `select service_id, ipv6_prefix::text as wan, delegated_ipv6_prefix::text as pd from subscribers where id = $1`,
+          [id],
+        )
+      ).rows[0];
+    const one = await mkSub();
+    const moved = await api.post(`/api/subscribers/${one.id}/change-service`, { service_id: moving }, { token: admin });
+    expect(moved.status).toBe(200);
+    expect(await row(one.id)).toEqual({ service_id: moving, wan: '2001:db8:b00::/64', pd: '2001:db8:c00::/56' });
+    expect(await replyRows(one.username)).toEqual([
+      'Delegated-IPv6-Prefix=2001:db8:c00::/56',
+      'Framed-IPv6-Prefix=2001:db8:b00::/64',
+    ]);
+    // One /56 left: b takes it, c finds none and stays as it was (the /64 it was given goes back),
+    // and d, with a delegated prefix of its own, needs only a /64.
+    const [b, c] = [await mkSub(), await mkSub()];
+    const d = await mkSub({ delegated_ipv6_prefix: '2001:db8:d00::/56' });
+    const res = await bulk({ ids: [b.id, c.id, d.id], action: 'set_service', payload: { service_id: moving } });
+    expect(res.body.data).toEqual({
+      succeeded: [b.id, d.id],
+      failed: [{ id: c.id, reason: 'IPv6 pool mv-pd has no free prefix' }],
+    });
+    expect(await row(b.id)).toEqual({ service_id: moving, wan: '2001:db8:b00:1::/64', pd: '2001:db8:c00:100::/56' });
+    expect(await row(c.id)).toEqual({ service_id: plain, wan: null, pd: null });
+    expect(await row(d.id)).toEqual({ service_id: moving, wan: '2001:db8:b00:2::/64', pd: '2001:db8:d00::/56' });
+    expect(await assignments('mv-wan')).toEqual([
+      { index: 0, subscriber_id: one.id },
+      { index: 1, subscriber_id: b.id },
+      { index: 2, subscriber_id: d.id },
+    ]);
+    const single = await api.post(`/api/subscribers/${c.id}/change-service`, { service_id: moving }, { token: admin });
+    expect([single.status, single.body.message]).toEqual([409, 'IPv6 pool mv-pd has no free prefix']);
+    expect(await row(c.id)).toEqual({ service_id: plain, wan: null, pd: null });
+    // A PUT moving it with a delegated prefix of its own needs only the /64.
+    const put = await api.put(
+      `/api/subscribers/${c.id}`,
+      { service_id: moving, delegated_ipv6_prefix: '2001:db8:e00::/56' },
+      { token: admin },
+    );
+    expect(put.status).toBe(200);
+    expect(await row(c.id)).toEqual({ service_id: moving, wan: '2001:db8:b00:3::/64', pd: '2001:db8:e00::/56' });
+  });
+
+  it("are named in no plan's replies: the router has no such pool, their subscribers get a prefix instead", async () => {
+    const poolRows = async (planId: number) =>
+      (
+        await t.pool.query<{ groupname: string; attribute: string; value: string }>(
+          `select groupname, attribute, value from radgroupreply
+            where (groupname = $1 or groupname like $2) and attribute like '%IPv6%' order by groupname, attribute`,
+          [`plan_${planId}`, `plan\\_${planId}@%`],
+        )
+      ).rows.map((r) => `${r.groupname} ${r.attribute}=${r.value}`);
+    expect(await poolRows(ourPools)).toEqual([]);
+    // A name the NAS keeps until a pool of ours takes it, and again once that pool is gone.
+    const later = await plan('v6-ours-later', { framed_ipv6_pool: 'wan6', delegated_ipv6_pool: 'ours-later' });
+    const asNasPools = await poolRows(later);
+    expect(asNasPools).toContain(`plan_${later} Mikrotik-Delegated-IPv6-Pool=ours-later`);
+    expect(asNasPools).toContain(`plan_${later}@cisco Delegated-IPv6-Prefix-Pool=ours-later`);
+    const created = await api.post(
+      '/api/ipv6-pools',
+      { name: 'ours-later', prefix: '2001:db8:f000::/48', prefix_length: 56 },
+      { token: admin },
+    );
+    expect(created.status).toBe(201);
+    expect(await poolRows(later)).toEqual(asNasPools.filter((r) => !r.endsWith('=ours-later')));
+    expect((await poolRows(later)).length).toBeGreaterThan(0);
+    expect((await api.del('/api/ipv6-pools/ours-later', { token: admin })).status).toBe(200);
+    expect(await poolRows(later)).toEqual(asNasPools);
   });
 });
 
@@ -269,6 +499,25 @@ describe('Access-Accept through the stock FreeRADIUS', () => {
     expect(b.attrs['Delegated-IPv6-Prefix']).toBe('2001:db8:6700::/56');
     expect(b.attrs['Mikrotik-Delegated-IPv6-Pool']).toBeUndefined();
     expect(b.attrs['Framed-IPv6-Pool']).toBe('wan6');
+  });
+
+  it('names no pool of ours to a subscriber still without a prefix from it, and gives the one drawn later', async () => {
+    const soon = await plan('v6-ours-soon', { delegated_ipv6_pool: 'pd-soon' });
+    const s = await mkSub({}, soon);
+    expect((await radius.login(s.username, s.password)).attrs['Mikrotik-Delegated-IPv6-Pool']).toBe('pd-soon');
+    const pool = { name: 'pd-soon', prefix: '2001:db8:f100::/48', prefix_length: 56 };
+    expect((await api.post('/api/ipv6-pools', pool, { token: admin })).status).toBe(201);
+    const before = await radius.login(s.username, s.password);
+    expect(before.code).toBe('Access-Accept');
+    expect(Object.keys(before.attrs).filter((a) => a.includes('IPv6'))).toEqual([]);
+    const drawn = await bulk({
+      ids: [s.id],
+      action: 'set_static_ipv6',
+      payload: { field: 'delegated_ipv6_prefix', pool_name: 'pd-soon' },
+    });
+    expect(drawn.body.data).toEqual({ succeeded: [s.id], failed: [] });
+    const after = await radius.login(s.username, s.password);
+    expect(after.attrs['Delegated-IPv6-Prefix']).toBe('2001:db8:f100::/56');
   });
 
   it('gives a prefix handed out from a pool of ours', async () => {

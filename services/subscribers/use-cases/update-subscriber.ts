@@ -117,7 +117,11 @@ export async function updateSubscriber(caller: Auth | undefined, p: UpdateSubscr
           resellerId: resellerId ?? row.resellerId,
           price: price === undefined ? row.price : null,
         };
-        const result = await ops.setService(env, [owner], { plan: newPlan, charge_difference: false });
+        const result = await ops.setService(env, [owner], {
+          plan: newPlan,
+          charge_difference: false,
+          prefixesByCaller: true,
+        });
         if (result.failed.length) throw errorOf(result.failed[0]);
       }
       const checked: Columns = {};
