@@ -26,6 +26,12 @@ export interface CsvColumn<Row> {
 }
 
 /**
+ * The byte order mark every CSV starts with: without it Excel reads UTF-8 as the machine's code page
+ * and garbles Arabic names and notes; other readers (and fetch's text()) skip it.
+ */
+const BOM = '\uFEFF';
+
+/**
  * Lines are handed on in chunks of about this many characters: a chunk per line cost a write (and
  * an HTTP chunk header) per row, which held a million-row export to a few thousand rows a second.
  */
@@ -34,7 +40,7 @@ const CHUNK_CHARS = 64 * 1024;
 /** Rows to CSV with back-pressure: the iterator is pulled only as fast as the client reads. */
 export function csvStream<Row>(columns: readonly CsvColumn<Row>[], rows: AsyncIterable<Row>): Readable {
   async function* chunks(): AsyncGenerator<string> {
-    let chunk = csvLine(columns.map((c) => c.header));
+    let chunk = BOM + csvLine(columns.map((c) => c.header));
     for await (const row of rows) {
       chunk += csvLine(columns.map((c) => c.value(row)));
       if (chunk.length >= CHUNK_CHARS) {
@@ -128,6 +134,7 @@ export async function copyCsv(text: string, values: readonly unknown[]): Promise
   const client = await readPool().connect();
   const copy = client.query(copyTo(copyStatement(text, values)));
   const out = new CrlfRecords();
+  out.push(BOM);
   pipeline(copy, out, (err) => client.release(err ?? undefined));
   return out;
 }

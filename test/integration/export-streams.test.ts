@@ -70,6 +70,20 @@ describe('a client that leaves mid-download', () => {
   });
 });
 
+describe('every CSV', () => {
+  it('starts with the UTF-8 byte order mark, so that Excel reads Arabic as Arabic', async () => {
+    for (const path of [
+      '/api/transactions?format=csv',
+      `/api/reports/reseller-statement?reseller_id=${resellerId}&format=csv`,
+    ]) {
+      const res = await fetch(`${t.baseUrl}${path}`, { headers: { authorization: `Bearer ${admin}` } });
+      const bytes = Buffer.from(await res.arrayBuffer());
+      expect([path, [...bytes.subarray(0, 3)]]).toEqual([path, [0xef, 0xbb, 0xbf]]);
+      expect(bytes.subarray(3, 5).toString()).not.toBe('\ufeff');
+    }
+  });
+});
+
 describe('a report whose queries fail', () => {
   it('rejects its request and leaves no rejection unhandled', async () => {
     const unhandled: unknown[] = [];

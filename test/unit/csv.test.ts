@@ -30,6 +30,7 @@ describe('csv', () => {
     );
     let text = '';
     for await (const chunk of stream) text += chunk;
-    expect(text).toBe("a,b\r\none,1\r\n'=two,2\r\n");
+    // The byte order mark first, for Excel.
+    expect(text).toBe("\ufeffa,b\r\none,1\r\n'=two,2\r\n");
   });
 });
