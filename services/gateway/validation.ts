@@ -2,6 +2,7 @@ import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { FAILURES, fail } from '../../shared/failures';
 import type { JsonSchema, RouteDef } from '../../shared/http/route';
+import { NO_YEAR_ZERO } from '../../shared/http/schemas';
 
 /**
  * Path and query arrive as strings, so their validator coerces ("7" -> 7) once the text is a
@@ -230,6 +231,8 @@ export function describe(error: ErrorObject | undefined, prefix = ''): string {
     const hint = hints[format] ?? `in ${format} format`;
     return `${field || 'value'} must be ${hint}`;
   }
+  if (error.keyword === 'pattern' && (error.params as { pattern: string }).pattern === NO_YEAR_ZERO)
+    return `${field || 'value'} must be a date from year 0001 on`;
   if (error.keyword === 'not' && field) return `${field} is not allowed`;
   return `${field || 'body'} ${error.message ?? 'is invalid'}`;
 }

@@ -45,8 +45,9 @@ export const paginationProperties = {
   limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, default: 50 },
 } as const;
 
-// PostgreSQL's dates start at year 1: year 0000 is a valid ISO date it refuses (a 500 before).
-export const isoDate = { type: 'string', format: 'date', pattern: '^(?!0000-)' } as const;
+/** PostgreSQL's dates start at year 1: year 0000 is a valid ISO date it refuses (a 500 before). */
+export const NO_YEAR_ZERO = '^(?!0000-)';
+export const isoDate = { type: 'string', format: 'date', pattern: NO_YEAR_ZERO } as const;
 export const isoDateTime = { type: 'string', format: 'date-time' } as const;
 export const currencyCode = { type: 'string', pattern: '^[A-Z]{3}$' } as const;
 /** A money amount in the API: a decimal number (checked against the currency's digits later). */
