@@ -158,7 +158,8 @@ export async function settleEvent(provider: string, e: ProviderEvent): Promise<S
         });
         // Money paid for an invoice pays what is still owed (its invoice consolidated into another
         // while the payer was away, say), oldest first, rather than waiting while that goes overdue.
-        if (c.purpose === 'invoice') {
+        // (A deleted account's invoices stay as they are: the wallet payments lock live rows only.)
+        if (c.purpose === 'invoice' && !subscriber.deleted) {
           const { paid } = await settleFromWallet(tx, subscriber.id, {
             walletBalance: credit.walletBalance,
             currency,

@@ -116,7 +116,7 @@ export function cardFigures(scope: ReportScope, monthFrom: string): Sql {
  * reseller's tree sees only the servers its subscribers are online on: the list of servers is
  * the admin's (GET /api/nas).
  */
-export function nasFigures(scope: ReportScope): Sql {
+export function nasFigures(scope: ReportScope, admin: boolean): Sql {
   const p = new Params();
   return {
     text: `select n.id, n.shortname, n.nasname, coalesce(o.online, 0) as online,
@@ -127,7 +127,7 @@ export function nasFigures(scope: ReportScope): Sql {
                     group by nas_id) o on o.nas_id = n.id
         left join nas_last_packet l on host(l.nasipaddress) = n.nasname
          and exists (select 1 from radacct r where r.nasipaddress = l.nasipaddress and r.acctstoptime is null)
-       where ${scope.pathPattern === null ? 'true' : 'o.online > 0'}
+       where ${admin ? 'true' : 'o.online > 0'}
        order by n.id`,
     values: p.values,
   };

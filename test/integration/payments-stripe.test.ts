@@ -370,6 +370,20 @@ describe('webhook', () => {
     expect(await invRow(inv.id)).toMatchObject({ status: 'paid', paidAmount: 1500 });
     expect((await checkoutById(c.id)).note).toContain('the subscriber is deleted');
 
+    // Deleted, with the invoice paid at the counter meanwhile and another still open: the money
+    // goes to the wallet and the open invoice is left as it is (no 404 loop).
+    const left = await mkSub();
+    const first = await mkInvoice(left.id, 6);
+    await payButton(first);
+    const leftCheckout = await checkoutOf(first.id);
+    const second = await mkInvoice(left.id, 4);
+    expect((await api.post(`/api/invoices/${first.id}/payment`, { amount: 6 }, { token: admin })).status).toBe(200);
+    expect((await api.del(`/api/subscribers/${left.id}`, { token: admin })).status).toBe(200);
+    const excess = await deliver(stripe.complete(leftCheckout.providerSessionId!));
+    expect([excess.status, outcomeOf(excess)]).toEqual([200, 'paid']);
+    expect((await subRow(left.id)).walletBalance).toBe(600);
+    expect(await invRow(second.id)).toMatchObject({ paidAmount: 0 });
+
     const gone = await mkSub();
     const goneInv = await mkInvoice(gone.id, 9);
     await payButton(goneInv);

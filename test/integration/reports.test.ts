@@ -204,6 +204,13 @@ describe('GET /api/dashboard', () => {
     const user = (id: number) => users.find((u) => u.id === id)!.username;
     const nasIp = '192.0.2.77';
     await t.pool.query(`insert into nas (nasname, shortname, secret) values ($1, 'tower-west', 's')`, [nasIp]);
+    const viewAll = token('reseller', { managerId: 44, resellerId: B, permissions: ['subscribers.view_all'] });
+    const listed = async (tok: string) =>
+      (await api.get('/api/dashboard', { token: tok })).body.data.nas.some(
+        (x: { ip_address: string }) => x.ip_address === nasIp,
+      );
+    // A server no one is online on: the admin's list only, view_all or not.
+    expect([await listed(admin), await listed(viewAll)]).toEqual([true, false]);
     const session = (id: string, username: string, start: string, stop: string | null) =>
       t.pool.query(
         `insert into radacct (acctsessionid, acctuniqueid, username, nasipaddress, acctstarttime, acctstoptime)
@@ -234,18 +241,20 @@ describe('GET /api/dashboard', () => {
         [nasIp, pathLike],
       );
     const check = async () => {
-      for (const [tok, pathLike] of [
-        [admin, null],
-        [resA, await pathOf(A)],
-        [resA1, await pathOf(A1)],
-        [resB, await pathOf(B)],
+      for (const [tok, pathLike, isAdmin] of [
+        [admin, null, true],
+        // view_all widens the figures to every tree, not the list of servers (the admin's).
+        [viewAll, null, false],
+        [resA, await pathOf(A), false],
+        [resA1, await pathOf(A1), false],
+        [resB, await pathOf(B), false],
       ] as const) {
         const d = (await api.get('/api/dashboard', { token: tok })).body.data;
         expect(d.series.online_per_hour.map((x: { online: number }) => x.online)).toEqual(await direct(pathLike));
         const server = d.nas.find((x: { ip_address: string }) => x.ip_address === nasIp);
         const online = await onlineOn(pathLike);
         // A reseller's tree sees a server only while its subscribers are online on it; the admin every one.
-        if (pathLike !== null && online === 0) expect(server).toBeUndefined();
+        if (!isAdmin && online === 0) expect(server).toBeUndefined();
         else expect(server.online).toBe(online);
       }
       const sqlAge = () =>
@@ -760,7 +769,10 @@ describe('the other reports', () => {
     const viewAll = token('reseller', { managerId: 43, resellerId: A, permissions: ['subscribers.view_all'] });
     expect((await api.get('/api/reports/cards', { token: viewAll })).body.data).toEqual([]);
     expect((await api.get(`/api/reports/cards?reseller_id=${B}`, { token: viewAll })).status).toBe(403);
-    expect((await api.get('/api/dashboard', { token: viewAll })).body.data.cards).toMatchObject({ sold: 0, redeemed: 0 });
+    expect((await api.get('/api/dashboard', { token: viewAll })).body.data.cards).toMatchObject({
+      sold: 0,
+      redeemed: 0,
+    });
     const otherTree = await api.get(`/api/dashboard?reseller_id=${B}`, { token: viewAll });
     expect(otherTree.status).toBe(200);
     expect(otherTree.body.data.cards).toMatchObject({ sold: 0, redeemed: 0 });
