@@ -121,7 +121,7 @@ async function main(): Promise<void> {
             q.ledgerFigures(scope, today, `${today.slice(0, 7)}-01`, addMonths(today, -1)),
             q.invoiceFigures(scope, today),
             q.cardFigures(scope, `${today.slice(0, 7)}-01`),
-            q.nasFigures(scope),
+            q.nasFigures(scope, scope.pathPattern === null),
             q.paymentsPerDay(scope, addDays(today, -29), today, 'USD'),
             q.onlinePerHour(scope),
             q.subscribersPerMonth(scope, addMonths(today, -11), today),

@@ -36,10 +36,10 @@ export async function writeBlockedGroup(
       .values({ groupname: BLOCKED_GROUP, attribute: ATTR.authType, op: ':=', value: 'Reject' });
     return;
   }
-  const pairs = parseRadiusPairs(gardenAttributes);
+  const pairs = parseRadiusPairs(gardenAttributes, true);
   if (pairs.length) await tx.insert(radgroupreply).values(pairs.map((p) => ({ groupname: BLOCKED_GROUP, ...p })));
   const vendorRows = SUFFIXED_VENDORS.flatMap((v) =>
-    parseTemplate(vendorGardens[v] ?? PROFILES[v].garden).map((p) => ({
+    parseTemplate(vendorGardens[v] ?? PROFILES[v].garden, true).map((p) => ({
       groupname: vendorGroup(BLOCKED_GROUP, v),
       ...p,
     })),

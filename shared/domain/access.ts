@@ -116,9 +116,10 @@ export function groupPairProblem(attribute: string, value: string): string | nul
 
 /**
  * Parses the walled garden's reply attributes, one `Attribute op value` a line (blank lines
- * skipped). Throws naming the first bad line, so a setting that FreeRADIUS could not use is a 400.
+ * skipped). Throws naming the first bad line, so a setting that FreeRADIUS could not use is a 400;
+ * `stored`: a setting saved before groupPairProblem's rule, whose refused pairs are left out.
  */
-export function parseRadiusPairs(text: string): RadiusPair[] {
+export function parseRadiusPairs(text: string, stored = false): RadiusPair[] {
   const pairs: RadiusPair[] = [];
   const lines = text.split(/\r?\n/);
   for (const [i, line] of lines.entries()) {
@@ -128,6 +129,7 @@ export function parseRadiusPairs(text: string): RadiusPair[] {
     if (!GARDEN_ATTRIBUTES.has(m[1].toLowerCase())) throw new Error(`line ${i + 1}: unknown attribute ${m[1]}`);
     const value = m[3] !== undefined ? m[3].replace(/\\(.)/g, '$1') : m[4];
     const problem = groupPairProblem(m[1], value);
+    if (problem && stored) continue;
     if (problem) throw new Error(`line ${i + 1}: ${problem}`);
     pairs.push({ attribute: m[1], op: m[2], value });
   }

@@ -55,9 +55,10 @@ export function valueProblem(def: AttributeDef, value: string, tag?: number): st
 /**
  * Parses a template, one `Attribute op value` a line (blank lines skipped; a tag as `Name:1`).
  * Throws an Error whose message names the line and the attribute at fault; a subscriber's own
- * address or a value FreeRADIUS would expand is refused too (groupPairProblem).
+ * address or a value FreeRADIUS would expand is refused too (groupPairProblem), or left out when
+ * `stored` (a template saved before that rule: every write rewriting the rows would fail on it).
  */
-export function parseTemplate(text: string): ReplyPair[] {
+export function parseTemplate(text: string, stored = false): ReplyPair[] {
   const pairs: ReplyPair[] = [];
   for (const [i, line] of text.split(/\r?\n/).entries()) {
     if (line.trim() === '') continue;
@@ -67,8 +68,12 @@ export function parseTemplate(text: string): ReplyPair[] {
     if (!def) throw new Error(`line ${i + 1}: unknown attribute ${m[1]}`);
     const tag = m[2] === undefined ? undefined : Number(m[2]);
     const value = m[4] !== undefined ? m[4].replace(/\\(.)/g, '$1') : m[5];
-    const problem = valueProblem(def, value, tag) ?? groupPairProblem(def.name, value);
+    const problem = valueProblem(def, value, tag);
     if (problem) throw new Error(`line ${i + 1}: ${problem}`);
+    if (groupPairProblem(def.name, value)) {
+      if (stored) continue;
+      throw new Error(`line ${i + 1}: ${groupPairProblem(def.name, value)}`);
+    }
     pairs.push({ attribute: tag === undefined ? def.name : `${def.name}:${tag}`, op: m[3], value });
   }
   return pairs;

@@ -210,7 +210,7 @@ export function planPairs(
   return [
     ...(plan.poolName ? [{ attribute: 'Framed-Pool', op: '=', value: plan.poolName }] : []),
     ...(plan.rateLimit ? ratePairs(vendor, plan.rateLimit).map((p) => ({ ...p, op: '=' })) : []),
-    ...(plan.template ? parseTemplate(plan.template) : []),
+    ...(plan.template ? parseTemplate(plan.template, true) : []),
   ];
 }
 

@@ -401,6 +401,31 @@ describe('the API of vendors', () => {
     expect(rows.rows.map((r) => r.attribute)).not.toContain('Huawei-Qos-Profile-Name');
   });
 
+  it('refuses a value FreeRADIUS would expand; one stored before the rule is left out, not a 500 on every write', async () => {
+    const put = (body: Record<string, unknown>) => api.put(`/api/services/${plan}`, body, { token: admin });
+    const refused = await put({ vendor_attributes: { cisco: 'Cisco-AVPair += "`%{sql:select secret from nas}`"' } });
+    expect([refused.status, refused.body.message]).toEqual([
+      400,
+      'vendor_attributes: cisco: line 1: Cisco-AVPair: "`%{sql:select secret from nas}`" would be expanded by FreeRADIUS (a backtick, %{ or a value wrapped in quotes)',
+    ]);
+    const kept = (await api.get(`/api/services/${plan}`, { token: admin })).body.data.vendor_attributes;
+    await t.pool.query(`update services set vendor_attributes = $2 where id = $1`, [
+      plan,
+      { cisco: 'Cisco-AVPair += "ip:dns-servers=10.0.0.53"\nCisco-AVPair += "`id`"' },
+    ]);
+    try {
+      const priced = await put({ price: 12 });
+      expect(priced.status).toBe(200);
+      const rows = await t.pool.query(`select value from radgroupreply where groupname = $1 order by id`, [
+        `plan_${plan}@cisco`,
+      ]);
+      expect(rows.rows.map((r) => r.value)).toContain('ip:dns-servers=10.0.0.53');
+      expect(rows.rows.map((r) => r.value)).not.toContain('`id`');
+    } finally {
+      await t.pool.query(`update services set vendor_attributes = $2 where id = $1`, [plan, kept]);
+    }
+  });
+
   it('checks walled_garden_vendor_attributes the same way', async () => {
     const res = await api.put(
       '/api/settings',
