@@ -2,7 +2,7 @@ import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { FAILURES, fail } from '../../shared/failures';
 import type { JsonSchema, RouteDef } from '../../shared/http/route';
-import { NO_YEAR_ZERO } from '../../shared/http/schemas';
+import { NO_YEAR_ZERO, NOT_WRAPPED } from '../../shared/http/schemas';
 
 /**
  * Path and query arrive as strings, so their validator coerces ("7" -> 7) once the text is a
@@ -231,8 +231,9 @@ export function describe(error: ErrorObject | undefined, prefix = ''): string {
     const hint = hints[format] ?? `in ${format} format`;
     return `${field || 'value'} must be ${hint}`;
   }
-  if (error.keyword === 'pattern' && (error.params as { pattern: string }).pattern === NO_YEAR_ZERO)
-    return `${field || 'value'} must be a date from year 0001 on`;
+  const pattern = error.keyword === 'pattern' ? (error.params as { pattern: string }).pattern : null;
+  if (pattern === NO_YEAR_ZERO) return `${field || 'value'} must be a date from year 0001 on`;
+  if (pattern === NOT_WRAPPED) return `${field || 'value'} must not start and end with the same quote or backtick`;
   if (error.keyword === 'not' && field) return `${field} is not allowed`;
   return `${field || 'body'} ${error.message ?? 'is invalid'}`;
 }

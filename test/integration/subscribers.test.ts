@@ -212,6 +212,24 @@ describe('create', () => {
     expect(again.body).toEqual({ success: false, message: 'username already exists' });
   });
 
+  it('400 for a password FreeRADIUS would unwrap or expand in the cleartext mode; quotes inside are fine', async () => {
+    for (const password of ['`id`', '"secret"', "'secret'"]) {
+      const res = await api.post(
+        '/api/subscribers',
+        { username: 'wrapped@isp', password, service_id: basic, reseller_id: root },
+        { token: admin },
+      );
+      expect([password, res.status, res.body.message]).toEqual([
+        password,
+        400,
+        'password must not start and end with the same quote or backtick',
+      ]);
+    }
+    const s = await mkSub({ password: 'it`s "ok"' });
+    const put = await api.put(`/api/subscribers/${s.id}`, { password: '`x`' }, { token: admin });
+    expect(put.status).toBe(400);
+  });
+
   it('400 service_id not found; 403 without a service limit; 403 when max_subscribers is reached', async () => {
     const before = (await t.db.select().from(subscribers)).length;
     const bad = await api.post(
