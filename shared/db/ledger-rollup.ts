@@ -58,6 +58,8 @@ export function rollupDays(
     [`${alias}.grain = 'd'`, lo && `${alias}.day >= ${add(lo)}::date`, hi && `${alias}.day <= ${add(hi)}::date`]
       .filter(Boolean)
       .join(' and ');
+  // From a day of 9999-12 on there is no whole month: its next one is past the calendar's dates.
+  if (first !== undefined && first.startsWith('+')) return `(${days(from, to)})`;
   if (first !== undefined && end !== undefined && first >= end) return `(${days(from, to)})`;
   const parts = [
     [`${alias}.grain = 'm'`, first && `${alias}.day >= ${add(first)}::date`, end && `${alias}.day < ${add(end)}::date`]

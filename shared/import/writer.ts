@@ -959,8 +959,10 @@ async function writeSubscribers(tx: Tx, ctx: BatchContext, fresh: PlannedSubscri
   const inserted = send(
     tx.execute<{ id: number; username: string }>(sql`
       insert into subscribers (username, password_enc, full_name, phone, address, notes, mac_address, static_ip,
-                               service_id, reseller_id, status, wallet_balance, expiry_date)
-      select * from unnest(${col((p) => p.src.username)}::text[],
+                               service_id, reseller_id, status, wallet_balance, expiry_date, username_since)
+      -- A name a deleted subscriber held: its sessions until its deletion are not this one's (migration 0060).
+      select u.*, (select max(d.deleted_at) from subscribers d where d.username = u.username and d.deleted_at is not null)
+        from unnest(${col((p) => p.src.username)}::text[],
                            ${col((p) =>
                              encrypt(
                                CLEARTEXT_ATTRIBUTES.includes(passwordAttribute(p.src.password!.attribute)!)
@@ -974,6 +976,8 @@ async function writeSubscribers(tx: Tx, ctx: BatchContext, fresh: PlannedSubscri
                            ${col((p) => p.serviceId as number)}::int[], ${col((p) => p.resellerId!)}::int[],
                            ${col((p) => (p.src.active ? 'active' : 'inactive'))}::text[],
                            ${col((p) => p.balance)}::bigint[], ${col((p) => p.expiry)}::date[])
+             as u(username, password_enc, full_name, phone, address, notes, mac_address, static_ip,
+                  service_id, reseller_id, status, wallet_balance, expiry_date)
       returning id, username`),
   );
   const checks = await Promise.all(

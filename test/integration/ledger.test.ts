@@ -406,6 +406,7 @@ describe('GET /api/transactions', () => {
     // Year 0 is an ISO date PostgreSQL refuses; 9999-12-31's next month is past its calendar (500s before).
     const yearZero = await api.get('/api/transactions?from=0000-01-01', { token: admin });
     expect([yearZero.status, yearZero.body.message]).toEqual([400, 'from must be a date from year 0001 on']);
+    expect((await api.get('/api/transactions?from=9999-12-15', { token: admin })).body.pagination.total).toBe(0);
     const last = await api.get('/api/transactions?to=9999-12-31', { token: admin });
     expect(last.status).toBe(200);
     expect(last.body.pagination.total).toBe(
