@@ -2,7 +2,7 @@
  * A plan change priced by the shared proration function, used by POST /api/invoices/prorate and by
  * the subscribers' change-service endpoints, so the quote and the charge can never differ.
  */
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../db/client';
 import { services, subscribers } from '../db/schema';
 import { prorate, type Proration } from '../domain/proration';
@@ -78,6 +78,15 @@ export async function quoteServiceChange(
   };
 }
 
+/** The tax rate of the subscriber's latest renewal or plan-change invoice, else the default rate. */
+async function paidTaxRate(tx: Tx, subscriberId: number): Promise<string | number> {
+  const { rows } = await tx.execute<{ tax_rate: string }>(sql`
+    select tax_rate from invoices
+     where subscriber_id = ${subscriberId} and kind in ('renewal', 'service_change') and status <> 'void'
+     order by issue_date desc, id desc limit 1`);
+  return rows[0]?.tax_rate ?? (await loadSettings(tx, ['default_tax_rate'])).default_tax_rate;
+}
+
 export interface ServiceChangeSettlement {
   /** Set when the subscriber owes money: one pending invoice for the net amount due. */
   invoice: InvoiceRecord | null;
@@ -109,9 +118,10 @@ export async function settleServiceChange(
     return { invoice, walletCredit: null };
   }
   if (quote.netAmountDue < 0) {
-    // The unused days were paid with their tax, as an upgrade's invoice charges it: the refund
-    // returns it at the same rate, so an upgrade and straight back leaves no tax owed.
-    const taxRate = opts.taxRate ?? (await loadSettings(tx, ['default_tax_rate'])).default_tax_rate;
+    // The unused days were paid with their tax: the refund returns it at the rate they were paid at
+    // (the latest renewal's or plan change's invoice; the default when there is none), so an upgrade
+    // and straight back leaves no tax owed, and a rate raised since refunds no tax never paid.
+    const taxRate = opts.taxRate ?? (await paidTaxRate(tx, quote.subscriberId));
     const refund = withTax(-quote.netAmountDue, taxRate);
     const walletCredit = await creditWallet(tx, {
       subscriberId: quote.subscriberId,

@@ -935,6 +935,22 @@ describe('single actions', () => {
     });
   });
 
+  it('change-service: the refund returns tax at the rate the period was paid at, not a rate raised since', async () => {
+    const s = await mkSub({ service_id: premium, expiry_date: plusDays(15) });
+    const renewed = await api.post(`/api/subscribers/${s.id}/renew`, {}, { token: admin });
+    expect(renewed.status).toBe(200);
+    await withDefaultTax(api, 15, async () => {
+      const back = await api.post(
+        `/api/subscribers/${s.id}/change-service`,
+        { service_id: basic, charge_difference: true },
+        { token: admin },
+      );
+      expect(back.status).toBe(200);
+      // The renewal was invoiced at 0%: the refund is the net alone.
+      expect(back.body.data.wallet_credited).toBe(-back.body.data.net_amount_due);
+    });
+  });
+
   it('change-service: a refund in a currency the wallet does not hold is 409 and nothing changes', async () => {
     const big = await rootPlan('yen-big', 3000, 'JPY');
     const small = await rootPlan('yen-small', 1000, 'JPY');
