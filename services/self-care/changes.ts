@@ -95,9 +95,7 @@ export async function selfServicePlans(subscriberId: number): Promise<SelfServic
 export async function requireSelfServicePlan(subscriberId: number, planId: number): Promise<SelfServicePlan> {
   const [plans, own] = await Promise.all([
     selfServicePlans(subscriberId),
-    db().execute(
-      sql`select 1 from subscribers where id = ${subscriberId} and override_price and price is not null`,
-    ),
+    db().execute(sql`select 1 from subscribers where id = ${subscriberId} and override_price and price is not null`),
   ]);
   const plan = plans.find((p) => p.id === planId && !p.current);
   if (!plan) throw fail('planNotSelfService');

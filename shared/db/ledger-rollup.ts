@@ -53,7 +53,8 @@ export function rollupDays(
   const first = from === undefined ? undefined : from === monthStart(from) ? from : nextMonth(from);
   const lastOfMonth = to !== undefined && iso(ms(to) + DAY_MS) === nextMonth(to);
   // Through 9999-12-31 is open above: the next month is past the calendar's dates (not ISO, a 500 before).
-  const end = to === undefined || (lastOfMonth && to >= '9999-12') ? undefined : lastOfMonth ? nextMonth(to) : monthStart(to);
+  const end =
+    to === undefined || (lastOfMonth && to >= '9999-12') ? undefined : lastOfMonth ? nextMonth(to) : monthStart(to);
   const days = (lo: string | undefined, hi: string | undefined) =>
     [`${alias}.grain = 'd'`, lo && `${alias}.day >= ${add(lo)}::date`, hi && `${alias}.day <= ${add(hi)}::date`]
       .filter(Boolean)

@@ -96,7 +96,8 @@ describe('a report whose queries fail', () => {
         values: [],
         view: (row: { n: number }) => ({ n: row.n }),
         columns: ['n'],
-        extra: () => new Promise<Record<string, unknown>>((_, reject) => setTimeout(() => reject(new Error('extra')), 20)),
+        extra: () =>
+          new Promise<Record<string, unknown>>((_, reject) => setTimeout(() => reject(new Error('extra')), 20)),
       };
       await expect(answer({}, {}, failing)).rejects.toThrow('division by zero');
       await expect(answer({}, {}, { ...failing, page: { page: 1, limit: 10 } })).rejects.toThrow('division by zero');

@@ -136,7 +136,7 @@ test("a template holds no FreeRADIUS expansion and no subscriber's own address",
   expect(() => parseTemplate('Delegated-IPv6-Prefix := 2001:db8::/56')).toThrow(/each subscriber's own/);
   expect(() => parseRadiusPairs('Framed-IPv6-Prefix := "2001:db8::/64"')).toThrow(/each subscriber's own/);
   expect(() => parseRadiusPairs('Filter-Id := "`id`"')).toThrow('line 1: Filter-Id: "`id`" would be expanded');
-  expect(parseTemplate("Filter-Id := \"it's 50%\"")).toEqual([{ attribute: 'Filter-Id', op: ':=', value: "it's 50%" }]);
+  expect(parseTemplate('Filter-Id := "it\'s 50%"')).toEqual([{ attribute: 'Filter-Id', op: ':=', value: "it's 50%" }]);
 });
 
 test("an imported plan's rate that the profiles cannot read reaches no other vendor, and breaks nothing", () => {
