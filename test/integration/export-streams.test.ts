@@ -99,8 +99,11 @@ describe('a report whose queries fail', () => {
         extra: () =>
           new Promise<Record<string, unknown>>((_, reject) => setTimeout(() => reject(new Error('extra')), 20)),
       };
-      await expect(answer({}, {}, failing)).rejects.toThrow('division by zero');
-      await expect(answer({}, {}, { ...failing, page: { page: 1, limit: 10 } })).rejects.toThrow('division by zero');
+      // Whichever fails first fails the request (the query or the totals, by the machine's pace);
+      // what matters is that the other's rejection is handled too.
+      const failed = /division by zero|extra/;
+      await expect(answer({}, {}, failing)).rejects.toThrow(failed);
+      await expect(answer({}, {}, { ...failing, page: { page: 1, limit: 10 } })).rejects.toThrow(failed);
       await new Promise((r) => setTimeout(r, 100));
       expect(unhandled).toEqual([]);
     } finally {
