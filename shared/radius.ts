@@ -5,6 +5,7 @@
 import { eq, inArray, like, or, sql } from 'drizzle-orm';
 import type { DbOrTx } from './db/client';
 import { ipv6Pools, radgroupreply, type FupTier } from './db/schema';
+import { rateTextExpands } from './vendors/rate';
 import { planPairs, PROFILES, SUFFIXED_VENDORS, tierPairs, vendorGroup, type Vendor } from './vendors/profiles';
 
 export const planGroup = (serviceId: number) => `plan_${serviceId}`;
@@ -100,17 +101,21 @@ export async function writePlanGroupReply(tx: DbOrTx, serviceId: number, saved: 
     .where(or(eq(radgroupreply.groupname, group), like(radgroupreply.groupname, `plan\\_${serviceId}\\_fup_`)));
   const rows = [
     plan.poolName ? { groupname: group, attribute: ATTR.framedPool, op: '=', value: plan.poolName } : undefined,
-    plan.rateLimit ? { groupname: group, attribute: ATTR.rateLimit, op: '=', value: plan.rateLimit } : undefined,
+    plan.rateLimit && !rateTextExpands(plan.rateLimit)
+      ? { groupname: group, attribute: ATTR.rateLimit, op: '=', value: plan.rateLimit }
+      : undefined,
     ...ipv6PoolRows(group, 'mikrotik', plan),
     ...planPairs('mikrotik', { poolName: null, rateLimit: null, template: plan.vendorAttributes?.mikrotik }).map(
       (p) => ({ groupname: group, ...p }),
     ),
     // rlm_sql stops at the first group with reply rows unless it says Fall-Through: the tier group
     // (priority 0, read first) does, so the plan's group still adds its pool.
-    ...(plan.fupTiers ?? []).flatMap((t) => [
-      { groupname: fupGroup(serviceId, t.level), attribute: ATTR.rateLimit, op: ':=', value: t.rate_limit },
-      { groupname: fupGroup(serviceId, t.level), attribute: ATTR.fallThrough, op: '=', value: 'Yes' },
-    ]),
+    ...(plan.fupTiers ?? [])
+      .filter((t) => !rateTextExpands(t.rate_limit))
+      .flatMap((t) => [
+        { groupname: fupGroup(serviceId, t.level), attribute: ATTR.rateLimit, op: ':=', value: t.rate_limit },
+        { groupname: fupGroup(serviceId, t.level), attribute: ATTR.fallThrough, op: '=', value: 'Yes' },
+      ]),
   ].filter((r) => r !== undefined);
   if (rows.length) await tx.insert(radgroupreply).values(rows);
   await writeVendorRows(tx, serviceId, plan);

@@ -3,6 +3,7 @@ import addFormats from 'ajv-formats';
 import { FAILURES, fail } from '../../shared/failures';
 import type { JsonSchema, RouteDef } from '../../shared/http/route';
 import { NO_YEAR_ZERO, NOT_WRAPPED } from '../../shared/http/schemas';
+import { RATE_LIMIT_PATTERN } from '../../shared/vendors/rate';
 
 /**
  * Path and query arrive as strings, so their validator coerces ("7" -> 7) once the text is a
@@ -233,6 +234,8 @@ export function describe(error: ErrorObject | undefined, prefix = ''): string {
   }
   const pattern = error.keyword === 'pattern' ? (error.params as { pattern: string }).pattern : null;
   if (pattern === NO_YEAR_ZERO) return `${field || 'value'} must be a date from year 0001 on`;
+  if (pattern === RATE_LIMIT_PATTERN)
+    return `${field || 'value'} must be a rate such as 10M/20M (rx/tx, k, M or G, then MikroTik's burst fields), with no backtick or %{`;
   if (pattern === NOT_WRAPPED) return `${field || 'value'} must not start and end with the same quote or backtick`;
   if (error.keyword === 'not' && field) return `${field} is not allowed`;
   return `${field || 'body'} ${error.message ?? 'is invalid'}`;

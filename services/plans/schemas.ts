@@ -1,8 +1,9 @@
 /** Request schemas of the plan routes (`/api/services`). */
 import { currencyCode, moneyAmount, object, type Infer } from '../../shared/http/schemas';
 import { VENDORS } from '../../shared/vendors/profiles';
+import { RATE_LIMIT_PATTERN } from '../../shared/vendors/rate';
 
-const rateLimitText = { type: 'string', pattern: '^\\d+[kKmMgG]?(/\\d+[kKmMgG]?)?( .*)?$', maxLength: 200 } as const;
+const rateLimitText = { type: 'string', pattern: RATE_LIMIT_PATTERN, maxLength: 200 } as const;
 const fupTier = object(
   {
     level: { type: 'integer', minimum: 1, maximum: 3 },

@@ -99,6 +99,10 @@ const SUBSCRIBER_ADDRESS_ATTRIBUTES = new Set(
   ),
 );
 
+/** A value rlm_sql would read as a quoted string (and run, in backticks) rather than as it is. */
+export const wrappedWhole = (value: string): boolean =>
+  value.length > 1 && /^["'`]/.test(value) && value[0] === value[value.length - 1];
+
 /**
  * Why a pair an operator wrote cannot go into the group rows FreeRADIUS reads, or null. rlm_sql
  * expands a value wrapped whole in backticks (and strips a whole in quotes, which may then be one),
@@ -108,8 +112,7 @@ const SUBSCRIBER_ADDRESS_ATTRIBUTES = new Set(
 export function groupPairProblem(attribute: string, value: string): string | null {
   if (SUBSCRIBER_ADDRESS_ATTRIBUTES.has(attribute.toLowerCase()))
     return `${attribute} is each subscriber's own: set it on the subscriber, not for a group`;
-  const wrapped = value.length > 1 && /^["'`]/.test(value) && value[0] === value[value.length - 1];
-  if (wrapped || value.includes('`') || value.includes('%{'))
+  if (wrappedWhole(value) || value.includes('`') || value.includes('%{'))
     return `${attribute}: ${JSON.stringify(value)} would be expanded by FreeRADIUS (a backtick, %{ or a value wrapped in quotes)`;
   return null;
 }

@@ -22,9 +22,11 @@ import { publicToken, publicTokenHash } from '../public-links';
 import type { Db, Tx } from '../db/client';
 import { isLockTimeout } from '../db/errors';
 import { resellers, services } from '../db/schema';
+import { wrappedWhole } from '../domain/access';
 import { addDays, isIPv4, normaliseMac, todayIso } from '../domain/subscriber';
 import { currencyExponent, fromMinor, parseDecimal } from '../money';
 import { writePlanGroupReply } from '../radius';
+import { rateTextExpands } from '../vendors/rate';
 import { loadSettings } from '../settings';
 import { normaliseOptionalPhone } from '../phone';
 import { retentionCutoff } from '../access/retention-cutoff';
@@ -235,6 +237,11 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
       planIds.set(name, { reason: `plan skipped: ${name}` });
       continue;
     }
+    if (p.rateLimit && rateTextExpands(p.rateLimit)) {
+      issue('plans', name, 'skipped', `rate limit FreeRADIUS would expand (a backtick, %{ or quotes): ${p.rateLimit}`);
+      planIds.set(name, { reason: `plan skipped: ${name}` });
+      continue;
+    }
     const live = livePlans.get(name);
     if (live) {
       if (live.price === price && live.currency === currency) {
@@ -288,6 +295,10 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
     }
     if (!s.password || !s.password.value || !passwordAttribute(s.password.attribute)) {
       skip(s.password ? `password attribute not accepted: ${s.password.attribute}` : 'no password');
+      continue;
+    }
+    if (wrappedWhole(s.password.value)) {
+      skip('password wrapped whole in quotes or backticks (FreeRADIUS would expand it)');
       continue;
     }
     if (typeof balance === 'string') {

@@ -6,7 +6,7 @@
  * builds its CoA packets from them. Attribute names are FreeRADIUS's (dictionary.ts).
  */
 import { parseTemplate, type ReplyPair } from './pairs';
-import { kbps, parseRate } from './rate';
+import { kbps, parseRate, rateTextExpands } from './rate';
 
 export const VENDORS = ['mikrotik', 'accel-ppp', 'cisco', 'juniper', 'huawei', 'nokia', 'generic'] as const;
 export type Vendor = (typeof VENDORS)[number];
@@ -192,9 +192,10 @@ export const vendorGroup = (group: string, vendor: Vendor): string =>
 /**
  * A rate's pairs for a vendor, or none when the rate string is not one the profiles can read: the
  * plans API admits only readable ones, but an imported plan may carry any MikroTik text, which then
- * reaches MikroTik alone (its plain group has the text as it is).
+ * reaches MikroTik alone (its plain group has the text as it is), unless FreeRADIUS would expand it.
  */
 function ratePairs(vendor: Vendor, rate: string): Omit<ReplyPair, 'op'>[] {
+  if (rateTextExpands(rate)) return [];
   try {
     return PROFILES[vendor].rate(rate);
   } catch {

@@ -5,6 +5,8 @@
  * render the same rate from the bits per second read here, so a plan has one rate whatever its
  * subscribers' NASes are.
  */
+import { groupPairProblem } from '../domain/access';
+
 export interface Rate {
   upBps: number;
   downBps: number;
@@ -12,6 +14,19 @@ export interface Rate {
   peakUpBps: number;
   peakDownBps: number;
 }
+
+/**
+ * A rate's text as the plans API takes it (plans and fair-use tiers): `rx[/tx]` with an optional k, M or G,
+ * then MikroTik's burst fields, with no backtick or `%{` anywhere: the MikroTik profile writes the
+ * text as it is into the rows FreeRADIUS reads, and rlm_sql would expand them (groupPairProblem).
+ */
+export const RATE_LIMIT_PATTERN = '^(?!.*(`|%\\{))\\d+[kKmMgG]?(/\\d+[kKmMgG]?)?( .*)?$';
+
+/**
+ * Whether a rate's text, however it came (an import takes any MikroTik text), would be expanded by
+ * FreeRADIUS from the rows it reads: a backtick, `%{` or a value wrapped in quotes (groupPairProblem).
+ */
+export const rateTextExpands = (text: string): boolean => groupPairProblem('Mikrotik-Rate-Limit', text) !== null;
 
 const UNIT: Record<string, number> = { '': 1, k: 1e3, m: 1e6, g: 1e9 };
 

@@ -3,6 +3,8 @@
  * mapping, bad input reported, a dry run that writes nothing and prints the same report, a second
  * run that changes nothing, and money that reconciles to the cent.
  */
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { ntHash } from '../../shared/access/radius-rows';
 import { readSource, runImport, type ImportReport } from '../../shared/import';
@@ -267,5 +269,59 @@ describe('import from CSV', () => {
         expect.objectContaining({ outcome: 'conflicting', reason: expect.stringMatching(/exists/), examples: ['bob'] }),
       ]),
     );
+  });
+});
+
+describe('import from CSV: values FreeRADIUS would expand', () => {
+  test('a plan whose rate it would expand is skipped with its subscribers, a wrapped password skips its subscriber', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'import-expand-'));
+    try {
+      fs.writeFileSync(
+        path.join(dir, 'plans.csv'),
+        ['name,price,days,rate_limit', 'Exp Shell,5.00,30,`/bin/touch /tmp/imported`', 'Exp Fine,5.00,30,4M/8M'].join(
+          '\n',
+        ),
+      );
+      fs.writeFileSync(
+        path.join(dir, 'subscribers.csv'),
+        [
+          'username,password,plan,expiry',
+          'exp-shell-plan,good-pass,Exp Shell,2030-01-01',
+          'exp-backticks,`id`,Exp Fine,2030-01-01',
+          `exp-quotes,"""%{sql:select secret from nas}""",Exp Fine,2030-01-01`,
+          'exp-ok,ok-pass,Exp Fine,2030-01-01',
+        ].join('\n'),
+      );
+      const report = await runImport(t.db, { from: 'csv', source: dir, dryRun: false, today: TODAY });
+      expect(report.entities.plans).toMatchObject({ imported: 1, skipped: 1 });
+      expect(report.entities.subscribers).toMatchObject({ imported: 1, skipped: 3 });
+      expect(report.reasons).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({
+            entity: 'plans',
+            outcome: 'skipped',
+            reason: 'rate limit FreeRADIUS would expand (a backtick, %{ or quotes)',
+            examples: ['Exp Shell'],
+          }),
+          expect.objectContaining({
+            entity: 'subscribers',
+            reason: 'password wrapped whole in quotes or backticks (FreeRADIUS would expand it)',
+            examples: ['exp-backticks', 'exp-quotes'],
+          }),
+        ]),
+      );
+      const plans = await t.pool.query(`select name, rate_limit from services where name like 'Exp %' order by name`);
+      expect(plans.rows).toEqual([{ name: 'Exp Fine', rate_limit: '4M/8M' }]);
+      const subs = await t.pool.query(`select username from subscribers where username like 'exp-%'`);
+      expect(subs.rows.map((r) => r.username)).toEqual(['exp-ok']);
+      const checked = await t.pool.query(`select distinct username from radcheck where username like 'exp-%'`);
+      expect(checked.rows).toEqual([{ username: 'exp-ok' }]);
+      const expanding = await t.pool.query(
+        `select value from radgroupreply where value like '%\`%' or value like '%\\%{%' or value like '"%"'`,
+      );
+      expect(expanding.rows).toEqual([]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

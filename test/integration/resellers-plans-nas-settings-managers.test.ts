@@ -228,6 +228,48 @@ describe('plans', () => {
     expect(yen.status).toBe(400);
     expect(yen.body.message).toMatch(/^price /);
   });
+
+  it('a rate FreeRADIUS would expand is 400, for the plan and for a tier, and writes no plan', async () => {
+    const message =
+      "must be a rate such as 10M/20M (rx/tx, k, M or G, then MikroTik's burst fields), with no backtick or %{";
+    const body = { name: 'Expanding', price: 1, duration_days: 30 };
+    const plain = await api.post('/api/services', { ...body, rate_limit: '10M/10M %{exec:/bin/id}' }, admin());
+    expect([plain.status, plain.body.message]).toEqual([400, `rate_limit ${message}`]);
+    const tier = await api.post(
+      '/api/services',
+      { ...body, fup_tiers: [{ level: 1, threshold_gb: 1, rate_limit: '1M/1M `id`' }] },
+      admin(),
+    );
+    expect([tier.status, tier.body.message]).toEqual([400, `fup_tiers[0].rate_limit ${message}`]);
+    const burst = await api.post('/api/services', { ...body, rate_limit: '512k/1M 0/0 0/0 0/0 8' }, admin());
+    expect(burst.status).toBe(201);
+    expect((await t.pool.query(`select count(*)::int as n from services where name = 'Expanding'`)).rows[0].n).toBe(1);
+    // One stored before the rule (an import took any text): its rows leave the rate out, the rest written.
+    const id = burst.body.data.id;
+    await t.pool.query(`update services set rate_limit = '\`/bin/id\`', fup_tiers = $2 where id = $1`, [
+      id,
+      JSON.stringify([
+        { level: 1, threshold_gb: 1, rate_limit: '1M/1M %{exec:/bin/id}' },
+        { level: 2, threshold_gb: 2, rate_limit: '512k/512k' },
+      ]),
+    ]);
+    expect((await api.put(`/api/services/${id}`, { pool_name: 'exp-pool' }, admin())).status).toBe(200);
+    const rows = await t.pool.query(
+      `select groupname, attribute, value from radgroupreply
+        where groupname like $1 and groupname not like '%@%' order by groupname, attribute`,
+      [`plan\\_${id}%`],
+    );
+    expect(rows.rows).toEqual([
+      { groupname: `plan_${id}`, attribute: 'Framed-Pool', value: 'exp-pool' },
+      { groupname: `plan_${id}_fup2`, attribute: 'Fall-Through', value: 'Yes' },
+      { groupname: `plan_${id}_fup2`, attribute: 'Mikrotik-Rate-Limit', value: '512k/512k' },
+    ]);
+    const expanding = await t.pool.query(
+      `select value from radgroupreply where groupname like $1 and (value like '%\`%' or value like '%\\%{%')`,
+      [`plan\\_${id}%`],
+    );
+    expect(expanding.rows).toEqual([]);
+  });
 });
 
 /** A subscriber written straight to the database, under a reseller of its own (USD). */
