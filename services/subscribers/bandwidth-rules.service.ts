@@ -24,6 +24,7 @@ import { isoTimestamp } from '../../shared/http/schemas';
 import { ATTR } from '../../shared/radius';
 import { queueDisconnect } from '../../shared/access/outbox';
 import { idParams, type IdPath, type Infer } from '../../shared/http/schemas';
+import { rateTextExpands } from '../../shared/vendors/rate';
 import { ruleCreateBody, ruleDeleteBody, ruleParams, ruleUpdateBody } from './subscriber-schemas';
 
 type RuleRow = typeof bandwidthRules.$inferSelect;
@@ -54,7 +55,9 @@ export function permanentRateLimit(rules: RuleRow[], planRateLimit: string | nul
   const up = pick('upload');
   const down = pick('download');
   if (!up && !down) return null;
-  const [planUp = '0', planDown = '0'] = (planRateLimit ?? '').split(' ')[0].split('/');
+  // A plan rate FreeRADIUS would expand (stored by an old import) lends none of its text to the row.
+  const planRate = planRateLimit && !rateTextExpands(planRateLimit) ? planRateLimit : '';
+  const [planUp = '0', planDown = '0'] = planRate.split(' ')[0].split('/');
   return `${up ? `${up.rateKbps}k` : planUp || '0'}/${down ? `${down.rateKbps}k` : planDown || '0'}`;
 }
 

@@ -100,6 +100,7 @@ describe('RADIUS values', () => {
     expect(permanentRateLimit([], '5M/10M')).toBeNull();
     expect(permanentRateLimit([rule(1, 'upload', 512)], '5M/10M')).toBe('512k/10M');
     expect(permanentRateLimit([rule(1, 'download', 512)], null)).toBe('0/512k');
+    expect(permanentRateLimit([rule(1, 'download', 512)], '`/bin/id`')).toBe('0/512k');
     expect(permanentRateLimit([rule(1, 'both', 100, 8), rule(2, 'download', 900, 1)], null)).toBe('100k/900k');
     expect(permanentRateLimit([rule(1, 'upload', 100, 1, '22:00')], '5M/10M')).toBeNull();
   });
