@@ -4,7 +4,7 @@
  * once, the page the payer returns to, and the reconciliation list.
  */
 import { and, desc, eq, gte, lt, sql, type SQL } from 'drizzle-orm';
-import type { ServiceSchema } from 'moleculer';
+import type { LoggerInstance, ServiceBroker, ServiceSchema } from 'moleculer';
 import { systemAuth } from '../../shared/auth/claims';
 import { inScope, requireAdmin, requireAdminOrReseller, scopeFor } from '../../shared/auth/policy';
 import { RENEWAL_COLUMNS, renewalParties, type RenewalColumns } from '../../shared/billing';
@@ -15,13 +15,15 @@ import { pageOf, type Ctx } from '../../shared/http/context';
 import { publicPageHeaders } from '../../shared/http/public-page';
 import type { ActionResult } from '../../shared/http/route';
 import { idParams, isoDate, object, paginationProperties, type IdPath, type Infer } from '../../shared/http/schemas';
-import { walletCoversRenewal } from '../../shared/domain/subscriber';
+import { todayIso, walletCoversRenewal } from '../../shared/domain/subscriber';
+import { intVar } from '../../shared/config';
 import { fromMinor } from '../../shared/money';
 import { verifyPublicToken } from '../../shared/public-links';
 import { loadSettings } from '../../shared/settings';
 import { canPay, createCheckout, PAYMENT_SETTINGS, type CheckoutTarget } from './checkout';
 import { PROVIDER_NAMES, providerNamed } from './providers';
 import { NotConfiguredError, SignatureError } from './providers/types';
+import { retryDueRenewals, renewPaid } from './renewals';
 import { settleEvent, type Outcome } from './settle';
 
 const TAG = 'payments';
@@ -62,11 +64,11 @@ async function autoRenewDue(subscriberId: number): Promise<boolean> {
 }
 
 /**
- * The renewal an online payment pays for, or the auto-renew wallet money now covers, through the
+ * The renewal auto-renew wallet money now covers (an invoice's payment with excess), through the
  * subscribers unit, from the wallet only: a wallet spent meanwhile renews nothing (402, logged).
  */
-async function renewAfter(ctx: Ctx<unknown>, subscriberId: number, always: boolean): Promise<void> {
-  if (!always && !(await autoRenewDue(subscriberId))) return;
+async function autoRenewAfter(ctx: Ctx<unknown>, subscriberId: number): Promise<void> {
+  if (!(await autoRenewDue(subscriberId))) return;
   const auth = systemAuth('online-payment');
   try {
     await ctx.call('subscribers.renewFromWallet', { id: subscriberId }, { meta: { auth } });
@@ -109,6 +111,7 @@ function checkoutView(c: typeof onlineCheckouts.$inferSelect) {
     applied_amount: money(c.appliedAmount),
     wallet_amount: money(c.walletAmount),
     note: c.note,
+    renewal_due: c.renewalDue,
     created_at: c.createdAt.toISOString(),
     completed_at: c.completedAt?.toISOString() ?? null,
   };
@@ -135,9 +138,48 @@ const RETURN_PAGE_HEADERS = publicPageHeaders();
 /** Outcomes that leave money unapplied or not as asked: logged for the operator besides their row. */
 const MISMATCHES: Outcome[] = ['underpaid', 'mismatch', 'unmatched'];
 
+interface PaymentsThis {
+  retryTimer?: NodeJS.Timeout;
+  retrying?: Promise<unknown>;
+  broker: ServiceBroker;
+  logger: LoggerInstance;
+}
+
+/** How often the due renewals of online payments are retried (renewals.ts); 0: never on its own. */
+const RETRY_SECONDS = intVar(process.env, 'PAYMENT_RENEWAL_RETRY_SECONDS', 60, 0);
+
 export const paymentsService: ServiceSchema = {
   name: 'payments',
+
+  started(this: PaymentsThis) {
+    if (RETRY_SECONDS <= 0) return;
+    this.retryTimer = setInterval(() => {
+      if (this.retrying) return;
+      this.retrying = this.broker
+        .call('payments.retryRenewals')
+        .catch((err: unknown) => this.logger.error('retrying online renewals failed', err))
+        .finally(() => (this.retrying = undefined));
+    }, RETRY_SECONDS * 1000);
+    this.retryTimer.unref();
+  },
+
+  async stopped(this: PaymentsThis) {
+    clearInterval(this.retryTimer);
+    await this.retrying;
+  },
+
   actions: {
+    /**
+     * The sweep of renewals paid online and not yet made (not routed): `{ renewed, already_renewed,
+     * not_made, retry, given_up }`. Runs every PAYMENT_RENEWAL_RETRY_SECONDS on payments older than that.
+     */
+    retryRenewals: {
+      visibility: 'public',
+      async handler(ctx: Ctx<{ grace_seconds?: number }>): Promise<Record<string, number>> {
+        return retryDueRenewals(ctx, ctx.params.grace_seconds ?? RETRY_SECONDS);
+      },
+    },
+
     receiptCheckout: {
       rest: 'GET /api/payments/checkout/invoice/:id',
       http: {
@@ -223,8 +265,13 @@ export const paymentsService: ServiceSchema = {
           this.logger.warn(
             `online payment: ${name} event ${event.eventId} ${settled.outcome} (checkout ${settled.checkoutId ?? 'none'}): ${settled.note}`,
           );
-        if (settled.subscriberId !== null)
-          await renewAfter(ctx, settled.subscriberId, settled.renewSubscriberId !== null);
+        if (settled.renewSubscriberId !== null && settled.checkoutId !== null)
+          await renewPaid(ctx, {
+            checkoutId: settled.checkoutId,
+            subscriberId: settled.renewSubscriberId,
+            paidOn: todayIso(),
+          });
+        else if (settled.subscriberId !== null) await autoRenewAfter(ctx, settled.subscriberId);
         return { data: { received: true, outcome: settled.outcome, checkout_id: settled.checkoutId } };
       },
     },

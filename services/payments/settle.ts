@@ -8,7 +8,8 @@
  * payment writer: on the invoice as much as still fits (applyPayment, method `card`, the provider's
  * reference; an overdue suspension ends in the same transaction), the rest, if the invoice was paid
  * meanwhile, into the wallet (creditWallet). A renewal checkout credits the wallet; the renewal runs
- * after commit (the subscribers unit), and only when the full price arrived. Every event's outcome,
+ * after commit (the subscribers unit), and only when the full price arrived: the checkout keeps
+ * `renewal_due` until it is made or cannot be, so a failed or lost one is retried (renewals.ts). Every event's outcome,
  * session, amount and note stay on its payment_events row for the operator.
  */
 import { sql } from 'drizzle-orm';
@@ -97,10 +98,11 @@ export async function settleEvent(provider: string, e: ProviderEvent): Promise<S
     if (CLOSED.includes(c.status))
       return settled({ outcome: 'already_paid', checkoutId: c.id, note: null, ...nothingBooked });
     const reference = e.reference ?? e.sessionId ?? e.eventId;
-    const close = (status: string, applied: number, toWallet: number, note: string | null) =>
+    const close = (status: string, applied: number, toWallet: number, note: string | null, renewalDue = false) =>
       tx.execute(sql`
         update online_checkouts set status = ${status}, completed_at = now(), provider_event_id = ${e.eventId},
-               provider_reference = ${reference}, applied_amount = ${applied}, wallet_amount = ${toWallet}, note = ${note}
+               provider_reference = ${reference}, applied_amount = ${applied}, wallet_amount = ${toWallet}, note = ${note},
+               renewal_due = ${renewalDue}
          where id = ${c.id}`);
     const verdict = judgeReceived({ amount: Number(c.amount), currency: c.currency }, e);
     if (verdict.kind === 'mismatch') {
@@ -182,8 +184,8 @@ export async function settleEvent(provider: string, e: ProviderEvent): Promise<S
     const outcome = unbooked ? 'mismatch' : verdict.kind === 'short' ? 'underpaid' : 'paid';
     const credited = unbooked ? 0 : toWallet;
     const note = notes.join('; ') || null;
-    await close(outcome, applied, credited, note);
     const renews = c.purpose === 'renewal' && verdict.kind === 'full' && !unbooked && !subscriber.deleted;
+    await close(outcome, applied, credited, note, renews);
     return settled({
       outcome,
       checkoutId: c.id,

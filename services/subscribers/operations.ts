@@ -277,7 +277,7 @@ async function renewOnPlans(env: OpEnv, rows: SubscriberRow[], plans: Map<number
  * decided on the row locked here, so a wallet spent since the caller looked is 402 `wallet balance
  * does not cover the price` and nothing is charged, instead of a renewal on credit.
  */
-export const renewFromWallet: Operation<unknown> = async (env, rows) => {
+export const renewFromWallet: Operation<{ paidOn?: string }> = async (env, rows, payload) => {
   const plans = await plansById(
     env.tx,
     rows.map((r) => r.serviceId),
@@ -287,6 +287,11 @@ export const renewFromWallet: Operation<unknown> = async (env, rows) => {
   const settings = { ...env.settings, ...(await loadSettings(env.tx, ['currency', 'default_tax_rate'])) };
   const failed: Failed[] = [];
   const covered = rows.filter((r) => {
+    // A payment's renewal made meanwhile (its first try committed, or an operator's): never twice.
+    if (payload.paidOn && r.lastRenewedOn !== null && r.lastRenewedOn >= payload.paidOn) {
+      failed.push({ id: r.id, ...failure('renewedSincePayment') });
+      return false;
+    }
     if (r.lastRenewedOn === env.today || walletCoversRenewal(r, plans.get(r.serviceId)!, settings)) return true;
     failed.push({ id: r.id, ...failure('walletShort') });
     return false;

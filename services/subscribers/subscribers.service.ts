@@ -203,11 +203,16 @@ export const subscribersService: ServiceSchema = {
     /**
      * A renewal only the wallet may pay (not routed): self-care's renew, an online renewal payment and
      * a money card's auto-renew call it, as `renew` but 402 `wallet balance does not cover the price`.
+     * `paid_on` (an online payment's day): 409 `already renewed since the payment` when the subscriber
+     * was renewed on or after it, so that a retried payment's renewal is made once.
      */
     renewFromWallet: {
       visibility: 'public',
-      async handler(ctx: Ctx<IdPath>): Promise<ActionResult> {
-        return { data: await runSingle(ctx.meta.auth, 'subscribers.renew', ctx.params.id, ops.renewFromWallet, {}) };
+      async handler(ctx: Ctx<IdPath & { paid_on?: string }>): Promise<ActionResult> {
+        const payload = { paidOn: ctx.params.paid_on };
+        return {
+          data: await runSingle(ctx.meta.auth, 'subscribers.renew', ctx.params.id, ops.renewFromWallet, payload),
+        };
       },
     },
     resetFup: simpleAction(

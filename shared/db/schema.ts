@@ -1338,11 +1338,19 @@ export const onlineCheckouts = pgTable(
     appliedAmount: money('applied_amount'),
     walletAmount: money('wallet_amount'),
     note: text('note'),
+    /**
+     * A renewal checkout paid whole whose renewal is not yet made: set with the payment, cleared once
+     * the renewal is made or cannot be (payments' retry sweep, docs/payments.md).
+     */
+    renewalDue: boolean('renewal_due').notNull().default(false),
     createdAt: createdAt(),
     completedAt: timestamp('completed_at', { withTimezone: true }),
   },
   (t) => [
     uniqueIndex('online_checkouts_session_uq').on(t.provider, t.providerSessionId),
+    index('online_checkouts_renewal_due_idx')
+      .on(t.completedAt)
+      .where(sql`renewal_due`),
     uniqueIndex('online_checkouts_return_ref_uq').on(t.returnRef),
     index('online_checkouts_created_idx').on(t.createdAt),
     index('online_checkouts_invoice_idx').on(t.invoiceId),

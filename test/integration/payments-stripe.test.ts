@@ -19,6 +19,7 @@ import {
   subscribers,
   transactions,
 } from '../../shared/db/schema';
+import { settleEvent } from '../../services/payments/settle';
 import { publicUrl } from '../../shared/public-links';
 import { adminToken, client, http, startTestApp, token, type TestApp } from '../helpers/app';
 import { StripeDouble, type StripeEvent } from '../sim/stripe-double';
@@ -631,5 +632,79 @@ describe('reconciliation', () => {
     const mine = await api.get('/api/payments/online?limit=500', { token: northTok });
     expect(mine.body.data.map((c: { invoice_id: number }) => c.invoice_id)).not.toContain(inv.id);
     expect((await api.get('/api/payments/online?status=lost', { token: admin })).status).toBe(400);
+  });
+});
+
+describe('a renewal paid online whose renewal did not run (the process stopped after the payment committed)', () => {
+  /** The provider's event settled as the webhook settles it, without the webhook's own renewal try. */
+  async function paidWithoutRenewal(subscriberId: number) {
+    const c = await renewalCheckout(subscriberId);
+    const settled = await settleEvent('stripe', {
+      eventId: `evt_${c.providerSessionId}`,
+      kind: 'paid',
+      type: 'checkout.session.completed',
+      checkoutId: c.id,
+      sessionId: c.providerSessionId,
+      amount: c.amount,
+      currency: c.currency,
+      reference: `pi_${c.id}`,
+    });
+    expect(settled).toMatchObject({ outcome: 'paid', renewSubscriberId: subscriberId });
+    expect(await checkoutById(c.id)).toMatchObject({ status: 'paid', renewalDue: true });
+    return c;
+  }
+  const sweep = () =>
+    t.app.broker.call<Record<string, number>, { grace_seconds: number }>('payments.retryRenewals', {
+      grace_seconds: 0,
+    });
+
+  it('the sweep makes the renewal, once', async () => {
+    const sub = await mkSub();
+    const before = await subRow(sub.id);
+    const c = await paidWithoutRenewal(sub.id);
+    expect(await subRow(sub.id)).toMatchObject({ expiryDate: before.expiryDate, walletBalance: 1000 });
+    expect((await sweep()).renewed).toBeGreaterThanOrEqual(1);
+    const after = await subRow(sub.id);
+    expect(after.expiryDate > before.expiryDate).toBe(true);
+    expect(after.walletBalance).toBe(0);
+    expect(await renewalInvoices(t, sub.id)).toMatchObject([{ status: 'paid', total: 1000, paidAmount: 1000 }]);
+    expect(await checkoutById(c.id)).toMatchObject({ renewalDue: false, note: null });
+    await sweep();
+    expect(await renewalInvoices(t, sub.id)).toHaveLength(1);
+    expect((await subRow(sub.id)).expiryDate).toBe(after.expiryDate);
+  });
+
+  it('a renewal made since the day of the payment (a first try whose end was lost) is not made again', async () => {
+    const sub = await mkSub();
+    const c = await paidWithoutRenewal(sub.id);
+    const yesterday = daysFromToday(-1);
+    await t.pool.query(`update online_checkouts set completed_at = now() - interval '1 day' where id = $1`, [c.id]);
+    await t.db.update(subscribers).set({ lastRenewedOn: yesterday }).where(eq(subscribers.id, sub.id));
+    const before = await subRow(sub.id);
+    await sweep();
+    expect(await subRow(sub.id)).toMatchObject({ expiryDate: before.expiryDate, walletBalance: 1000 });
+    expect(await renewalInvoices(t, sub.id)).toEqual([]);
+    expect(await checkoutById(c.id)).toMatchObject({ renewalDue: false, note: null });
+  });
+
+  it('a wallet spent meanwhile makes none and says so; after three days the sweep gives up', async () => {
+    const spent = await mkSub();
+    const c1 = await paidWithoutRenewal(spent.id);
+    await t.db.update(subscribers).set({ walletBalance: 0 }).where(eq(subscribers.id, spent.id));
+    const late = await mkSub();
+    const c2 = await paidWithoutRenewal(late.id);
+    await t.pool.query(`update online_checkouts set completed_at = now() - interval '4 days' where id = $1`, [c2.id]);
+    await sweep();
+    expect(await checkoutById(c1.id)).toMatchObject({
+      renewalDue: false,
+      note: 'renewal not made: wallet balance does not cover the price',
+    });
+    expect(await checkoutById(c2.id)).toMatchObject({
+      renewalDue: false,
+      note: 'renewal not made within 3 days of the payment: renew by hand',
+    });
+    expect(await renewalInvoices(t, spent.id)).toEqual([]);
+    expect(await renewalInvoices(t, late.id)).toEqual([]);
+    expect((await subRow(late.id)).walletBalance).toBe(1000);
   });
 });

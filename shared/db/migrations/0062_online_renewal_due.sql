@@ -1,0 +1,2 @@
+ALTER TABLE "online_checkouts" ADD COLUMN "renewal_due" boolean DEFAULT false NOT NULL;--> statement-breakpoint
+CREATE INDEX "online_checkouts_renewal_due_idx" ON "online_checkouts" USING btree ("completed_at") WHERE renewal_due;
