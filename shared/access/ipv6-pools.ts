@@ -89,10 +89,11 @@ export async function createPool(
 
 /**
  * Serialises the writes that decide whether a name is one of our pools and what the plans' RADIUS
- * rows say of it (a pool's create and delete, a plan's create and update): each reads the other's
- * rows, so none commits past a check or a rewrite the other could not see.
+ * rows say of it (a pool's create and delete, a plan's create and update, a NAS's rewrite of every
+ * vendor's rows): each reads the other's rows, so none commits past a check or a rewrite the other
+ * could not see.
  */
-async function lockPoolNames(tx: Tx): Promise<void> {
+export async function lockPoolNames(tx: Tx): Promise<void> {
   await tx.execute(sql`select pg_advisory_xact_lock(hashtext('ipv6_pools.name'))`);
 }
 

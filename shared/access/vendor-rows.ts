@@ -5,14 +5,17 @@
  * date in its own transaction, so its first subscriber's login finds them.
  */
 import { sql } from 'drizzle-orm';
-import type { DbOrTx } from '../db/client';
+import type { Tx } from '../db/client';
 import type { FupTier } from '../db/schema';
 import type { BlockedAccessMode } from '../domain/access';
 import { writeVendorGroupReply } from '../radius';
 import { loadSettings } from '../settings';
 import { writeBlockedGroup } from './garden';
+import { lockPoolNames } from './ipv6-pools';
 
-export async function writeAllVendorRows(tx: DbOrTx): Promise<void> {
+export async function writeAllVendorRows(tx: Tx): Promise<void> {
+  // Which pool names are ours is read per plan: a pool's create or delete in flight is waited for.
+  await lockPoolNames(tx);
   const plans = await tx.execute<{
     id: number;
     pool_name: string | null;

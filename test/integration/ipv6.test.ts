@@ -470,6 +470,35 @@ describe('IPv6 pools kept by the billing', () => {
     expect((await api.del('/api/ipv6-pools/ours-later', { token: admin })).status).toBe(200);
     expect(await poolRows(later)).toEqual(asNasPools);
   });
+
+  it('are named in no vendor row by a NAS registered while one of them is created', async () => {
+    const named = await plan('v6-race', { delegated_ipv6_pool: 'ours-race' });
+    const creating = await t.pool.connect();
+    let nas;
+    try {
+      // A pool's create in flight: it holds the names' lock and its row is not yet committed.
+      await creating.query('begin');
+      await creating.query(`select pg_advisory_xact_lock(hashtext('ipv6_pools.name'))`);
+      await creating.query(
+        `insert into ipv6_pools (name, prefix, prefix_length) values ('ours-race', '2001:db8:e000::/48', 56)`,
+      );
+      nas = api.post(
+        '/api/nas',
+        { name: 'race-huawei', ip_address: '127.0.0.9', secret: SECRET, vendor: 'huawei' },
+        { token: admin },
+      );
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await creating.query('commit');
+    } finally {
+      creating.release();
+    }
+    expect((await nas).status).toBe(201);
+    const rows = await t.pool.query(`select groupname from radgroupreply where groupname like $1 and value = $2`, [
+      `plan\\_${named}@%`,
+      'ours-race',
+    ]);
+    expect(rows.rows).toEqual([]);
+  });
 });
 
 describe('Access-Accept through the stock FreeRADIUS', () => {
