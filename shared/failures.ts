@@ -217,8 +217,8 @@ export const FAILURES = {
       `plan ${plan} names IPv6 pool ${pool} as both framed_ipv6_pool and delegated_ipv6_pool`,
   },
   renewedToday: { status: 409, message: 'already renewed today' },
-  /** An online renewal payment retried (payments' sweep): the subscriber was renewed on or after the day it paid. */
-  renewedSincePayment: { status: 409, message: 'already renewed since the payment' },
+  /** An online renewal payment's renewal tried again (payments' sweep) once made. */
+  renewedForPayment: { status: 409, message: "this payment's renewal is already made" },
   resellerCurrencyMismatch: { status: 409, message: (currency: string) => `reseller balance is not in ${currency}` },
   serviceInUse: { status: 409, message: 'service is in use by subscribers' },
   lastAdminDemote: { status: 409, message: 'cannot demote the last admin' },

@@ -15,7 +15,7 @@ import { pageOf, type Ctx } from '../../shared/http/context';
 import { publicPageHeaders } from '../../shared/http/public-page';
 import type { ActionResult } from '../../shared/http/route';
 import { idParams, isoDate, object, paginationProperties, type IdPath, type Infer } from '../../shared/http/schemas';
-import { todayIso, walletCoversRenewal } from '../../shared/domain/subscriber';
+import { walletCoversRenewal } from '../../shared/domain/subscriber';
 import { intVar } from '../../shared/config';
 import { fromMinor } from '../../shared/money';
 import { verifyPublicToken } from '../../shared/public-links';
@@ -266,11 +266,7 @@ export const paymentsService: ServiceSchema = {
             `online payment: ${name} event ${event.eventId} ${settled.outcome} (checkout ${settled.checkoutId ?? 'none'}): ${settled.note}`,
           );
         if (settled.renewSubscriberId !== null && settled.checkoutId !== null)
-          await renewPaid(ctx, {
-            checkoutId: settled.checkoutId,
-            subscriberId: settled.renewSubscriberId,
-            paidOn: todayIso(),
-          });
+          await renewPaid(ctx, { checkoutId: settled.checkoutId, subscriberId: settled.renewSubscriberId });
         else if (settled.subscriberId !== null) await autoRenewAfter(ctx, settled.subscriberId);
         return { data: { received: true, outcome: settled.outcome, checkout_id: settled.checkoutId } };
       },

@@ -1,34 +1,35 @@
 /**
  * The renewal an online renewal payment paid for. The payment commits with the checkout's
- * `renewal_due` set (settle.ts); the renewal is then made through the subscribers unit from the
- * wallet, with the payment's day, so one made meanwhile (a first try that committed just before a
- * restart, an operator's) is never made twice. A try that failed for a passing reason (a lock
- * timeout, the unit away, the process stopped before it ran) stays due, and the sweep retries it
- * every PAYMENT_RENEWAL_RETRY_SECONDS, for RETRY_DAYS days after the payment.
+ * `renewal_due` set (settle.ts); the renewal is made through the subscribers unit from the wallet,
+ * which clears `renewal_due` in the renewal's own transaction, so a payment renews once whatever
+ * the tries (a first try whose answer was lost, the sweep of another replica). A try that failed
+ * for a reason that may pass (a reseller balance short, the unit away, the process stopped before
+ * it ran) stays due: the sweep retries it every PAYMENT_RENEWAL_RETRY_SECONDS, each checkout at
+ * most every RETRY_BACKOFF_MINUTES, for RETRY_DAYS days after the payment.
  */
 import { sql } from 'drizzle-orm';
 import { systemAuth } from '../../shared/auth/claims';
 import { db } from '../../shared/db/client';
+import { FAILURES } from '../../shared/failures';
 import type { Ctx } from '../../shared/http/context';
 
 /** Days after the payment the sweep keeps trying; then the checkout's note asks for a renewal by hand. */
 export const RETRY_DAYS = 3;
+const RETRY_BACKOFF_MINUTES = 5;
 
-/** A due renewal: the checkout and the day its payment arrived (UTC, as renewals record theirs). */
 export interface DueRenewal {
   checkoutId: number;
   subscriberId: number;
-  paidOn: string;
 }
 
 export type RenewalTry = 'renewed' | 'already_renewed' | 'not_made' | 'retry';
 
-/** Answers after which no renewal will be made: the wallet no longer covers it, the subscriber is deleted. */
-const NOT_MADE_STATUSES = [402, 404];
+/** Answers after which no renewal will be made for the payment: the reason goes to the checkout's note. */
+const NOT_MADE = [FAILURES.walletShort, FAILURES.subscriberNotFound, FAILURES.renewedToday];
 
-async function settle(checkoutId: number, note: string | null): Promise<void> {
+async function notMade(checkoutId: number, why: string): Promise<void> {
   await db().execute(sql`
-    update online_checkouts set renewal_due = false, note = nullif(concat_ws('; ', note, ${note}::text), '')
+    update online_checkouts set renewal_due = false, note = concat_ws('; ', note, ${`renewal not made: ${why}`}::text)
      where id = ${checkoutId} and renewal_due`);
 }
 
@@ -37,22 +38,21 @@ export async function renewPaid(ctx: Ctx<unknown>, due: DueRenewal): Promise<Ren
   try {
     await ctx.call(
       'subscribers.renewFromWallet',
-      { id: due.subscriberId, paid_on: due.paidOn },
+      { id: due.subscriberId, checkout_id: due.checkoutId },
       { meta: { auth: systemAuth('online-payment') } },
     );
-    await settle(due.checkoutId, null);
     return 'renewed';
   } catch (err) {
     const e = err as { type?: string; code?: number; message?: string };
-    // 409: renewed today or since the payment (this payment's renewal, or an operator's).
-    if (e.type === 'API_ERROR' && Number(e.code) === 409) {
-      await settle(due.checkoutId, null);
-      return 'already_renewed';
-    }
-    if (e.type === 'API_ERROR' && NOT_MADE_STATUSES.includes(Number(e.code))) {
-      await settle(due.checkoutId, `renewal not made: ${e.message}`);
+    const answer = e.type === 'API_ERROR' ? { status: Number(e.code), message: e.message } : null;
+    const is = (f: { status: number; message: string }) => answer?.status === f.status && answer.message === f.message;
+    if (is(FAILURES.renewedForPayment)) return 'already_renewed';
+    const final = NOT_MADE.find(is);
+    if (final) {
+      await notMade(due.checkoutId, final.message);
       return 'not_made';
     }
+    await db().execute(sql`update online_checkouts set renewal_tried_at = now() where id = ${due.checkoutId}`);
     ctx.service?.logger.warn(
       `online payment: renewal of subscriber ${due.subscriberId} (checkout ${due.checkoutId}) failed, retried later: ${e.message}`,
     );
@@ -62,7 +62,8 @@ export async function renewPaid(ctx: Ctx<unknown>, due: DueRenewal): Promise<Ren
 
 /**
  * The sweep: gives up on payments older than RETRY_DAYS, then tries the due renewals whose payment
- * is at least `graceSeconds` old (the webhook's own try runs meanwhile), oldest first, one at a time.
+ * is at least `graceSeconds` old (the webhook's own try runs meanwhile) and not tried in the last
+ * RETRY_BACKOFF_MINUTES, the never tried first, one at a time.
  */
 export async function retryDueRenewals(
   ctx: Ctx<unknown>,
@@ -74,13 +75,12 @@ export async function retryDueRenewals(
        set renewal_due = false,
            note = concat_ws('; ', note, ${`renewal not made within ${RETRY_DAYS} days of the payment: renew by hand`}::text)
      where renewal_due and completed_at < now() - make_interval(days => ${RETRY_DAYS})`);
-  const { rows } = await db().execute<{ id: number; subscriber_id: number; paid_on: string }>(sql`
-    select id, subscriber_id, to_char(completed_at at time zone 'UTC', 'YYYY-MM-DD') as paid_on
-      from online_checkouts
+  const { rows } = await db().execute<{ id: number; subscriber_id: number }>(sql`
+    select id, subscriber_id from online_checkouts
      where renewal_due and completed_at < now() - make_interval(secs => ${graceSeconds})
-     order by completed_at limit ${limit}`);
+       and (renewal_tried_at is null or renewal_tried_at < now() - make_interval(mins => ${RETRY_BACKOFF_MINUTES}))
+     order by renewal_tried_at nulls first, completed_at limit ${limit}`);
   const counts = { renewed: 0, already_renewed: 0, not_made: 0, retry: 0, given_up: givenUp.rowCount ?? 0 };
-  for (const r of rows)
-    counts[await renewPaid(ctx, { checkoutId: r.id, subscriberId: r.subscriber_id, paidOn: r.paid_on })]++;
+  for (const r of rows) counts[await renewPaid(ctx, { checkoutId: r.id, subscriberId: r.subscriber_id })]++;
   return counts;
 }

@@ -277,7 +277,14 @@ async function renewOnPlans(env: OpEnv, rows: SubscriberRow[], plans: Map<number
  * decided on the row locked here, so a wallet spent since the caller looked is 402 `wallet balance
  * does not cover the price` and nothing is charged, instead of a renewal on credit.
  */
-export const renewFromWallet: Operation<{ paidOn?: string }> = async (env, rows, payload) => {
+export const renewFromWallet: Operation<{ checkoutId?: number }> = async (env, rows, payload) => {
+  if (payload.checkoutId !== undefined) {
+    // An online payment's renewal is made once: claimed in the renewal's own transaction, so a
+    // failure rolls the claim back and a second try (its first answer lost) finds it made.
+    const claimed = await env.tx.execute(sql`
+      update online_checkouts set renewal_due = false where id = ${payload.checkoutId} and renewal_due returning id`);
+    if (claimed.rows.length === 0) return done(rows.map((r) => ({ id: r.id, ...failure('renewedForPayment') })));
+  }
   const plans = await plansById(
     env.tx,
     rows.map((r) => r.serviceId),
@@ -287,11 +294,6 @@ export const renewFromWallet: Operation<{ paidOn?: string }> = async (env, rows,
   const settings = { ...env.settings, ...(await loadSettings(env.tx, ['currency', 'default_tax_rate'])) };
   const failed: Failed[] = [];
   const covered = rows.filter((r) => {
-    // A payment's renewal made meanwhile (its first try committed, or an operator's): never twice.
-    if (payload.paidOn && r.lastRenewedOn !== null && r.lastRenewedOn >= payload.paidOn) {
-      failed.push({ id: r.id, ...failure('renewedSincePayment') });
-      return false;
-    }
     if (r.lastRenewedOn === env.today || walletCoversRenewal(r, plans.get(r.serviceId)!, settings)) return true;
     failed.push({ id: r.id, ...failure('walletShort') });
     return false;

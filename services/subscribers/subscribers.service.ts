@@ -203,13 +203,13 @@ export const subscribersService: ServiceSchema = {
     /**
      * A renewal only the wallet may pay (not routed): self-care's renew, an online renewal payment and
      * a money card's auto-renew call it, as `renew` but 402 `wallet balance does not cover the price`.
-     * `paid_on` (an online payment's day): 409 `already renewed since the payment` when the subscriber
-     * was renewed on or after it, so that a retried payment's renewal is made once.
+     * `checkout_id` (an online renewal payment): the renewal clears its `renewal_due` in the same
+     * transaction, and is 409 `this payment's renewal is already made` when it is clear already.
      */
     renewFromWallet: {
       visibility: 'public',
-      async handler(ctx: Ctx<IdPath & { paid_on?: string }>): Promise<ActionResult> {
-        const payload = { paidOn: ctx.params.paid_on };
+      async handler(ctx: Ctx<IdPath & { checkout_id?: number }>): Promise<ActionResult> {
+        const payload = { checkoutId: ctx.params.checkout_id };
         return {
           data: await runSingle(ctx.meta.auth, 'subscribers.renew', ctx.params.id, ops.renewFromWallet, payload),
         };

@@ -1343,6 +1343,8 @@ export const onlineCheckouts = pgTable(
      * the renewal is made or cannot be (payments' retry sweep, docs/payments.md).
      */
     renewalDue: boolean('renewal_due').notNull().default(false),
+    /** The last try that failed for a reason that may pass: the sweep waits RETRY_BACKOFF before the next. */
+    renewalTriedAt: timestamp('renewal_tried_at', { withTimezone: true }),
     createdAt: createdAt(),
     completedAt: timestamp('completed_at', { withTimezone: true }),
   },

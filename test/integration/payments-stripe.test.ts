@@ -20,6 +20,7 @@ import {
   transactions,
 } from '../../shared/db/schema';
 import { settleEvent } from '../../services/payments/settle';
+import { systemAuth } from '../../shared/auth/claims';
 import { publicUrl } from '../../shared/public-links';
 import { adminToken, client, http, startTestApp, token, type TestApp } from '../helpers/app';
 import { StripeDouble, type StripeEvent } from '../sim/stripe-double';
@@ -657,8 +658,14 @@ describe('a renewal paid online whose renewal did not run (the process stopped a
     t.app.broker.call<Record<string, number>, { grace_seconds: number }>('payments.retryRenewals', {
       grace_seconds: 0,
     });
+  const renewFor = (subscriberId: number, checkoutId: number) =>
+    t.app.broker.call(
+      'subscribers.renewFromWallet',
+      { id: subscriberId, checkout_id: checkoutId },
+      { meta: { auth: systemAuth('online-payment') } },
+    );
 
-  it('the sweep makes the renewal, once', async () => {
+  it('the sweep makes the renewal', async () => {
     const sub = await mkSub();
     const before = await subRow(sub.id);
     const c = await paidWithoutRenewal(sub.id);
@@ -669,25 +676,56 @@ describe('a renewal paid online whose renewal did not run (the process stopped a
     expect(after.walletBalance).toBe(0);
     expect(await renewalInvoices(t, sub.id)).toMatchObject([{ status: 'paid', total: 1000, paidAmount: 1000 }]);
     expect(await checkoutById(c.id)).toMatchObject({ renewalDue: false, note: null });
-    await sweep();
-    expect(await renewalInvoices(t, sub.id)).toHaveLength(1);
-    expect((await subRow(sub.id)).expiryDate).toBe(after.expiryDate);
   });
 
-  it('a renewal made since the day of the payment (a first try whose end was lost) is not made again', async () => {
+  it('renews once for two tries at once (a first try whose answer was lost), with the wallet holding two periods', async () => {
     const sub = await mkSub();
     const c = await paidWithoutRenewal(sub.id);
-    const yesterday = daysFromToday(-1);
-    await t.pool.query(`update online_checkouts set completed_at = now() - interval '1 day' where id = $1`, [c.id]);
-    await t.db.update(subscribers).set({ lastRenewedOn: yesterday }).where(eq(subscribers.id, sub.id));
-    const before = await subRow(sub.id);
+    await t.db.update(subscribers).set({ walletBalance: 2000 }).where(eq(subscribers.id, sub.id));
+    const tries = await Promise.allSettled([renewFor(sub.id, c.id), renewFor(sub.id, c.id)]);
+    expect(tries.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
+    const refused = tries.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+    expect([refused.reason.code, refused.reason.message]).toEqual([409, "this payment's renewal is already made"]);
+    expect(await renewalInvoices(t, sub.id)).toHaveLength(1);
+    expect((await subRow(sub.id)).walletBalance).toBe(1000);
     await sweep();
-    expect(await subRow(sub.id)).toMatchObject({ expiryDate: before.expiryDate, walletBalance: 1000 });
+    expect(await renewalInvoices(t, sub.id)).toHaveLength(1);
+  });
+
+  it('a reseller balance short is retried after a pause, and renews once topped up', async () => {
+    const broke = (
+      await api.post('/api/resellers', { name: 'broke', balance: 1000, currency: 'USD' }, { token: admin })
+    ).body.data.id as number;
+    await api.post(
+      `/api/resellers/${broke}/service-limits`,
+      { service_id: plan, max_subscribers: null },
+      { token: admin },
+    );
+    const sub = await mkSub(broke);
+    const c = await paidWithoutRenewal(sub.id);
+    await t.pool.query(`update resellers set balance = 0 where id = $1`, [broke]);
+    await sweep();
+    const tried = await checkoutById(c.id);
+    expect(tried).toMatchObject({ renewalDue: true, note: null });
+    expect(tried.renewalTriedAt).not.toBeNull();
+    await t.pool.query(`update resellers set balance = 5000 where id = $1`, [broke]);
+    await sweep();
     expect(await renewalInvoices(t, sub.id)).toEqual([]);
+    await t.pool.query(`update online_checkouts set renewal_tried_at = now() - interval '6 minutes' where id = $1`, [
+      c.id,
+    ]);
+    await sweep();
+    expect(await renewalInvoices(t, sub.id)).toMatchObject([{ status: 'paid', total: 1000 }]);
     expect(await checkoutById(c.id)).toMatchObject({ renewalDue: false, note: null });
   });
 
-  it('a wallet spent meanwhile makes none and says so; after three days the sweep gives up', async () => {
+  it('a subscriber renewed today already, a wallet spent meanwhile: none made, the note says why; after three days the sweep gives up', async () => {
+    const today = await mkSub();
+    const c0 = await paidWithoutRenewal(today.id);
+    await t.db
+      .update(subscribers)
+      .set({ lastRenewedOn: daysFromToday(0) })
+      .where(eq(subscribers.id, today.id));
     const spent = await mkSub();
     const c1 = await paidWithoutRenewal(spent.id);
     await t.db.update(subscribers).set({ walletBalance: 0 }).where(eq(subscribers.id, spent.id));
@@ -695,6 +733,10 @@ describe('a renewal paid online whose renewal did not run (the process stopped a
     const c2 = await paidWithoutRenewal(late.id);
     await t.pool.query(`update online_checkouts set completed_at = now() - interval '4 days' where id = $1`, [c2.id]);
     await sweep();
+    expect(await checkoutById(c0.id)).toMatchObject({
+      renewalDue: false,
+      note: 'renewal not made: already renewed today',
+    });
     expect(await checkoutById(c1.id)).toMatchObject({
       renewalDue: false,
       note: 'renewal not made: wallet balance does not cover the price',
@@ -703,8 +745,8 @@ describe('a renewal paid online whose renewal did not run (the process stopped a
       renewalDue: false,
       note: 'renewal not made within 3 days of the payment: renew by hand',
     });
-    expect(await renewalInvoices(t, spent.id)).toEqual([]);
-    expect(await renewalInvoices(t, late.id)).toEqual([]);
+    for (const s of [today, spent, late]) expect(await renewalInvoices(t, s.id)).toEqual([]);
+    expect((await subRow(today.id)).walletBalance).toBe(1000);
     expect((await subRow(late.id)).walletBalance).toBe(1000);
   });
 });
