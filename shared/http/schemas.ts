@@ -68,7 +68,7 @@ export const freshCodeProperty = <const W extends string>(when: W) =>
  * A password wrapped whole in one quote character or backtick: in the cleartext password mode its
  * radcheck row would be unwrapped, or run as an expansion, by FreeRADIUS (docs/freeradius.md).
  */
-export const NOT_WRAPPED = '^(?!([`\'"]).*\\1$)';
+export const NOT_WRAPPED = '^(?!([`\'"])[\\s\\S]*\\1$)';
 export const subscriberPassword = { type: 'string', minLength: 1, maxLength: 128, pattern: NOT_WRAPPED } as const;
 
 export const moneyAmount = { type: 'number', minimum: 0, maximum: 1e12 } as const;

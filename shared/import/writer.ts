@@ -237,11 +237,6 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
       planIds.set(name, { reason: `plan skipped: ${name}` });
       continue;
     }
-    if (p.rateLimit && rateTextExpands(p.rateLimit)) {
-      issue('plans', name, 'skipped', `rate limit FreeRADIUS would expand (a backtick, %{ or quotes): ${p.rateLimit}`);
-      planIds.set(name, { reason: `plan skipped: ${name}` });
-      continue;
-    }
     const live = livePlans.get(name);
     if (live) {
       if (live.price === price && live.currency === currency) {
@@ -251,6 +246,12 @@ export async function writeImport(db: Db, data: ImportData, options: WriteOption
         issue('plans', name, 'conflicting', `a plan of that name exists at another price: ${money(live.price)}`);
         planIds.set(name, { reason: `plan conflicts: ${name}` });
       }
+      continue;
+    }
+    // Only a plan the import writes: one of ours matched by name keeps its own rate.
+    if (p.rateLimit && rateTextExpands(p.rateLimit)) {
+      issue('plans', name, 'skipped', `rate limit FreeRADIUS would expand (a backtick, %{ or quotes): ${p.rateLimit}`);
+      planIds.set(name, { reason: `plan skipped: ${name}` });
       continue;
     }
     entities.plans.imported++;

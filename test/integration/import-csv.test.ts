@@ -275,12 +275,19 @@ describe('import from CSV', () => {
 describe('import from CSV: values FreeRADIUS would expand', () => {
   test('a plan whose rate it would expand is skipped with its subscribers, a wrapped password skips its subscriber', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'import-expand-'));
+    // A plan of ours matched by name keeps its own rate: the source's is never written.
+    await t.pool.query(
+      `insert into services (name, price, currency, duration_days) values ('Exp Ours', 500, 'USD', 30)`,
+    );
     try {
       fs.writeFileSync(
         path.join(dir, 'plans.csv'),
-        ['name,price,days,rate_limit', 'Exp Shell,5.00,30,`/bin/touch /tmp/imported`', 'Exp Fine,5.00,30,4M/8M'].join(
-          '\n',
-        ),
+        [
+          'name,price,days,rate_limit',
+          'Exp Shell,5.00,30,`/bin/touch /tmp/imported`',
+          'Exp Fine,5.00,30,4M/8M',
+          'Exp Ours,5.00,30,`/bin/id`',
+        ].join('\n'),
       );
       fs.writeFileSync(
         path.join(dir, 'subscribers.csv'),
@@ -290,11 +297,12 @@ describe('import from CSV: values FreeRADIUS would expand', () => {
           'exp-backticks,`id`,Exp Fine,2030-01-01',
           `exp-quotes,"""%{sql:select secret from nas}""",Exp Fine,2030-01-01`,
           'exp-ok,ok-pass,Exp Fine,2030-01-01',
+          'exp-ours,ours-pass,Exp Ours,2030-01-01',
         ].join('\n'),
       );
       const report = await runImport(t.db, { from: 'csv', source: dir, dryRun: false, today: TODAY });
-      expect(report.entities.plans).toMatchObject({ imported: 1, skipped: 1 });
-      expect(report.entities.subscribers).toMatchObject({ imported: 1, skipped: 3 });
+      expect(report.entities.plans).toMatchObject({ imported: 1, skipped: 1, unchanged: 1 });
+      expect(report.entities.subscribers).toMatchObject({ imported: 2, skipped: 3 });
       expect(report.reasons).toEqual(
         expect.arrayContaining([
           expect.objectContaining({
@@ -311,11 +319,16 @@ describe('import from CSV: values FreeRADIUS would expand', () => {
         ]),
       );
       const plans = await t.pool.query(`select name, rate_limit from services where name like 'Exp %' order by name`);
-      expect(plans.rows).toEqual([{ name: 'Exp Fine', rate_limit: '4M/8M' }]);
+      expect(plans.rows).toEqual([
+        { name: 'Exp Fine', rate_limit: '4M/8M' },
+        { name: 'Exp Ours', rate_limit: null },
+      ]);
       const subs = await t.pool.query(`select username from subscribers where username like 'exp-%'`);
-      expect(subs.rows.map((r) => r.username)).toEqual(['exp-ok']);
-      const checked = await t.pool.query(`select distinct username from radcheck where username like 'exp-%'`);
-      expect(checked.rows).toEqual([{ username: 'exp-ok' }]);
+      expect(subs.rows.map((r) => r.username).sort()).toEqual(['exp-ok', 'exp-ours']);
+      const checked = await t.pool.query(
+        `select distinct username from radcheck where username like 'exp-%' order by username`,
+      );
+      expect(checked.rows).toEqual([{ username: 'exp-ok' }, { username: 'exp-ours' }]);
       const expanding = await t.pool.query(
         `select value from radgroupreply where value like '%\`%' or value like '%\\%{%' or value like '"%"'`,
       );

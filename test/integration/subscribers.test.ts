@@ -213,7 +213,7 @@ describe('create', () => {
   });
 
   it('400 for a password FreeRADIUS would unwrap or expand in the cleartext mode; quotes inside are fine', async () => {
-    for (const password of ['`id`', '"secret"', "'secret'"]) {
+    for (const password of ['`id`', '"secret"', "'secret'", '`%{exec:/bin/id}\n`']) {
       const res = await api.post(
         '/api/subscribers',
         { username: 'wrapped@isp', password, service_id: basic, reseller_id: root },
