@@ -160,25 +160,20 @@ async function renewAfter(ctx: Ctx<unknown>, r: Redeemed, subscriberId: number, 
   // The card paid for it: the renewal runs with the installation's authority, recorded as the operator's.
   const auth = systemAuth('prepaid-card', managerId);
   try {
-    if (r.kind === 'plan' && r.serviceId !== null) {
-      const [s] = await db()
-        .select({ serviceId: subscribers.serviceId })
-        .from(subscribers)
-        .where(eq(subscribers.id, subscriberId));
-      if (s && s.serviceId !== r.serviceId) {
-        await ctx.call(
-          'subscribers.changeService',
-          { id: subscriberId, service_id: r.serviceId, charge_difference: false },
-          { meta: { auth } },
-        );
-      }
-    }
-    // A plan card paid for its renewal; a money card's auto-renew is paid by the wallet, checked under the row lock.
-    const res = await ctx.call<{ data: Record<string, unknown> }, { id: number }>(
-      r.kind === 'plan' ? 'subscribers.renew' : 'subscribers.renewFromWallet',
-      { id: subscriberId },
-      { meta: { auth } },
-    );
+    // A plan card paid for a period of its plan (the move and the renewal in one transaction); a
+    // money card's auto-renew is paid by the wallet, checked under the row lock.
+    const res =
+      r.kind === 'plan' && r.serviceId !== null
+        ? await ctx.call<{ data: Record<string, unknown> }, { id: number; service_id: number }>(
+            'subscribers.renewOnCardPlan',
+            { id: subscriberId, service_id: r.serviceId },
+            { meta: { auth } },
+          )
+        : await ctx.call<{ data: Record<string, unknown> }, { id: number }>(
+            r.kind === 'plan' ? 'subscribers.renew' : 'subscribers.renewFromWallet',
+            { id: subscriberId },
+            { meta: { auth } },
+          );
     return { renewed: true, expiry_date: res.data.expiry_date ?? null };
   } catch (err) {
     return { renewed: false, message: (err as Error).message };

@@ -202,15 +202,20 @@ export const renew: Operation<unknown> = async (env, rows) =>
     ),
   );
 
-/** `renew` over rows whose plans the caller has read. */
-async function renewOnPlans(env: OpEnv, rows: SubscriberRow[], plans: Map<number, PlanRow>): Promise<OpResult> {
+/** `renew` over rows whose plans the caller has read, each at `priceOf` (its renewal price by default). */
+async function renewOnPlans(
+  env: OpEnv,
+  rows: SubscriberRow[],
+  plans: Map<number, PlanRow>,
+  priceOf: (row: SubscriberRow, plan: PlanRow) => number = renewalPrice,
+): Promise<OpResult> {
   const failed: Failed[] = [];
   const charges: Charge[] = [];
   for (const r of rows) {
     if (r.lastRenewedOn === env.today) failed.push({ id: r.id, ...failure('renewedToday') });
     else {
       const plan = plans.get(r.serviceId)!;
-      charges.push({ row: r, amount: renewalPrice(r, plan), currency: plan.currency });
+      charges.push({ row: r, amount: priceOf(r, plan), currency: plan.currency });
     }
   }
   const { charged, failed: unpaid, transactionIds } = await chargeResellers(env, charges, 'renewal');
@@ -240,7 +245,7 @@ async function renewOnPlans(env: OpEnv, rows: SubscriberRow[], plans: Map<number
           {
             description: `Renewal: ${plan.name} (${plan.durationDays} days)`,
             qty: 1,
-            unitPrice: renewalPrice(r, plan),
+            unitPrice: priceOf(r, plan),
           },
         ],
         currency: plan.currency,
@@ -697,6 +702,23 @@ export const setService: Operation<{ plan: PlanRow; charge_difference?: boolean;
     });
   }
   return done(failed, extra);
+};
+
+/**
+ * A plan card's period (the cards unit, once the card's transaction credited the plan's price and
+ * tax to the wallet): moved onto the card's plan with no difference charged, and renewed on it at
+ * the plan's price, in one transaction. A renewal refused (renewed today, the reseller short) leaves
+ * the plan as it was: made one after the other, the move stayed and the card's money waited in the
+ * wallet, a free upgrade.
+ */
+export const renewOnCardPlan: Operation<{ plan: PlanRow }> = async (env, rows, { plan }) => {
+  const moving = rows.filter((r) => r.serviceId !== plan.id);
+  if (moving.length) {
+    const moved = await setService(env, moving, { plan });
+    if (moved.failed.length) return moved;
+  }
+  const onPlan = rows.map((r) => ({ ...r, serviceId: plan.id }));
+  return renewOnPlans(env, onPlan, new Map([[plan.id, plan]]), (_, p) => p.price);
 };
 
 /** Serialises static address assignment: two batches drawing from one pool never pick the same address. */

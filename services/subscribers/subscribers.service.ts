@@ -215,6 +215,23 @@ export const subscribersService: ServiceSchema = {
         };
       },
     },
+    /** A plan card's period (not routed): `{ id, service_id }`, moved onto the plan and renewed, or neither. */
+    renewOnCardPlan: {
+      visibility: 'public',
+      async handler(ctx: Ctx<IdPath & { service_id: number }>): Promise<ActionResult> {
+        const auth = await authorizeSingle(ctx.meta.auth, 'subscribers.renew', ctx.params.id);
+        const plan = await livePlan(db(), ctx.params.service_id);
+        return {
+          data: await runAuthorized(
+            auth,
+            ctx.params.id,
+            (env, rows) => ops.renewOnCardPlan(env, rows, { plan }),
+            { service_id: plan.id, prepaid_card: true },
+            'renew',
+          ),
+        };
+      },
+    },
     resetFup: simpleAction(
       'reset-fup',
       'subscribers.reset_fup',
