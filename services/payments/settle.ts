@@ -160,12 +160,16 @@ export async function settleEvent(provider: string, e: ProviderEvent): Promise<S
         });
         // Money paid for an invoice pays what is still owed (its invoice consolidated into another
         // while the payer was away, say), oldest first, rather than waiting while that goes overdue.
+        // Money paid for a renewal pays the overdue invoices first: they block access whatever the
+        // expiry, so a renewal beside them bought nothing usable; the renewal follows only if the
+        // rest still covers it (renewFromWallet's rule).
         // (A deleted account's invoices stay as they are: the wallet payments lock live rows only.)
-        if (c.purpose === 'invoice' && !subscriber.deleted) {
+        if (!subscriber.deleted) {
           const { paid } = await settleFromWallet(tx, subscriber.id, {
             walletBalance: credit.walletBalance,
             currency,
             upTo: toWallet,
+            overdueOnly: c.purpose === 'renewal',
           });
           if (paid.length)
             notes.push(

@@ -20,12 +20,12 @@ export interface WalletSettlement {
 /**
  * `known`: what the caller read under the subscriber's row lock, which it holds: the wallet balance
  * and the system currency; `upTo`, when set, the most that may be spent (a refund pays with itself,
- * not with what the wallet held before it).
+ * not with what the wallet held before it); `overdueOnly`: only the invoices that block access.
  */
 export async function settleFromWallet(
   tx: Tx,
   subscriberId: number,
-  known: { walletBalance: number; currency: string; upTo?: number },
+  known: { walletBalance: number; currency: string; upTo?: number; overdueOnly?: boolean },
 ): Promise<WalletSettlement> {
   let wallet = known.walletBalance;
   let budget = Math.min(wallet, known.upTo ?? wallet);
@@ -35,7 +35,7 @@ export async function settleFromWallet(
   const open = await tx.execute<{ id: number }>(sql`
     select id from invoices
      where subscriber_id = ${subscriberId} and currency = ${currency}
-       and status = any(${sql.param([...OPEN_STATUSES])}::text[])
+       and status = any(${sql.param(known.overdueOnly ? ['overdue'] : [...OPEN_STATUSES])}::text[])
      order by issue_date, id`);
   for (const row of open.rows) {
     if (budget <= 0) break;

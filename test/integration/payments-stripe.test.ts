@@ -490,6 +490,31 @@ describe('what was paid (issue 43, finding 1)', () => {
     });
   });
 
+  it('a renewal paid beside an overdue invoice pays that invoice first, then renews only if the rest covers it', async () => {
+    const covered = await mkSub();
+    const short = await mkSub();
+    for (const sub of [covered, short]) {
+      const inv = await mkInvoice(sub.id, 4);
+      await t.db.update(invoices).set({ status: 'overdue' }).where(eq(invoices.id, inv.id));
+      (sub as { overdue?: number }).overdue = inv.id;
+    }
+    await t.db.update(subscribers).set({ walletBalance: 400 }).where(eq(subscribers.id, covered.id));
+    for (const sub of [covered, short]) {
+      const c = await renewalCheckout(sub.id);
+      expect(outcomeOf(await deliver(stripe.complete(c.providerSessionId!)))).toBe('paid');
+      const overdue = (sub as { overdue?: number }).overdue!;
+      expect(await invRow(overdue)).toMatchObject({ status: 'paid', paidAmount: 400 });
+      expect((await checkoutById(c.id)).note).toMatch(new RegExp(`which paid invoice ${overdue} 4($|;)`));
+    }
+    expect(await renewalInvoices(t, covered.id)).toMatchObject([{ status: 'paid', total: 1000 }]);
+    expect((await subRow(covered.id)).walletBalance).toBe(0);
+    expect(await renewalInvoices(t, short.id)).toEqual([]);
+    expect((await subRow(short.id)).walletBalance).toBe(600);
+    const [shortCheckout] = await t.db.select().from(onlineCheckouts).where(eq(onlineCheckouts.subscriberId, short.id));
+    expect(shortCheckout).toMatchObject({ renewalDue: false });
+    expect(shortCheckout.note).toMatch(/renewal not made: wallet balance does not cover the price$/);
+  });
+
   it('a renewal paid in full after its price rose renews nothing: the money waits in the wallet, no invoice owed', async () => {
     const sub = await mkSub();
     const before = await subRow(sub.id);
