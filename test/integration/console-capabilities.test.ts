@@ -121,7 +121,10 @@ describe('capabilities on screen', () => {
     await dialog.getByText('Tier 3 needs both its GB and its rate limit.').waitFor();
     await dialog.getByLabel('Tier 3: rate limit (e.g. 2M/2M)').fill('fast');
     await dialog.getByRole('button', { name: 'Edit Tiered' }).click();
-    await dialog.getByRole('alert').getByText('Fair-use tiers is not written as expected.').waitFor();
+    await dialog
+      .getByRole('alert')
+      .getByText('Fair-use tiers must be a rate such as 10M/20M, with no backtick or %{.')
+      .waitFor();
     await dialog.getByRole('button', { name: 'Cancel' }).click();
     expect(await tiersOf()).toEqual([{ level: 1, threshold_gb: 50, rate_limit: '3M/3M' }]);
   });

@@ -156,6 +156,8 @@ addTexts({
     '{label} needs at least {n} characters.': 'يحتاج {label} إلى {n} أحرف على الأقل.',
     '{label} takes at most {n} characters.': 'يقبل {label} {n} أحرف على الأكثر.',
     '{label} is not written as expected.': '{label} غير مكتوب بالشكل المتوقع.',
+    '{label} must be a rate such as 10M/20M, with no backtick or %{.':
+      'يجب أن يكون {label} معدلًا مثل 10M/20M، دون علامة ` أو %{.',
     '{label}: choose one of the offered values.': '{label}: اختر إحدى القيم المعروضة.',
     '{label} must be a number.': 'يجب أن يكون {label} رقمًا.',
     '{label} is not accepted here.': '{label} غير مقبول هنا.',
@@ -172,6 +174,7 @@ const PROBLEMS = [
   [/^must NOT have fewer than (\d+) (characters|items)/, '{label} needs at least {n} characters.'],
   [/^must NOT have more than (\d+) (characters|items)/, '{label} takes at most {n} characters.'],
   [/^must match pattern/, '{label} is not written as expected.'],
+  [/^must be a rate such as/, '{label} must be a rate such as 10M/20M, with no backtick or %{.'],
   [/^must be one of/, '{label}: choose one of the offered values.'],
   [/^must be (integer|number)/, '{label} must be a number.'],
   [/^is not a known field/, '{label} is not accepted here.'],
