@@ -29,7 +29,6 @@ import {
 import { ApiError } from '../../shared/errors';
 import { walletCoversRenewal } from '../../shared/domain/subscriber';
 import { fail, FAILURES } from '../../shared/failures';
-import { withTax } from '../../shared/money';
 import { SETTING_DEFS } from '../../shared/settings';
 import { chargeReseller } from './batches';
 import { normalizePin, pinHash } from './pins';
@@ -190,12 +189,9 @@ export async function redeemCard(req: RedeemRequest): Promise<Redeemed> {
           req.managerId,
         );
       }
-      // A plan card pays its period's renewal invoice whole: the plan's price and the default tax, as an
-      // online renewal checkout asks (the reseller is charged the price alone, as for any renewal).
-      const credited = card.value !== null ? amount : withTax(amount, sub.default_tax_rate);
       const credit = await creditWallet(tx, {
         subscriberId: req.subscriberId,
-        amount: credited,
+        amount,
         currency,
         reason: `prepaid card ${card.serial}`,
         method: 'prepaid_card',
@@ -221,7 +217,7 @@ export async function redeemCard(req: RedeemRequest): Promise<Redeemed> {
             card_id: Number(card.id),
             serial: card.serial,
             kind,
-            amount: credited,
+            amount,
             transaction_id: credit.transactionId,
           },
         });
@@ -244,7 +240,7 @@ export async function redeemCard(req: RedeemRequest): Promise<Redeemed> {
         serial: card.serial,
         batchId: Number(card.batch_id),
         kind,
-        amount: credited,
+        amount,
         currency,
         serviceId: card.service_id === null ? null : Number(card.service_id),
         planName,

@@ -160,16 +160,17 @@ export async function settleEvent(provider: string, e: ProviderEvent): Promise<S
         });
         // Money paid for an invoice pays what is still owed (its invoice consolidated into another
         // while the payer was away, say), oldest first, rather than waiting while that goes overdue.
-        // Money paid for a renewal pays the overdue invoices first: they block access whatever the
-        // expiry, so a renewal beside them bought nothing usable; the renewal follows only if the
-        // rest still covers it (renewFromWallet's rule).
+        // Money paid whole for a renewal pays the invoices that block access first (overdue past
+        // suspend_overdue_after_days): a renewal beside them bought nothing usable; the renewal
+        // follows only if the rest still covers it (renewFromWallet's rule).
         // (A deleted account's invoices stay as they are: the wallet payments lock live rows only.)
-        if (!subscriber.deleted) {
+        const renewalPaid = c.purpose === 'renewal' && verdict.kind === 'full';
+        if (!subscriber.deleted && (c.purpose === 'invoice' || renewalPaid)) {
           const { paid } = await settleFromWallet(tx, subscriber.id, {
             walletBalance: credit.walletBalance,
             currency,
             upTo: toWallet,
-            overdueOnly: c.purpose === 'renewal',
+            blockingOnly: c.purpose === 'renewal',
           });
           if (paid.length)
             notes.push(

@@ -202,20 +202,15 @@ export const renew: Operation<unknown> = async (env, rows) =>
     ),
   );
 
-/** `renew` over rows whose plans the caller has read, each at `priceOf` (its renewal price by default). */
-async function renewOnPlans(
-  env: OpEnv,
-  rows: SubscriberRow[],
-  plans: Map<number, PlanRow>,
-  priceOf: (row: SubscriberRow, plan: PlanRow) => number = renewalPrice,
-): Promise<OpResult> {
+/** `renew` over rows whose plans the caller has read. */
+async function renewOnPlans(env: OpEnv, rows: SubscriberRow[], plans: Map<number, PlanRow>): Promise<OpResult> {
   const failed: Failed[] = [];
   const charges: Charge[] = [];
   for (const r of rows) {
     if (r.lastRenewedOn === env.today) failed.push({ id: r.id, ...failure('renewedToday') });
     else {
       const plan = plans.get(r.serviceId)!;
-      charges.push({ row: r, amount: priceOf(r, plan), currency: plan.currency });
+      charges.push({ row: r, amount: renewalPrice(r, plan), currency: plan.currency });
     }
   }
   const { charged, failed: unpaid, transactionIds } = await chargeResellers(env, charges, 'renewal');
@@ -245,7 +240,7 @@ async function renewOnPlans(
           {
             description: `Renewal: ${plan.name} (${plan.durationDays} days)`,
             qty: 1,
-            unitPrice: priceOf(r, plan),
+            unitPrice: renewalPrice(r, plan),
           },
         ],
         currency: plan.currency,
@@ -705,9 +700,9 @@ export const setService: Operation<{ plan: PlanRow; charge_difference?: boolean;
 };
 
 /**
- * A plan card's period (the cards unit, once the card's transaction credited the plan's price and
- * tax to the wallet): moved onto the card's plan with no difference charged, and renewed on it at
- * the plan's price, in one transaction. A renewal refused (renewed today, the reseller short) leaves
+ * A plan card's period (the cards unit, once the card's transaction credited the plan's price to
+ * the wallet): moved onto the card's plan with no difference charged, and renewed on it as
+ * `renew` does, in one transaction. A renewal refused (renewed today, the reseller short) leaves
  * the plan as it was: made one after the other, the move stayed and the card's money waited in the
  * wallet, a free upgrade.
  */
@@ -718,7 +713,7 @@ export const renewOnCardPlan: Operation<{ plan: PlanRow }> = async (env, rows, {
     if (moved.failed.length) return moved;
   }
   const onPlan = rows.map((r) => ({ ...r, serviceId: plan.id }));
-  return renewOnPlans(env, onPlan, new Map([[plan.id, plan]]), (_, p) => p.price);
+  return renewOnPlans(env, onPlan, new Map([[plan.id, plan]]));
 };
 
 /** Serialises static address assignment: two batches drawing from one pool never pick the same address. */

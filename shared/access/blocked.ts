@@ -14,6 +14,14 @@ export const planHasTiersSql = sql`exists (select 1 from jsonb_array_elements(co
 const suspendDaysSql = sql`(select (value #>> '{}')::int from settings where key = 'suspend_overdue_after_days')`;
 
 /**
+ * Invoice `i` (open, not paid whole) blocks access on `today`: due longer ago than
+ * `suspend_overdue_after_days`, when that is set.
+ */
+export function invoiceBlocksSql(today: SQL): SQL {
+  return sql`(${suspendDaysSql} is not null and i.due_date < ${today} - ${suspendDaysSql})`;
+}
+
+/**
  * Why `s` is blocked on `today`, or null. An invoice counts as overdue for the suspension from its
  * due date, whether or not the overdue job has marked it yet: a subscriber is never suspended a
  * sweep late or early depending on the order of two jobs.
@@ -22,9 +30,9 @@ export function blockedReasonSql(today: string): SQL {
   return sql`case
     when s.expiry_date < ${today}::date then 'expired'
     when s.fup_level > 0 and not ${planHasTiersSql} then 'quota'
-    when ${suspendDaysSql} is not null and exists (
+    when exists (
       select 1 from invoices i
        where i.subscriber_id = s.id and i.status in ('pending', 'partial', 'overdue') and i.total > i.paid_amount
-         and i.due_date < ${today}::date - ${suspendDaysSql}) then 'overdue'
+         and ${invoiceBlocksSql(sql`${today}::date`)}) then 'overdue'
   end`;
 }

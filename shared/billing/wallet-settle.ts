@@ -7,6 +7,7 @@
  */
 import { sql } from 'drizzle-orm';
 import type { Tx } from '../db/client';
+import { invoiceBlocksSql } from '../access/blocked';
 import { OPEN_STATUSES } from '../domain/invoice-state';
 import { payFromWallet } from './wallet';
 
@@ -20,12 +21,13 @@ export interface WalletSettlement {
 /**
  * `known`: what the caller read under the subscriber's row lock, which it holds: the wallet balance
  * and the system currency; `upTo`, when set, the most that may be spent (a refund pays with itself,
- * not with what the wallet held before it); `overdueOnly`: only the invoices that block access.
+ * not with what the wallet held before it); `blockingOnly`: only the invoices that block access
+ * (invoiceBlocksSql: overdue past `suspend_overdue_after_days`).
  */
 export async function settleFromWallet(
   tx: Tx,
   subscriberId: number,
-  known: { walletBalance: number; currency: string; upTo?: number; overdueOnly?: boolean },
+  known: { walletBalance: number; currency: string; upTo?: number; blockingOnly?: boolean },
 ): Promise<WalletSettlement> {
   let wallet = known.walletBalance;
   let budget = Math.min(wallet, known.upTo ?? wallet);
@@ -33,9 +35,10 @@ export async function settleFromWallet(
   if (budget <= 0) return { paid, walletBalance: wallet };
   const { currency } = known;
   const open = await tx.execute<{ id: number }>(sql`
-    select id from invoices
+    select id from invoices i
      where subscriber_id = ${subscriberId} and currency = ${currency}
-       and status = any(${sql.param(known.overdueOnly ? ['overdue'] : [...OPEN_STATUSES])}::text[])
+       and status = any(${sql.param([...OPEN_STATUSES])}::text[])
+       ${known.blockingOnly ? sql`and ${invoiceBlocksSql(sql`(now() at time zone 'UTC')::date`)}` : sql``}
      order by issue_date, id`);
   for (const row of open.rows) {
     if (budget <= 0) break;

@@ -294,18 +294,6 @@ describe('redeem', () => {
     expect(ledger.filter((l) => l.method === 'prepaid_card')).toHaveLength(1);
   });
 
-  it('a plan card pays its renewal invoice whole, default tax included', async () => {
-    await withDefaultTax(api, 10, async () => {
-      const sub = await mkSub();
-      const { cards: made } = await mkBatch({ count: 1, service_id: bigPlan });
-      const res = await api.post(`/api/subscribers/${sub.id}/redeem-card`, { pin: made[0].pin }, { token: admin });
-      expect(res.status).toBe(200);
-      expect(res.body.data).toMatchObject({ kind: 'plan', amount: 27.5, renewal: { renewed: true } });
-      expect(await renewalInvoices(t, sub.id)).toMatchObject([{ status: 'paid', total: 2750, paidAmount: 2750 }]);
-      expect(await row(sub.id)).toMatchObject({ serviceId: bigPlan, walletBalance: 0 });
-    });
-  });
-
   it('a plan card whose renewal is refused (renewed today) leaves the plan as it was and its money in the wallet', async () => {
     const sub = await mkSub();
     expect((await api.post(`/api/subscribers/${sub.id}/renew`, {}, { token: admin })).status).toBe(200);

@@ -490,29 +490,51 @@ describe('what was paid (issue 43, finding 1)', () => {
     });
   });
 
-  it('a renewal paid beside an overdue invoice pays that invoice first, then renews only if the rest covers it', async () => {
-    const covered = await mkSub();
-    const short = await mkSub();
-    for (const sub of [covered, short]) {
+  it('a renewal paid beside an invoice that blocks access pays that invoice first, then renews only if the rest covers it', async () => {
+    /** A subscriber with a 4.00 invoice overdue for 10 days. */
+    const owing = async () => {
+      const sub = await mkSub();
       const inv = await mkInvoice(sub.id, 4);
-      await t.db.update(invoices).set({ status: 'overdue' }).where(eq(invoices.id, inv.id));
-      (sub as { overdue?: number }).overdue = inv.id;
-    }
-    await t.db.update(subscribers).set({ walletBalance: 400 }).where(eq(subscribers.id, covered.id));
-    for (const sub of [covered, short]) {
+      await t.db
+        .update(invoices)
+        .set({ status: 'overdue', dueDate: daysFromToday(-10) })
+        .where(eq(invoices.id, inv.id));
+      return { ...sub, overdue: inv.id };
+    };
+    const pay = async (sub: { id: number }) => {
       const c = await renewalCheckout(sub.id);
       expect(outcomeOf(await deliver(stripe.complete(c.providerSessionId!)))).toBe('paid');
-      const overdue = (sub as { overdue?: number }).overdue!;
-      expect(await invRow(overdue)).toMatchObject({ status: 'paid', paidAmount: 400 });
-      expect((await checkoutById(c.id)).note).toMatch(new RegExp(`which paid invoice ${overdue} 4($|;)`));
+      return checkoutById(c.id);
+    };
+    // Suspension off (the default): the invoice blocks nothing, the money renews.
+    const unblocked = await owing();
+    await pay(unblocked);
+    expect(await invRow(unblocked.overdue)).toMatchObject({ status: 'overdue', paidAmount: 0 });
+    expect(await renewalInvoices(t, unblocked.id)).toMatchObject([{ status: 'paid', total: 1000 }]);
+
+    expect((await api.put('/api/settings', { suspend_overdue_after_days: 3 }, { token: admin })).status).toBe(200);
+    try {
+      const covered = await owing();
+      const short = await owing();
+      await t.db.update(subscribers).set({ walletBalance: 400 }).where(eq(subscribers.id, covered.id));
+      for (const sub of [covered, short]) {
+        const c = await pay(sub);
+        expect(await invRow(sub.overdue)).toMatchObject({ status: 'paid', paidAmount: 400 });
+        expect(c.note).toMatch(new RegExp(`which paid invoice ${sub.overdue} 4($|;)`));
+      }
+      expect(await renewalInvoices(t, covered.id)).toMatchObject([{ status: 'paid', total: 1000 }]);
+      expect((await subRow(covered.id)).walletBalance).toBe(0);
+      expect(await renewalInvoices(t, short.id)).toEqual([]);
+      expect((await subRow(short.id)).walletBalance).toBe(600);
+      const [shortCheckout] = await t.db
+        .select()
+        .from(onlineCheckouts)
+        .where(eq(onlineCheckouts.subscriberId, short.id));
+      expect(shortCheckout).toMatchObject({ renewalDue: false });
+      expect(shortCheckout.note).toMatch(/renewal not made: wallet balance does not cover the price$/);
+    } finally {
+      await api.put('/api/settings', { suspend_overdue_after_days: null }, { token: admin });
     }
-    expect(await renewalInvoices(t, covered.id)).toMatchObject([{ status: 'paid', total: 1000 }]);
-    expect((await subRow(covered.id)).walletBalance).toBe(0);
-    expect(await renewalInvoices(t, short.id)).toEqual([]);
-    expect((await subRow(short.id)).walletBalance).toBe(600);
-    const [shortCheckout] = await t.db.select().from(onlineCheckouts).where(eq(onlineCheckouts.subscriberId, short.id));
-    expect(shortCheckout).toMatchObject({ renewalDue: false });
-    expect(shortCheckout.note).toMatch(/renewal not made: wallet balance does not cover the price$/);
   });
 
   it('a renewal paid in full after its price rose renews nothing: the money waits in the wallet, no invoice owed', async () => {
