@@ -8,7 +8,8 @@ import { eq, sql } from 'drizzle-orm';
 import { RENEWAL_COLUMNS, renewalParties, type RenewalColumns } from '../../shared/billing';
 import { db } from '../../shared/db/client';
 import { onlineCheckouts } from '../../shared/db/schema';
-import { isOpen } from '../../shared/domain/invoice-state';
+import { invoiceBlocksSql } from '../../shared/access/blocked';
+import { isOpen, OPEN_STATUSES } from '../../shared/domain/invoice-state';
 import { renewalCharge } from '../../shared/domain/subscriber';
 import { fail } from '../../shared/failures';
 import { config } from '../../shared/config';
@@ -83,14 +84,27 @@ export async function payable(target: CheckoutTarget, s: Settings): Promise<Paya
   // What the renewal invoice will ask (price and default tax), paid from the wallet, which holds the system currency.
   const { total } = renewalCharge(subscriber, plan, s.default_tax_rate);
   if (total <= 0 || plan.currency !== s.currency || !currencyAllowed(s, plan.currency)) return null;
+  // The invoices that block access are paid first from this money (settle.ts): asked for as well,
+  // so that the renewal it was paid for is made.
+  const blocking = await blockingBalance(target.subscriberId, plan.currency);
   return {
     subscriberId: target.subscriberId,
     resellerId: Number(sub.reseller_id),
     invoiceId: null,
-    amount: total,
+    amount: total + blocking,
     currency: plan.currency,
-    description: `Renewal: ${sub.name}`,
+    description: blocking > 0 ? `Renewal: ${sub.name}, and the overdue balance` : `Renewal: ${sub.name}`,
   };
+}
+
+/** What the subscriber's invoices that block access still owe, in `currency` (minor units). */
+async function blockingBalance(subscriberId: number, currency: string): Promise<number> {
+  const { rows } = await db().execute<{ owed: string }>(sql`
+    select coalesce(sum(i.total - i.paid_amount), 0) as owed from invoices i
+     where i.subscriber_id = ${subscriberId} and i.currency = ${currency} and i.total > i.paid_amount
+       and i.status = any(${sql.param([...OPEN_STATUSES])}::text[])
+       and ${invoiceBlocksSql(sql`(now() at time zone 'UTC')::date`)}`);
+  return Number(rows[0].owed);
 }
 
 /** Whether a Pay button makes sense for `target` now (a provider configured, something to pay). */

@@ -514,11 +514,25 @@ describe('what was paid (issue 43, finding 1)', () => {
 
     expect((await api.put('/api/settings', { suspend_overdue_after_days: 3 }, { token: admin })).status).toBe(200);
     try {
+      // The checkout asks for the renewal and the blocking balance; one made before the invoice
+      // blocked asks for the renewal alone, which then pays the invoice and renews nothing.
       const covered = await owing();
-      const short = await owing();
-      await t.db.update(subscribers).set({ walletBalance: 400 }).where(eq(subscribers.id, covered.id));
-      for (const sub of [covered, short]) {
-        const c = await pay(sub);
+      const shortSub = await mkSub();
+      const early = await renewalCheckout(shortSub.id);
+      const inv = await mkInvoice(shortSub.id, 4);
+      await t.db
+        .update(invoices)
+        .set({ status: 'overdue', dueDate: daysFromToday(-10) })
+        .where(eq(invoices.id, inv.id));
+      const short = { ...shortSub, overdue: inv.id };
+      const coveredCheckout = await pay(covered);
+      expect(coveredCheckout).toMatchObject({ amount: 1400, status: 'paid' });
+      expect(outcomeOf(await deliver(stripe.complete(early.providerSessionId!)))).toBe('paid');
+      expect(early.amount).toBe(1000);
+      for (const [sub, c] of [
+        [covered, coveredCheckout],
+        [short, await checkoutById(early.id)],
+      ] as const) {
         expect(await invRow(sub.overdue)).toMatchObject({ status: 'paid', paidAmount: 400 });
         expect(c.note).toMatch(new RegExp(`which paid invoice ${sub.overdue} 4($|;)`));
       }
