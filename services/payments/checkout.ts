@@ -9,7 +9,7 @@ import { RENEWAL_COLUMNS, renewalParties, type RenewalColumns } from '../../shar
 import { db } from '../../shared/db/client';
 import { onlineCheckouts } from '../../shared/db/schema';
 import { invoiceBlocksSql } from '../../shared/access/blocked';
-import { isOpen, OPEN_STATUSES } from '../../shared/domain/invoice-state';
+import { isOpen } from '../../shared/domain/invoice-state';
 import { renewalCharge } from '../../shared/domain/subscriber';
 import { fail } from '../../shared/failures';
 import { config } from '../../shared/config';
@@ -101,9 +101,8 @@ export async function payable(target: CheckoutTarget, s: Settings): Promise<Paya
 async function blockingBalance(subscriberId: number, currency: string): Promise<number> {
   const { rows } = await db().execute<{ owed: string }>(sql`
     select coalesce(sum(i.total - i.paid_amount), 0) as owed from invoices i
-     where i.subscriber_id = ${subscriberId} and i.currency = ${currency} and i.total > i.paid_amount
-       and i.status = any(${sql.param([...OPEN_STATUSES])}::text[])
-       and ${invoiceBlocksSql(sql`(now() at time zone 'UTC')::date`)}`);
+     where i.subscriber_id = ${subscriberId} and i.currency = ${currency}
+       and ${invoiceBlocksSql()}`);
   return Number(rows[0].owed);
 }
 

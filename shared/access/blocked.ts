@@ -14,11 +14,12 @@ export const planHasTiersSql = sql`exists (select 1 from jsonb_array_elements(co
 const suspendDaysSql = sql`(select (value #>> '{}')::int from settings where key = 'suspend_overdue_after_days')`;
 
 /**
- * Invoice `i` (open, not paid whole) blocks access on `today`: due longer ago than
- * `suspend_overdue_after_days`, when that is set.
+ * Invoice `i` blocks access on `today` (by default the UTC date, as todayIso): open, not paid
+ * whole, and due longer ago than `suspend_overdue_after_days`, when that is set.
  */
-export function invoiceBlocksSql(today: SQL): SQL {
-  return sql`(${suspendDaysSql} is not null and i.due_date < ${today} - ${suspendDaysSql})`;
+export function invoiceBlocksSql(today: SQL = sql`(now() at time zone 'UTC')::date`): SQL {
+  return sql`(i.status in ('pending', 'partial', 'overdue') and i.total > i.paid_amount
+    and ${suspendDaysSql} is not null and i.due_date < ${today} - ${suspendDaysSql})`;
 }
 
 /**
@@ -31,8 +32,6 @@ export function blockedReasonSql(today: string): SQL {
     when s.expiry_date < ${today}::date then 'expired'
     when s.fup_level > 0 and not ${planHasTiersSql} then 'quota'
     when exists (
-      select 1 from invoices i
-       where i.subscriber_id = s.id and i.status in ('pending', 'partial', 'overdue') and i.total > i.paid_amount
-         and ${invoiceBlocksSql(sql`${today}::date`)}) then 'overdue'
+      select 1 from invoices i where i.subscriber_id = s.id and ${invoiceBlocksSql(sql`${today}::date`)}) then 'overdue'
   end`;
 }

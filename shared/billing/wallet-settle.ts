@@ -38,7 +38,7 @@ export async function settleFromWallet(
     select id from invoices i
      where subscriber_id = ${subscriberId} and currency = ${currency}
        and status = any(${sql.param([...OPEN_STATUSES])}::text[])
-       ${known.blockingOnly ? sql`and ${invoiceBlocksSql(sql`(now() at time zone 'UTC')::date`)}` : sql``}
+       ${known.blockingOnly ? sql`and ${invoiceBlocksSql()}` : sql``}
      order by issue_date, id`);
   for (const row of open.rows) {
     if (budget <= 0) break;
