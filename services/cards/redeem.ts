@@ -1,6 +1,7 @@
 /**
  * Redeeming a card (docs/cards.md). One transaction: the card row locked by its PIN's hash (so of 50
- * concurrent redemptions of one PIN exactly one finds it unused), the checks (used, suspended,
+ * concurrent redemptions of one PIN exactly one finds it unused) and its batch's row shared (a batch
+ * suspended meanwhile is waited for and refuses the card), the checks (used, suspended,
  * expired, the batch's reseller tree), the reseller's charge when its batch is charged at redemption,
  * the wallet credited through the one writer (method `prepaid_card`, the serial as reference: one
  * ledger row), the card marked used, and for a money card the open invoices paid from the wallet
@@ -132,7 +133,7 @@ export async function redeemCard(req: RedeemRequest): Promise<Redeemed> {
                to_char(b.expires_at, 'YYYY-MM-DD') as expires_at, b.reseller_id, b.charge_mode, r.path as reseller_path
           from cards c join card_batches b on b.id = c.batch_id left join resellers r on r.id = b.reseller_id
          where c.pin_hash = ${pinHash(pin)}
-         for update of c`);
+         for update of c for share of b`);
       const card = found.rows[0];
       if (!card) throw fail('cardPinInvalid');
       cardId = Number(card.id);

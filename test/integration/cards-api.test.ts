@@ -238,6 +238,23 @@ describe('batches', () => {
 });
 
 describe('redeem', () => {
+  it('a batch suspended while a redemption waits for its row refuses the card (409), nothing credited', async () => {
+    const { batch, cards: made } = await mkBatch({ count: 1, value: 4 });
+    const sub = await mkSub();
+    // The batch's suspend holds its row and commits while the redemption waits: before, the
+    // redemption read the batch as active without waiting and credited a suspended card.
+    const res = await behindAWriter(
+      t,
+      (tx) => tx.select().from(cardBatches).where(eq(cardBatches.id, batch.id)).for('update'),
+      (tx) => tx.update(cardBatches).set({ status: 'suspended' }).where(eq(cardBatches.id, batch.id)),
+      () => api.post(`/api/subscribers/${sub.id}/redeem-card`, { pin: made[0].pin }, { token: admin }),
+    );
+    expect([res.status, res.body.message]).toEqual([409, 'card is suspended']);
+    expect(await t.db.select().from(transactions).where(eq(transactions.reference, made[0].serial))).toEqual([]);
+    const [card] = await t.db.select().from(cards).where(eq(cards.serial, made[0].serial));
+    expect(card.status).toBe('active');
+  });
+
   it('a money card credits the wallet with one prepaid_card ledger row, then pays open invoices oldest first', async () => {
     const sub = await mkSub();
     const mkInv = async (amount: number, issue: string) => {
