@@ -701,15 +701,17 @@ export const setService: Operation<{ plan: PlanRow; charge_difference?: boolean;
 
 /**
  * A plan card's period (the cards unit, once the card's transaction credited the plan's price to
- * the wallet): moved onto the card's plan with no difference charged, and renewed on it as
- * `renew` does, in one transaction. A renewal refused (renewed today, the reseller short) leaves
- * the plan as it was: made one after the other, the move stayed and the card's money waited in the
- * wallet, a free upgrade.
+ * the wallet): moved onto the card's plan with the difference of the days left charged, as a plan
+ * change with `charge_difference` (an invoice for an upgrade's, a wallet credit for a downgrade's),
+ * and renewed on it as `renew` does, in one transaction. The period is added to the days left, so
+ * without the difference those days passed to the card's plan at the old plan's price. A renewal
+ * refused (renewed today, the reseller short) leaves the plan as it was: made one after the other,
+ * the move stayed and the card's money waited in the wallet, a free upgrade.
  */
 export const renewOnCardPlan: Operation<{ plan: PlanRow }> = async (env, rows, { plan }) => {
   const moving = rows.filter((r) => r.serviceId !== plan.id);
   if (moving.length) {
-    const moved = await setService(env, moving, { plan });
+    const moved = await setService(env, moving, { plan, charge_difference: true });
     if (moved.failed.length) return moved;
   }
   const onPlan = rows.map((r) => ({ ...r, serviceId: plan.id }));

@@ -10,6 +10,7 @@ import {
   cardBatches,
   cardRedeemAttempts,
   cards,
+  invoices,
   resellers,
   services,
   subscribers,
@@ -309,6 +310,44 @@ describe('redeem', () => {
     expect(after.walletBalance).toBe(0);
     const ledger = await t.db.select().from(transactions).where(eq(transactions.subscriberId, sub.id));
     expect(ledger.filter((l) => l.method === 'prepaid_card')).toHaveLength(1);
+  });
+
+  it("a plan card onto another plan charges the days left's difference: an upgrade's invoice, a downgrade's wallet credit", async () => {
+    const withDaysLeft = async (serviceId: number) => {
+      const sub = await mkSub(north, { service_id: serviceId });
+      await t.db
+        .update(subscribers)
+        .set({ expiryDate: daysFromToday(15) })
+        .where(eq(subscribers.id, sub.id));
+      return sub;
+    };
+    const redeem = async (subId: number, serviceId: number) => {
+      const { cards: made } = await mkBatch({ count: 1, service_id: serviceId });
+      const res = await api.post(`/api/subscribers/${subId}/redeem-card`, { pin: made[0].pin }, { token: admin });
+      expect(res.status).toBe(200);
+      expect(res.body.data.renewal).toMatchObject({ renewed: true, expiry_date: daysFromToday(45) });
+      return t.db.select().from(invoices).where(eq(invoices.subscriberId, subId)).orderBy(invoices.id);
+    };
+    // home (10.00 / 30 days) with 15 days left onto fiber (25.00): those days cost 12.50 on fiber
+    // against 5.00 paid on home, so 7.50 is owed (before, they passed to fiber for nothing).
+    const up = await withDaysLeft(plan);
+    const upInvoices = await redeem(up.id, bigPlan);
+    expect(upInvoices.map((i) => [i.kind, i.total, i.status])).toEqual([
+      ['service_change', 750, 'pending'],
+      ['renewal', 2500, 'paid'],
+    ]);
+    expect(await row(up.id)).toMatchObject({ serviceId: bigPlan, walletBalance: 0 });
+    // fiber with 15 days left onto home: 12.50 paid, 5.00 worth on home, 7.50 back to the wallet
+    // (before, lost).
+    const down = await withDaysLeft(bigPlan);
+    const downInvoices = await redeem(down.id, plan);
+    expect(downInvoices.map((i) => [i.kind, i.total, i.status])).toEqual([['renewal', 1000, 'paid']]);
+    expect(await row(down.id)).toMatchObject({ serviceId: plan, walletBalance: 750 });
+    const credits = await t.db.select().from(transactions).where(eq(transactions.subscriberId, down.id));
+    expect(credits.filter((c) => c.type === 'wallet_credit').map((c) => [c.method, c.amount])).toEqual([
+      ['prepaid_card', 1000],
+      [null, 750],
+    ]);
   });
 
   it('a plan card whose renewal is refused (renewed today) leaves the plan as it was and its money in the wallet', async () => {
