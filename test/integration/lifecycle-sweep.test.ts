@@ -297,6 +297,7 @@ describe('reminders', () => {
   let r0: { id: number; username: string };
   let bad: { id: number; username: string };
   let renewing: { id: number; username: string };
+  let resellerShort: { id: number; username: string };
   const sentTo = (chat: string) => tg.received.filter((m) => m.json.chat_id === chat);
 
   beforeAll(async () => {
@@ -317,6 +318,20 @@ describe('reminders', () => {
     // auto_renew with a wallet that covers the price: renewed at expiry, nothing to remind.
     renewing = await mkSub({ expiry_date: day(1), phone: '1005', auto_renew: true });
     await fund(renewing.id, 10);
+    // The same under a reseller that cannot pay the renewal's charge: it will not renew, so it is
+    // reminded (before, left out by its wallet alone).
+    const broke = await api.post('/api/resellers', { name: 'broke', balance: 5, currency: 'USD' }, { token: admin });
+    const limit = { service_id: basic, max_subscribers: null };
+    expect(
+      (await api.post(`/api/resellers/${broke.body.data.id}/service-limits`, limit, { token: admin })).status,
+    ).toBe(200);
+    resellerShort = await mkSub({
+      expiry_date: day(1),
+      phone: '1006',
+      auto_renew: true,
+      reseller_id: broke.body.data.id,
+    });
+    await fund(resellerShort.id, 10);
     await saveSettings(db(), {
       messaging_provider: 'telegram',
       telegram_bot_token: '123:abc',
@@ -341,7 +356,7 @@ describe('reminders', () => {
 
   it('sends one message per rule and expiry date, records failures, and sends nothing the second time', async () => {
     const first = await sweep();
-    expect(first).toMatchObject({ reminded: 2, reminders_failed: 2 });
+    expect(first).toMatchObject({ reminded: 3, reminders_failed: 2 });
     const second = await sweep();
     expect(second).toMatchObject({ reminded: 0, reminders_failed: 0 });
 
@@ -351,7 +366,8 @@ describe('reminders', () => {
     expect(sentTo('1002')).toHaveLength(0);
     expect(sentTo('1004')).toHaveLength(0);
     expect(sentTo('1005')).toHaveLength(0);
-    expect(tg.received).toHaveLength(3);
+    expect(sentTo('1006')).toHaveLength(1);
+    expect(tg.received).toHaveLength(4);
     expect(tg.received[0].path).toBe('/bot123:abc/sendMessage');
 
     const text = sentTo('1003')[0].json.text as string;
@@ -361,7 +377,7 @@ describe('reminders', () => {
     expect(text).toContain('http://billing.test/portal');
 
     const rows = await t.db.select().from(notifications);
-    expect(rows).toHaveLength(4);
+    expect(rows).toHaveLength(5);
     const of = (id: number) => rows.find((n) => n.subscriberId === id)!;
     expect(of(r3.id)).toMatchObject({
       kind: 'expiry_reminder',

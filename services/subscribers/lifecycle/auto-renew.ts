@@ -38,6 +38,14 @@ export const renewalDueSql = (settings: Settings) =>
 export const walletCoversSql = (settings: Settings) =>
   sql`(p.currency = ${settings.currency} and s.wallet_balance >= ${renewalDueSql(settings)})`;
 
+/**
+ * The renewal's reseller charge can be made: its balance holds the plan's currency and at least the
+ * price (`chargeResellers`), judged for this subscriber alone: others of its tree renewed first
+ * may still spend it.
+ */
+export const resellerCoversSql = sql`exists (select 1 from resellers r
+  where r.id = s.reseller_id and r.currency = p.currency and r.balance >= ${priceSql})`;
+
 /** Due for an automatic renewal on `today`: the rule, over `s` and its plan `p`. */
 const dueSql = (today: string, settings: Settings) => sql`s.deleted_at is null and s.auto_renew and s.status = 'active'
   and s.expiry_date < ${today}::date and s.last_renewed_on is distinct from ${today}::date

@@ -9,7 +9,7 @@
 import { sql } from 'drizzle-orm';
 import { db } from '../../../shared/db/client';
 import type { Settings } from '../../../shared/settings';
-import { renewalDueSql, walletCoversSql } from './auto-renew';
+import { renewalDueSql, resellerCoversSql, walletCoversSql } from './auto-renew';
 import { reminderText } from './reminder-text';
 
 export const REMINDER_KIND = 'expiry_reminder';
@@ -37,8 +37,9 @@ export async function abandonSending(): Promise<number> {
 
 /**
  * One row per live, active subscriber with a phone whose last paid day is `days` from today, for
- * each rule. Left out: a subscriber that auto-renew will renew (auto_renew and a wallet that
- * covers the price), who has nothing to do.
+ * each rule. Left out: a subscriber that auto-renew will renew (auto_renew, a wallet that covers
+ * the price and a reseller balance that covers its charge), who has nothing to do; one whose
+ * reseller is short is reminded, since its renewal will be refused.
  */
 export async function claimReminders(today: string, settings: Settings): Promise<number> {
   let claimed = 0;
@@ -49,7 +50,7 @@ export async function claimReminders(today: string, settings: Settings): Promise
         from subscribers s join services p on p.id = s.service_id
        where s.deleted_at is null and s.status = 'active' and coalesce(btrim(s.phone), '') <> ''
          and s.expiry_date = ${today}::date + ${days}::int
-         and not (s.auto_renew and ${walletCoversSql(settings)})
+         and not (s.auto_renew and ${walletCoversSql(settings)} and ${resellerCoversSql})
       on conflict on constraint notifications_once_uq do nothing`);
     claimed += res.rowCount ?? 0;
   }
