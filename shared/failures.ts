@@ -59,6 +59,11 @@ export const FAILURES = {
     status: 400,
     message: (wallet: string, invoice: string) => `the wallet holds ${wallet}; this invoice is in ${invoice}`,
   },
+  walletCreditCurrency: {
+    status: 409,
+    message: (wallet: string, credit: string) =>
+      `the system currency changed to ${wallet} meanwhile; this credit was in ${credit}`,
+  },
   serviceChangeRefundCurrency: {
     status: 409,
     message: (refund: string, wallet: string) =>

@@ -20,6 +20,7 @@ import {
   type SettingKey,
 } from '../../shared/settings';
 import { adminErrors } from '../../shared/http/schemas';
+import { lockWalletCurrency } from '../../shared/billing';
 import { kickBlockedOnline, writeBlockedGroup } from '../../shared/access/garden';
 import { checkVendorTemplates } from '../../shared/vendors/profiles';
 import { parseRadiusPairs, type BlockedAccessMode } from '../../shared/domain/access';
@@ -139,6 +140,8 @@ export const settingsService: ServiceSchema = {
           // A wallet holds minor units of the system currency and no currency of its own: 10.00 USD
           // left in one would read as 1,000 yen after the change.
           if (typeof changes.currency === 'string' && changes.currency !== before.currency) {
+            // Alone: a wallet credit under way is waited for and counted, one after it sees the change.
+            await lockWalletCurrency(tx, 'change');
             const { rows } = await tx.execute(
               sql`select 1 from subscribers where wallet_balance <> 0 and deleted_at is null limit 1`,
             );

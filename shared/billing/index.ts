@@ -35,6 +35,7 @@ export { lockSubscriber, lockSubscriberEvenDeleted, type LockedSubscriber } from
 export * from './types';
 export {
   creditWallet,
+  lockWalletCurrency,
   payFromWallet,
   type WalletCreditInput,
   type WalletCreditResult,

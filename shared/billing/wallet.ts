@@ -38,9 +38,23 @@ export interface WalletCreditResult {
   walletBalance: number;
 }
 
+/**
+ * The system currency, held against a change: shared by every wallet credit until it commits, taken
+ * alone by a currency change before it checks that every wallet is 0. Without it a credit made
+ * while the currency changed landed in an emptied wallet in the old currency's minor units.
+ */
+export async function lockWalletCurrency(tx: Tx, mode: 'credit' | 'change'): Promise<string> {
+  const lock = mode === 'credit' ? sql`pg_advisory_xact_lock_shared` : sql`pg_advisory_xact_lock`;
+  await tx.execute(sql`select ${lock}(hashtext('settings.currency'))`);
+  // Read after the lock, in a statement of its own: its snapshot sees a change that committed meanwhile.
+  return (await loadSettings(tx, ['currency'])).currency;
+}
+
 export async function creditWallet(tx: Tx, input: WalletCreditInput): Promise<WalletCreditResult> {
   if (!Number.isSafeInteger(input.amount) || input.amount <= 0) throw fail('amountNotPositive');
-  const currency = input.currency ?? (await loadSettings(tx, ['currency'])).currency;
+  const currency = await lockWalletCurrency(tx, 'credit');
+  if (input.currency !== undefined && input.currency !== currency)
+    throw fail('walletCreditCurrency', currency, input.currency);
   const [sub] = await tx
     .update(subscribers)
     .set({ walletBalance: sql`${subscribers.walletBalance} + ${input.amount}` })

@@ -11,7 +11,9 @@ import {
   transactions,
 } from '../../shared/db/schema';
 import { adminToken, client, startTestApp, token, type TestApp } from '../helpers/app';
-import { behindAWriter } from '../helpers/row-locks';
+import { creditWallet, lockWalletCurrency } from '../../shared/billing';
+import { saveSettings } from '../../shared/settings';
+import { behindAWriter, whileHeld } from '../helpers/row-locks';
 
 let t: TestApp;
 let api: ReturnType<typeof client>;
@@ -523,6 +525,44 @@ describe('settings', () => {
     expect(emptied).toEqual([]);
     expect((await api.put('/api/settings', { currency: 'JPY' }, admin())).status).toBe(200);
     expect((await api.put('/api/settings', { currency: 'USD' }, admin())).status).toBe(200);
+  });
+
+  it('a currency change waits for a wallet credit under way and counts it (409); a credit behind a change is refused', async () => {
+    const [plan] = await t.db.select().from(services).limit(1);
+    const sub = await seededSubscriber('credit-race', plan.id);
+    const walletOf = async () => (await t.db.select().from(subscribers).where(eq(subscribers.id, sub.id)))[0];
+    try {
+      // 10.00 USD credited and not yet committed: the change used to see every wallet at 0 and
+      // commit JPY, leaving 1,000 minor units read as 1,000 yen.
+      const change = await whileHeld(
+        t,
+        (tx) => creditWallet(tx, { subscriberId: sub.id, amount: 1000, currency: 'USD', reason: 'add-balance' }),
+        () => api.put('/api/settings', { currency: 'JPY' }, admin()),
+      );
+      expect(change.outcome).toBe('waited');
+      expect([change.result.status, change.result.body.message]).toEqual([
+        409,
+        'wallets hold money in USD: the currency can change only while every wallet is 0',
+      ]);
+      expect((await walletOf()).walletBalance).toBe(1000);
+      await t.db.update(subscribers).set({ walletBalance: 0 }).where(eq(subscribers.id, sub.id));
+
+      // The other way: a credit priced in USD waits for a change to JPY and is refused, not credited.
+      const credit = await behindAWriter(
+        t,
+        (tx) => lockWalletCurrency(tx, 'change'),
+        (tx) => saveSettings(tx, { currency: 'JPY' }),
+        () => api.post(`/api/subscribers/${sub.id}/add-balance`, { amount: 10 }, admin()),
+      );
+      expect([credit.status, credit.body.message]).toEqual([
+        409,
+        'the system currency changed to JPY meanwhile; this credit was in USD',
+      ]);
+      expect((await walletOf()).walletBalance).toBe(0);
+    } finally {
+      await t.db.update(subscribers).set({ walletBalance: 0 }).where(eq(subscribers.id, sub.id));
+      expect((await api.put('/api/settings', { currency: 'USD' }, admin())).status).toBe(200);
+    }
   });
 
   it('is admin only', async () => {
