@@ -319,6 +319,11 @@ export const FAILURES = {
   signInCodeRejected: { status: 401, message: 'invalid or expired code' },
   currentPasswordWrong: { status: 400, message: 'current_password is incorrect' },
   planNotSelfService: { status: 403, message: 'this plan is not offered for self-service' },
+  planChangeBeyondPeriod: {
+    status: 409,
+    message: (daysLeft: number | string, periodDays: number | string) =>
+      `your plan can change once at most one period of it is left: ${daysLeft} days are left of a ${periodDays}-day plan`,
+  },
   ownPriceNoSelfService: {
     status: 409,
     message: 'your price is set by your provider: ask them to change your plan',

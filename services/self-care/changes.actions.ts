@@ -150,7 +150,10 @@ export const changeActions: ServiceActionsSchema = {
     rest: 'GET /api/my/change-plan',
     http: mine('What moving to a self-service plan would cost now: the prorated quote, nothing changed', {
       query: planQuery,
-      errors: { 403: FAILURES.planNotSelfService.message, 409: FAILURES.ownPriceNoSelfService.message },
+      errors: {
+        403: FAILURES.planNotSelfService.message,
+        409: `${FAILURES.ownPriceNoSelfService.message}; ${FAILURES.planChangeBeyondPeriod.message('<n>', '<n>')}`,
+      },
     }),
     async handler(ctx: Ctx<Infer<typeof planQuery>>): Promise<ActionResult> {
       const me = callerOf(ctx);
@@ -173,7 +176,7 @@ export const changeActions: ServiceActionsSchema = {
         body: planBody,
         errors: {
           403: FAILURES.planNotSelfService.message,
-          409: `${FAILURES.ownPriceNoSelfService.message}; ${FAILURES.ownPriceCurrency.message('<currency>', '<currency>')}; ${FAILURES.serviceChangeRefundCurrency.message('<currency>', '<currency>')}; ${IPV6_POOL_CONFLICTS}`,
+          409: `${FAILURES.ownPriceNoSelfService.message}; ${FAILURES.planChangeBeyondPeriod.message('<n>', '<n>')}; ${FAILURES.ownPriceCurrency.message('<currency>', '<currency>')}; ${FAILURES.serviceChangeRefundCurrency.message('<currency>', '<currency>')}; ${IPV6_POOL_CONFLICTS}`,
         },
       },
     ),

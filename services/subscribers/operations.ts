@@ -656,6 +656,7 @@ export const setService: Operation<{ plan: PlanRow; charge_difference?: boolean;
           newServiceId: plan.id,
           today: env.today,
           serviceField: 'service_id',
+          withinPeriod: env.auth.subscriberId !== undefined,
         });
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;

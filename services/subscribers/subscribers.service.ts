@@ -369,6 +369,8 @@ export const subscribersService: ServiceSchema = {
           newServiceId: ctx.params.service_id,
           today: todayIso(),
           serviceField: 'service_id',
+          // A subscriber's own preview (self-care) is refused as its change would be.
+          withinPeriod: auth.subscriberId !== undefined,
         });
         const money = (v: number) => fromMinor(v, q.currency);
         const plans = await plansById(db(), [q.oldServiceId, q.newServiceId]);

@@ -5,7 +5,7 @@
 import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../db/client';
 import { services, subscribers } from '../db/schema';
-import { prorate, type Proration } from '../domain/proration';
+import { daysBetween, prorate, type Proration } from '../domain/proration';
 import { fail } from '../failures';
 import { withTax } from '../money';
 import { loadSettings } from '../settings';
@@ -28,11 +28,17 @@ export interface ServiceChangeQuote extends Proration {
 /**
  * Old price is what the subscriber pays now (its own price when `override_price`, else the plan's);
  * new price is the new plan's. Errors: 404 `subscriber not found`; 400 `<serviceField> not found`;
- * 400 when the two plans are priced in different currencies.
+ * 400 when the two plans are priced in different currencies; with `withinPeriod`, 409 while more
+ * than one period of the current plan is left.
+ *
+ * `withinPeriod` is for a subscriber changing its own plan: the proration counts at most one period
+ * of the current plan, so a change made with more left is priced on fewer days than it moves, and
+ * back and forth between a short and a long plan credited money every round (a 7-day plan with 30
+ * days left counts 7 going up, the 30-day plan counts 30 coming back).
  */
 export async function quoteServiceChange(
   db: DbOrTx,
-  input: { subscriberId: number; newServiceId: number; today?: string; serviceField?: string },
+  input: { subscriberId: number; newServiceId: number; today?: string; serviceField?: string; withinPeriod?: boolean },
 ): Promise<ServiceChangeQuote> {
   const field = input.serviceField ?? 'new_service_id';
   const [sub] = await db
@@ -57,13 +63,18 @@ export async function quoteServiceChange(
   if (oldPlan.currency !== newPlan.currency) {
     throw fail('planCurrencyMismatch', field, newPlan.currency, oldPlan.currency);
   }
+  const today = input.today ?? todayUtc();
+  const daysLeft = daysBetween(today, sub.expiryDate);
+  if (input.withinPeriod && daysLeft > oldPlan.durationDays) {
+    throw fail('planChangeBeyondPeriod', daysLeft, oldPlan.durationDays);
+  }
   const oldPrice = sub.overridePrice && sub.price !== null ? sub.price : oldPlan.price;
   const p = prorate({
     oldPrice,
     oldPeriodDays: oldPlan.durationDays,
     newPrice: newPlan.price,
     newPeriodDays: newPlan.durationDays,
-    today: input.today ?? todayUtc(),
+    today,
     expiryDate: sub.expiryDate,
   });
   return {

@@ -216,22 +216,23 @@ describe('recharge card', () => {
 });
 
 describe('plan change', () => {
+  const mk = async (name: string, price: number, selfService: boolean, days = 30) => {
+    const p = await w.api.post(
+      '/api/services',
+      { name, price, duration_days: days, currency: 'USD', self_service: selfService },
+      { token: admin },
+    );
+    expect(p.status).toBe(201);
+    expect(p.body.data.self_service).toBe(selfService);
+    await w.api.post(
+      `/api/resellers/${w.reseller}/service-limits`,
+      { service_id: p.body.data.id, max_subscribers: null },
+      { token: admin },
+    );
+    return p.body.data.id as number;
+  };
+
   it('only to self-service plans, with the proration shown first', async () => {
-    const mk = async (name: string, price: number, selfService: boolean) => {
-      const p = await w.api.post(
-        '/api/services',
-        { name, price, duration_days: 30, currency: 'USD', self_service: selfService },
-        { token: admin },
-      );
-      expect(p.status).toBe(201);
-      expect(p.body.data.self_service).toBe(selfService);
-      await w.api.post(
-        `/api/resellers/${w.reseller}/service-limits`,
-        { service_id: p.body.data.id, max_subscribers: null },
-        { token: admin },
-      );
-      return p.body.data.id as number;
-    };
     const fast = await mk('fast', 20, true);
     const hidden = await mk('staff', 1, false);
     const sub = await w.mkSub();
@@ -273,6 +274,38 @@ describe('plan change', () => {
         'your price is set by your provider: ask them to change your plan',
       ]);
     expect(await row(discounted.id)).toMatchObject({ serviceId: w.plan, price: 500 });
+  });
+
+  it('only while at most one period of the current plan is left: a 7-day and a 30-day plan cannot be looped for credit', async () => {
+    const weekly = await mk('weekly', 7, true, 7);
+    const monthly = await mk('monthly', 100, true);
+    const sub = await w.mkSub({ service_id: monthly });
+    await w.t.db
+      .update(subscribers)
+      .set({ expiryDate: daysFromToday(30) })
+      .where(eq(subscribers.id, sub.id));
+    const tok = await w.signIn(sub.username, sub.password);
+    // 30 days of 30 left: down to weekly credits 100.00 - 30.00.
+    const down = await w.api.post('/api/my/change-plan', { service_id: weekly }, { token: tok });
+    expect(down.status).toBe(200);
+    expect((await row(sub.id)).walletBalance).toBe(7000);
+    // Now 30 days are left of a 7-day plan: back up was priced on 7 of them (16.33 owed), and down
+    // again credited 70.00 once more, 53.67 gained a round.
+    const refusal = 'your plan can change once at most one period of it is left: 30 days are left of a 7-day plan';
+    for (const res of [
+      await w.api.get(`/api/my/change-plan?service_id=${monthly}`, { token: tok }),
+      await w.api.post('/api/my/change-plan', { service_id: monthly }, { token: tok }),
+    ])
+      expect([res.status, res.body.message]).toEqual([409, refusal]);
+    expect(await row(sub.id)).toMatchObject({ serviceId: weekly, walletBalance: 7000 });
+    expect(await w.t.db.select().from(invoices).where(eq(invoices.subscriberId, sub.id))).toEqual([]);
+    // An operator still may, seeing the quote.
+    const byOperator = await w.api.post(
+      `/api/subscribers/${sub.id}/change-service`,
+      { service_id: monthly, charge_difference: true },
+      { token: admin },
+    );
+    expect(byOperator.status).toBe(200);
   });
 });
 

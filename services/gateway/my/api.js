@@ -31,8 +31,28 @@ addTexts({
     'wallet balance does not cover the price': 'رصيد المحفظة لا يغطي السعر',
     'this plan is not offered for self-service': 'هذه الباقة غير متاحة للاختيار الذاتي',
     'too many failed sign-ins; try again later': 'محاولات دخول فاشلة كثيرة؛ حاول لاحقًا',
+    'your price is set by your provider: ask them to change your plan': 'سعرك يحدده مزوّد الخدمة: اطلب منه تغيير باقتك',
+    'Your plan can change once at most one period of it is left: {left} days are left of a {period}-day plan.':
+      'يمكن تغيير باقتك عندما يتبقى منها مدة دورة واحدة على الأكثر: تبقى {left} يومًا من باقة مدتها {period} يومًا.',
   },
 });
+
+/** Refusals that carry figures: matched, then read from the catalogue with their figures. */
+const WITH_FIGURES = [
+  [
+    /^your plan can change once at most one period of it is left: (\d+) days are left of a (\d+)-day plan$/,
+    'Your plan can change once at most one period of it is left: {left} days are left of a {period}-day plan.',
+    ['left', 'period'],
+  ],
+];
+
+function withFigures(message) {
+  for (const [pattern, text, names] of WITH_FIGURES) {
+    const m = pattern.exec(message);
+    if (m) return t(text, Object.fromEntries(names.map((n, i) => [n, m[i + 1]])));
+  }
+  return null;
+}
 
 export class ApiError extends Error {
   constructor(status, message, retryAfter) {
@@ -49,7 +69,7 @@ export class ApiError extends Error {
     if (this.status === 503) return t('The service is unavailable right now. Retry in a moment.');
     if (this.status >= 500)
       return t('Something went wrong ({status}). Please retry or call us.', { status: this.status });
-    return t(this.message);
+    return withFigures(this.message) ?? t(this.message);
   }
 
   get retryable() {
