@@ -10,6 +10,9 @@ export const TRANSACTION_TYPES = [
   'invoice_payment',
   'wallet_credit',
   'wallet_debit',
+  // Unused days of a plan given back to the wallet on a plan change: a revenue reversal, not cash
+  // received, so negative like any money given back.
+  'plan_change_credit',
   'reseller_credit',
   'reseller_debit',
   'renewal',

@@ -11,6 +11,14 @@ import { monthStart, type DayRange, type Grouping } from './periods';
 
 /** Revenue is what subscribers paid on invoices: the ledger's payment rows, every method (docs/reports.md). */
 export const REVENUE_TYPE = 'invoice_payment';
+/**
+ * Value a plan change gave back to the wallet (negative in the ledger): taken off revenue, since
+ * the wallet's payments it funds are revenue again, and no cash came in for it.
+ */
+export const REVERSAL_TYPE = 'plan_change_credit';
+const REVENUE_TYPES = `'${REVENUE_TYPE}', '${REVERSAL_TYPE}'`;
+/** A revenue row's method; a reversal has none and is keyed by its type. */
+const REVENUE_METHOD = `case when l.type = '${REVERSAL_TYPE}' then l.type else l.method end`;
 /** Ledger rows that move a reseller's balance: its statement lists exactly these. */
 export const BALANCE_TYPES = ['reseller_credit', 'reseller_debit', 'renewal', 'rename_fee', 'refill_fee'] as const;
 
@@ -64,7 +72,7 @@ export function ledgerFigures(scope: ReportScope, today: string, monthFrom: stri
              coalesce(sum(${sign} * n) filter (where ${thisMonth}), 0) as month_count,
              coalesce(sum(incoming + outgoing) filter (where grain = 'm' and day = ${l}::date), 0) as last_month
         from ledger_rollup
-       where type in ('${REVENUE_TYPE}', 'wallet_credit')
+       where type in (${REVENUE_TYPES}, 'wallet_credit')
          and ((grain = 'm' and day in (${m}::date, ${l}::date))
               or (grain = 'd' and day >= ${t}::date and day < (${m}::date + interval '1 month')::date))
          and ${scopeSql(scope, 'reseller_id', p)}
@@ -141,7 +149,7 @@ export function paymentsPerDay(scope: ReportScope, from: string, today: string, 
     text: `select d::date as day, coalesce(x.amount, 0) as amount, coalesce(x.n, 0) as count
         from generate_series(${f}::date, ${t}::date, interval '1 day') d
         left join (select day, sum(incoming + outgoing) as amount, sum(n) as n from ledger_rollup
-                    where grain = 'd' and type = '${REVENUE_TYPE}' and currency = ${p.add(currency)}
+                    where grain = 'd' and type in (${REVENUE_TYPES}) and currency = ${p.add(currency)}
                       and day >= ${f}::date and day <= ${t}::date
                       and ${scopeSql(scope, 'reseller_id', p)}
                     group by day) x on x.day = d::date
@@ -214,12 +222,12 @@ function revenueDays(range: DayRange, group: Grouping | null, p: Params): string
 export function revenueRows(scope: ReportScope, range: DayRange, group: Grouping, by: string): Sql {
   const p = new Params();
   const key = {
-    method: 'l.method',
+    method: REVENUE_METHOD,
     reseller: 'l.reseller_id::text',
     manager: 'l.manager_id::text',
     plan: 'l.service_id::text',
   }[by];
-  const name = { method: 'l.method', reseller: 'r.name', manager: 'm.username', plan: 'sp.name' }[by];
+  const name = { method: REVENUE_METHOD, reseller: 'r.name', manager: 'm.username', plan: 'sp.name' }[by];
   const join = {
     method: '',
     reseller: 'left join resellers r on r.id = l.reseller_id',
@@ -230,7 +238,7 @@ export function revenueRows(scope: ReportScope, range: DayRange, group: Grouping
     text: `select date_trunc('${group}', l.day)::date as period, ${key} as key, ${name} as name, l.currency,
              sum(l.incoming + l.outgoing) as amount, sum(l.n) as count
         from ledger_rollup l ${join}
-       where l.type = '${REVENUE_TYPE}' and ${revenueDays(range, group, p)}
+       where l.type in (${REVENUE_TYPES}) and ${revenueDays(range, group, p)}
          and ${scopeSql(scope, 'l.reseller_id', p)}
        group by 1, 2, 3, 4
       having sum(l.n) <> 0
@@ -244,7 +252,7 @@ export function revenueTotals(scope: ReportScope, range: DayRange): Sql {
   const p = new Params();
   return {
     text: `select l.currency, sum(l.incoming + l.outgoing) as amount, sum(l.n) as count from ledger_rollup l
-       where l.type = '${REVENUE_TYPE}' and ${revenueDays(range, null, p)}
+       where l.type in (${REVENUE_TYPES}) and ${revenueDays(range, null, p)}
          and ${scopeSql(scope, 'l.reseller_id', p)}
        group by l.currency having sum(l.n) <> 0 order by l.currency`,
     values: p.values,

@@ -141,6 +141,7 @@ export async function settleServiceChange(
       reason: 'service change credit',
       notes: description,
       createdBy: opts.createdBy,
+      ledgerType: 'plan_change_credit',
     });
     // The credit pays what is still owed first, oldest first, as a money card's does: the unused
     // days of a plan whose invoice is unpaid (an upgrade, then straight back) are not money to spend.

@@ -30,6 +30,11 @@ export interface WalletCreditInput {
   reference?: string | null;
   notes?: string | null;
   createdBy?: number | null;
+  /**
+   * `plan_change_credit`: value given back (a plan change's unused days), written negative in the
+   * ledger, so the reports take it off revenue instead of counting it as a top-up received.
+   */
+  ledgerType?: 'wallet_credit' | 'plan_change_credit';
 }
 
 export interface WalletCreditResult {
@@ -65,9 +70,10 @@ export async function creditWallet(tx: Tx, input: WalletCreditInput): Promise<Wa
       walletBalance: subscribers.walletBalance,
     });
   if (!sub) throw fail('subscriberNotFound');
+  const given = input.ledgerType === 'plan_change_credit';
   const transactionId = await recordTransaction(tx, {
-    type: 'wallet_credit',
-    amount: input.amount,
+    type: input.ledgerType ?? 'wallet_credit',
+    amount: given ? -input.amount : input.amount,
     currency,
     subscriberId: input.subscriberId,
     username: sub.username,

@@ -344,9 +344,10 @@ describe('redeem', () => {
     expect(downInvoices.map((i) => [i.kind, i.total, i.status])).toEqual([['renewal', 1000, 'paid']]);
     expect(await row(down.id)).toMatchObject({ serviceId: plan, walletBalance: 750 });
     const credits = await t.db.select().from(transactions).where(eq(transactions.subscriberId, down.id));
-    expect(credits.filter((c) => c.type === 'wallet_credit').map((c) => [c.method, c.amount])).toEqual([
-      ['prepaid_card', 1000],
-      [null, 750],
+    const walletSide = credits.filter((c) => c.type === 'wallet_credit' || c.type === 'plan_change_credit');
+    expect(walletSide.map((c) => [c.type, c.method, c.amount])).toEqual([
+      ['wallet_credit', 'prepaid_card', 1000],
+      ['plan_change_credit', null, -750],
     ]);
   });
 

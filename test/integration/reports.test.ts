@@ -805,3 +805,57 @@ describe('malformed queries', () => {
     expect(failures).toEqual([]);
   });
 });
+
+describe('plan change credits', () => {
+  it('an upgrade and straight back moves neither revenue nor top-ups: the credit is a reversal, not cash', async () => {
+    const C = (await seedReseller(t.db, { name: 'Gamma' })).id;
+    const cheap = await seedPlan(t.db, { price: 3000 });
+    const dear = await seedPlan(t.db, { price: 6000 });
+    for (const p of [cheap, dear])
+      expect(
+        (
+          await api.post(
+            `/api/resellers/${C}/service-limits`,
+            { service_id: p.id, max_subscribers: null },
+            { token: admin },
+          )
+        ).status,
+      ).toBe(200);
+    const sub = (await seedSubscriber(t.db, { resellerId: C, serviceId: cheap.id, expiryDate: addDays(today, 15) })).id;
+    const figures = async () => {
+      const d = (await api.get('/api/dashboard', { token: admin })).body.data.revenue;
+      const r = await api.get(`/api/reports/revenue?from=${today}&to=${today}&by=method`, { token: admin });
+      return { today: d.today, topups: d.wallet_topups.today, report: r.body.totals[0].amount, rows: r.body.data };
+    };
+    const before = await figures();
+    const move = async (serviceId: number) =>
+      expect(
+        (
+          await api.post(
+            `/api/subscribers/${sub}/change-service`,
+            { service_id: serviceId, charge_difference: true },
+            { token: admin },
+          )
+        ).status,
+      ).toBe(200);
+    // Up: 15 days at 60.00 against 30.00 a month, 15.00 invoiced. Back: 15.00 credited, which pays
+    // that invoice from the wallet. No money came in.
+    await move(dear.id);
+    await move(cheap.id);
+    const { rows: ledger } = await t.pool.query(
+      `select type, method, amount from transactions where subscriber_id = $1 order by id`,
+      [sub],
+    );
+    expect(ledger).toEqual([
+      { type: 'plan_change_credit', method: null, amount: -1500 },
+      { type: 'invoice_payment', method: 'wallet', amount: 1500 },
+    ]);
+    const after = await figures();
+    // Before: the credit counted as a 15.00 top-up and its wallet payment as 15.00 of revenue.
+    expect([after.today, after.topups, after.report]).toEqual([before.today, before.topups, before.report]);
+    const today0 = (rows: { key: string; amount: number }[], key: string) =>
+      rows.filter((r) => r.key === key).reduce((s, r) => s + cents(r.amount), 0);
+    expect(today0(after.rows, 'plan_change_credit')).toBe(-1500);
+    expect(today0(after.rows, 'wallet') - today0(before.rows, 'wallet')).toBe(1500);
+  });
+});

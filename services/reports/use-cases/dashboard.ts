@@ -37,14 +37,15 @@ function received(rows: Row[], currency: string): Received {
     wallet_topups: { today: 0, month: 0, last_month: 0 },
   };
   for (const r of rows) {
-    const into = r.type === q.REVENUE_TYPE ? out : out.wallet_topups;
+    const revenue = r.type === q.REVENUE_TYPE || r.type === q.REVERSAL_TYPE;
+    const into = revenue ? out : out.wallet_topups;
     into.today += n(r.today);
     into.month += n(r.month);
     into.last_month += n(r.last_month);
     // A method with no payment this month (only last month's, or one moved out) is not listed,
     // as the revenue report leaves out a key whose rows cancel out.
-    if (r.type === q.REVENUE_TYPE && n(r.month_count) !== 0) {
-      const method = (r.method as string | null) ?? 'unspecified';
+    if (revenue && n(r.month_count) !== 0) {
+      const method = r.type === q.REVERSAL_TYPE ? q.REVERSAL_TYPE : ((r.method as string | null) ?? 'unspecified');
       out.by_method[method] = (out.by_method[method] ?? 0) + n(r.month);
     }
   }
