@@ -8,7 +8,7 @@ import { eq, sql } from 'drizzle-orm';
 import { RENEWAL_COLUMNS, renewalParties, type RenewalColumns } from '../../shared/billing';
 import { db } from '../../shared/db/client';
 import { onlineCheckouts } from '../../shared/db/schema';
-import { invoiceBlocksSql } from '../../shared/access/blocked';
+import { blockingBalances } from '../../shared/access/blocked';
 import { isOpen } from '../../shared/domain/invoice-state';
 import { renewalCharge } from '../../shared/domain/subscriber';
 import { fail } from '../../shared/failures';
@@ -86,7 +86,7 @@ export async function payable(target: CheckoutTarget, s: Settings): Promise<Paya
   if (total <= 0 || plan.currency !== s.currency || !currencyAllowed(s, plan.currency)) return null;
   // The invoices that block access are paid first from this money (settle.ts): asked for as well,
   // so that the renewal it was paid for is made.
-  const blocking = await blockingBalance(target.subscriberId, plan.currency);
+  const blocking = (await blockingBalances(db(), [target.subscriberId], plan.currency)).get(target.subscriberId) ?? 0;
   return {
     subscriberId: target.subscriberId,
     resellerId: Number(sub.reseller_id),
@@ -95,15 +95,6 @@ export async function payable(target: CheckoutTarget, s: Settings): Promise<Paya
     currency: plan.currency,
     description: blocking > 0 ? `Renewal: ${sub.name}, and the overdue balance` : `Renewal: ${sub.name}`,
   };
-}
-
-/** What the subscriber's invoices that block access still owe, in `currency` (minor units). */
-async function blockingBalance(subscriberId: number, currency: string): Promise<number> {
-  const { rows } = await db().execute<{ owed: string }>(sql`
-    select coalesce(sum(i.total - i.paid_amount), 0) as owed from invoices i
-     where i.subscriber_id = ${subscriberId} and i.currency = ${currency}
-       and ${invoiceBlocksSql()}`);
-  return Number(rows[0].owed);
 }
 
 /** Whether a Pay button makes sense for `target` now (a provider configured, something to pay). */

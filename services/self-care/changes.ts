@@ -4,6 +4,7 @@
  * Bound to the signed-in subscriber's id like the reads.
  */
 import { sql } from 'drizzle-orm';
+import { blockingBalances } from '../../shared/access/blocked';
 import { RENEWAL_COLUMNS, renewalParties, type RenewalColumns } from '../../shared/billing';
 import { db } from '../../shared/db/client';
 import { todayIso, walletCoversRenewal } from '../../shared/domain/subscriber';
@@ -14,9 +15,10 @@ import type { Settings } from '../../shared/settings';
 const num = (v: unknown) => Number(v);
 
 /**
- * Whether the wallet (system currency) pays the renewal invoice whole (`walletCoversRenewal`), as
- * read now: the renewal itself decides again under the row lock. Renewed today already is 409 here,
- * before any checkout: a payment for a renewal that cannot happen would only sit in the wallet.
+ * Whether the wallet (system currency) pays the renewal invoice whole (`walletCoversRenewal`) after
+ * what the invoices that block access still owe (paid first by the renewal), as read now: the
+ * renewal itself decides again under the row lock. Renewed today already is 409 here, before any
+ * checkout: a payment for a renewal that cannot happen would only sit in the wallet.
  */
 export async function renewalCovered(
   subscriberId: number,
@@ -30,7 +32,8 @@ export async function renewalCovered(
   if (!r) throw fail('subscriberNotFound');
   if (r.renewed) throw fail('renewedToday');
   const { subscriber, plan } = renewalParties(r);
-  return walletCoversRenewal(subscriber, plan, s);
+  const owed = (await blockingBalances(db(), [subscriberId], s.currency)).get(subscriberId) ?? 0;
+  return walletCoversRenewal({ ...subscriber, walletBalance: subscriber.walletBalance - owed }, plan, s);
 }
 
 /** The operator's offer for `gb`, priced in minor units of the system currency. */

@@ -28,11 +28,13 @@ import {
   payFromWallet,
   payNewInvoicesFromWallets,
   quoteServiceChange,
+  settleFromWallet,
   settleServiceChange,
   type ServiceChangeQuote,
 } from '../../shared/billing';
 import { loadSettings, type Settings } from '../../shared/settings';
 import { queueDisconnect } from '../../shared/access/outbox';
+import { blockingBalances } from '../../shared/access/blocked';
 import {
   assignFromPool,
   assignFromPools,
@@ -275,7 +277,9 @@ async function renewOnPlans(env: OpEnv, rows: SubscriberRow[], plans: Map<number
 /**
  * A renewal the wallet pays whole (self-care, an online renewal payment, a money card's auto-renew):
  * decided on the row locked here, so a wallet spent since the caller looked is 402 `wallet balance
- * does not cover the price` and nothing is charged, instead of a renewal on credit.
+ * does not cover the price` and nothing is charged, instead of a renewal on credit. The invoices
+ * that block access are paid from the wallet first and must fit in it too: a renewal beside them
+ * bought time the subscriber could not use (as an online renewal payment, payments/settle.ts).
  */
 export const renewFromWallet: Operation<{ checkoutId?: number }> = async (env, rows, payload) => {
   if (payload.checkoutId !== undefined) {
@@ -293,11 +297,29 @@ export const renewFromWallet: Operation<{ checkoutId?: number }> = async (env, r
   // raised meanwhile passed the rule at the old one and left the new tax owed.
   const settings = { ...env.settings, ...(await loadSettings(env.tx, ['currency', 'default_tax_rate'])) };
   const failed: Failed[] = [];
-  const covered = rows.filter((r) => {
-    if (r.lastRenewedOn === env.today || walletCoversRenewal(r, plans.get(r.serviceId)!, settings)) return true;
-    failed.push({ id: r.id, ...failure('walletShort') });
-    return false;
-  });
+  const blocking = await blockingBalances(env.tx, idsOf(rows), settings.currency, env.today);
+  const covered: SubscriberRow[] = [];
+  for (const r of rows) {
+    // Renewed today: refused by the renewal itself, nothing paid.
+    if (r.lastRenewedOn === env.today) covered.push(r);
+    else {
+      const owed = blocking.get(r.id) ?? 0;
+      const left = { ...r, walletBalance: r.walletBalance - owed };
+      if (!walletCoversRenewal(left, plans.get(r.serviceId)!, settings)) {
+        failed.push({ id: r.id, ...failure('walletShort') });
+        continue;
+      }
+      if (owed > 0) {
+        const settled = await settleFromWallet(env.tx, r.id, {
+          walletBalance: r.walletBalance,
+          currency: settings.currency,
+          blockingOnly: true,
+        });
+        left.walletBalance = settled.walletBalance;
+      }
+      covered.push(left);
+    }
+  }
   const result = covered.length ? await renewOnPlans({ ...env, settings }, covered, plans) : done();
   return done([...failed, ...result.failed], result.extra);
 };
@@ -715,7 +737,13 @@ export const renewOnCardPlan: Operation<{ plan: PlanRow }> = async (env, rows, {
     const moved = await setService(env, moving, { plan, charge_difference: true });
     if (moved.failed.length) return moved;
   }
-  const onPlan = rows.map((r) => ({ ...r, serviceId: plan.id }));
+  // The move's difference may have been paid from the wallet or credited to it: the renewal's
+  // wallet payment draws on what it holds now (payNewInvoicesFromWallets trusts the balance given).
+  const { rows: wallets } = await env.tx.execute<{ id: number; wallet_balance: number }>(
+    sql`select id, wallet_balance from subscribers where id = any(${intArray(idsOf(rows))})`,
+  );
+  const held = new Map(wallets.map((w) => [Number(w.id), Number(w.wallet_balance)]));
+  const onPlan = rows.map((r) => ({ ...r, serviceId: plan.id, walletBalance: held.get(r.id) ?? r.walletBalance }));
   return renewOnPlans(env, onPlan, new Map([[plan.id, plan]]));
 };
 

@@ -6,6 +6,7 @@
  * holds both forms to the same table of cases.
  */
 import { sql, type SQL } from 'drizzle-orm';
+import type { DbOrTx } from '../db/client';
 
 /** `p.fup_tiers` holds a tier to drop to (levels 1..3, as `validTiers` keeps them). */
 export const planHasTiersSql = sql`exists (select 1 from jsonb_array_elements(coalesce(p.fup_tiers, '[]'::jsonb)) t
@@ -20,6 +21,21 @@ const suspendDaysSql = sql`(select (value #>> '{}')::int from settings where key
 export function invoiceBlocksSql(today: SQL = sql`(now() at time zone 'UTC')::date`): SQL {
   return sql`(i.status in ('pending', 'partial', 'overdue') and i.total > i.paid_amount
     and ${suspendDaysSql} is not null and i.due_date < ${today} - ${suspendDaysSql})`;
+}
+
+/** What the invoices that block access still owe in `currency`, per subscriber (minor units; absent: nothing). */
+export async function blockingBalances(
+  db: DbOrTx,
+  subscriberIds: number[],
+  currency: string,
+  today?: string,
+): Promise<Map<number, number>> {
+  const { rows } = await db.execute<{ subscriber_id: number; owed: string }>(sql`
+    select i.subscriber_id, sum(i.total - i.paid_amount) as owed from invoices i
+     where i.subscriber_id = any(${sql.param(subscriberIds)}::int[]) and i.currency = ${currency}
+       and ${today === undefined ? invoiceBlocksSql() : invoiceBlocksSql(sql`${today}::date`)}
+     group by i.subscriber_id`);
+  return new Map(rows.map((r) => [Number(r.subscriber_id), Number(r.owed)]));
 }
 
 /**

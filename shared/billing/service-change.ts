@@ -106,8 +106,8 @@ export interface ServiceChangeSettlement {
 }
 
 /**
- * charge_difference: an invoice for the net due (its tax on top), or a wallet credit for a net
- * refund with the same tax (the caller has checked it is in the wallet's currency) that pays open
+ * charge_difference: an invoice for the net due (its tax on top), paid from the wallet as far as it
+ * holds the system currency (oldest open invoice first), or a wallet credit for a net refund with the same tax (the caller has checked it is in the wallet's currency) that pays open
  * invoices first, or nothing.
  */
 export async function settleServiceChange(
@@ -126,6 +126,13 @@ export async function settleServiceChange(
       kind: 'service_change',
       createdBy: opts.createdBy,
     });
+    // Wallet money pays what is owed, as it pays a renewal's invoice: left pending, the invoice
+    // waited for a provider checkout while the wallet held its price, and blocked access once due.
+    const { currency } = await loadSettings(tx, ['currency']);
+    const { rows } = await tx.execute<{ wallet_balance: number }>(
+      sql`select wallet_balance from subscribers where id = ${quote.subscriberId}`,
+    );
+    await settleFromWallet(tx, quote.subscriberId, { walletBalance: Number(rows[0].wallet_balance), currency });
     return { invoice, walletCredit: null };
   }
   if (quote.netAmountDue < 0) {

@@ -329,12 +329,13 @@ describe('redeem', () => {
       return t.db.select().from(invoices).where(eq(invoices.subscriberId, subId)).orderBy(invoices.id);
     };
     // home (10.00 / 30 days) with 15 days left onto fiber (25.00): those days cost 12.50 on fiber
-    // against 5.00 paid on home, so 7.50 is owed (before, they passed to fiber for nothing).
+    // against 5.00 paid on home, so 7.50 is owed (before, they passed to fiber for nothing). The
+    // card's 25.00 pays the oldest invoice first, so the renewal's keeps 7.50 open.
     const up = await withDaysLeft(plan);
     const upInvoices = await redeem(up.id, bigPlan);
-    expect(upInvoices.map((i) => [i.kind, i.total, i.status])).toEqual([
-      ['service_change', 750, 'pending'],
-      ['renewal', 2500, 'paid'],
+    expect(upInvoices.map((i) => [i.kind, i.total, i.paidAmount, i.status])).toEqual([
+      ['service_change', 750, 750, 'paid'],
+      ['renewal', 2500, 1750, 'partial'],
     ]);
     expect(await row(up.id)).toMatchObject({ serviceId: bigPlan, walletBalance: 0 });
     // fiber with 15 days left onto home: 12.50 paid, 5.00 worth on home, 7.50 back to the wallet

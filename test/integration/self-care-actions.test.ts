@@ -4,6 +4,7 @@
  */
 import { and, eq, sql } from 'drizzle-orm';
 import { behindAWriter } from '../helpers/row-locks';
+import { systemAuth } from '../../shared/auth/claims';
 import { decrypt } from '../../shared/auth/secrets';
 import { auditLog, invoices, onlineCheckouts, radcheck, subscribers } from '../../shared/db/schema';
 import { StripeDouble } from '../sim/stripe-double';
@@ -215,6 +216,58 @@ describe('recharge card', () => {
   });
 });
 
+describe('wallet money pays what the subscriber owes', () => {
+  it('renew while an overdue invoice blocks access: refused unless the wallet pays both, then pays it first and restores', async () => {
+    const sub = await w.mkSub();
+    await w.t.db
+      .update(subscribers)
+      .set({ expiryDate: daysFromToday(3) })
+      .where(eq(subscribers.id, sub.id));
+    const inv = await w.api.post(
+      '/api/invoices',
+      { subscriber_id: sub.id, items: [{ description: 'install', qty: 1, unit_price: 4 }], tax_rate: 0 },
+      { token: admin },
+    );
+    expect(inv.status).toBe(201);
+    await w.t.pool.query('update invoices set issue_date = $2, due_date = $2 where id = $1', [
+      inv.body.data.id,
+      daysFromToday(-10),
+    ]);
+    expect((await w.api.put('/api/settings', { suspend_overdue_after_days: 2 }, { token: admin })).status).toBe(200);
+    try {
+      await w.api.put(`/api/subscribers/${sub.id}`, { full_name: 'Late' }, { token: admin });
+      expect((await row(sub.id)).blockedReason).toBe('overdue');
+      const tok = await w.signIn(sub.username, sub.password);
+      // 10.00 covers the renewal alone: before, it renewed and the subscriber stayed blocked. Now
+      // the renewal goes to a checkout for both (online payment is configured here).
+      await fund(sub.id, 10);
+      const short = await w.api.post('/api/my/renew', {}, { token: tok });
+      expect([short.status, short.body.data.renewed]).toEqual([200, false]);
+      const [c] = await w.t.db.select().from(onlineCheckouts).where(eq(onlineCheckouts.subscriberId, sub.id));
+      expect(c).toMatchObject({ purpose: 'renewal', amount: 1400 });
+      expect(await row(sub.id)).toMatchObject({ walletBalance: 1000, expiryDate: daysFromToday(3) });
+      // The renewal itself decides the same under the row lock: 402, nothing paid.
+      const direct = await w.t.app.broker
+        .call('subscribers.renewFromWallet', { id: sub.id }, { meta: { auth: systemAuth('test') } })
+        .catch((err: { code: number; message: string }) => [err.code, err.message]);
+      expect(direct).toEqual([402, 'wallet balance does not cover the price']);
+      expect((await w.t.db.select().from(invoices).where(eq(invoices.id, inv.body.data.id)))[0].paidAmount).toBe(0);
+      await fund(sub.id, 4);
+      const ok = await w.api.post('/api/my/renew', {}, { token: tok });
+      expect(ok.status).toBe(200);
+      expect(await row(sub.id)).toMatchObject({
+        walletBalance: 0,
+        expiryDate: daysFromToday(33),
+        blockedReason: null,
+      });
+      const [paid] = await w.t.db.select().from(invoices).where(eq(invoices.id, inv.body.data.id));
+      expect(paid.status).toBe('paid');
+    } finally {
+      await w.api.put('/api/settings', { suspend_overdue_after_days: null }, { token: admin });
+    }
+  });
+});
+
 describe('plan change', () => {
   const mk = async (name: string, price: number, selfService: boolean, days = 30) => {
     const p = await w.api.post(
@@ -259,7 +312,7 @@ describe('plan change', () => {
     expect(moved.status).toBe(200);
     expect(moved.body.data.plan).toMatchObject({ id: fast, name: 'fast' });
     const bills = await w.t.db.select().from(invoices).where(eq(invoices.subscriberId, sub.id));
-    expect(bills.map((b) => b.amount)).toEqual([Math.round(due * 100)]);
+    expect(bills.map((b) => [b.amount, b.status])).toEqual([[Math.round(due * 100), 'pending']]);
     expect(await audits('subscriber.change_service', sub.id)).toMatchObject([{ actorType: 'subscriber' }]);
 
     // A price of its own set by the operator stays with a move: the subscriber cannot take it to another plan.
@@ -274,6 +327,24 @@ describe('plan change', () => {
         'your price is set by your provider: ask them to change your plan',
       ]);
     expect(await row(discounted.id)).toMatchObject({ serviceId: w.plan, price: 500 });
+  });
+
+  it('an upgrade is paid from the wallet when it holds the money (before, left pending beside it)', async () => {
+    const dearer = await mk('dearer', 40, true);
+    const sub = await w.mkSub();
+    await w.t.db
+      .update(subscribers)
+      .set({ expiryDate: daysFromToday(15) })
+      .where(eq(subscribers.id, sub.id));
+    await fund(sub.id, 50);
+    const tok = await w.signIn(sub.username, sub.password);
+    const quote = await w.api.get(`/api/my/change-plan?service_id=${dearer}`, { token: tok });
+    const due = Math.round((quote.body.data.net_amount_due as number) * 100);
+    expect(due).toBe(1500);
+    expect((await w.api.post('/api/my/change-plan', { service_id: dearer }, { token: tok })).status).toBe(200);
+    const bills = await w.t.db.select().from(invoices).where(eq(invoices.subscriberId, sub.id));
+    expect(bills.map((b) => [b.kind, b.total, b.status])).toEqual([['service_change', due, 'paid']]);
+    expect((await row(sub.id)).walletBalance).toBe(5000 - due);
   });
 
   it('only while at most one period of the current plan is left: a 7-day and a 30-day plan cannot be looped for credit', async () => {
