@@ -319,6 +319,7 @@ export const FAILURES = {
   signInCodeRejected: { status: 401, message: 'invalid or expired code' },
   currentPasswordWrong: { status: 400, message: 'current_password is incorrect' },
   planNotSelfService: { status: 403, message: 'this plan is not offered for self-service' },
+  accountInactive: { status: 409, message: 'your account is deactivated: ask your provider' },
   planChangeBeyondPeriod: {
     status: 409,
     message: (daysLeft: number | string, periodDays: number | string) =>

@@ -147,12 +147,13 @@ export async function redeemCard(req: RedeemRequest): Promise<Redeemed> {
           path: string;
           reseller_id: number;
           auto_renew: boolean;
+          status: string;
           expired: boolean;
           currency: string;
           default_tax_rate: string;
         }
       >(sql`
-        select s.id, r.path, s.reseller_id, s.auto_renew, s.expiry_date < ${today}::date as expired, ${RENEWAL_COLUMNS},
+        select s.id, r.path, s.reseller_id, s.auto_renew, s.status, s.expiry_date < ${today}::date as expired, ${RENEWAL_COLUMNS},
                coalesce((select value #>> '{}' from settings where key = 'currency'), ${SETTING_DEFS.currency.default}) as currency,
                coalesce((select value #>> '{}' from settings where key = 'default_tax_rate'),
                         ${String(SETTING_DEFS.default_tax_rate.default)}) as default_tax_rate
@@ -161,6 +162,8 @@ export async function redeemCard(req: RedeemRequest): Promise<Redeemed> {
          for update of s`);
       const sub = subs.rows[0];
       if (!sub) throw fail('subscriberNotFound');
+      // The subscriber itself (self-care) on an account the operator deactivated: as its other purchases.
+      if (req.auth?.subscriberId !== undefined && sub.status !== 'active') throw fail('accountInactive');
       // The settings `currency` and `default_tax_rate`, read in the statement above (defaults from shared/settings.ts when unset).
       if (card.reseller_path !== null && !sub.path.startsWith(card.reseller_path)) throw fail('cardOtherTree');
       const currency = sub.currency;

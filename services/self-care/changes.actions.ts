@@ -48,7 +48,7 @@ export const changeActions: ServiceActionsSchema = {
         body: object({}),
         errors: {
           402: `${FAILURES.walletShort.message}; ${FAILURES.insufficientBalance.message}`,
-          409: `${FAILURES.renewedToday.message}; ${FAILURES.paymentsNotConfigured.message}; ${FAILURES.nothingToPay.message}`,
+          409: `${FAILURES.renewedToday.message}; ${FAILURES.paymentsNotConfigured.message}; ${FAILURES.nothingToPay.message}; ${FAILURES.accountInactive.message}`,
         },
       },
     ),
@@ -92,7 +92,11 @@ export const changeActions: ServiceActionsSchema = {
     rest: 'POST /api/my/topup-data',
     http: mine('Buy an offered data top-up from the wallet: an invoice paid from the wallet, then the extra quota', {
       body: topupBody,
-      errors: { 400: FAILURES.topupNotOffered.message, 402: FAILURES.walletShort.message },
+      errors: {
+        400: FAILURES.topupNotOffered.message,
+        402: FAILURES.walletShort.message,
+        409: FAILURES.accountInactive.message,
+      },
     }),
     async handler(ctx: Ctx<Infer<typeof topupBody>>): Promise<ActionResult> {
       const me = callerOf(ctx);
@@ -118,7 +122,7 @@ export const changeActions: ServiceActionsSchema = {
         body: redeemBody,
         errors: {
           400: FAILURES.cardPinInvalid.message,
-          409: `${FAILURES.cardUsed.message}; ${FAILURES.cardSuspended.message}; ${FAILURES.cardExpired.message}; ${FAILURES.cardPlanCurrency.message('<plan currency>', '<card currency>')}`,
+          409: `${FAILURES.cardUsed.message}; ${FAILURES.cardSuspended.message}; ${FAILURES.cardExpired.message}; ${FAILURES.cardPlanCurrency.message('<plan currency>', '<card currency>')}; ${FAILURES.accountInactive.message}`,
           429: FAILURES.redeemLocked.message,
         },
       },
@@ -176,7 +180,7 @@ export const changeActions: ServiceActionsSchema = {
         body: planBody,
         errors: {
           403: FAILURES.planNotSelfService.message,
-          409: `${FAILURES.ownPriceNoSelfService.message}; ${FAILURES.planChangeBeyondPeriod.message('<n>', '<n>')}; ${FAILURES.ownPriceCurrency.message('<currency>', '<currency>')}; ${FAILURES.serviceChangeRefundCurrency.message('<currency>', '<currency>')}; ${IPV6_POOL_CONFLICTS}`,
+          409: `${FAILURES.ownPriceNoSelfService.message}; ${FAILURES.planChangeBeyondPeriod.message('<n>', '<n>')}; ${FAILURES.accountInactive.message}; ${FAILURES.ownPriceCurrency.message('<currency>', '<currency>')}; ${FAILURES.serviceChangeRefundCurrency.message('<currency>', '<currency>')}; ${IPV6_POOL_CONFLICTS}`,
         },
       },
     ),

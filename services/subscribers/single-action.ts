@@ -7,7 +7,7 @@ import type { Auth } from '../../shared/auth/claims';
 import type { Permission } from '../../shared/auth/permissions';
 import { recordInScope, requirePermission, scopeFor } from '../../shared/auth/policy';
 import { db } from '../../shared/db/client';
-import { FAILURES, errorOf } from '../../shared/failures';
+import { FAILURES, errorOf, fail } from '../../shared/failures';
 import type { Ctx } from '../../shared/http/context';
 import type { ActionResult, HttpRoute } from '../../shared/http/route';
 import { emptyBody, idParams, type IdPath } from '../../shared/http/schemas';
@@ -43,6 +43,9 @@ export async function runAuthorized<P>(
   const { extra, after } = await db().transaction(async (tx) => {
     const locked = await ops.lockInScope(tx, scope, [id]);
     if (locked.failed.length) throw errorOf(locked.failed[0]);
+    // A subscriber on its own account (self-care) that the operator deactivated: RADIUS refuses it
+    // and the sweep renews it no more, so nothing it buys could be used.
+    if (auth.subscriberId !== undefined && locked.rows[0].status !== 'active') throw fail('accountInactive');
     const result = await op({ tx, auth, today, settings }, locked.rows, payload);
     if (result.failed.length) throw errorOf(result.failed[0]);
     const before = locked.rows[0];

@@ -268,6 +268,41 @@ describe('wallet money pays what the subscriber owes', () => {
   });
 });
 
+describe('a deactivated account', () => {
+  it('buys nothing: renew, top-up, card and plan change are 409, the wallet untouched; its invoices can still be read', async () => {
+    await w.setSettings({ self_care_data_topups: [{ gb: 5, price: 3 }] });
+    const sub = await w.mkSub();
+    await fund(sub.id, 50);
+    const tok = await w.signIn(sub.username, sub.password);
+    expect((await w.api.post(`/api/subscribers/${sub.id}/deactivate`, {}, { token: admin })).status).toBe(200);
+    const made = await w.api.post('/api/cards/batches', { count: 1, value: 7 }, { token: admin });
+    const pin = (made.body.csv as string).trim().split('\n')[1].split(',')[1];
+    const other = await w.api.post(
+      '/api/services',
+      { name: 'open-to-all', price: 15, duration_days: 30, currency: 'USD', self_service: true },
+      { token: admin },
+    );
+    const limit = { service_id: other.body.data.id, max_subscribers: null };
+    expect((await w.api.post(`/api/resellers/${w.reseller}/service-limits`, limit, { token: admin })).status).toBe(200);
+    const tries = [
+      await w.api.post('/api/my/renew', {}, { token: tok }),
+      await w.api.post('/api/my/topup-data', { gb: 5 }, { token: tok }),
+      await w.api.post('/api/my/redeem-card', { pin }, { token: tok }),
+      await w.api.post('/api/my/change-plan', { service_id: other.body.data.id }, { token: tok }),
+    ];
+    // Before, each went through: a renewal charged wallet and reseller for time RADIUS refused.
+    for (const res of tries)
+      expect([res.status, res.body.message]).toEqual([409, 'your account is deactivated: ask your provider']);
+    expect(await row(sub.id)).toMatchObject({ walletBalance: 5000, status: 'inactive', extraQuotaBytes: 0 });
+    expect(await w.t.db.select().from(invoices).where(eq(invoices.subscriberId, sub.id))).toEqual([]);
+    expect((await w.api.get('/api/my/account', { token: tok })).body.data.status).toBe('inactive');
+    expect((await w.api.get('/api/my/invoices', { token: tok })).status).toBe(200);
+    // Out of the other tests' plan lists.
+    const closed = { self_service: false };
+    expect((await w.api.put(`/api/services/${other.body.data.id}`, closed, { token: admin })).status).toBe(200);
+  });
+});
+
 describe('plan change', () => {
   const mk = async (name: string, price: number, selfService: boolean, days = 30) => {
     const p = await w.api.post(

@@ -19,6 +19,7 @@ addTexts({
     Wallet: 'المحفظة',
     'Internet access': 'الوصول إلى الإنترنت',
     Working: 'يعمل',
+    'Deactivated by your provider': 'أوقفه مزوّد الخدمة',
     'Blocked: {reason}': 'محظور: {reason}',
     'Pay the overdue invoice to get back online.': 'ادفع الفاتورة المتأخرة لاستعادة الاتصال.',
     'See my invoices': 'عرض فواتيري',
@@ -60,6 +61,8 @@ export function openCheckout(url) {
 }
 
 function Status({ a }) {
+  // An account the operator deactivated is refused by the router whatever its dates say.
+  if (a.status !== 'active') return html`<span class="badge overdue">${t('Deactivated by your provider')}</span>`;
   if (!a.blocked_reason) return html`<span class="badge online">${t('Working')}</span>`;
   return html`<span class="badge overdue">${t('Blocked: {reason}', { reason: blockedReasonText(a.blocked_reason) })}</span>`;
 }

@@ -31,6 +31,7 @@ addTexts({
     'wallet balance does not cover the price': 'رصيد المحفظة لا يغطي السعر',
     'this plan is not offered for self-service': 'هذه الباقة غير متاحة للاختيار الذاتي',
     'too many failed sign-ins; try again later': 'محاولات دخول فاشلة كثيرة؛ حاول لاحقًا',
+    'your account is deactivated: ask your provider': 'حسابك موقوف: تواصل مع مزوّد الخدمة',
     'your price is set by your provider: ask them to change your plan': 'سعرك يحدده مزوّد الخدمة: اطلب منه تغيير باقتك',
     'Your plan can change once at most one period of it is left: {left} days are left of a {period}-day plan.':
       'يمكن تغيير باقتك عندما يتبقى منها مدة دورة واحدة على الأكثر: تبقى {left} يومًا من باقة مدتها {period} يومًا.',
