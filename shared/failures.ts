@@ -240,6 +240,7 @@ export const FAILURES = {
   consolidationNeedsTwo: { status: 409, message: 'at least two pending invoices are needed to consolidate' },
   consolidationCurrencies: { status: 409, message: 'pending invoices are in different currencies' },
   consolidationTaxRates: { status: 409, message: 'pending invoices have different tax rates' },
+  consolidationResellers: { status: 409, message: 'pending invoices are billed to different resellers' },
   noOpenInvoice: { status: 409, message: 'the subscriber has no open invoice to combine' },
   idempotencyKeyReused: { status: 409, message: 'Idempotency-Key was already used with a different request' },
   subscriberOffline: { status: 409, message: 'subscriber is offline' },

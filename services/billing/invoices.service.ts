@@ -421,7 +421,7 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
         errors: {
           403: FAILURES.notAuthorized.message,
           404: FAILURES.subscriberNotFound.message,
-          409: 'fewer than two pending invoices, or mixed currencies or tax rates',
+          409: 'fewer than two pending invoices, or mixed currencies, tax rates or resellers',
         },
       },
       async handler(ctx: Ctx<SubscriberPath & ConsolidateInput>): Promise<ActionResult> {
@@ -439,6 +439,9 @@ const schema: ServiceSchema<ServiceSettingSchema, BillingThis> = {
             notes: ctx.params.notes,
             createdBy: auth.managerId,
           });
+          // The invoices' own reseller, as a void of one of them asks (the subscriber may have moved
+          // to the caller's tree since they were billed); refused, the transaction rolls back.
+          await recordInScope(tx, auth, 'write', { resellerId: r.resellerId }, 'subscriberNotFound');
           await recordAudit(tx, auth, {
             action: 'invoice.consolidate',
             entity: 'invoice',

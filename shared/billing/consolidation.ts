@@ -14,6 +14,8 @@ export interface ConsolidateInput {
 
 export interface ConsolidateResult extends InvoiceRecord {
   voidedIds: number[];
+  /** The reseller the originals were billed to, and the merged invoice is: the caller checks its scope. */
+  resellerId: number;
 }
 
 /**
@@ -21,8 +23,10 @@ export interface ConsolidateResult extends InvoiceRecord {
  * originals' lines (in invoice then line order), and voids the originals with `consolidated_into`
  * pointing at it. The subscriber row lock makes a second concurrent consolidation wait, then find
  * fewer than two pending invoices and get 409. The merged invoice keeps the earliest original due
- * date (consolidating never extends a deadline; today if that has passed) and needs one currency
- * and one tax rate.
+ * date (consolidating never extends a deadline; today if that has passed) and needs one currency,
+ * one tax rate and one reseller, which it is billed to: a subscriber moved to another reseller keeps
+ * its earlier invoices with the one that billed them, and a merge billed to the new one moved them
+ * (and their commission) out of the old one's books.
  */
 export async function consolidateInvoices(tx: Tx, input: ConsolidateInput): Promise<ConsolidateResult> {
   const subscriber = await lockSubscriber(tx, input.subscriberId);
@@ -30,6 +34,8 @@ export async function consolidateInvoices(tx: Tx, input: ConsolidateInput): Prom
   if (originals.length < 2) throw fail('consolidationNeedsTwo');
   if (new Set(originals.map((o) => o.currency)).size > 1) throw fail('consolidationCurrencies');
   if (new Set(originals.map((o) => Number(o.taxRate))).size > 1) throw fail('consolidationTaxRates');
+  if (new Set(originals.map((o) => o.resellerId)).size > 1) throw fail('consolidationResellers');
+  const resellerId = originals[0].resellerId;
   const ids = originals.map((o) => o.id);
   const lines = await tx.execute<{ description: string; qty: string; unit_price: number }>(sql`
     select description, qty, unit_price from invoice_items
@@ -39,7 +45,7 @@ export async function consolidateInvoices(tx: Tx, input: ConsolidateInput): Prom
     )}) order by invoice_id, position`);
   const record = await createInvoice(tx, {
     subscriberId: subscriber.id,
-    resellerId: subscriber.resellerId,
+    resellerId,
     items: lines.rows.map((l) => ({ description: l.description, qty: l.qty, unitPrice: Number(l.unit_price) })),
     taxRate: originals[0].taxRate,
     currency: originals[0].currency,
@@ -51,5 +57,5 @@ export async function consolidateInvoices(tx: Tx, input: ConsolidateInput): Prom
     createdBy: input.createdBy,
   });
   await voidInvoices(tx, ids, record.invoice.id);
-  return { ...record, voidedIds: ids };
+  return { ...record, voidedIds: ids, resellerId };
 }

@@ -446,6 +446,26 @@ describe('POST /api/invoices/consolidate/:subscriber_id', () => {
     expect(res.body.data.consolidated_invoice.due_date).toBe(res.body.data.consolidated_invoice.issue_date);
   });
 
+  it("a subscriber moved to another reseller: its old invoices stay the old reseller's (403 to the new one), and mixed ones are 409", async () => {
+    const s = await subscriber(A.id);
+    const old = [await invoice(s.id, 10), await invoice(s.id, 20)];
+    await t.db.update(subscribers).set({ resellerId: B.id }).where(eq(subscribers.id, s.id));
+    // Before: B merged A's invoices into one of its own (void of either alone is 403 to B).
+    expect((await api.post(`/api/invoices/${old[0]}/void`, {}, { token: resB })).status).toBe(403);
+    const byB = await api.post(`/api/invoices/consolidate/${s.id}`, {}, { token: resB });
+    expect([byB.status, byB.body.message]).toEqual([403, 'not authorized']);
+    const [a, b] = [await row(old[0]), await row(old[1])];
+    expect([a.status, b.status, a.resellerId, b.resellerId]).toEqual(['pending', 'pending', A.id, A.id]);
+    // The admin merges A's two, billed to A still.
+    const merged = await api.post(`/api/invoices/consolidate/${s.id}`, {}, { token: admin });
+    expect(merged.status).toBe(200);
+    expect((await row(merged.body.data.consolidated_invoice.id)).resellerId).toBe(A.id);
+    // A new invoice is B's: the two resellers' cannot be one invoice.
+    await invoice(s.id, 5);
+    const mixed = await api.post(`/api/invoices/consolidate/${s.id}`, {}, { token: admin });
+    expect([mixed.status, mixed.body.message]).toEqual([409, 'pending invoices are billed to different resellers']);
+  });
+
   it('two concurrent consolidations do not both succeed', async () => {
     const s = await subscriber();
     for (let i = 0; i < 4; i++) await invoice(s.id, 10);
