@@ -145,7 +145,7 @@ async function main(): Promise<void> {
           {
             label: `expiring, ${span}`,
             path: `/api/reports/expiring?${range}`,
-            raw: [q.expiringPage(scope, r, 'USD', 50, 0)],
+            raw: [q.expiringPage(scope, r, { currency: 'USD', taxRate: 0 }, 50, 0)],
           },
           {
             label: `usage, ${span}`,

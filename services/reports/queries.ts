@@ -322,11 +322,23 @@ export function agingPage(
   };
 }
 
-function expiringSelect(scope: ReportScope, range: DayRange, walletCurrency: string, p: Params): string {
+/** What a renewal's wallet payment asks: the system currency, and the default tax on the price. */
+export interface RenewalWallet {
+  currency: string;
+  taxRate: string | number;
+}
+
+/**
+ * `wallet_covers`: the wallet pays the renewal invoice whole, price plus the default tax rounded
+ * half-up, in the system currency (the auto-renew rule, walletCoversSql of the lifecycle sweep).
+ */
+function expiringSelect(scope: ReportScope, range: DayRange, wallet: RenewalWallet, p: Params): string {
   return `select s.id, s.username, s.full_name, s.reseller_id, r.name as reseller, s.service_id, sp.name as plan,
              s.expiry_date::text as expiry_date, s.auto_renew, s.wallet_balance, sp.currency,
              x.price as renewal_price,
-             (sp.currency = ${p.add(walletCurrency)} and s.wallet_balance >= x.price) as wallet_covers
+             (sp.currency = ${p.add(wallet.currency)}
+              and s.wallet_balance >= x.price + round(x.price::numeric * ${p.add(String(wallet.taxRate))}::numeric / 100)::bigint)
+               as wallet_covers
         from subscribers s
         join services sp on sp.id = s.service_id
         join resellers r on r.id = s.reseller_id
@@ -336,9 +348,9 @@ function expiringSelect(scope: ReportScope, range: DayRange, walletCurrency: str
        order by s.expiry_date, s.id`;
 }
 
-export function expiringRows(scope: ReportScope, range: DayRange, walletCurrency: string): Sql {
+export function expiringRows(scope: ReportScope, range: DayRange, wallet: RenewalWallet): Sql {
   const p = new Params();
-  return { text: expiringSelect(scope, range, walletCurrency, p), values: p.values };
+  return { text: expiringSelect(scope, range, wallet, p), values: p.values };
 }
 
 /**
@@ -349,12 +361,12 @@ export function expiringRows(scope: ReportScope, range: DayRange, walletCurrency
 export function expiringPage(
   scope: ReportScope,
   range: DayRange,
-  walletCurrency: string,
+  wallet: RenewalWallet,
   limit: number,
   offset: number,
 ): Sql {
   const p = new Params();
-  const rows = expiringSelect(scope, range, walletCurrency, p);
+  const rows = expiringSelect(scope, range, wallet, p);
   return {
     text: `select q.*, (select coalesce(sum(n), 0) from subscriber_counts
                          where kind = 'x' and day >= ${p.add(range.from)}::date and day <= ${p.add(range.to)}::date

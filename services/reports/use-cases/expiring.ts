@@ -1,6 +1,6 @@
 /**
  * GET /api/reports/expiring: subscribers whose expiry falls in the range (default the next 7 days),
- * with auto-renew and whether the wallet covers the renewal (same currency, enough credit).
+ * with auto-renew and whether the wallet covers the renewal (system currency, price plus default tax).
  */
 import type { Auth } from '../../../shared/auth/claims';
 import { addDays, todayUtc } from '../../../shared/billing/dates';
@@ -36,10 +36,11 @@ export async function expiringReport(caller: Auth | undefined, p: ExpiringInput,
   const today = todayUtc();
   const range = rangeOf(p, { from: today, to: addDays(today, 7) });
   if (typeof range === 'string') throw fail('invalidRequest', range);
-  const { currency } = await loadSettings(db(), ['currency']);
+  const s = await loadSettings(db(), ['currency', 'default_tax_rate']);
+  const wallet = { currency: s.currency, taxRate: s.default_tax_rate };
   return answer<ExpiringRow>(p, meta, {
     name: `expiring-${range.from}-${range.to}`,
-    ...q.expiringRows(scope, range, currency),
+    ...q.expiringRows(scope, range, wallet),
     columns: [
       'id',
       'username',
@@ -67,11 +68,11 @@ export async function expiringReport(caller: Auth | undefined, p: ExpiringInput,
       auto_renew: r.auto_renew,
       renewal_price: fromMinor(Number(r.renewal_price), r.currency),
       currency: r.currency,
-      wallet_balance: fromMinor(Number(r.wallet_balance), currency),
+      wallet_balance: fromMinor(Number(r.wallet_balance), wallet.currency),
       wallet_covers: r.wallet_covers,
     }),
     page: { page: p.page, limit: p.limit },
-    pageQuery: (limit, offset) => q.expiringPage(scope, range, currency, limit, offset),
+    pageQuery: (limit, offset) => q.expiringPage(scope, range, wallet, limit, offset),
     extra: async () => ({ range }),
   });
 }
