@@ -267,10 +267,10 @@ function agingGroups(scope: ReportScope, today: string, by: 'subscriber' | 'rese
   const t = p.add(today);
   const bucket = (cond: string) => `coalesce(sum(balance) filter (where ${cond}), 0)`;
   const key = by === 'subscriber' ? 'subscriber_id, reseller_id' : 'reseller_id';
-  // A permanently removed subscriber's invoices stay; its row does not, and neither does it here
-  // (subscriber_tombstones, a few ids, instead of a lookup in subscribers per open invoice).
-  const live =
-    by === 'subscriber' ? 'and not exists (select 1 from subscriber_tombstones d where d.id = subscriber_id)' : '';
+  // A permanently removed subscriber's invoices stay; its row does not, and neither does it here,
+  // per subscriber or per reseller alike, so the two views sum the same (subscriber_tombstones, a
+  // few ids, instead of a lookup in subscribers per open invoice).
+  const live = 'and not exists (select 1 from subscriber_tombstones d where d.id = subscriber_id)';
   return `select ${key}, currency,
              ${bucket('days <= 0')} as not_due, ${bucket('days between 1 and 30')} as d1_30,
              ${bucket('days between 31 and 60')} as d31_60, ${bucket('days between 61 and 90')} as d61_90,

@@ -514,6 +514,15 @@ describe('the other reports', () => {
               and exists (select 1 from subscribers s where s.id = i.subscriber_id)`,
         ),
       );
+      // Per reseller the same: B's row is the sum of its subscribers' rows (before, it kept the 12.50).
+      const perReseller = (await api.get('/api/reports/aging?by=reseller&limit=500', { token: admin })).body.data as {
+        reseller_id: number;
+        total: number;
+      }[];
+      const bOwes = after.filter((r) => (r as unknown as { reseller_id: number }).reseller_id === B);
+      expect(cents(perReseller.find((r) => r.reseller_id === B)!.total)).toBe(
+        bOwes.reduce((sum, r) => sum + cents(r.total), 0),
+      );
       // The same id inserted again (a restore) is counted again.
       await t.pool.query('insert into subscribers select * from aging_gone');
       expect((await rowsOf()).find((r) => r.subscriber_id === gone)).toMatchObject({ total: 12.5 });
