@@ -341,6 +341,18 @@ describe('GET /api/dashboard', () => {
     expect((await api.get(`/api/dashboard?reseller_id=${B}`, { token: resA })).status).toBe(403);
     expect((await api.get(`/api/dashboard?reseller_id=${A}`, { token: resA1 })).status).toBe(403);
     expect((await api.get(`/api/dashboard?reseller_id=${B}`, { token: admin })).body.data.revenue.today).toBe(500);
+    // An access server nobody of B is online on: the admin's whole view lists it, the admin's view
+    // of B does not, as B's own does not (before, the admin's view of B listed every server).
+    await t.pool.query(`insert into nas (nasname, shortname, secret) values ('192.0.2.77', 'idle-tower', 's')`);
+    try {
+      const names = async (path: string, tok: string) =>
+        ((await api.get(path, { token: tok })).body.data.nas as { name: string }[]).map((n) => n.name);
+      expect(await names('/api/dashboard', admin)).toContain('idle-tower');
+      expect(await names(`/api/dashboard?reseller_id=${B}`, admin)).toEqual(await names('/api/dashboard', resB));
+      expect(await names(`/api/dashboard?reseller_id=${B}`, admin)).not.toContain('idle-tower');
+    } finally {
+      await t.pool.query(`delete from nas where nasname = '192.0.2.77'`);
+    }
     expect((await api.get('/api/dashboard?reseller_id=999999', { token: admin })).status).toBe(400);
     expect((await api.get('/api/dashboard?reseller_id=x', { token: admin })).status).toBe(400);
     expect((await api.get('/api/dashboard')).status).toBe(401);

@@ -99,7 +99,8 @@ export async function dashboard(caller: Auth | undefined, p: DashboardInput, now
     run(q.ledgerFigures(scope, today, monthFrom, lastMonthFrom)),
     run(q.invoiceFigures(scope, today)),
     cardScope ? run(q.cardFigures(cardScope, monthFrom)) : Promise.resolve([]),
-    run(q.nasFigures(scope, caller?.role === 'admin')),
+    // Every server only for the admin's whole view: a named reseller gets what that reseller would see.
+    run(q.nasFigures(scope, caller?.role === 'admin' && scope.rootId === null)),
     run(q.paymentsPerDay(scope, addDays(today, -29), today, currency)),
     run(q.onlinePerHour(scope)),
     run(q.subscribersPerMonth(scope, addMonths(today, -11), today)),
