@@ -144,8 +144,9 @@ const AMOUNT_DECIMAL = `trim_scale(case t.currency ${Object.entries(EXPONENT_EXC
   .join(' ')} else t.amount / 100.0 end)`;
 
 /**
- * Every match in list order with its names, each cell as the CSV shows it (the columns and order
- * of the JSON rows), for the server to COPY out (shared/http/csv.ts, copyCsv).
+ * Every match in list order with its names, each cell as the CSV shows it: the JSON rows' fields,
+ * `created_at` second for a spreadsheet's sake (docs/ledger-and-sessions.md), for the server to COPY
+ * out (shared/http/csv.ts, copyCsv).
  */
 export function exportStatement(scope: Scope, f: LedgerFilter, order: 'asc' | 'desc'): Statement {
   const p = new Params();
@@ -157,8 +158,9 @@ export function exportStatement(scope: Scope, f: LedgerFilter, order: 'asc' | 'd
         ${text('t.type', 'type')}, ${AMOUNT_DECIMAL} as amount, ${text('t.currency', 'currency')},
         ${text('t.method', 'method')}, t.subscriber_id, ${text('t.username', 'subscriber_username')}, t.reseller_id,
         ${text('r.name', 'reseller_name')}, t.created_by as manager_id, ${text('m.username', 'manager_username')},
-        t.invoice_id, ${text('t.reference', 'reference')}, ${text('t.notes', 'notes')}
-      from transactions t ${PEOPLE} ${where(conds)} order by t.created_at ${dir}, t.id ${dir}`,
+        t.invoice_id, ${text('i.invoice_number', 'invoice_number')}, ${text('t.reference', 'reference')},
+        ${text('t.notes', 'notes')}
+      from transactions t ${NAMES} ${where(conds)} order by t.created_at ${dir}, t.id ${dir}`,
     values: p.values,
   };
 }

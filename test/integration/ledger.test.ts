@@ -430,19 +430,25 @@ describe('GET /api/transactions as CSV', () => {
     expect(text).toBe(byQuery.text);
     const [header, ...lines] = text.split('\r\n');
     expect(header).toBe(
-      'id,created_at,type,amount,currency,method,subscriber_id,subscriber_username,reseller_id,reseller_name,manager_id,manager_username,invoice_id,reference,notes',
+      'id,created_at,type,amount,currency,method,subscriber_id,subscriber_username,reseller_id,reseller_name,manager_id,manager_username,invoice_id,invoice_number,reference,notes',
     );
     expect(lines.pop()).toBe('');
     const renewal = lines.find((l) => l.includes(',renewal,'))!;
     expect(renewal).toMatch(
       new RegExp(
-        `^\\d+,2025-01-10T12:00:00.000Z,renewal,-20,USD,,${subs.root},${usernames.root},${tree.root},${rootReseller},${CASHIER_ID},cashier-anna,,,$`,
+        `^\\d+,2025-01-10T12:00:00.000Z,renewal,-20,USD,,${subs.root},${usernames.root},${tree.root},${rootReseller},${CASHIER_ID},cashier-anna,,,,$`,
       ),
     );
     // A formula is defused with a leading apostrophe, then quoted for its comma, quotes and newline.
     expect(text).toContain(`,"'=HYPERLINK(""x""), ""quoted""\nnext"\r\n`);
     const eur = await api.get('/api/transactions?format=csv&type=wallet_credit&to=2025-01-31', { token: admin });
     expect(eur.text).toContain(",'+1 bonus\r\n");
+    // A payment's invoice number, as in its JSON row (before, the CSV had the id alone).
+    const paid = (await api.get('/api/transactions?type=invoice_payment&limit=1', { token: admin })).body.data[0];
+    expect(paid.invoice_number).toEqual(expect.any(String));
+    const all = await api.get('/api/transactions?format=csv&type=invoice_payment', { token: admin });
+    const line = all.text.split('\r\n').find((l) => l.startsWith(`${paid.id},`))!;
+    expect(line.split(',')[13]).toBe(paid.invoice_number); // after invoice_id
     // JSON stays the default, also for an Accept that prefers it.
     const json = await api.get('/api/transactions?limit=1', { token: admin, headers: { accept: 'application/json' } });
     expect(json.headers.get('content-type')).toContain('application/json');
